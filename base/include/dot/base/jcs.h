@@ -1,0 +1,72 @@
+#pragma once
+// Canonical JSON: RFC 8785 (JCS) and the two subset profiles of
+// ../shared/spec/jcs.md ("hello" for plan hashing, "metewand" for Metewand
+// messages). Output never contains whitespace; keys sort by UTF-16 code units.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "dot/base/json.h"
+#include "dot/base/result.h"
+
+namespace dot::jcs {
+
+enum class Profile : std::uint8_t { Rfc8785, Hello, Metewand };
+
+std::string_view profile_name(Profile p) noexcept;               // "rfc8785", "hello", "metewand"
+std::optional<Profile> profile_from_name(std::string_view name) noexcept;
+
+// Canonical bytes of a parsed value. Profile violations are Code::Validation
+// with kind not_printable_ascii, fraction, negative, unsafe_integer or
+// invalid_number and the offending value's offset.
+Result<std::string> canonicalize(json::Value value, Profile profile);
+
+// Strict parse (json::parse with `limits`) then canonicalize.
+Result<std::string> canonicalize_text(std::string_view json_text, Profile profile,
+                                      const json::ReadLimits& limits = {});
+
+// ECMAScript Number.prototype.toString of a finite binary64 value (-0 -> "0").
+void append_number(std::string& out, double value);
+// A JSON string literal with RFC 8785 escaping; `utf8` must be valid UTF-8.
+void append_string(std::string& out, std::string_view utf8);
+
+// An owning JSON tree for values built in code (messages, plans), encoded
+// canonically. Object keys are unique (set() replaces).
+class Node {
+ public:
+  using Array = std::vector<Node>;
+  using Object = std::vector<std::pair<std::string, Node>>;
+
+  static Node null() { return Node(std::monostate{}); }
+  static Node boolean(bool b) { return Node(b); }
+  static Node integer(std::int64_t i) { return Node(Int{i}); }
+  static Node number(double d) { return Node(d); }
+  static Node string(std::string s) { return Node(std::move(s)); }
+  static Node array() { return Node(Array{}); }
+  static Node object() { return Node(Object{}); }
+  // Deep copy of a parsed value.
+  static Node from(json::Value value);
+
+  Node& push(Node element);                       // array only
+  Node& set(std::string key, Node value);         // object only; returns *this
+  const Node* get(std::string_view key) const;    // object only
+
+  struct Int { std::int64_t v; };
+  using Storage = std::variant<std::monostate, bool, Int, double, std::string, Array, Object>;
+  const Storage& storage() const { return v_; }
+
+ private:
+  explicit Node(Storage v) : v_(std::move(v)) {}
+  Storage v_;
+};
+
+// Canonical bytes of a built tree under a profile (same checks as canonicalize).
+Result<std::string> encode(const Node& node, Profile profile);
+
+}  // namespace dot::jcs

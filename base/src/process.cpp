@@ -1,0 +1,260 @@
+#include "dot/base/process.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace dot {
+namespace {
+
+// What the child reports through the close-on-exec error pipe when a step
+// before exec fails: which step and its errno.
+struct ChildFailure {
+  int stage;
+  int err;
+};
+enum Stage : int { kStageDup = 1, kStageChdir, kStageGroup, kStagePdeath, kStagePreExec, kStageExec, kStageClose };
+
+const char* stage_name(int stage, const SpawnOptions& o) {
+  switch (stage) {
+    case kStageDup: return "arranging descriptors";
+    case kStageChdir: return "changing directory";
+    case kStageGroup: return "creating a process group";
+    case kStagePdeath: return "setting the parent-death signal";
+    case kStagePreExec: return o.pre_exec_what;
+    case kStageExec: return "exec";
+    case kStageClose: return "closing inherited descriptors";
+    default: return "spawn";
+  }
+}
+
+[[noreturn]] void child_fail(int err_fd, int stage, int err) {
+  ChildFailure f{stage, err};
+  ssize_t ignored = ::write(err_fd, &f, sizeof f);
+  (void)ignored;
+  ::_exit(127);
+}
+
+ExitStatus decode_status(int wstatus) {
+  ExitStatus s;
+  if (WIFEXITED(wstatus)) s.code = WEXITSTATUS(wstatus);
+  else if (WIFSIGNALED(wstatus)) s.signal = WTERMSIG(wstatus);
+  return s;
+}
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (signal != 0) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  return fmt::format("exit {}", code);
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !reaped_) kill_and_reap();
+}
+
+ChildProcess::ChildProcess(ChildProcess&& o) noexcept
+    : pid_(std::exchange(o.pid_, -1)), own_group_(o.own_group_), reaped_(o.reaped_),
+      status_(o.status_), pidfd_(std::move(o.pidfd_)), stdin_(std::move(o.stdin_)),
+      stdout_(std::move(o.stdout_)), stderr_(std::move(o.stderr_)) {}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
+  if (this != &o) {
+    if (pid_ > 0 && !reaped_) kill_and_reap();
+    pid_ = std::exchange(o.pid_, -1);
+    own_group_ = o.own_group_;
+    reaped_ = o.reaped_;
+    status_ = o.status_;
+    pidfd_ = std::move(o.pidfd_);
+    stdin_ = std::move(o.stdin_);
+    stdout_ = std::move(o.stdout_);
+    stderr_ = std::move(o.stderr_);
+  }
+  return *this;
+}
+
+void ChildProcess::signal_group(int sig) noexcept {
+  if (pid_ <= 0) return;
+  // The group outlives its leader: signal it even after the leader was reaped.
+  if (own_group_) ::kill(-pid_, sig);
+  else if (!reaped_) ::kill(pid_, sig);
+}
+
+void ChildProcess::kill_group() noexcept { signal_group(SIGKILL); }
+
+std::optional<ExitStatus> ChildProcess::try_wait() {
+  if (pid_ <= 0) return std::nullopt;
+  if (reaped_) return status_;
+  int ws = 0;
+  pid_t r;
+  do r = ::waitpid(pid_, &ws, WNOHANG); while (r < 0 && errno == EINTR);
+  if (r == pid_) {
+    reaped_ = true;
+    status_ = decode_status(ws);
+    return status_;
+  }
+  return std::nullopt;
+}
+
+std::optional<ExitStatus> ChildProcess::wait_until(Clock::time_point deadline) {
+  for (;;) {
+    if (auto s = try_wait()) return s;
+    auto now = Clock::now();
+    if (now >= deadline) return std::nullopt;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    if (pidfd_) {
+      pollfd p{pidfd_.get(), POLLIN, 0};
+      ::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 1000)));
+    } else {
+      ::usleep(1000);
+    }
+  }
+}
+
+ExitStatus ChildProcess::kill_and_reap() {
+  if (pid_ <= 0) return status_;
+  kill_group();
+  if (!reaped_) {
+    int ws = 0;
+    pid_t r;
+    do r = ::waitpid(pid_, &ws, 0); while (r < 0 && errno == EINTR);
+    reaped_ = true;
+    if (r == pid_) status_ = decode_status(ws);
+  }
+  // Members of the group that outlived the leader get the signal again.
+  kill_group();
+  return status_;
+}
+
+Result<ChildProcess> spawn(const SpawnOptions& o) {
+  if (o.argv.empty()) return make_error(Code::Internal, "spawn", "spawn needs argv[0]");
+  if (o.path.empty() == (o.exec_fd < 0))
+    return make_error(Code::Internal, "spawn", "spawn needs exactly one of a path or an exec descriptor");
+
+  // Everything the child needs is prepared before fork: after fork only
+  // async-signal-safe calls are made.
+  std::vector<char*> argv, envp;
+  for (const auto& a : o.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : o.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  Pipe in, out, err;
+  if (o.stdin_mode == StdioMode::Pipe) { DOT_ASSIGN_OR_RETURN(in, make_pipe()); }
+  if (o.stdout_mode == StdioMode::Pipe) { DOT_ASSIGN_OR_RETURN(out, make_pipe()); }
+  if (o.stderr_mode == StdioMode::Pipe) { DOT_ASSIGN_OR_RETURN(err, make_pipe()); }
+  DOT_ASSIGN_OR_RETURN(Pipe report, make_pipe());
+  UniqueFd devnull;
+  if (o.stdin_mode == StdioMode::DevNull || o.stdout_mode == StdioMode::DevNull ||
+      o.stderr_mode == StdioMode::DevNull) {
+    devnull.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!devnull) return make_error(Code::Io, "spawn", fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
+  }
+
+  pid_t pid = ::fork();
+  if (pid < 0) return make_error(Code::Io, "spawn", fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid == 0) {
+    // Every descriptor the child needs is first copied to >= 100 (close-on-exec),
+    // then everything is marked close-on-exec, then stdio and the kept
+    // descriptors are dup2'ed into place (dup2 clears close-on-exec on the
+    // target). So exactly stdio and keep_fds survive exec. Kept targets must
+    // be below 100.
+    int rfd = ::fcntl(report.write.get(), F_DUPFD_CLOEXEC, 100);
+    if (rfd < 0) child_fail(report.write.get(), kStageDup, errno);
+    // Signal dispositions set to ignore survive exec; the child starts clean.
+    struct sigaction dfl{};
+    dfl.sa_handler = SIG_DFL;
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(s, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+
+    if (o.parent_death_signal && ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(rfd, kStagePdeath, errno);
+    if (o.new_session) {
+      if (::setsid() < 0) child_fail(rfd, kStageGroup, errno);
+    } else if (o.new_process_group && ::setpgid(0, 0) != 0) {
+      child_fail(rfd, kStageGroup, errno);
+    }
+
+    auto stash = [&](int fd) -> int {
+      int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
+      if (copy < 0) child_fail(rfd, kStageDup, errno);
+      return copy;
+    };
+    int src0 = o.stdin_mode == StdioMode::Pipe ? stash(in.read.get())
+               : o.stdin_mode == StdioMode::DevNull ? stash(devnull.get()) : -1;
+    int src1 = o.stdout_mode == StdioMode::Pipe ? stash(out.write.get())
+               : o.stdout_mode == StdioMode::DevNull ? stash(devnull.get()) : -1;
+    int src2 = o.stderr_mode == StdioMode::Pipe ? stash(err.write.get())
+               : o.stderr_mode == StdioMode::DevNull ? stash(devnull.get()) : -1;
+    int keep_src[64];
+    std::size_t nkeep = 0;
+    for (const auto& kept : o.keep_fds) {
+      if (nkeep == 64 || kept.second >= 100 || kept.second < 3) child_fail(rfd, kStageDup, EINVAL);
+      keep_src[nkeep++] = stash(kept.first);
+    }
+    int exec_fd = o.exec_fd >= 0 ? stash(o.exec_fd) : -1;
+    if (::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) child_fail(rfd, kStageClose, errno);
+    if (src0 >= 0 && ::dup2(src0, 0) < 0) child_fail(rfd, kStageDup, errno);
+    if (src1 >= 0 && ::dup2(src1, 1) < 0) child_fail(rfd, kStageDup, errno);
+    if (src2 >= 0 && ::dup2(src2, 2) < 0) child_fail(rfd, kStageDup, errno);
+    for (std::size_t i = 0; i < nkeep; ++i)
+      if (::dup2(keep_src[i], o.keep_fds[i].second) < 0) child_fail(rfd, kStageDup, errno);
+
+    if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) child_fail(rfd, kStageChdir, errno);
+    if (o.pre_exec != nullptr) {
+      int e = o.pre_exec(o.pre_exec_ctx);
+      if (e != 0) child_fail(rfd, kStagePreExec, e);
+    }
+    if (exec_fd >= 0) ::fexecve(exec_fd, argv.data(), envp.data());
+    else ::execve(o.path.c_str(), argv.data(), envp.data());
+    child_fail(rfd, kStageExec, errno);
+  }
+
+  ChildProcess child;
+  child.pid_ = pid;
+  child.own_group_ = o.new_process_group || o.new_session;
+  child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  report.write.reset();
+  in.read.reset();
+  out.write.reset();
+  err.write.reset();
+  child.stdin_ = std::move(in.write);
+  child.stdout_ = std::move(out.read);
+  child.stderr_ = std::move(err.read);
+
+  ChildFailure f{};
+  ssize_t n;
+  do n = ::read(report.read.get(), &f, sizeof f); while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof f)) {
+    child.kill_and_reap();
+    return make_error(Code::Io, "spawn",
+                      fmt::format("cannot start {}: {} failed: {}", o.argv[0], stage_name(f.stage, o),
+                                  std::strerror(f.err)));
+  }
+  return child;
+}
+
+Status become_child_subreaper() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+    return make_error(Code::Io, "subreaper", fmt::format("PR_SET_CHILD_SUBREAPER failed: {}", std::strerror(errno)));
+  return {};
+}
+
+void reap_orphans() {
+  int ws;
+  while (::waitpid(-1, &ws, WNOHANG) > 0) {
+  }
+}
+
+}  // namespace dot

@@ -1,0 +1,43 @@
+#pragma once
+// How subcommands plug into the one dot-core binary. Each command group lives
+// in its own cmd_<group>.cpp and registers its subcommands on the app; the
+// chosen command's action runs after parsing and returns the exit code.
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace dot::cli {
+
+struct Context {
+  // Set by the callback of the chosen subcommand; run after a successful parse.
+  std::function<int()> action;
+};
+
+// Exit codes of spec/cli.md.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+void add_version_command(CLI::App& app, Context& ctx);
+void add_jcs_commands(CLI::App& app, Context& ctx);        // jcs canonicalize|hash
+void add_vectors_commands(CLI::App& app, Context& ctx);    // vectors replay
+void add_frames_commands(CLI::App& app, Context& ctx);     // frames decode
+void add_store_commands(CLI::App& app, Context& ctx);      // init, store check|prune, inspect ...
+void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
+void add_doctor_command(CLI::App& app, Context& ctx);      // doctor
+void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform
+void add_metewand_commands(CLI::App& app, Context& ctx);   // metewand hello
+
+// frames decode, one function per wire format (frames_<format>.cpp).
+struct FramesOptions {
+  std::string input = "-";      // FILE or "-"
+  bool count_only = false;      // --count
+  std::string direction = "request";  // adpp only
+};
+int decode_frames_dpp(const FramesOptions& options);
+int decode_frames_metewand(const FramesOptions& options);
+int decode_frames_adpp(const FramesOptions& options);
+
+}  // namespace dot::cli
