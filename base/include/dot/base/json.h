@@ -170,6 +170,10 @@ class Document {
 // Parse one strict JSON text. Errors are Code::Validation with the kinds above.
 Result<Document> parse(std::string_view bytes, const ReadLimits& limits = {});
 
+// The same checks and the same errors as parse(), without building a tree:
+// the fast path for framers that only need to know a text is acceptable.
+Status validate(std::string_view bytes, const ReadLimits& limits = {});
+
 // Typed object reading: fields by exact, case-sensitive name; unknown and
 // missing fields rejected. Usage:
 //   ObjectReader r(value, "initialize result");      // kind "malformed" if not an object
