@@ -1,0 +1,274 @@
+#include "dot/base/beneath.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+
+namespace dot::beneath {
+namespace {
+
+constexpr std::uint64_t kResolveFlags = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+
+int sys_openat2(int dirfd, const std::string& path, int flags, mode_t mode) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags);
+  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+  how.resolve = kResolveFlags;
+  for (;;) {
+    long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
+    if (fd >= 0) return static_cast<int>(fd);
+    // EAGAIN: the kernel saw a concurrent rename and refuses to guess.
+    if (errno == EINTR || errno == EAGAIN) continue;
+    return -1;
+  }
+}
+
+FileType type_of(mode_t st_mode) {
+  switch (st_mode & S_IFMT) {
+    case S_IFREG: return FileType::Regular;
+    case S_IFDIR: return FileType::Directory;
+    case S_IFLNK: return FileType::Symlink;
+    case S_IFIFO: return FileType::Fifo;
+    case S_IFSOCK: return FileType::Socket;
+    case S_IFCHR: return FileType::CharDevice;
+    case S_IFBLK: return FileType::BlockDevice;
+    default: return FileType::Other;
+  }
+}
+
+FileObservation from_stat(const struct stat& st) {
+  FileObservation o;
+  o.type = type_of(st.st_mode);
+  o.uid = st.st_uid;
+  o.gid = st.st_gid;
+  o.mode = st.st_mode & 07777;
+  o.nlink = st.st_nlink;
+  o.size = static_cast<std::uint64_t>(st.st_size);
+  o.dev = st.st_dev;
+  o.ino = st.st_ino;
+  return o;
+}
+
+}  // namespace
+
+std::string errno_kind(int err) {
+  const char* name = ::strerrorname_np(err);
+  return name ? std::string(name) : fmt::format("errno_{}", err);
+}
+
+Error errno_error(int err, std::string_view call, std::string_view what) {
+  Code code = (err == ELOOP || err == EXDEV) ? Code::PathEscape : Code::Io;
+  std::string kind = errno_kind(err);
+  std::string detail;
+  if (err == ELOOP)
+    detail = fmt::format("{} {}: a symlink is on the way (refused, never followed)", call, what);
+  else if (err == EXDEV)
+    detail = fmt::format("{} {}: the path leaves the root", call, what);
+  else
+    detail = fmt::format("{} {}: {}", call, what, std::strerror(err));
+  return make_error(code, std::move(kind), std::move(detail));
+}
+
+int error_errno(const Error& error) noexcept {
+  if (error.kind.size() < 2 || error.kind[0] != 'E') return 0;
+  for (int e = 1; e < 256; ++e) {
+    const char* name = ::strerrorname_np(e);
+    if (name && error.kind == name) return e;
+  }
+  return 0;
+}
+
+Status check_relative_path(std::string_view path) {
+  auto bad = [&](std::string_view why) {
+    std::string shown;
+    for (char c : path) {
+      if (c == '\0') shown += "\\0";
+      else if (c == '\n') shown += "\\n";
+      else shown += c;
+    }
+    return make_error(Code::PathEscape, "path", fmt::format("path \"{}\" {}", shown, why));
+  };
+  if (path.empty()) return bad("is empty");
+  if (path.front() == '/') return bad("is absolute");
+  if (path.find('\0') != std::string_view::npos) return bad("contains NUL");
+  if (path.find('\n') != std::string_view::npos) return bad("contains a newline");
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view comp = path.substr(start, end - start);
+    if (comp.empty()) return bad("has an empty component");
+    if (comp == "." || comp == "..") return bad("has a \".\" or \"..\" component");
+    start = end + 1;
+  }
+  return {};
+}
+
+Status check_entry_name(std::string_view name) {
+  DOT_TRY(check_relative_path(name));
+  if (name.find('/') != std::string_view::npos)
+    return make_error(Code::PathEscape, "path", fmt::format("\"{}\" is not a single entry name", name));
+  return {};
+}
+
+Result<UniqueFd> open_root(const std::string& path) {
+  if (path.empty()) return make_error(Code::Io, "ENOENT", "the root path is empty");
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ELOOP || err == ENOTDIR) {
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        return make_error(Code::PathEscape, "symlink",
+                          fmt::format("root {} is a symlink (refused, never followed)", path));
+    }
+    return errno_error(err, "open root", path);
+  }
+  return UniqueFd(fd);
+}
+
+Result<UniqueFd> open_beneath(int dirfd, std::string_view relpath, int flags, mode_t mode) {
+  DOT_TRY(check_relative_path(relpath));
+  std::string p(relpath);
+  int fd = sys_openat2(dirfd, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return errno_error(errno, "open", p);
+  return UniqueFd(fd);
+}
+
+std::string_view file_type_name(FileType type) noexcept {
+  switch (type) {
+    case FileType::Absent: return "absent";
+    case FileType::Regular: return "regular file";
+    case FileType::Directory: return "directory";
+    case FileType::Symlink: return "symlink";
+    case FileType::Fifo: return "FIFO";
+    case FileType::Socket: return "socket";
+    case FileType::CharDevice: return "character device";
+    case FileType::BlockDevice: return "block device";
+    case FileType::Other: return "special file";
+  }
+  return "unknown";
+}
+
+Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return errno_error(errno, "fstat", "an opened file");
+  FileObservation o = from_stat(st);
+  if (o.type != FileType::Regular) return o;
+  if (o.size > options.max_bytes) {
+    o.too_large = true;
+    return o;
+  }
+  // Read through the descriptor, not st_size: the bytes hashed are the bytes
+  // that are there, and growth past the limit while we read is still caught.
+  std::string content;
+  content.resize(options.max_bytes + 1);
+  std::size_t have = 0;
+  for (;;) {
+    ssize_t n = ::pread(fd, content.data() + have, content.size() - have, static_cast<off_t>(have));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_error(errno, "read", "an opened file");
+    }
+    if (n == 0) break;
+    have += static_cast<std::size_t>(n);
+    if (have == content.size()) break;
+  }
+  if (have > options.max_bytes) {
+    o.too_large = true;
+    o.size = have;
+    return o;
+  }
+  content.resize(have);
+  o.size = have;
+  o.sha256 = sha256_hex(content);
+  if (options.keep_content) o.content = std::move(content);
+  return o;
+}
+
+Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, const ObserveOptions& options) {
+  DOT_TRY(check_relative_path(relpath));
+  std::string p(relpath);
+  // O_PATH first: it never has side effects (a device or FIFO is not opened
+  // for I/O), and with O_NOFOLLOW a final symlink is opened as itself.
+  int pfd = sys_openat2(dirfd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+  if (pfd < 0) {
+    int err = errno;
+    if (err == ENOENT) return FileObservation{};
+    return errno_error(err, "open", p);
+  }
+  UniqueFd path_fd(pfd);
+  struct stat st {};
+  if (::fstat(path_fd.get(), &st) != 0) return errno_error(errno, "fstat", p);
+  if (!S_ISREG(st.st_mode)) return from_stat(st);
+  int rfd = sys_openat2(dirfd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+  if (rfd < 0) {
+    int err = errno;
+    if (err == ENOENT) return FileObservation{};
+    return errno_error(err, "open", p);
+  }
+  UniqueFd read_fd(rfd);
+  DOT_ASSIGN_OR_RETURN(FileObservation o, observe_fd(read_fd.get(), options));
+  if (o.dev != st.st_dev || o.ino != st.st_ino)
+    return make_error(Code::Conflict, "replaced", fmt::format("{} was replaced while it was observed", p));
+  return o;
+}
+
+Result<CreatedFile> create_exclusive(int dirfd, std::string_view name, mode_t mode) {
+  DOT_TRY(check_entry_name(name));
+  std::string n(name);
+  int fd = ::openat(dirfd, n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return errno_error(errno, "create", n);
+  UniqueFd owned(fd);
+  if (::fchmod(owned.get(), mode) != 0) {
+    int err = errno;
+    ::unlinkat(dirfd, n.c_str(), 0);
+    return errno_error(err, "chmod", n);
+  }
+  return CreatedFile{std::move(owned), std::move(n)};
+}
+
+Result<CreatedFile> create_temp(int dirfd, std::string_view prefix, mode_t mode) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    DOT_ASSIGN_OR_RETURN(std::string suffix, random_hex32());
+    auto created = create_exclusive(dirfd, std::string(prefix) + suffix.substr(0, 32), mode);
+    if (created.ok() || error_errno(created.error()) != EEXIST) return created;
+  }
+  return make_error(Code::Io, "EEXIST", fmt::format("cannot create a temp file {}*: names keep colliding", prefix));
+}
+
+Status rename_entry(int dirfd, std::string_view from, std::string_view to, bool no_replace) {
+  DOT_TRY(check_entry_name(from));
+  DOT_TRY(check_entry_name(to));
+  std::string f(from), t(to);
+  if (::renameat2(dirfd, f.c_str(), dirfd, t.c_str(), no_replace ? RENAME_NOREPLACE : 0) != 0)
+    return errno_error(errno, "rename", fmt::format("{} to {}", f, t));
+  return {};
+}
+
+Status unlink_entry(int dirfd, std::string_view name) {
+  DOT_TRY(check_entry_name(name));
+  std::string n(name);
+  if (::unlinkat(dirfd, n.c_str(), 0) != 0) return errno_error(errno, "unlink", n);
+  return {};
+}
+
+Status fsync_fd(int fd, std::string_view what) {
+  for (;;) {
+    if (::fsync(fd) == 0) return {};
+    // EINTR means it did not run; anything else is final: after a failed
+    // fsync the page cache may already have dropped the dirty pages.
+    if (errno != EINTR) return errno_error(errno, "fsync", what);
+  }
+}
+
+}  // namespace dot::beneath

@@ -1,0 +1,194 @@
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "dot/base/beneath.h"
+#include "dot/base/sha256.h"
+
+namespace fs = std::filesystem;
+
+namespace dot::beneath {
+namespace {
+
+class BeneathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dot-beneath-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    root_ = base_ / "root";
+    outside_ = base_ / "outside";
+    fs::create_directory(root_);
+    fs::create_directory(outside_);
+    write(outside_ / "secret.txt", "secret\n");
+    auto fd = open_root(root_.string());
+    ASSERT_TRUE(fd.ok()) << fd.error().line();
+    root_fd_ = std::move(*fd);
+  }
+  void TearDown() override { fs::remove_all(base_); }
+
+  static void write(const fs::path& p, const std::string& bytes, mode_t mode = 0600) {
+    std::ofstream(p, std::ios::binary) << bytes;
+    ::chmod(p.c_str(), mode);
+  }
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  fs::path base_, root_, outside_;
+  UniqueFd root_fd_;
+};
+
+TEST_F(BeneathTest, RelativePathRules) {
+  EXPECT_TRUE(check_relative_path("a.txt").ok());
+  EXPECT_TRUE(check_relative_path("dir/a.txt").ok());
+  for (std::string bad : {std::string(""), std::string("/etc/passwd"), std::string(".."),
+                          std::string("a/../b"), std::string("./a"), std::string("a//b"),
+                          std::string("a\nb"), std::string("a\0b", 3), std::string("a/")}) {
+    auto s = check_relative_path(bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.error().code, Code::PathEscape) << bad;
+  }
+  EXPECT_EQ(check_entry_name("dir/a").error().code, Code::PathEscape);
+}
+
+TEST_F(BeneathTest, ObservesRegularFileFromItsDescriptor) {
+  write(root_ / "hello.txt", "hello\n", 0600);
+  auto o = observe_beneath(root_fd_.get(), "hello.txt", {.max_bytes = 65536, .keep_content = true});
+  ASSERT_TRUE(o.ok()) << o.error().line();
+  EXPECT_EQ(o->type, FileType::Regular);
+  EXPECT_EQ(o->mode, 0600u);
+  EXPECT_EQ(o->uid, ::geteuid());
+  EXPECT_EQ(o->nlink, 1u);
+  EXPECT_EQ(o->size, 6u);
+  EXPECT_EQ(o->sha256, sha256_hex("hello\n"));
+  EXPECT_EQ(o->content, "hello\n");
+}
+
+TEST_F(BeneathTest, AbsentIsAnObservationNotAnError) {
+  auto o = observe_beneath(root_fd_.get(), "missing.txt");
+  ASSERT_TRUE(o.ok());
+  EXPECT_FALSE(o->exists());
+  EXPECT_TRUE(o->sha256.empty());
+}
+
+TEST_F(BeneathTest, FinalSymlinkIsReportedAsSymlinkNeverFollowed) {
+  fs::create_symlink(outside_ / "secret.txt", root_ / "link.txt");
+  auto o = observe_beneath(root_fd_.get(), "link.txt");
+  ASSERT_TRUE(o.ok()) << o.error().line();
+  EXPECT_EQ(o->type, FileType::Symlink);
+  EXPECT_TRUE(o->sha256.empty());
+}
+
+TEST_F(BeneathTest, SymlinkOnTheWayIsPathEscape) {
+  fs::create_directory_symlink(outside_, root_ / "sub");
+  auto o = observe_beneath(root_fd_.get(), "sub/secret.txt");
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.error().code, Code::PathEscape);
+  auto f = open_beneath(root_fd_.get(), "sub/secret.txt", O_RDONLY);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code, Code::PathEscape);
+}
+
+TEST_F(BeneathTest, DotDotCannotClimbOut) {
+  auto f = open_beneath(root_fd_.get(), "../outside/secret.txt", O_RDONLY);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code, Code::PathEscape);
+}
+
+TEST_F(BeneathTest, FifoAndDirectoryAreReportedWithoutBeingOpenedForIo) {
+  ASSERT_EQ(::mkfifo((root_ / "pipe.txt").c_str(), 0600), 0);
+  fs::create_directory(root_ / "dir.txt");
+  auto fifo = observe_beneath(root_fd_.get(), "pipe.txt");  // would block if opened for reading
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_EQ(fifo->type, FileType::Fifo);
+  auto dir = observe_beneath(root_fd_.get(), "dir.txt");
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(dir->type, FileType::Directory);
+}
+
+TEST_F(BeneathTest, HardLinkCountIsObserved) {
+  write(root_ / "a.txt", "x");
+  fs::create_hard_link(root_ / "a.txt", root_ / "b.txt");
+  auto o = observe_beneath(root_fd_.get(), "a.txt");
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->nlink, 2u);
+}
+
+TEST_F(BeneathTest, OversizedFileIsFlaggedNotHashed) {
+  write(root_ / "big.txt", std::string(65537, 'x'));
+  auto o = observe_beneath(root_fd_.get(), "big.txt", {.max_bytes = 65536});
+  ASSERT_TRUE(o.ok());
+  EXPECT_TRUE(o->too_large);
+  EXPECT_TRUE(o->sha256.empty());
+}
+
+TEST_F(BeneathTest, RootThatIsASymlinkIsRefused) {
+  fs::create_directory_symlink(outside_, base_ / "rootlink");
+  auto fd = open_root((base_ / "rootlink").string());
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.error().code, Code::PathEscape);
+}
+
+TEST_F(BeneathTest, RootSwappedAfterOpenStillConfinesWrites) {
+  // The descriptor pins the original directory: swapping the path for a
+  // symlink to elsewhere changes nothing for operations through it.
+  fs::rename(root_, base_ / "moved");
+  fs::create_directory_symlink(outside_, root_);
+  auto tmp = create_temp(root_fd_.get(), ".dot-tmp-", 0600);
+  ASSERT_TRUE(tmp.ok()) << tmp.error().line();
+  ASSERT_TRUE(rename_entry(root_fd_.get(), tmp->name, "secret.txt").ok());
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+  EXPECT_TRUE(fs::exists(base_ / "moved" / "secret.txt"));
+}
+
+TEST_F(BeneathTest, ExclusiveCreateSetsExactModeAndRefusesExisting) {
+  ::umask(077);
+  auto f = create_exclusive(root_fd_.get(), "new.txt", 0600);
+  ASSERT_TRUE(f.ok());
+  struct stat st {};
+  ASSERT_EQ(::fstat(f->fd.get(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  auto again = create_exclusive(root_fd_.get(), "new.txt", 0600);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(error_errno(again.error()), EEXIST);
+  fs::create_symlink(outside_ / "secret.txt", root_ / "ln.txt");
+  EXPECT_FALSE(create_exclusive(root_fd_.get(), "ln.txt", 0600).ok());
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+}
+
+TEST_F(BeneathTest, RenameNoReplaceRefusesAnExistingTarget) {
+  write(root_ / "a.txt", "a");
+  write(root_ / "b.txt", "b");
+  auto s = rename_entry(root_fd_.get(), "a.txt", "b.txt", /*no_replace=*/true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(error_errno(s.error()), EEXIST);
+  ASSERT_TRUE(rename_entry(root_fd_.get(), "a.txt", "b.txt").ok());
+  EXPECT_EQ(read(root_ / "b.txt"), "a");
+}
+
+TEST_F(BeneathTest, RenameOverASymlinkReplacesTheLinkNotItsTarget) {
+  fs::create_symlink(outside_ / "secret.txt", root_ / "t.txt");
+  write(root_ / "new", "mine");
+  ASSERT_TRUE(rename_entry(root_fd_.get(), "new", "t.txt").ok());
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+  EXPECT_FALSE(fs::is_symlink(root_ / "t.txt"));
+}
+
+TEST_F(BeneathTest, ErrnoRoundTrips) {
+  Error e = errno_error(ENOSPC, "write", "x");
+  EXPECT_EQ(e.code, Code::Io);
+  EXPECT_EQ(e.kind, "ENOSPC");
+  EXPECT_EQ(error_errno(e), ENOSPC);
+  EXPECT_EQ(errno_error(ELOOP, "open", "x").code, Code::PathEscape);
+}
+
+}  // namespace
+}  // namespace dot::beneath
