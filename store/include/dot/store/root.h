@@ -1,0 +1,70 @@
+#pragma once
+// A managed root on disk and its exclusive lock.
+//
+// ARCHITECTURE.md places Root in core; the layout and the lock live here
+// instead because `dot-core init` (a store command) creates them and every
+// command needs the same paths. Policy (what a root id binds, which commands
+// lock) stays in core. Layout (docs/store.md):
+//
+//   DIR/                 0700, the managed files
+//   DIR/.dot/            0700, our hidden state folder
+//   DIR/.dot/store.db    the SQLite journal (plus store.db-wal, store.db-shm)
+//   DIR/.dot/lock        flock(2) target of the root's exclusive lock
+//   DIR/.dot/plugin      the pinned plugin copy (core, `register`)
+//   DIR/.dot/stage/      per-plan stage directories (core, `plan`)
+
+#include <string>
+
+#include "dot/base/fd.h"
+#include "dot/base/result.h"
+
+namespace dot::store {
+
+struct RootLayout {
+  std::string root;        // DIR as given (made absolute)
+  std::string state_dir;   // DIR/.dot
+  std::string database;    // DIR/.dot/store.db
+  std::string lock_file;   // DIR/.dot/lock
+  std::string plugin_copy; // DIR/.dot/plugin
+  std::string stage_dir;   // DIR/.dot/stage
+
+  // Pure path arithmetic; nothing is touched. A relative `dir` is resolved
+  // against the current directory (not through symlinks).
+  static RootLayout for_root(const std::string& dir);
+};
+
+inline constexpr const char* kStateDirName = ".dot";
+inline constexpr const char* kDatabaseName = "store.db";
+
+// Creates a new managed root: DIR (0700; an existing path of any kind is
+// refused with DOT_E_IO kind "exists"), DIR/.dot (0700), the lock file (0600)
+// and the database with a fresh random root id. The database appears
+// atomically (written beside, fsync'd, renamed), so a crash leaves either no
+// database or a complete one. Returns the layout and the root id.
+struct InitializedRoot {
+  RootLayout layout;
+  std::string root_id;  // 64 lowercase hex (32 random bytes)
+};
+Result<InitializedRoot> init_root(const std::string& dir);
+
+// Checks that DIR looks like a managed root (state folder and database
+// present) without opening the database: DOT_E_STORE naming what is missing.
+Result<RootLayout> locate_root(const std::string& dir);
+
+// The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock, held
+// until destruction. A second holder (any process, or another RootLock in
+// this one) gets DOT_E_CONFLICT at once; it never waits. Read-only commands
+// never take it. The descriptor is close-on-exec, so plugins never inherit it.
+class RootLock {
+ public:
+  static Result<RootLock> acquire(const RootLayout& layout);
+  RootLock(RootLock&&) noexcept = default;
+  RootLock& operator=(RootLock&&) noexcept = default;
+  bool held() const noexcept { return fd_.valid(); }
+
+ private:
+  explicit RootLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  UniqueFd fd_;
+};
+
+}  // namespace dot::store

@@ -1,0 +1,158 @@
+#pragma once
+// The SQLite journal of one managed root (docs/store.md). Every durable step
+// is one SQLite transaction (WAL, synchronous=FULL) followed by the commit
+// hook. Every error is a dot::Error: DOT_E_STORE for a database we cannot
+// use (missing, not ours, newer schema, corrupt, read-only, locked past the
+// busy timeout; the detail names the file and the cause), DOT_E_RECOVERY_REQUIRED
+// for an illegal transition or a row whose bytes no longer match their digest,
+// DOT_E_NOT_FOUND for an unknown or ambiguous id.
+//
+// One Store per process and thread; not thread-safe. Mutating calls assume the
+// caller holds the root's RootLock (the store itself does not check it).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/result.h"
+#include "dot/store/commit_hook.h"
+#include "dot/store/records.h"
+#include "dot/store/state.h"
+
+namespace dot::store {
+
+// Schema version written by this build (PRAGMA user_version). Version 1 is the
+// pre-capability layout (no effect ledger, no effect count).
+inline constexpr int kSchemaVersion = 2;
+// PRAGMA application_id of every dot-core store ("DotC").
+inline constexpr std::int32_t kApplicationId = 0x446f7443;
+
+struct OpenOptions {
+  // Read-only: no write of any kind (PRAGMA query_only) once open, except a
+  // pending schema migration, which every open performs (atomically, in one
+  // SQLite transaction). Mutating calls on a read-only store are DOT_E_INTERNAL.
+  bool read_only = false;
+  std::chrono::milliseconds busy_timeout{5000};
+  CommitHook commit_hook;
+};
+
+// The idempotency key of effect `index` of plan `plan_id`:
+// sha256_hex(plan_id + ":commit:" + decimal index).
+std::string effect_idempotency_key(std::string_view plan_id, std::uint32_t index);
+
+// Milliseconds since the Unix epoch (the store's clock).
+std::int64_t now_ms();
+
+class Store {
+ public:
+  // Opens an existing database (never creates one), checks it is ours and not
+  // newer than kSchemaVersion, migrates it forward, and configures WAL,
+  // synchronous=FULL, foreign keys and the busy timeout.
+  static Result<Store> open(const std::string& db_path, const OpenOptions& options = {});
+  // Creates a new database at `db_path` (must not exist) with this root id.
+  // Used by init_root; tests use it directly.
+  static Result<Store> create(const std::string& db_path, std::string_view root_id,
+                              const OpenOptions& options = {});
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  const std::string& path() const noexcept;
+  // The schema version found on disk before open migrated it.
+  int opened_version() const noexcept;
+  void set_commit_hook(CommitHook hook);
+
+  // ---- root and plugin -------------------------------------------------
+  Result<std::string> root_id();
+  Result<std::optional<PluginRecord>> plugin();
+  // Stores the root's one plugin; an existing one is replaced only when
+  // `replace` (otherwise DOT_E_CONFLICT).
+  Status register_plugin(const PluginRecord& record, bool replace);
+
+  // ---- proposals -------------------------------------------------------
+  // A new PROPOSING row (and its event).
+  Result<TxnId> begin_proposal(const ProposalStart& start);
+  // Records the proposal id once computed (before materialize).
+  Status set_proposal_id(TxnId id, std::string_view proposal_id);
+  // PROPOSING -> ABANDONED with the error and the plugin's bounded stderr.
+  Status abandon(TxnId id, const Abandonment& why);
+  // PROPOSING -> SEALED in one SQLite transaction: plan bytes, plan_id,
+  // proposal_id, effect count, operations, artifacts (each digest checked
+  // against its bytes: DOT_E_ARTIFACT_MISMATCH; plan_id against the bytes:
+  // DOT_E_VALIDATION). A plan_id already stored is DOT_E_CONFLICT.
+  Status seal(TxnId id, const SealInput& input);
+
+  // ---- transactions ----------------------------------------------------
+  // Loads a sealed plan with its artifacts, backups and ledger, recomputing
+  // plan_id from the stored bytes and every blob's digest: any mismatch is
+  // DOT_E_RECOVERY_REQUIRED naming the row. Never returns unverified bytes.
+  Result<SealedPlan> load_sealed(TxnId id);
+  // SEALED -> PREPARED, storing the backups (slot order) in the same SQLite
+  // transaction.
+  Status prepare(TxnId id, const std::vector<Blob>& backups);
+  // Any other legal transition with its event, in one SQLite transaction.
+  // Illegal ones (per is_legal_transition, from the state on disk) are
+  // DOT_E_RECOVERY_REQUIRED and change nothing. `code`/`detail` go to the event
+  // and, when code is set, to the transaction's last error.
+  Status transition(TxnId id, State to, std::string_view code = {}, std::string_view detail = {});
+  // An event without a state change (e.g. a recovery note).
+  Status note(TxnId id, std::string_view code, std::string_view detail);
+
+  // ---- effect ledger ---------------------------------------------------
+  // (none | ATTEMPTED | FAILED) -> ATTEMPTED, counting attempts. Only on a
+  // COMMITTED transaction with index < its effect count; a pre-capability
+  // plan has no ledger (DOT_E_RECOVERY_REQUIRED). SUCCEEDED is final.
+  Result<EffectEntry> effect_attempt(TxnId id, std::uint32_t index);
+  // ATTEMPTED -> SUCCEEDED | FAILED (code/detail kept for FAILED).
+  Status effect_finish(TxnId id, std::uint32_t index, EffectState outcome,
+                       std::string_view code = {}, std::string_view detail = {});
+  Result<std::vector<EffectEntry>> effects(TxnId id);
+
+  // ---- queries ---------------------------------------------------------
+  // A full plan id, or a unique prefix of >= 8 lowercase hex characters of a
+  // plan id (or, failing that, of a proposal id). Unknown or ambiguous:
+  // DOT_E_NOT_FOUND.
+  Result<TxnId> find(std::string_view id_or_prefix);
+  // Newest first.
+  Result<std::vector<TxnSummary>> list(const ListFilter& filter);
+  // PREPARED, COMMITTING, COMMITTED, ROLLING_BACK (oldest first).
+  Result<std::vector<TxnSummary>> in_flight();
+  Result<TxnSummary> summary(TxnId id);
+  Result<TxnDetail> detail(TxnId id);
+  Result<std::vector<Event>> events(TxnId id);
+  Result<std::size_t> count();
+
+  // ---- maintenance -----------------------------------------------------
+  struct CheckReport {
+    std::vector<std::string> problems;  // empty: every check holds
+    std::size_t transactions = 0;
+    std::size_t blobs = 0;
+  };
+  // PRAGMA integrity_check and foreign_key_check, plus our invariants: every
+  // event history follows legal transitions and ends in the row's state, the
+  // ledger matches each plan's effect count and state, every blob and plan
+  // matches its digest. A check that cannot run at all is an error; a
+  // violation is a problem in the report.
+  Result<CheckReport> check();
+  struct PruneReport {
+    std::size_t pruned = 0;  // transactions whose blobs and events were dropped
+  };
+  // Drops the blobs (artifacts, backups, plugin stderr) and events of all but
+  // the newest `keep` finished transactions (is_finished), keeping their
+  // summary rows, operations, ledger and plan bytes (so plan ids stay
+  // verifiable). Never touches an unfinished one. load_sealed on a pruned
+  // transaction is DOT_E_NOT_FOUND (kind "pruned").
+  Result<PruneReport> prune(std::size_t keep);
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dot::store

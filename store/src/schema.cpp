@@ -1,0 +1,126 @@
+#include "schema.h"
+
+#include <fmt/format.h>
+
+#include "dot/store/store.h"
+
+namespace dot::store::detail {
+
+// Version 1: everything but post-commit effects. Kept verbatim forever; the
+// fixtures in vectors/store/ replay it.
+const char* const kSchemaV1 = R"sql(
+CREATE TABLE root (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  root_id TEXT NOT NULL CHECK (length(root_id) = 64),
+  created_at_ms INTEGER NOT NULL
+);
+CREATE TABLE plugin (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  plugin_id TEXT NOT NULL,
+  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+  manifest BLOB NOT NULL,
+  registered_at_ms INTEGER NOT NULL
+);
+CREATE TABLE txn (
+  id INTEGER PRIMARY KEY,
+  state TEXT NOT NULL CHECK (state IN ('PROPOSING','ABANDONED','SEALED','DISCARDED','STALE',
+    'PREPARED','COMMITTING','COMMITTED','ROLLING_BACK','ROLLED_BACK','DONE')),
+  plugin_id TEXT NOT NULL,
+  plugin_digest TEXT NOT NULL,
+  proposal_id TEXT CHECK (proposal_id IS NULL OR length(proposal_id) = 64),
+  plan_id TEXT UNIQUE CHECK (plan_id IS NULL OR length(plan_id) = 64),
+  created_at_ms INTEGER NOT NULL,
+  updated_at_ms INTEGER NOT NULL,
+  finished_at_ms INTEGER,
+  error_code TEXT,
+  error_detail TEXT,
+  plugin_stderr BLOB CHECK (plugin_stderr IS NULL OR length(plugin_stderr) <= 65536),
+  stderr_truncated INTEGER NOT NULL DEFAULT 0,
+  operation_count INTEGER NOT NULL DEFAULT 0,
+  pruned INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX txn_by_state ON txn (state, id);
+CREATE INDEX txn_by_proposal ON txn (proposal_id);
+CREATE TABLE plan (
+  txn_id INTEGER PRIMARY KEY REFERENCES txn (id),
+  canonical BLOB NOT NULL,
+  sealed_at_ms INTEGER NOT NULL
+);
+CREATE TABLE operation (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  slot INTEGER NOT NULL CHECK (slot >= 0),
+  name TEXT NOT NULL,
+  before_sha256 TEXT NOT NULL,
+  after_sha256 TEXT NOT NULL,
+  PRIMARY KEY (txn_id, slot)
+) WITHOUT ROWID;
+CREATE TABLE artifact (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  slot INTEGER NOT NULL CHECK (slot >= 0),
+  bytes BLOB NOT NULL CHECK (length(bytes) <= 65536),
+  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+  PRIMARY KEY (txn_id, slot)
+);
+CREATE TABLE backup (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  slot INTEGER NOT NULL CHECK (slot >= 0),
+  present INTEGER NOT NULL CHECK (present IN (0, 1)),
+  bytes BLOB NOT NULL CHECK (length(bytes) <= 65536),
+  sha256 TEXT NOT NULL,
+  PRIMARY KEY (txn_id, slot)
+);
+CREATE TABLE event (
+  seq INTEGER PRIMARY KEY,
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  state TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  code TEXT,
+  detail TEXT
+);
+CREATE INDEX event_by_txn ON event (txn_id, seq);
+)sql";
+
+namespace {
+
+// Version 2: the post-commit-effects capability. Existing plans are all
+// pre-capability, so their effect_count stays NULL ("no effects key"); their
+// bytes and plan ids are untouched.
+const char* const kMigrateTo2 = R"sql(
+ALTER TABLE plan ADD COLUMN effect_count INTEGER
+  CHECK (effect_count IS NULL OR (effect_count >= 0 AND effect_count <= 1024));
+CREATE TABLE effect (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  idx INTEGER NOT NULL CHECK (idx >= 0),
+  state TEXT NOT NULL CHECK (state IN ('ATTEMPTED','SUCCEEDED','FAILED')),
+  idempotency_key TEXT NOT NULL CHECK (length(idempotency_key) = 64),
+  attempts INTEGER NOT NULL CHECK (attempts >= 1),
+  updated_at_ms INTEGER NOT NULL,
+  code TEXT,
+  detail TEXT,
+  PRIMARY KEY (txn_id, idx)
+) WITHOUT ROWID;
+)sql";
+
+struct Migration {
+  int to;
+  const char* sql;
+};
+constexpr Migration kMigrations[] = {{2, kMigrateTo2}};
+
+}  // namespace
+
+Status migrate(Db& db, int from) {
+  int version = from;
+  for (const Migration& m : kMigrations) {
+    if (m.to <= version) continue;
+    DOT_TRY(db.exec(m.sql, fmt::format("migration to schema version {}", m.to)));
+    version = m.to;
+  }
+  if (version != kSchemaVersion)
+    return make_error(Code::Internal, "migration",
+                      fmt::format("{}: no migration path from version {} to {}", db.path(), from, kSchemaVersion));
+  std::string pragma = fmt::format("PRAGMA user_version = {}", kSchemaVersion);
+  return db.exec(pragma.c_str(), "setting the schema version");
+}
+
+}  // namespace dot::store::detail

@@ -1,0 +1,186 @@
+#include "sqlite.h"
+
+#include <fmt/format.h>
+
+namespace dot::store::detail {
+
+Stmt::~Stmt() {
+  if (s_) {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+}
+
+Stmt& Stmt::bind(int i, std::int64_t v) {
+  sqlite3_bind_int64(s_, i, v);
+  return *this;
+}
+Stmt& Stmt::bind(int i, std::string_view text) {
+  sqlite3_bind_text64(s_, i, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  return *this;
+}
+Stmt& Stmt::bind_blob(int i, std::string_view bytes) {
+  // A zero-length blob must stay a blob, not NULL: bind an explicit empty one.
+  if (bytes.empty())
+    sqlite3_bind_zeroblob(s_, i, 0);
+  else
+    sqlite3_bind_blob64(s_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+Stmt& Stmt::bind_null(int i) {
+  sqlite3_bind_null(s_, i);
+  return *this;
+}
+Stmt& Stmt::bind_opt(int i, std::string_view text) {
+  return text.empty() ? bind_null(i) : bind(i, text);
+}
+
+Result<bool> Stmt::step() {
+  int rc = sqlite3_step(s_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return db_->error(rc, "query");
+}
+
+Status Stmt::run() {
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, step());
+    if (!row) return {};
+  }
+}
+
+bool Stmt::is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+std::int64_t Stmt::i64(int col) const { return sqlite3_column_int64(s_, col); }
+std::string Stmt::text(int col) const {
+  const unsigned char* p = sqlite3_column_text(s_, col);
+  if (!p) return {};
+  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
+}
+std::string Stmt::blob(int col) const {
+  const void* p = sqlite3_column_blob(s_, col);
+  if (!p) return {};
+  return std::string(static_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
+}
+
+Db::~Db() { close(); }
+
+void Db::close() {
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  cache_.clear();
+  if (db_) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+  }
+}
+
+Status Db::open(const std::string& path, bool create, int busy_timeout_ms) {
+  path_ = path;
+  busy_timeout_ms_ = busy_timeout_ms;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW;
+  if (create) flags |= SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e = error(rc, "open");
+    close();
+    return e;
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, busy_timeout_ms);
+  return {};
+}
+
+Error Db::error(int rc, std::string_view what) const {
+  int primary = rc & 0xff;
+  std::string kind;
+  std::string cause;
+  switch (primary) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      kind = "locked";
+      cause = fmt::format("locked by another process past the busy timeout ({} ms)", busy_timeout_ms_);
+      break;
+    case SQLITE_CORRUPT: kind = "corrupt"; cause = "the database is corrupt"; break;
+    case SQLITE_NOTADB: kind = "not_sqlite"; cause = "not a SQLite database"; break;
+    case SQLITE_READONLY: kind = "read_only"; cause = "the database is read-only"; break;
+    case SQLITE_CANTOPEN: kind = "cannot_open"; cause = "the database cannot be opened"; break;
+    case SQLITE_FULL: kind = "full"; cause = "the disk is full"; break;
+    case SQLITE_IOERR: kind = "io"; cause = "an I/O error"; break;
+    case SQLITE_CONSTRAINT: kind = "constraint"; cause = "a constraint failed"; break;
+    default: kind = "sqlite"; cause = "a SQLite error"; break;
+  }
+  const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  return make_error(Code::Store, kind,
+                    fmt::format("{}: {} during {} (SQLite {}: {})", path_, cause, what, rc, msg ? msg : "?"));
+}
+
+Status Db::exec(const char* sql, std::string_view what) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  sqlite3_free(err);
+  if (rc != SQLITE_OK) return error(rc, what);
+  return {};
+}
+
+Result<Stmt> Db::prepare(const char* sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return Stmt(*this, it->second);
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr);
+  if (rc != SQLITE_OK) return error(rc, "prepare");
+  cache_.emplace(sql, s);
+  return Stmt(*this, s);
+}
+
+Result<std::int64_t> Db::query_int(const char* sql, std::string_view what) {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql, -1, &s, nullptr);
+  if (rc != SQLITE_OK) return error(rc, what);
+  rc = sqlite3_step(s);
+  std::int64_t v = 0;
+  if (rc == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return error(rc, what);
+  return v;
+}
+
+Result<std::string> Db::query_text(const char* sql, std::string_view what) {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql, -1, &s, nullptr);
+  if (rc != SQLITE_OK) return error(rc, what);
+  rc = sqlite3_step(s);
+  std::string v;
+  if (rc == SQLITE_ROW) {
+    const unsigned char* p = sqlite3_column_text(s, 0);
+    if (p) v = reinterpret_cast<const char*>(p);
+  }
+  sqlite3_finalize(s);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return error(rc, what);
+  return v;
+}
+
+Result<WriteTxn> WriteTxn::begin(Db& db) {
+  DOT_TRY(db.exec("BEGIN IMMEDIATE", "begin write transaction"));
+  return WriteTxn(db);
+}
+
+WriteTxn::~WriteTxn() {
+  if (open_) sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+Status WriteTxn::commit() {
+  Status st = db_->exec("COMMIT", "commit");
+  if (!st.ok()) return st;  // the destructor rolls back what is left
+  open_ = false;
+  return {};
+}
+
+Result<ReadTxn> ReadTxn::begin(Db& db) {
+  DOT_TRY(db.exec("BEGIN DEFERRED", "begin read transaction"));
+  return ReadTxn(db);
+}
+
+ReadTxn::~ReadTxn() {
+  if (open_) sqlite3_exec(db_->handle(), "COMMIT", nullptr, nullptr, nullptr);
+}
+
+}  // namespace dot::store::detail

@@ -1,0 +1,115 @@
+#pragma once
+// A thin RAII layer over the SQLite C API for the store: a connection that
+// turns every failure into DOT_E_STORE naming the file and the cause, cached
+// prepared statements, and an IMMEDIATE transaction guard.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dot/base/result.h"
+
+namespace dot::store::detail {
+
+class Db;
+
+// A prepared statement borrowed from the connection's cache; reset and
+// unbound when the handle goes away.
+class Stmt {
+ public:
+  Stmt(Db& db, sqlite3_stmt* s) : db_(&db), s_(s) {}
+  ~Stmt();
+  Stmt(Stmt&& o) noexcept : db_(o.db_), s_(o.s_) { o.s_ = nullptr; }
+  Stmt& operator=(Stmt&&) = delete;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, std::int64_t v);
+  Stmt& bind(int i, std::string_view text);  // TEXT
+  Stmt& bind_blob(int i, std::string_view bytes);
+  Stmt& bind_null(int i);
+  Stmt& bind_opt(int i, std::string_view text);  // NULL when empty
+
+  // true: a row is ready; false: done.
+  Result<bool> step();
+  // Runs to completion (for statements without rows).
+  Status run();
+
+  bool is_null(int col) const;
+  std::int64_t i64(int col) const;
+  std::string text(int col) const;  // "" for NULL
+  std::string blob(int col) const;  // "" for NULL
+
+ private:
+  Db* db_;
+  sqlite3_stmt* s_;
+};
+
+class Db {
+ public:
+  Db() = default;
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Opens an existing file read-write (never creates it) or, with `create`,
+  // a new one that must not exist.
+  Status open(const std::string& path, bool create, int busy_timeout_ms);
+  void close();
+
+  sqlite3* handle() const { return db_; }
+  const std::string& path() const { return path_; }
+  int busy_timeout_ms() const { return busy_timeout_ms_; }
+
+  // DOT_E_STORE naming the file and the cause of `rc`, with `what` saying
+  // which step failed.
+  Error error(int rc, std::string_view what) const;
+
+  Status exec(const char* sql, std::string_view what);
+  Result<Stmt> prepare(const char* sql);
+  // First column of the first row as an integer (PRAGMAs).
+  Result<std::int64_t> query_int(const char* sql, std::string_view what);
+  Result<std::string> query_text(const char* sql, std::string_view what);
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  int busy_timeout_ms_ = 0;
+  // Keyed by the SQL literal's address: every statement is a string literal.
+  std::map<const char*, sqlite3_stmt*> cache_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back on destruction unless committed.
+class WriteTxn {
+ public:
+  static Result<WriteTxn> begin(Db& db);
+  WriteTxn(WriteTxn&& o) noexcept : db_(o.db_), open_(o.open_) { o.open_ = false; }
+  WriteTxn& operator=(WriteTxn&&) = delete;
+  ~WriteTxn();
+  Status commit();
+
+ private:
+  explicit WriteTxn(Db& db) : db_(&db), open_(true) {}
+  Db* db_;
+  bool open_;
+};
+
+// Read transaction so a multi-statement read sees one snapshot.
+class ReadTxn {
+ public:
+  static Result<ReadTxn> begin(Db& db);
+  ReadTxn(ReadTxn&& o) noexcept : db_(o.db_), open_(o.open_) { o.open_ = false; }
+  ReadTxn& operator=(ReadTxn&&) = delete;
+  ~ReadTxn();
+
+ private:
+  explicit ReadTxn(Db& db) : db_(&db), open_(true) {}
+  Db* db_;
+  bool open_;
+};
+
+}  // namespace dot::store::detail

@@ -1,0 +1,595 @@
+// Opening, creating and changing the store. Queries are in store_query.cpp,
+// the integrity check and prune in store_check.cpp.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dot/base/fd.h"
+#include "dot/base/sha256.h"
+#include "schema.h"
+#include "store_impl.h"
+
+namespace dot::store {
+namespace {
+
+Error store_error(const std::string& path, std::string kind, std::string_view cause) {
+  return make_error(Code::Store, std::move(kind), fmt::format("{}: {}", path, cause));
+}
+
+std::uint32_t be32(const unsigned char* p) {
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+
+// Looks at the file before SQLite does, so that a file which is not ours is
+// refused without SQLite touching it (opening a WAL database, or an empty
+// file, would otherwise write to it), and a truncated file is named as such
+// instead of surfacing later as a corrupt page.
+Status precheck_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) {
+    int err = errno;
+    if (err == ENOENT)
+      return store_error(path, "missing", "no database here (create one with `dot-core init`)");
+    if (err == ELOOP) return store_error(path, "not_ours", "the database path is a symlink");
+    if (err == EACCES) return store_error(path, "read_only", "permission denied");
+    return store_error(path, "cannot_open", std::strerror(err));
+  }
+  struct stat st{};
+  if (::fstat(fd.get(), &st) != 0) return store_error(path, "cannot_open", std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return store_error(path, "not_ours", "not a regular file");
+  if (st.st_size == 0) return store_error(path, "not_ours", "an empty file, not a dot-core store");
+  unsigned char h[100];
+  ssize_t n = ::pread(fd.get(), h, sizeof h, 0);
+  if (n < 0) return store_error(path, "io", std::strerror(errno));
+  static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with the NUL
+  if (n < 16 || std::memcmp(h, kMagic, 16) != 0)
+    return store_error(path, "not_sqlite", "not a SQLite database (no SQLite header)");
+  if (n < 100) return store_error(path, "truncated", "truncated inside the SQLite header");
+  std::uint32_t page_size = (std::uint32_t{h[16]} << 8) | h[17];
+  if (page_size == 1) page_size = 65536;
+  if (page_size < 512 || (page_size & (page_size - 1)) != 0)
+    return store_error(path, "corrupt", fmt::format("invalid page size {} in the header", page_size));
+  // The in-header size is valid when the change counter equals the
+  // version-valid-for number. A WAL with frames may hold pages not yet in the
+  // file (a checkpoint interrupted half-way), so only judge without one.
+  bool size_valid = std::memcmp(h + 24, h + 92, 4) == 0;
+  std::uint64_t pages = be32(h + 28);
+  struct stat wal{};
+  std::string wal_path = path + "-wal";
+  bool wal_has_frames = ::stat(wal_path.c_str(), &wal) == 0 && wal.st_size > 0;
+  if (size_valid && !wal_has_frames && pages > 0) {
+    auto expected = pages * page_size;
+    if (static_cast<std::uint64_t>(st.st_size) < expected)
+      return store_error(path, "truncated",
+                         fmt::format("truncated: the file has {} bytes, its header says {} pages of {} bytes",
+                                     st.st_size, pages, page_size));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string effect_idempotency_key(std::string_view plan_id, std::uint32_t index) {
+  return sha256_hex(fmt::format("{}:commit:{}", plan_id, index));
+}
+
+bool is_lower_hex(std::string_view s) noexcept {
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::string row_name(TxnId id, std::string_view plan_id) {
+  if (plan_id.empty()) return fmt::format("transaction {}", id);
+  return fmt::format("transaction {} (plan {})", id, plan_id);
+}
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+const std::string& Store::path() const noexcept { return impl_->db.path(); }
+int Store::opened_version() const noexcept { return impl_->opened_version; }
+void Store::set_commit_hook(CommitHook hook) { impl_->options.commit_hook = std::move(hook); }
+
+Result<Store> Store::open(const std::string& db_path, const OpenOptions& options) {
+  DOT_TRY(precheck_file(db_path));
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  detail::Db& db = impl->db;
+  DOT_TRY(db.open(db_path, false, static_cast<int>(options.busy_timeout.count())));
+  if (sqlite3_db_readonly(db.handle(), "main") == 1)
+    return store_error(db_path, "read_only", "the database file is read-only");
+  DOT_ASSIGN_OR_RETURN(std::int64_t app_id, db.query_int("PRAGMA application_id", "reading the application id"));
+  if (app_id != kApplicationId)
+    return store_error(db_path, "not_ours",
+                       fmt::format("not a dot-core store (application_id {:#x}, expected {:#x})",
+                                   static_cast<std::uint32_t>(app_id), static_cast<std::uint32_t>(kApplicationId)));
+  DOT_ASSIGN_OR_RETURN(std::int64_t version, db.query_int("PRAGMA user_version", "reading the schema version"));
+  if (version > kSchemaVersion)
+    return store_error(db_path, "newer_schema",
+                       fmt::format("schema version {} is newer than this dot-core supports ({})", version,
+                                   kSchemaVersion));
+  if (version < 1)
+    return store_error(db_path, "not_ours", fmt::format("invalid schema version {}", version));
+  impl->opened_version = static_cast<int>(version);
+
+  DOT_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode = WAL", "enabling WAL"));
+  if (mode != "wal") return store_error(db_path, "journal", fmt::format("cannot enable WAL (journal mode {})", mode));
+  DOT_TRY(db.exec("PRAGMA synchronous = FULL", "setting synchronous=FULL"));
+  DOT_TRY(db.exec("PRAGMA foreign_keys = ON", "enabling foreign keys"));
+
+  if (version < kSchemaVersion) {
+    DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+    // Another process may have migrated between our read and our lock.
+    DOT_ASSIGN_OR_RETURN(std::int64_t now_version, db.query_int("PRAGMA user_version", "reading the schema version"));
+    if (now_version < kSchemaVersion) {
+      DOT_TRY(detail::migrate(db, static_cast<int>(now_version)));
+      DOT_TRY(txn.commit());
+      impl->fire(fmt::format("store.migrate.{}", kSchemaVersion));
+    }
+  }
+  if (options.read_only) DOT_TRY(db.exec("PRAGMA query_only = 1", "making the connection read-only"));
+  return Store(std::move(impl));
+}
+
+Result<Store> Store::create(const std::string& db_path, std::string_view root_id, const OpenOptions& options) {
+  if (root_id.size() != 64 || !is_lower_hex(root_id))
+    return make_error(Code::Internal, "root_id", "a root id is 64 lowercase hex characters");
+  struct stat st{};
+  if (::lstat(db_path.c_str(), &st) == 0)
+    return store_error(db_path, "exists", "a file already exists here; refusing to overwrite it");
+  // Build the database beside its final name and rename it into place, so the
+  // final name only ever holds a complete store.
+  std::string tmp = db_path + ".new";
+  {
+    UniqueFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd) return store_error(tmp, "cannot_open", std::strerror(errno));
+  }
+  auto build = [&]() -> Status {
+    detail::Db db;
+    DOT_TRY(db.open(tmp, false, static_cast<int>(options.busy_timeout.count())));
+    DOT_TRY(db.exec("PRAGMA journal_mode = DELETE", "setting the journal mode"));
+    DOT_TRY(db.exec("PRAGMA synchronous = FULL", "setting synchronous=FULL"));
+    DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+    std::string app = fmt::format("PRAGMA application_id = {}", kApplicationId);
+    DOT_TRY(db.exec(app.c_str(), "setting the application id"));
+    DOT_TRY(db.exec(detail::kSchemaV1, "creating the schema"));
+    DOT_TRY(detail::migrate(db, 1));
+    {
+      DOT_ASSIGN_OR_RETURN(auto s, db.prepare("INSERT INTO root (id, root_id, created_at_ms) VALUES (1, ?1, ?2)"));
+      DOT_TRY(s.bind(1, root_id).bind(2, now_ms()).run());
+    }
+    DOT_TRY(txn.commit());
+    return {};
+  };
+  Status built = build();
+  if (!built.ok()) {
+    ::unlink(tmp.c_str());
+    return std::move(built).error();
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, db_path.c_str(), RENAME_NOREPLACE) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return store_error(db_path, "cannot_open", fmt::format("cannot move the new database into place: {}", std::strerror(err)));
+  }
+  std::string dir = db_path.substr(0, db_path.find_last_of('/') == std::string::npos ? 0 : db_path.find_last_of('/'));
+  if (dir.empty()) dir = ".";
+  UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dfd || ::fsync(dfd.get()) != 0)
+    return store_error(dir, "io", fmt::format("cannot fsync the state folder: {}", std::strerror(errno)));
+  DOT_ASSIGN_OR_RETURN(Store store, open(db_path, options));
+  store.impl_->fire("store.init");
+  return store;
+}
+
+Status Store::Impl::writable() const {
+  if (options.read_only)
+    return make_error(Code::Internal, "read_only", fmt::format("{}: opened read-only", db.path()));
+  return {};
+}
+
+Result<State> Store::Impl::state_of(TxnId id) {
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM txn WHERE id = ?1"));
+  s.bind(1, id);
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return make_error(Code::NotFound, "", fmt::format("no transaction {}", id));
+  std::string name = s.text(0);
+  auto st = state_from_name(name);
+  if (!st)
+    return make_error(Code::RecoveryRequired, "state",
+                      fmt::format("{}: transaction {} has unknown state \"{}\"", db.path(), id, name));
+  return *st;
+}
+
+Status Store::Impl::add_event(TxnId id, State state, std::int64_t at_ms, std::string_view code,
+                              std::string_view detail) {
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+      "INSERT INTO event (txn_id, state, at_ms, code, detail) VALUES (?1, ?2, ?3, ?4, ?5)"));
+  s.bind(1, id).bind(2, state_name(state)).bind(3, at_ms).bind_opt(4, code).bind_opt(5, detail);
+  return s.run();
+}
+
+Result<std::string> Store::root_id() {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT root_id FROM root WHERE id = 1"));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return store_error(path(), "corrupt", "the root row is missing");
+  return s.text(0);
+}
+
+Result<std::optional<PluginRecord>> Store::plugin() {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE id = 1"));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return std::optional<PluginRecord>{};
+  PluginRecord r;
+  r.plugin_id = s.text(0);
+  r.sha256 = s.text(1);
+  r.manifest = s.blob(2);
+  r.registered_at_ms = s.i64(3);
+  return std::optional<PluginRecord>(std::move(r));
+}
+
+Status Store::register_plugin(const PluginRecord& record, bool replace) {
+  DOT_TRY(impl_->writable());
+  if (record.sha256.size() != 64 || !is_lower_hex(record.sha256))
+    return make_error(Code::Validation, "sha256", "the plugin digest must be 64 lowercase hex characters");
+  if (record.plugin_id.empty()) return make_error(Code::Validation, "plugin_id", "the plugin id is empty");
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id FROM plugin WHERE id = 1"));
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (row && !replace)
+      return make_error(Code::Conflict, "registered",
+                        fmt::format("a plugin ({}) is already registered; replace it explicitly", s.text(0)));
+  }
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+      "INSERT OR REPLACE INTO plugin (id, plugin_id, sha256, manifest, registered_at_ms) VALUES (1, ?1, ?2, ?3, ?4)"));
+  DOT_TRY(s.bind(1, record.plugin_id).bind(2, record.sha256).bind_blob(3, record.manifest).bind(4, now_ms()).run());
+  DOT_TRY(txn.commit());
+  impl_->fire("store.plugin");
+  return {};
+}
+
+Result<TxnId> Store::begin_proposal(const ProposalStart& start) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  std::int64_t at = start.started_at_ms ? start.started_at_ms : now_ms();
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  TxnId id = 0;
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms) "
+        "VALUES ('PROPOSING', ?1, ?2, ?3, ?3)"));
+    DOT_TRY(s.bind(1, start.plugin_id).bind(2, start.plugin_digest).bind(3, at).run());
+    id = sqlite3_last_insert_rowid(db.handle());
+  }
+  DOT_TRY(impl_->add_event(id, State::Proposing, at, {}, {}));
+  DOT_TRY(txn.commit());
+  impl_->fire("store.proposal.begin");
+  return id;
+}
+
+namespace {
+
+Status expect_state(const std::string& path, TxnId id, State actual, State wanted, std::string_view step) {
+  if (actual == wanted) return {};
+  return make_error(Code::RecoveryRequired, "illegal_transition",
+                    fmt::format("{}: transaction {} is {}, {} needs {}", path, id, state_name(actual), step,
+                                state_name(wanted)));
+}
+
+}  // namespace
+
+Status Store::set_proposal_id(TxnId id, std::string_view proposal_id) {
+  DOT_TRY(impl_->writable());
+  if (proposal_id.size() != 64 || !is_lower_hex(proposal_id))
+    return make_error(Code::Validation, "proposal_id", "a proposal id is 64 lowercase hex characters");
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Proposing, "recording a proposal id"));
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("UPDATE txn SET proposal_id = ?2, updated_at_ms = ?3 WHERE id = ?1"));
+  DOT_TRY(s.bind(1, id).bind(2, proposal_id).bind(3, now_ms()).run());
+  DOT_TRY(txn.commit());
+  impl_->fire("store.proposal.id");
+  return {};
+}
+
+Status Store::abandon(TxnId id, const Abandonment& why) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Proposing, "abandoning"));
+  std::int64_t at = now_ms();
+  bool truncated = why.plugin_stderr.size() > kMaxStderrBytes;
+  std::string_view err = std::string_view(why.plugin_stderr).substr(0, kMaxStderrBytes);
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "UPDATE txn SET state = 'ABANDONED', error_code = ?2, error_detail = ?3, plugin_stderr = ?4, "
+        "stderr_truncated = ?5, updated_at_ms = ?6, finished_at_ms = ?6 WHERE id = ?1"));
+    s.bind(1, id).bind_opt(2, why.code).bind_opt(3, why.detail);
+    if (err.empty()) s.bind_null(4); else s.bind_blob(4, err);
+    DOT_TRY(s.bind(5, truncated ? 1 : 0).bind(6, at).run());
+  }
+  DOT_TRY(impl_->add_event(id, State::Abandoned, at, why.code, why.detail));
+  DOT_TRY(txn.commit());
+  impl_->fire("store.proposal.abandon");
+  return {};
+}
+
+namespace {
+
+Status check_blob(const Blob& b, std::size_t slot, std::string_view what) {
+  if (b.slot != slot)
+    return make_error(Code::ArtifactMismatch, "slot", fmt::format("{} {} is given for slot {}", what, slot, b.slot));
+  if (b.bytes.size() > kMaxBlobBytes)
+    return make_error(Code::ArtifactMismatch, "size",
+                      fmt::format("{} {} has {} bytes, more than {}", what, slot, b.bytes.size(), kMaxBlobBytes));
+  if (!b.exists) {
+    if (!b.bytes.empty() || !b.sha256.empty())
+      return make_error(Code::ArtifactMismatch, "absent", fmt::format("{} {} is absent but carries bytes", what, slot));
+    return {};
+  }
+  std::string digest = sha256_hex(b.bytes);
+  if (digest != b.sha256)
+    return make_error(Code::ArtifactMismatch, "digest",
+                      fmt::format("{} {}: bytes hash to {}, not {}", what, slot, digest, b.sha256));
+  return {};
+}
+
+}  // namespace
+
+Status Store::seal(TxnId id, const SealInput& in) {
+  DOT_TRY(impl_->writable());
+  if (in.plan_id.size() != 64 || !is_lower_hex(in.plan_id))
+    return make_error(Code::Validation, "plan_id", "a plan id is 64 lowercase hex characters");
+  if (in.proposal_id.size() != 64 || !is_lower_hex(in.proposal_id))
+    return make_error(Code::Validation, "proposal_id", "a proposal id is 64 lowercase hex characters");
+  std::string digest = sha256_hex(in.canonical_plan);
+  if (digest != in.plan_id)
+    return make_error(Code::Validation, "plan_id",
+                      fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
+  if (in.artifacts.size() != in.operations.size())
+    return make_error(Code::ArtifactMismatch, "count",
+                      fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
+  for (std::size_t i = 0; i < in.artifacts.size(); ++i) {
+    if (!in.artifacts[i].exists)
+      return make_error(Code::ArtifactMismatch, "absent", fmt::format("artifact {} is marked absent", i));
+    DOT_TRY(check_blob(in.artifacts[i], i, "artifact"));
+    if (in.artifacts[i].sha256 != in.operations[i].after_sha256)
+      return make_error(Code::ArtifactMismatch, "digest",
+                        fmt::format("artifact {} is not operation {}'s after digest", i, i));
+  }
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Proposing, "sealing"));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id FROM txn WHERE plan_id = ?1"));
+    s.bind(1, in.plan_id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (row)
+      return make_error(Code::Conflict, "duplicate_plan",
+                        fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
+  }
+  std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count) VALUES (?1, ?2, ?3, ?4)"));
+    s.bind(1, id).bind_blob(2, in.canonical_plan).bind(3, at);
+    if (in.effect_count) s.bind(4, static_cast<std::int64_t>(*in.effect_count)); else s.bind_null(4);
+    DOT_TRY(s.run());
+  }
+  for (std::size_t i = 0; i < in.operations.size(); ++i) {
+    const auto& op = in.operations[i];
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, op.name).bind(4, op.before_sha256)
+                .bind(5, op.after_sha256).run());
+    DOT_ASSIGN_OR_RETURN(auto a, db.prepare(
+        "INSERT INTO artifact (txn_id, slot, bytes, sha256) VALUES (?1, ?2, ?3, ?4)"));
+    DOT_TRY(a.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind_blob(3, in.artifacts[i].bytes)
+                .bind(4, in.artifacts[i].sha256).run());
+  }
+  bool truncated = in.plugin_stderr.size() > kMaxStderrBytes;
+  std::string_view err = std::string_view(in.plugin_stderr).substr(0, kMaxStderrBytes);
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
+        "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1"));
+    s.bind(1, id).bind(2, in.plan_id).bind(3, in.proposal_id).bind(4, static_cast<std::int64_t>(in.operations.size()));
+    if (err.empty()) s.bind_null(5); else s.bind_blob(5, err);
+    DOT_TRY(s.bind(6, truncated ? 1 : 0).bind(7, at).run());
+  }
+  DOT_TRY(impl_->add_event(id, State::Sealed, at, {}, {}));
+  DOT_TRY(txn.commit());
+  impl_->fire("store.seal");
+  return {};
+}
+
+Status Store::prepare(TxnId id, const std::vector<Blob>& backups) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  for (std::size_t i = 0; i < backups.size(); ++i) DOT_TRY(check_blob(backups[i], i, "backup"));
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Sealed, "preparing"));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT operation_count FROM txn WHERE id = ?1"));
+    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row || s.i64(0) != static_cast<std::int64_t>(backups.size()))
+      return make_error(Code::ArtifactMismatch, "count",
+                        fmt::format("{} backups for transaction {} with {} operations", backups.size(), id,
+                                    row ? s.i64(0) : 0));
+  }
+  for (std::size_t i = 0; i < backups.size(); ++i) {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "INSERT INTO backup (txn_id, slot, present, bytes, sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, backups[i].exists ? 1 : 0)
+                .bind_blob(4, backups[i].bytes).bind(5, backups[i].sha256).run());
+  }
+  std::int64_t at = now_ms();
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("UPDATE txn SET state = 'PREPARED', updated_at_ms = ?2 WHERE id = ?1"));
+    DOT_TRY(s.bind(1, id).bind(2, at).run());
+  }
+  DOT_TRY(impl_->add_event(id, State::Prepared, at, {}, {}));
+  DOT_TRY(txn.commit());
+  impl_->fire("store.prepare");
+  return {};
+}
+
+Status Store::transition(TxnId id, State to, std::string_view code, std::string_view detail) {
+  DOT_TRY(impl_->writable());
+  if (to == State::Sealed || to == State::Prepared || to == State::Proposing)
+    return make_error(Code::Internal, "transition",
+                      fmt::format("{} is entered through its own call (begin_proposal, seal, prepare)", state_name(to)));
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State from, impl_->state_of(id));
+  if (!is_legal_transition(from, to))
+    return make_error(Code::RecoveryRequired, "illegal_transition",
+                      fmt::format("{}: transaction {} cannot go from {} to {}", path(), id, state_name(from),
+                                  state_name(to)));
+  if (from == State::Committed && to == State::Done) {
+    // DONE means every effect the plan asked for succeeded.
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
+        "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1"));
+    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) return make_error(Code::RecoveryRequired, "no_plan", fmt::format("transaction {} has no plan row", id));
+    if (!s.is_null(0) && s.i64(1) != s.i64(0))
+      return make_error(Code::RecoveryRequired, "effects_unfinished",
+                        fmt::format("transaction {}: {} of {} effects succeeded; DONE needs all", id, s.i64(1),
+                                    s.i64(0)));
+  }
+  std::int64_t at = now_ms();
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "UPDATE txn SET state = ?2, updated_at_ms = ?3, "
+        "error_code = CASE WHEN ?4 IS NULL THEN error_code ELSE ?4 END, "
+        "error_detail = CASE WHEN ?4 IS NULL THEN error_detail ELSE ?5 END, "
+        "finished_at_ms = CASE WHEN ?2 = 'ABANDONED' THEN ?3 ELSE finished_at_ms END WHERE id = ?1"));
+    DOT_TRY(s.bind(1, id).bind(2, state_name(to)).bind(3, at).bind_opt(4, code).bind_opt(5, detail).run());
+  }
+  DOT_TRY(impl_->add_event(id, to, at, code, detail));
+  DOT_TRY(txn.commit());
+  impl_->fire(fmt::format("store.transition.{}", state_name(to)));
+  return {};
+}
+
+Status Store::note(TxnId id, std::string_view code, std::string_view detail) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(impl_->add_event(id, st, now_ms(), code, detail));
+  DOT_TRY(txn.commit());
+  impl_->fire("store.event");
+  return {};
+}
+
+Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Committed, "running an effect"));
+  std::string plan_id;
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1"));
+    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) return make_error(Code::RecoveryRequired, "no_plan", fmt::format("transaction {} has no plan row", id));
+    if (s.is_null(0))
+      return make_error(Code::RecoveryRequired, "pre_capability",
+                        fmt::format("{}: a pre-capability plan has no effect ledger", row_name(id, s.text(1))));
+    if (index >= s.i64(0))
+      return make_error(Code::RecoveryRequired, "effect_index",
+                        fmt::format("{}: effect {} of a plan with {} effects", row_name(id, s.text(1)), index, s.i64(0)));
+    plan_id = s.text(1);
+  }
+  {
+    // Effects run in order: every earlier one must have succeeded.
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'"));
+    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row || s.i64(0) != index)
+      return make_error(Code::RecoveryRequired, "effect_order",
+                        fmt::format("{}: effect {} before every earlier effect succeeded", row_name(id, plan_id), index));
+  }
+  EffectEntry e;
+  e.index = index;
+  e.state = EffectState::Attempted;
+  e.idempotency_key = effect_idempotency_key(plan_id, index);
+  e.updated_at_ms = now_ms();
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state, attempts FROM effect WHERE txn_id = ?1 AND idx = ?2"));
+    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (row && s.text(0) == "SUCCEEDED")
+      return make_error(Code::RecoveryRequired, "effect_done",
+                        fmt::format("{}: effect {} already succeeded", row_name(id, plan_id), index));
+    e.attempts = row ? static_cast<std::uint32_t>(s.i64(1)) + 1 : 1;
+  }
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "INSERT OR REPLACE INTO effect (txn_id, idx, state, idempotency_key, attempts, updated_at_ms, code, detail) "
+        "VALUES (?1, ?2, 'ATTEMPTED', ?3, ?4, ?5, NULL, NULL)"));
+    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(index)).bind(3, e.idempotency_key)
+                .bind(4, static_cast<std::int64_t>(e.attempts)).bind(5, e.updated_at_ms).run());
+  }
+  DOT_TRY(txn.commit());
+  impl_->fire(fmt::format("store.effect.{}.ATTEMPTED", index));
+  return e;
+}
+
+Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, std::string_view code,
+                            std::string_view detail) {
+  DOT_TRY(impl_->writable());
+  if (outcome == EffectState::Attempted)
+    return make_error(Code::Internal, "effect", "an effect finishes as SUCCEEDED or FAILED");
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Committed, "finishing an effect"));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM effect WHERE txn_id = ?1 AND idx = ?2"));
+    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row || s.text(0) != "ATTEMPTED")
+      return make_error(Code::RecoveryRequired, "illegal_transition",
+                        fmt::format("{}: transaction {} effect {} is {}, not ATTEMPTED", path(), id, index,
+                                    row ? s.text(0) : std::string("not attempted")));
+  }
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "UPDATE effect SET state = ?3, updated_at_ms = ?4, code = ?5, detail = ?6 WHERE txn_id = ?1 AND idx = ?2"));
+    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(index)).bind(3, effect_state_name(outcome))
+                .bind(4, now_ms()).bind_opt(5, code).bind_opt(6, detail).run());
+  }
+  DOT_TRY(txn.commit());
+  impl_->fire(fmt::format("store.effect.{}.{}", index, effect_state_name(outcome)));
+  return {};
+}
+
+}  // namespace dot::store

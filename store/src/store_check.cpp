@@ -1,0 +1,205 @@
+// `store check` (SQLite's own checks plus our invariants) and `store prune`.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+#include "store_impl.h"
+
+namespace dot::store {
+namespace {
+
+bool has_plan(State s) {
+  return s != State::Proposing && s != State::Abandoned;
+}
+
+// States whose transaction may own ledger rows: only a commit runs effects,
+// and a committed transaction can later be rolled back.
+bool may_have_ledger(State s) {
+  return s == State::Committed || s == State::Done || s == State::RollingBack || s == State::RolledBack;
+}
+
+}  // namespace
+
+Result<Store::CheckReport> Store::check() {
+  auto& db = impl_->db;
+  CheckReport report;
+  auto problem = [&](std::string p) { report.problems.push_back(std::move(p)); };
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("PRAGMA integrity_check"));
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      std::string line = s.text(0);
+      if (line != "ok") problem("integrity_check: " + line);
+    }
+  }
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("PRAGMA foreign_key_check"));
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      problem(fmt::format("foreign_key_check: table {} row {} points at a missing {} row", s.text(0), s.i64(1),
+                          s.text(2)));
+    }
+  }
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT count(*) FROM root WHERE length(root_id) = 64"));
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row || s.i64(0) != 1) problem("the root row is missing");
+  }
+  // Event histories, one pass over the event table in (txn, seq) order.
+  std::map<TxnId, State> last_event;
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT txn_id, seq, state FROM event ORDER BY txn_id, seq"));
+    TxnId current = -1;
+    State prev = State::Proposing;
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      TxnId id = s.i64(0);
+      auto st = state_from_name(s.text(2));
+      if (!st) {
+        problem(fmt::format("event {}: unknown state \"{}\"", s.i64(1), s.text(2)));
+        continue;
+      }
+      if (id != current) {
+        current = id;
+        if (*st != State::Proposing)
+          problem(fmt::format("transaction {}: history starts at {}, not PROPOSING", id, state_name(*st)));
+      } else if (*st != prev && !is_legal_transition(prev, *st)) {
+        problem(fmt::format("transaction {}: event {} goes from {} to {}, an illegal transition", id, s.i64(1),
+                            state_name(prev), state_name(*st)));
+      }
+      prev = *st;
+      last_event[id] = *st;
+    }
+  }
+  // Per transaction: state matches history, plan bytes match plan id, blobs.
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+      "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
+      "plan.txn_id IS NOT NULL FROM txn LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id"));
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    ++report.transactions;
+    TxnId id = s.i64(0);
+    std::string plan_id = s.text(2);
+    std::string who = row_name(id, plan_id);
+    auto st = state_from_name(s.text(1));
+    if (!st) {
+      problem(fmt::format("{}: unknown state \"{}\"", who, s.text(1)));
+      continue;
+    }
+    bool pruned = s.i64(3) != 0;
+    auto ops = static_cast<std::size_t>(s.i64(4));
+    auto ev = last_event.find(id);
+    if (ev == last_event.end()) {
+      if (!pruned) problem(fmt::format("{}: no events", who));
+    } else if (ev->second != *st) {
+      problem(fmt::format("{}: state {} but its last event says {}", who, state_name(*st), state_name(ev->second)));
+    }
+    if (pruned && !is_finished(*st)) problem(fmt::format("{}: pruned while {}", who, state_name(*st)));
+    bool plan_row = s.i64(7) != 0;
+    if (has_plan(*st) != plan_row) {
+      problem(fmt::format("{}: {} {} a plan row", who, state_name(*st), plan_row ? "has" : "lacks"));
+      continue;
+    }
+    if (!plan_row) continue;
+    std::string digest = sha256_hex(s.blob(5));
+    if (digest != plan_id) problem(fmt::format("{}: the stored plan bytes hash to {}", who, digest));
+    std::optional<std::int64_t> effect_count;
+    if (!s.is_null(6)) effect_count = s.i64(6);
+
+    // Blobs.
+    auto blob_check = [&](const char* sql, std::string_view table, bool presence, std::size_t& n) -> Status {
+      DOT_ASSIGN_OR_RETURN(auto b, db.prepare(sql));
+      b.bind(1, id);
+      n = 0;
+      for (;;) {
+        DOT_ASSIGN_OR_RETURN(bool r, b.step());
+        if (!r) break;
+        ++n;
+        ++report.blobs;
+        bool present = presence ? b.i64(3) != 0 : true;
+        if (present && sha256_hex(b.blob(1)) != b.text(2))
+          problem(fmt::format("{}: {} slot {} does not match its digest", who, table, b.i64(0)));
+        if (!present && (!b.blob(1).empty() || !b.text(2).empty()))
+          problem(fmt::format("{}: {} slot {} is absent but has bytes", who, table, b.i64(0)));
+        if (static_cast<std::size_t>(b.i64(0)) >= ops)
+          problem(fmt::format("{}: {} slot {} beyond its {} operations", who, table, b.i64(0), ops));
+      }
+      return {};
+    };
+    std::size_t artifacts = 0, backups = 0;
+    DOT_TRY(blob_check("SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1", "artifact", false, artifacts));
+    DOT_TRY(blob_check("SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1", "backup", true, backups));
+    if (!pruned && artifacts != ops)
+      problem(fmt::format("{}: {} artifacts for {} operations", who, artifacts, ops));
+    bool needs_backups = *st != State::Sealed && *st != State::Discarded && *st != State::Stale;
+    if (!pruned && needs_backups && backups != ops)
+      problem(fmt::format("{}: {} is past PREPARED but has {} backups for {} operations", who, state_name(*st),
+                          backups, ops));
+    if (!needs_backups && backups != 0)
+      problem(fmt::format("{}: {} but has backups", who, state_name(*st)));
+
+    // Ledger.
+    DOT_ASSIGN_OR_RETURN(auto e, db.prepare(
+        "SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
+    e.bind(1, id);
+    std::int64_t succeeded = 0;
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool r, e.step());
+      if (!r) break;
+      std::int64_t idx = e.i64(0);
+      if (!effect_count) {
+        problem(fmt::format("{}: a pre-capability plan has a ledger row (effect {})", who, idx));
+        continue;
+      }
+      if (idx >= *effect_count)
+        problem(fmt::format("{}: ledger row for effect {} of a plan with {}", who, idx, *effect_count));
+      if (!may_have_ledger(*st))
+        problem(fmt::format("{}: {} but has a ledger row (effect {})", who, state_name(*st), idx));
+      if (e.text(2) != effect_idempotency_key(plan_id, static_cast<std::uint32_t>(idx)))
+        problem(fmt::format("{}: effect {} has a wrong idempotency key", who, idx));
+      if (e.text(1) == "SUCCEEDED") ++succeeded;
+    }
+    if (*st == State::Done && effect_count && succeeded != *effect_count)
+      problem(fmt::format("{}: DONE with {} of {} effects succeeded", who, succeeded, *effect_count));
+  }
+  return report;
+}
+
+Result<Store::PruneReport> Store::prune(std::size_t keep) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  std::vector<TxnId> victims;
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
+        "ORDER BY id DESC LIMIT -1 OFFSET ?1"));
+    s.bind(1, static_cast<std::int64_t>(keep));
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      if (s.i64(1) == 0) victims.push_back(s.i64(0));
+    }
+  }
+  for (TxnId id : victims) {
+    DOT_ASSIGN_OR_RETURN(auto a, db.prepare("DELETE FROM artifact WHERE txn_id = ?1"));
+    DOT_TRY(a.bind(1, id).run());
+    DOT_ASSIGN_OR_RETURN(auto b, db.prepare("DELETE FROM backup WHERE txn_id = ?1"));
+    DOT_TRY(b.bind(1, id).run());
+    DOT_ASSIGN_OR_RETURN(auto e, db.prepare("DELETE FROM event WHERE txn_id = ?1"));
+    DOT_TRY(e.bind(1, id).run());
+    DOT_ASSIGN_OR_RETURN(auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));
+    DOT_TRY(t.bind(1, id).run());
+  }
+  DOT_TRY(txn.commit());
+  impl_->fire("store.prune");
+  return PruneReport{victims.size()};
+}
+
+}  // namespace dot::store

@@ -1,0 +1,310 @@
+// Reading the store: lookups, lists, details, and the verified load of a
+// sealed plan.
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+#include "store_impl.h"
+
+namespace dot::store {
+
+Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s) {
+  TxnSummary t;
+  t.id = s.i64(0);
+  std::string name = s.text(1);
+  auto st = state_from_name(name);
+  if (!st)
+    return make_error(Code::RecoveryRequired, "state",
+                      fmt::format("{}: transaction {} has unknown state \"{}\"", db_path, t.id, name));
+  t.state = *st;
+  t.plan_id = s.text(2);
+  t.proposal_id = s.text(3);
+  t.plugin_id = s.text(4);
+  t.created_at_ms = s.i64(5);
+  t.updated_at_ms = s.i64(6);
+  t.code = s.text(7);
+  t.operation_count = static_cast<std::uint32_t>(s.i64(8));
+  if (!s.is_null(9)) t.effect_count = static_cast<std::uint32_t>(s.i64(9));
+  t.pruned = s.i64(10) != 0;
+  return t;
+}
+
+Result<TxnId> Store::find(std::string_view id_or_prefix) {
+  std::string key(id_or_prefix);
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (key.size() < 8 || key.size() > 64 || !is_lower_hex(key))
+    return make_error(Code::NotFound, "id",
+                      fmt::format("\"{}\" is not a plan id or a hex prefix of at least 8 characters", id_or_prefix));
+  // Every stored id is lowercase hex, so [key, key + "g") is exactly the set
+  // of ids starting with key, and the unique index answers it.
+  std::string upper = key + "g";
+  auto lookup = [&](const char* sql) -> Result<std::vector<TxnId>> {
+    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(sql));
+    s.bind(1, key).bind(2, upper);
+    std::vector<TxnId> ids;
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      ids.push_back(s.i64(0));
+    }
+    return ids;
+  };
+  DOT_ASSIGN_OR_RETURN(auto plans, lookup("SELECT id FROM txn WHERE plan_id >= ?1 AND plan_id < ?2 LIMIT 2"));
+  if (plans.size() == 1) return plans[0];
+  if (plans.size() > 1)
+    return make_error(Code::NotFound, "ambiguous", fmt::format("\"{}\" is a prefix of more than one plan id", key));
+  DOT_ASSIGN_OR_RETURN(auto proposals,
+                       lookup("SELECT id FROM txn WHERE proposal_id >= ?1 AND proposal_id < ?2 LIMIT 2"));
+  if (proposals.size() == 1) return proposals[0];
+  if (proposals.size() > 1)
+    return make_error(Code::NotFound, "ambiguous", fmt::format("\"{}\" is a prefix of more than one proposal id", key));
+  return make_error(Code::NotFound, "unknown", fmt::format("no plan or proposal with id \"{}\"", key));
+}
+
+namespace {
+
+Result<std::vector<TxnSummary>> collect(const std::string& db_path, detail::Stmt& s) {
+  std::vector<TxnSummary> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    DOT_ASSIGN_OR_RETURN(TxnSummary t, read_summary(db_path, s));
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<TxnSummary>> Store::list(const ListFilter& filter) {
+  std::int64_t limit = filter.limit == 0 ? -1 : static_cast<std::int64_t>(filter.limit);
+  if (filter.state) {
+    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+        "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+        "WHERE txn.state = ?1 ORDER BY txn.id DESC LIMIT ?2"));
+    s.bind(1, state_name(*filter.state)).bind(2, limit);
+    return collect(path(), s);
+  }
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+      "ORDER BY txn.id DESC LIMIT ?1"));
+  s.bind(1, limit);
+  return collect(path(), s);
+}
+
+Result<std::vector<TxnSummary>> Store::in_flight() {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+      "WHERE txn.state IN ('PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') ORDER BY txn.id"));
+  return collect(path(), s);
+}
+
+Result<TxnSummary> Store::summary(TxnId id) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
+  s.bind(1, id);
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return make_error(Code::NotFound, "unknown", fmt::format("no transaction {}", id));
+  return read_summary(path(), s);
+}
+
+Result<std::size_t> Store::count() {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT count(*) FROM txn"));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  return row ? static_cast<std::size_t>(s.i64(0)) : 0;
+}
+
+Result<std::vector<Event>> Store::events(TxnId id) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT seq, state, at_ms, code, detail FROM event WHERE txn_id = ?1 ORDER BY seq"));
+  s.bind(1, id);
+  std::vector<Event> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    Event e;
+    e.seq = s.i64(0);
+    std::string name = s.text(1);
+    auto st = state_from_name(name);
+    if (!st)
+      return make_error(Code::RecoveryRequired, "state",
+                        fmt::format("{}: event {} has unknown state \"{}\"", path(), e.seq, name));
+    e.state = *st;
+    e.at_ms = s.i64(2);
+    e.code = s.text(3);
+    e.detail = s.text(4);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT idx, state, idempotency_key, attempts, updated_at_ms, code, detail FROM effect "
+      "WHERE txn_id = ?1 ORDER BY idx"));
+  s.bind(1, id);
+  std::vector<EffectEntry> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    EffectEntry e;
+    e.index = static_cast<std::uint32_t>(s.i64(0));
+    std::string name = s.text(1);
+    auto st = effect_state_from_name(name);
+    if (!st)
+      return make_error(Code::RecoveryRequired, "effect_state",
+                        fmt::format("{}: transaction {} effect {} has unknown state \"{}\"", path(), id, e.index, name));
+    e.state = *st;
+    e.idempotency_key = s.text(2);
+    e.attempts = static_cast<std::uint32_t>(s.i64(3));
+    e.updated_at_ms = s.i64(4);
+    e.code = s.text(5);
+    e.detail = s.text(6);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+namespace {
+
+Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) {
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+      "SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot"));
+  s.bind(1, id);
+  std::vector<OperationSummary> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    out.push_back({s.text(1), s.text(2), s.text(3)});
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TxnDetail> Store::detail(TxnId id) {
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
+  TxnDetail d;
+  DOT_ASSIGN_OR_RETURN(d.summary, summary(id));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "SELECT txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
+        "txn.stderr_truncated, plan.canonical, "
+        "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id) "
+        "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
+    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) return make_error(Code::NotFound, "unknown", fmt::format("no transaction {}", id));
+    d.plugin_digest = s.text(0);
+    d.started_at_ms = s.i64(1);
+    d.finished_at_ms = s.is_null(2) ? 0 : s.i64(2);
+    d.detail = s.text(3);
+    d.plugin_stderr = s.blob(4);
+    d.plugin_stderr_truncated = s.i64(5) != 0;
+    d.canonical_plan = s.blob(6);
+    d.has_backups = s.i64(7) != 0;
+  }
+  DOT_ASSIGN_OR_RETURN(d.operations, read_operations(db, id));
+  DOT_ASSIGN_OR_RETURN(d.effects, effects(id));
+  DOT_ASSIGN_OR_RETURN(d.events, events(id));
+  return d;
+}
+
+namespace {
+
+Result<std::vector<Blob>> read_blobs(detail::Db& db, const char* sql, TxnId id, bool with_presence,
+                                     std::string_view table, const std::string& who) {
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(sql));
+  s.bind(1, id);
+  std::vector<Blob> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    Blob b;
+    b.slot = static_cast<std::uint32_t>(s.i64(0));
+    b.bytes = s.blob(1);
+    b.sha256 = s.text(2);
+    b.exists = with_presence ? s.i64(3) != 0 : true;
+    if (b.slot != out.size())
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: {} slot {} is missing", who, table, out.size()));
+    if (b.exists) {
+      std::string digest = sha256_hex(b.bytes);
+      if (digest != b.sha256)
+        return make_error(Code::RecoveryRequired, "tampered",
+                          fmt::format("{}: {} row for slot {} hashes to {}, not its stored {}", who, table, b.slot,
+                                      digest, b.sha256));
+    } else if (!b.bytes.empty() || !b.sha256.empty()) {
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: {} row for slot {} is absent but has bytes", who, table, b.slot));
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<SealedPlan> Store::load_sealed(TxnId id) {
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(id));
+  std::string who = fmt::format("{}: {}", path(), row_name(id, t.plan_id));
+  SealedPlan p;
+  p.id = id;
+  p.state = t.state;
+  p.plan_id = t.plan_id;
+  p.proposal_id = t.proposal_id;
+  p.effect_count = t.effect_count;
+  if (t.state == State::Proposing || t.state == State::Abandoned)
+    return make_error(Code::NotFound, "not_sealed", fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
+  if (t.pruned)
+    return make_error(Code::NotFound, "pruned", fmt::format("{}: its blobs were pruned", who));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT canonical FROM plan WHERE txn_id = ?1"));
+    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) return make_error(Code::RecoveryRequired, "tampered", fmt::format("{}: the plan row is missing", who));
+    p.canonical_plan = s.blob(0);
+  }
+  std::string digest = sha256_hex(p.canonical_plan);
+  if (p.plan_id.size() != 64 || digest != p.plan_id)
+    return make_error(Code::RecoveryRequired, "tampered",
+                      fmt::format("{}: the stored plan bytes hash to {}, not to the plan id", who, digest));
+  DOT_ASSIGN_OR_RETURN(p.operations, read_operations(db, id));
+  if (p.operations.size() != t.operation_count)
+    return make_error(Code::RecoveryRequired, "tampered",
+                      fmt::format("{}: {} operation rows for {} operations", who, p.operations.size(), t.operation_count));
+  DOT_ASSIGN_OR_RETURN(p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot",
+                                               id, false, "artifact", who));
+  if (p.artifacts.size() != t.operation_count)
+    return make_error(Code::RecoveryRequired, "tampered",
+                      fmt::format("{}: {} artifacts for {} operations", who, p.artifacts.size(), t.operation_count));
+  for (std::size_t i = 0; i < p.artifacts.size(); ++i)
+    if (p.artifacts[i].sha256 != p.operations[i].after_sha256)
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: artifact {} is not the operation's after digest", who, i));
+  DOT_ASSIGN_OR_RETURN(p.backups, read_blobs(db,
+      "SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1 ORDER BY slot", id, true, "backup", who));
+  if (!p.backups.empty() && p.backups.size() != t.operation_count)
+    return make_error(Code::RecoveryRequired, "tampered",
+                      fmt::format("{}: {} backups for {} operations", who, p.backups.size(), t.operation_count));
+  DOT_ASSIGN_OR_RETURN(p.effects, effects(id));
+  if (!p.effect_count && !p.effects.empty())
+    return make_error(Code::RecoveryRequired, "tampered",
+                      fmt::format("{}: a pre-capability plan has effect ledger rows", who));
+  for (const auto& e : p.effects) {
+    if (p.effect_count && e.index >= *p.effect_count)
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: ledger row for effect {} of {}", who, e.index, *p.effect_count));
+    if (e.idempotency_key != effect_idempotency_key(p.plan_id, e.index))
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
+  }
+  return p;
+}
+
+}  // namespace dot::store

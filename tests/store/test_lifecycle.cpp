@@ -1,0 +1,364 @@
+// The store API the engine drives: proposals, sealing, verified loads,
+// transitions with events, the effect ledger, lookups and the commit hook.
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
+
+#include "helpers.h"
+
+namespace dot::store {
+namespace {
+
+using testing::TempDir;
+
+class StoreLifecycle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    OpenOptions o;
+    o.commit_hook = [this](std::string_view p) { points.emplace_back(p); };
+    auto s = Store::create(dir / "store.db", testing::hex64('a'), o);
+    ASSERT_TRUE(s.ok()) << s.error().line();
+    store.emplace(std::move(s).value());
+  }
+
+  TxnId sealed(int n, bool effects = true) {
+    auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+    EXPECT_TRUE(id.ok());
+    auto in = testing::make_seal(n, effects);
+    EXPECT_TRUE(store->set_proposal_id(*id, in.proposal_id).ok());
+    auto st = store->seal(*id, in);
+    EXPECT_TRUE(st.ok()) << st.error().line();
+    return *id;
+  }
+
+  // Runs raw SQL on the database behind the store's back (tampering).
+  void raw(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(store->path().c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+
+  TempDir dir;
+  std::optional<Store> store;
+  std::vector<std::string> points;
+};
+
+TEST_F(StoreLifecycle, CreateRecordsRootIdAndSchema) {
+  auto rid = store->root_id();
+  ASSERT_OK(rid);
+  EXPECT_EQ(*rid, testing::hex64('a'));
+  EXPECT_EQ(store->opened_version(), kSchemaVersion);
+  EXPECT_EQ(points, std::vector<std::string>{"store.init"});
+  auto again = Store::create(dir / "store.db", testing::hex64('b'));
+  ASSERT_ERR(again, Code::Store);
+}
+
+TEST_F(StoreLifecycle, FullCommitPathWithEffects) {
+  TxnId id = sealed(1);
+  auto loaded = store->load_sealed(id);
+  ASSERT_OK(loaded);
+  auto in = testing::make_seal(1);
+  EXPECT_EQ(loaded->canonical_plan, in.canonical_plan);
+  EXPECT_EQ(loaded->plan_id, in.plan_id);
+  EXPECT_EQ(loaded->effect_count, std::optional<std::uint32_t>(1));
+  ASSERT_EQ(loaded->artifacts.size(), 2u);
+  EXPECT_EQ(loaded->artifacts[1].bytes, in.artifacts[1].bytes);
+  EXPECT_TRUE(loaded->backups.empty());
+
+  ASSERT_OK(store->prepare(id, testing::make_backups(2)));
+  ASSERT_OK(store->transition(id, State::Committing));
+  ASSERT_OK(store->transition(id, State::Committed));
+  // DONE needs the ledger complete.
+  ASSERT_ERR(store->transition(id, State::Done), Code::RecoveryRequired);
+  auto e = store->effect_attempt(id, 0);
+  ASSERT_OK(e);
+  EXPECT_EQ(e->idempotency_key, sha256_hex(in.plan_id + ":commit:0"));
+  EXPECT_EQ(e->attempts, 1u);
+  ASSERT_OK(store->effect_finish(id, 0, EffectState::Failed, "DOT_E_POST_COMMIT", "fsync failed"));
+  auto retry = store->effect_attempt(id, 0);
+  ASSERT_OK(retry);
+  EXPECT_EQ(retry->attempts, 2u);
+  ASSERT_OK(store->effect_finish(id, 0, EffectState::Succeeded));
+  ASSERT_ERR(store->effect_attempt(id, 0), Code::RecoveryRequired);  // SUCCEEDED is final
+  ASSERT_ERR(store->effect_attempt(id, 1), Code::RecoveryRequired);  // beyond the count
+  ASSERT_OK(store->transition(id, State::Done));
+
+  auto d = store->detail(id);
+  ASSERT_OK(d);
+  EXPECT_EQ(d->summary.state, State::Done);
+  std::vector<State> history;
+  for (const auto& ev : d->events) history.push_back(ev.state);
+  EXPECT_EQ(history, (std::vector<State>{State::Proposing, State::Sealed, State::Prepared, State::Committing,
+                                         State::Committed, State::Done}));
+  ASSERT_EQ(d->effects.size(), 1u);
+  EXPECT_EQ(d->effects[0].state, EffectState::Succeeded);
+  EXPECT_TRUE(d->has_backups);
+
+  std::vector<std::string> expected = {
+      "store.init", "store.proposal.begin", "store.proposal.id", "store.seal", "store.prepare",
+      "store.transition.COMMITTING", "store.transition.COMMITTED", "store.effect.0.ATTEMPTED",
+      "store.effect.0.FAILED", "store.effect.0.ATTEMPTED", "store.effect.0.SUCCEEDED", "store.transition.DONE"};
+  EXPECT_EQ(points, expected);
+
+  auto check = store->check();
+  ASSERT_OK(check);
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+}
+
+TEST_F(StoreLifecycle, IllegalTransitionsAreRefusedAndChangeNothing) {
+  TxnId id = sealed(2);
+  ASSERT_ERR(store->transition(id, State::Committed), Code::RecoveryRequired);
+  ASSERT_ERR(store->transition(id, State::Done), Code::RecoveryRequired);
+  ASSERT_ERR(store->transition(id, State::RolledBack), Code::RecoveryRequired);
+  ASSERT_ERR(store->effect_attempt(id, 0), Code::RecoveryRequired);
+  ASSERT_OK(store->transition(id, State::Discarded, "", "user discarded"));
+  ASSERT_ERR(store->prepare(id, testing::make_backups(2)), Code::RecoveryRequired);
+  ASSERT_ERR(store->transition(id, State::Stale), Code::RecoveryRequired);
+  auto s = store->summary(id);
+  ASSERT_OK(s);
+  EXPECT_EQ(s->state, State::Discarded);
+  auto evs = store->events(id);
+  ASSERT_OK(evs);
+  EXPECT_EQ(evs->size(), 3u);
+  ASSERT_ERR(store->transition(9999, State::Done), Code::NotFound);
+}
+
+TEST_F(StoreLifecycle, AbandonKeepsCodeAndBoundedStderr) {
+  auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id);
+  std::string err(kMaxStderrBytes + 100, 'x');
+  err[0] = '\xff';  // not UTF-8: kept as bytes
+  ASSERT_OK(store->abandon(*id, {"DOT_E_PROTOCOL", "trailing output", err}));
+  auto d = store->detail(*id);
+  ASSERT_OK(d);
+  EXPECT_EQ(d->summary.state, State::Abandoned);
+  EXPECT_EQ(d->summary.code, "DOT_E_PROTOCOL");
+  EXPECT_EQ(d->detail, "trailing output");
+  EXPECT_EQ(d->plugin_stderr.size(), kMaxStderrBytes);
+  EXPECT_TRUE(d->plugin_stderr_truncated);
+  EXPECT_EQ(d->events.back().code, "DOT_E_PROTOCOL");
+  ASSERT_ERR(store->seal(*id, testing::make_seal(3)), Code::RecoveryRequired);
+  ASSERT_ERR(store->load_sealed(*id), Code::NotFound);
+}
+
+TEST_F(StoreLifecycle, SealRefusesInconsistentInput) {
+  auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id);
+  auto in = testing::make_seal(4);
+  auto bad = in;
+  bad.plan_id = testing::hex64('0');
+  ASSERT_ERR(store->seal(*id, bad), Code::Validation);
+  bad = in;
+  bad.artifacts[1].bytes += "x";
+  ASSERT_ERR(store->seal(*id, bad), Code::ArtifactMismatch);
+  bad = in;
+  bad.artifacts.pop_back();
+  ASSERT_ERR(store->seal(*id, bad), Code::ArtifactMismatch);
+  bad = in;
+  bad.artifacts[0].bytes.assign(kMaxBlobBytes + 1, 'a');
+  bad.artifacts[0].sha256 = sha256_hex(bad.artifacts[0].bytes);
+  bad.operations[0].after_sha256 = bad.artifacts[0].sha256;
+  ASSERT_ERR(store->seal(*id, bad), Code::ArtifactMismatch);
+  // Nothing of the refused seals is left behind.
+  auto s = store->summary(*id);
+  ASSERT_OK(s);
+  EXPECT_EQ(s->state, State::Proposing);
+  ASSERT_OK(store->seal(*id, in));
+  // The same plan twice is a conflict.
+  auto id2 = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id2);
+  ASSERT_ERR(store->seal(*id2, in), Code::Conflict);
+}
+
+TEST_F(StoreLifecycle, PreCapabilityPlanHasNoLedger) {
+  TxnId id = sealed(5, /*effects=*/false);
+  ASSERT_OK(store->prepare(id, testing::make_backups(2)));
+  ASSERT_OK(store->transition(id, State::Committing));
+  ASSERT_OK(store->transition(id, State::Committed));
+  ASSERT_ERR(store->effect_attempt(id, 0), Code::RecoveryRequired);
+  ASSERT_OK(store->transition(id, State::Done));
+  auto p = store->load_sealed(id);
+  ASSERT_OK(p);
+  EXPECT_FALSE(p->effect_count.has_value());
+}
+
+TEST_F(StoreLifecycle, TamperedPlanBytesAreRecoveryRequired) {
+  TxnId id = sealed(6);
+  raw("UPDATE plan SET canonical = CAST(replace(CAST(canonical AS TEXT), 'slot0', 'slotX') AS BLOB)");
+  auto p = store->load_sealed(id);
+  ASSERT_ERR(p, Code::RecoveryRequired);
+  EXPECT_NE(p.error().detail.find("transaction 1"), std::string::npos) << p.error().detail;
+  auto c = store->check();
+  ASSERT_OK(c);
+  EXPECT_FALSE(c->problems.empty());
+}
+
+TEST_F(StoreLifecycle, TamperedArtifactAndBackupAreRecoveryRequired) {
+  TxnId id = sealed(7);
+  ASSERT_OK(store->prepare(id, testing::make_backups(2)));
+  raw("UPDATE backup SET bytes = CAST('evil' AS BLOB) WHERE slot = 1");
+  auto p = store->load_sealed(id);
+  ASSERT_ERR(p, Code::RecoveryRequired);
+  EXPECT_NE(p.error().detail.find("backup row for slot 1"), std::string::npos) << p.error().detail;
+  raw("UPDATE backup SET bytes = CAST('old 1' || char(10) AS BLOB) WHERE slot = 1");
+  ASSERT_OK(store->load_sealed(id));
+  raw("UPDATE artifact SET bytes = CAST('evil' AS BLOB) WHERE slot = 0");
+  auto q = store->load_sealed(id);
+  ASSERT_ERR(q, Code::RecoveryRequired);
+  EXPECT_NE(q.error().detail.find("artifact row for slot 0"), std::string::npos) << q.error().detail;
+}
+
+TEST_F(StoreLifecycle, LedgerRowOnPreCapabilityPlanIsTampering) {
+  TxnId id = sealed(8, /*effects=*/false);
+  auto plan_id = store->summary(id)->plan_id;
+  raw(fmt::format("INSERT INTO effect VALUES ({}, 0, 'SUCCEEDED', '{}', 1, 0, NULL, NULL)", id,
+                  effect_idempotency_key(plan_id, 0)));
+  ASSERT_ERR(store->load_sealed(id), Code::RecoveryRequired);
+  auto c = store->check();
+  ASSERT_OK(c);
+  EXPECT_FALSE(c->problems.empty());
+}
+
+TEST_F(StoreLifecycle, FindByPrefix) {
+  TxnId a = sealed(10);
+  TxnId b = sealed(11);
+  auto pa = store->summary(a)->plan_id;
+  auto pb = store->summary(b)->plan_id;
+  auto fa = store->find(pa);
+  ASSERT_OK(fa);
+  EXPECT_EQ(*fa, a);
+  auto fb = store->find(pb.substr(0, 8));
+  ASSERT_OK(fb);
+  EXPECT_EQ(*fb, b);
+  std::string upper = pb.substr(0, 12);
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ASSERT_OK(store->find(upper));
+  ASSERT_ERR(store->find(pa.substr(0, 7)), Code::NotFound);
+  ASSERT_ERR(store->find("zzzzzzzzzz"), Code::NotFound);
+  ASSERT_ERR(store->find(testing::hex64('f')), Code::NotFound);
+  // By proposal id when no plan id matches.
+  auto prop = store->summary(a)->proposal_id;
+  auto fp = store->find(prop.substr(0, 10));
+  ASSERT_OK(fp);
+  EXPECT_EQ(*fp, a);
+}
+
+TEST_F(StoreLifecycle, AmbiguousPrefixIsNotFound) {
+  // Real plan ids practically never share 10 hex digits, so plant a row whose
+  // plan id does.
+  TxnId a = sealed(20);
+  raw(fmt::format("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms, plan_id) "
+                  "VALUES ('ABANDONED', 'x', '{}', 0, 0, '{}')",
+                  testing::hex64('d'), store->summary(a)->plan_id.substr(0, 10) + std::string(54, '0')));
+  auto r = store->find(store->summary(a)->plan_id.substr(0, 10));
+  ASSERT_ERR(r, Code::NotFound);
+  EXPECT_EQ(r.error().kind, "ambiguous");
+}
+
+TEST_F(StoreLifecycle, ListNewestFirstAndByState) {
+  TxnId a = sealed(30);
+  TxnId b = sealed(31);
+  auto c = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(c);
+  ASSERT_OK(store->transition(a, State::Stale, "DOT_E_CONFLICT", "target changed"));
+  auto all = store->list({});
+  ASSERT_OK(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].id, *c);
+  EXPECT_EQ((*all)[1].id, b);
+  EXPECT_EQ((*all)[2].id, a);
+  EXPECT_EQ((*all)[2].code, "DOT_E_CONFLICT");
+  auto sealed_only = store->list({State::Sealed, 10});
+  ASSERT_OK(sealed_only);
+  ASSERT_EQ(sealed_only->size(), 1u);
+  EXPECT_EQ((*sealed_only)[0].id, b);
+  auto one = store->list({std::nullopt, 1});
+  ASSERT_OK(one);
+  EXPECT_EQ(one->size(), 1u);
+  auto count = store->count();
+  ASSERT_OK(count);
+  EXPECT_EQ(*count, 3u);
+}
+
+TEST_F(StoreLifecycle, InFlightListsUnfinishedTransactions) {
+  TxnId a = sealed(40);
+  TxnId b = sealed(41);
+  ASSERT_OK(store->prepare(b, testing::make_backups(2)));
+  auto f = store->in_flight();
+  ASSERT_OK(f);
+  ASSERT_EQ(f->size(), 1u);
+  EXPECT_EQ((*f)[0].id, b);
+  ASSERT_OK(store->transition(b, State::RollingBack));
+  ASSERT_OK(store->transition(b, State::RolledBack, "DOT_E_CONFLICT", "rolled back"));
+  f = store->in_flight();
+  ASSERT_OK(f);
+  EXPECT_TRUE(f->empty());
+  (void)a;
+}
+
+TEST_F(StoreLifecycle, PluginRegistration) {
+  auto none = store->plugin();
+  ASSERT_OK(none);
+  EXPECT_FALSE(none->has_value());
+  PluginRecord r{"org.dot.hello", testing::hex64('1'), "{\"id\":\"org.dot.hello\"}", 0};
+  ASSERT_OK(store->register_plugin(r, false));
+  ASSERT_ERR(store->register_plugin(r, false), Code::Conflict);
+  r.sha256 = testing::hex64('2');
+  ASSERT_OK(store->register_plugin(r, true));
+  auto got = store->plugin();
+  ASSERT_OK(got);
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->sha256, testing::hex64('2'));
+  EXPECT_EQ((*got)->manifest, r.manifest);
+  EXPECT_GT((*got)->registered_at_ms, 0);
+}
+
+TEST_F(StoreLifecycle, ReadOnlyStoreRefusesWrites) {
+  OpenOptions ro;
+  ro.read_only = true;
+  auto s = Store::open(store->path(), ro);
+  ASSERT_OK(s);
+  ASSERT_ERR(s->begin_proposal({"x", testing::hex64('d'), 0}), Code::Internal);
+  ASSERT_OK(s->list({}));
+}
+
+TEST_F(StoreLifecycle, PruneDropsBlobsOfOldFinishedOnly) {
+  std::vector<TxnId> done;
+  for (int i = 0; i < 3; ++i) {
+    TxnId id = sealed(50 + i, false);
+    ASSERT_OK(store->prepare(id, testing::make_backups(2)));
+    ASSERT_OK(store->transition(id, State::Committing));
+    ASSERT_OK(store->transition(id, State::Committed));
+    ASSERT_OK(store->transition(id, State::Done));
+    done.push_back(id);
+  }
+  TxnId waiting = sealed(60);
+  TxnId flying = sealed(61);
+  ASSERT_OK(store->prepare(flying, testing::make_backups(2)));
+  auto r = store->prune(1);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->pruned, 2u);
+  ASSERT_ERR(store->load_sealed(done[0]), Code::NotFound);
+  ASSERT_ERR(store->load_sealed(done[1]), Code::NotFound);
+  ASSERT_OK(store->load_sealed(done[2]));
+  ASSERT_OK(store->load_sealed(waiting));
+  ASSERT_OK(store->load_sealed(flying));
+  auto s = store->summary(done[0]);
+  ASSERT_OK(s);
+  EXPECT_TRUE(s->pruned);
+  EXPECT_EQ(s->state, State::Done);
+  auto c = store->check();
+  ASSERT_OK(c);
+  EXPECT_TRUE(c->problems.empty()) << c->problems.front();
+  auto again = store->prune(1);
+  ASSERT_OK(again);
+  EXPECT_EQ(again->pruned, 0u);
+}
+
+}  // namespace
+}  // namespace dot::store
