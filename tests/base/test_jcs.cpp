@@ -1,0 +1,190 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "dot/base/jcs.h"
+#include "dot/base/json.h"
+
+namespace dot::jcs {
+namespace {
+
+std::string num(double d) {
+  std::string s;
+  append_number(s, d);
+  return s;
+}
+
+std::string canon(std::string_view text, Profile p = Profile::Rfc8785) {
+  auto r = canonicalize_text(text, p);
+  if (!r.ok()) return "ERROR " + r.error().kind;
+  return *r;
+}
+
+double from_bits(std::uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+TEST(JcsNumber, EcmascriptFormatting) {
+  EXPECT_EQ(num(0.0), "0");
+  EXPECT_EQ(num(-0.0), "0");
+  EXPECT_EQ(num(1), "1");
+  EXPECT_EQ(num(-1), "-1");
+  EXPECT_EQ(num(1e21), "1e+21");
+  EXPECT_EQ(num(1e20), "100000000000000000000");
+  EXPECT_EQ(num(999999999999999900000.0), "999999999999999900000");
+  EXPECT_EQ(num(1e-6), "0.000001");
+  EXPECT_EQ(num(1e-7), "1e-7");
+  EXPECT_EQ(num(1.5e-7), "1.5e-7");
+  EXPECT_EQ(num(5e-324), "5e-324");
+  EXPECT_EQ(num(-5e-324), "-5e-324");
+  EXPECT_EQ(num(1.7976931348623157e308), "1.7976931348623157e+308");
+  EXPECT_EQ(num(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(num(333333333.3333333), "333333333.3333333");
+  EXPECT_EQ(num(9007199254740992.0), "9007199254740992");
+  EXPECT_EQ(num(9007199254740993.0), "9007199254740992");
+  EXPECT_EQ(num(18446744073709551616.0), "18446744073709552000");
+  EXPECT_EQ(num(1e23), "1e+23");
+  EXPECT_EQ(num(123.456), "123.456");
+  EXPECT_EQ(num(0.000001234), "0.000001234");
+  EXPECT_EQ(num(1.234e-7), "1.234e-7");
+  EXPECT_EQ(num(4.35), "4.35");
+  EXPECT_EQ(num(2e-3), "0.002");
+  // Rows of the well-known ES6 number test file (hex bits, expected).
+  EXPECT_EQ(num(from_bits(0x4340000000000000ull)), "9007199254740992");
+  EXPECT_EQ(num(from_bits(0x44b52d02c7e14af6ull)), "1e+23");
+  EXPECT_EQ(num(from_bits(0x3eb0c6f7a0b5ed8dull)), "0.000001");
+  EXPECT_EQ(num(from_bits(0x3eb0c6f7a0b5ed8cull)), "9.999999999999997e-7");
+  EXPECT_EQ(num(from_bits(0x7fefffffffffffffull)), "1.7976931348623157e+308");
+  EXPECT_EQ(num(from_bits(0x0000000000000001ull)), "5e-324");
+  EXPECT_EQ(num(from_bits(0x444b1ae4d6e2ef50ull)), "1e+21");
+  EXPECT_EQ(num(from_bits(0x444b1ae4d6e2ef4full)), "999999999999999900000");
+}
+
+TEST(JcsString, Escapes) {
+  std::string out;
+  append_string(out, std::string_view("\"\\/\b\f\n\r\t\x01\x1f\x7f\xC3\xA9\xF0\x9F\x98\x80\0", 18));
+  EXPECT_EQ(out, std::string("\"\\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f\xC3\xA9\xF0\x9F\x98\x80\\u0000\""));
+}
+
+TEST(JcsCanonicalize, Rfc8785SortingExample) {
+  // RFC 8785 section 3.2.3: keys sorted by UTF-16 code units.
+  std::string in = R"({"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh",)"
+                   R"("1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"})";
+  std::string want =
+      "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xC2\x80\":\"Control\",\"\xC3\xB6\":\"Latin Small Letter O With "
+      "Diaeresis\",\"\xE2\x82\xAC\":\"Euro Sign\",\"\xF0\x9F\x98\x80\":\"Emoji: Grinning Face\",\"\xEF\xAC\xB3\":\"Hebrew "
+      "Letter Dalet With Dagesh\"}";
+  EXPECT_EQ(canon(in), want);
+}
+
+TEST(JcsCanonicalize, Rfc8785NumbersExample) {
+  // RFC 8785 section 3.2.2.
+  std::string in = R"({"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+    "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]})";
+  std::string want =
+      "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
+      "\"string\":\"\xE2\x82\xAC$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
+  EXPECT_EQ(canon(in), want);
+}
+
+TEST(JcsCanonicalize, NestedSortingAndWhitespace) {
+  EXPECT_EQ(canon(" { \"b\" : [ 3 , { \"z\":1, \"a\":2 } ], \"a\" : { } } "), "{\"a\":{},\"b\":[3,{\"a\":2,\"z\":1}]}");
+  EXPECT_EQ(canon("[\"\\u00e9\", \"e\\u0301\"]"), "[\"\xC3\xA9\",\"e\xCC\x81\"]");  // no normalisation
+  EXPECT_EQ(canon("{\"\\uffff\":1,\"\\ud800\\udc00\":2,\"\\ud7ff\":3}"),
+            "{\"\xED\x9F\xBF\":3,\"\xF0\x90\x80\x80\":2,\"\xEF\xBF\xBF\":1}");
+  EXPECT_EQ(canon("-0"), "0");
+  EXPECT_EQ(canon("1e3"), "1000");
+  EXPECT_EQ(canon("18446744073709551616"), "18446744073709552000");
+  EXPECT_EQ(canon("1e-400"), "0");
+  EXPECT_EQ(canon("1e400"), "ERROR invalid_number");
+  EXPECT_EQ(canon("{\"a\":1,\"a\":1}"), "ERROR duplicate_key");
+}
+
+TEST(JcsCanonicalize, HelloProfile) {
+  EXPECT_EQ(canon("{\"b\":[0,9007199254740991],\"a\":\"x y~\"}", Profile::Hello),
+            "{\"a\":\"x y~\",\"b\":[0,9007199254740991]}");
+  EXPECT_EQ(canon("9007199254740992", Profile::Hello), "ERROR unsafe_integer");
+  EXPECT_EQ(canon("123456789012345678901234567890", Profile::Hello), "ERROR unsafe_integer");
+  EXPECT_EQ(canon("1.0", Profile::Hello), "ERROR fraction");
+  EXPECT_EQ(canon("1e3", Profile::Hello), "ERROR fraction");
+  EXPECT_EQ(canon("-0", Profile::Hello), "ERROR negative");
+  EXPECT_EQ(canon("-1", Profile::Hello), "ERROR negative");
+  EXPECT_EQ(canon("\"caf\\u00e9\"", Profile::Hello), "ERROR not_printable_ascii");
+  EXPECT_EQ(canon("\"a\\nb\"", Profile::Hello), "ERROR not_printable_ascii");
+  EXPECT_EQ(canon("\"\\u007f\"", Profile::Hello), "ERROR not_printable_ascii");
+  EXPECT_EQ(canon("{\"\\u00e9\":1}", Profile::Hello), "ERROR not_printable_ascii");
+  auto r = canonicalize_text("[1, 2.5]", Profile::Hello);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::Validation);
+  EXPECT_EQ(r.error().offset, 4u);
+}
+
+TEST(JcsCanonicalize, MetewandProfile) {
+  EXPECT_EQ(canon("[1e3, 0.5, -0, 9007199254740991, -9007199254740991]", Profile::Metewand),
+            "[1000,0.5,0,9007199254740991,-9007199254740991]");
+  EXPECT_EQ(canon("9007199254740992.0", Profile::Metewand), "ERROR unsafe_integer");
+  EXPECT_EQ(canon("1.7976931348623157e308", Profile::Metewand), "ERROR unsafe_integer");
+  EXPECT_EQ(canon("-9007199254740992", Profile::Metewand), "ERROR unsafe_integer");
+  EXPECT_EQ(canon("1e300", Profile::Metewand), "ERROR unsafe_integer");
+  EXPECT_EQ(canon("1.5e300", Profile::Metewand), "ERROR unsafe_integer");  // integral value
+  EXPECT_EQ(canon("5e-324", Profile::Metewand), "5e-324");
+  EXPECT_EQ(canon("\"\\u00e9\"", Profile::Metewand), "\"\xC3\xA9\"");
+}
+
+TEST(JcsCanonicalize, Idempotent) {
+  const char* docs[] = {"{\"b\":[1,2e10,{\"\\ud83d\\ude00\":null}],\"\\u00e9\":\"\\u001f\"}", "[0.1,1e-7,1e21]"};
+  for (const char* d : docs) {
+    std::string once = canon(d);
+    EXPECT_EQ(canon(once), once);
+  }
+}
+
+TEST(JcsNode, EncodeBuiltTrees) {
+  Node n = Node::object();
+  n.set("zeta", Node::integer(3))
+      .set("alpha", Node::array().push(Node::boolean(true)).push(Node::null()).push(Node::number(0.5)))
+      .set("s", Node::string("\xE2\x82\xAC\n"));
+  n.set("zeta", Node::integer(4));  // replaces
+  auto r = encode(n, Profile::Rfc8785);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, "{\"alpha\":[true,null,0.5],\"s\":\"\xE2\x82\xAC\\n\",\"zeta\":4}");
+  ASSERT_NE(n.get("zeta"), nullptr);
+  EXPECT_EQ(n.get("missing"), nullptr);
+  EXPECT_EQ(encode(n, Profile::Hello).error().kind, "fraction");
+  EXPECT_EQ(encode(Node::integer(-1), Profile::Hello).error().kind, "negative");
+  EXPECT_EQ(encode(Node::integer(9007199254740992), Profile::Hello).error().kind, "unsafe_integer");
+  EXPECT_EQ(encode(Node::integer(9007199254740992), Profile::Metewand).error().kind, "unsafe_integer");
+  EXPECT_EQ(*encode(Node::integer(9007199254740993), Profile::Rfc8785), "9007199254740992");
+  EXPECT_EQ(encode(Node::number(std::nan("")), Profile::Rfc8785).error().kind, "invalid_number");
+  EXPECT_EQ(encode(Node::number(INFINITY), Profile::Rfc8785).error().kind, "invalid_number");
+  EXPECT_EQ(encode(Node::string("\xFF"), Profile::Rfc8785).error().kind, "utf8");
+  EXPECT_EQ(encode(Node::string("caf\xC3\xA9"), Profile::Hello).error().kind, "not_printable_ascii");
+  EXPECT_EQ(*encode(Node::number(-0.0), Profile::Rfc8785), "0");
+  EXPECT_EQ(encode(Node::number(-0.0), Profile::Hello).error().kind, "negative");
+}
+
+TEST(JcsNode, FromParsedValueRoundTrips) {
+  const char* text = "{\"b\":[1,-0,2.5,18446744073709551616,\"x\"],\"a\":{\"\\ud83d\\ude00\":true}}";
+  auto doc = json::parse(text);
+  ASSERT_TRUE(doc.ok());
+  Node n = Node::from(doc->root());
+  EXPECT_EQ(*encode(n, Profile::Rfc8785), *canonicalize(doc->root(), Profile::Rfc8785));
+  auto minus_zero = json::parse("[-0]");
+  ASSERT_TRUE(minus_zero.ok());
+  // -0 keeps its sign through from(), so the hello profile still refuses it.
+  EXPECT_EQ(encode(Node::from(minus_zero->root()), Profile::Hello).error().kind, "negative");
+}
+
+TEST(JcsProfile, Names) {
+  for (Profile p : {Profile::Rfc8785, Profile::Hello, Profile::Metewand})
+    EXPECT_EQ(profile_from_name(profile_name(p)), p);
+  EXPECT_FALSE(profile_from_name("RFC8785").has_value());
+}
+
+}  // namespace
+}  // namespace dot::jcs
