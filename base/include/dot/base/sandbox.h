@@ -1,0 +1,152 @@
+#pragma once
+// Process containment for plugins that run under `process` assurance: what the
+// kernel enforces around a plugin, not what the plugin promises.
+//
+// Everything is prepared in the parent (Landlock ruleset descriptor opened and
+// filled, seccomp filter compiled by libseccomp and exported to BPF, rlimits
+// computed); the child only applies it, through SpawnOptions::pre_exec, with
+// raw system calls that are async-signal-safe. Layers, in the order the child
+// applies them: rlimits, capabilities (bounding set, ambient, securebits, then
+// all of effective/permitted/inheritable), parent-death signal, no_new_privs,
+// Landlock, seccomp. Descriptors: spawn() already leaves only stdio; apply_to()
+// refuses to contain a spawn that keeps any other descriptor.
+//
+// Failing closed: prepare() returns DOT_E_SANDBOX_UNAVAILABLE naming the
+// missing layer whenever the running kernel cannot provide one of them; a
+// plugin is then never started. A layer that fails in the child aborts the
+// spawn (spawn() reports the errno) and the plugin never runs uncontained.
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dot/base/process.h"
+#include "dot/base/result.h"
+
+namespace dot {
+
+// Landlock ABI below which containment is refused: before ABI 3 the kernel
+// does not mediate truncate(), so a contained root-owned plugin could still
+// truncate any root-owned file it can name.
+inline constexpr int kMinLandlockAbi = 3;
+
+// What the running kernel and this process can provide. Each `*_detail` says
+// why a layer is missing (or what it is, when present).
+struct SandboxSupport {
+  int landlock_abi = 0;  // 0: Landlock unavailable
+  std::string landlock_detail;
+  bool seccomp = false;  // seccomp filter mode with SECCOMP_RET_KILL_PROCESS
+  std::string seccomp_detail;
+  bool no_new_privs = false;
+  std::string no_new_privs_detail;
+  // Every capability can be dropped, the bounding set included (as root this
+  // needs CAP_SETPCAP; an unprivileged process has nothing to drop that
+  // no_new_privs would not already keep from being regained).
+  bool capabilities = false;
+  std::string capabilities_detail;
+  bool rlimits = false;
+  std::string rlimits_detail;
+
+  bool landlock() const noexcept { return landlock_abi >= kMinLandlockAbi; }
+  bool complete() const noexcept {
+    return landlock() && seccomp && no_new_privs && capabilities && rlimits;
+  }
+  // Ok when every layer is present; else DOT_E_SANDBOX_UNAVAILABLE (kind
+  // "landlock", "seccomp", "no_new_privs", "capabilities" or "rlimits") naming
+  // the first missing layer.
+  Status require_complete() const;
+};
+
+// Probes the running kernel; cheap (a handful of system calls), no side effects.
+SandboxSupport probe_sandbox_support();
+
+// Resource limits, soft = hard (a plugin cannot raise them back).
+struct SandboxLimits {
+  rlim_t address_space = rlim_t{1} << 30;  // RLIMIT_AS: 1 GiB
+  rlim_t cpu_seconds = 2;                  // RLIMIT_CPU: SIGKILL at 2 s of CPU
+  rlim_t file_size = 64 * 1024;            // RLIMIT_FSIZE: 64 KiB
+  rlim_t open_files = 32;                  // RLIMIT_NOFILE
+  rlim_t core_size = 0;                    // RLIMIT_CORE: no core dumps
+};
+
+struct SandboxPolicy {
+  // The verified descriptor that will be executed (the one that was hashed);
+  // SpawnOptions::exec_fd must be this same descriptor.
+  int executable_fd = -1;
+  // Where it was opened from: resolves $ORIGIN in RUNPATH, names it in errors.
+  std::string executable_path;
+  // Read-write directory (regular files only: create, write, truncate, remove,
+  // list). Empty: none.
+  std::string stage_dir;
+  SandboxLimits limits;
+};
+
+// The files a dynamically linked ELF executable needs before main(): its
+// interpreter (PT_INTERP) and, transitively, the shared objects its DT_NEEDED
+// entries resolve to (DT_RPATH, DT_RUNPATH with $ORIGIN, then the system
+// library directories), plus the loader cache. Absolute, symlinks resolved.
+struct LoaderFiles {
+  std::string interpreter;            // empty for a static executable
+  std::vector<std::string> libraries;  // in breadth-first load order
+  std::vector<std::string> unresolved;  // DT_NEEDED names not found (the loader will fail on them too)
+  std::string loader_cache;           // /etc/ld.so.cache when present
+};
+
+// What one ELF object says about dynamic loading, read through `read_at`
+// (offset, length, out) -> bytes read, or -1. Refuses anything but a 64-bit
+// little-endian ELF for this machine. Errors: DOT_E_POLICY kind "elf".
+struct ElfDynamicInfo {
+  bool is_elf_executable = false;  // ET_EXEC or ET_DYN
+  std::string interpreter;
+  std::vector<std::string> needed;
+  std::vector<std::string> rpath;    // DT_RPATH entries, split on ':'
+  std::vector<std::string> runpath;  // DT_RUNPATH entries, split on ':'
+};
+using ElfReadAt = std::function<long(std::uint64_t offset, std::size_t length, char* out)>;
+Result<ElfDynamicInfo> read_elf_dynamic_info(const ElfReadAt& read_at);
+
+// Resolves everything the dynamic loader will open for the executable behind
+// `fd` (opened from `path`). Errors: DOT_E_POLICY kind "elf" when it is not a
+// loadable ELF executable for this machine.
+Result<LoaderFiles> resolve_loader_files(int fd, const std::string& path);
+
+// Containment prepared in the parent and applied in the child. Movable; must
+// outlive the spawn() it was applied to (the child reads it between fork and exec).
+class Sandbox {
+ public:
+  Sandbox();
+  ~Sandbox();
+  Sandbox(Sandbox&&) noexcept;
+  Sandbox& operator=(Sandbox&&) noexcept;
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  // Probes the kernel and prepares every layer for `policy`.
+  static Result<Sandbox> prepare(const SandboxPolicy& policy);
+  // Same, trusting an earlier probe (doctor, tests that simulate a kernel
+  // without a layer). A support that lacks any layer is refused.
+  static Result<Sandbox> prepare(const SandboxPolicy& policy, const SandboxSupport& support);
+
+  // Installs the child-side hook on `options`: pre_exec, a new session, the
+  // parent-death signal. Refuses (DOT_E_INTERNAL) options that would defeat
+  // containment: executing a path instead of the verified descriptor, another
+  // descriptor than the policy's, or extra inherited descriptors.
+  Status apply_to(SpawnOptions& options) const;
+
+  int landlock_abi() const noexcept;
+  // The files the ruleset lets the plugin read (and, for the first two, execute).
+  const LoaderFiles& loader_files() const noexcept;
+  // Number of BPF instructions in the exported seccomp filter.
+  std::size_t seccomp_instructions() const noexcept;
+
+  struct ChildState;  // what the child reads between fork and exec
+
+ private:
+  std::unique_ptr<ChildState> state_;
+};
+
+}  // namespace dot

@@ -1,0 +1,344 @@
+// Process containment: probing what the kernel offers, preparing every layer
+// in the parent, and applying it in the child between fork and exec.
+
+#include "dot/base/sandbox.h"
+
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dot/base/fd.h"
+
+// Debian 12's <linux/landlock.h> stops at ABI 2; the values below are the
+// kernel's UAPI for later ABIs (3: truncate, 4: TCP, 5: device ioctl,
+// 6: scopes). Ours, named apart, so a newer header cannot clash.
+namespace {
+constexpr std::uint64_t kFsExecute = 1ULL << 0;
+constexpr std::uint64_t kFsWriteFile = 1ULL << 1;
+constexpr std::uint64_t kFsReadFile = 1ULL << 2;
+constexpr std::uint64_t kFsReadDir = 1ULL << 3;
+constexpr std::uint64_t kFsRemoveFile = 1ULL << 5;
+constexpr std::uint64_t kFsMakeReg = 1ULL << 8;
+constexpr std::uint64_t kFsAbi1All = (1ULL << 13) - 1;  // EXECUTE .. MAKE_SYM
+constexpr std::uint64_t kFsRefer = 1ULL << 13;          // ABI 2
+constexpr std::uint64_t kFsTruncate = 1ULL << 14;       // ABI 3
+constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;       // ABI 5
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0;        // ABI 4
+constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;     // ABI 4
+constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0;  // ABI 6
+constexpr std::uint64_t kScopeSignal = 1ULL << 1;        // ABI 6
+constexpr unsigned kCreateRulesetVersion = 1U << 0;
+
+// The ruleset attribute grew with the ABI; the size passed tells the kernel
+// which fields we know.
+struct RulesetAttr {
+  std::uint64_t handled_access_fs;
+  std::uint64_t handled_access_net;  // ABI 4
+  std::uint64_t scoped;              // ABI 6
+};
+struct PathBeneathAttr {
+  std::uint64_t allowed_access;
+  std::int32_t parent_fd;
+} __attribute__((packed));
+static_assert(sizeof(PathBeneathAttr) == 12, "landlock_path_beneath_attr is packed");
+constexpr int kRulePathBeneath = 1;
+
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+}  // namespace
+
+namespace dot {
+
+namespace sandbox_detail {
+Result<std::vector<sock_filter>> build_seccomp_filter(int landlock_abi);
+}
+
+namespace {
+
+Error unavailable(const char* layer, std::string detail) {
+  return make_error(Code::SandboxUnavailable, layer, fmt::format("{}: {}", layer, detail));
+}
+
+std::uint64_t handled_fs(int abi) {
+  std::uint64_t a = kFsAbi1All;
+  if (abi >= 2) a |= kFsRefer;
+  if (abi >= 3) a |= kFsTruncate;
+  if (abi >= 5) a |= kFsIoctlDev;
+  return a;
+}
+
+struct CapsState {
+  bool ok = false;
+  std::uint64_t effective = 0, permitted = 0;
+};
+CapsState read_own_caps() {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  CapsState s;
+  if (::syscall(SYS_capget, &hdr, data) != 0) return s;
+  s.ok = true;
+  s.effective = data[0].effective | (std::uint64_t{data[1].effective} << 32);
+  s.permitted = data[0].permitted | (std::uint64_t{data[1].permitted} << 32);
+  return s;
+}
+
+}  // namespace
+
+Status SandboxSupport::require_complete() const {
+  if (!landlock()) return unavailable("landlock", landlock_detail);
+  if (!seccomp) return unavailable("seccomp", seccomp_detail);
+  if (!no_new_privs) return unavailable("no_new_privs", no_new_privs_detail);
+  if (!capabilities) return unavailable("capabilities", capabilities_detail);
+  if (!rlimits) return unavailable("rlimits", rlimits_detail);
+  return {};
+}
+
+SandboxSupport probe_sandbox_support() {
+  SandboxSupport s;
+
+  long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, kCreateRulesetVersion);
+  if (abi < 0) {
+    int e = errno;
+    s.landlock_detail = e == ENOSYS       ? "not built into this kernel (ENOSYS)"
+                        : e == EOPNOTSUPP ? "built in but disabled at boot (add landlock to the lsm= list)"
+                                          : fmt::format("probe failed: {}", std::strerror(e));
+  } else {
+    s.landlock_abi = static_cast<int>(abi);
+    s.landlock_detail =
+        abi >= kMinLandlockAbi
+            ? fmt::format("ABI {}", abi)
+            : fmt::format("ABI {} is older than the required {} (truncate() would not be mediated)", abi,
+                          kMinLandlockAbi);
+  }
+
+  if (::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
+    s.seccomp_detail = fmt::format("not built into this kernel ({})", std::strerror(errno));
+  } else {
+    std::uint32_t action = SECCOMP_RET_KILL_PROCESS;
+    if (::syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0) {
+      s.seccomp = true;
+      s.seccomp_detail = "filter mode, kill-process action";
+    } else {
+      s.seccomp_detail = errno == EOPNOTSUPP ? "the kill-process action is missing (kernel older than 4.14)"
+                                             : fmt::format("filter mode unavailable ({})", std::strerror(errno));
+    }
+  }
+
+  if (::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) < 0) {
+    s.no_new_privs_detail = fmt::format("PR_GET_NO_NEW_PRIVS failed ({})", std::strerror(errno));
+  } else {
+    s.no_new_privs = true;
+    s.no_new_privs_detail = "prctl(PR_SET_NO_NEW_PRIVS)";
+  }
+
+  CapsState caps = read_own_caps();
+  if (!caps.ok) {
+    s.capabilities_detail = fmt::format("capget failed ({})", std::strerror(errno));
+  } else if (caps.effective & (1ULL << CAP_SETPCAP)) {
+    s.capabilities = true;
+    s.capabilities_detail = "all dropped, bounding set and ambient included; securebits locked";
+  } else if (::geteuid() != 0 && ::getuid() != 0) {
+    s.capabilities = true;
+    s.capabilities_detail = "unprivileged: effective/permitted/inheritable dropped; no_new_privs keeps file capabilities out";
+  } else {
+    s.capabilities_detail = "running as root without CAP_SETPCAP: the bounding set cannot be emptied";
+  }
+
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_AS, &rl) != 0) {
+    s.rlimits_detail = fmt::format("getrlimit failed ({})", std::strerror(errno));
+  } else {
+    s.rlimits = true;
+    s.rlimits_detail = "AS, CPU, FSIZE, NOFILE, CORE";
+  }
+  return s;
+}
+
+struct Sandbox::ChildState {
+  struct Limit {
+    int resource;
+    rlimit value;
+  };
+  UniqueFd ruleset;
+  int landlock_abi = 0;
+  std::vector<sock_filter> filter;
+  sock_fprog prog{};
+  Limit limits[5]{};
+  bool drop_bounding_set = false;
+  pid_t parent = -1;
+  int exec_fd = -1;
+  LoaderFiles files;
+};
+
+namespace {
+
+// Between fork and exec: raw system calls only, no allocation, no locks.
+// Returns 0 or the errno of the first step that failed.
+int apply_in_child(void* ctx) {
+  const auto& st = *static_cast<const Sandbox::ChildState*>(ctx);
+
+  for (const auto& l : st.limits)
+    if (::setrlimit(static_cast<__rlimit_resource>(l.resource), &l.value) != 0) return errno;
+
+  if (st.drop_bounding_set) {
+    // Locked securebits: root gets no capabilities back on exec, and nothing
+    // can undo that. Needs CAP_SETPCAP, so it comes before the drop.
+    const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) return errno;
+    for (unsigned long cap = 0; cap < 64; ++cap) {
+      if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+        if (errno == EINVAL) break;  // past the kernel's last capability
+        return errno;
+      }
+    }
+  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return errno;
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[2]{};
+  if (::syscall(SYS_capset, &hdr, none) != 0) return errno;
+
+  // Again here: credential changes above must not have cleared it, and a
+  // parent that died before this point must not leave an orphan running.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return errno;
+  if (::getppid() != st.parent) return ESRCH;
+
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (::syscall(SYS_landlock_restrict_self, st.ruleset.get(), 0) != 0) return errno;
+  // Last: from here on only the allowlist works (the exec and the failure
+  // report of spawn() are on it).
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &st.prog) != 0) return errno;
+  return 0;
+}
+
+Status add_rule(int ruleset, int fd, std::uint64_t access, const std::string& what) {
+  PathBeneathAttr attr{access, fd};
+  if (::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0) != 0)
+    return unavailable("landlock", fmt::format("cannot add a rule for {}: {}", what, std::strerror(errno)));
+  return {};
+}
+
+Status add_path_rule(int ruleset, const std::string& path, std::uint64_t access, bool directory) {
+  UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0)));
+  if (!fd) return make_error(Code::Io, "sandbox", fmt::format("cannot open {} for the Landlock ruleset: {}", path, std::strerror(errno)));
+  return add_rule(ruleset, fd.get(), access, path);
+}
+
+}  // namespace
+
+Sandbox::Sandbox() = default;
+Sandbox::~Sandbox() = default;
+Sandbox::Sandbox(Sandbox&&) noexcept = default;
+Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
+
+Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy) {
+  return prepare(policy, probe_sandbox_support());
+}
+
+Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSupport& support) {
+  DOT_TRY(support.require_complete());
+  if (policy.executable_fd < 0)
+    return make_error(Code::Internal, "sandbox", "containment needs the verified executable descriptor");
+
+  auto st = std::make_unique<ChildState>();
+  st->landlock_abi = support.landlock_abi;
+  st->exec_fd = policy.executable_fd;
+  st->parent = ::getpid();
+  st->drop_bounding_set = (read_own_caps().effective & (1ULL << CAP_SETPCAP)) != 0;
+
+  // Limits never above what we have ourselves: lowering is always allowed,
+  // and a lower hard limit is only stricter.
+  const std::pair<int, rlim_t> wanted[5] = {{RLIMIT_AS, policy.limits.address_space},
+                                            {RLIMIT_CPU, policy.limits.cpu_seconds},
+                                            {RLIMIT_FSIZE, policy.limits.file_size},
+                                            {RLIMIT_NOFILE, policy.limits.open_files},
+                                            {RLIMIT_CORE, policy.limits.core_size}};
+  for (std::size_t i = 0; i < 5; ++i) {
+    rlimit cur{};
+    if (::getrlimit(static_cast<__rlimit_resource>(wanted[i].first), &cur) != 0)
+      return unavailable("rlimits", fmt::format("getrlimit failed: {}", std::strerror(errno)));
+    rlim_t v = cur.rlim_max == RLIM_INFINITY ? wanted[i].second : std::min(wanted[i].second, cur.rlim_max);
+    st->limits[i] = {wanted[i].first, {v, v}};
+  }
+
+  DOT_ASSIGN_OR_RETURN(st->files, resolve_loader_files(policy.executable_fd, policy.executable_path));
+
+  const int abi = support.landlock_abi;
+  RulesetAttr attr{handled_fs(abi), abi >= 4 ? (kNetBindTcp | kNetConnectTcp) : 0,
+                   abi >= 6 ? (kScopeAbstractUnix | kScopeSignal) : 0};
+  std::size_t attr_size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(std::uint64_t) : sizeof(std::uint64_t);
+  st->ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
+  if (!st->ruleset)
+    return unavailable("landlock", fmt::format("creating a ruleset (ABI {}) failed: {}", abi, std::strerror(errno)));
+
+  // Only the plugin and its interpreter may be executed; libraries are
+  // mapped, not executed, and the loader cache is only read. No network
+  // rule: with TCP handled and nothing allowed, bind and connect are denied.
+  const std::string exe_name = policy.executable_path.empty() ? "the plugin executable" : policy.executable_path;
+  DOT_TRY(add_rule(st->ruleset.get(), policy.executable_fd, kFsExecute | kFsReadFile, exe_name));
+  if (!st->files.interpreter.empty())
+    DOT_TRY(add_path_rule(st->ruleset.get(), st->files.interpreter, kFsExecute | kFsReadFile, false));
+  for (const auto& lib : st->files.libraries) DOT_TRY(add_path_rule(st->ruleset.get(), lib, kFsReadFile, false));
+  if (!st->files.loader_cache.empty())
+    DOT_TRY(add_path_rule(st->ruleset.get(), st->files.loader_cache, kFsReadFile, false));
+  if (!policy.stage_dir.empty()) {
+    // Regular files only: no directories, links, devices, sockets or fifos,
+    // and no rename into or out of the stage (REFER stays denied).
+    std::uint64_t rw = kFsReadFile | kFsWriteFile | kFsReadDir | kFsRemoveFile | kFsMakeReg;
+    if (abi >= 3) rw |= kFsTruncate;
+    DOT_TRY(add_path_rule(st->ruleset.get(), policy.stage_dir, rw, true));
+  }
+
+  DOT_ASSIGN_OR_RETURN(st->filter, sandbox_detail::build_seccomp_filter(abi));
+  st->prog.len = static_cast<unsigned short>(st->filter.size());
+  st->prog.filter = st->filter.data();
+
+  Sandbox sb;
+  sb.state_ = std::move(st);
+  return sb;
+}
+
+Status Sandbox::apply_to(SpawnOptions& options) const {
+  if (!state_) return make_error(Code::Internal, "sandbox", "applying a sandbox that was never prepared");
+  if (options.exec_fd != state_->exec_fd || !options.path.empty())
+    return make_error(Code::Internal, "sandbox", "a contained plugin is executed from its verified descriptor only");
+  if (!options.keep_fds.empty())
+    return make_error(Code::Internal, "sandbox", "a contained plugin inherits no descriptor but stdin, stdout and stderr");
+  if (options.pre_exec != nullptr)
+    return make_error(Code::Internal, "sandbox", "the spawn already has a pre-exec hook");
+  options.new_session = true;
+  options.new_process_group = true;
+  options.parent_death_signal = true;
+  options.pre_exec = &apply_in_child;
+  options.pre_exec_ctx = state_.get();
+  options.pre_exec_what = "applying process containment";
+  return {};
+}
+
+int Sandbox::landlock_abi() const noexcept { return state_ ? state_->landlock_abi : 0; }
+
+const LoaderFiles& Sandbox::loader_files() const noexcept {
+  static const LoaderFiles kNone;
+  return state_ ? state_->files : kNone;
+}
+
+std::size_t Sandbox::seccomp_instructions() const noexcept { return state_ ? state_->filter.size() : 0; }
+
+}  // namespace dot

@@ -1,0 +1,335 @@
+// sandbox-probe: a plugin that attempts one forbidden act. Built without
+// sanitizers (a sanitizer runtime cannot start under a 1 GiB address-space
+// limit) and against nothing of ours, so that what it does is only what the
+// source says.
+//
+// The act is argv[1], or else taken from the name of the executable file
+// (`probe-<act>` or `probe-connect-<port>`), because a plugin started by
+// dot-core gets no arguments. Targets live next to the executable, which a
+// contained probe is not allowed to read or write: <dir>/secret (read),
+// <dir>/written-outside (write).
+//
+// With an argument it prints one line, `<act>: <outcome>`, and exits 0 (it
+// may of course be killed first). Without one it prints that line on stderr
+// and then serves the DPP hello profile, putting the line into hello.txt, so
+// that an act that succeeded shows in the sealed plan.
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+std::string errno_text(int e) { return std::string("blocked (") + std::strerror(e) + ")"; }
+
+std::string exe_path() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string exe_dir() {
+  std::string p = exe_path();
+  auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+std::string act_read_outside(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_text(errno);
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n < 0) return errno_text(errno);
+  std::string s(buf, static_cast<std::size_t>(n));
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return "read " + s;
+}
+
+std::string act_write_outside(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return errno_text(errno);
+  ssize_t n = ::write(fd, "pwned\n", 6);
+  ::close(fd);
+  return n == 6 ? "wrote " + path : errno_text(errno);
+}
+
+std::string act_connect(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return errno_text(errno);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int rc = ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  int e = errno;
+  if (rc == 0) (void)!::write(s, "probe\n", 6);
+  ::close(s);
+  return rc == 0 ? "connected to port " + std::to_string(port) : errno_text(e);
+}
+
+std::string act_exec_sh() {
+  char arg0[] = "sh", arg1[] = "-c", arg2[] = "echo exec-sh: sh ran";
+  char* argv[] = {arg0, arg1, arg2, nullptr};
+  char* envp[] = {nullptr};
+  ::execve("/bin/sh", argv, envp);
+  return errno_text(errno);
+}
+
+// The same through a descriptor, the way the plugin itself was started:
+// seccomp allows this form, so only Landlock stands in the way.
+std::string act_exec_sh_fd() {
+  int fd = ::open("/bin/sh", O_PATH | O_CLOEXEC);
+  if (fd < 0) return errno_text(errno);
+  char arg0[] = "sh", arg1[] = "-c", arg2[] = "echo exec-sh-fd: sh ran";
+  char* argv[] = {arg0, arg1, arg2, nullptr};
+  char* envp[] = {nullptr};
+  char empty[] = "";
+  ::syscall(SYS_execveat, fd, empty, argv, envp, AT_EMPTY_PATH);
+  return errno_text(errno);
+}
+
+std::string act_alloc_2g() {
+  const std::size_t size = std::size_t{2} << 30;
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return errno_text(errno);
+  // Touch both ends so the pages really exist.
+  static_cast<volatile char*>(p)[0] = 1;
+  static_cast<volatile char*>(p)[size - 1] = 1;
+  ::munmap(p, size);
+  return "allocated 2 GiB";
+}
+
+double cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+std::string act_spin_cpu() {
+  volatile unsigned long sink = 0;
+  while (cpu_seconds() < 3.0)
+    for (int i = 0; i < 100000; ++i) sink = sink + static_cast<unsigned long>(i);
+  return "spun 3 s of CPU";
+}
+
+std::string act_write_1m(const std::string& path) {
+  // SIGXFSZ would end us quietly; ignoring it turns the limit into EFBIG.
+  ::signal(SIGXFSZ, SIG_IGN);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return errno_text(errno);
+  std::string chunk(64 * 1024, 'x');
+  std::size_t total = 0;
+  for (int i = 0; i < 16; ++i) {
+    ssize_t n = ::write(fd, chunk.data(), chunk.size());
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return errno_text(e) + " after " + std::to_string(total) + " bytes";
+    }
+    total += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < chunk.size()) break;
+  }
+  ::close(fd);
+  return total == (std::size_t{1} << 20) ? "wrote 1 MiB" : "short write (" + std::to_string(total) + " bytes)";
+}
+
+std::string act_ptrace_parent() {
+  // SEIZE does not stop the parent, so the attempt leaves it undisturbed.
+  pid_t parent = ::getppid();
+  if (::ptrace(PTRACE_SEIZE, parent, nullptr, nullptr) != 0) return errno_text(errno);
+  ::ptrace(PTRACE_DETACH, parent, nullptr, nullptr);
+  return "attached to parent " + std::to_string(parent);
+}
+
+std::string act_signal_parent() {
+  if (::kill(::getppid(), 0) != 0) return errno_text(errno);
+  return "signalled parent";
+}
+
+std::string act_wait() {
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char c;
+  while (::read(0, &c, 1) > 0) {
+  }
+  return "done";
+}
+
+std::string sha256_hex(const std::string& bytes);
+
+std::string run_act(const std::string& act, const std::string& dir) {
+  // Not forbidden: libcrypto initialises (and looks for its configuration
+  // file, which Landlock hides) and hashes, as a real plugin would.
+  if (act == "hash") return "sha256(abc) " + sha256_hex("abc");
+  if (act == "none" || act == "wrong-assurance") return "nothing attempted";
+  if (act == "read-outside") return act_read_outside(dir + "/secret");
+  if (act == "write-outside") return act_write_outside(dir + "/written-outside");
+  if (act.rfind("connect-", 0) == 0) return act_connect(std::atoi(act.c_str() + 8));
+  if (act == "exec-sh") return act_exec_sh();
+  if (act == "exec-sh-fd") return act_exec_sh_fd();
+  if (act == "alloc-2g") return act_alloc_2g();
+  if (act == "spin-cpu") return act_spin_cpu();
+  if (act == "write-1m") return act_write_1m("big.bin");  // in the working directory (the stage)
+  if (act == "ptrace-parent") return act_ptrace_parent();
+  if (act == "signal-parent") return act_signal_parent();
+  if (act == "wait") return act_wait();
+  return "unknown act";
+}
+
+// ---- a minimal DPP hello plugin (trusting core's well-formed requests) ----
+
+bool read_exact(int fd, char* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t r = ::read(fd, p, n);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+bool read_frame(std::string& body) {
+  std::string header;
+  char c;
+  while (header.size() < 64) {
+    if (::read(0, &c, 1) != 1) return false;
+    header += c;
+    if (header.size() >= 4 && header.compare(header.size() - 4, 4, "\r\n\r\n") == 0) break;
+  }
+  const std::string prefix = "Content-Length: ";
+  if (header.rfind(prefix, 0) != 0) return false;
+  std::size_t n = std::strtoul(header.c_str() + prefix.size(), nullptr, 10);
+  if (n == 0 || n > 65536) return false;
+  body.assign(n, '\0');
+  return read_exact(0, body.data(), n);
+}
+
+void write_frame(const std::string& body) {
+  std::string out = "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const char* p = out.data();
+  std::size_t n = out.size();
+  while (n > 0) {
+    ssize_t w = ::write(1, p, n);
+    if (w <= 0) std::exit(3);
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// The string value of "key" in a flat JSON text (core's values have no escapes).
+std::string string_field(const std::string& json, const std::string& key) {
+  auto k = json.find("\"" + key + "\":\"");
+  if (k == std::string::npos) return "";
+  auto start = k + key.size() + 4;
+  auto end = json.find('"', start);
+  return end == std::string::npos ? "" : json.substr(start, end - start);
+}
+
+long id_field(const std::string& json) {
+  auto k = json.find("\"id\":");
+  return k == std::string::npos ? 0 : std::strtol(json.c_str() + k + 5, nullptr, 10);
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) continue;
+    out += ch;
+  }
+  return out;
+}
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1) return "";
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+bool write_stage_file(const std::string& stage, const std::string& name, const std::string& content) {
+  int fd = ::open((stage + "/" + name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  ::fchmod(fd, 0600);
+  return ::close(fd) == 0 && ok;
+}
+
+int serve_dpp(const std::string& act, const std::string& outcome) {
+  std::string body;
+  while (read_frame(body)) {
+    long id = id_field(body);
+    std::string method = string_field(body, "method");
+    std::string result;
+    if (method == "dot.initialize") {
+      std::string assurance = string_field(body, "required_assurance");
+      if (act == "wrong-assurance") assurance = assurance == "process" ? "audit" : "process";
+      result = "{\"protocol\":1,\"profile\":\"org.dot.hello/v1\",\"assurance\":\"" + assurance +
+               "\",\"capabilities\":[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\"],"
+               "\"nonce\":\"" + string_field(body, "nonce") + "\",\"id\":\"org.dot.hello\"}";
+    } else if (method == "dot.plan") {
+      result = "{\"names\":[\"hello.txt\",\"welcome.txt\"],\"effects\":[{\"kind\":\"sync\","
+               "\"target\":\"managed-root\",\"failure_policy\":\"required\"}]}";
+    } else if (method == "dot.materialize") {
+      std::string stage = string_field(body, "stage");
+      const std::string files[2][2] = {{"hello.txt", "probe " + act + ": " + outcome + "\n"},
+                                       {"welcome.txt", "welcome from the sandbox probe\n"}};
+      result = "{\"artifacts\":[";
+      for (int i = 0; i < 2; ++i) {
+        if (!write_stage_file(stage, files[i][0], files[i][1])) return 4;
+        if (i) result += ",";
+        result += "{\"name\":\"" + files[i][0] + "\",\"sha256\":\"" + sha256_hex(files[i][1]) +
+                  "\",\"size\":" + std::to_string(files[i][1].size()) + "}";
+      }
+      result += "]}";
+    } else if (method == "dot.validate" || method == "dot.shutdown") {
+      result = "{\"valid\":true}";
+    } else {
+      return 5;
+    }
+    write_frame("{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(id) + ",\"result\":" + result + "}");
+    if (method == "dot.shutdown") return 0;
+  }
+  return 6;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = exe_dir();
+  if (argc > 1) {
+    std::string act = argv[1];
+    std::string outcome = run_act(act, dir);
+    std::printf("%s: %s\n", act.c_str(), json_escape(outcome).c_str());
+    return 0;
+  }
+  std::string name = exe_path();
+  name = name.substr(name.rfind('/') + 1);
+  std::string act = name.rfind("probe-", 0) == 0 ? name.substr(6) : "none";
+  std::string outcome = json_escape(run_act(act, dir));
+  std::fprintf(stderr, "%s: %s\n", act.c_str(), outcome.c_str());
+  return serve_dpp(act, outcome);
+}

@@ -1,0 +1,562 @@
+// Process containment, proven act by act: each forbidden act of the probe is
+// first shown to happen without containment (so the test can fail), then
+// shown not to happen under it.
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "dot/base/fd.h"
+#include "dot/base/process.h"
+#include "dot/base/sandbox.h"
+
+namespace dot {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kProbe = std::string(DOT_BIN_DIR) + "/sandbox-probe";
+
+// A private directory per test: a copy of the probe (its targets live next
+// to it), a secret outside the stage, and the stage.
+class ProbeDir {
+ public:
+  ProbeDir() {
+    char tmpl[] = "/tmp/dot-sandbox-test-XXXXXX";
+    const char* d = ::mkdtemp(tmpl);
+    if (d == nullptr) std::abort();
+    dir_ = d;
+    fs::copy_file(kProbe, exe(), fs::copy_options::overwrite_existing);
+    fs::permissions(exe(), fs::perms::owner_all);
+    std::ofstream(dir_ + "/secret") << "TOPSECRET-" << ::getpid() << "\n";
+    fs::create_directory(stage());
+    fs::permissions(stage(), fs::perms::owner_all);
+  }
+  ~ProbeDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string exe() const { return dir_ + "/sandbox-probe"; }
+  std::string stage() const { return dir_ + "/stage"; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+struct Outcome {
+  std::string out;
+  ExitStatus status;
+};
+
+SpawnOptions base_options(const ProbeDir& d, int exe_fd, const std::string& act) {
+  SpawnOptions o;
+  o.exec_fd = exe_fd;
+  o.argv = {"sandbox-probe", act};
+  o.env = {"LANG=C", "DOT_STAGE_ROOT=" + d.stage()};
+  o.cwd = d.stage();
+  o.stdin_mode = StdioMode::DevNull;
+  return o;
+}
+
+Result<Sandbox> prepare_for(const ProbeDir& d, int exe_fd) {
+  SandboxPolicy p;
+  p.executable_fd = exe_fd;
+  p.executable_path = d.exe();
+  p.stage_dir = d.stage();
+  return Sandbox::prepare(p);
+}
+
+Outcome finish(ChildProcess& child) {
+  Outcome r;
+  auto out = read_all(child.stdout_fd().get(), 1 << 20);
+  r.out = out.ok() ? *out : "<read error>";
+  auto st = child.wait_until(Clock::now() + std::chrono::seconds(30));
+  if (!st) {
+    ADD_FAILURE() << "probe did not finish";
+    r.status = child.kill_and_reap();
+  } else {
+    r.status = *st;
+  }
+  return r;
+}
+
+Outcome run_probe(const ProbeDir& d, const std::string& act, bool contained) {
+  UniqueFd exe(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  if (!exe) {
+    ADD_FAILURE() << "cannot open the probe";
+    return {};
+  }
+  SpawnOptions o = base_options(d, exe.get(), act);
+  std::optional<Sandbox> sb;
+  if (contained) {
+    auto prepared = prepare_for(d, exe.get());
+    if (!prepared.ok()) {
+      ADD_FAILURE() << prepared.error().line();
+      return {};
+    }
+    sb = std::move(prepared).value();
+    auto applied = sb->apply_to(o);
+    if (!applied.ok()) {
+      ADD_FAILURE() << applied.error().line();
+      return {};
+    }
+  }
+  auto child = spawn(o);
+  if (!child.ok()) {
+    ADD_FAILURE() << child.error().line();
+    return {};
+  }
+  return finish(*child);
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+TEST(SandboxProbe, ReadOutsideTheRoot) {
+  ProbeDir d;
+  auto open = run_probe(d, "read-outside", false);
+  EXPECT_TRUE(contains(open.out, "read-outside: read TOPSECRET")) << open.out;
+  auto boxed = run_probe(d, "read-outside", true);
+  EXPECT_EQ(boxed.out, "read-outside: blocked (Permission denied)\n");
+  EXPECT_TRUE(boxed.status.success()) << boxed.status.describe();
+}
+
+TEST(SandboxProbe, WriteOutsideTheStage) {
+  ProbeDir d;
+  const std::string target = d.dir() + "/written-outside";
+  auto open = run_probe(d, "write-outside", false);
+  EXPECT_TRUE(contains(open.out, "wrote")) << open.out;
+  EXPECT_TRUE(fs::exists(target));
+  fs::remove(target);
+  auto boxed = run_probe(d, "write-outside", true);
+  EXPECT_EQ(boxed.out, "write-outside: blocked (Permission denied)\n");
+  EXPECT_FALSE(fs::exists(target));
+}
+
+struct Listener {
+  UniqueFd fd;
+  int port = 0;
+};
+Listener loopback_listener() {
+  Listener l;
+  l.fd.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (!l.fd || ::bind(l.fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l.fd.get(), 4) != 0 ||
+      ::getsockname(l.fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    return l;
+  l.port = ntohs(a.sin_port);
+  return l;
+}
+bool accepted_a_connection(const Listener& l) {
+  UniqueFd c(::accept4(l.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  return c.valid();
+}
+
+TEST(SandboxProbe, SocketToALoopbackListener) {
+  ProbeDir d;
+  Listener l = loopback_listener();
+  ASSERT_NE(l.port, 0);
+  const std::string act = "connect-" + std::to_string(l.port);
+  auto open = run_probe(d, act, false);
+  EXPECT_TRUE(contains(open.out, "connected")) << open.out;
+  EXPECT_TRUE(accepted_a_connection(l));
+  auto boxed = run_probe(d, act, true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+  EXPECT_EQ(boxed.out, "");
+  EXPECT_FALSE(accepted_a_connection(l));
+}
+
+TEST(SandboxProbe, ExecAShell) {
+  ProbeDir d;
+  auto open = run_probe(d, "exec-sh", false);
+  EXPECT_EQ(open.out, "exec-sh: sh ran\n");
+  auto boxed = run_probe(d, "exec-sh", true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+  EXPECT_FALSE(contains(boxed.out, "sh ran"));
+}
+
+TEST(SandboxProbe, ExecAShellThroughADescriptor) {
+  ProbeDir d;
+  auto open = run_probe(d, "exec-sh-fd", false);
+  EXPECT_EQ(open.out, "exec-sh-fd: sh ran\n");
+  // seccomp allows execveat(fd, "", AT_EMPTY_PATH): Landlock alone refuses it.
+  auto boxed = run_probe(d, "exec-sh-fd", true);
+  EXPECT_EQ(boxed.out, "exec-sh-fd: blocked (Permission denied)\n");
+}
+
+TEST(SandboxProbe, Allocate2GiB) {
+  ProbeDir d;
+  auto open = run_probe(d, "alloc-2g", false);
+  EXPECT_EQ(open.out, "alloc-2g: allocated 2 GiB\n");
+  auto boxed = run_probe(d, "alloc-2g", true);
+  EXPECT_EQ(boxed.out, "alloc-2g: blocked (Cannot allocate memory)\n");
+}
+
+TEST(SandboxProbe, SpinTheCpuFor3sUncontained) {
+  ProbeDir d;
+  auto open = run_probe(d, "spin-cpu", false);
+  EXPECT_EQ(open.out, "spin-cpu: spun 3 s of CPU\n");
+  EXPECT_TRUE(open.status.success());
+}
+
+TEST(SandboxProbe, SpinTheCpuFor3sContained) {
+  ProbeDir d;
+  auto boxed = run_probe(d, "spin-cpu", true);
+  // RLIMIT_CPU with soft = hard: SIGKILL at 2 s of CPU, no chance to catch SIGXCPU.
+  EXPECT_EQ(boxed.status.signal, SIGKILL) << boxed.status.describe();
+  EXPECT_EQ(boxed.out, "");
+}
+
+TEST(SandboxProbe, WriteA1MiBFile) {
+  ProbeDir d;
+  const std::string big = d.stage() + "/big.bin";
+  auto open = run_probe(d, "write-1m", false);
+  EXPECT_EQ(open.out, "write-1m: wrote 1 MiB\n");
+  EXPECT_EQ(fs::file_size(big), 1u << 20);
+  fs::remove(big);
+  auto boxed = run_probe(d, "write-1m", true);
+  EXPECT_EQ(boxed.out, "write-1m: blocked (File too large) after 65536 bytes\n");
+  EXPECT_LE(fs::file_size(big), 64u * 1024);
+}
+
+TEST(SandboxProbe, PtraceTheParent) {
+  ProbeDir d;
+  auto open = run_probe(d, "ptrace-parent", false);
+  EXPECT_TRUE(contains(open.out, "ptrace-parent: attached to parent")) << open.out;
+  auto boxed = run_probe(d, "ptrace-parent", true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+  EXPECT_EQ(boxed.out, "");
+}
+
+TEST(SandboxProbe, SignalTheParent) {
+  if (probe_sandbox_support().landlock_abi < 6) GTEST_SKIP() << "signal scoping needs Landlock ABI 6";
+  ProbeDir d;
+  auto open = run_probe(d, "signal-parent", false);
+  EXPECT_EQ(open.out, "signal-parent: signalled parent\n");
+  auto boxed = run_probe(d, "signal-parent", true);
+  EXPECT_EQ(boxed.out, "signal-parent: blocked (Operation not permitted)\n");
+}
+
+TEST(SandboxProbe, NothingForbiddenStillRuns) {
+  ProbeDir d;
+  // Dynamically linked against libstdc++ and libcrypto: the loader finds
+  // everything it needs under the ruleset.
+  auto boxed = run_probe(d, "none", true);
+  EXPECT_EQ(boxed.out, "none: nothing attempted\n");
+  EXPECT_TRUE(boxed.status.success()) << boxed.status.describe();
+  auto hashed = run_probe(d, "hash", true);
+  EXPECT_EQ(hashed.out, "hash: sha256(abc) ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+}
+
+// /proc/<pid>/status fields of a running process.
+std::map<std::string, std::string> proc_status(pid_t pid) {
+  std::map<std::string, std::string> m;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    m[line.substr(0, colon)] = v;
+  }
+  return m;
+}
+
+std::vector<std::string> proc_fds(pid_t pid) {
+  std::vector<std::string> fds;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+    fds.push_back(e.path().filename().string());
+  std::sort(fds.begin(), fds.end());
+  return fds;
+}
+
+std::string proc_limit(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/limits");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(name, 0) == 0) {
+      std::istringstream ss(line.substr(name.size()));
+      std::string soft, hard;
+      ss >> soft >> hard;
+      return soft + "/" + hard;
+    }
+  return "";
+}
+
+pid_t proc_session(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = all.rfind(')');
+  std::istringstream ss(all.substr(close + 2));
+  std::string state;
+  long ppid, pgrp, session;
+  ss >> state >> ppid >> pgrp >> session;
+  return static_cast<pid_t>(session);
+}
+
+TEST(SandboxState, ContainedProcessHasNothingLeft) {
+  ProbeDir d;
+  UniqueFd exe(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(exe);
+  auto inspect = [&](bool contained, auto&& check) {
+    SpawnOptions o = base_options(d, exe.get(), "wait");
+    o.stdin_mode = StdioMode::Pipe;
+    std::optional<Sandbox> sb;
+    if (contained) {
+      auto prepared = prepare_for(d, exe.get());
+      ASSERT_TRUE(prepared.ok()) << prepared.error().line();
+      sb = std::move(prepared).value();
+      ASSERT_TRUE(sb->apply_to(o).ok());
+    }
+    auto child = spawn(o);
+    ASSERT_TRUE(child.ok()) << child.error().line();
+    char ready[6];
+    ASSERT_EQ(::read(child->stdout_fd().get(), ready, 6), 6);
+    check(child->pid());
+    child->stdin_fd().reset();
+    auto st = child->wait_until(Clock::now() + std::chrono::seconds(10));
+    ASSERT_TRUE(st && st->success());
+  };
+  // Uncontained, as this test runs: the same reads see what containment removes.
+  inspect(false, [&](pid_t pid) {
+    auto s = proc_status(pid);
+    if (::geteuid() == 0) {
+      EXPECT_NE(s["CapBnd"], "0000000000000000");
+    }
+    EXPECT_EQ(s["NoNewPrivs"], "0");
+    EXPECT_EQ(s["Seccomp"], "0");
+  });
+  inspect(true, [&](pid_t pid) {
+    auto s = proc_status(pid);
+    for (const char* cap : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"})
+      EXPECT_EQ(s[cap], "0000000000000000") << cap;
+    EXPECT_EQ(s["NoNewPrivs"], "1");
+    EXPECT_EQ(s["Seccomp"], "2");
+    EXPECT_EQ(s["Seccomp_filters"], "1");
+    EXPECT_EQ(proc_fds(pid), (std::vector<std::string>{"0", "1", "2"}));
+    EXPECT_EQ(proc_session(pid), pid);
+    EXPECT_EQ(proc_limit(pid, "Max address space"), "1073741824/1073741824");
+    EXPECT_EQ(proc_limit(pid, "Max cpu time"), "2/2");
+    EXPECT_EQ(proc_limit(pid, "Max file size"), "65536/65536");
+    EXPECT_EQ(proc_limit(pid, "Max open files"), "32/32");
+    EXPECT_EQ(proc_limit(pid, "Max core file size"), "0/0");
+  });
+}
+
+TEST(SandboxState, SystemBinaryRunsContained) {
+  // A program we did not build: /bin/echo, dynamically linked against libc.
+  UniqueFd exe(::open("/bin/echo", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(exe);
+  SandboxPolicy p;
+  p.executable_fd = exe.get();
+  p.executable_path = "/bin/echo";
+  auto sb = Sandbox::prepare(p);
+  ASSERT_TRUE(sb.ok()) << sb.error().line();
+  SpawnOptions o;
+  o.exec_fd = exe.get();
+  o.argv = {"echo", "contained"};
+  o.env = {"LANG=C"};
+  o.stdin_mode = StdioMode::DevNull;
+  ASSERT_TRUE(sb->apply_to(o).ok());
+  auto child = spawn(o);
+  ASSERT_TRUE(child.ok()) << child.error().line();
+  auto r = finish(*child);
+  EXPECT_EQ(r.out, "contained\n");
+  EXPECT_TRUE(r.status.success()) << r.status.describe();
+}
+
+TEST(SandboxPolicy, ApplyToRefusesWhatWouldDefeatContainment) {
+  ProbeDir d;
+  UniqueFd exe(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(exe);
+  auto sb = prepare_for(d, exe.get());
+  ASSERT_TRUE(sb.ok()) << sb.error().line();
+  SpawnOptions by_path = base_options(d, -1, "none");
+  by_path.path = d.exe();
+  EXPECT_EQ(sb->apply_to(by_path).error().code, Code::Internal);
+  UniqueFd other(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  SpawnOptions other_fd = base_options(d, other.get(), "none");
+  EXPECT_EQ(sb->apply_to(other_fd).error().code, Code::Internal);
+  SpawnOptions kept = base_options(d, exe.get(), "none");
+  kept.keep_fds = {{other.get(), 5}};
+  EXPECT_EQ(sb->apply_to(kept).error().code, Code::Internal);
+  SpawnOptions fine = base_options(d, exe.get(), "none");
+  EXPECT_TRUE(sb->apply_to(fine).ok());
+  EXPECT_TRUE(fine.new_session);
+  EXPECT_TRUE(fine.parent_death_signal);
+}
+
+TEST(SandboxFailClosed, EachMissingLayerIsNamed) {
+  ProbeDir d;
+  UniqueFd exe(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(exe);
+  SandboxPolicy p;
+  p.executable_fd = exe.get();
+  p.executable_path = d.exe();
+  const SandboxSupport real = probe_sandbox_support();
+  ASSERT_TRUE(real.complete()) << "this machine should support every layer";
+
+  struct Case {
+    const char* layer;
+    void (*knock_out)(SandboxSupport&);
+  };
+  const Case cases[] = {
+      {"landlock", [](SandboxSupport& s) { s.landlock_abi = 0; s.landlock_detail = "not built into this kernel (ENOSYS)"; }},
+      {"landlock", [](SandboxSupport& s) { s.landlock_abi = 2; s.landlock_detail = "ABI 2 is older than the required 3"; }},
+      {"seccomp", [](SandboxSupport& s) { s.seccomp = false; s.seccomp_detail = "not built into this kernel"; }},
+      {"no_new_privs", [](SandboxSupport& s) { s.no_new_privs = false; }},
+      {"capabilities", [](SandboxSupport& s) { s.capabilities = false; }},
+      {"rlimits", [](SandboxSupport& s) { s.rlimits = false; }},
+  };
+  for (const auto& c : cases) {
+    SandboxSupport s = real;
+    c.knock_out(s);
+    auto sb = Sandbox::prepare(p, s);
+    ASSERT_FALSE(sb.ok()) << c.layer;
+    EXPECT_EQ(sb.error().code, Code::SandboxUnavailable);
+    EXPECT_EQ(sb.error().kind, c.layer);
+    EXPECT_EQ(sb.error().line().rfind(std::string("DOT_E_SANDBOX_UNAVAILABLE: ") + c.layer + ":", 0), 0u)
+        << sb.error().line();
+  }
+}
+
+// A kernel without a layer, for real: in a forked child, a seccomp filter
+// makes the Landlock (or seccomp) system calls fail with ENOSYS, as on a
+// kernel built without them. The probe must notice and prepare() refuse.
+int child_exit_code(void (*body)()) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    body();
+    ::_exit(99);
+  }
+  int ws = 0;
+  ::waitpid(pid, &ws, 0);
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+void deny_with_enosys(std::initializer_list<int> syscalls) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  for (int nr : syscalls) seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+  if (seccomp_load(ctx) != 0) ::_exit(98);
+  seccomp_release(ctx);
+}
+
+void prepare_and_report() {
+  UniqueFd exe(::open(kProbe.c_str(), O_RDONLY | O_CLOEXEC));
+  SandboxPolicy p;
+  p.executable_fd = exe.get();
+  p.executable_path = kProbe;
+  auto sb = Sandbox::prepare(p);
+  if (sb.ok()) ::_exit(0);
+  if (sb.error().code != Code::SandboxUnavailable) ::_exit(2);
+  ::_exit(sb.error().kind == "landlock" ? 10 : sb.error().kind == "seccomp" ? 11 : 12);
+}
+
+TEST(SandboxFailClosed, KernelWithoutLandlock) {
+  EXPECT_EQ(child_exit_code([] {
+              deny_with_enosys({SCMP_SYS(landlock_create_ruleset), SCMP_SYS(landlock_add_rule),
+                                SCMP_SYS(landlock_restrict_self)});
+              if (probe_sandbox_support().landlock_abi != 0) ::_exit(3);
+              prepare_and_report();
+            }),
+            10);
+}
+
+TEST(SandboxFailClosed, KernelWithoutSeccomp) {
+  EXPECT_EQ(child_exit_code([] {
+              deny_with_enosys({SCMP_SYS(seccomp)});
+              if (probe_sandbox_support().seccomp) ::_exit(3);
+              prepare_and_report();
+            }),
+            11);
+}
+
+TEST(SandboxFailClosed, ControlPreparesOnThisKernel) {
+  // The same child without a filter: proves the two tests above fail for the
+  // reason they name.
+  EXPECT_EQ(child_exit_code([] { prepare_and_report(); }), 0);
+}
+
+TEST(LoaderFiles, ProbeNeedsItsInterpreterAndLibraries) {
+  UniqueFd exe(::open(kProbe.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(exe);
+  auto files = resolve_loader_files(exe.get(), kProbe);
+  ASSERT_TRUE(files.ok()) << files.error().line();
+  EXPECT_FALSE(files->interpreter.empty());
+  EXPECT_TRUE(files->unresolved.empty());
+  auto has = [&](const std::string& stem) {
+    for (const auto& l : files->libraries)
+      if (l.find(stem) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("/libc.so.6"));
+  EXPECT_TRUE(has("/libcrypto.so.3"));
+  EXPECT_TRUE(has("/libstdc++.so.6"));
+  EXPECT_EQ(files->loader_cache, "/etc/ld.so.cache");
+  for (const auto& l : files->libraries) EXPECT_EQ(l[0], '/') << l;
+}
+
+TEST(LoaderFiles, StaticExecutableNeedsNothing) {
+  if (!fs::exists("/sbin/ldconfig")) GTEST_SKIP();
+  UniqueFd exe(::open("/sbin/ldconfig", O_RDONLY | O_CLOEXEC));
+  auto files = resolve_loader_files(exe.get(), "/sbin/ldconfig");
+  ASSERT_TRUE(files.ok()) << files.error().line();
+  EXPECT_TRUE(files->interpreter.empty());
+  EXPECT_TRUE(files->libraries.empty());
+}
+
+Result<ElfDynamicInfo> parse_bytes(const std::string& bytes) {
+  return read_elf_dynamic_info([&](std::uint64_t off, std::size_t len, char* out) -> long {
+    if (off >= bytes.size()) return 0;
+    std::size_t n = std::min<std::size_t>(len, bytes.size() - off);
+    std::memcpy(out, bytes.data() + off, n);
+    return static_cast<long>(n);
+  });
+}
+
+TEST(LoaderFiles, RefusesWhatIsNotAnElfExecutable) {
+  auto script = parse_bytes("#!/bin/sh\necho hi\n");
+  ASSERT_FALSE(script.ok());
+  EXPECT_EQ(script.error().code, Code::Policy);
+  EXPECT_EQ(script.error().kind, "elf");
+  EXPECT_FALSE(parse_bytes("").ok());
+  EXPECT_FALSE(parse_bytes("\x7f" "ELF").ok());
+
+  std::ifstream in(kProbe, std::ios::binary);
+  std::string probe((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(parse_bytes(probe).ok());
+  // Every truncation of the headers fails cleanly, never reads out of bounds.
+  for (std::size_t cut : {std::size_t{16}, std::size_t{63}, std::size_t{64}, std::size_t{100}, std::size_t{500}})
+    EXPECT_FALSE(parse_bytes(probe.substr(0, cut)).ok()) << cut;
+  std::string wrong_class = probe;
+  wrong_class[4] = 1;  // ELFCLASS32
+  EXPECT_FALSE(parse_bytes(wrong_class).ok());
+  std::string many_headers = probe;
+  many_headers[56] = static_cast<char>(0xff);  // e_phnum low byte
+  many_headers[57] = static_cast<char>(0xff);
+  EXPECT_FALSE(parse_bytes(many_headers).ok());
+}
+
+}  // namespace
+}  // namespace dot
