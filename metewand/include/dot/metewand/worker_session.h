@@ -1,0 +1,152 @@
+#pragma once
+// WorkerSession: one Metewand worker process and its protocol session.
+//
+// The worker gets two dedicated pipes (requests to it on the descriptor named
+// by METEWAND_PROTOCOL_READ_FD, responses from it on METEWAND_PROTOCOL_WRITE_FD),
+// stdin from /dev/null, stdout and stderr as log streams drained concurrently
+// with a byte cap each, its own process group, and nothing else inherited.
+// Every phase (hello, each operation, shutdown) has a deadline; any framing
+// error, timeout or malformed response kills the worker and makes the session
+// unusable. Shutdown closes the request pipe, reads the protocol stream to its
+// end (a late frame is an extra response), waits for the worker to exit within
+// the shutdown deadline, then kills and reaps its whole group. The destructor
+// kills and reaps on every other path.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/error.h"
+#include "dot/base/jcs.h"
+#include "dot/base/process.h"
+#include "dot/metewand/correlation.h"
+#include "dot/metewand/expected.h"
+#include "dot/metewand/frame_error.h"
+#include "dot/metewand/frame_reader.h"
+#include "dot/metewand/hello.h"
+#include "dot/metewand/message.h"
+
+namespace dot::metewand {
+
+inline constexpr std::string_view kReadFdVariable = "METEWAND_PROTOCOL_READ_FD";
+inline constexpr std::string_view kWriteFdVariable = "METEWAND_PROTOCOL_WRITE_FD";
+
+enum class Phase : std::uint8_t { Start, Hello, Operation, Shutdown };
+std::string_view phase_name(Phase phase) noexcept;
+
+struct PhaseTimeouts {
+  std::chrono::milliseconds hello{5000};
+  std::chrono::milliseconds operation{30000};
+  std::chrono::milliseconds shutdown{2000};
+};
+
+// What one log stream (stdout or stderr) of the worker produced.
+struct LogCapture {
+  std::string retained;     // the first `cap` bytes
+  bool truncated = false;   // more than `cap` bytes arrived
+  std::uint64_t total = 0;  // every byte that arrived
+};
+
+struct WorkerCommand {
+  std::vector<std::string> argv;     // argv[0] is the worker's name for itself
+  std::string path;                  // exactly one of path / exec_fd (see SpawnOptions)
+  int exec_fd = -1;
+  std::vector<std::string> env;      // the exact environment; the two fd variables are added
+  std::string cwd;
+};
+
+struct SessionOptions {
+  WorkerCommand command;
+  PhaseTimeouts timeouts;
+  std::size_t log_cap = 64 * 1024;  // per stream
+  int child_read_fd = 3;   // where the worker reads requests
+  int child_write_fd = 4;  // where the worker writes responses
+};
+
+struct SessionError {
+  enum class Kind : std::uint8_t {
+    Spawn,             // the worker could not be started (detail)
+    Io,                // writing a request failed (detail)
+    Timeout,           // the phase's deadline passed
+    Frame,             // frame
+    Correlation,       // correlation
+    Message,           // message (InvalidMessage, or an unencodable request)
+    Handshake,         // handshake
+    WorkerFailure,     // failure: the worker answered with a failure response
+    ProtocolClosed,    // clean end of the protocol stream while a response was due
+    UnsuccessfulExit,  // the worker exited non-zero or by a signal at shutdown (status)
+    SessionUnusable,   // an earlier error discarded the worker
+  };
+  Kind kind = Kind::Spawn;
+  Phase phase = Phase::Start;
+  std::string detail;
+  std::optional<FrameError> frame;
+  std::optional<CorrelationError> correlation;
+  std::optional<MessageError> message_error;
+  std::optional<HandshakeError> handshake;
+  std::optional<WorkerFailure> failure;
+  ExitStatus status;
+  std::chrono::milliseconds limit{0};  // Timeout
+
+  // The typed name: the FrameError, correlation, message or handshake variant
+  // ("LineTooLong", "MismatchedRequestId", "WorkerIdentityMismatch"), the
+  // worker's failure code ("operation_failed"), or the session's own kind
+  // ("Timeout", "ProtocolClosed", "UnsuccessfulExit", "Spawn", "Io").
+  std::string name() const;
+  std::string message() const;
+  // kind = name(), detail = "<name>: <message> (phase P)"; codes: Timeout ->
+  // DOT_E_TIMEOUT, Handshake -> DOT_E_PLUGIN_IDENTITY, Spawn -> DOT_E_IO,
+  // everything else DOT_E_PROTOCOL.
+  Error to_error() const;
+};
+
+class WorkerSession {
+ public:
+  // Spawns the worker. Nothing is sent yet.
+  static Expected<WorkerSession, SessionError> start(const SessionOptions& options);
+
+  WorkerSession(WorkerSession&&) noexcept;
+  WorkerSession& operator=(WorkerSession&&) noexcept;
+  ~WorkerSession();  // kills and reaps the worker's group if still running
+
+  // Sends the hello request (id from the tracker) and validates the reply.
+  // A worker failure reply is SessionError::WorkerFailure and leaves the
+  // session usable; every other error discards the worker.
+  Expected<NegotiatedSession, SessionError> hello(WorkerRole role, std::string worker_id,
+                                                  std::span<const Capability> selected = {});
+
+  // One request/response exchange under `phase`'s deadline: encodes
+  // `request` (its "id" is set from the tracker), sends it, reads frames until
+  // one is correlated, and returns it parsed.
+  Expected<ParsedFrame, SessionError> exchange(Phase phase, jcs::Node request);
+
+  // Closes the request pipe, reads the protocol stream to its end (any frame
+  // is an extra response), waits for exit within the shutdown deadline, then
+  // kills and reaps the group. Returns the worker's exit status; non-zero is
+  // UnsuccessfulExit. `limit` overrides the shutdown timeout of the options.
+  Expected<ExitStatus, SessionError> shutdown(std::optional<std::chrono::milliseconds> limit = std::nullopt);
+
+  // Kills and reaps the worker's group now (idempotent).
+  void discard();
+
+  bool usable() const noexcept;
+  bool running() const noexcept;  // not yet reaped
+  pid_t pid() const noexcept;
+  const LogCapture& stdout_log() const noexcept;
+  const LogCapture& stderr_log() const noexcept;
+  const std::optional<NegotiatedSession>& negotiated() const noexcept;
+
+  struct State;
+
+ private:
+  explicit WorkerSession(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace dot::metewand

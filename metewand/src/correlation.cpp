@@ -1,0 +1,98 @@
+#include "dot/metewand/correlation.h"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace dot::metewand {
+
+std::string_view CorrelationError::name() const noexcept {
+  switch (kind) {
+    case Kind::InvalidRequestId: return "InvalidRequestId";
+    case Kind::ExtraResponse: return "ExtraResponse";
+    case Kind::MismatchedRequestId: return "MismatchedRequestId";
+    case Kind::RequestAlreadyPending: return "RequestAlreadyPending";
+    case Kind::RequestIdExhausted: return "RequestIdExhausted";
+  }
+  return "InvalidRequestId";
+}
+
+std::string CorrelationError::message() const {
+  switch (kind) {
+    case Kind::InvalidRequestId: return "the response is not an object with a string id";
+    case Kind::ExtraResponse:
+      return fmt::format("extra response \"{}\": no request is pending", actual);
+    case Kind::MismatchedRequestId:
+      return fmt::format("response id \"{}\" does not match the pending request \"{}\"", actual, expected);
+    case Kind::RequestAlreadyPending:
+      return fmt::format("request \"{}\" is still pending; version 1 allows one request at a time", expected);
+    case Kind::RequestIdExhausted: return "the request id sequence is exhausted";
+  }
+  return {};
+}
+
+Error CorrelationError::to_error() const { return make_error(Code::Protocol, std::string(name()), message()); }
+
+std::optional<std::string_view> response_id(json::Value response) noexcept {
+  if (!response.is_object()) return std::nullopt;
+  auto id = response.find("id");
+  if (!id || !id->is_string()) return std::nullopt;
+  return id->as_string();
+}
+
+Expected<Done, CorrelationError> ResponseCorrelator::accept(json::Value response) {
+  return accept_id(response_id(response));
+}
+
+Expected<Done, CorrelationError> ResponseCorrelator::accept_id(std::optional<std::string_view> id) {
+  CorrelationError e;
+  if (!id) return e;  // InvalidRequestId, whatever the state
+  e.actual = std::string(*id);
+  if (!expected_) {
+    e.kind = CorrelationError::Kind::ExtraResponse;
+    return e;
+  }
+  if (*id != *expected_) {
+    e.kind = CorrelationError::Kind::MismatchedRequestId;
+    e.expected = *expected_;
+    return e;
+  }
+  expected_.reset();
+  return Done{};
+}
+
+Expected<std::string, CorrelationError> RequestTracker::begin_request() {
+  CorrelationError e;
+  if (pending_) {
+    e.kind = CorrelationError::Kind::RequestAlreadyPending;
+    e.expected = *pending_;
+    return e;
+  }
+  if (exhausted_) {
+    e.kind = CorrelationError::Kind::RequestIdExhausted;
+    return e;
+  }
+  std::string id = std::to_string(next_);
+  if (next_ == std::numeric_limits<std::uint64_t>::max()) exhausted_ = true;
+  else ++next_;
+  pending_ = id;
+  return id;
+}
+
+Expected<Done, CorrelationError> RequestTracker::complete_response(std::string_view id) {
+  CorrelationError e;
+  e.actual = std::string(id);
+  if (!pending_) {
+    e.kind = CorrelationError::Kind::ExtraResponse;
+    return e;
+  }
+  if (id != *pending_) {
+    e.kind = CorrelationError::Kind::MismatchedRequestId;
+    e.expected = *pending_;
+    return e;
+  }
+  pending_.reset();
+  return Done{};
+}
+
+}  // namespace dot::metewand

@@ -1,0 +1,198 @@
+#include "dot/metewand/frame_reader.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <simdjson.h>
+
+namespace dot::metewand {
+namespace {
+
+json::ReadLimits line_limits() {
+  json::ReadLimits limits;
+  limits.max_bytes = kMaxLineBytes;
+  limits.max_depth = kMaxNestingDepth;
+  return limits;
+}
+
+FrameError make(FrameError::Kind kind, std::uint64_t offset) {
+  FrameError e;
+  e.kind = kind;
+  e.offset = offset;
+  return e;
+}
+
+// The unescaped key whose opening quote the strict reader reported (at or
+// just after `at`). The key was fully parsed before it was found repeated, so
+// its literal is well-formed; the strict reader decodes it again.
+std::optional<std::string> key_literal_at(std::string_view line, std::uint64_t at) {
+  std::size_t p = static_cast<std::size_t>(std::min<std::uint64_t>(at, line.size()));
+  while (p < line.size() && line[p] != '"') ++p;
+  if (p >= line.size()) return std::nullopt;
+  std::size_t q = p + 1;
+  while (q < line.size() && line[q] != '"') q += (line[q] == '\\') ? 2 : 1;
+  if (q >= line.size()) return std::nullopt;
+  auto doc = json::parse(line.substr(p, q - p + 1));
+  if (!doc.ok() || !doc->root().is_string()) return std::nullopt;
+  return std::string(doc->root().as_string());
+}
+
+FrameError from_reader_error(const Error& error, std::string_view line, std::uint64_t offset) {
+  if (error.kind == "duplicate_key") {
+    FrameError e = make(FrameError::Kind::DuplicateKey, offset);
+    auto key = error.offset ? key_literal_at(line, *error.offset) : std::nullopt;
+    e.key = key ? *key : error.detail;
+    return e;
+  }
+  // Every other refusal of the strict reader (depth, lone surrogates, numbers
+  // beyond binary64, grammar, trailing data) is one variant on this layer.
+  FrameError e = make(FrameError::Kind::MalformedJson, offset);
+  e.detail = error.message();
+  return e;
+}
+
+// ByteOrderMark, then InvalidUtf8: both come before any JSON check.
+std::optional<FrameError> check_encoding(std::string_view line, std::uint64_t offset) {
+  if (line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
+      static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF)
+    return make(FrameError::Kind::ByteOrderMark, offset);
+  if (!simdjson::validate_utf8(line.data(), line.size())) {
+    FrameError e = make(FrameError::Kind::InvalidUtf8, offset);
+    e.valid_up_to = utf8_valid_up_to(line);
+    return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::size_t utf8_valid_up_to(std::string_view bytes) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  std::size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c == 0xE0) { len = 3; lo = 0xA0; }
+    else if (c >= 0xE1 && c <= 0xEC) len = 3;
+    else if (c == 0xED) { len = 3; hi = 0x9F; }  // no surrogates
+    else if (c >= 0xEE && c <= 0xEF) len = 3;
+    else if (c == 0xF0) { len = 4; lo = 0x90; }
+    else if (c >= 0xF1 && c <= 0xF3) len = 4;
+    else if (c == 0xF4) { len = 4; hi = 0x8F; }  // nothing above U+10FFFF
+    else return i;
+    if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k)
+      if (i + k >= n || (s[i + k] & 0xC0) != 0x80) return i;
+    i += len;
+  }
+  return n;
+}
+
+Expected<Done, FrameError> validate_line(std::string_view line, std::uint64_t offset) {
+  if (auto e = check_encoding(line, offset)) return *e;
+  auto st = json::validate(line, line_limits());
+  if (!st.ok()) return from_reader_error(st.error(), line, offset);
+  return Done{};
+}
+
+Expected<json::Document, FrameError> parse_line(std::string_view line, std::uint64_t offset) {
+  if (auto e = check_encoding(line, offset)) return *e;
+  auto doc = json::parse(line, line_limits());
+  if (!doc.ok()) return from_reader_error(doc.error(), line, offset);
+  return std::move(doc).value();
+}
+
+FrameReader::FrameReader(ByteSource& source, std::size_t read_size)
+    : source_(source),
+      read_size_(std::max<std::size_t>(1, read_size)),
+      capacity_(kMaxLineBytes + read_size_),
+      buf_(std::make_unique_for_overwrite<char[]>(capacity_)) {}
+
+FrameError FrameReader::fail(FrameError error) {
+  failure_ = error;
+  return error;
+}
+
+Expected<std::optional<Frame>, FrameError> FrameReader::next_raw_line() {
+  if (failure_) return *failure_;
+  char* buf = buf_.get();
+  for (;;) {
+    if (scan_ < end_) {
+      const void* lf = std::memchr(buf + scan_, '\n', end_ - scan_);
+      if (lf != nullptr) {
+        std::size_t at = static_cast<std::size_t>(static_cast<const char*>(lf) - buf);
+        std::uint64_t offset = base_ + start_;
+        if (at - start_ + 1 > kMaxLineBytes) {
+          FrameError e = make(FrameError::Kind::LineTooLong, offset);
+          e.limit = kMaxLineBytes;
+          return fail(e);
+        }
+        Frame frame{std::string_view(buf + start_, at - start_), offset};
+        start_ = scan_ = at + 1;
+        return std::optional<Frame>(frame);
+      }
+      scan_ = end_;
+    }
+    // No LF among the buffered bytes of this line.
+    std::size_t partial = end_ - start_;
+    if (partial >= kMaxLineBytes) {
+      // The 1,048,576th byte arrived without an LF: no legal LF can follow.
+      FrameError e = make(FrameError::Kind::LineTooLong, base_ + start_);
+      e.limit = kMaxLineBytes;
+      return fail(e);
+    }
+    if (eof_) {
+      if (partial == 0) return std::optional<Frame>();
+      FrameError e = make(FrameError::Kind::EarlyEof, base_ + start_);
+      e.received = partial;
+      return fail(e);
+    }
+    // Never read past the byte that would make this line too long, so an
+    // endless line costs exactly kMaxLineBytes of input and of buffer.
+    std::size_t allowed = kMaxLineBytes - partial;
+    if (partial == 0 || capacity_ - end_ < std::min(read_size_, allowed)) {
+      std::memmove(buf, buf + start_, partial);
+      base_ += start_;
+      start_ = 0;
+      scan_ = end_ = partial;
+    }
+    std::size_t room = std::min(capacity_ - end_, allowed);
+    auto n = source_.read(buf + end_, room);
+    if (!n.ok()) {
+      FrameError e = make(FrameError::Kind::Io, base_ + start_);
+      e.detail = n.error().message();
+      e.io_code = n.error().code;
+      return fail(e);
+    }
+    if (*n == 0) eof_ = true;
+    end_ += std::min(*n, room);
+  }
+}
+
+Expected<std::optional<Frame>, FrameError> FrameReader::next_line() {
+  auto raw = next_raw_line();
+  if (!raw.ok() || !raw->has_value()) return raw;
+  const Frame& frame = **raw;
+  auto checked = validate_line(frame.bytes, frame.offset);
+  if (!checked.ok()) return fail(std::move(checked).error());
+  return raw;
+}
+
+Expected<std::optional<ParsedFrame>, FrameError> FrameReader::read_frame() {
+  auto raw = next_raw_line();
+  if (!raw.ok()) return std::move(raw).error();
+  if (!raw->has_value()) return std::optional<ParsedFrame>();
+  const Frame& frame = **raw;
+  auto doc = parse_line(frame.bytes, frame.offset);
+  if (!doc.ok()) return fail(std::move(doc).error());
+  return std::optional<ParsedFrame>(ParsedFrame{std::move(doc).value(), frame.offset});
+}
+
+}  // namespace dot::metewand

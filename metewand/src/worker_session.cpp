@@ -1,0 +1,448 @@
+#include "dot/metewand/worker_session.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace dot::metewand {
+namespace {
+
+using std::chrono::milliseconds;
+
+int poll_timeout_ms(Clock::time_point deadline) {
+  auto now = Clock::now();
+  if (now >= deadline) return 0;
+  auto ms = std::chrono::duration_cast<milliseconds>(deadline - now).count() + 1;
+  return static_cast<int>(std::min<long long>(ms, 60'000));
+}
+
+// Appends what one read of a log stream produced; closes it at EOF.
+void drain_once(UniqueFd& fd, LogCapture& log, std::size_t cap) {
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {  // EOF or an error: either way the stream is over
+      fd.reset();
+      return;
+    }
+    auto got = static_cast<std::size_t>(n);
+    log.total += got;
+    std::size_t keep = log.retained.size() < cap ? std::min(got, cap - log.retained.size()) : 0;
+    log.retained.append(buf, keep);
+    if (keep < got) log.truncated = true;
+    return;
+  }
+}
+
+// write() that reports EPIPE instead of raising SIGPIPE, whatever the
+// process's disposition: SIGPIPE is blocked for this thread during the call
+// and a SIGPIPE the write raised is consumed.
+ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
+  sigset_t pipe_set, old_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  ssize_t n = ::write(fd, data, size);
+  int saved = errno;
+  if (n < 0 && saved == EPIPE && !was_pending) {
+    struct timespec zero{};
+    while (::sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  errno = saved;
+  return n;
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) noexcept {
+  switch (phase) {
+    case Phase::Start: return "start";
+    case Phase::Hello: return "hello";
+    case Phase::Operation: return "operation";
+    case Phase::Shutdown: return "shutdown";
+  }
+  return "start";
+}
+
+std::string SessionError::name() const {
+  switch (kind) {
+    case Kind::Frame: return frame ? std::string(frame->name()) : "Frame";
+    case Kind::Correlation: return correlation ? std::string(correlation->name()) : "Correlation";
+    case Kind::Message: return message_error ? std::string(message_error->name()) : "InvalidMessage";
+    case Kind::Handshake: return handshake ? std::string(handshake->name()) : "Handshake";
+    case Kind::WorkerFailure: return failure ? failure->code : "WorkerFailure";
+    case Kind::Spawn: return "Spawn";
+    case Kind::Io: return "Io";
+    case Kind::Timeout: return "Timeout";
+    case Kind::ProtocolClosed: return "ProtocolClosed";
+    case Kind::UnsuccessfulExit: return "UnsuccessfulExit";
+    case Kind::SessionUnusable: return "SessionUnusable";
+  }
+  return "SessionUnusable";
+}
+
+std::string SessionError::message() const {
+  switch (kind) {
+    case Kind::Frame: return frame ? frame->message() : detail;
+    case Kind::Correlation: return correlation ? correlation->message() : detail;
+    case Kind::Message: return message_error ? message_error->message() : detail;
+    case Kind::Handshake: return handshake ? handshake->message() : detail;
+    case Kind::WorkerFailure: return failure ? fmt::format("the worker failed: {}", failure->message) : detail;
+    case Kind::Timeout: return fmt::format("the worker did not finish the {} phase within {} ms", phase_name(phase), limit.count());
+    case Kind::ProtocolClosed: return "the worker closed its protocol stream before answering";
+    case Kind::UnsuccessfulExit: return fmt::format("the worker ended with {}", status.describe());
+    case Kind::SessionUnusable: return "an earlier error discarded the worker";
+    case Kind::Spawn:
+    case Kind::Io: return detail;
+  }
+  return detail;
+}
+
+Error SessionError::to_error() const {
+  Code code = Code::Protocol;
+  if (kind == Kind::Timeout) code = Code::Timeout;
+  else if (kind == Kind::Handshake) code = Code::PluginIdentity;
+  else if (kind == Kind::Spawn) code = Code::Io;
+  std::string n = name();
+  return make_error(code, n, fmt::format("{}: {} (phase {})", n, message(), phase_name(phase)));
+}
+
+// The protocol stream as a ByteSource: waits for it under the current
+// phase's deadline and drains the log streams while it waits.
+class SessionSource final : public ByteSource {
+ public:
+  explicit SessionSource(WorkerSession::State* state) : s_(state) {}
+  Result<std::size_t> read(char* buffer, std::size_t capacity) override;
+
+ private:
+  WorkerSession::State* s_;
+};
+
+struct WorkerSession::State {
+  SessionOptions options;
+  ChildProcess child;
+  UniqueFd request;   // our write end of the request pipe
+  UniqueFd response;  // our read end of the response pipe
+  UniqueFd out, err;  // the worker's stdout and stderr
+  LogCapture out_log, err_log;
+  Clock::time_point deadline{};
+  milliseconds phase_limit{0};
+  Phase phase = Phase::Start;
+  SessionSource source{this};
+  std::unique_ptr<FrameReader> reader;
+  RequestTracker tracker;
+  bool usable = true;
+  std::optional<NegotiatedSession> negotiated;
+
+  // Waits for one of `fd`'s `events` (or only the logs when fd < 0) until
+  // the deadline, draining the logs meanwhile. False once the deadline passed.
+  bool wait_for(int fd, short events, int extra_fd = -1) {
+    for (;;) {
+      pollfd p[4];
+      nfds_t n = 0;
+      int target = -1, extra = -1, o = -1, e = -1;
+      if (fd >= 0) { p[n] = {fd, events, 0}; target = static_cast<int>(n++); }
+      if (extra_fd >= 0) { p[n] = {extra_fd, POLLIN, 0}; extra = static_cast<int>(n++); }
+      if (out) { p[n] = {out.get(), POLLIN, 0}; o = static_cast<int>(n++); }
+      if (err) { p[n] = {err.get(), POLLIN, 0}; e = static_cast<int>(n++); }
+      bool logs_only = target < 0 && extra < 0;
+      if (logs_only && n == 0) return true;
+      int timeout = poll_timeout_ms(deadline);
+      if (Clock::now() >= deadline) return false;
+      int r = ::poll(p, n, n == 0 ? std::min(timeout, 10) : timeout);
+      if (r < 0 && errno != EINTR) return false;
+      if (r <= 0) continue;
+      if (o >= 0 && p[o].revents != 0) drain_once(out, out_log, options.log_cap);
+      if (e >= 0 && p[e].revents != 0) drain_once(err, err_log, options.log_cap);
+      if (target >= 0 && p[target].revents != 0) return true;
+      if (extra >= 0 && p[extra].revents != 0) return true;
+      if (logs_only) return true;
+    }
+  }
+
+  void begin_phase(Phase p, milliseconds limit) {
+    phase = p;
+    phase_limit = limit;
+    deadline = Clock::now() + limit;
+  }
+
+  SessionError error(SessionError::Kind kind) const {
+    SessionError e;
+    e.kind = kind;
+    e.phase = phase;
+    e.limit = phase_limit;
+    return e;
+  }
+
+  SessionError frame_error(FrameError f) const {
+    if (f.kind == FrameError::Kind::Io && f.io_code == Code::Timeout) return error(SessionError::Kind::Timeout);
+    SessionError e = error(SessionError::Kind::Frame);
+    e.frame = std::move(f);
+    return e;
+  }
+
+  Expected<Done, SessionError> write_request(std::string_view bytes) {
+    while (!bytes.empty()) {
+      if (!wait_for(request.get(), POLLOUT)) return error(SessionError::Kind::Timeout);
+      ssize_t n = write_no_sigpipe(request.get(), bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+        SessionError e = error(SessionError::Kind::Io);
+        e.detail = errno == EPIPE ? std::string("the worker closed its request stream")
+                                  : fmt::format("cannot write the request: {}", std::strerror(errno));
+        return e;
+      }
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return Done{};
+  }
+
+  void drain_logs_until(Clock::time_point until) {
+    auto saved = deadline;
+    deadline = until;
+    while ((out || err) && Clock::now() < deadline) wait_for(-1, 0);
+    deadline = saved;
+  }
+
+  void discard() {
+    usable = false;
+    request.reset();
+    if (child.pid() > 0 && !child.reaped()) child.kill_and_reap();
+    // Whatever the group wrote before it died is still worth keeping.
+    drain_logs_until(Clock::now() + milliseconds(100));
+    response.reset();
+    out.reset();
+    err.reset();
+  }
+};
+
+Result<std::size_t> SessionSource::read(char* buffer, std::size_t capacity) {
+  for (;;) {
+    if (!s_->response) return std::size_t{0};
+    if (!s_->wait_for(s_->response.get(), POLLIN))
+      return make_error(Code::Timeout, "timeout",
+                        fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
+                                    s_->phase_limit.count()));
+    ssize_t n = ::read(s_->response.get(), buffer, capacity);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+    return make_error(Code::Io, "read", fmt::format("cannot read the protocol stream: {}", std::strerror(errno)));
+  }
+}
+
+WorkerSession::WorkerSession(std::unique_ptr<State> state) : s_(std::move(state)) {}
+WorkerSession::WorkerSession(WorkerSession&&) noexcept = default;
+WorkerSession& WorkerSession::operator=(WorkerSession&& o) noexcept {
+  if (this != &o) {
+    if (s_) s_->discard();
+    s_ = std::move(o.s_);
+  }
+  return *this;
+}
+WorkerSession::~WorkerSession() {
+  if (s_) s_->discard();
+}
+
+Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions& options) {
+  auto state = std::make_unique<State>();
+  state->options = options;
+  auto fail = [&](std::string detail) {
+    SessionError e;
+    e.kind = SessionError::Kind::Spawn;
+    e.phase = Phase::Start;
+    e.detail = std::move(detail);
+    return e;
+  };
+  auto req = make_pipe();
+  if (!req.ok()) return fail(req.error().message());
+  auto resp = make_pipe();
+  if (!resp.ok()) return fail(resp.error().message());
+
+  SpawnOptions so;
+  so.argv = options.command.argv;
+  so.path = options.command.path;
+  so.exec_fd = options.command.exec_fd;
+  so.env = options.command.env;
+  so.env.push_back(fmt::format("{}={}", kReadFdVariable, options.child_read_fd));
+  so.env.push_back(fmt::format("{}={}", kWriteFdVariable, options.child_write_fd));
+  so.cwd = options.command.cwd;
+  so.stdin_mode = StdioMode::DevNull;
+  so.stdout_mode = StdioMode::Pipe;
+  so.stderr_mode = StdioMode::Pipe;
+  so.keep_fds = {{req->read.get(), options.child_read_fd}, {resp->write.get(), options.child_write_fd}};
+  so.new_process_group = true;
+  auto child = spawn(so);
+  if (!child.ok()) return fail(child.error().message());
+
+  state->child = std::move(child).value();
+  req->read.reset();
+  resp->write.reset();
+  state->request = std::move(req->write);
+  state->response = std::move(resp->read);
+  state->out = std::move(state->child.stdout_fd());
+  state->err = std::move(state->child.stderr_fd());
+  for (UniqueFd* fd : {&state->request, &state->response, &state->out, &state->err}) set_nonblocking(fd->get(), true);
+  state->reader = std::make_unique<FrameReader>(state->source);
+  return WorkerSession(std::move(state));
+}
+
+Expected<ParsedFrame, SessionError> WorkerSession::exchange(Phase phase, jcs::Node request) {
+  State& s = *s_;
+  if (!s.usable) return s.error(SessionError::Kind::SessionUnusable);
+  s.begin_phase(phase, phase == Phase::Hello ? s.options.timeouts.hello
+                       : phase == Phase::Shutdown ? s.options.timeouts.shutdown
+                                                  : s.options.timeouts.operation);
+  auto id = s.tracker.begin_request();
+  if (!id.ok()) {
+    SessionError e = s.error(SessionError::Kind::Correlation);
+    e.correlation = std::move(id).error();
+    return e;
+  }
+  request.set("id", jcs::Node::string(*id));
+  auto line = encode_message(request);
+  if (!line.ok()) {
+    SessionError e = s.error(SessionError::Kind::Message);
+    e.message_error = std::move(line).error();
+    s.discard();
+    return e;
+  }
+  auto wrote = s.write_request(*line);
+  if (!wrote.ok()) {
+    s.discard();
+    return std::move(wrote).error();
+  }
+  auto frame = s.reader->read_frame();
+  if (!frame.ok()) {
+    SessionError e = s.frame_error(std::move(frame).error());
+    s.discard();
+    return e;
+  }
+  if (!frame->has_value()) {
+    SessionError e = s.error(SessionError::Kind::ProtocolClosed);
+    s.discard();
+    return e;
+  }
+  ParsedFrame parsed = std::move(**frame);
+  auto rid = response_id(parsed.document.root());
+  Expected<Done, CorrelationError> correlated =
+      rid ? s.tracker.complete_response(*rid) : Expected<Done, CorrelationError>(CorrelationError{});
+  if (!correlated.ok()) {
+    SessionError e = s.error(SessionError::Kind::Correlation);
+    e.correlation = std::move(correlated).error();
+    s.discard();
+    return e;
+  }
+  return parsed;
+}
+
+Expected<NegotiatedSession, SessionError> WorkerSession::hello(WorkerRole role, std::string worker_id,
+                                                               std::span<const Capability> selected) {
+  State& s = *s_;
+  HelloRequest request;
+  request.role = role;
+  request.worker_id = std::move(worker_id);
+  // exchange() sets the id from the tracker; once the reply is correlated
+  // its id is the request's.
+  auto frame = exchange(Phase::Hello, request.to_node());
+  if (!frame.ok()) return std::move(frame).error();
+  json::Value root = frame->document.root();
+  request.id = std::string(*response_id(root));
+  auto reply = decode_hello_reply(root);
+  if (!reply.ok()) {
+    SessionError e = s.error(SessionError::Kind::Message);
+    e.message_error = std::move(reply).error();
+    s.discard();
+    return e;
+  }
+  if (auto* failure = std::get_if<WorkerFailure>(&*reply)) {
+    SessionError e = s.error(SessionError::Kind::WorkerFailure);
+    e.failure = std::move(*failure);
+    return e;
+  }
+  auto negotiated = validate_hello_response(request, std::get<HelloResponse>(*reply), selected);
+  if (!negotiated.ok()) {
+    SessionError e = s.error(SessionError::Kind::Handshake);
+    e.handshake = std::move(negotiated).error();
+    s.discard();
+    return e;
+  }
+  s.negotiated = *negotiated;
+  return std::move(negotiated).value();
+}
+
+Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<milliseconds> limit) {
+  State& s = *s_;
+  if (!s.usable) {
+    s.discard();
+    return s.error(SessionError::Kind::SessionUnusable);
+  }
+  s.begin_phase(Phase::Shutdown, limit.value_or(s.options.timeouts.shutdown));
+  s.request.reset();
+  // Anything the worker still says is a response nobody asked for.
+  for (;;) {
+    auto frame = s.reader->read_frame();
+    if (!frame.ok()) {
+      SessionError e = s.frame_error(std::move(frame).error());
+      s.discard();
+      return e;
+    }
+    if (!frame->has_value()) break;
+    auto rid = response_id((*frame)->document.root());
+    CorrelationError c;
+    if (rid) {
+      auto done = s.tracker.complete_response(*rid);
+      c = done.ok() ? CorrelationError{CorrelationError::Kind::ExtraResponse, {}, std::string(*rid)}
+                    : std::move(done).error();
+    }
+    SessionError e = s.error(SessionError::Kind::Correlation);
+    e.correlation = std::move(c);
+    s.discard();
+    return e;
+  }
+  std::optional<ExitStatus> status;
+  while (!(status = s.child.try_wait())) {
+    if (!s.wait_for(-1, 0, s.child.pidfd())) break;
+  }
+  if (!status) {
+    SessionError e = s.error(SessionError::Kind::Timeout);
+    s.discard();
+    return e;
+  }
+  s.usable = false;
+  s.child.kill_and_reap();  // the rest of the group
+  s.drain_logs_until(std::min(s.deadline, Clock::now() + milliseconds(200)));
+  s.discard();
+  if (!status->success()) {
+    SessionError e = s.error(SessionError::Kind::UnsuccessfulExit);
+    e.status = *status;
+    return e;
+  }
+  return *status;
+}
+
+void WorkerSession::discard() {
+  if (s_) s_->discard();
+}
+
+bool WorkerSession::usable() const noexcept { return s_ && s_->usable; }
+bool WorkerSession::running() const noexcept { return s_ && s_->child.pid() > 0 && !s_->child.reaped(); }
+pid_t WorkerSession::pid() const noexcept { return s_ ? s_->child.pid() : -1; }
+const LogCapture& WorkerSession::stdout_log() const noexcept { return s_->out_log; }
+const LogCapture& WorkerSession::stderr_log() const noexcept { return s_->err_log; }
+const std::optional<NegotiatedSession>& WorkerSession::negotiated() const noexcept { return s_->negotiated; }
+
+}  // namespace dot::metewand

@@ -1,0 +1,185 @@
+// The two Metewand commands of the dot-core binary, run as a user would.
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "dot/base/process.h"
+#include "dot/base/sha256.h"
+
+namespace dot {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kDotCore = std::string(DOT_BIN_DIR) + "/dot-core";
+const std::string kWorker = std::string(DOT_BIN_DIR) + "/metewand-example-worker";
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+  std::chrono::milliseconds took{0};
+};
+
+Run run(std::vector<std::string> args, const std::string& input = "") {
+  SpawnOptions o;
+  o.path = kDotCore;
+  o.argv = {"dot-core"};
+  for (auto& a : args) o.argv.push_back(a);
+  o.env = {"PATH=/usr/bin:/bin"};
+  auto t0 = Clock::now();
+  auto child = spawn(o);
+  EXPECT_TRUE(child.ok());
+  Run r;
+  if (!child.ok()) return r;
+  (void)write_all(child->stdin_fd().get(), input);
+  child->stdin_fd().reset();
+  UniqueFd* fds[2] = {&child->stdout_fd(), &child->stderr_fd()};
+  std::string* outs[2] = {&r.out, &r.err};
+  while (*fds[0] || *fds[1]) {
+    pollfd p[2];
+    nfds_t n = 0;
+    int which[2];
+    for (int i = 0; i < 2; ++i)
+      if (*fds[i]) { p[n] = {fds[i]->get(), POLLIN, 0}; which[n++] = i; }
+    if (::poll(p, n, 20000) <= 0) break;
+    for (nfds_t k = 0; k < n; ++k) {
+      if (p[k].revents == 0) continue;
+      char buf[65536];
+      ssize_t got = ::read(p[k].fd, buf, sizeof buf);
+      if (got <= 0) fds[which[k]]->reset();
+      else outs[which[k]]->append(buf, static_cast<std::size_t>(got));
+    }
+  }
+  auto st = child->wait_until(Clock::now() + 20s);
+  r.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  if (st) r.code = st->exited() ? st->code : 128 + st->signal;
+  return r;
+}
+
+std::string temp_file(const std::string& name, const std::string& bytes) {
+  std::string path = testing::TempDir() + "metewand-cli-" + name + "-" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TEST(FramesDecodeMetewand, FramesThenCleanEnd) {
+  std::string path = temp_file("frames", "{\"b\":1,\"a\":[true,null]}\r\n  \"x\" \n18446744073709551616\n");
+  Run r = run({"frames", "decode", "--format", "metewand", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"frame\":1,\"offset\":0,\"value\":{\"a\":[true,null],\"b\":1}}\n"
+            "{\"frame\":2,\"offset\":25,\"value\":\"x\"}\n"
+            "{\"frame\":3,\"offset\":32,\"value\":18446744073709552000}\n"
+            "{\"end\":\"eof\",\"frames\":3}\n");
+  Run c = run({"frames", "decode", "--format", "metewand", "--count", "-"}, "{}\n[]\n");
+  EXPECT_EQ(c.code, 0);
+  EXPECT_EQ(c.out, "{\"end\":\"eof\",\"frames\":2}\n");
+  ::unlink(path.c_str());
+}
+
+TEST(FramesDecodeMetewand, EachErrorVariantWithItsPayload) {
+  struct Case {
+    std::string input;
+    std::string last_line;
+  };
+  std::vector<Case> cases = {
+      {"{}\n\"" + std::string(1 << 20, 'x') + "\"\n",
+       "{\"error\":\"LineTooLong\",\"offset\":3,\"limit\":1048576}"},
+      {"{}\n{\"a\"", "{\"error\":\"EarlyEof\",\"offset\":3,\"received\":4}"},
+      {"\xEF\xBB\xBF{}\n", "{\"error\":\"ByteOrderMark\",\"offset\":0}"},
+      {"[\"\xFF\"]\n", "{\"error\":\"InvalidUtf8\",\"offset\":0,\"valid_up_to\":2}"},
+      {"{\"k\":{\"q\\\"\":1,\"q\\u0022\":2}}\n", "{\"error\":\"DuplicateKey\",\"offset\":0,\"key\":\"q\\\"\"}"},
+      {"{\"a\":1e400}\n", "{\"error\":\"MalformedJson\",\"offset\":0}"},
+  };
+  for (const auto& c : cases) {
+    for (bool count : {false, true}) {
+      std::vector<std::string> args = {"frames", "decode", "--format", "metewand"};
+      if (count) args.push_back("--count");
+      args.push_back("-");
+      Run r = run(args, c.input);
+      EXPECT_EQ(r.code, 1) << c.last_line;
+      ASSERT_FALSE(r.out.empty());
+      std::string last = r.out.substr(0, r.out.size() - 1);
+      last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+      EXPECT_EQ(last, c.last_line);
+      if (count) EXPECT_EQ(r.out, c.last_line + "\n");
+      EXPECT_EQ(r.err.rfind("DOT_E_PROTOCOL: ", 0), 0u) << r.err;
+    }
+  }
+}
+
+TEST(FramesDecodeMetewand, MissingFileIsAnIoError) {
+  Run r = run({"frames", "decode", "--format", "metewand", "/nonexistent/capture"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("DOT_E_IO: ", 0), 0u) << r.err;
+}
+
+TEST(MetewandHello, PrintsTheNegotiationWithTheDefaultIdentity) {
+  auto exe = read_file(kWorker, 512 << 20);
+  ASSERT_TRUE(exe.ok());
+  std::string id = "mw1-resolved-worker-" + sha256_hex(*exe);
+  Run r = run({"metewand", "hello", "--", kWorker, "--sdk", "ex:2"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "{\"capabilities\":[\"one_shot\"],\"protocol\":1,\"role\":\"implementation\",\"sdk\":{\"name\":\"ex\",\"version\":\"2\"},\"selected\":[],\"worker_id\":\"" + id + "\"}\n");
+  Run sel = run({"metewand", "hello", "--select", "one_shot", "--", kWorker});
+  EXPECT_EQ(sel.code, 0) << sel.err;
+  EXPECT_NE(sel.out.find("\"selected\":[\"one_shot\"]"), std::string::npos);
+}
+
+TEST(MetewandHello, TypedErrorsExitOne) {
+  std::string dup = temp_file("dup", "{\"id\":\"0\",\"id\":\"0\"}\n");
+  struct Case {
+    std::vector<std::string> args;
+    std::string name;
+  };
+  std::vector<Case> cases = {
+      {{"--", kWorker, "--raw-file", dup}, "DuplicateKey"},
+      {{"--worker-id", "mw1-resolved-worker-" + std::string(64, 'a'), "--", kWorker, "--worker-id",
+        "mw1-resolved-worker-" + std::string(64, 'b')},
+       "WorkerIdentityMismatch"},
+      {{"--", kWorker, "--fail", "unsupported_operation"}, "unsupported_operation"},
+      {{"--", kWorker, "--id", "7"}, "MismatchedRequestId"},
+      {{"--", kWorker, "--extra"}, "ExtraResponse"},
+      {{"--role", "problem_evaluator", "--select", "one_shot", "--", kWorker}, "CapabilityForRole"},
+      {{"--select", "streaming_profile", "--", kWorker}, "ReservedCapability"},
+      {{"--", kWorker, "--exit", "4"}, "UnsuccessfulExit"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"metewand", "hello"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Run r = run(args);
+    EXPECT_EQ(r.code, 1) << c.name << ": " << r.err;
+    EXPECT_NE(r.err.find(": " + c.name + ": "), std::string::npos) << c.name << ": " << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  Run j = run({"metewand", "hello", "--json", "--", kWorker, "--raw-file", dup});
+  EXPECT_EQ(j.code, 1);
+  EXPECT_EQ(j.out.rfind("{\"error\":{\"code\":\"DOT_E_PROTOCOL\",\"kind\":\"DuplicateKey\"", 0), 0u) << j.out;
+  ::unlink(dup.c_str());
+}
+
+TEST(MetewandHello, TimeoutIsKeptAndNothingSurvives) {
+  Run r = run({"metewand", "hello", "--timeout", "0.5", "--", kWorker, "--hang", "--grandchild"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("DOT_E_TIMEOUT: Timeout: ", 0), 0u) << r.err;
+  EXPECT_LT(r.took, 3s);
+  Run linger = run({"metewand", "hello", "--timeout", "0.5", "--", kWorker, "--linger"});
+  EXPECT_EQ(linger.code, 1);
+  EXPECT_NE(linger.err.find("Timeout"), std::string::npos) << linger.err;
+  EXPECT_LT(linger.took, 3s);
+}
+
+TEST(MetewandHello, UsageErrorsExitTwo) {
+  EXPECT_EQ(run({"metewand", "hello"}).code, 2);
+  EXPECT_EQ(run({"metewand", "hello", "--role", "wizard", "--", kWorker}).code, 2);
+  EXPECT_EQ(run({"metewand"}).code, 2);
+  Run help = run({"metewand", "hello", "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("Examples:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dot
