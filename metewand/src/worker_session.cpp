@@ -392,15 +392,15 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
   }
   s.begin_phase(Phase::Shutdown, limit.value_or(s.options.timeouts.shutdown));
   s.request.reset();
+  bool protocol_ended = false;
   // Anything the worker still says is a response nobody asked for.
-  for (;;) {
+  auto read_leftover = [&]() -> std::optional<SessionError> {
     auto frame = s.reader->read_frame();
-    if (!frame.ok()) {
-      SessionError e = s.frame_error(std::move(frame).error());
-      s.discard();
-      return e;
+    if (!frame.ok()) return s.frame_error(std::move(frame).error());
+    if (!frame->has_value()) {
+      protocol_ended = true;
+      return std::nullopt;
     }
-    if (!frame->has_value()) break;
     auto rid = response_id((*frame)->document.root());
     CorrelationError c;
     if (rid) {
@@ -410,12 +410,32 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     }
     SessionError e = s.error(SessionError::Kind::Correlation);
     e.correlation = std::move(c);
-    s.discard();
     return e;
-  }
+  };
+  // Wait for the worker to exit, watching the protocol stream meanwhile. A
+  // descendant may hold the stream open, so its end is not waited for here.
   std::optional<ExitStatus> status;
   while (!(status = s.child.try_wait())) {
-    if (!s.wait_for(-1, 0, s.child.pidfd())) break;
+    int watch = protocol_ended ? -1 : s.response.get();
+    if (!s.wait_for(watch, POLLIN, s.child.pidfd())) break;
+    if (protocol_ended) continue;
+    pollfd p{s.response.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) == 1) {
+      if (auto e = read_leftover()) {
+        s.discard();
+        return *e;
+      }
+    }
+  }
+  if (status) {
+    // The group goes with its leader; then whatever it wrote is still read.
+    s.child.kill_and_reap();
+    while (!protocol_ended) {
+      if (auto e = read_leftover()) {
+        s.discard();
+        return *e;
+      }
+    }
   }
   if (!status) {
     SessionError e = s.error(SessionError::Kind::Timeout);
@@ -423,7 +443,6 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     return e;
   }
   s.usable = false;
-  s.child.kill_and_reap();  // the rest of the group
   s.drain_logs_until(std::min(s.deadline, Clock::now() + milliseconds(200)));
   s.discard();
   if (!status->success()) {

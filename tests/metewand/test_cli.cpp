@@ -17,13 +17,13 @@ using namespace std::chrono_literals;
 const std::string kDotCore = std::string(DOT_BIN_DIR) + "/dot-core";
 const std::string kWorker = std::string(DOT_BIN_DIR) + "/metewand-example-worker";
 
-struct Run {
+struct CliRun {
   int code = -1;
   std::string out, err;
   std::chrono::milliseconds took{0};
 };
 
-Run run(std::vector<std::string> args, const std::string& input = "") {
+CliRun run(std::vector<std::string> args, const std::string& input = "") {
   SpawnOptions o;
   o.path = kDotCore;
   o.argv = {"dot-core"};
@@ -32,7 +32,7 @@ Run run(std::vector<std::string> args, const std::string& input = "") {
   auto t0 = Clock::now();
   auto child = spawn(o);
   EXPECT_TRUE(child.ok());
-  Run r;
+  CliRun r;
   if (!child.ok()) return r;
   (void)write_all(child->stdin_fd().get(), input);
   child->stdin_fd().reset();
@@ -67,14 +67,14 @@ std::string temp_file(const std::string& name, const std::string& bytes) {
 
 TEST(FramesDecodeMetewand, FramesThenCleanEnd) {
   std::string path = temp_file("frames", "{\"b\":1,\"a\":[true,null]}\r\n  \"x\" \n18446744073709551616\n");
-  Run r = run({"frames", "decode", "--format", "metewand", path});
+  CliRun r = run({"frames", "decode", "--format", "metewand", path});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "{\"frame\":1,\"offset\":0,\"value\":{\"a\":[true,null],\"b\":1}}\n"
             "{\"frame\":2,\"offset\":25,\"value\":\"x\"}\n"
             "{\"frame\":3,\"offset\":32,\"value\":18446744073709552000}\n"
             "{\"end\":\"eof\",\"frames\":3}\n");
-  Run c = run({"frames", "decode", "--format", "metewand", "--count", "-"}, "{}\n[]\n");
+  CliRun c = run({"frames", "decode", "--format", "metewand", "--count", "-"}, "{}\n[]\n");
   EXPECT_EQ(c.code, 0);
   EXPECT_EQ(c.out, "{\"end\":\"eof\",\"frames\":2}\n");
   ::unlink(path.c_str());
@@ -99,20 +99,22 @@ TEST(FramesDecodeMetewand, EachErrorVariantWithItsPayload) {
       std::vector<std::string> args = {"frames", "decode", "--format", "metewand"};
       if (count) args.push_back("--count");
       args.push_back("-");
-      Run r = run(args, c.input);
+      CliRun r = run(args, c.input);
       EXPECT_EQ(r.code, 1) << c.last_line;
       ASSERT_FALSE(r.out.empty());
       std::string last = r.out.substr(0, r.out.size() - 1);
       last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
       EXPECT_EQ(last, c.last_line);
-      if (count) EXPECT_EQ(r.out, c.last_line + "\n");
+      if (count) {
+        EXPECT_EQ(r.out, c.last_line + "\n");
+      }
       EXPECT_EQ(r.err.rfind("DOT_E_PROTOCOL: ", 0), 0u) << r.err;
     }
   }
 }
 
 TEST(FramesDecodeMetewand, MissingFileIsAnIoError) {
-  Run r = run({"frames", "decode", "--format", "metewand", "/nonexistent/capture"});
+  CliRun r = run({"frames", "decode", "--format", "metewand", "/nonexistent/capture"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("DOT_E_IO: ", 0), 0u) << r.err;
 }
@@ -121,10 +123,10 @@ TEST(MetewandHello, PrintsTheNegotiationWithTheDefaultIdentity) {
   auto exe = read_file(kWorker, 512 << 20);
   ASSERT_TRUE(exe.ok());
   std::string id = "mw1-resolved-worker-" + sha256_hex(*exe);
-  Run r = run({"metewand", "hello", "--", kWorker, "--sdk", "ex:2"});
+  CliRun r = run({"metewand", "hello", "--", kWorker, "--sdk", "ex:2"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, "{\"capabilities\":[\"one_shot\"],\"protocol\":1,\"role\":\"implementation\",\"sdk\":{\"name\":\"ex\",\"version\":\"2\"},\"selected\":[],\"worker_id\":\"" + id + "\"}\n");
-  Run sel = run({"metewand", "hello", "--select", "one_shot", "--", kWorker});
+  CliRun sel = run({"metewand", "hello", "--select", "one_shot", "--", kWorker});
   EXPECT_EQ(sel.code, 0) << sel.err;
   EXPECT_NE(sel.out.find("\"selected\":[\"one_shot\"]"), std::string::npos);
 }
@@ -150,23 +152,23 @@ TEST(MetewandHello, TypedErrorsExitOne) {
   for (const auto& c : cases) {
     std::vector<std::string> args = {"metewand", "hello"};
     args.insert(args.end(), c.args.begin(), c.args.end());
-    Run r = run(args);
+    CliRun r = run(args);
     EXPECT_EQ(r.code, 1) << c.name << ": " << r.err;
     EXPECT_NE(r.err.find(": " + c.name + ": "), std::string::npos) << c.name << ": " << r.err;
     EXPECT_TRUE(r.out.empty());
   }
-  Run j = run({"metewand", "hello", "--json", "--", kWorker, "--raw-file", dup});
+  CliRun j = run({"metewand", "hello", "--json", "--", kWorker, "--raw-file", dup});
   EXPECT_EQ(j.code, 1);
   EXPECT_EQ(j.out.rfind("{\"error\":{\"code\":\"DOT_E_PROTOCOL\",\"kind\":\"DuplicateKey\"", 0), 0u) << j.out;
   ::unlink(dup.c_str());
 }
 
 TEST(MetewandHello, TimeoutIsKeptAndNothingSurvives) {
-  Run r = run({"metewand", "hello", "--timeout", "0.5", "--", kWorker, "--hang", "--grandchild"});
+  CliRun r = run({"metewand", "hello", "--timeout", "0.5", "--", kWorker, "--hang", "--grandchild"});
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err.rfind("DOT_E_TIMEOUT: Timeout: ", 0), 0u) << r.err;
   EXPECT_LT(r.took, 3s);
-  Run linger = run({"metewand", "hello", "--timeout", "0.5", "--", kWorker, "--linger"});
+  CliRun linger = run({"metewand", "hello", "--timeout", "0.5", "--", kWorker, "--linger"});
   EXPECT_EQ(linger.code, 1);
   EXPECT_NE(linger.err.find("Timeout"), std::string::npos) << linger.err;
   EXPECT_LT(linger.took, 3s);
@@ -176,7 +178,7 @@ TEST(MetewandHello, UsageErrorsExitTwo) {
   EXPECT_EQ(run({"metewand", "hello"}).code, 2);
   EXPECT_EQ(run({"metewand", "hello", "--role", "wizard", "--", kWorker}).code, 2);
   EXPECT_EQ(run({"metewand"}).code, 2);
-  Run help = run({"metewand", "hello", "--help"});
+  CliRun help = run({"metewand", "hello", "--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Examples:"), std::string::npos);
 }

@@ -2,6 +2,7 @@
 // every chunking: all at once, one byte per read, and seeded random sizes.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>

@@ -42,7 +42,7 @@ TEST(HelloRequest, EncodesExactlyTheSpecBytes) {
 
 TEST(HelloRequest, DecodingRefusesEveryDeviation) {
   const std::string tail = R"(,"role":"implementation","worker_id":")" + kId + "\"}";
-  for (std::string bad : {
+  for (const std::string& bad : std::vector<std::string>{
            R"({"id":"0","method":"hello","protocols":[1])" + tail.substr(0, tail.size() - 1) + R"(,"x":1})",
            R"({"id":"","method":"hello","protocols":[1])" + tail,
            R"({"id":0,"method":"hello","protocols":[1])" + tail,
@@ -58,7 +58,9 @@ TEST(HelloRequest, DecodingRefusesEveryDeviation) {
        }) {
     auto r = decode_hello_request(doc(bad).root());
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_EQ(r.error().name(), "InvalidMessage");
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().name(), "InvalidMessage");
+    }
   }
 }
 
@@ -89,7 +91,7 @@ TEST(HelloReply, DecodesTheSuccessShape) {
 
 TEST(HelloReply, RefusesEveryDeviationFromTheSuccessShape) {
   const std::string w = "\"" + kId + "\"";
-  for (std::string bad : {
+  for (const std::string& bad : std::vector<std::string>{
            response_text(R"(,"extra":1)"),
            R"({"id":"0","ok":true,"protocol":1,"sdk":null,"worker_id":)" + w + "}",            // no capabilities
            R"({"capabilities":[],"ok":true,"protocol":1,"sdk":null,"worker_id":)" + w + "}",    // no id
@@ -114,7 +116,9 @@ TEST(HelloReply, RefusesEveryDeviationFromTheSuccessShape) {
        }) {
     auto r = decode_hello_reply(doc(bad).root());
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_EQ(r.error().name(), "InvalidMessage") << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().name(), "InvalidMessage") << bad;
+    }
   }
 }
 

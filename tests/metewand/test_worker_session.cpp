@@ -31,10 +31,16 @@ SessionOptions options(std::vector<std::string> args = {}) {
   return o;
 }
 
+// Dead: no such process, or a zombie (an orphaned descendant is reparented
+// to whoever reaps here, which may be slow or never in a container).
 bool gone(pid_t pid) {
-  // A killed process may take a moment to be reaped by whoever inherits it.
   for (int i = 0; i < 200; ++i) {
     if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
     std::this_thread::sleep_for(5ms);
   }
   return false;
