@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <dirent.h>
@@ -12,10 +14,60 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <mutex>
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 namespace dot {
 namespace {
+
+// The pids of children that a ChildProcess owns, from fork until reaped.
+// Process parentage is process-wide state, so this registry is too: it is
+// the one place that can tell an orphan (re-parented to us as subreaper)
+// from a child that another session in this process still owns. The mutex is
+// held across fork() so that a concurrent sweep never sees an unregistered
+// new child.
+struct ChildRegistry {
+  std::mutex mu;
+  std::unordered_set<pid_t> owned;
+};
+ChildRegistry& registry() {
+  static ChildRegistry r;  // NOLINT: see above
+  return r;
+}
+void unregister_child(pid_t pid) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.owned.erase(pid);
+}
+
+// 'R', 'S', 'Z'... from /proc/<pid>/stat; '?' when it cannot be read.
+char process_state(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd) return '?';
+  char buf[512];
+  ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return '?';
+  buf[n] = 0;
+  // The command name may contain spaces and parentheses: the state follows the last ')'.
+  const char* close = std::strrchr(buf, ')');
+  if (close == nullptr || close[1] == 0 || close[2] == 0) return '?';
+  return close[2];
+}
+
+// Parses whitespace-separated decimal pids.
+void append_pids(std::string_view text, std::vector<pid_t>& out) {
+  long v = -1;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') v = (v < 0 ? 0 : v * 10) + (c - '0');
+    else if (v >= 0) { out.push_back(static_cast<pid_t>(v)); v = -1; }
+  }
+  if (v >= 0) out.push_back(static_cast<pid_t>(v));
+}
 
 // What the child reports through the close-on-exec error pipe when a step
 // before exec fails: which step and its errno.
@@ -101,6 +153,7 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
   if (r == pid_) {
     reaped_ = true;
     status_ = decode_status(ws);
+    unregister_child(pid_);
     return status_;
   }
   return std::nullopt;
@@ -130,6 +183,7 @@ ExitStatus ChildProcess::kill_and_reap() {
     do r = ::waitpid(pid_, &ws, 0); while (r < 0 && errno == EINTR);
     reaped_ = true;
     if (r == pid_) status_ = decode_status(ws);
+    unregister_child(pid_);
   }
   // Members of the group that outlived the leader get the signal again.
   kill_group();
@@ -161,6 +215,7 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
     if (!devnull) return make_error(Code::Io, "spawn", fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
   }
 
+  std::unique_lock<std::mutex> registry_lock(registry().mu);
   pid_t pid = ::fork();
   if (pid < 0) return make_error(Code::Io, "spawn", fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
@@ -221,6 +276,8 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
     child_fail(rfd, kStageExec, errno);
   }
 
+  registry().owned.insert(pid);
+  registry_lock.unlock();
   ChildProcess child;
   child.pid_ = pid;
   child.own_group_ = o.new_process_group || o.new_session;
@@ -251,10 +308,95 @@ Status become_child_subreaper() {
   return {};
 }
 
-void reap_orphans() {
-  int ws;
-  while (::waitpid(-1, &ws, WNOHANG) > 0) {
+bool ChildProcess::group_alive() const noexcept {
+  if (pid_ <= 0 || !own_group_) return false;
+  return ::kill(-pid_, 0) == 0;
+}
+
+std::vector<pid_t> list_children() {
+  std::vector<pid_t> out;
+  // /proc/self/task/*/children (CONFIG_PROC_CHILDREN) lists each thread's
+  // children; re-parented orphans land on one of our threads.
+  bool have_children_files = false;
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(tasks)) {
+      if (e->d_name[0] == '.') continue;
+      std::string path = fmt::format("/proc/self/task/{}/children", e->d_name);
+      UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd) continue;
+      have_children_files = true;
+      auto text = read_all(fd.get(), 1 << 20, path);
+      if (text.ok()) append_pids(*text, out);
+    }
+    ::closedir(tasks);
   }
+  if (!have_children_files) {
+    // Without CONFIG_PROC_CHILDREN: every process whose parent is us.
+    pid_t self = ::getpid();
+    if (DIR* procs = ::opendir("/proc")) {
+      while (dirent* e = ::readdir(procs)) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        std::string path = fmt::format("/proc/{}/stat", e->d_name);
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) continue;
+        char buf[512];
+        ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        const char* close = std::strrchr(buf, ')');
+        int ppid = -1;
+        char state = 0;
+        if (close != nullptr && std::sscanf(close + 1, " %c %d", &state, &ppid) == 2 && ppid == self)
+          out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+      }
+      ::closedir(procs);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+namespace {
+std::vector<pid_t> current_orphans() {
+  auto children = list_children();
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  children.erase(std::remove_if(children.begin(), children.end(),
+                                [&](pid_t p) { return r.owned.count(p) != 0; }),
+                 children.end());
+  return children;
+}
+}  // namespace
+
+void reap_orphans() {
+  for (pid_t p : current_orphans()) {
+    int ws;
+    while (::waitpid(p, &ws, WNOHANG) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+std::size_t kill_orphans() {
+  std::size_t running = 0;
+  // Each round kills the orphans found; their own children are re-parented
+  // to us when they die and are found by the next round. A process that is
+  // SIGKILLed cannot fork again, so the rounds end; the cap guards against a
+  // kernel that does not re-parent to us (no subreaper).
+  for (int round = 0; round < 64; ++round) {
+    auto orphans = current_orphans();
+    if (orphans.empty()) break;
+    for (pid_t p : orphans) {
+      if (process_state(p) != 'Z') ++running;
+      ::kill(p, SIGKILL);
+    }
+    for (pid_t p : orphans) {
+      int ws;
+      while (::waitpid(p, &ws, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  return running;
 }
 
 }  // namespace dot

@@ -79,6 +79,9 @@ class ChildProcess {
   std::optional<ExitStatus> wait_until(Clock::time_point deadline);
   // Kill the group and reap; returns the status. Idempotent.
   ExitStatus kill_and_reap();
+  // True while some process is still in the child's process group (the
+  // leader, or descendants that stayed in the group). False without a group.
+  bool group_alive() const noexcept;
   bool reaped() const noexcept { return reaped_; }
 
  private:
@@ -95,8 +98,25 @@ Result<ChildProcess> spawn(const SpawnOptions& options);
 
 // Make this process a child subreaper, so orphaned descendants (a grandchild
 // that called setsid) are re-parented to us and can be found and reaped.
+// Idempotent.
 Status become_child_subreaper();
-// Reap every already-exited child that is not `except` (non-blocking).
+
+// An orphan is a child of this process that no live ChildProcess owns: a
+// descendant of a spawned program that was re-parented to us (subreaper) when
+// its own parent died. Every ChildProcess made by spawn() is registered from
+// fork until it is reaped, so orphans are told apart from children that
+// another ChildProcess (another session, another thread) still owns. Children
+// made by other means (system(), posix_spawn) would count as orphans: in a
+// host that sweeps orphans, spawn every child through spawn().
+
+// Pids of this process's current children (every thread's), owned or not.
+std::vector<pid_t> list_children();
+// Reap every already-exited orphan (non-blocking); never touches a child that
+// a ChildProcess owns.
 void reap_orphans();
+// SIGKILL and reap every orphan, then the orphans' own children that were
+// re-parented to us when they died, until none is left (bounded rounds).
+// Returns how many of them were still running (not zombies) when found.
+std::size_t kill_orphans();
 
 }  // namespace dot

@@ -1,0 +1,7 @@
+// dot-hello: the reference org.dot.hello plugin (spec/dpp-hello.md).
+#include "dot/dpp/plugin.h"
+
+int main() {
+  dot::dpp::HelloPlugin plugin;
+  return dot::dpp::serve(plugin);
+}

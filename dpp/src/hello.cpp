@@ -1,0 +1,150 @@
+#include "dot/dpp/hello.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+
+namespace dot::dpp::hello {
+namespace {
+
+Error identity(std::string kind, std::string detail) {
+  return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
+}
+
+std::string list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += fmt::format("{}\"{}\"", i ? "," : "", v[i]);
+  return out + "]";
+}
+
+// Plugin-supplied text in a detail line: printable ASCII only, bounded.
+std::string shown(std::string_view s) {
+  std::string out;
+  for (char c : s.substr(0, 80)) {
+    auto u = static_cast<unsigned char>(c);
+    out += (u >= 0x20 && u < 0x7f) ? c : '?';
+  }
+  if (s.size() > 80) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> capabilities() { return {"materialize", "plan", "post-commit-effects", "validate"}; }
+std::vector<std::string> allowed_names() { return {"hello.txt", "welcome.txt"}; }
+EffectRequest root_sync_effect() { return EffectRequest{"sync", "managed-root", "required"}; }
+
+InitializeParams initialize_params(std::string_view assurance, std::string nonce) {
+  InitializeParams p;
+  p.protocol = kProtocol;
+  p.profile = std::string(kProfile);
+  p.required_assurance = std::string(assurance);
+  p.capabilities = capabilities();
+  p.nonce = std::move(nonce);
+  return p;
+}
+
+Status check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id) {
+  if (echo.id != manifest_id)
+    return identity("id", fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"", shown(echo.id),
+                                      manifest_id));
+  if (echo.protocol != sent.protocol)
+    return identity("protocol", fmt::format("the plugin echoed protocol {}, core sent {}", echo.protocol, sent.protocol));
+  if (echo.profile != sent.profile)
+    return identity("profile", fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"", shown(echo.profile),
+                                           sent.profile));
+  if (echo.assurance != sent.required_assurance)
+    return identity("assurance", fmt::format("the plugin echoed assurance \"{}\", core requires \"{}\"",
+                                             shown(echo.assurance), sent.required_assurance));
+  if (echo.nonce != sent.nonce) return identity("nonce", "the plugin echoed a different nonce");
+  const auto& got = echo.capabilities;
+  const auto& want = sent.capabilities;
+  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    if (i >= got.size())
+      return identity("capabilities", fmt::format("the plugin dropped capability \"{}\" (position {}); core sent {}",
+                                                  want[i], i, list(want)));
+    if (i >= want.size())
+      return identity("capabilities", fmt::format("the plugin added capability \"{}\" (position {}); core sent {}",
+                                                  shown(got[i]), i, list(want)));
+    if (got[i] != want[i])
+      return identity("capabilities",
+                      fmt::format("capability {} is \"{}\", core sent \"{}\" there (order matters); core sent {}", i,
+                                  shown(got[i]), want[i], list(want)));
+  }
+  return {};
+}
+
+bool is_slot_name(std::string_view name) noexcept {
+  // ^[a-z][a-z0-9-]{0,30}\.txt$
+  if (name.size() < 5 || name.size() > 35) return false;
+  if (name.substr(name.size() - 4) != ".txt") return false;
+  std::string_view stem = name.substr(0, name.size() - 4);
+  if (stem[0] < 'a' || stem[0] > 'z') return false;
+  for (char c : stem)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+Status check_plan_names(const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (!is_slot_name(names[i]))
+      return make_error(Code::PathEscape, "slot_name",
+                        fmt::format("slot {} name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", i,
+                                    shown(names[i])));
+  if (names.empty() || names.size() > kMaxNames)
+    return make_error(Code::Policy, "names",
+                      fmt::format("a plan names 1 to {} files, this one {}", kMaxNames, names.size()));
+  std::set<std::string_view> seen;
+  for (const auto& n : names)
+    if (!seen.insert(n).second)
+      return make_error(Code::Policy, "duplicate_name", fmt::format("slot name \"{}\" appears twice", n));
+  return {};
+}
+
+Status check_hello_allowlists(const PlanResult& plan) {
+  DOT_TRY(check_plan_names(plan.names));
+  if (plan.names != allowed_names())
+    return make_error(Code::Policy, "names",
+                      fmt::format("the hello profile allows exactly {}, the plugin planned {}", list(allowed_names()),
+                                  list(plan.names)));
+  if (plan.effects.size() > kMaxEffects)
+    return make_error(Code::Policy, "effects",
+                      fmt::format("at most {} effects, the plugin asked for {}", kMaxEffects, plan.effects.size()));
+  const EffectRequest want = root_sync_effect();
+  if (plan.effects.size() != 1)
+    return make_error(Code::Policy, "effects",
+                      fmt::format("the hello profile requires exactly one root-sync effect, the plugin asked for {}",
+                                  plan.effects.size()));
+  const EffectRequest& e = plan.effects[0];
+  if (!(e == want))
+    return make_error(Code::Policy, "effects",
+                      fmt::format("effect {{kind:\"{}\", target:\"{}\", failure_policy:\"{}\"}} is not the allowed "
+                                  "root-sync request {{kind:\"sync\", target:\"managed-root\", "
+                                  "failure_policy:\"required\"}}",
+                                  shown(e.kind), shown(e.target), shown(e.failure_policy)));
+  return {};
+}
+
+Status check_artifacts(const std::vector<std::string>& names, const MaterializeResult& result) {
+  const auto& arts = result.artifacts;
+  if (arts.size() != names.size())
+    return make_error(Code::ArtifactMismatch, "count",
+                      fmt::format("{} artifacts for {} planned names", arts.size(), names.size()));
+  for (std::size_t i = 0; i < arts.size(); ++i) {
+    if (arts[i].name != names[i])
+      return make_error(Code::ArtifactMismatch, "name",
+                        fmt::format("artifact {} is \"{}\", slot {} is \"{}\"", i, shown(arts[i].name), i, names[i]));
+    if (!is_sha256_hex(arts[i].sha256))
+      return make_error(Code::ArtifactMismatch, "sha256",
+                        fmt::format("artifact \"{}\" has no lowercase hex SHA-256", names[i]));
+    if (arts[i].size < 1 || arts[i].size > kMaxArtifactSize)
+      return make_error(Code::ArtifactMismatch, "size",
+                        fmt::format("artifact \"{}\" claims {} bytes; 1 to {} allowed", names[i], arts[i].size,
+                                    kMaxArtifactSize));
+  }
+  return {};
+}
+
+}  // namespace dot::dpp::hello

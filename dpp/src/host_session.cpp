@@ -1,0 +1,441 @@
+#include "dot/dpp/host_session.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <optional>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "dot/dpp/body.h"
+#include "dot/dpp/frame.h"
+#include "dot/dpp/jsonrpc.h"
+
+namespace dot::dpp {
+namespace {
+
+enum class Phase : std::uint8_t { Initialize, Plan, Materialize, Validate, Shutdown, Finish, Ended, Failed };
+
+Error protocol(std::string kind, std::string detail) {
+  return make_error(Code::Protocol, std::move(kind), std::move(detail));
+}
+
+int ms_until(Clock::time_point deadline) {
+  auto now = Clock::now();
+  if (now >= deadline) return 0;
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+  return static_cast<int>(std::min<long long>(ms, 60'000));
+}
+
+void ignore_sigpipe() {
+  struct sigaction old{};
+  if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+    struct sigaction ign{};
+    ign.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ign, nullptr);
+  }
+}
+
+}  // namespace
+
+struct HostSession::Impl {
+  // The plugin's stdout as a byte source: waits with the session deadline,
+  // drains stderr while it waits (a plugin blocked on a full stderr pipe must
+  // not deadlock us), and enforces the stdout cap at the exact byte.
+  class Stdout final : public ByteSource {
+   public:
+    explicit Stdout(Impl& s) : s_(s) {}
+    Result<std::size_t> read(char* buf, std::size_t max) override { return s_.read_stdout(buf, max); }
+
+   private:
+    Impl& s_;
+  };
+
+  HostSessionOptions opts;
+  ChildProcess child;
+  Clock::time_point deadline;
+  Phase phase = Phase::Initialize;
+  std::optional<Error> failure;
+  std::string stderr_buf;
+  bool stderr_over = false;
+  bool stdout_eof = false;
+  bool killed = false;
+  std::uint64_t stdout_total = 0;
+  Stdout source{*this};
+  FrameReader reader{source};
+  std::string waiting_for = "dot.initialize";
+
+  Error timeout() {
+    return make_error(Code::Timeout, "timeout",
+                      fmt::format("the plugin passed its {} ms deadline waiting for {}",
+                                  opts.limits.deadline.count(), waiting_for));
+  }
+
+  // Reads what stderr has now (nonblocking). Keeps the first stderr_cap
+  // bytes; one more byte fails the session.
+  Status drain_stderr() {
+    auto& fd = child.stderr_fd();
+    if (!fd) return {};
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::read(fd.get(), buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN) return {};
+        fd.reset();
+        return {};
+      }
+      if (n == 0) {
+        fd.reset();
+        return {};
+      }
+      std::size_t room = opts.limits.stderr_cap - std::min(opts.limits.stderr_cap, stderr_buf.size());
+      stderr_buf.append(buf, std::min(room, static_cast<std::size_t>(n)));
+      if (static_cast<std::size_t>(n) > room) {
+        stderr_over = true;
+        return protocol("stderr_limit",
+                        fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
+      }
+    }
+  }
+
+  Result<std::size_t> read_stdout(char* buf, std::size_t max) {
+    if (stdout_eof) return std::size_t{0};
+    // Reading one byte past the cap proves the overflow.
+    std::size_t allowed = opts.limits.stdout_cap + 1 - std::min<std::uint64_t>(stdout_total, opts.limits.stdout_cap);
+    max = std::min(max, allowed);
+    for (;;) {
+      pollfd fds[2] = {{child.stdout_fd().get(), POLLIN, 0}, {child.stderr_fd().get(), POLLIN, 0}};
+      int nfds = child.stderr_fd() ? 2 : 1;
+      int timeout = ms_until(deadline);
+      if (timeout == 0) return timeout_error();
+      int r = ::poll(fds, static_cast<nfds_t>(nfds), timeout);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return make_error(Code::Io, "poll", fmt::format("poll on the plugin's pipes failed: {}", std::strerror(errno)));
+      }
+      if (r == 0) continue;  // the deadline check above ends the loop
+      if (nfds == 2 && fds[1].revents != 0) DOT_TRY(drain_stderr());
+      if (fds[0].revents == 0) continue;
+      ssize_t n = ::read(child.stdout_fd().get(), buf, max);
+      if (n < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        return make_error(Code::Io, "read", fmt::format("cannot read the plugin's stdout: {}", std::strerror(errno)));
+      }
+      if (n == 0) {
+        stdout_eof = true;
+        return std::size_t{0};
+      }
+      stdout_total += static_cast<std::uint64_t>(n);
+      if (stdout_total > opts.limits.stdout_cap)
+        return protocol("stdout_limit",
+                        fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
+      return static_cast<std::size_t>(n);
+    }
+  }
+
+  Error timeout_error() { return timeout(); }
+
+  // Output the plugin wrote before it was asked (the reader holds none after
+  // a valid frame, so any byte that is already readable is unsolicited).
+  Status check_unsolicited() {
+    if (reader.buffered() != 0)
+      return protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+    if (stdout_eof || !child.stdout_fd()) return {};
+    pollfd p{child.stdout_fd().get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0) {
+      char c;
+      ssize_t n = ::read(child.stdout_fd().get(), &c, 1);
+      if (n == 1) {
+        ++stdout_total;
+        return protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+      }
+      if (n == 0) stdout_eof = true;
+    }
+    return {};
+  }
+
+  Status write_stdin(std::string_view bytes) {
+    auto& fd = child.stdin_fd();
+    while (!bytes.empty()) {
+      ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
+      if (n >= 0) {
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+        continue;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EPIPE)
+        return protocol("stdin_closed", fmt::format("the plugin closed its stdin before reading {}", waiting_for));
+      if (errno != EAGAIN)
+        return make_error(Code::Io, "write", fmt::format("cannot write to the plugin's stdin: {}", std::strerror(errno)));
+      pollfd fds[2] = {{fd.get(), POLLOUT, 0}, {child.stderr_fd().get(), POLLIN, 0}};
+      int nfds = child.stderr_fd() ? 2 : 1;
+      int timeout = ms_until(deadline);
+      if (timeout == 0) return timeout_error();
+      int r = ::poll(fds, static_cast<nfds_t>(nfds), timeout);
+      if (r > 0 && nfds == 2 && fds[1].revents != 0) DOT_TRY(drain_stderr());
+    }
+    return {};
+  }
+
+  // Kills the group, reaps it and every orphan, collects what stderr still
+  // holds. Safe to call more than once.
+  void kill_all() noexcept {
+    if (killed) return;
+    killed = true;
+    if (child.pid() > 0) {
+      child.kill_and_reap();
+      kill_orphans();
+      child.kill_group();
+    }
+    child.stdin_fd().reset();
+    if (child.stderr_fd() && !stderr_over) {
+      (void)drain_stderr();
+    }
+    child.stderr_fd().reset();
+    child.stdout_fd().reset();
+  }
+
+  Error fail(Error e) {
+    if (!failure) failure = e;
+    phase = Phase::Failed;
+    kill_all();
+    return e;
+  }
+
+  Status expect_phase(Phase p, Method m) {
+    if (phase == Phase::Failed) return *failure;
+    if (phase != p)
+      return make_error(Code::Internal, "order",
+                        fmt::format("dpp session: {} called out of order", method_name(m)));
+    return {};
+  }
+
+  // One request/response exchange; the result's JSON lives in `doc`.
+  Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
+    waiting_for = std::string(method_name(m));
+    if (Clock::now() >= deadline) return fail(timeout());
+    if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
+    auto body = encode_request(method_id(m), m, params);
+    if (!body.ok()) return fail(body.error());
+    auto frame_bytes = encode_frame(*body);
+    if (!frame_bytes.ok()) return fail(frame_bytes.error());
+    if (auto st = write_stdin(*frame_bytes); !st.ok()) return fail(st.error());
+    auto frame = reader.next();
+    if (!frame.ok()) {
+      Error e = frame.error();
+      if (e.code == Code::Protocol && e.kind == "early_eof")
+        e.detail = fmt::format("{} (in the response to {})", e.detail, waiting_for);
+      return fail(std::move(e));
+    }
+    if (!frame->has_value())
+      return fail(protocol("eof", fmt::format("the plugin closed stdout without answering {}", waiting_for)));
+    auto parsed = parse_body((*frame)->body, (*frame)->body_offset);
+    if (!parsed.ok()) return fail(parsed.error());
+    doc = std::move(parsed).value();
+    auto result = decode_response(doc, method_id(m), m);
+    if (!result.ok()) return fail(result.error());
+    return result;
+  }
+
+  template <typename T>
+  Result<T> checked(Result<T> r) {
+    if (!r.ok()) {
+      Error e = r.error();
+      e.detail = fmt::format("{} result: {}", waiting_for, e.detail);
+      return fail(std::move(e));
+    }
+    return r;
+  }
+
+  Status expect_valid(Result<ValidatedResult> r) {
+    auto v = checked(std::move(r));
+    if (!v.ok()) return v.error();
+    if (!v->valid) return fail(protocol("not_valid", fmt::format("the plugin answered {} with valid:false", waiting_for)));
+    return {};
+  }
+
+  Status finish_session() {
+    waiting_for = "the end of the plugin's stdout after dot.shutdown";
+    child.stdin_fd().reset();
+    // Trailing output: any byte after the shutdown response.
+    if (reader.buffered() != 0)
+      return fail(protocol("trailing_output", "the plugin wrote output after its dot.shutdown response"));
+    bool exited = false;
+    std::optional<ExitStatus> status;
+    std::size_t survivors = 0;
+    while (!stdout_eof || !exited) {
+      int timeout = ms_until(deadline);
+      if (timeout == 0) return fail(timeout_error());
+      pollfd fds[3];
+      nfds_t n = 0;
+      int out_i = -1, err_i = -1, pid_i = -1;
+      if (!stdout_eof) { out_i = static_cast<int>(n); fds[n++] = {child.stdout_fd().get(), POLLIN, 0}; }
+      if (child.stderr_fd()) { err_i = static_cast<int>(n); fds[n++] = {child.stderr_fd().get(), POLLIN, 0}; }
+      if (!exited && child.pidfd() >= 0) { pid_i = static_cast<int>(n); fds[n++] = {child.pidfd(), POLLIN, 0}; }
+      int r = ::poll(fds, n, exited || child.pidfd() >= 0 ? timeout : std::min(timeout, 10));
+      if (r < 0 && errno != EINTR)
+        return fail(make_error(Code::Io, "poll", fmt::format("poll failed: {}", std::strerror(errno))));
+      if (err_i >= 0 && fds[err_i].revents != 0) {
+        if (auto st = drain_stderr(); !st.ok()) return fail(st.error());
+      }
+      if (out_i >= 0 && fds[out_i].revents != 0) {
+        char c;
+        ssize_t got = ::read(child.stdout_fd().get(), &c, 1);
+        if (got == 1) {
+          ++stdout_total;
+          return fail(make_parse_error(Code::Protocol, "trailing_output", stdout_total - 1,
+                                       "the plugin wrote output after its dot.shutdown response"));
+        }
+        if (got == 0) stdout_eof = true;
+      }
+      if (!exited && (pid_i < 0 || fds[pid_i].revents != 0)) {
+        status = child.try_wait();
+        if (status) {
+          exited = true;
+          // Everything the plugin left behind was re-parented to us when it
+          // exited; running leftovers (including a setsid grandchild holding
+          // stdout open) are survivors.
+          survivors += kill_orphans();
+          if (child.group_alive()) {
+            child.kill_group();
+            survivors += kill_orphans();
+            ++survivors;
+          }
+        }
+      }
+    }
+    // Once everything is dead, stderr reaches EOF: keep the rest of it.
+    while (child.stderr_fd()) {
+      int timeout = ms_until(deadline);
+      if (timeout == 0) break;
+      pollfd p{child.stderr_fd().get(), POLLIN, 0};
+      if (::poll(&p, 1, timeout) <= 0) continue;
+      if (auto st = drain_stderr(); !st.ok()) return fail(st.error());
+    }
+    if (survivors != 0)
+      return fail(protocol("survivor", fmt::format("the plugin left {} process{} running after it exited",
+                                                   survivors, survivors == 1 ? "" : "es")));
+    if (!status->success())
+      return fail(protocol("exit_status",
+                           fmt::format("the plugin ended with {} after a clean session; exit 0 is required",
+                                       status->describe())));
+    kill_all();
+    phase = Phase::Ended;
+    return {};
+  }
+};
+
+HostSession::HostSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HostSession::HostSession(HostSession&&) noexcept = default;
+HostSession& HostSession::operator=(HostSession&& o) noexcept {
+  if (this != &o) {
+    abort();
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+HostSession::~HostSession() { abort(); }
+
+Result<HostSession> HostSession::start(HostSessionOptions options) {
+  if (options.exec_fd < 0) return make_error(Code::Internal, "options", "dpp session: no executable descriptor");
+  if (options.stage_dir.empty() || options.stage_dir[0] != '/')
+    return make_error(Code::Internal, "options", "dpp session: the stage directory must be an absolute path");
+  ignore_sigpipe();
+  DOT_TRY(become_child_subreaper());
+
+  auto impl = std::make_unique<Impl>();
+  impl->opts = std::move(options);
+  SpawnOptions& so = impl->opts.spawn;
+  if (so.argv.empty()) so.argv = {"dot-plugin"};
+  so.path.clear();
+  so.exec_fd = impl->opts.exec_fd;
+  so.env = {"LANG=C", "DOT_STAGE_ROOT=" + impl->opts.stage_dir};
+  so.cwd = impl->opts.stage_dir;
+  so.stdin_mode = so.stdout_mode = so.stderr_mode = StdioMode::Pipe;
+  so.keep_fds.clear();
+  if (!so.new_session) so.new_process_group = true;
+
+  impl->deadline = Clock::now() + impl->opts.limits.deadline;
+  DOT_ASSIGN_OR_RETURN(impl->child, spawn(so));
+  set_nonblocking(impl->child.stdin_fd().get(), true);
+  set_nonblocking(impl->child.stdout_fd().get(), true);
+  set_nonblocking(impl->child.stderr_fd().get(), true);
+  return HostSession(std::move(impl));
+}
+
+Result<InitializeResult> HostSession::initialize(const InitializeParams& params) {
+  DOT_TRY(impl_->expect_phase(Phase::Initialize, Method::Initialize));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Initialize, to_node(params), doc));
+  auto r = impl_->checked(decode_initialize_result(v));
+  if (r.ok()) impl_->phase = Phase::Plan;
+  return r;
+}
+
+Result<PlanResult> HostSession::plan() {
+  DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, jcs::Node::object(), doc));
+  auto r = impl_->checked(decode_plan_result(v));
+  if (r.ok()) impl_->phase = Phase::Materialize;
+  return r;
+}
+
+Result<MaterializeResult> HostSession::materialize() {
+  DOT_TRY(impl_->expect_phase(Phase::Materialize, Method::Materialize));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v,
+                       impl_->call(Method::Materialize, to_node(MaterializeParams{impl_->opts.stage_dir}), doc));
+  auto r = impl_->checked(decode_materialize_result(v));
+  if (r.ok()) impl_->phase = Phase::Validate;
+  return r;
+}
+
+Status HostSession::validate() {
+  DOT_TRY(impl_->expect_phase(Phase::Validate, Method::Validate));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Validate, jcs::Node::object(), doc));
+  DOT_TRY(impl_->expect_valid(decode_validated_result(v)));
+  impl_->phase = Phase::Shutdown;
+  return {};
+}
+
+Status HostSession::shutdown() {
+  DOT_TRY(impl_->expect_phase(Phase::Shutdown, Method::Shutdown));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Shutdown, jcs::Node::object(), doc));
+  DOT_TRY(impl_->expect_valid(decode_validated_result(v)));
+  impl_->phase = Phase::Finish;
+  return {};
+}
+
+Status HostSession::finish() {
+  if (impl_->phase == Phase::Failed) return *impl_->failure;
+  if (impl_->phase != Phase::Finish)
+    return make_error(Code::Internal, "order", "dpp session: finish() called before a successful dot.shutdown");
+  return impl_->finish_session();
+}
+
+void HostSession::abort() noexcept {
+  if (!impl_) return;
+  if (impl_->phase != Phase::Ended && impl_->phase != Phase::Failed) {
+    impl_->failure = make_error(Code::Internal, "aborted", "dpp session: aborted by the host");
+    impl_->phase = Phase::Failed;
+  }
+  impl_->kill_all();
+}
+
+const std::string& HostSession::stderr_bytes() const noexcept { return impl_->stderr_buf; }
+std::uint64_t HostSession::stdout_bytes() const noexcept { return impl_->stdout_total; }
+pid_t HostSession::pid() const noexcept { return impl_->child.pid(); }
+bool HostSession::ended() const noexcept {
+  return impl_->phase == Phase::Ended || impl_->phase == Phase::Failed;
+}
+
+}  // namespace dot::dpp

@@ -1,0 +1,170 @@
+#include "dot/dpp/jsonrpc.h"
+
+#include <fmt/format.h>
+
+namespace dot::dpp {
+namespace {
+
+constexpr std::string_view kMethodNames[] = {"dot.initialize", "dot.plan", "dot.materialize", "dot.validate",
+                                             "dot.shutdown"};
+
+Error at(json::Value v, std::string kind, std::string detail) {
+  return make_parse_error(Code::Protocol, std::move(kind), v.offset(), std::move(detail));
+}
+
+// A positive integer id spelled as plain digits (no sign, fraction, exponent
+// or leading zero), at most 2^53 - 1.
+Result<std::uint64_t> read_id(json::Value v, std::string_view what) {
+  if (!v.is_number() || !v.is_integer_spelling())
+    return at(v, "id", fmt::format("the {} id must be a positive integer", what));
+  std::string_view t = v.number_text();
+  if (t[0] == '-' || t == "0" || t[0] == '0')
+    return at(v, "id", fmt::format("the {} id {} is not a positive integer", what, t));
+  if (t.size() > 16) return at(v, "id", fmt::format("the {} id {} is too large", what, t));
+  std::uint64_t id = 0;
+  for (char c : t) id = id * 10 + static_cast<std::uint64_t>(c - '0');
+  if (id > (std::uint64_t{1} << 53) - 1) return at(v, "id", fmt::format("the {} id {} is too large", what, t));
+  return id;
+}
+
+Status check_version(json::Value v) {
+  if (!v.is_string() || v.as_string() != "2.0")
+    return at(v, "jsonrpc_version", "\"jsonrpc\" must be the string \"2.0\"");
+  return {};
+}
+
+Error missing(json::Value obj, std::string_view what, std::string_view name) {
+  return at(obj, "missing_field", fmt::format("the {} has no \"{}\" field", what, name));
+}
+
+}  // namespace
+
+std::string_view method_name(Method m) noexcept {
+  auto i = static_cast<std::size_t>(m);
+  return i >= 1 && i <= 5 ? kMethodNames[i - 1] : std::string_view("dot.unknown");
+}
+
+std::optional<Method> method_from_name(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < 5; ++i)
+    if (kMethodNames[i] == name) return static_cast<Method>(i + 1);
+  return std::nullopt;
+}
+
+Error as_protocol(Error e) {
+  if (e.code == Code::Validation) e.code = Code::Protocol;
+  return e;
+}
+
+Result<std::string> encode_request(std::uint64_t id, Method method, const jcs::Node& params) {
+  auto n = jcs::Node::object();
+  n.set("id", jcs::Node::integer(static_cast<std::int64_t>(id)))
+      .set("jsonrpc", jcs::Node::string("2.0"))
+      .set("method", jcs::Node::string(std::string(method_name(method))))
+      .set("params", params);
+  return jcs::encode(n, jcs::Profile::Rfc8785);
+}
+
+Result<json::Value> decode_response(const json::Document& doc, std::uint64_t expected_id, Method method) {
+  json::Value root = doc.root();
+  std::string what = fmt::format("response to {}", method_name(method));
+  if (root.is_array()) return at(root, "batch", fmt::format("the {} is a batch; batches are not allowed", what));
+  if (!root.is_object()) return at(root, "not_object", fmt::format("the {} must be a JSON object", what));
+
+  std::optional<json::Value> version, id, result, error;
+  bool has_method = false;
+  for (json::Member m : root.members()) {
+    if (m.key == "jsonrpc") version = m.value;
+    else if (m.key == "id") id = m.value;
+    else if (m.key == "result") result = m.value;
+    else if (m.key == "error") error = m.value;
+    else if (m.key == "method" || m.key == "params") has_method = true;
+    else
+      return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
+                              fmt::format("unknown field \"{}\" in the {}", m.key, what));
+  }
+  if (has_method) {
+    if (!id) return at(root, "notification", fmt::format("a notification instead of the {}; notifications are not allowed", what));
+    return at(root, "method_in_response", fmt::format("the {} carries \"method\" or \"params\"", what));
+  }
+  if (!version) return missing(root, what, "jsonrpc");
+  DOT_TRY(check_version(*version));
+  if (!id) return missing(root, what, "id");
+  if (id->is_null() && error)
+    return at(*id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
+  DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*id, "response"));
+  if (got != expected_id)
+    return at(*id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
+  if (result && error) return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+  if (error) {
+    // A well-formed error object fails the call with the plugin's words.
+    if (!error->is_object()) return at(*error, "wrong_type", "\"error\" must be an object");
+    std::optional<json::Value> code, message;
+    for (json::Member m : error->members()) {
+      if (m.key == "code") code = m.value;
+      else if (m.key == "message") message = m.value;
+      else if (m.key != "data")
+        return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
+                                fmt::format("unknown field \"{}\" in the error object", m.key));
+    }
+    if (!code || !code->is_number() || !code->is_integer_spelling())
+      return at(*error, "wrong_type", "the error object needs an integer \"code\"");
+    if (!message || !message->is_string())
+      return at(*error, "wrong_type", "the error object needs a string \"message\"");
+    std::string text(message->as_string().substr(0, 200));
+    return at(*error, "error_response",
+              fmt::format("the plugin answered {} with error {}: {}", method_name(method), code->number_text(),
+                          text));
+  }
+  if (!result) return missing(root, what, "result");
+  return *result;
+}
+
+Result<Request> decode_request(const json::Document& doc) {
+  json::Value root = doc.root();
+  if (root.is_array()) return at(root, "batch", "a batch request; batches are not allowed");
+  if (!root.is_object()) return at(root, "not_object", "a request must be a JSON object");
+  std::optional<json::Value> version, id, method, params;
+  for (json::Member m : root.members()) {
+    if (m.key == "jsonrpc") version = m.value;
+    else if (m.key == "id") id = m.value;
+    else if (m.key == "method") method = m.value;
+    else if (m.key == "params") params = m.value;
+    else
+      return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
+                              fmt::format("unknown field \"{}\" in the request", m.key));
+  }
+  if (!version) return missing(root, "request", "jsonrpc");
+  DOT_TRY(check_version(*version));
+  if (!method) return missing(root, "request", "method");
+  if (!id) return at(root, "notification", "a notification; notifications are not allowed");
+  Request req;
+  DOT_ASSIGN_OR_RETURN(req.id, read_id(*id, "request"));
+  if (!method->is_string()) return at(*method, "wrong_type", "\"method\" must be a string");
+  auto m = method_from_name(method->as_string());
+  if (!m) return at(*method, "method", fmt::format("unknown method \"{}\"", method->as_string()));
+  req.method = *m;
+  if (!params) return missing(root, "request", "params");
+  if (!params->is_object()) return at(*params, "wrong_type", "\"params\" must be an object");
+  req.params = *params;
+  return req;
+}
+
+Result<std::string> encode_result(std::uint64_t id, const jcs::Node& result) {
+  auto n = jcs::Node::object();
+  n.set("id", jcs::Node::integer(static_cast<std::int64_t>(id)))
+      .set("jsonrpc", jcs::Node::string("2.0"))
+      .set("result", result);
+  return jcs::encode(n, jcs::Profile::Rfc8785);
+}
+
+Result<std::string> encode_error(std::optional<std::uint64_t> id, std::int64_t code, std::string_view message) {
+  auto err = jcs::Node::object();
+  err.set("code", jcs::Node::integer(code)).set("message", jcs::Node::string(std::string(message)));
+  auto n = jcs::Node::object();
+  n.set("error", std::move(err))
+      .set("id", id ? jcs::Node::integer(static_cast<std::int64_t>(*id)) : jcs::Node::null())
+      .set("jsonrpc", jcs::Node::string("2.0"));
+  return jcs::encode(n, jcs::Profile::Rfc8785);
+}
+
+}  // namespace dot::dpp

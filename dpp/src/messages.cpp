@@ -1,0 +1,244 @@
+#include "dot/dpp/messages.h"
+
+#include <fmt/format.h>
+
+#include "dot/dpp/jsonrpc.h"
+
+namespace dot::dpp {
+namespace {
+
+Error wrong_type(json::Value v, std::string_view what, std::string_view expected) {
+  return make_parse_error(Code::Protocol, "wrong_type", v.offset(), fmt::format("{} must be {}", what, expected));
+}
+
+Result<std::string> string_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_string()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "a string");
+  return std::string(v->as_string());
+}
+
+Result<std::uint64_t> uint_field(json::ObjectReader& r, std::string_view name, std::string_view what,
+                                 std::uint64_t max) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_number() || !v->is_integer_spelling() || v->number_text()[0] == '-' ||
+      (v->number_text().size() > 1 && v->number_text()[0] == '0'))
+    return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "a non-negative integer");
+  std::uint64_t out = 0;
+  for (char c : v->number_text()) {
+    if (out > (max - static_cast<std::uint64_t>(c - '0')) / 10)
+      return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), fmt::format("at most {}", max));
+    out = out * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return out;
+}
+
+Result<bool> bool_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_bool()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "true or false");
+  return v->as_bool();
+}
+
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_array()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "an array");
+  return v;
+}
+
+Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
+                                                     std::string_view what) {
+  DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (json::Value e : arr.elements()) {
+    if (!e.is_string())
+      return wrong_type(e, fmt::format("{} field \"{}\" element {}", what, name, i), "a string");
+    out.emplace_back(e.as_string());
+    ++i;
+  }
+  return out;
+}
+
+Result<json::ObjectReader> object(json::Value v, std::string_view what) {
+  if (!v.is_object())
+    return make_parse_error(Code::Protocol, "not_object", v.offset(), fmt::format("{} must be an object", what));
+  return json::ObjectReader(v, what);
+}
+
+Status finish(const json::ObjectReader& r) {
+  auto st = r.finish();
+  if (!st.ok()) return as_protocol(st.error());
+  return {};
+}
+
+jcs::Node string_array(const std::vector<std::string>& v) {
+  auto n = jcs::Node::array();
+  for (const auto& s : v) n.push(jcs::Node::string(s));
+  return n;
+}
+
+jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
+
+}  // namespace
+
+jcs::Node to_node(const InitializeParams& m) {
+  auto n = jcs::Node::object();
+  n.set("capabilities", string_array(m.capabilities))
+      .set("nonce", jcs::Node::string(m.nonce))
+      .set("profile", jcs::Node::string(m.profile))
+      .set("protocol", uint_node(m.protocol))
+      .set("required_assurance", jcs::Node::string(m.required_assurance));
+  return n;
+}
+
+jcs::Node to_node(const InitializeResult& m) {
+  auto n = jcs::Node::object();
+  n.set("assurance", jcs::Node::string(m.assurance))
+      .set("capabilities", string_array(m.capabilities))
+      .set("id", jcs::Node::string(m.id))
+      .set("nonce", jcs::Node::string(m.nonce))
+      .set("profile", jcs::Node::string(m.profile))
+      .set("protocol", uint_node(m.protocol));
+  return n;
+}
+
+jcs::Node to_node(const EffectRequest& m) {
+  auto n = jcs::Node::object();
+  n.set("failure_policy", jcs::Node::string(m.failure_policy))
+      .set("kind", jcs::Node::string(m.kind))
+      .set("target", jcs::Node::string(m.target));
+  return n;
+}
+
+jcs::Node to_node(const PlanResult& m) {
+  auto effects = jcs::Node::array();
+  for (const auto& e : m.effects) effects.push(to_node(e));
+  auto n = jcs::Node::object();
+  n.set("effects", std::move(effects)).set("names", string_array(m.names));
+  return n;
+}
+
+jcs::Node to_node(const MaterializeParams& m) {
+  auto n = jcs::Node::object();
+  n.set("stage", jcs::Node::string(m.stage));
+  return n;
+}
+
+jcs::Node to_node(const Artifact& m) {
+  auto n = jcs::Node::object();
+  n.set("name", jcs::Node::string(m.name)).set("sha256", jcs::Node::string(m.sha256)).set("size", uint_node(m.size));
+  return n;
+}
+
+jcs::Node to_node(const MaterializeResult& m) {
+  auto arts = jcs::Node::array();
+  for (const auto& a : m.artifacts) arts.push(to_node(a));
+  auto n = jcs::Node::object();
+  n.set("artifacts", std::move(arts));
+  return n;
+}
+
+jcs::Node to_node(const ValidatedResult& m) {
+  auto n = jcs::Node::object();
+  n.set("valid", jcs::Node::boolean(m.valid));
+  return n;
+}
+
+// Integers are bounded by what JCS can carry exactly (2^53 - 1).
+constexpr std::uint64_t kMaxSafe = (std::uint64_t{1} << 53) - 1;
+
+Result<InitializeParams> decode_initialize_params(json::Value v) {
+  constexpr std::string_view what = "dot.initialize params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  InitializeParams m;
+  DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
+  DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
+  DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
+  DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.required_assurance, string_field(r, "required_assurance", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<InitializeResult> decode_initialize_result(json::Value v) {
+  constexpr std::string_view what = "dot.initialize result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  InitializeResult m;
+  DOT_ASSIGN_OR_RETURN(m.assurance, string_field(r, "assurance", what));
+  DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
+  DOT_ASSIGN_OR_RETURN(m.id, string_field(r, "id", what));
+  DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
+  DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
+  DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<PlanResult> decode_plan_result(json::Value v) {
+  constexpr std::string_view what = "dot.plan result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  PlanResult m;
+  DOT_ASSIGN_OR_RETURN(json::Value effects, array_field(r, "effects", what));
+  std::size_t i = 0;
+  for (json::Value e : effects.elements()) {
+    std::string ew = fmt::format("effect {}", i++);
+    DOT_ASSIGN_OR_RETURN(auto er, object(e, ew));
+    EffectRequest eff;
+    DOT_ASSIGN_OR_RETURN(eff.failure_policy, string_field(er, "failure_policy", ew));
+    DOT_ASSIGN_OR_RETURN(eff.kind, string_field(er, "kind", ew));
+    DOT_ASSIGN_OR_RETURN(eff.target, string_field(er, "target", ew));
+    DOT_TRY(finish(er));
+    m.effects.push_back(std::move(eff));
+  }
+  DOT_ASSIGN_OR_RETURN(m.names, string_array_field(r, "names", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<MaterializeParams> decode_materialize_params(json::Value v) {
+  constexpr std::string_view what = "dot.materialize params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  MaterializeParams m;
+  DOT_ASSIGN_OR_RETURN(m.stage, string_field(r, "stage", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<MaterializeResult> decode_materialize_result(json::Value v) {
+  constexpr std::string_view what = "dot.materialize result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  MaterializeResult m;
+  DOT_ASSIGN_OR_RETURN(json::Value arts, array_field(r, "artifacts", what));
+  std::size_t i = 0;
+  for (json::Value a : arts.elements()) {
+    std::string aw = fmt::format("artifact {}", i++);
+    DOT_ASSIGN_OR_RETURN(auto ar, object(a, aw));
+    Artifact art;
+    DOT_ASSIGN_OR_RETURN(art.name, string_field(ar, "name", aw));
+    DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));
+    DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
+    DOT_TRY(finish(ar));
+    m.artifacts.push_back(std::move(art));
+  }
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<ValidatedResult> decode_validated_result(json::Value v) {
+  constexpr std::string_view what = "result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  ValidatedResult m;
+  DOT_ASSIGN_OR_RETURN(m.valid, bool_field(r, "valid", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Status decode_empty_params(json::Value v) {
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, "params"));
+  return finish(r);
+}
+
+}  // namespace dot::dpp
