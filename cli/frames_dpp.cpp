@@ -1,11 +1,73 @@
+// dot-core frames decode --format dpp: the DPP decoder as a command, over a
+// captured stream read incrementally (never more than one frame in memory).
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "dot/base/fd.h"
+#include "dot/base/jcs.h"
+#include "dot/dpp/body.h"
+#include "dot/dpp/byte_stream.h"
+#include "dot/dpp/frame.h"
 #include "output.h"
 
 namespace dot::cli {
 
-// Scaffolding: filled in by the dpp module's issue.
-int decode_frames_dpp(const FramesOptions& /*options*/) {
-  return report(make_error(Code::Internal, "unsupported", "frames decode --format dpp is not built yet"));
+namespace {
+
+std::string error_line(const Error& e) {
+  std::string out = "{\"error\":";
+  jcs::append_string(out, e.kind);
+  out += fmt::format(",\"offset\":{},\"detail\":", e.offset.value_or(0));
+  jcs::append_string(out, e.detail);
+  out += "}\n";
+  return out;
+}
+
+}  // namespace
+
+int decode_frames_dpp(const FramesOptions& options) {
+  UniqueFd file;
+  int fd = STDIN_FILENO;
+  if (options.input != "-") {
+    file.reset(::open(options.input.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!file)
+      return report(make_error(Code::Io, "open", fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
+    fd = file.get();
+  }
+  dpp::FdSource source(fd, options.input == "-" ? "standard input" : options.input);
+  dpp::FrameReader reader(source);
+  std::uint64_t count = 0;
+  std::string out;
+  for (;;) {
+    auto frame = reader.next();
+    Status st;
+    if (frame.ok() && frame->has_value()) st = dpp::check_body((*frame)->body, (*frame)->body_offset);
+    if (!frame.ok() || !st.ok()) {
+      Error e = frame.ok() ? st.error() : frame.error();
+      if (e.code != Code::Protocol) return report(e);
+      if (!write_stdout(error_line(e))) return report(make_error(Code::Io, "write", "cannot write standard output"));
+      report(e);
+      return kExitError;
+    }
+    if (!frame->has_value()) break;
+    ++count;
+    if (!options.count_only) {
+      out.clear();
+      out += fmt::format("{{\"frame\":{},\"offset\":{},\"value\":", count, (*frame)->offset);
+      out += dpp::compact_json((*frame)->body);
+      out += "}\n";
+      if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"));
+    }
+  }
+  if (!write_stdout(fmt::format("{{\"end\":\"eof\",\"frames\":{}}}\n", count)))
+    return report(make_error(Code::Io, "write", "cannot write standard output"));
+  return kExitOk;
 }
 
 }  // namespace dot::cli
