@@ -25,8 +25,9 @@ Result<std::optional<IncomingRequest>> PluginConnection::next_request() {
   DOT_ASSIGN_OR_RETURN(std::optional<Frame> frame, reader_.next());
   if (!frame) return std::optional<IncomingRequest>();
   IncomingRequest in;
-  DOT_ASSIGN_OR_RETURN(in.doc, parse_body(frame->body, frame->body_offset));
-  DOT_ASSIGN_OR_RETURN(in.request, decode_request(in.doc));
+  DOT_ASSIGN_OR_RETURN(json::Document doc, parse_body(frame->body, frame->body_offset));
+  in.doc = std::make_unique<json::Document>(std::move(doc));
+  DOT_ASSIGN_OR_RETURN(in.request, decode_request(*in.doc));
   return std::optional<IncomingRequest>(std::move(in));
 }
 

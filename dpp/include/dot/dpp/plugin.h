@@ -13,6 +13,7 @@
 // request was unreadable), writes the reason to stderr and returns non-zero.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,9 +28,11 @@
 
 namespace dot::dpp {
 
-// One incoming request with its parsed document (params point into it).
+// One incoming request with its parsed document. `request.params` points
+// into the document (json::Value holds the Document's address, so the
+// document lives on the heap and the pair can be moved).
 struct IncomingRequest {
-  json::Document doc;
+  std::unique_ptr<json::Document> doc;
   Request request;
 };
 
