@@ -1,8 +1,136 @@
+// dot-core jcs canonicalize|hash: canonical JSON (spec/jcs.md) from the command line.
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "dot/base/fd.h"
+#include "dot/base/jcs.h"
+#include "dot/base/sha256.h"
+#include "output.h"
 
 namespace dot::cli {
+namespace {
 
-// Scaffolding: this command group is filled in by its module's issue.
-void add_jcs_commands(CLI::App& /*app*/, Context& /*ctx*/) {}
+struct JcsOptions {
+  std::string profile = "rfc8785";
+  std::vector<std::string> files;
+  std::size_t max_bytes = json::ReadLimits{}.max_bytes;
+  std::size_t max_depth = json::ReadLimits{}.max_depth;
+  bool json = false;
+};
+
+// Reads and canonicalizes one file; errors name the file.
+Result<std::string> canonical_bytes_of(const std::string& path, jcs::Profile profile, const JcsOptions& o) {
+  json::ReadLimits limits;
+  limits.max_bytes = o.max_bytes;
+  limits.max_depth = o.max_depth;
+  auto bytes = read_file(path, o.max_bytes);
+  if (!bytes.ok()) {
+    Error e = std::move(bytes).error();
+    if (e.kind == "too_large")  // the reader's own kind and offset for an oversized input
+      return make_parse_error(Code::Validation, "too_large", o.max_bytes,
+                              fmt::format("{} is larger than the limit of {} bytes", path, o.max_bytes));
+    return e;
+  }
+  auto canonical = jcs::canonicalize_text(*bytes, profile, limits);
+  if (!canonical.ok()) {
+    Error e = std::move(canonical).error();
+    if (path != "-") e.detail += fmt::format(" (in {})", path);
+    return e;
+  }
+  return canonical;
+}
+
+void add_common_options(CLI::App* cmd, JcsOptions& o) {
+  cmd->add_option("--profile", o.profile, "Canonical profile: rfc8785 (default), hello or metewand")
+      ->check(CLI::IsMember({"rfc8785", "hello", "metewand"}));
+  cmd->add_option("--max-bytes", o.max_bytes, "Refuse inputs larger than this (default 64 MiB)");
+  cmd->add_option("--max-depth", o.max_depth, "Refuse nesting deeper than this (default 128)");
+  cmd->add_flag("--json", o.json, "Machine-readable output (and errors as a JSON object on stdout)");
+}
+
+int run_canonicalize(const JcsOptions& o) {
+  jcs::Profile profile = *jcs::profile_from_name(o.profile);
+  std::string path = o.files.empty() ? "-" : o.files.front();
+  auto canonical = canonical_bytes_of(path, profile, o);
+  if (!canonical.ok()) return report(canonical.error(), o.json);
+  std::string out;
+  if (o.json) {
+    // {"canonical":...,"profile":...,"sha256":...} is itself canonical.
+    out = "{\"canonical\":";
+    jcs::append_string(out, *canonical);
+    out += ",\"profile\":";
+    jcs::append_string(out, o.profile);
+    out += fmt::format(",\"sha256\":\"{}\"}}\n", sha256_hex(*canonical));
+  } else {
+    out = std::move(*canonical);
+  }
+  if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
+  return kExitOk;
+}
+
+int run_hash(const JcsOptions& o) {
+  jcs::Profile profile = *jcs::profile_from_name(o.profile);
+  // Every file is checked before anything is printed: no partial output.
+  std::vector<std::pair<std::string, std::string>> digests;
+  for (const std::string& path : o.files) {
+    auto canonical = canonical_bytes_of(path, profile, o);
+    if (!canonical.ok()) return report(canonical.error(), o.json);
+    digests.emplace_back(path, sha256_hex(*canonical));
+  }
+  std::string out;
+  if (o.json) {
+    out = "{\"hashes\":[";
+    for (std::size_t i = 0; i < digests.size(); ++i) {
+      if (i > 0) out += ',';
+      out += "{\"file\":";
+      jcs::append_string(out, digests[i].first);
+      out += fmt::format(",\"sha256\":\"{}\"}}", digests[i].second);
+    }
+    out += "],\"profile\":";
+    jcs::append_string(out, o.profile);
+    out += "}\n";
+  } else {
+    for (const auto& [path, hex] : digests) out += fmt::format("{}  {}\n", hex, path);
+  }
+  if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_jcs_commands(CLI::App& app, Context& ctx) {
+  auto* jcs = app.add_subcommand("jcs", "Canonical JSON (RFC 8785 and the hello/metewand profiles)");
+  jcs->require_subcommand(1);
+  jcs->footer("Examples:\n  dot-core jcs canonicalize doc.json\n  dot-core jcs hash --profile hello a.json b.json");
+
+  auto canon_opts = std::make_shared<JcsOptions>();
+  auto* canon = jcs->add_subcommand("canonicalize", "Write the canonical bytes of one JSON text to stdout");
+  add_common_options(canon, *canon_opts);
+  canon->add_option("FILE", canon_opts->files, "Input file, or - for standard input (the default)")->expected(0, 1);
+  canon->footer(
+      "Examples:\n"
+      "  dot-core jcs canonicalize doc.json > doc.canonical.json\n"
+      "  echo '{\"b\":1,\"a\":[1e3,-0]}' | dot-core jcs canonicalize   # {\"a\":[1000,0],\"b\":1}\n"
+      "  dot-core jcs canonicalize --profile hello plan.json\n"
+      "Invalid input exits 1 with `DOT_E_VALIDATION: <kind> at byte <offset>: ...` on stderr\n"
+      "and nothing on stdout.");
+  canon->callback([&ctx, canon_opts] { ctx.action = [canon_opts] { return run_canonicalize(*canon_opts); }; });
+
+  auto hash_opts = std::make_shared<JcsOptions>();
+  auto* hash = jcs->add_subcommand("hash", "Print the SHA-256 of the canonical bytes of each file");
+  add_common_options(hash, *hash_opts);
+  hash->add_option("FILE", hash_opts->files, "Input files (- for standard input)")->required();
+  hash->footer(
+      "Examples:\n"
+      "  dot-core jcs hash doc.json            # <sha256 hex>  doc.json\n"
+      "  dot-core jcs hash --profile hello --json a.json b.json\n"
+      "Nothing is printed unless every file is valid for the profile.");
+  hash->callback([&ctx, hash_opts] { ctx.action = [hash_opts] { return run_hash(*hash_opts); }; });
+}
 
 }  // namespace dot::cli

@@ -1,8 +1,81 @@
+// dot-core vectors replay: runs canonical-JSON vectors (spec/jcs.md).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "dot/base/fd.h"
+#include "dot/base/jcs.h"
+#include "dot/base/jcs_vectors.h"
+#include "output.h"
 
 namespace dot::cli {
+namespace {
 
-// Scaffolding: this command group is filled in by its module's issue.
-void add_vectors_commands(CLI::App& /*app*/, Context& /*ctx*/) {}
+struct ReplayArgs {
+  std::vector<std::string> paths;
+  bool strict_kinds = false;
+  bool json = false;
+};
+
+int run_replay(const ReplayArgs& a) {
+  jcs::ReplayOptions options;
+  options.strict_kinds = a.strict_kinds;
+  jcs::ReplayReport results;
+  for (const std::string& p : a.paths) {
+    Status st = jcs::replay_vectors(p, options, results);
+    if (!st.ok()) return cli::report(st.error(), a.json);
+  }
+  if (results.passed == 0 && results.failures.empty())
+    return cli::report(make_error(Code::Io, "no_vectors", "no vectors found in the given paths"), a.json);
+
+  std::string out;
+  if (a.json) {
+    out = fmt::format("{{\"failed\":{},\"failures\":[", results.failures.size());
+    for (std::size_t i = 0; i < results.failures.size(); ++i) {
+      const auto& f = results.failures[i];
+      if (i > 0) out += ',';
+      out += "{\"detail\":";
+      jcs::append_string(out, f.detail);
+      out += ",\"name\":";
+      jcs::append_string(out, f.name);
+      if (f.offset) out += fmt::format(",\"offset\":{}", *f.offset);
+      out += '}';
+    }
+    out += fmt::format("],\"passed\":{}}}\n", results.passed);
+  } else {
+    for (const auto& f : results.failures) out += fmt::format("FAIL {}: {}\n", f.name, f.detail);
+    out += fmt::format("{} passed, {} failed\n", results.passed, results.failures.size());
+  }
+  if (!write_stdout(out)) return cli::report(make_error(Code::Io, "write", "cannot write standard output"));
+  return results.failures.empty() ? kExitOk : kExitError;
+}
+
+}  // namespace
+
+void add_vectors_commands(CLI::App& app, Context& ctx) {
+  auto* vectors = app.add_subcommand("vectors", "Test vectors");
+  vectors->require_subcommand(1);
+  vectors->footer("Example:\n  dot-core vectors replay vectors/jcs");
+
+  auto args = std::make_shared<ReplayArgs>();
+  auto* replay = vectors->add_subcommand("replay", "Run canonical-JSON vectors and report every failure");
+  replay->add_option("PATH", args->paths, "Vector directories or files")->required();
+  replay->add_flag("--strict-kinds", args->strict_kinds,
+                   "Rejected vectors must fail with the kind they name (informational otherwise)");
+  replay->add_flag("--json", args->json, "Print {\"failed\":N,\"failures\":[...],\"passed\":N}");
+  replay->footer(
+      "Layouts (spec/jcs.md): input/ + output/ directories, JSON fixture files\n"
+      "({\"version\":1,\"profile\":...,\"accepted\":[...],\"rejected\":[...]}), and number\n"
+      "files of \"<hex bits>,<expected>\" lines (*.numbers or numbers/*.txt).\n"
+      "Examples:\n"
+      "  dot-core vectors replay vectors/jcs\n"
+      "  dot-core vectors replay --strict-kinds vectors/jcs/hello.json\n"
+      "Prints `FAIL <vector>: <reason>` per failure and ends with `N passed, N failed`;\n"
+      "exits 0 only when nothing failed.");
+  replay->callback([&ctx, args] { ctx.action = [args] { return run_replay(*args); }; });
+}
 
 }  // namespace dot::cli

@@ -1,0 +1,149 @@
+// Runs the real dot-core binary: jcs canonicalize|hash and vectors replay.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// `args` is shell text; stdin comes from `input` through a temporary file.
+CliRun dot_core(const std::string& args, const std::string& input = "") {
+  std::string dir = ::testing::TempDir();
+  std::string in_path = dir + "jcs_cli_in", err_path = dir + "jcs_cli_err";
+  { std::ofstream(in_path, std::ios::binary) << input; }
+  std::string cmd = std::string("cd '") + DOT_SOURCE_DIR + "' && '" + DOT_BIN_DIR + "/dot-core' " + args + " <'" +
+                    in_path + "' 2>'" + err_path + "'";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = ::pclose(p);
+  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+}
+
+TEST(JcsCli, CanonicalizeStdin) {
+  CliRun r = dot_core("jcs canonicalize", "{\"b\":1,\"a\":[1e3,-0,\"\\u00e9\"]}\n");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "{\"a\":[1000,0,\"\xC3\xA9\"],\"b\":1}");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(JcsCli, InvalidInputPrintsErrorLineAndNothingElse) {
+  CliRun r = dot_core("jcs canonicalize -", "{\"a\":1,\"a\":2}");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "DOT_E_VALIDATION: duplicate_key at byte 7: key \"a\" appears twice in one object\n");
+  CliRun j = dot_core("jcs canonicalize --json", "[1,2.5]");
+  EXPECT_EQ(j.exit_code, 0);
+  CliRun h = dot_core("jcs canonicalize --json --profile hello", "[1,2.5]");
+  EXPECT_EQ(h.exit_code, 1);
+  EXPECT_EQ(h.out,
+            "{\"error\":{\"code\":\"DOT_E_VALIDATION\",\"kind\":\"fraction\",\"offset\":3,\"detail\":\"hello profile: "
+            "number 2.5 is not spelled as a plain integer\"}}\n");
+  // A big valid prefix must not leak out before the error at the end.
+  std::string big = "[";
+  for (int i = 0; i < 20000; ++i) big += "\"xxxxxxxx\",";
+  big += "1e400]";
+  CliRun late = dot_core("jcs canonicalize", big);
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_EQ(late.out, "");
+  EXPECT_NE(late.err.find("invalid_number at byte 220001"), std::string::npos) << late.err;
+}
+
+TEST(JcsCli, UsageErrorsExit2) {
+  EXPECT_EQ(dot_core("jcs canonicalize --profile latin1").exit_code, 2);
+  EXPECT_EQ(dot_core("jcs").exit_code, 2);
+  EXPECT_EQ(dot_core("jcs hash").exit_code, 2);
+  EXPECT_EQ(dot_core("vectors replay").exit_code, 2);
+  CliRun help = dot_core("jcs canonicalize --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Examples:"), std::string::npos);
+}
+
+TEST(JcsCli, HashPrintsLikeSha256sumAndNothingOnFailure) {
+  CliRun r = dot_core("jcs hash docs/examples/sample.json -", "[1]");
+  EXPECT_EQ(r.exit_code, 0);
+  // sha256 of the canonical bytes "[1]".
+  EXPECT_NE(r.out.find("080a9ed428559ef602668b4c00f114f1a11c3f6b02a435f0bdc154578e4d7f22  -\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("docs/examples/sample.json\n"), 66u);
+  CliRun bad = dot_core("jcs hash docs/examples/sample.json -", "[1,]");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_EQ(bad.err, "DOT_E_VALIDATION: malformed at byte 3: unexpected character \"]\" where a value should start\n");
+  CliRun missing = dot_core("jcs hash no/such/file.json");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err.rfind("DOT_E_IO: ", 0), 0u) << missing.err;
+}
+
+TEST(VectorsCli, OurVectorsAllPass) {
+  CliRun r = dot_core("vectors replay --strict-kinds vectors/jcs");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  ASSERT_GE(r.out.size(), 2u);
+  std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  EXPECT_NE(last.find(" passed, 0 failed\n"), std::string::npos) << last;
+  EXPECT_GE(std::stoul(last), 150u) << last;
+}
+
+TEST(VectorsCli, WrongVectorsAreReportedWithNameAndOffset) {
+  const std::string dir = "tests/base/data/jcs_wrong";
+  CliRun r = dot_core("vectors replay " + dir);
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string want =
+      "FAIL " + dir + "/fixture.json#wrong-canonical: canonical output differs at byte 2 (expected 0x62, got 0x61): "
+      "expected \"{\\\"b\\\":1,\\\"a\\\":2}\", got \"{\\\"a\\\":2,\\\"b\\\":1}\"\n"
+      "FAIL " + dir + "/fixture.json#wrong-sha256: sha256 "
+      "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945 differs from the vector's "
+      "\"0000000000000000000000000000000000000000000000000000000000000000\"\n"
+      "FAIL " + dir + "/fixture.json#actually-rejected: rejected, but the vector expects acceptance: "
+      "DOT_E_VALIDATION: duplicate_key at byte 7: key \"a\" appears twice in one object\n"
+      "FAIL " + dir + "/fixture.json#actually-accepted: accepted as \"[1e+300]\", but the vector expects rejection "
+      "(invalid_number)\n"
+      "FAIL " + dir + "/io/input/a.json: canonical output differs at byte 11 (expected 0x33, got 0x32): "
+      "expected \"{\\\"a\\\":1,\\\"b\\\":3}\", got \"{\\\"a\\\":1,\\\"b\\\":2}\"\n"
+      "FAIL " + dir + "/io/input/c.json: no expected output: DOT_E_IO: cannot open " + dir +
+      "/io/output/c.json: No such file or directory\n"
+      "FAIL " + dir + "/numbers/es6.txt:2: number differs at byte 1 (expected 0x2e, got end of output): "
+      "expected \"1.0\", got \"1\"\n"
+      "5 passed, 7 failed\n";
+  EXPECT_EQ(r.out, want);
+
+  CliRun strict = dot_core("vectors replay --strict-kinds " + dir + "/fixture.json");
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.out.find("FAIL " + dir + "/fixture.json#other-kind: rejected as duplicate_key but the vector "
+                            "names invalid_number"),
+            std::string::npos)
+      << strict.out;
+  EXPECT_NE(strict.out.find("\n2 passed, 5 failed\n"), std::string::npos) << strict.out;
+
+  CliRun json = dot_core("vectors replay --json " + dir + "/numbers");
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_EQ(json.out, "{\"failed\":1,\"failures\":[{\"detail\":\"number differs at byte 1 (expected 0x2e, got end of "
+                      "output): expected \\\"1.0\\\", got \\\"1\\\"\",\"name\":\"" + dir +
+                      "/numbers/es6.txt:2\",\"offset\":1}],\"passed\":1}\n");
+}
+
+TEST(VectorsCli, MissingPathIsAnError) {
+  CliRun r = dot_core("vectors replay no/such/dir");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "DOT_E_IO: cannot read vectors at no/such/dir: no such file or directory\n");
+}
+
+}  // namespace
