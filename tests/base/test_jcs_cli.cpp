@@ -1,6 +1,7 @@
 // Runs the real dot-core binary: jcs canonicalize|hash and vectors replay.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -21,8 +22,11 @@ std::string slurp(const std::string& path) {
 
 // `args` is shell text; stdin comes from `input` through a temporary file.
 CliRun dot_core(const std::string& args, const std::string& input = "") {
+  // ctest runs tests in parallel processes: names unique per process and call.
+  static int calls = 0;
+  std::string tag = std::to_string(::getpid()) + "_" + std::to_string(++calls);
   std::string dir = ::testing::TempDir();
-  std::string in_path = dir + "jcs_cli_in", err_path = dir + "jcs_cli_err";
+  std::string in_path = dir + "jcs_cli_in_" + tag, err_path = dir + "jcs_cli_err_" + tag;
   { std::ofstream(in_path, std::ios::binary) << input; }
   std::string cmd = std::string("cd '") + DOT_SOURCE_DIR + "' && '" + DOT_BIN_DIR + "/dot-core' " + args + " <'" +
                     in_path + "' 2>'" + err_path + "'";
@@ -33,7 +37,10 @@ CliRun dot_core(const std::string& args, const std::string& input = "") {
   std::size_t n;
   while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   int status = ::pclose(p);
-  return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+  std::remove(in_path.c_str());
+  std::remove(err_path.c_str());
+  return r;
 }
 
 TEST(JcsCli, CanonicalizeStdin) {
