@@ -317,7 +317,9 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
 
 Status Sandbox::apply_to(SpawnOptions& options) const {
   if (!state_) return make_error(Code::Internal, "sandbox", "applying a sandbox that was never prepared");
-  if (options.exec_fd != state_->exec_fd || !options.path.empty())
+  // exec_fd may still be unset when a session fills it in later; Landlock
+  // lets only the policy's executable (by inode) be executed either way.
+  if ((options.exec_fd >= 0 && options.exec_fd != state_->exec_fd) || !options.path.empty())
     return make_error(Code::Internal, "sandbox", "a contained plugin is executed from its verified descriptor only");
   if (!options.keep_fds.empty())
     return make_error(Code::Internal, "sandbox", "a contained plugin inherits no descriptor but stdin, stdout and stderr");

@@ -535,6 +535,27 @@ Result<ElfDynamicInfo> parse_bytes(const std::string& bytes) {
   });
 }
 
+TEST(LoaderFiles, ReadsNeededRpathAndRunpath) {
+  // The fuzz seed, built by hand: four DT_NEEDED, a DT_RUNPATH with $ORIGIN, a DT_RPATH.
+  std::ifstream in(std::string(DOT_SOURCE_DIR) + "/fuzz/corpus/elf_dynamic/many_needed", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto info = parse_bytes(bytes);
+  ASSERT_TRUE(info.ok()) << info.error().line();
+  EXPECT_EQ(info->interpreter, "/lib64/ld-linux-x86-64.so.2");
+  EXPECT_EQ(info->needed, (std::vector<std::string>{"libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libc.so.6"}));
+  EXPECT_EQ(info->runpath, (std::vector<std::string>{"$ORIGIN/../lib", "/opt/x"}));
+  EXPECT_EQ(info->rpath, (std::vector<std::string>{"/usr/lib"}));
+  // A string table index past DT_STRSZ is refused, not read.
+  std::string bad = bytes;
+  // The first dynamic entry: {DT_NEEDED, index 1}.
+  auto pos = bad.find(std::string("\x01\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0", 16));
+  ASSERT_NE(pos, std::string::npos);
+  bad[pos + 8] = static_cast<char>(0xf0);
+  auto refused = parse_bytes(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, "elf");
+}
+
 TEST(LoaderFiles, RefusesWhatIsNotAnElfExecutable) {
   auto script = parse_bytes("#!/bin/sh\necho hi\n");
   ASSERT_FALSE(script.ok());

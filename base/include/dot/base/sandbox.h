@@ -134,7 +134,8 @@ class Sandbox {
   // Installs the child-side hook on `options`: pre_exec, a new session, the
   // parent-death signal. Refuses (DOT_E_INTERNAL) options that would defeat
   // containment: executing a path instead of the verified descriptor, another
-  // descriptor than the policy's, or extra inherited descriptors.
+  // descriptor than the policy's (an unset exec_fd, filled in later by the
+  // caller, is accepted), or extra inherited descriptors.
   Status apply_to(SpawnOptions& options) const;
 
   int landlock_abi() const noexcept;
