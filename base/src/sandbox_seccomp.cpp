@@ -77,6 +77,20 @@ struct FilterCtx {
   }
 };
 
+// libseccomp's SCMP_A0.. macros are C compound literals, which C++ lacks.
+scmp_arg_cmp arg_cmp(unsigned arg, scmp_compare op, scmp_datum_t a, scmp_datum_t b = 0) {
+  scmp_arg_cmp c{};
+  c.arg = arg;
+  c.op = op;
+  c.datum_a = a;
+  c.datum_b = b;
+  return c;
+}
+
+int add_rule(scmp_filter_ctx ctx, std::uint32_t action, int nr, const scmp_arg_cmp& cmp) {
+  return seccomp_rule_add_array(ctx, action, nr, 1, &cmp);
+}
+
 Error filter_error(const char* step, int rc) {
   return make_error(Code::SandboxUnavailable, "seccomp",
                     fmt::format("seccomp: building the filter failed at {}: {}", step, std::strerror(-rc)));
@@ -108,31 +122,29 @@ Result<std::vector<sock_filter>> build_seccomp_filter(int landlock_abi) {
   if (landlock_abi >= 6) {
     for (int nr : {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(tkill)})
       if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, nr, 0)) != 0) return filter_error("kill", rc);
-  } else if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, 0))) != 0) {
+  } else if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), arg_cmp(0, SCMP_CMP_EQ, 0))) != 0) {
     return filter_error("kill", rc);
   }
   // The one exec the plugin needs is the fexecve() of its verified descriptor
   // (execveat with AT_EMPTY_PATH). Landlock then allows executing only the
   // plugin and its interpreter; a path exec (execve) is never needed.
-  if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execveat), 1,
-                             SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH))) != 0)
+  if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execveat),
+                     arg_cmp(4, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH))) != 0)
     return filter_error("execveat", rc);
   // Threads and fork, but no new namespace. clone3 passes its flags in memory
   // that a filter cannot read, so it says ENOSYS and the C library falls back to clone.
-  if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                             SCMP_A0(SCMP_CMP_MASKED_EQ, kNamespaceFlags, 0))) != 0)
+  if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), arg_cmp(0, SCMP_CMP_MASKED_EQ, kNamespaceFlags, 0))) != 0)
     return filter_error("clone", rc);
   if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) != 0)
     return filter_error("clone3", rc);
   for (int opt : kAllowedPrctl) {
-    if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
-                               SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(opt)))) != 0)
+    if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl),
+                       arg_cmp(0, SCMP_CMP_EQ, static_cast<scmp_datum_t>(opt)))) != 0)
       return filter_error("prctl", rc);
   }
   for (unsigned long req : kAllowedIoctl) {
     // The request is an unsigned int in the kernel; compare the low 32 bits only.
-    if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-                               SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, req))) != 0)
+    if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), arg_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffULL, req))) != 0)
       return filter_error("ioctl", rc);
   }
 
