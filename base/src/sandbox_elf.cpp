@@ -234,14 +234,24 @@ std::vector<std::string> system_library_dirs() {
           "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
 }
 
-// Resolves `path` through symlinks to the file the kernel will open; only
-// regular files count.
-std::optional<std::string> existing_regular_file(const std::string& path) {
-  char buf[PATH_MAX];
-  if (::realpath(path.c_str(), buf) == nullptr) return std::nullopt;
+// A regular file that exists at `path`, opened (one system call for a miss,
+// which is most candidates), and its identity to recognise it under another name.
+struct Found {
+  std::string path;
+  UniqueFd fd;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+std::optional<Found> existing_regular_file(const std::string& path) {
+  Found f;
+  f.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!f.fd) return std::nullopt;
   struct stat st;
-  if (::stat(buf, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  return std::string(buf);
+  if (::fstat(f.fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  f.path = path;
+  f.dev = st.st_dev;
+  f.ino = st.st_ino;
+  return f;
 }
 
 }  // namespace
@@ -252,8 +262,8 @@ Result<LoaderFiles> resolve_loader_files(int fd, const std::string& path) {
   if (exe.interpreter.empty()) return files;  // static: the kernel maps it alone
   auto interp = existing_regular_file(exe.interpreter);
   if (!interp) return elf_error(fmt::format("interpreter {} of {} does not exist", exe.interpreter, path));
-  files.interpreter = *interp;
-  if (auto cache = existing_regular_file("/etc/ld.so.cache")) files.loader_cache = *cache;
+  files.interpreter = interp->path;
+  if (auto cache = existing_regular_file("/etc/ld.so.cache")) files.loader_cache = cache->path;
 
   // DT_RPATH of the executable applies to every object loaded for it, unless
   // the executable has DT_RUNPATH (then RPATH is ignored everywhere).
@@ -280,13 +290,14 @@ Result<LoaderFiles> resolve_loader_files(int fd, const std::string& path) {
   };
   enqueue_needed(exe, exe_origin);
 
-  std::set<std::string> seen_names, seen_files;
-  seen_files.insert(files.interpreter);  // the interpreter satisfies its own soname
+  std::set<std::string> seen_names;
+  std::set<std::pair<dev_t, ino_t>> seen_files;
+  seen_files.insert({interp->dev, interp->ino});  // the interpreter satisfies its own soname
   while (!queue.empty()) {
     Pending p = std::move(queue.front());
     queue.pop_front();
     if (!seen_names.insert(p.name).second) continue;
-    std::optional<std::string> found;
+    std::optional<Found> found;
     if (p.name.find('/') != std::string::npos) {
       // A path in DT_NEEDED is opened as is (relative to the plugin's working
       // directory, the stage); only absolute ones can be granted.
@@ -304,18 +315,13 @@ Result<LoaderFiles> resolve_loader_files(int fd, const std::string& path) {
       files.unresolved.push_back(p.name);
       continue;
     }
-    if (!seen_files.insert(*found).second) continue;
+    if (!seen_files.insert({found->dev, found->ino}).second) continue;
     if (seen_files.size() > kMaxObjects)
       return elf_error(fmt::format("{} needs more than {} shared objects", path, kMaxObjects));
-    files.libraries.push_back(*found);
-    UniqueFd lib(::open(found->c_str(), O_RDONLY | O_CLOEXEC));
-    if (!lib) {
-      files.unresolved.push_back(p.name);
-      continue;
-    }
-    auto info = read_elf_dynamic_info(fd_reader(lib.get()));
-    if (!info.ok()) return elf_error(fmt::format("{} (needed by {}): {}", *found, path, info.error().detail));
-    enqueue_needed(*info, directory_of(*found));
+    files.libraries.push_back(found->path);
+    auto info = read_elf_dynamic_info(fd_reader(found->fd.get()));
+    if (!info.ok()) return elf_error(fmt::format("{} (needed by {}): {}", found->path, path, info.error().detail));
+    enqueue_needed(*info, directory_of(found->path));
   }
   return files;
 }

@@ -88,7 +88,8 @@ struct SandboxPolicy {
 // The files a dynamically linked ELF executable needs before main(): its
 // interpreter (PT_INTERP) and, transitively, the shared objects its DT_NEEDED
 // entries resolve to (DT_RPATH, DT_RUNPATH with $ORIGIN, then the system
-// library directories), plus the loader cache. Absolute, symlinks resolved.
+// library directories), plus the loader cache. Paths as the loader will open
+// them (Landlock rules attach to the file they name, symlinks followed).
 struct LoaderFiles {
   std::string interpreter;            // empty for a static executable
   std::vector<std::string> libraries;  // in breadth-first load order
