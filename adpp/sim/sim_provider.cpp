@@ -244,7 +244,9 @@ Result<SimProvider> SimProvider::create(simpb::SimConfig config, std::string ver
       f.mutable_spec()->set_function_id(n);
       if (f.spec().name().empty() || !names.insert(f.spec().name()).second)
         return config_error(fmt::format("device \"{}\": function {} needs a unique name", id, n));
-      for (const auto& [arg, signal] : f.writes()) {
+      for (const auto& write : f.writes()) {
+        const std::string& arg = write.first;
+        const std::string& signal = write.second;
         auto spec_it = std::find_if(f.spec().args().begin(), f.spec().args().end(),
                                     [&](const pb::ArgSpec& a) { return a.name() == arg; });
         if (spec_it == f.spec().args().end())
@@ -367,7 +369,9 @@ Reply SimProvider::call(const pb::CallRequest& request, pb::CallResponse& respon
     return Reply::error(pb::Status::CODE_INVALID_ARGUMENT, "a Call needs a function_id or a function_name");
   }
   const auto& spec = fn->spec();
-  for (const auto& [name, value] : request.args()) {
+  for (const auto& entry : request.args()) {
+    const std::string& name = entry.first;
+    const pb::Value& value = entry.second;
     auto it = std::find_if(spec.args().begin(), spec.args().end(), [&](const pb::ArgSpec& a) { return a.name() == name; });
     if (it == spec.args().end())
       return Reply::error(pb::Status::CODE_INVALID_ARGUMENT,

@@ -27,6 +27,11 @@ void write_prefix(char* out, std::uint32_t length) noexcept {
 
 Status append_frame(std::string& out, const google::protobuf::MessageLite& message, std::uint32_t max_frame) {
   std::size_t size = message.ByteSizeLong();
+  // An all-default message serializes to nothing, and a zero-length frame is
+  // malformed on the wire: refuse to send what we would refuse to receive.
+  if (size == 0)
+    return make_error(Code::Protocol, "length",
+                      fmt::format("an empty {} would be a zero-length frame", message.GetTypeName()));
   if (size > max_frame)
     return make_error(Code::Protocol, "length",
                       fmt::format("{} of {} bytes exceeds the frame limit of {} bytes", message.GetTypeName(),

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <algorithm>
 #include <exception>
 
 #include <unistd.h>
@@ -13,8 +14,6 @@
 
 namespace dot::adpp {
 namespace {
-
-constexpr std::size_t kReadChunk = 64 * 1024;
 
 Reply unimplemented(std::string_view what) {
   return Reply::error(pb::Status::CODE_UNIMPLEMENTED, fmt::format("{} is not implemented by this provider", what));
@@ -186,7 +185,7 @@ int run_provider(ProviderHandler& handler, ByteInput& in, ByteOutput& out, const
       if (!parsed.ok()) log(parsed.error().line());
       if (!send(response)) return kExitFrameError;
     }
-    std::size_t want = std::max(reader.missing(), kReadChunk);
+    std::size_t want = std::max({reader.missing(), options.read_chunk, std::size_t{1}});
     char* area = reader.prepare(want);
     auto got = in.read(area, want);
     if (!got.ok()) {

@@ -29,7 +29,8 @@ std::uint32_t read_prefix(const char* bytes) noexcept;
 void write_prefix(char* out, std::uint32_t length) noexcept;
 
 // Appends prefix + serialized message to `out`. A message larger than
-// max_frame is refused (kind "length") and `out` is left unchanged.
+// max_frame, or one that serializes to nothing (it would be a zero-length
+// frame), is refused (kind "length") and `out` is left unchanged.
 Status append_frame(std::string& out, const google::protobuf::MessageLite& message,
                     std::uint32_t max_frame = kMaxFrameBytes);
 Result<std::string> encode_frame(const google::protobuf::MessageLite& message,

@@ -102,6 +102,9 @@ class FdOutput final : public ByteOutput {
 
 struct ProviderLoopOptions {
   std::uint32_t max_frame = kMaxFrameBytes;
+  // Bytes asked for per read when no frame is pending (a pending frame's
+  // remainder is read in one go).
+  std::size_t read_chunk = 64 * 1024;
   // Diagnostics (one line each, no newline); stderr in run_provider_stdio.
   std::function<void(std::string_view)> log;
 };
