@@ -1,0 +1,149 @@
+// adpp-broken MODE: deliberately broken ADPP providers, one per failure the
+// conformance suite must catch. Valid requests are answered by adpp-sim's
+// devices through handle_request(); MODE decides what goes wrong.
+//
+//   good                      behaves (the harness's own control)
+//   hang                      reads everything, never answers, never exits
+//   crash-on-malformed        dies by SIGSEGV on malformed input
+//   exit-code                 exits 1 (undocumented) on malformed input
+//   ok-on-malformed           answers malformed input with CODE_OK
+//   unspecified-on-malformed  answers malformed input with CODE_UNSPECIFIED
+//   over-cap-response         answers Hello with a frame over 1 MiB
+//   unparseable-response      answers every request with bytes that are not a Response
+//   drip                      writes its answers one byte per 50 ms
+//   wrong-id                  echoes request_id + 1
+//   no-metadata               answers Hello without the profile's metadata
+//   answer-then-abort         answers malformed input, then dies by SIGABRT
+//                             (a joinable std::thread destroyed on the way out,
+//                             the known failure in the field)
+//   stdout-banner             prints a line of text on stdout before serving
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "dot/adpp/frame.h"
+#include "dot/adpp/provider.h"
+#include "dot/adpp/sim_provider.h"
+#include "dot/base/fd.h"
+
+namespace {
+
+using namespace dot::adpp;
+
+class Broken {
+ public:
+  Broken(std::string mode, SimProvider& sim) : mode_(std::move(mode)), sim_(sim) {}
+
+  int run() {
+    if (mode_ == "hang") {
+      char buf[4096];
+      while (::read(STDIN_FILENO, buf, sizeof buf) > 0) {
+      }
+      for (;;) ::pause();
+    }
+    if (mode_ == "stdout-banner") write_raw("adpp-broken starting\n");
+    FrameReader reader;
+    for (;;) {
+      for (;;) {
+        auto f = reader.next();
+        if (!f.ok()) {
+          malformed();
+          if (reader.broken()) return 2;
+          continue;
+        }
+        if (!f->has_value()) break;
+        pb::Request req;
+        if (!parse_payload((*f)->payload, req, 0, "request").ok() ||
+            req.payload_case() == pb::Request::PAYLOAD_NOT_SET) {
+          malformed();
+          continue;
+        }
+        emit(handle_request(sim_, req));
+      }
+      char* area = reader.prepare(65536);
+      ssize_t n = ::read(STDIN_FILENO, area, 65536);
+      if (n <= 0) {
+        if (!reader.finish().ok()) malformed();
+        return n == 0 && reader.finish().ok() ? 0 : 2;
+      }
+      reader.commit(static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  void write_raw(std::string_view bytes) {
+    if (mode_ == "drip") {
+      for (char c : bytes) {
+        (void)dot::write_all(STDOUT_FILENO, std::string_view(&c, 1));
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      return;
+    }
+    (void)dot::write_all(STDOUT_FILENO, bytes);
+  }
+
+  void emit(pb::Response r) {
+    if (mode_ == "wrong-id") r.set_request_id(r.request_id() + 1);
+    if (mode_ == "no-metadata" && r.has_hello()) r.mutable_hello()->clear_metadata();
+    if (mode_ == "unparseable-response") {
+      write_raw(std::string_view("\x0a\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 14));
+      return;
+    }
+    if (mode_ == "over-cap-response" && r.has_hello())
+      (*r.mutable_hello()->mutable_metadata())["pad"] = std::string(kMaxFrameBytes + 100, 'x');
+    // Serialized by hand: the codec would refuse the over-cap frame.
+    std::string payload = r.SerializeAsString();
+    std::string frame(4, '\0');
+    write_prefix(frame.data(), static_cast<std::uint32_t>(payload.size()));
+    write_raw(frame + payload);
+  }
+
+  void malformed() {
+    if (mode_ == "crash-on-malformed") std::raise(SIGSEGV);
+    if (mode_ == "exit-code") std::_Exit(1);
+    pb::Response r;
+    r.set_request_id(0);
+    if (mode_ == "ok-on-malformed") {
+      r.mutable_status()->set_code(pb::Status::CODE_OK);
+    } else if (mode_ == "unspecified-on-malformed") {
+      r.mutable_status()->set_code(pb::Status::CODE_UNSPECIFIED);
+    } else {
+      r.mutable_status()->set_code(pb::Status::CODE_INVALID_ARGUMENT);
+      r.mutable_status()->set_message("malformed frame");
+    }
+    emit(r);
+    if (mode_ == "answer-then-abort") {
+      // Leaving the scope of a joinable thread calls std::terminate.
+      std::thread worker([] {
+        for (;;) ::pause();
+      });
+    }
+  }
+
+  std::string mode_;
+  SimProvider& sim_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fputs("usage: adpp-broken MODE\n", stderr);
+    return 64;
+  }
+  // Crashing is the point of some modes; leave no core files behind.
+  rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  std::signal(SIGPIPE, SIG_IGN);
+  auto config = default_sim_config();
+  config.set_init_time_ms(0);
+  auto sim = SimProvider::create(std::move(config), "broken");
+  if (!sim.ok()) return 70;
+  Broken broken(argv[1], *sim);
+  return broken.run();
+}

@@ -1,0 +1,183 @@
+// dot-core adpp conform and frames decode --format adpp, run as processes.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "dot/adpp/frame.h"
+#include "dot/adpp/messages.h"
+#include "dot/base/fd.h"
+#include "dot/base/process.h"
+
+namespace dot::adpp {
+namespace {
+
+const std::string kCore = DOT_BIN_DIR "/dot-core";
+const std::string kSim = DOT_BIN_DIR "/adpp-sim";
+const std::string kBroken = DOT_BIN_DIR "/adpp-broken";
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+// A scratch directory per test, removed with everything in it.
+class Scratch {
+ public:
+  Scratch() {
+    char tmpl[] = "/tmp/adpp-cli-XXXXXX";
+    const char* d = ::mkdtemp(tmpl);
+    EXPECT_NE(d, nullptr);
+    dir_ = d != nullptr ? d : "/tmp";
+  }
+  ~Scratch() { std::filesystem::remove_all(dir_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs argv with stdin from `in_path` (or /dev/null), capturing stdout and stderr in files.
+Ran run(const Scratch& scratch, std::vector<std::string> argv, const std::string& in_path = "/dev/null") {
+  const std::string& dir = scratch.dir();
+  std::string script = "exec \"$@\" <\"$IN\" >\"$D/out\" 2>\"$D/err\"";
+  std::vector<std::string> full = {"/bin/sh", "-c", script, "sh"};
+  full.insert(full.end(), argv.begin(), argv.end());
+  SpawnOptions o;
+  o.argv = full;
+  o.path = "/bin/sh";
+  o.env = {"PATH=/usr/bin:/bin", "D=" + dir, "IN=" + in_path};
+  o.stdin_mode = o.stdout_mode = o.stderr_mode = StdioMode::DevNull;
+  auto child = spawn(o);
+  EXPECT_TRUE(child.ok());
+  Ran r;
+  if (!child.ok()) return r;
+  auto st = child->wait_until(Clock::now() + std::chrono::seconds(30));
+  EXPECT_TRUE(st.has_value());
+  if (st) r.code = st->code;
+  r.out = slurp(dir + "/out");
+  r.err = slurp(dir + "/err");
+  return r;
+}
+
+std::string write_tmp(const Scratch& scratch, const std::string& name, const std::string& bytes) {
+  std::string path = scratch.dir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TEST(AdppCli, ConformPassesAdppSim) {
+  Scratch s;
+  auto r = run(s, {kCore, "adpp", "conform", "--", kSim, "--config", DOT_SOURCE_DIR "/adpp/examples/basic.textproto"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS hello_metadata"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("21 passed, 0 failed"), std::string::npos) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(AdppCli, ConformFailsABrokenProviderWithProtocolError) {
+  Scratch s;
+  auto r = run(s, {kCore, "adpp", "conform", "--json", "--", kBroken, "answer-then-abort"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.rfind("{\"provider\":[", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("\"passed\":false"), std::string::npos);
+  EXPECT_NE(r.out.find("\"failed\":"), std::string::npos);
+  EXPECT_EQ(r.err.rfind("DOT_E_PROTOCOL: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("cases failed; first: "), std::string::npos) << r.err;
+}
+
+TEST(AdppCli, ConformTimeoutOptionShortensTheWindow) {
+  Scratch s;
+  auto start = Clock::now();
+  auto r = run(s, {kCore, "adpp", "conform", "--timeout", "0.2", "--", kBroken, "hang"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("0 passed, 21 failed"), std::string::npos) << r.out;
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
+}
+
+TEST(AdppCli, ConformUsageAndHelp) {
+  Scratch s;
+  EXPECT_EQ(run(s, {kCore, "adpp", "conform"}).code, 2);
+  EXPECT_EQ(run(s, {kCore, "adpp", "conform", "--timeout", "x", "--", kSim}).code, 2);
+  auto help = run(s, {kCore, "adpp", "conform", "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("Examples:"), std::string::npos);
+  auto missing = run(s, {kCore, "adpp", "conform", "--", "/nonexistent/provider"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.err.rfind("DOT_E_IO", 0), 0u) << missing.err;
+}
+
+std::string hello_frame(std::uint64_t id) {
+  pb::Request r;
+  r.set_request_id(id);
+  r.mutable_hello()->set_protocol_version("v1");
+  return *encode_frame(r);
+}
+
+TEST(AdppCli, FramesDecodeRequestsThenEnd) {
+  Scratch s;
+  std::string path = write_tmp(s, "req.bin", hello_frame(1) + hello_frame(18446744073709551615ull));
+  auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", path});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("{\"frame\":1,\"offset\":0,\"request_id\":\"1\",\"kind\":\"hello\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"request_id\":\"18446744073709551615\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("{\"end\":\"eof\",\"frames\":2}\n"), std::string::npos) << r.out;
+  auto count = run(s, {kCore, "frames", "decode", "--format", "adpp", "--count", "-"}, path);
+  EXPECT_EQ(count.out, "{\"end\":\"eof\",\"frames\":2}\n");
+}
+
+TEST(AdppCli, FramesDecodeErrors) {
+  Scratch s;
+  struct Case {
+    std::string bytes, kind;
+  } cases[] = {{hello_frame(1) + std::string("\x00\x00\x20\x00", 4), "length"},
+               {std::string("\x00\x00\x00\x00", 4), "length"},
+               {hello_frame(1) + std::string("\x40\x00\x00\x00", 4), "early_eof"},
+               {std::string("\x07\x00\x00\x00garbage", 11), "parse"}};
+  for (const auto& c : cases) {
+    std::string path = write_tmp(s, "bad.bin", c.bytes);
+    auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", path});
+    EXPECT_EQ(r.code, 1);
+    auto last = r.out.substr(r.out.rfind("{\"error\""));
+    EXPECT_EQ(last.rfind("{\"error\":\"" + c.kind + "\"", 0), 0u) << r.out;
+    EXPECT_EQ(r.err.rfind("DOT_E_PROTOCOL: " + c.kind, 0), 0u) << r.err;
+  }
+}
+
+TEST(AdppCli, FramesDecodeWhatAdppSimAnswered) {
+  Scratch s;
+  std::string in = write_tmp(s, "session.bin", hello_frame(1) + std::string("\x00\x00\x00\x00", 4) + hello_frame(2));
+  auto sim = run(s, {kSim}, in);
+  EXPECT_EQ(sim.code, 0) << sim.err;
+  std::string out = write_tmp(s, "responses.bin", sim.out);
+  auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", "--direction", "response", out});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"request_id\":\"1\",\"kind\":\"hello\",\"status\":\"CODE_OK\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"request_id\":\"0\",\"kind\":\"none\",\"status\":\"CODE_INVALID_ARGUMENT\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("{\"end\":\"eof\",\"frames\":3}"), std::string::npos) << r.out;
+}
+
+TEST(AdppCli, AdppSimVersionAndBadArguments) {
+  Scratch s;
+  auto v = run(s, {kSim, "--version"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("adpp-sim ", 0), 0u);
+  EXPECT_EQ(run(s, {kSim, "--bogus"}).code, 2);
+  EXPECT_EQ(run(s, {kSim, "--config", "/nonexistent.textproto"}).code, 1);
+}
+
+}  // namespace
+}  // namespace dot::adpp

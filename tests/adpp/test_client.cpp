@@ -1,0 +1,123 @@
+// The client against real provider processes: adpp-sim and the broken fixtures.
+#include <gtest/gtest.h>
+
+#include "dot/adpp/client.h"
+
+namespace dot::adpp {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::string kSim = DOT_BIN_DIR "/adpp-sim";
+const std::string kBroken = DOT_BIN_DIR "/adpp-broken";
+
+ClientOptions quick(milliseconds timeout = milliseconds(3000)) {
+  ClientOptions o;
+  o.request_timeout = timeout;
+  return o;
+}
+
+TEST(AdppClient, SessionWithAdppSim) {
+  auto c = Client::launch({kSim, "--config", DOT_SOURCE_DIR "/adpp/examples/lab.textproto"}, quick());
+  ASSERT_TRUE(c.ok()) << c.error().line();
+  auto hello = c->hello();
+  ASSERT_TRUE(hello.ok()) << hello.error().line();
+  EXPECT_EQ(hello->provider_name(), "adpp-sim-lab");
+
+  pb::Request wait;
+  wait.mutable_wait_ready();
+  auto ready = c->request(wait);
+  ASSERT_TRUE(ready.ok()) << ready.error().line();
+  EXPECT_EQ(ready->wait_ready().diagnostics().at("init_time_ms"), "300");
+
+  pb::Request list;
+  list.mutable_list_devices();
+  auto devices = c->request(list);
+  ASSERT_TRUE(devices.ok());
+  EXPECT_EQ(devices->request_id(), 3u);  // ids count up from 1
+  EXPECT_EQ(devices->list_devices().devices_size(), 3);
+
+  pb::Request call;
+  call.set_request_id(0xFFFFFFFFFFFFFFF0ull);
+  call.mutable_call()->set_device_id("psu0");
+  call.mutable_call()->set_function_name("set_voltage");
+  pb::Value v;
+  v.set_type(pb::VALUE_TYPE_DOUBLE);
+  v.set_double_value(12.0);
+  (*call.mutable_call()->mutable_args())["volts"] = v;
+  auto called = c->request(call);
+  ASSERT_TRUE(called.ok()) << called.error().line();
+  EXPECT_EQ(called->call().results().at("voltage_v").double_value(), 12.0);
+
+  auto exit = c->shutdown();
+  ASSERT_TRUE(exit.ok());
+  EXPECT_TRUE(exit->success()) << exit->describe();
+}
+
+TEST(AdppClient, ProviderThatCannotStartIsAnIoError) {
+  auto c = Client::launch({"/nonexistent/provider"}, quick());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, Code::Io);
+}
+
+struct BrokenCase {
+  const char* mode;
+  const char* kind;
+};
+
+class AdppClientBroken : public ::testing::TestWithParam<BrokenCase> {};
+
+TEST_P(AdppClientBroken, HelloFailsWithTheNamedKind) {
+  auto c = Client::launch({kBroken, GetParam().mode}, quick(milliseconds(400)));
+  ASSERT_TRUE(c.ok());
+  auto start = Clock::now();
+  auto hello = c->hello();
+  ASSERT_FALSE(hello.ok());
+  EXPECT_EQ(hello.error().code, Code::Protocol);
+  EXPECT_EQ(hello.error().kind, GetParam().kind) << hello.error().line();
+  // The deadline is absolute: a drip or a hang ends near it, far below the
+  // several seconds a dripped Hello response takes.
+  EXPECT_LT(Clock::now() - start, milliseconds(2500));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, AdppClientBroken,
+                         ::testing::Values(BrokenCase{"hang", "timeout"}, BrokenCase{"drip", "timeout"},
+                                           BrokenCase{"wrong-id", "request_id"},
+                                           BrokenCase{"no-metadata", "metadata"},
+                                           BrokenCase{"over-cap-response", "length"},
+                                           BrokenCase{"unparseable-response", "parse"},
+                                           BrokenCase{"stdout-banner", "length"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.mode;
+                           for (auto& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(AdppClient, KilledAndReapedOnDestruction) {
+  pid_t pid;
+  {
+    auto c = Client::launch({kBroken, "hang"}, quick());
+    ASSERT_TRUE(c.ok());
+    pid = c->process().pid();
+    ASSERT_GT(pid, 0);
+  }
+  // Reaped: the pid no longer names our child.
+  EXPECT_NE(::kill(pid, 0), 0);
+}
+
+TEST(AdppClient, WriteToAProviderThatExitedIsAnErrorNotASignal) {
+  ProviderProcess p = std::move(ProviderProcess::launch({kBroken, "exit-code"})).value();
+  auto deadline = Clock::now() + milliseconds(3000);
+  ASSERT_TRUE(p.write(std::string("\x00\x00\x00\x00", 4), deadline).ok());
+  auto st = p.wait_exit(deadline);
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->code, 1);
+  // The reader is gone: EPIPE comes back as an error (SIGPIPE is not ignored here).
+  Status w = p.write(std::string(100000, 'x'), deadline);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().kind, "closed");
+}
+
+}  // namespace
+}  // namespace dot::adpp
