@@ -1,0 +1,131 @@
+// The reference plugin, unchanged, through a whole hello session under
+// containment, negotiated as `process`: what the loader needs is allowed and
+// nothing else was needed.
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dot/base/sandbox.h"
+#include "dot/base/sha256.h"
+#include "dot/dpp/hello.h"
+#include "dot/dpp/host_session.h"
+
+namespace dot {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Stage {
+  std::string path;
+  Stage() {
+    char tmpl[] = "/tmp/dot-sandbox-hello-XXXXXX";
+    path = ::mkdtemp(tmpl);
+  }
+  ~Stage() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+struct Session {
+  Status status;
+  dpp::MaterializeResult artifacts;
+  std::string stderr_bytes;
+};
+
+Session drive_contained(const std::string& exe, const std::string& stage, std::string_view assurance,
+                        bool contained = true) {
+  Session out;
+  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    out.status = make_error(Code::Io, "open", "cannot open " + exe);
+    return out;
+  }
+  dpp::HostSessionOptions o;
+  o.exec_fd = fd.get();
+  o.stage_dir = stage;
+  std::optional<Sandbox> sb;
+  if (contained) {
+    SandboxPolicy p;
+    p.executable_fd = fd.get();
+    p.executable_path = exe;
+    p.stage_dir = stage;
+    auto prepared = Sandbox::prepare(p);
+    if (!prepared.ok()) {
+      out.status = prepared.error();
+      return out;
+    }
+    sb = std::move(prepared).value();
+    if (auto st = sb->apply_to(o.spawn); !st.ok()) {
+      out.status = st;
+      return out;
+    }
+  }
+  auto s = dpp::HostSession::start(std::move(o));
+  if (!s.ok()) {
+    out.status = s.error();
+    return out;
+  }
+  auto run = [&]() -> Status {
+    DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
+    dpp::InitializeParams sent = dpp::hello::initialize_params(assurance, nonce);
+    DOT_ASSIGN_OR_RETURN(dpp::InitializeResult echo, s->initialize(sent));
+    DOT_TRY(dpp::hello::check_identity(sent, echo, dpp::hello::kPluginId));
+    DOT_ASSIGN_OR_RETURN(dpp::PlanResult plan, s->plan());
+    DOT_TRY(dpp::hello::check_hello_allowlists(plan));
+    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize());
+    DOT_TRY(dpp::hello::check_artifacts(plan.names, out.artifacts));
+    DOT_TRY(s->validate());
+    DOT_TRY(s->shutdown());
+    return s->finish();
+  };
+  out.status = run();
+  s->abort();
+  out.stderr_bytes = s->stderr_bytes();
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(DotHelloContained, WholeSessionAsProcess) {
+#ifdef DOT_SANITIZED
+  GTEST_SKIP() << "dot-hello is sanitizer-built in this preset and cannot start under a 1 GiB address space";
+#endif
+  Stage stage;
+  const std::string exe = std::string(DOT_BIN_DIR) + "/dot-hello";
+  Session s = drive_contained(exe, stage.path, dpp::hello::kAssuranceProcess);
+  ASSERT_TRUE(s.status.ok()) << s.status.error().line() << "\nplugin stderr: " << s.stderr_bytes;
+  ASSERT_EQ(s.artifacts.artifacts.size(), 2u);
+  for (const auto& a : s.artifacts.artifacts) {
+    std::string bytes = slurp(stage.path + "/" + a.name);
+    EXPECT_EQ(bytes.size(), a.size);
+    EXPECT_EQ(sha256_hex(bytes), a.sha256);
+  }
+}
+
+TEST(DotHelloContained, ProbePluginAsProcess) {
+  // The probe speaks enough DPP to be a plugin; contained and doing nothing
+  // forbidden it completes a session, and writes its outcome into hello.txt.
+  Stage stage;
+  fs::path dir = fs::path(stage.path) / "bin";
+  fs::create_directory(dir);
+  fs::copy_file(std::string(DOT_BIN_DIR) + "/sandbox-probe", dir / "probe-hash");
+  fs::path st = fs::path(stage.path) / "stage";
+  fs::create_directory(st);
+  fs::permissions(st, fs::perms::owner_all);
+  Session s = drive_contained((dir / "probe-hash").string(), st.string(), dpp::hello::kAssuranceProcess);
+  ASSERT_TRUE(s.status.ok()) << s.status.error().line() << "\nplugin stderr: " << s.stderr_bytes;
+  EXPECT_EQ(slurp((st / "hello.txt").string()),
+            "probe hash: sha256(abc) ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+}
+
+}  // namespace
+}  // namespace dot
