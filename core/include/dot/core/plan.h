@@ -1,0 +1,116 @@
+#pragma once
+// The plan model of spec/dpp-hello.md and its canonical encoding: Snapshot,
+// Operation, Effect, Plan; proposal_id and plan_id; the sealed plan document
+// `{plan, plan_id}` and its strict decoding.
+//
+// Canonical bytes are the JCS hello subset (jcs::Profile::Hello), keys in
+// lexical order: Snapshot {exists, gid, mode, sha256, uid}, Operation
+// {after, before, name}, Effect {failure_policy, kind, target}, Plan
+// {effects?, nonce, operations, plugin_digest, proposal_id, root_id, version}.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/jcs.h"
+#include "dot/base/json.h"
+#include "dot/base/result.h"
+
+namespace dot::core {
+
+// Core's own observation of one target (or of a staged file, for `after`).
+struct Snapshot {
+  bool exists = false;
+  std::uint64_t gid = 0;
+  std::uint64_t mode = 0;  // permission bits only: st_mode & 07777
+  std::string sha256;      // lowercase hex of the bytes; "" when absent
+  std::uint64_t uid = 0;
+
+  static Snapshot absent() { return Snapshot{}; }
+  bool operator==(const Snapshot&) const = default;
+};
+
+// One slot: the target `name` (directly under the root) goes from `before` to `after`.
+struct Operation {
+  Snapshot after;
+  Snapshot before;
+  std::string name;
+  bool operator==(const Operation&) const = default;
+};
+
+struct Effect {
+  std::string failure_policy;
+  std::string kind;
+  std::string target;
+  bool operator==(const Effect&) const = default;
+};
+
+// The one effect the hello profile allows: root-sync.
+Effect root_sync_effect();
+
+inline constexpr std::uint64_t kPlanVersion = 1;
+// At most 16 slots and 4 effects (general DPP rules the hello profile narrows).
+inline constexpr std::size_t kMaxOperations = 16;
+inline constexpr std::size_t kMaxEffects = 4;
+// A slot name: ^[a-z][a-z0-9-]{0,30}\.txt$.
+bool is_valid_slot_name(std::string_view name) noexcept;
+// Code::PathEscape (kind slot_name) for any name outside the pattern (spec/cli.md).
+Status check_slot_name(std::string_view name);
+
+struct Plan {
+  // Absent only in plans sealed before the post-commit-effects capability.
+  std::optional<std::vector<Effect>> effects;
+  std::string nonce;
+  std::vector<Operation> operations;
+  std::string plugin_digest;
+  std::string proposal_id;
+  std::string root_id;
+  std::uint64_t version = kPlanVersion;
+
+  bool operator==(const Plan&) const = default;
+  // True for a plan without an `effects` key (see spec/transactions.md).
+  bool pre_capability() const noexcept { return !effects.has_value(); }
+};
+
+jcs::Node to_node(const Snapshot& s);
+jcs::Node to_node(const Plan& plan);
+
+// Canonical (JCS hello) bytes of the plan exactly as stored and hashed.
+Result<std::string> canonical_bytes(const Plan& plan);
+// SHA-256 hex of the canonical plan with every `after` absent and proposal_id "".
+Result<std::string> compute_proposal_id(const Plan& plan);
+// SHA-256 hex of canonical_bytes(plan).
+Result<std::string> compute_plan_id(const Plan& plan);
+
+// Strict decoding of a plan object: exact field names, no unknown or missing
+// field (only `effects` may be absent), version 1, ids 64 lowercase hex,
+// names valid slot names and unique, snapshots self-consistent (an absent one
+// is all zero), modes within 07777, integers within the hello subset.
+// Code::Validation (kind and offset kept), or the slot-name code.
+Result<Plan> decode_plan(json::Value value);
+// Decodes the canonical bytes of a stored plan and requires that they are
+// canonical: re-encoding gives exactly `bytes`.
+Result<Plan> decode_canonical_plan(std::string_view bytes);
+
+// Checks the plan's own integrity: proposal_id recomputes from it.
+Status verify_proposal_id(const Plan& plan);
+
+// The exported sealed plan document: {"plan":<plan>,"plan_id":"<hex>"}, canonical.
+Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan_id);
+
+struct PlanDocument {
+  Plan plan;
+  // The plan_id the document claims (empty for a bare plan object).
+  std::string claimed_plan_id;
+  // The plan_id recomputed from the plan.
+  std::string plan_id;
+};
+// Accepts a sealed plan document {plan, plan_id} or a bare plan object;
+// recomputes plan_id and proposal_id. A claimed plan_id or proposal_id that
+// does not match is Code::Validation kind "plan_id_mismatch" /
+// "proposal_id_mismatch".
+Result<PlanDocument> decode_plan_document(std::string_view text);
+
+}  // namespace dot::core

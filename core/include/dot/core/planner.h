@@ -1,0 +1,76 @@
+#pragma once
+// `dot-core plan`: drives the root's plugin one call at a time (dpp::HostSession),
+// applying core's policy between the calls, and seals the result:
+//
+//   pinned plugin opened and hashed -> PROPOSING -> spawn from that descriptor
+//   -> dot.initialize, identity check -> dot.plan, hello allowlists -> observe
+//   every target (policy) -> proposal_id (recorded) -> dot.materialize -> read
+//   and verify every staged file itself -> dot.validate -> dot.shutdown ->
+//   plugin exit 0, group reaped -> seal (plan bytes, artifacts) -> SEALED.
+//
+// Any failure after PROPOSING leaves an ABANDONED proposal with its code and
+// the plugin's stderr; no target is ever written by `plan`.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dot/base/result.h"
+#include "dot/core/interrupt.h"
+#include "dot/core/plan.h"
+#include "dot/core/registry.h"
+#include "dot/core/root.h"
+#include "dot/store/records.h"
+
+namespace dot::core {
+
+// The one place the plugin is spawned takes an optional containment layer:
+// a pre-exec hook run in the child just before exec (async-signal-safe,
+// returns 0 or an errno), as dot::SpawnOptions::pre_exec describes.
+struct Containment {
+  int (*pre_exec)(void* ctx) = nullptr;
+  void* ctx = nullptr;
+  const char* what = "process containment";
+};
+
+struct PlanOptions {
+  // What the user asked for: --allow-audit-plugin (Audit) or
+  // --require-process-sandbox (Process).
+  Assurance consent = Assurance::Audit;
+  // Required for Process; without it a Process plan fails closed with
+  // DOT_E_SANDBOX_UNAVAILABLE before anything runs.
+  std::optional<Containment> containment;
+  std::chrono::milliseconds deadline{5000};
+  // Signals: the plugin's group is killed on SIGINT/SIGTERM.
+  InterruptGuard* interrupt = nullptr;
+  // Test hook: runs after the pinned plugin was hashed and before it is
+  // spawned from the same descriptor (the identity race test swaps the file).
+  void (*after_hash)(void* ctx) = nullptr;
+  void* after_hash_ctx = nullptr;
+};
+
+struct PlannedSlot {
+  std::string name;
+  std::string before;  // bytes of the target ("" when absent)
+  std::string after;   // staged bytes
+};
+
+struct PlanOutcome {
+  store::TxnId txn = 0;
+  Plan plan;
+  std::string plan_id;
+  std::vector<PlannedSlot> slots;
+  std::string plugin_stderr;
+};
+
+// Errors carry their DOT_E_* code; after PROPOSING the proposal is ABANDONED
+// with that code before the error is returned.
+Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options);
+
+// A unified diff of one slot (libdtl), "--- a/NAME" / "+++ b/NAME" headers.
+std::string unified_diff(const PlannedSlot& slot);
+
+}  // namespace dot::core

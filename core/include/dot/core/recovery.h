@@ -1,0 +1,48 @@
+#pragma once
+// Recovery, rollback, effect retry and discard (spec/transactions.md,
+// "Recover"). Recovery never runs the plugin; every step is idempotent, so a
+// crash during recovery is recovered again.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/result.h"
+#include "dot/core/root.h"
+#include "dot/store/records.h"
+
+namespace dot::core {
+
+struct RecoveredTxn {
+  std::string plan_id;
+  store::State from = store::State::Prepared;
+  store::State to = store::State::RolledBack;
+  std::string action;  // "rolled back", "effects resumed", "completed (pre-capability)", "abandoned"
+};
+
+struct RecoveryReport {
+  std::vector<RecoveredTxn> transactions;
+  std::size_t temp_files_removed = 0;
+  std::size_t stages_removed = 0;
+  bool changed() const noexcept { return !transactions.empty() || temp_files_removed || stages_removed; }
+};
+
+// PREPARED/COMMITTING/ROLLING_BACK: rolled back in reverse slot order (a
+// target equal to neither snapshot is left untouched and the whole command
+// fails DOT_E_RECOVERY_REQUIRED); COMMITTED: effects resumed (pre-capability:
+// complete without a ledger, moved to DONE); PROPOSING left by a killed
+// `plan`: ABANDONED; leftover temp files and stages removed.
+Result<RecoveryReport> recover(Root& root);
+
+// Undoes the newest COMMITTED or DONE transaction while every target still
+// equals its `after` (DOT_E_CONFLICT otherwise, nothing changed). Older ones:
+// DOT_E_POLICY.
+Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id);
+
+// Resumes the effects of every COMMITTED transaction.
+Result<RecoveryReport> retry_effects(Root& root);
+
+// SEALED -> DISCARDED; any other state is DOT_E_POLICY.
+Result<std::string> discard_plan(Root& root, std::string_view id);
+
+}  // namespace dot::core

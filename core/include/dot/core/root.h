@@ -1,0 +1,48 @@
+#pragma once
+// A managed root opened for one command: its layout, its store, a descriptor
+// pinning the root directory (every target operation goes through it), and,
+// for mutating commands, the root's exclusive lock (a second mutating
+// dot-core gets DOT_E_CONFLICT at once). Read-only commands never lock.
+
+#include <memory>
+#include <string>
+
+#include "dot/base/fd.h"
+#include "dot/base/result.h"
+#include "dot/core/test_hooks.h"
+#include "dot/store/root.h"
+#include "dot/store/store.h"
+
+namespace dot::core {
+
+enum class Access { ReadOnly, Mutating };
+
+class Root {
+ public:
+  // Opens DIR: the layout must exist (DOT_E_STORE otherwise), the lock is
+  // taken for Mutating, the store opened (read-only for ReadOnly) with every
+  // durable store commit reported to `hooks` as a crash point.
+  static Result<Root> open(const std::string& dir, Access access, TestHooks hooks = {});
+
+  Root(Root&&) noexcept = default;
+  Root& operator=(Root&&) noexcept = default;
+
+  const store::RootLayout& layout() const noexcept { return layout_; }
+  store::Store& store() noexcept { return *store_; }
+  int root_fd() const noexcept { return root_fd_.get(); }
+  const std::string& root_id() const noexcept { return root_id_; }
+  const TestHooks& hooks() const noexcept { return *hooks_; }
+  bool mutating() const noexcept { return lock_ != nullptr; }
+
+ private:
+  Root() = default;
+  store::RootLayout layout_;
+  // Heap-held so the store's commit hook can refer to them across moves.
+  std::unique_ptr<TestHooks> hooks_;
+  std::unique_ptr<store::RootLock> lock_;
+  std::unique_ptr<store::Store> store_;
+  UniqueFd root_fd_;
+  std::string root_id_;
+};
+
+}  // namespace dot::core

@@ -1,0 +1,69 @@
+#pragma once
+// One target under the managed root: observing it under the target policy,
+// committing a slot (temp file beside it, fsync, re-check, rename, directory
+// fsync) and restoring it from its backup. Every step that reaches the disk
+// is a named crash point and, for the commit, a fault point (test_hooks.h).
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dot/base/beneath.h"
+#include "dot/base/result.h"
+#include "dot/core/plan.h"
+#include "dot/core/test_hooks.h"
+
+namespace dot::core {
+
+// A target is at most 64 KiB.
+inline constexpr std::size_t kMaxTargetBytes = 64 * 1024;
+// Temp files of an interrupted commit start with this; recovery removes them.
+inline constexpr std::string_view kTempPrefix = ".dot-tmp-";
+
+// The plan model's view of an observation (absent, or the five fields).
+Snapshot snapshot_of(const beneath::FileObservation& observation);
+
+// The target policy of spec/dpp-hello.md: absent, or a private (no group or
+// other bits, owner-read set, no setuid/setgid/sticky), owned (uid = our
+// effective uid), regular, single-link file of at most 64 KiB. A symlink is
+// Code::PathEscape; anything else outside the policy is Code::Policy, with a
+// detail naming the target and the rule.
+Status check_target_policy(std::string_view name, const beneath::FileObservation& observation);
+
+struct ObservedTarget {
+  Snapshot snapshot;
+  std::string content;  // the bytes, when the target exists
+};
+// Observes `name` directly under the root and applies the policy.
+Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
+
+// The re-check before a rename (and the precondition check of apply): the
+// target still passes the policy and equals `expected`. Symlink:
+// Code::PathEscape; anything else different: Code::Conflict.
+Status recheck_target(int root_fd, std::string_view name, const Snapshot& expected);
+
+// Commits slot `slot`: writes `bytes` to a temp file beside the target
+// (O_EXCL, 0600), fsyncs it, re-checks the target against op.before, renames
+// over the target (RENAME_NOREPLACE when it was absent), fsyncs the root.
+// Crash points commit.slot<N>.temp_synced|renamed|dir_synced; fault points
+// commit.slot<N>.write|fsync|rename|dirsync. An I/O error is Code::Commit
+// (kind = errno name); the temp file is removed on every failure path.
+// `renamed` tells the caller whether the target was already replaced.
+Status commit_slot(int root_fd, std::size_t slot, const Operation& op, std::string_view bytes,
+                   const TestHooks& hooks, bool& renamed);
+
+enum class RestoreOutcome { AlreadyBefore, Restored };
+// Undoes slot `slot`: a target equal to op.before is left alone; a target
+// equal to op.after is restored from `backup` (the before bytes; nullopt when
+// the target did not exist, then it is removed); anything else is left
+// untouched and is Code::RecoveryRequired (a concurrent edit: evidence kept).
+// Crash points <prefix>.slot<N>.restored|dir_synced (prefix "rollback").
+Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operation& op,
+                                    const std::optional<std::string>& backup, const TestHooks& hooks);
+
+// Removes every leftover temp file (kTempPrefix*) directly under the root;
+// returns how many were removed.
+Result<std::size_t> remove_leftover_temps(int root_fd);
+
+}  // namespace dot::core

@@ -1,0 +1,149 @@
+#include "dot/core/applier.h"
+
+#include <fmt/format.h>
+
+#include "dot/core/effects.h"
+#include "dot/core/rollback.h"
+#include "dot/core/target.h"
+
+namespace dot::core {
+namespace {
+
+Error tampered(std::string_view plan_id, std::string detail) {
+  return make_error(Code::RecoveryRequired, "tampered",
+                    fmt::format("stored plan {} is inconsistent: {}; nothing is applied from it", plan_id, detail));
+}
+
+Error interrupted_error(int sig, std::string_view plan_id, store::State state) {
+  return make_error(Code::RecoveryRequired, "interrupted",
+                    fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `dot-core recover`",
+                                plan_id, sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state)));
+}
+
+}  // namespace
+
+Status refuse_if_unfinished(Root& root) {
+  DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
+  if (unfinished.empty()) return {};
+  const auto& t = unfinished.front();
+  return make_error(Code::RecoveryRequired, "unfinished",
+                    fmt::format("transaction {} is {}: run `dot-core {}` first", t.plan_id, store::state_name(t.state),
+                                t.state == store::State::Committed ? "retry-effects` (or `dot-core recover" : "recover"));
+}
+
+Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn) {
+  LoadedPlan lp;
+  DOT_ASSIGN_OR_RETURN(lp.sealed, root.store().load_sealed(txn));
+  const std::string& id = lp.sealed.plan_id;
+  auto decoded = decode_canonical_plan(lp.sealed.canonical_plan);
+  if (!decoded.ok()) return tampered(id, decoded.error().message());
+  lp.plan = std::move(decoded).value();
+  if (auto s = verify_proposal_id(lp.plan); !s.ok()) return tampered(id, s.error().message());
+  if (lp.plan.proposal_id != lp.sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
+  if (lp.plan.root_id != root.root_id())
+    return make_error(Code::Policy, "other_root",
+                      fmt::format("plan {} was sealed for root {}, not this root ({})", id, lp.plan.root_id,
+                                  root.root_id()));
+  std::optional<std::uint32_t> count;
+  if (lp.plan.effects) count = static_cast<std::uint32_t>(lp.plan.effects->size());
+  if (count != lp.sealed.effect_count) return tampered(id, "its effect count differs from the stored one");
+  const auto& ops = lp.plan.operations;
+  if (lp.sealed.artifacts.size() != ops.size())
+    return make_error(Code::ArtifactMismatch, "artifact",
+                      fmt::format("plan {} has {} slots but {} stored artifacts", id, ops.size(), lp.sealed.artifacts.size()));
+  lp.after.resize(ops.size());
+  for (const auto& a : lp.sealed.artifacts) {
+    if (a.slot >= ops.size() || !ops[a.slot].after.exists || a.sha256 != ops[a.slot].after.sha256)
+      return make_error(Code::ArtifactMismatch, "artifact",
+                        fmt::format("stored artifact of slot {} differs from the plan's after snapshot", a.slot));
+    lp.after[a.slot] = a.bytes;
+  }
+  lp.before.resize(ops.size());
+  if (!lp.sealed.backups.empty()) {
+    if (lp.sealed.backups.size() != ops.size()) return tampered(id, "its backup count differs from its slot count");
+    for (const auto& b : lp.sealed.backups) {
+      if (b.slot >= ops.size() || b.exists != ops[b.slot].before.exists ||
+          (b.exists && b.sha256 != ops[b.slot].before.sha256))
+        return tampered(id, fmt::format("the backup of slot {} differs from the plan's before snapshot", b.slot));
+      if (b.exists) lp.before[b.slot] = b.bytes;
+    }
+  }
+  return lp;
+}
+
+Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt) {
+  store::Store& st = root.store();
+  DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
+  DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
+  DOT_TRY(refuse_if_unfinished(root));
+  if (summary.state != store::State::Sealed)
+    return make_error(Code::Policy, "not_sealed",
+                      fmt::format("plan {} is {}, not SEALED: a sealed plan applies exactly once", summary.plan_id,
+                                  store::state_name(summary.state)));
+  DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, txn));
+  const std::string& plan_id = lp.sealed.plan_id;
+  if (lp.plan.pre_capability())
+    return make_error(Code::Policy, "pre_capability",
+                      fmt::format("plan {} was sealed before the post-commit-effects capability and is never newly "
+                                  "applied: re-plan",
+                                  plan_id));
+  for (const auto& e : *lp.plan.effects)
+    if (!is_root_sync(e))
+      return make_error(Code::Policy, "effect", fmt::format("plan {} holds an effect other than root-sync", plan_id));
+
+  // Step 3: every target still equals its before snapshot, else STALE.
+  const auto& ops = lp.plan.operations;
+  std::vector<store::Blob> backups;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    auto observed = observe_target(root.root_fd(), ops[i].name);
+    Status same;
+    if (!observed.ok()) {
+      same = observed.error();
+    } else if (observed->snapshot != ops[i].before) {
+      same = make_error(Code::Conflict, "changed",
+                        fmt::format("target {} changed since it was observed at plan time", ops[i].name));
+    }
+    if (!same.ok()) {
+      Error e = same.error();
+      if (e.code == Code::Policy) e.code = Code::Conflict;
+      DOT_TRY(st.transition(txn, store::State::Stale, code_name(e.code), e.message()));
+      e.detail += "; the plan is now STALE (nothing was written): re-plan";
+      return e;
+    }
+    store::Blob b;
+    b.slot = static_cast<std::uint32_t>(i);
+    b.exists = ops[i].before.exists;
+    if (b.exists) {
+      b.sha256 = ops[i].before.sha256;
+      b.bytes = observed->content;
+      lp.before[i] = observed->content;
+    }
+    backups.push_back(std::move(b));
+  }
+
+  // Step 4: durable backups before any target changes.
+  DOT_TRY(st.prepare(txn, backups));
+  if (interrupt && interrupt->interrupted()) return interrupted_error(interrupt->signal(), plan_id, store::State::Prepared);
+  DOT_TRY(st.transition(txn, store::State::Committing));
+  lp.sealed.state = store::State::Committing;
+
+  // Step 5: one atomic replace per slot.
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (interrupt && interrupt->interrupted())
+      return interrupted_error(interrupt->signal(), plan_id, store::State::Committing);
+    bool renamed = false;
+    Status s = commit_slot(root.root_fd(), i, ops[i], lp.after[i], root.hooks(), renamed);
+    if (s.ok()) continue;
+    Error cause = s.error();
+    DOT_TRY(roll_back(root, txn, lp, cause));
+    cause.detail += "; the transaction was rolled back (ROLLED_BACK), no target is half-written";
+    return cause;
+  }
+  DOT_TRY(st.transition(txn, store::State::Committed));
+
+  // Step 6: effects, then DONE.
+  DOT_TRY(run_effects(root, txn, plan_id, *lp.plan.effects));
+  return ApplyOutcome{txn, plan_id, store::State::Done, ops.size()};
+}
+
+}  // namespace dot::core

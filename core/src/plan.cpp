@@ -1,0 +1,255 @@
+#include "dot/core/plan.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+
+namespace dot::core {
+namespace {
+
+constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
+
+jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
+
+jcs::Node effect_node(const Effect& e) {
+  auto n = jcs::Node::object();
+  n.set("failure_policy", jcs::Node::string(e.failure_policy));
+  n.set("kind", jcs::Node::string(e.kind));
+  n.set("target", jcs::Node::string(e.target));
+  return n;
+}
+
+Error invalid(const json::Value& at, std::string kind, std::string detail) {
+  return make_parse_error(Code::Validation, std::move(kind), at.offset(), std::move(detail));
+}
+
+Status require_hex_id(const json::Value& v, std::string_view value, std::string_view field, bool allow_empty) {
+  if (allow_empty && value.empty()) return {};
+  if (!is_sha256_hex(value))
+    return invalid(v, "invalid_id", fmt::format("{} must be 64 lowercase hex characters", field));
+  return {};
+}
+
+Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
+  json::ObjectReader r(v, what);
+  Snapshot s;
+  DOT_ASSIGN_OR_RETURN(s.exists, r.required_bool("exists"));
+  DOT_ASSIGN_OR_RETURN(s.gid, r.required_uint("gid", kMaxSafeInteger));
+  DOT_ASSIGN_OR_RETURN(s.mode, r.required_uint("mode", 07777));
+  DOT_ASSIGN_OR_RETURN(json::Value sha_v, r.required("sha256"));
+  DOT_ASSIGN_OR_RETURN(std::string_view sha, r.required_string("sha256"));
+  s.sha256 = std::string(sha);
+  DOT_ASSIGN_OR_RETURN(s.uid, r.required_uint("uid", kMaxSafeInteger));
+  DOT_TRY(r.finish());
+  if (s.exists) {
+    DOT_TRY(require_hex_id(sha_v, s.sha256, fmt::format("{}.sha256", what), false));
+  } else if (!(s == Snapshot::absent())) {
+    return invalid(v, "inconsistent_snapshot",
+                   fmt::format("{} says exists:false but is not the absent snapshot (all zero, sha256 \"\")", what));
+  }
+  return s;
+}
+
+}  // namespace
+
+Effect root_sync_effect() { return Effect{"required", "sync", "managed-root"}; }
+
+bool is_valid_slot_name(std::string_view name) noexcept {
+  constexpr std::string_view suffix = ".txt";
+  if (name.size() < 1 + suffix.size() || name.size() > 31 + suffix.size()) return false;
+  if (name.substr(name.size() - suffix.size()) != suffix) return false;
+  std::string_view stem = name.substr(0, name.size() - suffix.size());
+  if (!(stem[0] >= 'a' && stem[0] <= 'z')) return false;
+  for (char c : stem)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+Status check_slot_name(std::string_view name) {
+  if (is_valid_slot_name(name)) return {};
+  std::string shown;
+  for (char c : name) {
+    if (c == '\0') shown += "\\0";
+    else if (c == '\n') shown += "\\n";
+    else shown += c;
+  }
+  // spec/cli.md: a slot name outside the pattern is a path escape, whatever
+  // the reason (a "/", "..", NUL or just an upper-case letter).
+  return make_error(Code::PathEscape, "slot_name",
+                    fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));
+}
+
+jcs::Node to_node(const Snapshot& s) {
+  auto n = jcs::Node::object();
+  n.set("exists", jcs::Node::boolean(s.exists));
+  n.set("gid", uint_node(s.gid));
+  n.set("mode", uint_node(s.mode));
+  n.set("sha256", jcs::Node::string(s.sha256));
+  n.set("uid", uint_node(s.uid));
+  return n;
+}
+
+jcs::Node to_node(const Plan& plan) {
+  auto n = jcs::Node::object();
+  if (plan.effects) {
+    auto effects = jcs::Node::array();
+    for (const auto& e : *plan.effects) effects.push(effect_node(e));
+    n.set("effects", std::move(effects));
+  }
+  n.set("nonce", jcs::Node::string(plan.nonce));
+  auto ops = jcs::Node::array();
+  for (const auto& op : plan.operations) {
+    auto o = jcs::Node::object();
+    o.set("after", to_node(op.after));
+    o.set("before", to_node(op.before));
+    o.set("name", jcs::Node::string(op.name));
+    ops.push(std::move(o));
+  }
+  n.set("operations", std::move(ops));
+  n.set("plugin_digest", jcs::Node::string(plan.plugin_digest));
+  n.set("proposal_id", jcs::Node::string(plan.proposal_id));
+  n.set("root_id", jcs::Node::string(plan.root_id));
+  n.set("version", uint_node(plan.version));
+  return n;
+}
+
+Result<std::string> canonical_bytes(const Plan& plan) { return jcs::encode(to_node(plan), jcs::Profile::Hello); }
+
+Result<std::string> compute_proposal_id(const Plan& plan) {
+  Plan p = plan;
+  p.proposal_id.clear();
+  for (auto& op : p.operations) op.after = Snapshot::absent();
+  DOT_ASSIGN_OR_RETURN(std::string bytes, canonical_bytes(p));
+  return sha256_hex(bytes);
+}
+
+Result<std::string> compute_plan_id(const Plan& plan) {
+  DOT_ASSIGN_OR_RETURN(std::string bytes, canonical_bytes(plan));
+  return sha256_hex(bytes);
+}
+
+Result<Plan> decode_plan(json::Value value) {
+  json::ObjectReader r(value, "plan");
+  Plan plan;
+  if (auto effects = r.optional("effects")) {
+    if (!effects->is_array()) return invalid(*effects, "malformed", "plan.effects must be an array");
+    if (effects->size() > kMaxEffects)
+      return invalid(*effects, "too_many_effects", fmt::format("plan.effects has more than {} entries", kMaxEffects));
+    std::vector<Effect> list;
+    for (json::Value e : effects->elements()) {
+      json::ObjectReader er(e, "effect");
+      Effect eff;
+      DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
+      DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
+      DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
+      DOT_TRY(er.finish());
+      eff.failure_policy = std::string(fp);
+      eff.kind = std::string(kind);
+      eff.target = std::string(target);
+      list.push_back(std::move(eff));
+    }
+    plan.effects = std::move(list);
+  }
+  DOT_ASSIGN_OR_RETURN(json::Value nonce_v, r.required("nonce"));
+  DOT_ASSIGN_OR_RETURN(std::string_view nonce, r.required_string("nonce"));
+  DOT_ASSIGN_OR_RETURN(json::Value ops_v, r.required_array("operations"));
+  DOT_ASSIGN_OR_RETURN(json::Value digest_v, r.required("plugin_digest"));
+  DOT_ASSIGN_OR_RETURN(std::string_view digest, r.required_string("plugin_digest"));
+  DOT_ASSIGN_OR_RETURN(json::Value pid_v, r.required("proposal_id"));
+  DOT_ASSIGN_OR_RETURN(std::string_view pid, r.required_string("proposal_id"));
+  DOT_ASSIGN_OR_RETURN(json::Value root_v, r.required("root_id"));
+  DOT_ASSIGN_OR_RETURN(std::string_view root, r.required_string("root_id"));
+  DOT_ASSIGN_OR_RETURN(json::Value version_v, r.required("version"));
+  DOT_ASSIGN_OR_RETURN(plan.version, r.required_uint("version", kMaxSafeInteger));
+  DOT_TRY(r.finish());
+  if (plan.version != kPlanVersion)
+    return invalid(version_v, "unsupported_version", fmt::format("plan.version {} is not 1", plan.version));
+  DOT_TRY(require_hex_id(nonce_v, nonce, "plan.nonce", false));
+  DOT_TRY(require_hex_id(digest_v, digest, "plan.plugin_digest", false));
+  DOT_TRY(require_hex_id(pid_v, pid, "plan.proposal_id", true));
+  DOT_TRY(require_hex_id(root_v, root, "plan.root_id", false));
+  plan.nonce = std::string(nonce);
+  plan.plugin_digest = std::string(digest);
+  plan.proposal_id = std::string(pid);
+  plan.root_id = std::string(root);
+  if (ops_v.size() < 1 || ops_v.size() > kMaxOperations)
+    return invalid(ops_v, "operation_count", fmt::format("plan.operations must hold 1 to {} slots", kMaxOperations));
+  std::set<std::string, std::less<>> seen;
+  std::size_t slot = 0;
+  for (json::Value o : ops_v.elements()) {
+    json::ObjectReader orr(o, fmt::format("operations[{}]", slot));
+    DOT_ASSIGN_OR_RETURN(json::Value after_v, orr.required_object("after"));
+    DOT_ASSIGN_OR_RETURN(json::Value before_v, orr.required_object("before"));
+    DOT_ASSIGN_OR_RETURN(json::Value name_v, orr.required("name"));
+    DOT_ASSIGN_OR_RETURN(std::string_view name, orr.required_string("name"));
+    DOT_TRY(orr.finish());
+    Operation op;
+    DOT_ASSIGN_OR_RETURN(op.after, decode_snapshot(after_v, fmt::format("operations[{}].after", slot)));
+    DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, fmt::format("operations[{}].before", slot)));
+    if (auto s = check_slot_name(name); !s.ok()) {
+      Error e = std::move(s).error();
+      e.offset = name_v.offset();
+      return e;
+    }
+    if (!seen.insert(std::string(name)).second)
+      return invalid(name_v, "duplicate_slot", fmt::format("slot name \"{}\" appears twice", name));
+    op.name = std::string(name);
+    plan.operations.push_back(std::move(op));
+    ++slot;
+  }
+  return plan;
+}
+
+Result<Plan> decode_canonical_plan(std::string_view bytes) {
+  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(bytes, json::ReadLimits{.max_bytes = 1 << 20, .max_depth = 16}));
+  DOT_ASSIGN_OR_RETURN(Plan plan, decode_plan(doc.root()));
+  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
+  if (again != bytes)
+    return make_error(Code::Validation, "not_canonical", "the stored plan bytes are not in canonical form");
+  return plan;
+}
+
+Status verify_proposal_id(const Plan& plan) {
+  DOT_ASSIGN_OR_RETURN(std::string expected, compute_proposal_id(plan));
+  if (plan.proposal_id != expected)
+    return make_error(Code::Validation, "proposal_id_mismatch",
+                      fmt::format("plan.proposal_id {} does not match the plan (recomputed {})",
+                                  plan.proposal_id.empty() ? std::string("\"\"") : plan.proposal_id, expected));
+  return {};
+}
+
+Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan_id) {
+  auto doc = jcs::Node::object();
+  doc.set("plan", to_node(plan));
+  doc.set("plan_id", jcs::Node::string(std::string(plan_id)));
+  return jcs::encode(doc, jcs::Profile::Hello);
+}
+
+Result<PlanDocument> decode_plan_document(std::string_view text) {
+  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(text, json::ReadLimits{.max_bytes = 1 << 20, .max_depth = 16}));
+  json::Value root = doc.root();
+  PlanDocument out;
+  json::Value plan_v = root;
+  if (root.is_object() && root.find("plan")) {
+    json::ObjectReader r(root, "plan document");
+    DOT_ASSIGN_OR_RETURN(plan_v, r.required_object("plan"));
+    DOT_ASSIGN_OR_RETURN(json::Value id_v, r.required("plan_id"));
+    DOT_ASSIGN_OR_RETURN(std::string_view id, r.required_string("plan_id"));
+    DOT_TRY(r.finish());
+    DOT_TRY(require_hex_id(id_v, id, "plan_id", false));
+    out.claimed_plan_id = std::string(id);
+  }
+  DOT_ASSIGN_OR_RETURN(out.plan, decode_plan(plan_v));
+  // Hashing must not depend on how the document was spelled: re-encode.
+  DOT_ASSIGN_OR_RETURN(out.plan_id, compute_plan_id(out.plan));
+  DOT_TRY(verify_proposal_id(out.plan));
+  if (!out.claimed_plan_id.empty() && out.claimed_plan_id != out.plan_id)
+    return make_error(Code::Validation, "plan_id_mismatch",
+                      fmt::format("the document claims plan_id {} but the plan hashes to {}", out.claimed_plan_id,
+                                  out.plan_id));
+  return out;
+}
+
+}  // namespace dot::core

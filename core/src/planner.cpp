@@ -1,0 +1,310 @@
+#include "dot/core/planner.h"
+
+#include <cerrno>
+#include <filesystem>
+#include <set>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dtl/dtl.hpp>
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/sha256.h"
+#include "dot/core/target.h"
+#include "dot/dpp/hello.h"
+#include "dot/dpp/host_session.h"
+
+namespace dot::core {
+namespace {
+
+// A fresh, empty stage directory (0700) for one plan, removed on every path.
+class Stage {
+ public:
+  static Result<Stage> create(const std::string& parent, store::TxnId txn) {
+    if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
+      return beneath::errno_error(errno, "mkdir", parent);
+    DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
+    Stage s;
+    s.path_ = fmt::format("{}/{}-{}", parent, txn, rnd.substr(0, 16));
+    if (::mkdir(s.path_.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", s.path_);
+    s.owned_ = true;
+    DOT_ASSIGN_OR_RETURN(s.fd_, beneath::open_root(s.path_));
+    struct stat st {};
+    if (::fstat(s.fd_.get(), &st) != 0) return beneath::errno_error(errno, "stat", s.path_);
+    s.dev_ = st.st_dev;
+    s.ino_ = st.st_ino;
+    return s;
+  }
+  Stage() = default;
+  Stage(Stage&& o) noexcept
+      : path_(std::move(o.path_)), fd_(std::move(o.fd_)), dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
+  Stage& operator=(Stage&&) = delete;
+  ~Stage() {
+    if (!owned_) return;
+    fd_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);  // never follows symlinks
+  }
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+
+  // The path still names the directory we made (not a symlink, not a new one).
+  Status check_unchanged() const {
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dev_ || st.st_ino != ino_)
+      return make_error(Code::PathEscape, "stage_replaced",
+                        fmt::format("the stage directory {} was replaced during materialize", path_));
+    return {};
+  }
+  Result<std::set<std::string>> entries() const {
+    int dup = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dup < 0) return beneath::errno_error(errno, "open", path_);
+    DIR* d = ::fdopendir(dup);
+    if (!d) {
+      ::close(dup);
+      return beneath::errno_error(errno, "read", path_);
+    }
+    std::set<std::string> names;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.insert(n);
+    }
+    ::closedir(d);
+    return names;
+  }
+
+ private:
+  std::string path_;
+  UniqueFd fd_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  bool owned_ = false;
+};
+
+Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
+
+// Core reads every staged file itself: the plugin's claims are only claims.
+Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::MaterializeResult& claimed) {
+  DOT_TRY(stage.check_unchanged());
+  DOT_ASSIGN_OR_RETURN(auto present, stage.entries());
+  std::set<std::string> expected;
+  for (const auto& a : claimed.artifacts) expected.insert(a.name);
+  for (const auto& n : present)
+    if (!expected.count(n)) return mismatch(fmt::format("the stage holds {} which no artifact names", n));
+  std::vector<std::string> contents;
+  for (const auto& a : claimed.artifacts) {
+    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
+                         beneath::observe_beneath(stage.fd(), a.name, {.max_bytes = kMaxTargetBytes, .keep_content = true}));
+    if (o.type == beneath::FileType::Symlink)
+      return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", a.name));
+    if (!o.exists()) return mismatch(fmt::format("staged {} is missing", a.name));
+    if (o.type != beneath::FileType::Regular)
+      return mismatch(fmt::format("staged {} is a {}, not a regular file", a.name, beneath::file_type_name(o.type)));
+    if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", a.name, o.nlink));
+    if (o.mode != 0600) return mismatch(fmt::format("staged {} has mode {:04o}, not 0600", a.name, o.mode));
+    if (o.too_large || o.size == 0 || o.size > kMaxTargetBytes)
+      return mismatch(fmt::format("staged {} has a size outside 1..{}", a.name, kMaxTargetBytes));
+    if (o.size != a.size)
+      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", a.name, o.size, a.size));
+    if (o.sha256 != a.sha256)
+      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", a.name, o.sha256, a.sha256));
+    contents.push_back(std::move(o.content));
+  }
+  DOT_TRY(stage.check_unchanged());
+  return contents;
+}
+
+Error interrupted_error(int sig) {
+  return make_error(Code::Protocol, "interrupted",
+                    fmt::format("interrupted by {}: the plugin's process group was killed", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+}
+
+struct Session {
+  std::optional<dpp::HostSession> host;
+  std::string stderr_bytes() const { return host ? host->stderr_bytes() : std::string(); }
+};
+
+Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const Manifest& manifest, PinnedPlugin& pinned,
+                                 store::TxnId txn, Session& session) {
+  auto check_interrupt = [&]() -> Status {
+    if (options.interrupt && options.interrupt->interrupted()) return interrupted_error(options.interrupt->signal());
+    return {};
+  };
+  // Calls that fail because a signal killed the plugin report the signal.
+  auto call = [&](auto&& result) {
+    if (!result.ok() && options.interrupt && options.interrupt->interrupted())
+      return decltype(result)(interrupted_error(options.interrupt->signal()));
+    return std::forward<decltype(result)>(result);
+  };
+
+  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.layout().stage_dir, txn));
+  dpp::HostSessionOptions ho;
+  ho.exec_fd = pinned.exec_fd.get();
+  ho.stage_dir = stage.path();
+  ho.spawn.argv = {"dot-plugin"};
+  if (options.containment) {
+    ho.spawn.pre_exec = options.containment->pre_exec;
+    ho.spawn.pre_exec_ctx = options.containment->ctx;
+    ho.spawn.pre_exec_what = options.containment->what;
+  }
+  ho.limits.deadline = options.deadline;
+  DOT_TRY(check_interrupt());
+  DOT_ASSIGN_OR_RETURN(dpp::HostSession host, dpp::HostSession::start(std::move(ho)));
+  session.host.emplace(std::move(host));
+  dpp::HostSession& s = *session.host;
+  if (options.interrupt) options.interrupt->set_plugin_group(s.pid());
+  pinned.exec_fd.reset();
+
+  DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
+  dpp::InitializeParams sent = dpp::hello::initialize_params(manifest.assurance, nonce);
+  DOT_ASSIGN_OR_RETURN(dpp::InitializeResult echo, call(s.initialize(sent)));
+  DOT_TRY(dpp::hello::check_identity(sent, echo, manifest.id));
+  DOT_ASSIGN_OR_RETURN(dpp::PlanResult proposed, call(s.plan()));
+  DOT_TRY(dpp::hello::check_hello_allowlists(proposed));
+
+  PlanOutcome out;
+  out.txn = txn;
+  Plan& plan = out.plan;
+  plan.effects.emplace();
+  for (const auto& e : proposed.effects) plan.effects->push_back(Effect{e.failure_policy, e.kind, e.target});
+  plan.nonce = nonce;
+  plan.plugin_digest = manifest.sha256;
+  plan.root_id = root.root_id();
+  for (const auto& name : proposed.names) {
+    DOT_ASSIGN_OR_RETURN(ObservedTarget t, observe_target(root.root_fd(), name));
+    plan.operations.push_back(Operation{Snapshot::absent(), t.snapshot, name});
+    out.slots.push_back(PlannedSlot{name, std::move(t.content), {}});
+  }
+  DOT_ASSIGN_OR_RETURN(plan.proposal_id, compute_proposal_id(plan));
+  DOT_TRY(root.store().set_proposal_id(txn, plan.proposal_id));
+
+  DOT_ASSIGN_OR_RETURN(dpp::MaterializeResult staged, call(s.materialize()));
+  DOT_TRY(dpp::hello::check_artifacts(proposed.names, staged));
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, verify_stage(stage, staged));
+  DOT_TRY(call(s.validate()));
+  DOT_TRY(call(s.shutdown()));
+  DOT_TRY(call(s.finish()));
+  if (options.interrupt) options.interrupt->set_plugin_group(0);
+  DOT_TRY(check_interrupt());
+  // The stage may have been touched after we read it; we seal what we read.
+  out.plugin_stderr = s.stderr_bytes();
+
+  store::SealInput seal;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    Operation& op = plan.operations[i];
+    op.after.exists = true;
+    op.after.mode = 0600;
+    op.after.uid = ::geteuid();
+    op.after.gid = ::getegid();
+    op.after.sha256 = sha256_hex(contents[i]);
+    seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
+    store::Blob blob;
+    blob.slot = static_cast<std::uint32_t>(i);
+    blob.bytes = contents[i];
+    blob.sha256 = op.after.sha256;
+    seal.artifacts.push_back(std::move(blob));
+    out.slots[i].after = std::move(contents[i]);
+  }
+  DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(plan));
+  out.plan_id = sha256_hex(seal.canonical_plan);
+  seal.plan_id = out.plan_id;
+  seal.proposal_id = plan.proposal_id;
+  seal.effect_count = static_cast<std::uint32_t>(plan.effects->size());
+  seal.plugin_stderr = out.plugin_stderr;
+  DOT_TRY(root.store().seal(txn, seal));
+  return out;
+}
+
+}  // namespace
+
+Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
+  DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
+  if (!unfinished.empty())
+    return make_error(Code::RecoveryRequired, "unfinished",
+                      fmt::format("transaction {} is {}: run `dot-core recover` (or `dot-core retry-effects`) first",
+                                  unfinished.front().plan_id, store::state_name(unfinished.front().state)));
+  if (options.consent == Assurance::Process && !options.containment)
+    return make_error(Code::SandboxUnavailable, "containment",
+                      "--require-process-sandbox: this build has no process containment layer, refusing to run the "
+                      "plugin (fail closed)");
+  DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
+  if (!rec) return make_error(Code::Policy, "no_plugin", "no plugin is registered; run `dot-core register` first");
+  DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec->manifest));
+  if (manifest.assurance == "process" && options.consent != Assurance::Process)
+    return make_error(Code::Policy, "assurance",
+                      "the plugin is registered with process assurance: audit consent never satisfies it; use "
+                      "--require-process-sandbox");
+
+  store::ProposalStart start;
+  start.plugin_id = manifest.id;
+  start.plugin_digest = manifest.sha256;
+  DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().begin_proposal(start));
+
+  Session session;
+  Result<PlanOutcome> outcome = [&]() -> Result<PlanOutcome> {
+    if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
+      return make_error(Code::PluginIdentity, "manifest",
+                        fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
+                                    manifest.profile, manifest.protocol));
+    DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root));
+    if (options.after_hash) options.after_hash(options.after_hash_ctx);
+    return run_proposal(root, options, manifest, pinned, txn, session);
+  }();
+  if (options.interrupt) options.interrupt->set_plugin_group(0);
+  if (outcome.ok()) return outcome;
+
+  Error error = std::move(outcome).error();
+  std::string stderr_bytes = session.stderr_bytes();
+  if (session.host) session.host->abort();
+  store::Abandonment why;
+  why.code = std::string(code_name(error.code));
+  why.detail = error.message();
+  why.plugin_stderr = std::move(stderr_bytes);
+  // Keep the session's error even if recording it fails: it is the cause.
+  (void)root.store().abandon(txn, why);
+  return error;
+}
+
+std::string unified_diff(const PlannedSlot& slot) {
+  auto split = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t nl = text.find('\n', start);
+      if (nl == std::string::npos) {
+        lines.push_back(text.substr(start) + "\n\\ No newline at end of file");
+        break;
+      }
+      lines.push_back(text.substr(start, nl - start));
+      start = nl + 1;
+    }
+    return lines;
+  };
+  std::vector<std::string> a = split(slot.before), b = split(slot.after);
+  std::string out = fmt::format("--- a/{}\n+++ b/{}\n", slot.name, slot.name);
+  if (a == b) return out;
+  dtl::Diff<std::string> diff(a, b);
+  diff.compose();
+  diff.composeUnifiedHunks();
+  for (const auto& hunk : diff.getUniHunks()) {
+    out += fmt::format("@@ -{},{} +{},{} @@\n", hunk.a, hunk.b, hunk.c, hunk.d);
+    auto emit = [&](const auto& seq) {
+      for (const auto& [line, info] : seq) {
+        char mark = info.type == dtl::SES_ADD ? '+' : info.type == dtl::SES_DELETE ? '-' : ' ';
+        out += mark;
+        out += line;
+        out += '\n';
+      }
+    };
+    emit(hunk.common[0]);
+    emit(hunk.change);
+    emit(hunk.common[1]);
+  }
+  return out;
+}
+
+}  // namespace dot::core

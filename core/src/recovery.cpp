@@ -1,0 +1,173 @@
+#include "dot/core/recovery.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "dot/core/applier.h"
+#include "dot/core/effects.h"
+#include "dot/core/rollback.h"
+#include "dot/core/target.h"
+
+namespace dot::core {
+namespace {
+
+std::string_view event_code(const Error& why) {
+  return why.code == Code::Internal ? std::string_view() : code_name(why.code);
+}
+
+// Stage directories left by a `plan` that was killed.
+Result<std::size_t> remove_stale_stages(const store::RootLayout& layout) {
+  std::error_code ec;
+  std::size_t n = 0;
+  std::filesystem::directory_iterator it(layout.stage_dir, ec);
+  if (ec) return std::size_t{0};  // no stage folder yet
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : it) stale.push_back(entry.path());
+  for (const auto& p : stale) {
+    std::filesystem::remove_all(p, ec);  // never follows symlinks
+    if (ec) return make_error(Code::Io, "stage", fmt::format("cannot remove stale stage {}: {}", p.string(), ec.message()));
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why) {
+  store::Store& st = root.store();
+  DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
+  if (summary.state != store::State::RollingBack)
+    DOT_TRY(st.transition(txn, store::State::RollingBack, event_code(why), why.message()));
+  const auto& ops = plan.plan.operations;
+  for (std::size_t i = ops.size(); i-- > 0;) {
+    auto restored = restore_slot(root.root_fd(), i, ops[i], plan.before[i], root.hooks());
+    if (!restored.ok()) {
+      Error e = std::move(restored).error();
+      if (e.code != Code::RecoveryRequired) {
+        e.detail = fmt::format("rolling back {} failed at slot {} ({}): {}", plan.sealed.plan_id, i, ops[i].name,
+                               e.detail);
+        e.code = Code::RecoveryRequired;
+      }
+      (void)st.note(txn, code_name(e.code), e.message());
+      return e;
+    }
+  }
+  return st.transition(txn, store::State::RolledBack, event_code(why), why.message());
+}
+
+Result<RecoveryReport> recover(Root& root) {
+  RecoveryReport report;
+  store::Store& st = root.store();
+  DOT_ASSIGN_OR_RETURN(report.temp_files_removed, remove_leftover_temps(root.root_fd()));
+  DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.layout()));
+
+  store::ListFilter proposing;
+  proposing.state = store::State::Proposing;
+  proposing.limit = 0;
+  DOT_ASSIGN_OR_RETURN(auto orphans, st.list(proposing));
+  for (const auto& t : orphans) {
+    store::Abandonment why;
+    why.code = std::string(code_name(Code::RecoveryRequired));
+    why.detail = "the plan command was interrupted before it sealed; abandoned by recover";
+    DOT_TRY(st.abandon(t.id, why));
+    report.transactions.push_back(RecoveredTxn{t.proposal_id, store::State::Proposing, store::State::Abandoned, "abandoned"});
+  }
+
+  DOT_ASSIGN_OR_RETURN(auto unfinished, st.in_flight());
+  for (const auto& t : unfinished) {
+    RecoveredTxn r{t.plan_id, t.state, t.state, ""};
+    if (t.state == store::State::Committed) {
+      if (!t.effect_count) {
+        // Pre-capability: complete without a ledger.
+        DOT_TRY(st.transition(t.id, store::State::Done, {}, "pre-capability transaction: complete without a ledger"));
+        r.action = "completed (pre-capability, no ledger)";
+      } else {
+        DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
+        DOT_TRY(run_effects(root, t.id, t.plan_id, *lp.plan.effects));
+        r.action = "effects resumed";
+      }
+      r.to = store::State::Done;
+    } else {
+      DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
+      Error why = make_error(Code::Internal, "", fmt::format("recovered from {}: rolled back", store::state_name(t.state)));
+      DOT_TRY(roll_back(root, t.id, lp, why));
+      r.to = store::State::RolledBack;
+      r.action = "rolled back";
+    }
+    report.transactions.push_back(std::move(r));
+  }
+  return report;
+}
+
+Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
+  store::Store& st = root.store();
+  DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
+  DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
+  if (summary.state != store::State::Committed && summary.state != store::State::Done)
+    return make_error(Code::Policy, "not_committed",
+                      fmt::format("plan {} is {}: only a COMMITTED or DONE transaction can be rolled back",
+                                  summary.plan_id, store::state_name(summary.state)));
+  DOT_ASSIGN_OR_RETURN(auto unfinished, st.in_flight());
+  for (const auto& t : unfinished)
+    if (t.id != txn)
+      return make_error(Code::RecoveryRequired, "unfinished",
+                        fmt::format("transaction {} is {}: run `dot-core recover` first", t.plan_id,
+                                    store::state_name(t.state)));
+  for (store::State s : {store::State::Committed, store::State::Done}) {
+    store::ListFilter f;
+    f.state = s;
+    f.limit = 0;
+    DOT_ASSIGN_OR_RETURN(auto applied, st.list(f));
+    for (const auto& t : applied)
+      if (t.id > txn)
+        return make_error(Code::Policy, "not_newest",
+                          fmt::format("only the newest applied transaction can be rolled back; {} is newer",
+                                      t.plan_id));
+  }
+  DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, txn));
+  const auto& ops = lp.plan.operations;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (auto s = recheck_target(root.root_fd(), ops[i].name, ops[i].after); !s.ok()) {
+      Error e = s.error();
+      e.code = Code::Conflict;
+      e.detail = fmt::format("{}: the target no longer equals what plan {} wrote; nothing was rolled back", e.detail,
+                             lp.sealed.plan_id);
+      return e;
+    }
+  }
+  Error why = make_error(Code::Internal, "", "rollback requested by the user");
+  DOT_TRY(roll_back(root, txn, lp, why));
+  return RecoveredTxn{lp.sealed.plan_id, summary.state, store::State::RolledBack, "rolled back"};
+}
+
+Result<RecoveryReport> retry_effects(Root& root) {
+  RecoveryReport report;
+  DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
+  for (const auto& t : unfinished) {
+    if (t.state != store::State::Committed) continue;
+    if (!t.effect_count) {
+      DOT_TRY(root.store().transition(t.id, store::State::Done, {}, "pre-capability transaction: complete without a ledger"));
+      report.transactions.push_back(RecoveredTxn{t.plan_id, t.state, store::State::Done, "completed (pre-capability, no ledger)"});
+      continue;
+    }
+    DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
+    DOT_TRY(run_effects(root, t.id, t.plan_id, *lp.plan.effects));
+    report.transactions.push_back(RecoveredTxn{t.plan_id, t.state, store::State::Done, "effects resumed"});
+  }
+  return report;
+}
+
+Result<std::string> discard_plan(Root& root, std::string_view id) {
+  DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().find(id));
+  DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, root.store().summary(txn));
+  if (summary.state != store::State::Sealed)
+    return make_error(Code::Policy, "not_sealed",
+                      fmt::format("plan {} is {}: only a SEALED plan can be discarded", summary.plan_id,
+                                  store::state_name(summary.state)));
+  DOT_TRY(root.store().transition(txn, store::State::Discarded, {}, "discarded by the user"));
+  return summary.plan_id;
+}
+
+}  // namespace dot::core

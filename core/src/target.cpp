@@ -1,0 +1,235 @@
+#include "dot/core/target.h"
+
+#include <cerrno>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace dot::core {
+namespace {
+
+using beneath::FileObservation;
+using beneath::FileType;
+
+// An injected or real errno at a commit step: Code::Commit keeps the errno
+// name as kind so tests (and users) see ENOSPC vs EIO.
+Error commit_error(int err, std::string_view step, std::string_view name) {
+  Error e = beneath::errno_error(err, step, name);
+  if (e.code == Code::Io) e.code = Code::Commit;
+  return e;
+}
+
+Status set_owner_and_mode(int fd, const Snapshot& want, std::string_view name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return commit_error(errno, "fstat", name);
+  if (st.st_gid != static_cast<gid_t>(want.gid) || st.st_uid != static_cast<uid_t>(want.uid)) {
+    if (::fchown(fd, static_cast<uid_t>(want.uid), static_cast<gid_t>(want.gid)) != 0)
+      return commit_error(errno, "chown", name);
+  }
+  if ((st.st_mode & 07777) != want.mode && ::fchmod(fd, static_cast<mode_t>(want.mode)) != 0)
+    return commit_error(errno, "chmod", name);
+  return {};
+}
+
+// Writes a complete replacement for `name` into a fresh temp file beside it
+// and fsyncs it; on any failure the temp file is gone.
+Result<std::string> write_temp(int root_fd, std::string_view name, std::string_view bytes, const Snapshot& want,
+                               const TestHooks& hooks, const std::string& write_point, const std::string& fsync_point) {
+  auto created = beneath::create_temp(root_fd, kTempPrefix, 0600);
+  if (!created.ok()) {
+    Error e = std::move(created).error();
+    if (e.code == Code::Io) e.code = Code::Commit;
+    return e;
+  }
+  std::string temp = created->name;
+  auto fail = [&](Error e) -> Error {
+    ::unlinkat(root_fd, temp.c_str(), 0);
+    return e;
+  };
+  if (int err = hooks.fault(write_point)) return fail(commit_error(err, "write", temp));
+  for (std::string_view rest = bytes; !rest.empty();) {
+    ssize_t n = ::write(created->fd.get(), rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(commit_error(n < 0 ? errno : EIO, "write", temp));
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (auto s = set_owner_and_mode(created->fd.get(), want, temp); !s.ok()) return fail(std::move(s).error());
+  if (int err = hooks.fault(fsync_point)) return fail(commit_error(err, "fsync", temp));
+  if (auto s = beneath::fsync_fd(created->fd.get(), temp); !s.ok()) {
+    Error e = std::move(s).error();
+    if (e.code == Code::Io) e.code = Code::Commit;
+    return fail(std::move(e));
+  }
+  (void)name;
+  return temp;
+}
+
+Status sync_root(int root_fd, const TestHooks& hooks, const std::string& point) {
+  if (int err = hooks.fault(point)) return commit_error(err, "fsync", "the root directory");
+  if (auto st = beneath::fsync_fd(root_fd, "the root directory"); !st.ok()) {
+    Error e = std::move(st).error();
+    if (e.code == Code::Io) e.code = Code::Commit;
+    return e;
+  }
+  return {};
+}
+
+}  // namespace
+
+Snapshot snapshot_of(const FileObservation& o) {
+  if (!o.exists()) return Snapshot::absent();
+  Snapshot s;
+  s.exists = true;
+  s.gid = o.gid;
+  s.mode = o.mode;
+  s.sha256 = o.sha256;
+  s.uid = o.uid;
+  return s;
+}
+
+Status check_target_policy(std::string_view name, const FileObservation& o) {
+  if (!o.exists()) return {};
+  auto refuse = [&](std::string why) {
+    return make_error(Code::Policy, "target", fmt::format("target {} {}", name, why));
+  };
+  if (o.type == FileType::Symlink)
+    return make_error(Code::PathEscape, "symlink", fmt::format("target {} is a symlink (never followed)", name));
+  if (o.type != FileType::Regular)
+    return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
+  if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
+  if (o.mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
+  if (o.mode & 077) return refuse(fmt::format("is accessible to group or others (mode {:04o})", o.mode));
+  if (!(o.mode & 0400)) return refuse(fmt::format("is not readable by its owner (mode {:04o})", o.mode));
+  if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+  if (o.too_large || o.size > kMaxTargetBytes)
+    return refuse(fmt::format("is larger than {} bytes", kMaxTargetBytes));
+  return {};
+}
+
+Result<ObservedTarget> observe_target(int root_fd, std::string_view name) {
+  DOT_TRY(check_slot_name(name));
+  DOT_ASSIGN_OR_RETURN(FileObservation o,
+                       beneath::observe_beneath(root_fd, name, {.max_bytes = kMaxTargetBytes, .keep_content = true}));
+  DOT_TRY(check_target_policy(name, o));
+  ObservedTarget t;
+  t.snapshot = snapshot_of(o);
+  t.content = std::move(o.content);
+  return t;
+}
+
+Status recheck_target(int root_fd, std::string_view name, const Snapshot& expected) {
+  auto o = beneath::observe_beneath(root_fd, name, {.max_bytes = kMaxTargetBytes});
+  if (!o.ok()) {
+    Error e = std::move(o).error();
+    if (e.code == Code::Io) e.code = Code::Conflict;
+    return e;
+  }
+  if (auto s = check_target_policy(name, *o); !s.ok()) {
+    Error e = std::move(s).error();
+    if (e.code != Code::PathEscape) {
+      e.code = Code::Conflict;
+      e.detail = fmt::format("target {} changed since it was observed: {}", name, e.detail);
+    }
+    return e;
+  }
+  if (snapshot_of(*o) != expected)
+    return make_error(Code::Conflict, "changed", fmt::format("target {} changed since it was observed", name));
+  return {};
+}
+
+Status commit_slot(int root_fd, std::size_t slot, const Operation& op, std::string_view bytes,
+                   const TestHooks& hooks, bool& renamed) {
+  renamed = false;
+  const std::string p = fmt::format("commit.slot{}", slot);
+  DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, op.name, bytes, op.after, hooks, p + ".write", p + ".fsync"));
+  hooks.reached(p + ".temp_synced");
+  if (auto s = recheck_target(root_fd, op.name, op.before); !s.ok()) {
+    ::unlinkat(root_fd, temp.c_str(), 0);
+    return s;
+  }
+  if (int err = hooks.fault(p + ".rename")) {
+    ::unlinkat(root_fd, temp.c_str(), 0);
+    return commit_error(err, "rename", op.name);
+  }
+  // An absent target must still be absent at the rename itself, not only at
+  // the re-check: RENAME_NOREPLACE closes that window.
+  if (auto s = beneath::rename_entry(root_fd, temp, op.name, !op.before.exists); !s.ok()) {
+    ::unlinkat(root_fd, temp.c_str(), 0);
+    Error e = std::move(s).error();
+    if (beneath::error_errno(e) == EEXIST) {
+      e.code = Code::Conflict;
+      e.detail = fmt::format("target {} appeared since it was observed", op.name);
+    } else if (e.code == Code::Io) {
+      e.code = Code::Commit;
+    }
+    return e;
+  }
+  renamed = true;
+  hooks.reached(p + ".renamed");
+  DOT_TRY(sync_root(root_fd, hooks, p + ".dirsync"));
+  hooks.reached(p + ".dir_synced");
+  return {};
+}
+
+Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operation& op,
+                                    const std::optional<std::string>& backup, const TestHooks& hooks) {
+  const std::string p = fmt::format("rollback.slot{}", slot);
+  auto o = beneath::observe_beneath(root_fd, op.name, {.max_bytes = kMaxTargetBytes});
+  if (!o.ok()) {
+    Error e = std::move(o).error();
+    return make_error(Code::RecoveryRequired, e.kind,
+                      fmt::format("cannot observe target {} to roll it back: {}", op.name, e.detail));
+  }
+  Snapshot now = snapshot_of(*o);
+  bool plain = o->type == FileType::Regular || o->type == FileType::Absent;
+  if (plain && now == op.before) return RestoreOutcome::AlreadyBefore;
+  if (!plain || now != op.after)
+    return make_error(Code::RecoveryRequired, "concurrent_edit",
+                      fmt::format("target {} equals neither its before nor its after snapshot: left untouched "
+                                  "(someone else edited it; resolve by hand)",
+                                  op.name));
+  if (op.before.exists) {
+    if (!backup) return make_error(Code::RecoveryRequired, "missing_backup", fmt::format("no backup of {}", op.name));
+    DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, op.name, *backup, op.before, hooks, p + ".write",
+                                                      p + ".fsync"));
+    if (auto s = beneath::rename_entry(root_fd, temp, op.name); !s.ok()) {
+      ::unlinkat(root_fd, temp.c_str(), 0);
+      return s.error();
+    }
+  } else {
+    DOT_TRY(beneath::unlink_entry(root_fd, op.name));
+  }
+  hooks.reached(p + ".restored");
+  DOT_TRY(sync_root(root_fd, hooks, p + ".dirsync"));
+  hooks.reached(p + ".dir_synced");
+  return RestoreOutcome::Restored;
+}
+
+Result<std::size_t> remove_leftover_temps(int root_fd) {
+  int dup = ::openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dup < 0) return beneath::errno_error(errno, "open", "the root directory");
+  DIR* dir = ::fdopendir(dup);
+  if (!dir) {
+    int err = errno;
+    ::close(dup);
+    return beneath::errno_error(err, "read", "the root directory");
+  }
+  std::vector<std::string> leftovers;
+  while (struct dirent* ent = ::readdir(dir)) {
+    std::string_view n(ent->d_name);
+    if (n.substr(0, kTempPrefix.size()) == kTempPrefix) leftovers.emplace_back(n);
+  }
+  ::closedir(dir);
+  for (const auto& n : leftovers) {
+    if (::unlinkat(root_fd, n.c_str(), 0) != 0 && errno != ENOENT)
+      return beneath::errno_error(errno, "unlink", n);
+  }
+  if (!leftovers.empty()) DOT_TRY(beneath::fsync_fd(root_fd, "the root directory"));
+  return leftovers.size();
+}
+
+}  // namespace dot::core

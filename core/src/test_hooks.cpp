@@ -1,0 +1,132 @@
+#include "dot/core/test_hooks.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace dot::core {
+namespace {
+
+int errno_from_name(std::string_view name) {
+  for (int e = 1; e < 256; ++e) {
+    const char* n = ::strerrorname_np(e);
+    if (n && name == n) return e;
+  }
+  return 0;
+}
+
+// "<point>:<rest>" split at the last ':' (points contain no ':').
+bool split_point(std::string_view value, std::string& point, std::string& rest) {
+  auto colon = value.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == value.size()) return false;
+  point = std::string(value.substr(0, colon));
+  rest = std::string(value.substr(colon + 1));
+  return true;
+}
+
+}  // namespace
+
+Result<TestHooks> TestHooks::from_environment() {
+  TestHooks h;
+  if (const char* crash = std::getenv("DOT_TEST_CRASH_AT"); crash && *crash) h.crash_at_ = crash;
+  if (const char* fault = std::getenv("DOT_TEST_FAULT"); fault && *fault) {
+    std::string rest;
+    if (!split_point(fault, h.fault_at_, rest) || (h.fault_errno_ = errno_from_name(rest)) == 0)
+      return make_error(Code::Validation, "test_hook",
+                        fmt::format("DOT_TEST_FAULT=\"{}\" is not <point>:<ERRNO name> (e.g. commit.slot0.fsync:EIO)",
+                                    fault));
+  }
+  if (const char* pause = std::getenv("DOT_TEST_PAUSE_AT"); pause && *pause) {
+    if (!split_point(pause, h.pause_at_, h.pause_file_) || h.pause_file_.front() != '/')
+      return make_error(Code::Validation, "test_hook",
+                        fmt::format("DOT_TEST_PAUSE_AT=\"{}\" is not <point>:<absolute file>", pause));
+  }
+  return h;
+}
+
+TestHooks TestHooks::crash_at(std::string point) {
+  TestHooks h;
+  h.crash_at_ = std::move(point);
+  return h;
+}
+
+TestHooks TestHooks::fault_at(std::string point, int err) {
+  TestHooks h;
+  h.fault_at_ = std::move(point);
+  h.fault_errno_ = err;
+  return h;
+}
+
+void TestHooks::crash_point(std::string_view point) const {
+  if (crash_at_.empty() || point != crash_at_) return;
+  // SIGKILL: no destructor, no atexit handler, no flush runs, like a power cut
+  // as far as this process is concerned.
+  ::kill(::getpid(), SIGKILL);
+  for (;;) ::pause();
+}
+
+int TestHooks::fault(std::string_view point) const noexcept {
+  return (!fault_at_.empty() && point == fault_at_) ? fault_errno_ : 0;
+}
+
+void TestHooks::pause_point(std::string_view point) const {
+  if (pause_at_.empty() || point != pause_at_) return;
+  int fd = ::open(pause_file_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+  // Bounded: a forgotten pause file must not hang a test run forever.
+  for (int i = 0; i < 3000; ++i) {
+    struct stat st {};
+    if (::stat(pause_file_.c_str(), &st) != 0) return;
+    struct timespec ts {0, 10 * 1000 * 1000};
+    ::nanosleep(&ts, nullptr);
+  }
+}
+
+std::vector<std::string> apply_crash_points(std::size_t slots, std::size_t effects) {
+  // store.* points are reported by the store right after its SQLite commit.
+  std::vector<std::string> points = {"store.prepare", "store.transition.COMMITTING"};
+  for (std::size_t i = 0; i < slots; ++i) {
+    points.push_back(fmt::format("commit.slot{}.temp_synced", i));
+    points.push_back(fmt::format("commit.slot{}.renamed", i));
+    points.push_back(fmt::format("commit.slot{}.dir_synced", i));
+  }
+  points.push_back("store.transition.COMMITTED");
+  for (std::size_t i = 0; i < effects; ++i) {
+    points.push_back(fmt::format("store.effect.{}.ATTEMPTED", i));
+    points.push_back(fmt::format("effect{}.synced", i));
+    points.push_back(fmt::format("store.effect.{}.SUCCEEDED", i));
+  }
+  points.push_back("store.transition.DONE");
+  return points;
+}
+
+std::vector<std::string> rollback_crash_points(std::size_t slots) {
+  std::vector<std::string> points = {"store.transition.ROLLING_BACK"};
+  for (std::size_t i = slots; i-- > 0;) {
+    points.push_back(fmt::format("rollback.slot{}.restored", i));
+    points.push_back(fmt::format("rollback.slot{}.dir_synced", i));
+  }
+  points.push_back("store.transition.ROLLED_BACK");
+  return points;
+}
+
+std::vector<std::string> commit_fault_points(std::size_t slots) {
+  std::vector<std::string> points;
+  for (std::size_t i = 0; i < slots; ++i) {
+    points.push_back(fmt::format("commit.slot{}.write", i));
+    points.push_back(fmt::format("commit.slot{}.fsync", i));
+    points.push_back(fmt::format("commit.slot{}.rename", i));
+    points.push_back(fmt::format("commit.slot{}.dirsync", i));
+  }
+  return points;
+}
+
+}  // namespace dot::core
