@@ -1,8 +1,435 @@
+// The core engine's commands: register, plan, apply, rollback, recover,
+// retry-effects, discard, status, export, plan-id. Wiring only: the logic is
+// in dot_core. JSON shapes are documented in docs/engine.md.
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
 #include "commands.h"
 
-namespace dot::cli {
+// dot_core builds once dot_dpp and dot_store exist (core/CMakeLists.txt).
+#if __has_include("dot/core/planner.h")
+#include "dot/base/fd.h"
+#include "dot/base/jcs.h"
+#include "dot/core/applier.h"
+#include "dot/core/interrupt.h"
+#include "dot/core/plan.h"
+#include "dot/core/planner.h"
+#include "dot/core/recovery.h"
+#include "dot/core/registry.h"
+#include "dot/core/root.h"
+#include "output.h"
 
-// Scaffolding: this command group is filled in by its module's issue.
-void add_engine_commands(CLI::App& /*app*/, Context& /*ctx*/) {}
+namespace dot::cli {
+namespace {
+
+using core::Access;
+using core::Root;
+using jcs::Node;
+
+struct EngineOptions {
+  std::string root;
+  std::string id;
+  std::string plugin;
+  std::string assurance;
+  std::string file;
+  bool replace = false;
+  bool allow_audit = false;
+  bool require_sandbox = false;
+  bool json = false;
+};
+
+Result<Root> open_root(const EngineOptions& o, Access access) {
+  DOT_ASSIGN_OR_RETURN(core::TestHooks hooks, core::TestHooks::from_environment());
+  return Root::open(o.root, access, std::move(hooks));
+}
+
+int print_json(const Node& n) {
+  auto bytes = jcs::encode(n, jcs::Profile::Rfc8785);
+  if (!bytes.ok()) return report(bytes.error(), true);
+  write_stdout(*bytes + "\n");
+  return kExitOk;
+}
+
+Node snapshot_json(const core::Snapshot& s) { return core::to_node(s); }
+
+std::string short_id(std::string_view id) { return std::string(id.substr(0, 12)); }
+
+void add_root_option(CLI::App* cmd, EngineOptions& o) {
+  cmd->add_option("--root", o.root, "The managed root directory")->required();
+}
+void add_json_flag(CLI::App* cmd, EngineOptions& o) { cmd->add_flag("--json", o.json, "Machine-readable output"); }
+
+Node recovered_json(const core::RecoveredTxn& t) {
+  auto n = Node::object();
+  n.set("plan_id", t.plan_id.empty() ? Node::null() : Node::string(t.plan_id));
+  n.set("from", Node::string(std::string(store::state_name(t.from))));
+  n.set("to", Node::string(std::string(store::state_name(t.to))));
+  n.set("action", Node::string(t.action));
+  return n;
+}
+
+int print_recovery(const core::RecoveryReport& r, bool json, std::string_view nothing) {
+  if (json) {
+    auto n = Node::object();
+    auto list = Node::array();
+    for (const auto& t : r.transactions) list.push(recovered_json(t));
+    n.set("transactions", std::move(list));
+    n.set("temp_files_removed", Node::integer(static_cast<std::int64_t>(r.temp_files_removed)));
+    n.set("stages_removed", Node::integer(static_cast<std::int64_t>(r.stages_removed)));
+    n.set("changed", Node::boolean(r.changed()));
+    return print_json(n);
+  }
+  if (!r.changed()) {
+    write_stdout(fmt::format("{}\n", nothing));
+    return kExitOk;
+  }
+  std::string out;
+  for (const auto& t : r.transactions)
+    out += fmt::format("{:<12}  {:<12} -> {:<12}  {}\n", t.plan_id.empty() ? "(proposal)" : short_id(t.plan_id),
+                       store::state_name(t.from), store::state_name(t.to), t.action);
+  if (r.temp_files_removed) out += fmt::format("removed {} leftover temp file(s)\n", r.temp_files_removed);
+  if (r.stages_removed) out += fmt::format("removed {} leftover stage folder(s)\n", r.stages_removed);
+  write_stdout(out);
+  return kExitOk;
+}
+
+// ---- register -------------------------------------------------------------
+int run_register(const EngineOptions& o) {
+  auto assurance = core::assurance_from_name(o.assurance);
+  if (!assurance.ok()) return report(assurance.error(), o.json);
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto reg = core::register_plugin(*root, o.plugin, *assurance, o.replace);
+  if (!reg.ok()) return report(reg.error(), o.json);
+  if (o.json) {
+    auto n = Node::object();
+    n.set("id", Node::string(reg->manifest.id));
+    n.set("sha256", Node::string(reg->manifest.sha256));
+    n.set("profile", Node::string(reg->manifest.profile));
+    n.set("protocol", Node::integer(static_cast<std::int64_t>(reg->manifest.protocol)));
+    n.set("assurance", Node::string(reg->manifest.assurance));
+    n.set("replaced", Node::boolean(reg->replaced));
+    return print_json(n);
+  }
+  write_stdout(fmt::format("{} plugin {} ({} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
+                           reg->manifest.id, reg->manifest.assurance, reg->manifest.sha256));
+  return kExitOk;
+}
+
+// ---- plan -----------------------------------------------------------------
+int run_plan(const EngineOptions& o) {
+  if (o.allow_audit == o.require_sandbox) {
+    std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
+    return kExitUsage;
+  }
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  core::InterruptGuard interrupt;
+  core::PlanOptions options;
+  options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
+  options.interrupt = &interrupt;
+  auto planned = core::make_plan(*root, options);
+  if (!planned.ok()) return report(planned.error(), o.json);
+  const core::Plan& plan = planned->plan;
+  if (o.json) {
+    auto n = Node::object();
+    n.set("plan_id", Node::string(planned->plan_id));
+    n.set("proposal_id", Node::string(plan.proposal_id));
+    n.set("state", Node::string("SEALED"));
+    auto ops = Node::array();
+    for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+      const auto& op = plan.operations[i];
+      auto on = Node::object();
+      on.set("slot", Node::integer(static_cast<std::int64_t>(i)));
+      on.set("name", Node::string(op.name));
+      on.set("before", snapshot_json(op.before));
+      on.set("after", snapshot_json(op.after));
+      on.set("diff", Node::string(core::unified_diff(planned->slots[i])));
+      ops.push(std::move(on));
+    }
+    n.set("operations", std::move(ops));
+    auto effects = Node::array();
+    for (const auto& e : *plan.effects) {
+      auto en = Node::object();
+      en.set("kind", Node::string(e.kind));
+      en.set("target", Node::string(e.target));
+      en.set("failure_policy", Node::string(e.failure_policy));
+      effects.push(std::move(en));
+    }
+    n.set("effects", std::move(effects));
+    return print_json(n);
+  }
+  std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned->plan_id, plan.proposal_id);
+  out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
+  for (const auto& slot : planned->slots) out += core::unified_diff(slot);
+  out += fmt::format("\napply it with: dot-core apply --root {} {}\n", o.root, short_id(planned->plan_id));
+  write_stdout(out);
+  return kExitOk;
+}
+
+// ---- apply / rollback / discard -------------------------------------------
+int run_apply(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  core::InterruptGuard interrupt;
+  auto applied = core::apply_plan(*root, o.id, &interrupt);
+  if (!applied.ok()) return report(applied.error(), o.json);
+  if (o.json) {
+    auto n = Node::object();
+    n.set("plan_id", Node::string(applied->plan_id));
+    n.set("state", Node::string(std::string(store::state_name(applied->state))));
+    n.set("operations", Node::integer(static_cast<std::int64_t>(applied->slots)));
+    return print_json(n);
+  }
+  write_stdout(fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(applied->plan_id),
+                           applied->slots, store::state_name(applied->state)));
+  return kExitOk;
+}
+
+int run_rollback(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto r = core::rollback_plan(*root, o.id);
+  if (!r.ok()) return report(r.error(), o.json);
+  if (o.json) return print_json(recovered_json(*r));
+  write_stdout(fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r->plan_id),
+                           store::state_name(r->from), store::state_name(r->to)));
+  return kExitOk;
+}
+
+int run_discard(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto r = core::discard_plan(*root, o.id);
+  if (!r.ok()) return report(r.error(), o.json);
+  if (o.json) {
+    auto n = Node::object();
+    n.set("plan_id", Node::string(*r));
+    n.set("state", Node::string("DISCARDED"));
+    return print_json(n);
+  }
+  write_stdout(fmt::format("discarded {}\n", short_id(*r)));
+  return kExitOk;
+}
+
+int run_recover(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto r = core::recover(*root);
+  if (!r.ok()) return report(r.error(), o.json);
+  return print_recovery(*r, o.json, "nothing to recover");
+}
+
+int run_retry_effects(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto r = core::retry_effects(*root);
+  if (!r.ok()) return report(r.error(), o.json);
+  return print_recovery(*r, o.json, "no pending effects");
+}
+
+// ---- status / export / plan-id ---------------------------------------------
+std::string status_of(store::Store& st, const store::TxnSummary& t) {
+  if (t.state != store::State::Committed || !t.effect_count) return std::string(store::state_name(t.state));
+  auto effects = st.effects(t.id);
+  if (effects.ok())
+    for (const auto& e : *effects)
+      if (e.state == store::EffectState::Failed) return "POST_COMMIT_FAILED";
+  return "POST_COMMIT_PENDING";
+}
+
+int run_status(const EngineOptions& o) {
+  auto root = open_root(o, Access::ReadOnly);
+  if (!root.ok()) return report(root.error(), o.json);
+  store::Store& st = root->store();
+  auto plugin = st.plugin();
+  if (!plugin.ok()) return report(plugin.error(), o.json);
+  auto unfinished = st.in_flight();
+  if (!unfinished.ok()) return report(unfinished.error(), o.json);
+  store::ListFilter sealed_filter;
+  sealed_filter.state = store::State::Sealed;
+  sealed_filter.limit = 0;
+  auto sealed = st.list(sealed_filter);
+  if (!sealed.ok()) return report(sealed.error(), o.json);
+  auto count = st.count();
+  if (!count.ok()) return report(count.error(), o.json);
+  std::optional<core::Manifest> manifest;
+  if (*plugin) {
+    auto m = core::decode_manifest((*plugin)->manifest);
+    if (m.ok()) manifest = *m;
+  }
+  if (o.json) {
+    auto n = Node::object();
+    n.set("root", Node::string(root->layout().root));
+    n.set("root_id", Node::string(root->root_id()));
+    if (manifest) {
+      auto p = Node::object();
+      p.set("id", Node::string(manifest->id));
+      p.set("sha256", Node::string(manifest->sha256));
+      p.set("assurance", Node::string(manifest->assurance));
+      p.set("profile", Node::string(manifest->profile));
+      n.set("plugin", std::move(p));
+    } else {
+      n.set("plugin", Node::null());
+    }
+    n.set("transactions", Node::integer(static_cast<std::int64_t>(*count)));
+    auto un = Node::array();
+    for (const auto& t : *unfinished) {
+      auto tn = Node::object();
+      tn.set("plan_id", Node::string(t.plan_id));
+      tn.set("state", Node::string(std::string(store::state_name(t.state))));
+      tn.set("status", Node::string(status_of(st, t)));
+      un.push(std::move(tn));
+    }
+    n.set("unfinished", std::move(un));
+    auto sl = Node::array();
+    for (const auto& t : *sealed) sl.push(Node::string(t.plan_id));
+    n.set("sealed", std::move(sl));
+    n.set("recovery_required", Node::boolean(!unfinished->empty()));
+    return print_json(n);
+  }
+  std::string out = fmt::format("root     {}\nroot id  {}\n", root->layout().root, root->root_id());
+  if (manifest)
+    out += fmt::format("plugin   {} ({} assurance) sha256 {}\n", manifest->id, manifest->assurance, manifest->sha256);
+  else
+    out += "plugin   none registered (dot-core register)\n";
+  out += fmt::format("transactions  {}\n", *count);
+  if (unfinished->empty()) {
+    out += "unfinished    none\n";
+  } else {
+    for (const auto& t : *unfinished)
+      out += fmt::format("unfinished    {}  {}  (run dot-core {})\n", short_id(t.plan_id), status_of(st, t),
+                         t.state == store::State::Committed ? "retry-effects" : "recover");
+  }
+  out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
+  for (const auto& t : *sealed) out += fmt::format("  {}\n", t.plan_id);
+  write_stdout(out);
+  return kExitOk;
+}
+
+int run_export(const EngineOptions& o) {
+  auto root = open_root(o, Access::ReadOnly);
+  if (!root.ok()) return report(root.error(), true);
+  auto txn = root->store().find(o.id);
+  if (!txn.ok()) return report(txn.error(), true);
+  auto detail = root->store().detail(*txn);
+  if (!detail.ok()) return report(detail.error(), true);
+  if (detail->canonical_plan.empty())
+    return report(make_error(Code::NotFound, "not_sealed",
+                             fmt::format("{} has no sealed plan ({})", o.id, store::state_name(detail->summary.state))),
+                  true);
+  // The stored bytes exactly as hashed; re-verify before handing them out.
+  auto plan = core::decode_canonical_plan(detail->canonical_plan);
+  auto id = plan.ok() ? core::compute_plan_id(*plan) : Result<std::string>(plan.error());
+  if (!id.ok() || *id != detail->summary.plan_id)
+    return report(make_error(Code::RecoveryRequired, "tampered",
+                             fmt::format("stored plan {} does not hash to its plan_id", detail->summary.plan_id)),
+                  true);
+  write_stdout(fmt::format("{{\"plan\":{},\"plan_id\":\"{}\"}}\n", detail->canonical_plan, detail->summary.plan_id));
+  return kExitOk;
+}
+
+int run_plan_id(const EngineOptions& o) {
+  auto text = read_file(o.file, 1 << 20);
+  if (!text.ok()) return report(text.error(), o.json);
+  auto doc = core::decode_plan_document(*text);
+  if (!doc.ok()) return report(doc.error(), o.json);
+  if (o.json) {
+    auto n = Node::object();
+    n.set("plan_id", Node::string(doc->plan_id));
+    n.set("proposal_id", Node::string(doc->plan.proposal_id));
+    n.set("matches", doc->claimed_plan_id.empty() ? Node::null() : Node::boolean(true));
+    return print_json(n);
+  }
+  write_stdout(doc->plan_id + "\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_engine_commands(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<EngineOptions>();
+
+  auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable as the root's one plugin");
+  add_root_option(reg, *o);
+  reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
+  reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
+  reg->add_flag("--replace", o->replace, "Swap the registered plugin (only when no transaction is unfinished)");
+  add_json_flag(reg, *o);
+  reg->footer("Example:\n  dot-core register --root ~/managed --plugin /usr/lib/dot/dot-hello --assurance audit");
+  reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
+
+  auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");
+  add_root_option(plan, *o);
+  auto* audit = plan->add_flag("--allow-audit-plugin", o->allow_audit, "Consent to run the plugin without containment");
+  auto* sandbox = plan->add_flag("--require-process-sandbox", o->require_sandbox,
+                                 "Run the plugin only under Linux process containment (fails closed)");
+  audit->excludes(sandbox);
+  add_json_flag(plan, *o);
+  plan->footer("Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExample:\n"
+               "  dot-core plan --root ~/managed --allow-audit-plugin");
+  plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
+
+  auto* apply = app.add_subcommand("apply", "Apply a sealed plan atomically, then run its root-sync effect");
+  add_root_option(apply, *o);
+  apply->add_option("ID", o->id, "Plan id or a unique prefix of at least 8 hex characters")->required();
+  add_json_flag(apply, *o);
+  apply->footer("Example:\n  dot-core apply --root ~/managed 3f2a1b2c");
+  apply->callback([&ctx, o] { ctx.action = [o] { return run_apply(*o); }; });
+
+  auto* rollback = app.add_subcommand("rollback", "Undo the newest applied transaction");
+  add_root_option(rollback, *o);
+  rollback->add_option("ID", o->id, "Plan id or unique prefix")->required();
+  add_json_flag(rollback, *o);
+  rollback->footer("Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c");
+  rollback->callback([&ctx, o] { ctx.action = [o] { return run_rollback(*o); }; });
+
+  auto* recover = app.add_subcommand("recover", "Finish or roll back an interrupted transaction (never runs the plugin)");
+  add_root_option(recover, *o);
+  add_json_flag(recover, *o);
+  recover->footer("Example:\n  dot-core recover --root ~/managed");
+  recover->callback([&ctx, o] { ctx.action = [o] { return run_recover(*o); }; });
+
+  auto* retry = app.add_subcommand("retry-effects", "Resume the post-commit effects of a COMMITTED transaction");
+  add_root_option(retry, *o);
+  add_json_flag(retry, *o);
+  retry->footer("Example:\n  dot-core retry-effects --root ~/managed");
+  retry->callback([&ctx, o] { ctx.action = [o] { return run_retry_effects(*o); }; });
+
+  auto* discard = app.add_subcommand("discard", "Discard a sealed plan you will not apply");
+  add_root_option(discard, *o);
+  discard->add_option("ID", o->id, "Plan id or unique prefix")->required();
+  add_json_flag(discard, *o);
+  discard->footer("Example:\n  dot-core discard --root ~/managed 3f2a1b2c");
+  discard->callback([&ctx, o] { ctx.action = [o] { return run_discard(*o); }; });
+
+  auto* status = app.add_subcommand("status", "Show the root, its plugin and any unfinished transaction (read-only)");
+  add_root_option(status, *o);
+  add_json_flag(status, *o);
+  status->footer("Example:\n  dot-core status --root ~/managed --json");
+  status->callback([&ctx, o] { ctx.action = [o] { return run_status(*o); }; });
+
+  auto* exp = app.add_subcommand("export", "Print the sealed plan document {plan, plan_id} (canonical JSON)");
+  add_root_option(exp, *o);
+  exp->add_option("ID", o->id, "Plan id or unique prefix")->required();
+  exp->footer("Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json");
+  exp->callback([&ctx, o] { ctx.action = [o] { return run_export(*o); }; });
+
+  auto* pid = app.add_subcommand("plan-id", "Re-hash a plan document and print its plan_id");
+  pid->add_option("FILE", o->file, "A sealed plan document {plan, plan_id} or a bare plan object ('-' for stdin)")
+      ->required();
+  add_json_flag(pid, *o);
+  pid->footer("A claimed plan_id or proposal_id that does not match is DOT_E_VALIDATION.\nExample:\n"
+              "  dot-core plan-id plan.json");
+  pid->callback([&ctx, o] { ctx.action = [o] { return run_plan_id(*o); }; });
+}
 
 }  // namespace dot::cli
+#else
+namespace dot::cli {
+void add_engine_commands(CLI::App& /*app*/, Context& /*ctx*/) {}
+}  // namespace dot::cli
+#endif

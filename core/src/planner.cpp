@@ -251,6 +251,7 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
                         fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
                                     manifest.profile, manifest.protocol));
     DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root));
+    root.hooks().reached("plan.plugin_hashed");
     if (options.after_hash) options.after_hash(options.after_hash_ctx);
     return run_proposal(root, options, manifest, pinned, txn, session);
   }();
@@ -291,7 +292,9 @@ std::string unified_diff(const PlannedSlot& slot) {
   diff.compose();
   diff.composeUnifiedHunks();
   for (const auto& hunk : diff.getUniHunks()) {
-    out += fmt::format("@@ -{},{} +{},{} @@\n", hunk.a, hunk.b, hunk.c, hunk.d);
+    // An empty range starts at the line before it, as diff(1) writes it.
+    out += fmt::format("@@ -{},{} +{},{} @@\n", hunk.b == 0 ? hunk.a - 1 : hunk.a, hunk.b,
+                       hunk.d == 0 ? hunk.c - 1 : hunk.c, hunk.d);
     auto emit = [&](const auto& seq) {
       for (const auto& [line, info] : seq) {
         char mark = info.type == dtl::SES_ADD ? '+' : info.type == dtl::SES_DELETE ? '-' : ' ';

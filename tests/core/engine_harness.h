@@ -1,0 +1,173 @@
+#pragma once
+// Shared fixture of the engine tests: a fresh managed root with the built
+// dot-hello registered, and a runner for the real dot-core binary.
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dot/base/json.h"
+#include "dot/base/process.h"
+#include "dot/store/root.h"
+#include "dot/store/store.h"
+
+namespace dot::core::testing {
+
+namespace fs = std::filesystem;
+
+struct CmdResult {
+  int code = -1;
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR) + "/" + name; }
+
+// Runs dot-core with an exact environment (plus `env`); at most 60 s.
+inline CmdResult dot_core(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  SpawnOptions o;
+  o.path = bin("dot-core");
+  o.argv = {"dot-core"};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.env = {"LANG=C", "PATH=/usr/bin:/bin"};
+  o.env.insert(o.env.end(), env.begin(), env.end());
+  o.stdin_mode = StdioMode::DevNull;
+  CmdResult r;
+  auto child = spawn(o);
+  if (!child.ok()) {
+    r.err = child.error().line();
+    return r;
+  }
+  auto out = read_all(child->stdout_fd().get(), 16 << 20);
+  auto err = read_all(child->stderr_fd().get(), 16 << 20);
+  r.out = out.ok() ? *out : "";
+  r.err = err.ok() ? *err : "";
+  auto st = child->wait_until(Clock::now() + std::chrono::seconds(60));
+  if (!st) st = child->kill_and_reap();
+  r.code = st->code;
+  r.signal = st->signal;
+  return r;
+}
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+inline void spit(const fs::path& p, const std::string& bytes, mode_t mode = 0600) {
+  { std::ofstream(p, std::ios::binary | std::ios::trunc) << bytes; }
+  ::chmod(p.c_str(), mode);
+}
+
+// The value of a top-level string field of a JSON object text.
+inline std::string json_field(const std::string& text, const std::string& field) {
+  auto doc = json::parse(text);
+  if (!doc.ok()) return "<not json: " + text + ">";
+  auto v = doc->root().find(field);
+  if (!v || !v->is_string()) return "<no " + field + ">";
+  return std::string(v->as_string());
+}
+
+inline store::OpenOptions read_only() {
+  store::OpenOptions o;
+  o.read_only = true;
+  return o;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dot-engine-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    root_ = base_ / "root";
+    auto init = store::init_root(root_.string());
+    ASSERT_TRUE(init.ok()) << init.error().line();
+    auto reg = dot_core({"register", "--root", root_.string(), "--plugin", bin("dot-hello"), "--assurance", "audit"});
+    ASSERT_EQ(reg.code, 0) << reg.err;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(base_, ec);
+  }
+
+  CmdResult core(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    args.push_back("--root");
+    args.push_back(root_.string());
+    return dot_core(args, env);
+  }
+  // Plans with dot-hello and returns the plan id (fails the test otherwise).
+  std::string plan_ok() {
+    CmdResult r = core({"plan", "--allow-audit-plugin", "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json_field(r.out, "plan_id");
+  }
+  std::string state_of(const std::string& plan_id) {
+    auto layout = store::RootLayout::for_root(root_.string());
+    auto st = store::Store::open(layout.database, read_only());
+    if (!st.ok()) return st.error().line();
+    auto id = st->find(plan_id);
+    if (!id.ok()) return id.error().line();
+    auto s = st->summary(*id);
+    return s.ok() ? std::string(store::state_name(s->state)) : s.error().line();
+  }
+  std::string last_state() {
+    auto layout = store::RootLayout::for_root(root_.string());
+    auto st = store::Store::open(layout.database, read_only());
+    if (!st.ok()) return st.error().line();
+    auto l = st->list(store::ListFilter{std::nullopt, 1});
+    if (!l.ok() || l->empty()) return "<none>";
+    return std::string(store::state_name(l->front().state));
+  }
+  // Names of every temp file left beside the targets.
+  std::vector<std::string> temp_files() {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(root_))
+      if (e.path().filename().string().rfind(".dot-tmp-", 0) == 0) out.push_back(e.path().filename());
+    return out;
+  }
+  std::vector<std::string> stage_leftovers() {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root_ / ".dot" / "stage", ec)) out.push_back(e.path().filename());
+    return out;
+  }
+  // store check, through the library: every invariant holds.
+  std::string store_problems() {
+    auto layout = store::RootLayout::for_root(root_.string());
+    auto st = store::Store::open(layout.database, read_only());
+    if (!st.ok()) return st.error().line();
+    auto report = st->check();
+    if (!report.ok()) return report.error().line();
+    std::string out;
+    for (const auto& p : report->problems) out += p + "\n";
+    return out;
+  }
+  // The ledger states of a plan's effects ("SUCCEEDED,..."), through the library.
+  std::string ledger(const std::string& plan_id) {
+    auto layout = store::RootLayout::for_root(root_.string());
+    auto st = store::Store::open(layout.database, read_only());
+    if (!st.ok()) return st.error().line();
+    auto id = st->find(plan_id);
+    if (!id.ok()) return id.error().line();
+    auto effects = st->effects(*id);
+    if (!effects.ok()) return effects.error().line();
+    std::string out;
+    for (const auto& e : *effects) out += std::string(out.empty() ? "" : ",") + std::string(store::effect_state_name(e.state));
+    return out;
+  }
+  std::string hello() { return slurp(root_ / "hello.txt"); }
+  std::string welcome() { return slurp(root_ / "welcome.txt"); }
+
+  fs::path base_, root_;
+};
+
+}  // namespace dot::core::testing

@@ -1,0 +1,325 @@
+// End to end through the real dot-core binary and the real dot-hello.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "dot/dpp/plugin.h"
+#include "engine_harness.h"
+
+namespace dot::core::testing {
+namespace {
+
+const std::string kHello(dpp::HelloPlugin::content("hello.txt"));
+const std::string kWelcome(dpp::HelloPlugin::content("welcome.txt"));
+
+void sql(const fs::path& db, const std::string& statement) {
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  int rc = sqlite3_exec(h, statement.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
+}
+
+TEST_F(EngineTest, PlanApplyInspectEndToEnd) {
+  CmdResult plan = core({"plan", "--allow-audit-plugin"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("+++ b/hello.txt"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("+++ b/welcome.txt"), std::string::npos);
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt")) << "plan must not touch a target";
+  EXPECT_TRUE(stage_leftovers().empty());
+
+  CmdResult js = core({"plan", "--allow-audit-plugin", "--json"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  std::string id = json_field(js.out, "plan_id");
+  ASSERT_EQ(id.size(), 64u) << js.out;
+  EXPECT_EQ(json_field(js.out, "proposal_id").size(), 64u);
+  EXPECT_NE(js.out.find("\"operations\":["), std::string::npos);
+  EXPECT_EQ(state_of(id), "SEALED");
+
+  CmdResult apply = core({"apply", id.substr(0, 10)});
+  ASSERT_EQ(apply.code, 0) << apply.err;
+  EXPECT_EQ(hello(), kHello);
+  EXPECT_EQ(welcome(), kWelcome);
+  struct stat st {};
+  ASSERT_EQ(::stat((root_ / "hello.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(state_of(id), "DONE");
+  EXPECT_TRUE(temp_files().empty());
+
+  EXPECT_EQ(ledger(id), "SUCCEEDED");
+  EXPECT_EQ(store_problems(), "");
+}
+
+TEST_F(EngineTest, PlanNeedsExactlyOneConsentFlag) {
+  EXPECT_EQ(core({"plan"}).code, 2);
+  EXPECT_EQ(core({"plan", "--allow-audit-plugin", "--require-process-sandbox"}).code, 2);
+  EXPECT_EQ(last_state(), "<none>");
+}
+
+TEST_F(EngineTest, ProcessSandboxFailsClosedWithoutContainment) {
+  CmdResult r = core({"plan", "--require-process-sandbox"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_SANDBOX_UNAVAILABLE"), std::string::npos) << r.err;
+}
+
+TEST_F(EngineTest, ExportAndPlanIdAgree) {
+  std::string id = plan_ok();
+  CmdResult exp = core({"export", id});
+  ASSERT_EQ(exp.code, 0) << exp.err;
+  EXPECT_EQ(json_field(exp.out, "plan_id"), id);
+  spit(base_ / "plan.json", exp.out);
+  CmdResult pid = dot_core({"plan-id", (base_ / "plan.json").string()});
+  ASSERT_EQ(pid.code, 0) << pid.err;
+  EXPECT_EQ(pid.out, id + "\n");
+  // One changed byte: the claimed id no longer matches.
+  std::string edited = exp.out;
+  edited.replace(edited.find("\"mode\":384"), 10, "\"mode\":256");
+  spit(base_ / "edited.json", edited);
+  CmdResult bad = dot_core({"plan-id", (base_ / "edited.json").string()});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("DOT_E_VALIDATION"), std::string::npos) << bad.err;
+}
+
+TEST_F(EngineTest, SealedPlanAppliesExactlyOnce) {
+  std::string id = plan_ok();
+  ASSERT_EQ(core({"apply", id}).code, 0);
+  CmdResult again = core({"apply", id});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.err.find("DOT_E_POLICY"), std::string::npos) << again.err;
+}
+
+TEST_F(EngineTest, UnknownPlanIsNotFound) {
+  CmdResult r = core({"apply", "0123456789abcdef"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_NOT_FOUND"), std::string::npos) << r.err;
+}
+
+TEST_F(EngineTest, TargetEditedBetweenPlanAndApplyIsConflictAndStale) {
+  spit(root_ / "hello.txt", "mine\n");
+  std::string id = plan_ok();
+  spit(root_ / "hello.txt", "edited\n");
+  CmdResult r = core({"apply", id});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_CONFLICT"), std::string::npos) << r.err;
+  EXPECT_EQ(state_of(id), "STALE");
+  EXPECT_EQ(hello(), "edited\n");
+  EXPECT_FALSE(fs::exists(root_ / "welcome.txt"));
+}
+
+TEST_F(EngineTest, ApplyingOneOfTwoSealedPlansMakesTheOtherStale) {
+  std::string a = plan_ok();
+  std::string b = plan_ok();
+  ASSERT_EQ(core({"apply", b}).code, 0);
+  CmdResult r = core({"apply", a});
+  EXPECT_NE(r.err.find("DOT_E_CONFLICT"), std::string::npos) << r.err;
+  EXPECT_EQ(state_of(a), "STALE");
+}
+
+TEST_F(EngineTest, DiscardOnlySealed) {
+  std::string id = plan_ok();
+  ASSERT_EQ(core({"discard", id}).code, 0);
+  EXPECT_EQ(state_of(id), "DISCARDED");
+  CmdResult r = core({"apply", id});
+  EXPECT_NE(r.err.find("DOT_E_POLICY"), std::string::npos);
+  EXPECT_NE(core({"discard", id}).err.find("DOT_E_POLICY"), std::string::npos);
+}
+
+TEST_F(EngineTest, RollbackRestoresBeforeAndOnlyTheNewest) {
+  spit(root_ / "hello.txt", "original\n", 0600);
+  std::string first = plan_ok();
+  ASSERT_EQ(core({"apply", first}).code, 0);
+  spit(root_ / "welcome.txt", "changed after\n");  // first's welcome.txt no longer equals after
+  CmdResult conflict = core({"rollback", first});
+  EXPECT_NE(conflict.err.find("DOT_E_CONFLICT"), std::string::npos) << conflict.err;
+  EXPECT_EQ(hello(), kHello);
+  spit(root_ / "welcome.txt", kWelcome);  // equal to first's after again
+  std::string second = plan_ok();
+  ASSERT_EQ(core({"apply", second}).code, 0);
+  CmdResult older = core({"rollback", first});
+  EXPECT_NE(older.err.find("DOT_E_POLICY"), std::string::npos) << older.err;
+  ASSERT_EQ(core({"rollback", second}).code, 0);
+  EXPECT_EQ(state_of(second), "ROLLED_BACK");
+  EXPECT_EQ(hello(), kHello);  // second's before was first's after
+  EXPECT_EQ(welcome(), kWelcome);
+  CmdResult again = core({"rollback", first});
+  ASSERT_EQ(again.code, 0) << "first is now the newest applied: " << again.err;
+  EXPECT_EQ(hello(), "original\n");
+  EXPECT_FALSE(fs::exists(root_ / "welcome.txt"));
+  EXPECT_EQ(store_problems(), "");
+}
+
+TEST_F(EngineTest, SecondMutatingCommandOnTheRootIsConflictAtOnce) {
+  auto layout = store::RootLayout::for_root(root_.string());
+  auto lock = store::RootLock::acquire(layout);
+  ASSERT_TRUE(lock.ok());
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"plan", "--allow-audit-plugin"}, {"apply", "0123456789abcdef"}, {"recover"}, {"retry-effects"}}) {
+    CmdResult r = core(args);
+    EXPECT_EQ(r.code, 1) << args[0];
+    EXPECT_NE(r.err.find("DOT_E_CONFLICT"), std::string::npos) << args[0] << ": " << r.err;
+  }
+  // Read-only commands never take the lock.
+  EXPECT_EQ(core({"status"}).code, 0);
+
+}
+
+TEST_F(EngineTest, TamperedStoredPlanIsRefused) {
+  std::string id = plan_ok();
+  sql(root_ / ".dot" / "store.db",
+      "UPDATE plan SET canonical = replace(canonical, '\"mode\":384', '\"mode\":256') WHERE txn_id = "
+      "(SELECT id FROM txn WHERE plan_id = '" + id + "');");
+  CmdResult r = core({"apply", id});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
+}
+
+TEST_F(EngineTest, TamperedArtifactIsRefused) {
+  std::string id = plan_ok();
+  sql(root_ / ".dot" / "store.db",
+      "UPDATE artifact SET bytes = CAST('evil' AS BLOB) WHERE slot = 0 AND txn_id = "
+      "(SELECT id FROM txn WHERE plan_id = '" + id + "');");
+  CmdResult r = core({"apply", id});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
+}
+
+TEST_F(EngineTest, PlanFromAnotherRootIsRefused) {
+  std::string id = plan_ok();
+  // The database now claims another root id: every plan in it was sealed
+  // for a different root than the one being applied to.
+  sql(root_ / ".dot" / "store.db", "UPDATE root SET root_id = '" + std::string(64, '7') + "';");
+  CmdResult r = core({"apply", id});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_POLICY"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("root"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
+}
+
+TEST_F(EngineTest, PluginChangedAfterRegisterIsIdentityError) {
+  fs::path pinned = root_ / ".dot" / "plugin";
+  ::chmod(pinned.c_str(), 0700);
+  {
+    std::ofstream f(pinned, std::ios::binary | std::ios::app);
+    f << "x";
+  }
+  CmdResult r = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_PLUGIN_IDENTITY"), std::string::npos) << r.err;
+  EXPECT_EQ(last_state(), "ABANDONED");
+}
+
+TEST_F(EngineTest, PluginSwappedBetweenHashAndExecRunsTheHashedOne) {
+  fs::path pause = base_ / "pause";
+  fs::path pinned = root_ / ".dot" / "plugin";
+  SpawnOptions o;
+  o.path = bin("dot-core");
+  o.argv = {"dot-core", "plan", "--root", root_.string(), "--allow-audit-plugin", "--json"};
+  o.env = {"LANG=C", "DOT_TEST_PAUSE_AT=plan.plugin_hashed:" + pause.string()};
+  o.stdin_mode = StdioMode::DevNull;
+  auto child = spawn(o);
+  ASSERT_TRUE(child.ok());
+  for (int i = 0; i < 500 && !fs::exists(pause); ++i) ::usleep(10000);
+  ASSERT_TRUE(fs::exists(pause));
+  // Swap the pinned file for another executable while dot-core holds the
+  // descriptor it hashed.
+  fs::copy_file("/bin/true", root_ / ".dot" / "swapped");
+  fs::rename(root_ / ".dot" / "swapped", pinned);
+  fs::remove(pause);
+  auto out = read_all(child->stdout_fd().get(), 1 << 20);
+  auto st = child->wait_until(Clock::now() + std::chrono::seconds(20));
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->code, 0) << "the hashed dot-hello ran, not /bin/true";
+  EXPECT_EQ(json_field(*out, "plan_id").size(), 64u);
+  CmdResult next = core({"plan", "--allow-audit-plugin"});
+  EXPECT_NE(next.err.find("DOT_E_PLUGIN_IDENTITY"), std::string::npos) << next.err;
+}
+
+TEST_F(EngineTest, RegisterRefusesScriptsRelativePathsAndSecondPlugin) {
+  spit(base_ / "plugin.sh", "#!/bin/sh\nexit 0\n", 0755);
+  CmdResult script = core({"register", "--plugin", (base_ / "plugin.sh").string(), "--assurance", "audit", "--replace"});
+  EXPECT_NE(script.err.find("DOT_E_POLICY"), std::string::npos) << script.err;
+  EXPECT_NE(script.err.find("script"), std::string::npos);
+  CmdResult rel = core({"register", "--plugin", "dot-hello", "--assurance", "audit", "--replace"});
+  EXPECT_NE(rel.err.find("DOT_E_POLICY"), std::string::npos) << rel.err;
+  CmdResult twice = core({"register", "--plugin", bin("dot-hello"), "--assurance", "audit"});
+  EXPECT_NE(twice.err.find("DOT_E_CONFLICT"), std::string::npos) << twice.err;
+  CmdResult replace = core({"register", "--plugin", bin("dot-hello"), "--assurance", "audit", "--replace"});
+  EXPECT_EQ(replace.code, 0) << replace.err;
+  CmdResult bad = core({"register", "--plugin", bin("dot-hello"), "--assurance", "maybe"});
+  EXPECT_EQ(bad.code, 2);
+}
+
+TEST_F(EngineTest, AuditConsentNeverSatisfiesAProcessPlugin) {
+  ASSERT_EQ(core({"register", "--plugin", bin("dot-hello"), "--assurance", "process", "--replace"}).code, 0);
+  CmdResult r = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_POLICY"), std::string::npos) << r.err;
+}
+
+TEST_F(EngineTest, StatusShowsRootPluginAndWaitingPlans) {
+  std::string id = plan_ok();
+  CmdResult r = core({"status", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(id), std::string::npos);
+  EXPECT_NE(r.out.find("\"recovery_required\":false"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("org.dot.hello"), std::string::npos);
+}
+
+// ---- targets outside the policy ------------------------------------------
+
+struct BadTarget {
+  const char* name;
+  void (*make)(const fs::path& target, const fs::path& outside);
+  const char* code;
+};
+
+class BadTargetTest : public EngineTest, public ::testing::WithParamInterface<BadTarget> {};
+
+TEST_P(BadTargetTest, RefusedWithItsCodeAndNothingTouched) {
+  fs::path outside = base_ / "outside.txt";
+  spit(outside, "outside\n", 0600);
+  GetParam().make(root_ / "hello.txt", outside);
+  CmdResult r = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(GetParam().code), std::string::npos) << r.err;
+  EXPECT_EQ(last_state(), "ABANDONED");
+  EXPECT_EQ(slurp(outside), "outside\n");
+  EXPECT_FALSE(fs::exists(root_ / "welcome.txt"));
+  EXPECT_TRUE(stage_leftovers().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Targets, BadTargetTest,
+    ::testing::Values(
+        BadTarget{"symlink", [](const fs::path& tgt, const fs::path& out) { fs::create_symlink(out, tgt); }, "DOT_E_PATH_ESCAPE"},
+        BadTarget{"hardlink", [](const fs::path& tgt, const fs::path& out) { fs::create_hard_link(out, tgt); }, "DOT_E_POLICY"},
+        BadTarget{"fifo", [](const fs::path& tgt, const fs::path&) { ::mkfifo(tgt.c_str(), 0600); }, "DOT_E_POLICY"},
+        BadTarget{"directory", [](const fs::path& tgt, const fs::path&) { fs::create_directory(tgt); }, "DOT_E_POLICY"},
+        BadTarget{"setuid", [](const fs::path& tgt, const fs::path&) { spit(tgt, "x", 04600); }, "DOT_E_POLICY"},
+        BadTarget{"group_writable", [](const fs::path& tgt, const fs::path&) { spit(tgt, "x", 0620); }, "DOT_E_POLICY"},
+        BadTarget{"other_readable", [](const fs::path& tgt, const fs::path&) { spit(tgt, "x", 0604); }, "DOT_E_POLICY"},
+        BadTarget{"other_owner",
+                  [](const fs::path& tgt, const fs::path&) {
+                    spit(tgt, "x", 0600);
+                    if (::chown(tgt.c_str(), ::geteuid() + 4242, static_cast<gid_t>(-1)) != 0) spit(tgt, "x", 0640);
+                  },
+                  "DOT_E_POLICY"},
+        BadTarget{"too_large", [](const fs::path& tgt, const fs::path&) { spit(tgt, std::string(65537, 'x')); },
+                  "DOT_E_POLICY"}),
+    [](const ::testing::TestParamInfo<BadTarget>& pinfo) { return std::string(pinfo.param.name); });
+
+TEST_F(EngineTest, ExactlySixtyFourKibTargetIsAccepted) {
+  spit(root_ / "hello.txt", std::string(65536, 'x'));
+  std::string id = plan_ok();
+  ASSERT_EQ(core({"apply", id}).code, 0);
+  EXPECT_EQ(hello(), kHello);
+}
+
+}  // namespace
+}  // namespace dot::core::testing
