@@ -113,7 +113,8 @@ FrameReader::FrameReader(ByteSource& source, std::size_t read_size)
     : source_(source),
       read_size_(std::max<std::size_t>(1, read_size)),
       capacity_(kMaxLineBytes + read_size_),
-      buf_(std::make_unique_for_overwrite<char[]>(capacity_)) {}
+      allocated_(std::min<std::size_t>(capacity_, 64 * 1024)),
+      buf_(std::make_unique_for_overwrite<char[]>(allocated_)) {}
 
 FrameError FrameReader::fail(FrameError error) {
   failure_ = error;
@@ -122,8 +123,8 @@ FrameError FrameReader::fail(FrameError error) {
 
 Expected<std::optional<Frame>, FrameError> FrameReader::next_raw_line() {
   if (failure_) return *failure_;
-  char* buf = buf_.get();
   for (;;) {
+    char* buf = buf_.get();
     if (scan_ < end_) {
       const void* lf = std::memchr(buf + scan_, '\n', end_ - scan_);
       if (lf != nullptr) {
@@ -157,13 +158,25 @@ Expected<std::optional<Frame>, FrameError> FrameReader::next_raw_line() {
     // Never read past the byte that would make this line too long, so an
     // endless line costs exactly kMaxLineBytes of input and of buffer.
     std::size_t allowed = kMaxLineBytes - partial;
-    if (partial == 0 || capacity_ - end_ < std::min(read_size_, allowed)) {
+    std::size_t want = std::min(read_size_, allowed);
+    if (partial == 0 || allocated_ - end_ < want) {
       std::memmove(buf, buf + start_, partial);
       base_ += start_;
       start_ = 0;
       scan_ = end_ = partial;
     }
-    std::size_t room = std::min(capacity_ - end_, allowed);
+    if (allocated_ - end_ < want && end_ >= allocated_ / 2) {
+      // Only a line filling half the buffer grows it (a short partial line
+      // leaves room enough to read); partial < kMaxLineBytes, so the new
+      // size stays within capacity_.
+      std::size_t grown = std::min(capacity_, std::max(allocated_ * 2, end_ + want));
+      auto bigger = std::make_unique_for_overwrite<char[]>(grown);
+      std::memcpy(bigger.get(), buf, end_);
+      buf_ = std::move(bigger);
+      buf = buf_.get();
+      allocated_ = grown;
+    }
+    std::size_t room = std::min(allocated_ - end_, allowed);
     auto n = source_.read(buf + end_, room);
     if (!n.ok()) {
       FrameError e = make(FrameError::Kind::Io, base_ + start_);

@@ -360,10 +360,23 @@ TEST(FrameReader, EndlessLineKeepsMemoryBounded) {
   // into one fixed buffer of the limit plus one read size.
   EXPECT_EQ(source.produced, 3 + kMaxLineBytes);
   EXPECT_EQ(reader.buffer_capacity(), kMaxLineBytes + FrameReader::kDefaultReadSize);
+  EXPECT_LE(reader.buffer_allocated(), reader.buffer_capacity());
+  EXPECT_GE(reader.buffer_allocated(), kMaxLineBytes);
   EXPECT_LE(source.max_request, kMaxLineBytes);
   // And it stays refused without reading more.
   EXPECT_FALSE(reader.next_line().ok());
   EXPECT_EQ(source.produced, 3 + kMaxLineBytes);
+}
+
+TEST(FrameReader, SmallLinesKeepASmallBuffer) {
+  std::string input;
+  for (int i = 0; i < 20000; ++i) input += "{\"id\":\"" + std::to_string(i) + "\",\"ok\":true}\n";
+  MemoryByteSource source(input);
+  FrameReader reader(source);
+  int n = 0;
+  for (auto r = reader.next_line(); r.ok() && r->has_value(); r = reader.next_line()) ++n;
+  EXPECT_EQ(n, 20000);
+  EXPECT_EQ(reader.buffer_allocated(), 64u * 1024);
 }
 
 TEST(FrameReader, ManyLinesAcrossBufferCompactions) {

@@ -4,9 +4,10 @@
 // against the framing contract (../shared/spec/metewand.md) in this order:
 //   Io, LineTooLong{limit}, EarlyEof{received}, ByteOrderMark,
 //   InvalidUtf8{valid_up_to}, DuplicateKey{key}, MalformedJson.
-// Memory is bounded: one fixed buffer of kMaxLineBytes plus one read size,
-// allocated once; an unterminated line is refused at its 1,048,576th byte
-// and nothing after that byte is read. After an error the reader only
+// Memory is bounded: one buffer that grows (by doubling, from 64 KiB) only as
+// long lines need it, never beyond kMaxLineBytes plus one read size; an
+// unterminated line is refused at its 1,048,576th byte and nothing after
+// that byte is read. After an error the reader only
 // repeats that error (there is no resynchronisation).
 
 #include <cstddef>
@@ -53,8 +54,10 @@ class FrameReader {
   // The next line parsed into a document.
   Expected<std::optional<ParsedFrame>, FrameError> read_frame();
 
-  // Bytes of the fixed line buffer (never grows).
+  // The most the line buffer may ever hold: kMaxLineBytes + read size.
   std::size_t buffer_capacity() const noexcept { return capacity_; }
+  // What the line buffer holds now (<= buffer_capacity()).
+  std::size_t buffer_allocated() const noexcept { return allocated_; }
   // Stream offset just past the last accepted line.
   std::uint64_t position() const noexcept { return base_ + start_; }
   bool failed() const noexcept { return failure_.has_value(); }
@@ -68,6 +71,7 @@ class FrameReader {
   ByteSource& source_;
   std::size_t read_size_;
   std::size_t capacity_;
+  std::size_t allocated_;
   std::unique_ptr<char[]> buf_;
   std::size_t start_ = 0;  // first byte of the current line
   std::size_t scan_ = 0;   // bytes before this were searched for LF

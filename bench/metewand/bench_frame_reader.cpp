@@ -1,0 +1,173 @@
+// FrameReader throughput on 1 MiB lines, side by side with simdjson's own DOM
+// parse of the same bytes (a reused parser, input already padded: simdjson at
+// its best). All benchmarks of one run see identical input.
+//
+//   simdjson_dom         simdjson::dom::parser::parse per line (the yardstick)
+//   simdjson_dom_fresh_parser  the same with a new parser and a padded copy per
+//                        line, which is what json::validate does before its checks
+//   json_validate        dot::json::validate per line (the shared strict reader, no tree)
+//   frame_reader_lines   FrameReader::next_line over the whole stream: memchr
+//                        line splitting, BOM/UTF-8 checks, json::validate
+//   frame_reader_frames  FrameReader::read_frame: the same with a tree per line
+//   line_split_only      memchr splitting alone (the framing overhead's floor)
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "dot/base/json.h"
+#include "dot/metewand/frame_reader.h"
+
+namespace {
+
+using dot::metewand::kMaxLineBytes;
+
+constexpr int kLines = 16;
+
+// One realistic worker message just under the limit: an object with an
+// array of records mixing strings, integers, decimals, booleans and nesting.
+std::string make_line(int seed) {
+  std::string s = "{\"id\":\"" + std::to_string(seed) + "\",\"ok\":true,\"result\":{\"rows\":[";
+  for (int i = 0;; ++i) {
+    std::string rec = (i ? "," : "") + std::string("{\"index\":") + std::to_string(i) +
+                      ",\"name\":\"sample-" + std::to_string(i * 7919 % 100003) +
+                      " \\u00e9t\\u00e9 caf\xC3\xA9\",\"score\":" + std::to_string(i % 997) + "." +
+                      std::to_string(i % 89) + ",\"tags\":[\"alpha\",\"beta\",\"gamma\"],\"valid\":" +
+                      (i % 3 ? "true" : "false") + ",\"nested\":{\"a\":[1,2,3],\"b\":null}}";
+    if (s.size() + rec.size() + 16 >= kMaxLineBytes - 1) break;
+    s += rec;
+  }
+  s += "]}}";
+  s.resize(kMaxLineBytes - 1, ' ');  // pad with JSON whitespace to exactly 1 MiB with its LF
+  return s;
+}
+
+struct Corpus {
+  std::vector<std::string> lines;
+  std::vector<simdjson::padded_string> padded;
+  std::string stream;
+  Corpus() {
+    for (int i = 0; i < kLines; ++i) {
+      lines.push_back(make_line(i));
+      padded.emplace_back(lines.back());
+      stream += lines.back();
+      stream += '\n';
+    }
+  }
+};
+
+const Corpus& corpus() {
+  static const Corpus c;
+  return c;
+}
+
+void set_bytes(benchmark::State& state) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(corpus().stream.size()));
+}
+
+void simdjson_dom(benchmark::State& state) {
+  const Corpus& c = corpus();
+  simdjson::dom::parser parser;
+  for (auto _ : state) {
+    for (const auto& p : c.padded) {
+      auto doc = parser.parse(p);
+      if (doc.error()) state.SkipWithError("simdjson refused the corpus");
+      benchmark::DoNotOptimize(doc);
+    }
+  }
+  set_bytes(state);
+}
+
+// What json::validate pays before its own checks: a padded copy of the line
+// and a freshly allocated simdjson parser per call (base/src/json.cpp).
+void simdjson_dom_fresh_parser(benchmark::State& state) {
+  const Corpus& c = corpus();
+  for (auto _ : state) {
+    for (const auto& line : c.lines) {
+      simdjson::padded_string copy(line.data(), line.size());
+      simdjson::dom::parser parser;
+      auto doc = parser.parse(copy);
+      if (doc.error()) state.SkipWithError("simdjson refused the corpus");
+      benchmark::DoNotOptimize(doc);
+    }
+  }
+  set_bytes(state);
+}
+
+void json_validate(benchmark::State& state) {
+  const Corpus& c = corpus();
+  dot::json::ReadLimits limits;
+  limits.max_bytes = kMaxLineBytes;
+  limits.max_depth = dot::metewand::kMaxNestingDepth;
+  for (auto _ : state) {
+    for (const auto& line : c.lines) {
+      auto st = dot::json::validate(line, limits);
+      if (!st.ok()) state.SkipWithError("json::validate refused the corpus");
+    }
+  }
+  set_bytes(state);
+}
+
+void frame_reader_lines(benchmark::State& state) {
+  const Corpus& c = corpus();
+  for (auto _ : state) {
+    dot::metewand::MemoryByteSource source(c.stream);
+    dot::metewand::FrameReader reader(source);
+    int n = 0;
+    for (;;) {
+      auto r = reader.next_line();
+      if (!r.ok()) { state.SkipWithError("FrameReader refused the corpus"); break; }
+      if (!r->has_value()) break;
+      ++n;
+    }
+    if (n != kLines) state.SkipWithError("wrong frame count");
+  }
+  set_bytes(state);
+}
+
+void frame_reader_frames(benchmark::State& state) {
+  const Corpus& c = corpus();
+  for (auto _ : state) {
+    dot::metewand::MemoryByteSource source(c.stream);
+    dot::metewand::FrameReader reader(source);
+    for (;;) {
+      auto r = reader.read_frame();
+      if (!r.ok()) { state.SkipWithError("FrameReader refused the corpus"); break; }
+      if (!r->has_value()) break;
+      benchmark::DoNotOptimize((*r)->document.root().size());
+    }
+  }
+  set_bytes(state);
+}
+
+void line_split_only(benchmark::State& state) {
+  const Corpus& c = corpus();
+  for (auto _ : state) {
+    const char* p = c.stream.data();
+    const char* end = p + c.stream.size();
+    int n = 0;
+    while (p < end) {
+      const void* lf = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+      if (lf == nullptr) break;
+      p = static_cast<const char*>(lf) + 1;
+      ++n;
+    }
+    benchmark::DoNotOptimize(n);
+  }
+  set_bytes(state);
+}
+
+BENCHMARK(simdjson_dom)->Unit(benchmark::kMillisecond);
+BENCHMARK(simdjson_dom_fresh_parser)->Unit(benchmark::kMillisecond);
+BENCHMARK(json_validate)->Unit(benchmark::kMillisecond);
+BENCHMARK(frame_reader_lines)->Unit(benchmark::kMillisecond);
+BENCHMARK(frame_reader_frames)->Unit(benchmark::kMillisecond);
+BENCHMARK(line_split_only)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
