@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "dot/base/fd.h"
+#include "dot/base/process.h"
 #include "dot/base/sha256.h"
 #include "dot/metewand/hello.h"
 #include "dot/metewand/worker_session.h"
@@ -93,6 +94,9 @@ int run_hello(const HelloOptions& o) {
   so.timeouts.hello = total;
   so.timeouts.shutdown = total;
 
+  // A descendant that left the worker's process group (setsid) is
+  // re-parented to us and swept with the other orphans at the end.
+  (void)become_child_subreaper();
   auto session = WorkerSession::start(so);
   if (!session.ok()) return report(session.error().to_error(), o.json);
   auto negotiated = session->hello(*role, worker_id, selected);
@@ -105,6 +109,7 @@ int run_hello(const HelloOptions& o) {
     if (!done.ok() && !failure) failure = done.error();
   }
   session->discard();
+  kill_orphans();
   if (failure) return report(failure->to_error(), o.json);
 
   auto bytes = jcs::encode(negotiated->to_node(), jcs::Profile::Metewand);

@@ -428,10 +428,14 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     }
   }
   if (status) {
-    // The group goes with its leader; then whatever it wrote is still read.
+    // The group goes with its leader; what it wrote is still read. A process
+    // that left the group may hold the stream open: a short grace, then the
+    // stream is left alone (a host sweeps such orphans; see kill_orphans).
     s.child.kill_and_reap();
+    s.deadline = std::min(s.deadline, Clock::now() + milliseconds(100));
     while (!protocol_ended) {
       if (auto e = read_leftover()) {
+        if (e->kind == SessionError::Kind::Timeout) break;
         s.discard();
         return *e;
       }

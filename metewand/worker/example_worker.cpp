@@ -15,6 +15,7 @@
 //   --endless              answer with bytes and never a line feed
 //   --log-bytes N          write N bytes to stdout and to stderr first
 //   --grandchild           leave a sleeping child in the process group (pid on stderr)
+//   --escape FILE          leave a sleeping child in a session of its own (pid written to FILE)
 //   --linger               keep running after the request stream ends
 //   --exit N               exit with N after the request stream ends
 #include <signal.h>
@@ -48,6 +49,7 @@ struct Options {
   std::optional<long> protocol;
   std::optional<std::string> fail;
   std::optional<std::string> raw_file;
+  std::optional<std::string> escape;
   bool extra = false, hang = false, close = false, endless = false, grandchild = false, linger = false;
   long log_bytes = 0;
   int exit_code = 0;
@@ -141,6 +143,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--endless") o.endless = true;
     else if (a == "--log-bytes") o.log_bytes = std::atol(value().c_str());
     else if (a == "--grandchild") o.grandchild = true;
+    else if (a == "--escape") o.escape = value();
     else if (a == "--linger") o.linger = true;
     else if (a == "--exit") o.exit_code = std::atoi(value().c_str());
     else die(fmt::format("unknown switch {}", a));
@@ -161,6 +164,17 @@ int main(int argc, char** argv) {
     if (pid == 0) sleep_forever();
     std::fprintf(stderr, "grandchild=%d\n", static_cast<int>(pid));
     std::fflush(stderr);
+  }
+  if (o.escape) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      sleep_forever();
+    }
+    std::FILE* f = std::fopen(o.escape->c_str(), "w");
+    if (f == nullptr) die("cannot write the escape file");
+    std::fprintf(f, "%d\n", static_cast<int>(pid));
+    std::fclose(f);
   }
   if (o.log_bytes > 0) {
     std::string chunk(4096, 'x');

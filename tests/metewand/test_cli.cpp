@@ -4,6 +4,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <signal.h>
+
+#include <cerrno>
 #include <fstream>
 
 #include "dot/base/process.h"
@@ -172,6 +175,31 @@ TEST(MetewandHello, TimeoutIsKeptAndNothingSurvives) {
   EXPECT_EQ(linger.code, 1);
   EXPECT_NE(linger.err.find("Timeout"), std::string::npos) << linger.err;
   EXPECT_LT(linger.took, 3s);
+}
+
+bool gone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
+    ::usleep(5000);
+  }
+  return false;
+}
+
+TEST(MetewandHello, EvenADescendantThatLeftTheGroupDoesNotSurvive) {
+  std::string pid_file = testing::TempDir() + "metewand-escape-" + std::to_string(::getpid());
+  CliRun r = run({"metewand", "hello", "--", kWorker, "--escape", pid_file});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::ifstream in(pid_file);
+  long pid = 0;
+  in >> pid;
+  ASSERT_GT(pid, 1);
+  EXPECT_TRUE(gone(static_cast<pid_t>(pid))) << "escaped descendant " << pid << " survived";
+  ::unlink(pid_file.c_str());
 }
 
 TEST(MetewandHello, UsageErrorsExitTwo) {
