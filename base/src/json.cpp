@@ -37,48 +37,103 @@ constexpr char kTapeFalse = 'f';
 constexpr char kTapeNull = 'n';
 constexpr std::uint64_t kPayloadMask = (std::uint64_t{1} << 56) - 1;
 
+bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 bool is_number_char(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
 
-// Small objects are checked pairwise; bigger ones sorted.
-bool has_duplicate(std::vector<std::string_view>& keys, std::size_t base) {
-  std::size_t n = keys.size() - base;
-  if (n < 2) return false;
-  auto first = keys.begin() + static_cast<std::ptrdiff_t>(base);
-  if (n <= 16) {
-    for (std::size_t i = base; i + 1 < keys.size(); ++i)
-      for (std::size_t j = i + 1; j < keys.size(); ++j)
-        if (keys[i].size() == keys[j].size() && keys[i] == keys[j]) return true;
-    return false;
+std::uint32_t payload32(std::uint64_t word) { return static_cast<std::uint32_t>(word); }
+char tape_type(std::uint64_t word) { return static_cast<char>(word >> 56); }
+
+// A key as the duplicate check sees it: its bytes and a fingerprint (length
+// and first 8 bytes) so that most pairs differ on one integer comparison.
+struct KeyRef {
+  std::uint64_t print;
+  std::uint32_t size;
+  const char* data;
+  bool operator==(const KeyRef& o) const {
+    return print == o.print && size == o.size && (size <= 8 || std::memcmp(data, o.data, size) == 0);
   }
-  std::sort(first, keys.end());
-  return std::adjacent_find(first, keys.end()) != keys.end();
+  bool operator<(const KeyRef& o) const {
+    return std::string_view(data, size) < std::string_view(o.data, o.size);
+  }
+};
+
+KeyRef key_ref(const std::uint8_t* strings, std::uint64_t word) {
+  const std::uint8_t* p = strings + (word & kPayloadMask);
+  KeyRef k;
+  std::memcpy(&k.size, p, sizeof k.size);
+  k.data = reinterpret_cast<const char*>(p + sizeof k.size);
+  // simdjson's string buffer always has room past a string (its NUL, later
+  // strings, then SIMDJSON_PADDING), so 8 bytes can be loaded whatever the
+  // size; bytes past the key are masked off.
+  std::uint64_t head;
+  std::memcpy(&head, k.data, sizeof head);
+  if (k.size < 8) head &= (std::uint64_t{1} << (8 * k.size)) - 1;
+  k.print = head ^ (std::uint64_t{k.size} * 0x9E3779B97F4A7C15ull);
+  return k;
 }
 
-// Runs simdjson on a padded buffer and walks its tape. Returns false when the
-// precise reader must decide. With `impl` it also builds the tree.
+// True when the object starting at tape[start] has no repeated key. Keys are
+// reached by jumping over member values, so each object is checked where it
+// starts and nested objects are left to their own start entries.
+bool keys_unique(const std::uint64_t* tape, const std::uint8_t* strings, std::size_t start,
+                 std::vector<KeyRef>& scratch) {
+  std::uint64_t open = tape[start];
+  std::uint32_t count = static_cast<std::uint32_t>((open >> 32) & 0xFFFFFF);
+  if (count == 1 || count == 0) return true;  // 0xFFFFFF saturates: counted below
+  std::size_t end = payload32(open) - 1;  // the '}' entry
+  constexpr std::size_t kPairwise = 16;
+  KeyRef small[kPairwise];
+  std::size_t n = 0;
+  scratch.clear();
+  for (std::size_t k = start + 1; k < end;) {
+    KeyRef key = key_ref(strings, tape[k]);
+    if (n < kPairwise) {
+      for (std::size_t j = 0; j < n; ++j)
+        if (small[j] == key) return false;
+      small[n] = key;
+    } else {
+      if (n == kPairwise) scratch.assign(small, small + kPairwise);
+      scratch.push_back(key);
+    }
+    ++n;
+    std::size_t v = k + 1;
+    char vt = tape_type(tape[v]);
+    if (vt == kTapeStartArray || vt == kTapeStartObject) k = payload32(tape[v]);
+    else if (vt == kTapeInt64 || vt == kTapeUint64 || vt == kTapeDouble) k = v + 2;
+    else k = v + 1;
+  }
+  if (n <= kPairwise) return true;
+  std::sort(scratch.begin(), scratch.end());
+  return std::adjacent_find(scratch.begin(), scratch.end()) == scratch.end();
+}
+
+// Runs simdjson on a padded buffer and walks its tape once. Returns false when
+// the precise reader must decide. With `impl` it also builds the tree.
 class FastPath {
  public:
-  FastPath(const char* padded, std::size_t size, const ReadLimits& limits)
-      : src_(padded), size_(size), limits_(limits) {}
+  explicit FastPath(simdjson::dom::parser& parser) : parser_(parser) {}
 
-  bool run(Document::Impl* impl) {
-    std::size_t depth_cap = std::min(limits_.max_depth, size_) + 2;
-    if (parser_.allocate(std::max<std::size_t>(size_, 1), depth_cap) != simdjson::SUCCESS) return false;
+  bool run(const char* padded, std::size_t size, const ReadLimits& limits, Document::Impl* impl) {
+    src_ = padded;
+    size_ = size;
+    max_depth_ = limits.max_depth;
+    // simdjson's own depth rule differs from ours (empty containers are not
+    // counted), so give it room and check ours on the tape.
+    std::size_t depth_cap = std::min(limits.max_depth, size) + 2;
+    if (parser_.capacity() < std::max<std::size_t>(size, 1) || parser_.max_depth() < depth_cap) {
+      if (parser_.allocate(std::max<std::size_t>(size, 1), std::max(depth_cap, parser_.max_depth())) !=
+          simdjson::SUCCESS)
+        return false;
+    }
     auto doc = parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false);
     if (doc.error() != simdjson::SUCCESS) return false;
     return impl ? walk<true>(impl) : walk<false>(nullptr);
   }
 
  private:
-  struct Frame {
-    std::uint32_t node;
-    std::uint32_t count;
-    std::size_t key_base;
-    bool object;
-  };
-
   template <bool kBuild>
   bool walk(Document::Impl* impl) {
     const std::uint64_t* tape = parser_.doc.tape.get();
@@ -95,110 +150,125 @@ class FastPath {
       }
       return static_cast<std::uint32_t>(size_);
     };
-    auto tape_string = [&](std::uint64_t word) {
-      const std::uint8_t* p = strings + (word & kPayloadMask);
-      std::uint32_t len;
-      std::memcpy(&len, p, sizeof len);
-      return std::string_view(reinterpret_cast<const char*>(p + sizeof len), len);
-    };
 
     std::optional<detail::TreeBuilder> build;
     if constexpr (kBuild) {
       impl->nodes.clear();
       impl->strings.clear();
       impl->strings.reserve(size_);
-      // Roughly one node per structural; avoids regrowth on typical documents.
+      // Every node but a container's end has its own structural.
       impl->nodes.reserve(n_structurals / 2 + 1);
       build.emplace(impl->nodes, impl->strings);
+      open_.clear();
     }
-    stack_.clear();
-    keys_.clear();
 
+    std::size_t depth = 0;
     std::size_t t = 1;  // tape[0] is the root
     for (;;) {
       std::uint64_t word = tape[t];
-      char type = static_cast<char>(word >> 56);
-      if (type == kTapeRoot) break;
-      std::uint32_t offset = kBuild ? next_offset() : 0;
-      // In an object, every other entry at this level is a key.
-      bool is_key = !stack_.empty() && stack_.back().object && (stack_.back().count & 1) == 0 &&
-                    type != kTapeEndObject;
-      switch (type) {
+      switch (tape_type(word)) {
+        case kTapeRoot:
+          return true;
+        case kTapeStartObject:
+          if (!keys_unique(tape, strings, t, scratch_)) return false;
+          [[fallthrough]];
         case kTapeStartArray:
-        case kTapeStartObject: {
-          if (stack_.size() >= limits_.max_depth) return false;
-          if (!stack_.empty()) ++stack_.back().count;
-          Frame f{0, 0, keys_.size(), type == kTapeStartObject};
-          if constexpr (kBuild) f.node = build->open(f.object ? Type::Object : Type::Array, offset);
-          stack_.push_back(f);
-          ++t;
-          continue;
-        }
-        case kTapeEndArray:
-        case kTapeEndObject: {
-          Frame& f = stack_.back();
-          if (f.object && has_duplicate(keys_, f.key_base)) return false;
-          if constexpr (kBuild) build->close(f.node, f.object ? f.count / 2 : f.count);
-          keys_.resize(f.key_base);
-          stack_.pop_back();
-          ++t;
-          continue;
-        }
-        case kTapeString: {
-          std::string_view s = tape_string(word);
-          if (is_key) keys_.push_back(s);
-          if constexpr (kBuild) build->string_copy(offset, s);
+          if (++depth > max_depth_) return false;
+          if constexpr (kBuild)
+            open_.push_back(build->open(tape_type(word) == kTapeStartObject ? Type::Object : Type::Array,
+                                        next_offset()));
           ++t;
           break;
-        }
+        case kTapeEndArray:
+        case kTapeEndObject:
+          --depth;
+          if constexpr (kBuild) {
+            next_offset();
+            std::uint32_t node = open_.back();
+            open_.pop_back();
+            auto count = static_cast<std::uint32_t>((tape[payload32(word)] >> 32) & 0xFFFFFF);
+            if (count == 0xFFFFFF) count = count_children(impl->nodes, node);
+            build->close(node, count);
+          }
+          ++t;
+          break;
+        case kTapeString:
+          if constexpr (kBuild) {
+            const std::uint8_t* p = strings + (word & kPayloadMask);
+            std::uint32_t len;
+            std::memcpy(&len, p, sizeof len);
+            std::uint32_t offset = next_offset();
+            // Escapes make a string's spelling longer than its bytes. So when
+            // the byte after `len` source bytes is a quote followed only by
+            // whitespace up to the next structural, that quote closes the
+            // string, nothing was escaped, and the source bytes are the value.
+            std::size_t close = offset + 1 + std::size_t{len};
+            std::size_t next = si < n_structurals ? structurals[si] : size_;
+            bool plain = close < next && src_[close] == '"';
+            for (std::size_t j = close + 1; plain && j < next; ++j) plain = is_ws(src_[j]);
+            if (plain)
+              build->string_in_source(offset, offset + 1, len);
+            else
+              build->string_copy(offset, std::string_view(reinterpret_cast<const char*>(p + sizeof len), len));
+          }
+          ++t;
+          break;
         case kTapeInt64:
         case kTapeUint64:
-        case kTapeDouble: {
-          std::uint64_t bits = tape[t + 1];
-          if constexpr (kBuild) {
-            std::size_t end = offset;
-            bool integer = true;
-            while (end < size_ && is_number_char(src_[end])) {
-              char c = src_[end++];
-              if (c == '.' || c == 'e' || c == 'E') integer = false;
-            }
-            double value;
-            if (type == kTapeDouble) {
-              std::memcpy(&value, &bits, sizeof value);
-            } else if (type == kTapeUint64) {
-              value = static_cast<double>(bits);
-            } else {
-              std::int64_t i;
-              std::memcpy(&i, &bits, sizeof i);
-              value = static_cast<double>(i);
-              if (i == 0 && src_[offset] == '-') value = -0.0;  // "-0": simdjson keeps no sign
-            }
-            build->number(offset, value, static_cast<std::uint32_t>(end - offset), integer);
-          }
+        case kTapeDouble:
+          if constexpr (kBuild) number(*build, tape_type(word), tape[t + 1], next_offset());
           t += 2;
           break;
-        }
         case kTapeTrue:
         case kTapeFalse:
         case kTapeNull:
           if constexpr (kBuild)
-            build->scalar(type == kTapeNull ? Type::Null : Type::Bool, offset, type == kTapeTrue);
+            build->scalar(tape_type(word) == kTapeNull ? Type::Null : Type::Bool, next_offset(),
+                          tape_type(word) == kTapeTrue);
           ++t;
           break;
         default:
           return false;  // a tape we do not understand: let the precise reader decide
       }
-      if (!stack_.empty()) ++stack_.back().count;
     }
-    return true;
   }
 
-  const char* src_;
-  std::size_t size_;
-  const ReadLimits& limits_;
-  simdjson::dom::parser parser_;
-  std::vector<Frame> stack_;
-  std::vector<std::string_view> keys_;
+  void number(detail::TreeBuilder& build, char type, std::uint64_t bits, std::uint32_t offset) {
+    std::size_t end = offset;
+    bool integer = true;
+    while (end < size_ && is_number_char(src_[end])) {
+      char c = src_[end++];
+      if (c == '.' || c == 'e' || c == 'E') integer = false;
+    }
+    double value;
+    if (type == kTapeDouble) {
+      std::memcpy(&value, &bits, sizeof value);
+    } else if (type == kTapeUint64) {
+      value = static_cast<double>(bits);
+    } else {
+      std::int64_t i;
+      std::memcpy(&i, &bits, sizeof i);
+      value = static_cast<double>(i);
+      if (i == 0 && src_[offset] == '-') value = -0.0;  // "-0": simdjson keeps no sign
+    }
+    build.number(offset, value, static_cast<std::uint32_t>(end - offset), integer);
+  }
+
+  // Members (objects) or elements (arrays) of a closed container, for the
+  // rare container whose tape count saturated.
+  static std::uint32_t count_children(const std::vector<Node>& nodes, std::uint32_t node) {
+    std::uint32_t n = 0;
+    bool object = nodes[node].type == Type::Object;
+    for (std::size_t j = node + 1; j < nodes.size(); ++n) j = object ? nodes[j + 1].next : nodes[j].next;
+    return n;
+  }
+
+  simdjson::dom::parser& parser_;
+  const char* src_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t max_depth_ = 0;
+  std::vector<std::uint32_t> open_;
+  std::vector<KeyRef> scratch_;
 };
 
 Status quick_envelope(std::string_view bytes, const ReadLimits& limits) {
@@ -208,7 +278,55 @@ Status quick_envelope(std::string_view bytes, const ReadLimits& limits) {
   return {};
 }
 
+std::unique_ptr<char[]> padded_copy(std::string_view bytes) {
+  auto buf = std::make_unique_for_overwrite<char[]>(bytes.size() + simdjson::SIMDJSON_PADDING);
+  if (!bytes.empty()) std::memcpy(buf.get(), bytes.data(), bytes.size());
+  std::memset(buf.get() + bytes.size(), 0, simdjson::SIMDJSON_PADDING);
+  return buf;
+}
+
 }  // namespace
+
+// ---- Parser ----
+
+struct Parser::State {
+  simdjson::dom::parser simdjson;
+  FastPath fast{simdjson};
+  std::unique_ptr<char[]> padded;  // validate()'s copy of the input, reused
+  std::size_t padded_capacity = 0;
+};
+
+Parser::Parser() : state_(std::make_unique<State>()) {}
+Parser::~Parser() = default;
+Parser::Parser(Parser&&) noexcept = default;
+Parser& Parser::operator=(Parser&&) noexcept = default;
+
+Result<Document> Parser::parse(std::string_view bytes, const ReadLimits& limits) {
+  DOT_TRY(quick_envelope(bytes, limits));
+  Document doc;
+  Document::Impl& impl = *doc.impl_;
+  impl.size = bytes.size();
+  impl.source = padded_copy(bytes);
+  if (state_->fast.run(impl.source.get(), impl.size, limits, &impl)) return doc;
+  DOT_TRY(detail::parse_strict(impl, limits));
+  return doc;
+}
+
+Status Parser::validate(std::string_view bytes, const ReadLimits& limits) {
+  DOT_TRY(quick_envelope(bytes, limits));
+  std::size_t need = bytes.size() + simdjson::SIMDJSON_PADDING;
+  if (state_->padded_capacity < need) {
+    state_->padded = std::make_unique_for_overwrite<char[]>(need);
+    state_->padded_capacity = need;
+  }
+  if (!bytes.empty()) std::memcpy(state_->padded.get(), bytes.data(), bytes.size());
+  std::memset(state_->padded.get() + bytes.size(), 0, simdjson::SIMDJSON_PADDING);
+  if (state_->fast.run(state_->padded.get(), bytes.size(), limits, nullptr)) return {};
+  Document::Impl impl;
+  impl.size = bytes.size();
+  impl.source = padded_copy(bytes);
+  return detail::parse_strict(impl, limits);
+}
 
 // ---- Document ----
 
@@ -217,34 +335,16 @@ Document::~Document() = default;
 Document::Document(Document&&) noexcept = default;
 Document& Document::operator=(Document&&) noexcept = default;
 
-std::string_view Document::source() const noexcept { return std::string_view(impl_->source.data(), impl_->size); }
+std::string_view Document::source() const noexcept { return std::string_view(impl_->source.get(), impl_->size); }
 
 Result<Document> parse(std::string_view bytes, const ReadLimits& limits) {
-  DOT_TRY(quick_envelope(bytes, limits));
-  Document doc;
-  Document::Impl& impl = *doc.impl_;
-  impl.size = bytes.size();
-  impl.source.resize(bytes.size() + simdjson::SIMDJSON_PADDING);
-  if (!bytes.empty()) std::memcpy(impl.source.data(), bytes.data(), bytes.size());
-  {
-    FastPath fast(impl.source.data(), impl.size, limits);
-    if (fast.run(&impl)) return doc;
-  }
-  DOT_TRY(detail::parse_strict(impl, limits));
-  return doc;
+  Parser parser;
+  return parser.parse(bytes, limits);
 }
 
 Status validate(std::string_view bytes, const ReadLimits& limits) {
-  DOT_TRY(quick_envelope(bytes, limits));
-  simdjson::padded_string padded(bytes.data(), bytes.size());
-  {
-    FastPath fast(padded.data(), bytes.size(), limits);
-    if (fast.run(nullptr)) return {};
-  }
-  Document::Impl impl;
-  impl.size = bytes.size();
-  impl.source.assign(bytes.data(), bytes.size());
-  return detail::parse_strict(impl, limits);
+  Parser parser;
+  return parser.validate(bytes, limits);
 }
 
 // ---- Value ----
@@ -272,7 +372,7 @@ bool Value::is_integer_spelling() const noexcept {
 std::string_view Value::as_string() const noexcept {
   const Node& n = node_of(doc_, index_);
   if (n.type != Type::String) return {};
-  return std::string_view(doc_->impl().strings.data() + n.a, n.b);
+  return doc_->impl().string_of(n);
 }
 
 std::size_t Value::size() const noexcept {
@@ -311,7 +411,7 @@ Value::ElementIterator& Value::ElementIterator::operator++() {
 
 Member Value::MemberIterator::operator*() const {
   const Node& key = node_of(doc_, node_);
-  return Member{std::string_view(doc_->impl().strings.data() + key.a, key.b), key.offset, Value(doc_, node_ + 1)};
+  return Member{doc_->impl().string_of(key), key.offset, Value(doc_, node_ + 1)};
 }
 
 Value::MemberIterator& Value::MemberIterator::operator++() {

@@ -4,6 +4,7 @@
 // accessors. Not installed: only base/src includes it.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,11 +18,11 @@ namespace dot::json::detail {
 struct Node {
   double number = 0;         // Number: binary64 value
   std::uint64_t offset = 0;  // where the value (or key) starts in the source
-  std::uint32_t a = 0;       // String: arena offset; Number: text length; Array/Object: count
+  std::uint32_t a = 0;       // String: offset in source or arena; Number: text length; Array/Object: count
   std::uint32_t b = 0;       // String: length
   std::uint32_t next = 0;    // index one past this subtree
   Type type = Type::Null;
-  bool flag = false;         // Bool: value; Number: integer spelling
+  bool flag = false;         // Bool: value; Number: integer spelling; String: bytes are in the arena
 };
 
 // Inputs above this size cannot be indexed by the 32-bit fields above; the
@@ -70,6 +71,16 @@ class TreeBuilder {
     n.offset = offset;
     n.a = static_cast<std::uint32_t>(start);
     n.b = static_cast<std::uint32_t>(arena_.size() - start);
+    n.flag = true;
+    n.next = static_cast<std::uint32_t>(nodes_.size());
+  }
+  // A string without escapes: its bytes are source[start, start + size).
+  void string_in_source(std::uint64_t offset, std::size_t start, std::size_t size) {
+    Node& n = nodes_.emplace_back();
+    n.type = Type::String;
+    n.offset = offset;
+    n.a = static_cast<std::uint32_t>(start);
+    n.b = static_cast<std::uint32_t>(size);
     n.next = static_cast<std::uint32_t>(nodes_.size());
   }
   void string_copy(std::uint64_t offset, std::string_view unescaped) {
@@ -88,8 +99,11 @@ class TreeBuilder {
 namespace dot::json {
 
 struct Document::Impl {
-  // The input followed by zero padding (simdjson reads past the end).
-  std::string source;
+  std::string_view string_of(const detail::Node& n) const {
+    return std::string_view((n.flag ? strings.data() : source.get()) + n.a, n.b);
+  }
+  // The input followed by SIMDJSON_PADDING zero bytes (simdjson reads past the end).
+  std::unique_ptr<char[]> source;
   std::size_t size = 0;
   std::vector<detail::Node> nodes;
   std::string strings;
@@ -98,7 +112,7 @@ struct Document::Impl {
 namespace detail {
 
 // The precise reader: every rule of json.h with exact kinds and offsets.
-// `impl.source`/`impl.size` must be set; fills nodes and strings.
+// `impl.source`/`impl.size` must be set (padding not needed); fills nodes and strings.
 Status parse_strict(Document::Impl& impl, const ReadLimits& limits);
 
 // Length of the longest valid UTF-8 prefix (RFC 3629: no overlongs, no

@@ -84,7 +84,7 @@ bool spelling_is_huge(std::string_view text) {
 class StrictParser {
  public:
   StrictParser(Document::Impl& impl, const ReadLimits& limits)
-      : p_(impl.source.data()), n_(impl.size), max_depth_(limits.max_depth),
+      : p_(impl.source.get()), n_(impl.size), max_depth_(limits.max_depth),
         arena_(impl.strings), build_(impl.nodes, impl.strings) {}
 
   Status run() {
@@ -190,7 +190,13 @@ class StrictParser {
     }
     if (duplicate)
       return reject("duplicate_key", at, fmt::format("key {} appears twice in one object", quote_for_detail(k)));
-    build_.string_in_arena(at, start);
+    if (i_ == at + k.size() + 2) {
+      // The arena copy stays (the duplicate check's views point at it); the
+      // node points at the source like the fast path's.
+      build_.string_in_source(at, at + 1, k.size());
+    } else {
+      build_.string_in_arena(at, start);
+    }
     skip_ws();
     if (i_ >= n_ || p_[i_] != ':')
       return reject("malformed", i_, "expected ':' after an object key");
@@ -205,7 +211,13 @@ class StrictParser {
       std::uint64_t at = i_;
       std::size_t start = arena_.size();
       DOT_TRY(string_body());
-      build_.string_in_arena(at, start);
+      std::size_t len = arena_.size() - start;
+      if (i_ == at + len + 2) {  // no escapes: the bytes are the source's, as in the fast path
+        arena_.resize(start);
+        build_.string_in_source(at, at + 1, len);
+      } else {
+        build_.string_in_arena(at, start);
+      }
       return {};
     }
     if (c == 't') return literal("true", Type::Bool, true);
@@ -437,7 +449,7 @@ std::string quote_for_detail(std::string_view s) {
 }
 
 Status parse_strict(Document::Impl& impl, const ReadLimits& limits) {
-  std::string_view bytes(impl.source.data(), impl.size);
+  std::string_view bytes(impl.source.get(), impl.size);
   DOT_TRY(check_envelope(bytes, limits));
   impl.nodes.clear();
   impl.strings.clear();

@@ -163,7 +163,7 @@ class Document {
   const Impl& impl() const noexcept { return *impl_; }
 
  private:
-  friend Result<Document> parse(std::string_view, const ReadLimits&);
+  friend class Parser;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -173,6 +173,27 @@ Result<Document> parse(std::string_view bytes, const ReadLimits& limits = {});
 // The same checks and the same errors as parse(), without building a tree:
 // the fast path for framers that only need to know a text is acceptable.
 Status validate(std::string_view bytes, const ReadLimits& limits = {});
+
+// A reusable reader with the same rules and errors as parse() and validate().
+// It keeps simdjson's buffers between calls, so a loop over many texts (a
+// frame reader) or over large ones (megabytes: no fresh page faults per call)
+// runs at simdjson's speed. One per thread; not thread-safe.
+class Parser {
+ public:
+  Parser();
+  ~Parser();
+  Parser(Parser&&) noexcept;
+  Parser& operator=(Parser&&) noexcept;
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
+  Result<Document> parse(std::string_view bytes, const ReadLimits& limits = {});
+  Status validate(std::string_view bytes, const ReadLimits& limits = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Typed object reading: fields by exact, case-sensitive name; unknown and
 // missing fields rejected. Usage:

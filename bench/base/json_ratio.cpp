@@ -1,0 +1,78 @@
+// json_ratio [ROUNDS]: side-by-side timing of the strict reader against a
+// plain simdjson DOM parse of the same bytes, interleaved round by round so
+// that both see the same machine load; prints medians and the median of the
+// per-round ratios (docs/PERFORMANCE.md). Sizes: 1 MiB and 8 MiB.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "doc_gen.h"
+#include "dot/base/jcs.h"
+#include "dot/base/json.h"
+
+namespace {
+
+double seconds(const std::function<void()>& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void fail(const char* what) {
+  std::fprintf(stderr, "json_ratio: %s failed\n", what);
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? std::atoi(argv[1]) : 31;
+  if (rounds < 1) rounds = 1;
+  std::printf("%-5s %-34s %12s %12s %10s\n", "size", "measure (reused parsers)", "ours ms", "simdjson ms", "ratio");
+  for (std::size_t mib : {1, 8}) {
+    std::string doc = dot::bench::make_document(mib << 20);
+    simdjson::padded_string padded(doc);
+    simdjson::dom::parser sj;
+    dot::json::Parser ours;
+    struct Row {
+      const char* name;
+      std::function<void()> run;
+      std::vector<double> t, base, ratio;
+    };
+    Row rows[] = {
+        {"json::Parser::validate", [&] { if (!ours.validate(doc).ok()) fail("validate"); }, {}, {}, {}},
+        {"json::Parser::parse (builds tree)", [&] { if (!ours.parse(doc).ok()) fail("parse"); }, {}, {}, {}},
+        {"json::validate (one-shot)", [&] { if (!dot::json::validate(doc).ok()) fail("validate"); }, {}, {}, {}},
+        {"json::parse (one-shot)", [&] { if (!dot::json::parse(doc).ok()) fail("parse"); }, {}, {}, {}},
+    };
+    auto simdjson_parse = [&] { if (sj.parse(padded).error()) fail("simdjson"); };
+    for (Row& r : rows) {  // warm up: buffers allocated, pages touched
+      simdjson_parse();
+      r.run();
+    }
+    for (int i = 0; i < rounds; ++i) {
+      for (Row& r : rows) {
+        double b = seconds(simdjson_parse);
+        double t = seconds(r.run);
+        r.base.push_back(b);
+        r.t.push_back(t);
+        r.ratio.push_back(t / b);
+      }
+    }
+    for (Row& r : rows)
+      std::printf("%-5s %-34s %12.3f %12.3f %9.2fx\n", mib == 1 ? "1MiB" : "8MiB", r.name, median(r.t) * 1e3,
+                  median(r.base) * 1e3, median(r.ratio));
+  }
+  return 0;
+}
