@@ -5,7 +5,8 @@
 // Anything not listed kills the whole plugin (SECCOMP_RET_KILL_PROCESS):
 // sockets, ptrace and process_vm_*, mount and friends, keyctl, bpf,
 // unshare/setns and namespace-creating clone flags, personality, io_uring,
-// memfd_create, perf, userfaultfd... The list is what a dynamically linked
+// memfd_create, perf, userfaultfd, fork, chmod and chown, utimes, xattrs...
+// The list is what a dynamically linked
 // C/C++ program needs to start, use memory, threads and time, and read or
 // write the files Landlock lets it open.
 
@@ -40,8 +41,8 @@ constexpr const char* kAllowed[] = {
     "ftruncate", "truncate", "sendfile", "copy_file_range", "splice",
     // Metadata (Landlock mediates the opens; these only look or act on allowed files).
     "fstat", "stat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat",
-    "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "umask", "fchmod", "fchmodat",
-    "unlink", "unlinkat", "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+    "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "umask", "unlink", "unlinkat",
+    "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
     // Memory.
     "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore",
     // Process and thread plumbing the C and C++ runtimes use.
@@ -131,10 +132,17 @@ Result<std::vector<sock_filter>> build_seccomp_filter(int landlock_abi) {
   if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(execveat),
                      arg_cmp(4, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH))) != 0)
     return filter_error("execveat", rc);
-  // Threads and fork, but no new namespace. clone3 passes its flags in memory
-  // that a filter cannot read, so it says ENOSYS and the C library falls back to clone.
-  if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), arg_cmp(0, SCMP_CMP_MASKED_EQ, kNamespaceFlags, 0))) != 0)
+  // Threads only: no new process (a fork bomb, each child with its own
+  // rlimits) and no new namespace. clone3 passes its flags in memory that a
+  // filter cannot read, so it says ENOSYS and the C library falls back to clone.
+  if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone),
+                     arg_cmp(0, SCMP_CMP_MASKED_EQ, kNamespaceFlags | CLONE_THREAD, CLONE_THREAD))) != 0)
     return filter_error("clone", rc);
+  // Landlock does not mediate chmod, and a capability-less root still owns
+  // every root-owned file it can open (its libraries too). Path-based chmod
+  // is not allowed at all; fchmod only to 0600, the one mode a staged file has.
+  if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchmod), arg_cmp(1, SCMP_CMP_EQ, 0600))) != 0)
+    return filter_error("fchmod", rc);
   if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) != 0)
     return filter_error("clone3", rc);
   for (int opt : kAllowedPrctl) {

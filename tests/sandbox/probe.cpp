@@ -163,6 +163,31 @@ std::string act_signal_parent() {
   return "signalled parent";
 }
 
+std::string act_fork() {
+  pid_t pid = ::fork();
+  if (pid < 0) return errno_text(errno);
+  if (pid == 0) ::_exit(0);
+  int ws = 0;
+  ::waitpid(pid, &ws, 0);
+  return "forked a child";
+}
+
+std::string act_chmod_outside(const std::string& path) {
+  if (::chmod(path.c_str(), 0604) != 0) return errno_text(errno);
+  return "chmod 0604 " + path;
+}
+
+// fchmod through a descriptor Landlock does hand out (the probe's own
+// executable, read-only): the mode filter is what refuses it.
+std::string act_fchmod_exe(const std::string& exe) {
+  int fd = ::open(exe.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno_text(errno);
+  int rc = ::fchmod(fd, 0777);
+  int e = errno;
+  ::close(fd);
+  return rc == 0 ? "fchmod 0777 " + exe : errno_text(e);
+}
+
 std::string act_wait() {
   std::printf("ready\n");
   std::fflush(stdout);
@@ -190,6 +215,9 @@ std::string run_act(const std::string& act, const std::string& dir) {
   if (act == "ptrace-parent") return act_ptrace_parent();
   if (act == "signal-parent") return act_signal_parent();
   if (act == "wait") return act_wait();
+  if (act == "fork") return act_fork();
+  if (act == "chmod-outside") return act_chmod_outside(dir + "/secret");
+  if (act == "fchmod-exe") return act_fchmod_exe(exe_path());
   return "unknown act";
 }
 

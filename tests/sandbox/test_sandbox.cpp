@@ -257,6 +257,38 @@ TEST(SandboxProbe, SignalTheParent) {
   EXPECT_EQ(boxed.out, "signal-parent: blocked (Operation not permitted)\n");
 }
 
+TEST(SandboxProbe, ForkAProcess) {
+  ProbeDir d;
+  auto open = run_probe(d, "fork", false);
+  EXPECT_EQ(open.out, "fork: forked a child\n");
+  auto boxed = run_probe(d, "fork", true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+}
+
+TEST(SandboxProbe, ChmodAFileOutsideTheStage) {
+  ProbeDir d;
+  const std::string secret = d.dir() + "/secret";
+  ::chmod(secret.c_str(), 0600);
+  auto open = run_probe(d, "chmod-outside", false);
+  EXPECT_TRUE(contains(open.out, "chmod 0604")) << open.out;
+  EXPECT_EQ(fs::status(secret).permissions(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
+  ::chmod(secret.c_str(), 0600);
+  auto boxed = run_probe(d, "chmod-outside", true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+  EXPECT_EQ(fs::status(secret).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST(SandboxProbe, FchmodAReadableFile) {
+  ProbeDir d;
+  auto open = run_probe(d, "fchmod-exe", false);
+  EXPECT_TRUE(contains(open.out, "fchmod 0777")) << open.out;
+  EXPECT_EQ(fs::status(d.exe()).permissions(), fs::perms::all);
+  fs::permissions(d.exe(), fs::perms::owner_all);
+  auto boxed = run_probe(d, "fchmod-exe", true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+  EXPECT_EQ(fs::status(d.exe()).permissions(), fs::perms::owner_all);
+}
+
 TEST(SandboxProbe, NothingForbiddenStillRuns) {
   ProbeDir d;
   // Dynamically linked against libstdc++ and libcrypto: the loader finds
