@@ -188,6 +188,13 @@ std::string act_fchmod_exe(const std::string& exe) {
   return rc == 0 ? "fchmod 0777 " + exe : errno_text(e);
 }
 
+// Not blocked, by design of Landlock: metadata of any path stays visible.
+std::string act_stat_outside(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return errno_text(errno);
+  return "size " + std::to_string(st.st_size) + " uid " + std::to_string(st.st_uid);
+}
+
 std::string act_wait() {
   std::printf("ready\n");
   std::fflush(stdout);
@@ -216,6 +223,7 @@ std::string run_act(const std::string& act, const std::string& dir) {
   if (act == "signal-parent") return act_signal_parent();
   if (act == "wait") return act_wait();
   if (act == "fork") return act_fork();
+  if (act == "stat-outside") return act_stat_outside(dir + "/secret");
   if (act == "chmod-outside") return act_chmod_outside(dir + "/secret");
   if (act == "fchmod-exe") return act_fchmod_exe(exe_path());
   return "unknown act";

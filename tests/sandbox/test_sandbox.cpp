@@ -289,6 +289,18 @@ TEST(SandboxProbe, FchmodAReadableFile) {
   EXPECT_EQ(fs::status(d.exe()).permissions(), fs::perms::owner_all);
 }
 
+// What containment does not stop, measured rather than assumed
+// (docs/threat-model.md): Landlock does not mediate stat(), so a contained
+// plugin still learns that a file exists, its size and its owner.
+TEST(SandboxLimitsOfLandlock, StatOutsideTheStageIsNotMediated) {
+  ProbeDir d;
+  const auto size = std::to_string(fs::file_size(d.dir() + "/secret"));
+  auto open = run_probe(d, "stat-outside", false);
+  auto boxed = run_probe(d, "stat-outside", true);
+  EXPECT_EQ(open.out, "stat-outside: size " + size + " uid " + std::to_string(::geteuid()) + "\n");
+  EXPECT_EQ(boxed.out, open.out);
+}
+
 TEST(SandboxProbe, NothingForbiddenStillRuns) {
   ProbeDir d;
   // Dynamically linked against libstdc++ and libcrypto: the loader finds
