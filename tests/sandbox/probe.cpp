@@ -4,10 +4,11 @@
 // source says.
 //
 // The act is argv[1], or else taken from the name of the executable file
-// (`probe-<act>` or `probe-connect-<port>`), because a plugin started by
-// dot-core gets no arguments. Targets live next to the executable, which a
+// (`probe-<act>`), or built in (PROBE_ACT, for the sandbox-plan-probe-<act>
+// plugins that `dot-core plan` runs with no arguments from a pinned copy).
+// Targets live next to the executable, or in PROBE_TARGET_DIR, which a
 // contained probe is not allowed to read or write: <dir>/secret (read),
-// <dir>/written-outside (write).
+// <dir>/written-outside (write), <dir>/port (its size is the port to connect to).
 //
 // With an argument it prints one line, `<act>: <outcome>`, and exits 0 (it
 // may of course be killed first). Without one it prints that line on stderr
@@ -44,7 +45,7 @@ std::string exe_path() {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
-std::string exe_dir() {
+[[maybe_unused]] std::string exe_dir() {
   std::string p = exe_path();
   auto slash = p.rfind('/');
   return slash == std::string::npos ? "." : p.substr(0, slash);
@@ -84,9 +85,11 @@ std::string act_connect(int port) {
   return rc == 0 ? "connected to port " + std::to_string(port) : errno_text(e);
 }
 
-std::string act_exec_sh() {
-  char arg0[] = "sh", arg1[] = "-c", arg2[] = "echo exec-sh: sh ran";
-  char* argv[] = {arg0, arg1, arg2, nullptr};
+// As a plugin, stdout is the protocol: the shell leaves a marker file instead.
+std::string act_exec_sh(const std::string& marker) {
+  char arg0[] = "sh", arg1[] = "-c";
+  std::string cmd = marker.empty() ? "echo exec-sh: sh ran" : "echo sh ran > " + marker;
+  char* argv[] = {arg0, arg1, cmd.data(), nullptr};
   char* envp[] = {nullptr};
   ::execve("/bin/sh", argv, envp);
   return errno_text(errno);
@@ -206,7 +209,14 @@ std::string act_wait() {
 
 std::string sha256_hex(const std::string& bytes);
 
-std::string run_act(const std::string& act, const std::string& dir) {
+// The port of the loopback listener is the size of <dir>/port: stat() is not
+// mediated by Landlock, so a contained probe learns it too and really tries.
+int port_from(const std::string& dir) {
+  struct stat st;
+  return ::stat((dir + "/port").c_str(), &st) == 0 ? static_cast<int>(st.st_size) : 0;
+}
+
+std::string run_act(const std::string& act, const std::string& dir, bool plugin) {
   // Not forbidden: libcrypto initialises (and looks for its configuration
   // file, which Landlock hides) and hashes, as a real plugin would.
   if (act == "hash") return "sha256(abc) " + sha256_hex("abc");
@@ -214,11 +224,19 @@ std::string run_act(const std::string& act, const std::string& dir) {
   if (act == "read-outside") return act_read_outside(dir + "/secret");
   if (act == "write-outside") return act_write_outside(dir + "/written-outside");
   if (act.rfind("connect-", 0) == 0) return act_connect(std::atoi(act.c_str() + 8));
-  if (act == "exec-sh") return act_exec_sh();
+  if (act == "connect") return act_connect(port_from(dir));
+  if (act == "exec-sh") return act_exec_sh(plugin ? dir + "/sh-ran" : "");
   if (act == "exec-sh-fd") return act_exec_sh_fd();
   if (act == "alloc-2g") return act_alloc_2g();
   if (act == "spin-cpu") return act_spin_cpu();
-  if (act == "write-1m") return act_write_1m("big.bin");  // in the working directory (the stage)
+  if (act == "write-1m") {
+    // In the working directory (the stage), where writing is allowed: only
+    // the file-size limit stands in the way. A plugin removes it again, so
+    // the stage holds exactly what it claims.
+    std::string r = act_write_1m("big.bin");
+    if (plugin) ::unlink("big.bin");
+    return r;
+  }
   if (act == "ptrace-parent") return act_ptrace_parent();
   if (act == "signal-parent") return act_signal_parent();
   if (act == "wait") return act_wait();
@@ -355,17 +373,26 @@ int serve_dpp(const std::string& act, const std::string& outcome) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef PROBE_ACT
+  // sandbox-plan-probe-<act>: a plugin for `dot-core plan`, which passes no
+  // arguments and pins a copy under another name; act and targets are built in.
+  (void)argc;
+  (void)argv;
+  const std::string act = PROBE_ACT;
+  const std::string dir = PROBE_TARGET_DIR;
+#else
   const std::string dir = exe_dir();
   if (argc > 1) {
     std::string act = argv[1];
-    std::string outcome = run_act(act, dir);
+    std::string outcome = run_act(act, dir, false);
     std::printf("%s: %s\n", act.c_str(), json_escape(outcome).c_str());
     return 0;
   }
   std::string name = exe_path();
   name = name.substr(name.rfind('/') + 1);
-  std::string act = name.rfind("probe-", 0) == 0 ? name.substr(6) : "none";
-  std::string outcome = json_escape(run_act(act, dir));
+  const std::string act = name.rfind("probe-", 0) == 0 ? name.substr(6) : "none";
+#endif
+  std::string outcome = json_escape(run_act(act, dir, true));
   std::fprintf(stderr, "%s: %s\n", act.c_str(), outcome.c_str());
   return serve_dpp(act, outcome);
 }
