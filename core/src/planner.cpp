@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/beneath.h"
+#include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
 #include "dot/core/target.h"
 #include "dot/dpp/hello.h"
@@ -146,10 +147,17 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   ho.exec_fd = pinned.exec_fd.get();
   ho.stage_dir = stage.path();
   ho.spawn.argv = {"dot-plugin"};
-  if (options.containment) {
-    ho.spawn.pre_exec = options.containment->pre_exec;
-    ho.spawn.pre_exec_ctx = options.containment->ctx;
-    ho.spawn.pre_exec_what = options.containment->what;
+  // Process assurance: containment for this descriptor and this stage. It
+  // must outlive the spawn (the child reads it between fork and exec).
+  std::optional<Sandbox> sandbox;
+  if (options.consent == Assurance::Process) {
+    SandboxPolicy policy;
+    policy.executable_fd = pinned.exec_fd.get();
+    policy.executable_path = root.layout().plugin_copy;
+    policy.stage_dir = stage.path();
+    DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
+    sandbox.emplace(std::move(prepared));
+    DOT_TRY(sandbox->apply_to(ho.spawn));
   }
   ho.limits.deadline = options.deadline;
   DOT_TRY(check_interrupt());
@@ -160,7 +168,11 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   pinned.exec_fd.reset();
 
   DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
-  dpp::InitializeParams sent = dpp::hello::initialize_params(manifest.assurance, nonce);
+  // "process" is sent only because core installed the containment itself.
+  const std::string_view assurance = sandbox ? dpp::hello::kAssuranceProcess : dpp::hello::kAssuranceAudit;
+  if (assurance != manifest.assurance)
+    return make_error(Code::Internal, "assurance", "negotiated assurance differs from the manifest's");
+  dpp::InitializeParams sent = dpp::hello::initialize_params(assurance, nonce);
   DOT_ASSIGN_OR_RETURN(dpp::InitializeResult echo, call(s.initialize(sent)));
   DOT_TRY(dpp::hello::check_identity(sent, echo, manifest.id));
   DOT_ASSIGN_OR_RETURN(dpp::PlanResult proposed, call(s.plan()));
@@ -227,10 +239,8 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
     return make_error(Code::RecoveryRequired, "unfinished",
                       fmt::format("transaction {} is {}: run `dot-core recover` (or `dot-core retry-effects`) first",
                                   unfinished.front().plan_id, store::state_name(unfinished.front().state)));
-  if (options.consent == Assurance::Process && !options.containment)
-    return make_error(Code::SandboxUnavailable, "containment",
-                      "--require-process-sandbox: this build has no process containment layer, refusing to run the "
-                      "plugin (fail closed)");
+  // Before anything is recorded: a kernel without a layer never starts the plugin.
+  if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
   DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
   if (!rec) return make_error(Code::Policy, "no_plugin", "no plugin is registered; run `dot-core register` first");
   DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec->manifest));
@@ -238,6 +248,10 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
     return make_error(Code::Policy, "assurance",
                       "the plugin is registered with process assurance: audit consent never satisfies it; use "
                       "--require-process-sandbox");
+  if (manifest.assurance == "audit" && options.consent == Assurance::Process)
+    return make_error(Code::Policy, "assurance",
+                      "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
+                      "with --assurance process to run it under --require-process-sandbox");
 
   store::ProposalStart start;
   start.plugin_id = manifest.id;

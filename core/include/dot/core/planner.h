@@ -27,22 +27,14 @@
 
 namespace dot::core {
 
-// The one place the plugin is spawned takes an optional containment layer:
-// a pre-exec hook run in the child just before exec (async-signal-safe,
-// returns 0 or an errno), as dot::SpawnOptions::pre_exec describes.
-struct Containment {
-  int (*pre_exec)(void* ctx) = nullptr;
-  void* ctx = nullptr;
-  const char* what = "process containment";
-};
-
 struct PlanOptions {
   // What the user asked for: --allow-audit-plugin (Audit) or
-  // --require-process-sandbox (Process).
+  // --require-process-sandbox (Process). It must match the manifest's
+  // assurance (DOT_E_POLICY otherwise). Process runs the plugin inside
+  // dot::Sandbox (base/sandbox.h), prepared for the pinned descriptor and this
+  // plan's stage; a kernel without a layer fails closed with
+  // DOT_E_SANDBOX_UNAVAILABLE before anything is recorded or started.
   Assurance consent = Assurance::Audit;
-  // Required for Process; without it a Process plan fails closed with
-  // DOT_E_SANDBOX_UNAVAILABLE before anything runs.
-  std::optional<Containment> containment;
   std::chrono::milliseconds deadline{5000};
   // Signals: the plugin's group is killed on SIGINT/SIGTERM.
   InterruptGuard* interrupt = nullptr;
