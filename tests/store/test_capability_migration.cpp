@@ -9,6 +9,7 @@
 #include <map>
 #include <regex>
 
+#include "dot/base/jcs.h"
 #include "dot/store/root.h"
 #include "helpers.h"
 #include "run_cli.h"
@@ -117,6 +118,10 @@ TEST_P(capability, FixtureMigratesWithPlanIdsUnchanged) {
     EXPECT_EQ(pinned[id], row.plan_id);
     EXPECT_EQ(sha256_hex(row.canonical), row.plan_id);
     EXPECT_EQ(row.canonical.find("\"effects\""), std::string::npos);
+    // The stored bytes are the canonical (JCS hello profile) form of themselves.
+    auto canonical = jcs::canonicalize_text(row.canonical, jcs::Profile::Hello);
+    ASSERT_OK(canonical);
+    EXPECT_EQ(*canonical, row.canonical);
     auto plan = store->load_sealed(id);
     ASSERT_OK(plan);
     EXPECT_EQ(plan->plan_id, row.plan_id);

@@ -1,0 +1,340 @@
+// Store timings, measured side by side in one run (medians of interleaved
+// runs; the machine is shared, so ratios matter more than absolute times).
+//
+//   bench_store record [ROUNDS]       seal() vs one fsync'd SQLite commit of the same bytes
+//   bench_store populate ROOT N       a new root holding N sealed transactions
+//   bench_store cli ROOT DOT_CORE [RUNS]
+//                                     `dot-core inspect list --limit 50` and `inspect show`
+//                                     as whole processes, against the populated root
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+#include "dot/store/root.h"
+#include "dot/store/store.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using dot::store::Store;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+[[noreturn]] void die(const std::string& what) {
+  std::fprintf(stderr, "bench_store: %s\n", what.c_str());
+  std::exit(1);
+}
+
+template <typename R>
+void must(const R& r, const char* what) {
+  if (!r.ok()) die(fmt::format("{}: {}", what, r.error().line()));
+}
+
+// A hello-sized sealed plan: ~1.3 KiB of plan bytes and two small artifacts.
+dot::store::SealInput plan_input(long n) {
+  dot::store::SealInput in;
+  in.proposal_id = dot::sha256_hex(fmt::format("proposal {}", n));
+  std::string ops;
+  const char* names[] = {"hello.txt", "welcome.txt"};
+  for (int i = 0; i < 2; ++i) {
+    dot::store::Blob a;
+    a.slot = static_cast<std::uint32_t>(i);
+    a.bytes = fmt::format("{} from plan {}\n", i ? "Welcome" : "Hello", n);
+    a.sha256 = dot::sha256_hex(a.bytes);
+    in.operations.push_back({names[i], "", a.sha256});
+    in.artifacts.push_back(a);
+    ops += fmt::format(
+        "{}{{\"after\":{{\"exists\":true,\"gid\":0,\"mode\":384,\"sha256\":\"{}\",\"uid\":0}},"
+        "\"before\":{{\"exists\":false,\"gid\":0,\"mode\":0,\"sha256\":\"\",\"uid\":0}},\"name\":\"{}\"}}",
+        i ? "," : "", a.sha256, names[i]);
+  }
+  in.canonical_plan = fmt::format(
+      "{{\"effects\":[{{\"failure_policy\":\"required\",\"kind\":\"sync\",\"target\":\"managed-root\"}}],"
+      "\"nonce\":\"{}\",\"operations\":[{}],\"plugin_digest\":\"{}\",\"proposal_id\":\"{}\",\"root_id\":\"{}\","
+      "\"version\":1}}",
+      dot::sha256_hex(fmt::format("nonce {}", n)), ops, std::string(64, 'd'), in.proposal_id, std::string(64, 'a'));
+  in.plan_id = dot::sha256_hex(in.canonical_plan);
+  in.effect_count = 1;
+  return in;
+}
+
+std::size_t input_bytes(const dot::store::SealInput& in) {
+  std::size_t n = in.canonical_plan.size();
+  for (const auto& a : in.artifacts) n += a.bytes.size();
+  return n;
+}
+
+void exec_or_die(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) die(fmt::format("{}: {}", sql, err ? err : "?"));
+}
+
+int cmd_record(int rounds) {
+  std::string dir = (std::filesystem::temp_directory_path() / fmt::format("bench-store-{}", ::getpid())).string();
+  std::filesystem::create_directories(dir);
+  auto store = Store::create(dir + "/store.db", std::string(64, 'a'));
+  must(store, "create");
+  // The floor: the same bytes as one row, one fsync'd commit, same pragmas.
+  sqlite3* raw = nullptr;
+  if (sqlite3_open((dir + "/floor.db").c_str(), &raw) != SQLITE_OK) die("open floor.db");
+  exec_or_die(raw, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                   "CREATE TABLE t (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)");
+  sqlite3_stmt* ins = nullptr;
+  sqlite3_prepare_v2(raw, "INSERT INTO t (bytes) VALUES (?1)", -1, &ins, nullptr);
+
+  std::vector<double> seal_ms, full_ms, floor_ms;
+  std::size_t bytes = 0;
+  for (int r = 0; r < rounds + 3; ++r) {  // 3 warm-up rounds
+    auto in = plan_input(r);
+    bytes = input_bytes(in);
+    std::string blob(bytes, 'x');
+    // Interleave the floor and the store so load changes hit both alike.
+    auto t0 = Clock::now();
+    exec_or_die(raw, "BEGIN");
+    sqlite3_bind_blob(ins, 1, blob.data(), static_cast<int>(blob.size()), SQLITE_STATIC);
+    if (sqlite3_step(ins) != SQLITE_DONE) die("floor insert");
+    sqlite3_reset(ins);
+    exec_or_die(raw, "COMMIT");
+    double f = ms_since(t0);
+
+    auto t1 = Clock::now();
+    auto id = store->begin_proposal({"org.dot.hello", std::string(64, 'd'), 0});
+    must(id, "begin_proposal");
+    auto t2 = Clock::now();
+    must(store->seal(*id, in), "seal");
+    double s = ms_since(t2);
+    double whole = ms_since(t1);
+    if (r >= 3) {
+      floor_ms.push_back(f);
+      seal_ms.push_back(s);
+      full_ms.push_back(whole);
+    }
+  }
+  sqlite3_finalize(ins);
+  sqlite3_close(raw);
+  std::filesystem::remove_all(dir);
+  double fl = median(floor_ms), se = median(seal_ms), fu = median(full_ms);
+  std::printf("record: %d rounds, %zu bytes per plan (plan + artifacts)\n", rounds, bytes);
+  std::printf("  floor: one fsync'd SQLite commit of %zu bytes   median %.3f ms\n", bytes, fl);
+  std::printf("  seal(): sealed plan, 2 operations, 2 artifacts, event   median %.3f ms  ratio %.2fx\n", se, se / fl);
+  std::printf("  begin_proposal() + seal() (two commits)             median %.3f ms  ratio %.2fx\n", fu, fu / fl);
+  return 0;
+}
+
+// Writes the rows seal() and the later transitions write, in bulk (one SQLite
+// transaction) so 100,000 transactions take seconds, not the hours of one
+// fsync per commit. States follow a realistic mix: mostly DONE.
+int cmd_populate(const std::string& root, long n) {
+  auto init = dot::store::init_root(root);
+  must(init, "init");
+  sqlite3* db = nullptr;
+  if (sqlite3_open(init->layout.database.c_str(), &db) != SQLITE_OK) die("open");
+  exec_or_die(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; BEGIN");
+  auto prep = [&](const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) die(sql);
+    return s;
+  };
+  sqlite3_stmt* txn = prep(
+      "INSERT INTO txn (id, state, plugin_id, plugin_digest, proposal_id, plan_id, created_at_ms, updated_at_ms, "
+      "finished_at_ms, operation_count) VALUES (?1, ?2, 'org.dot.hello', ?3, ?4, ?5, ?6, ?6, ?6, 2)");
+  sqlite3_stmt* plan = prep("INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count) VALUES (?1, ?2, ?3, 1)");
+  sqlite3_stmt* op = prep("INSERT INTO operation VALUES (?1, ?2, ?3, '', ?4)");
+  sqlite3_stmt* art = prep("INSERT INTO artifact VALUES (?1, ?2, ?3, ?4)");
+  sqlite3_stmt* ev = prep("INSERT INTO event (txn_id, state, at_ms) VALUES (?1, ?2, ?3)");
+  sqlite3_stmt* eff = prep("INSERT INTO effect VALUES (?1, 0, 'SUCCEEDED', ?2, 1, ?3, NULL, NULL)");
+  sqlite3_stmt* bak = prep("INSERT INTO backup VALUES (?1, ?2, 0, CAST('' AS BLOB), '')");
+  auto step = [&](sqlite3_stmt* s) {
+    if (sqlite3_step(s) != SQLITE_DONE) die(sqlite3_errmsg(db));
+    sqlite3_reset(s);
+  };
+  std::string digest(64, 'd');
+  long long t0 = dot::store::now_ms() - n * 1000LL;
+  for (long i = 1; i <= n; ++i) {
+    auto in = plan_input(i);
+    bool done = i % 10 != 0;  // every tenth stays SEALED
+    long long at = t0 + i * 1000LL;
+    sqlite3_bind_int64(txn, 1, i);
+    sqlite3_bind_text(txn, 2, done ? "DONE" : "SEALED", -1, SQLITE_STATIC);
+    sqlite3_bind_text(txn, 3, digest.c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(txn, 4, in.proposal_id.c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_text(txn, 5, in.plan_id.c_str(), -1, SQLITE_STATIC);
+    sqlite3_bind_int64(txn, 6, at);
+    step(txn);
+    sqlite3_bind_int64(plan, 1, i);
+    sqlite3_bind_blob(plan, 2, in.canonical_plan.data(), static_cast<int>(in.canonical_plan.size()), SQLITE_STATIC);
+    sqlite3_bind_int64(plan, 3, at);
+    step(plan);
+    for (int s = 0; s < 2; ++s) {
+      const auto& a = in.artifacts[static_cast<std::size_t>(s)];
+      sqlite3_bind_int64(op, 1, i);
+      sqlite3_bind_int(op, 2, s);
+      sqlite3_bind_text(op, 3, in.operations[static_cast<std::size_t>(s)].name.c_str(), -1, SQLITE_STATIC);
+      sqlite3_bind_text(op, 4, a.sha256.c_str(), -1, SQLITE_STATIC);
+      step(op);
+      sqlite3_bind_int64(art, 1, i);
+      sqlite3_bind_int(art, 2, s);
+      sqlite3_bind_blob(art, 3, a.bytes.data(), static_cast<int>(a.bytes.size()), SQLITE_STATIC);
+      sqlite3_bind_text(art, 4, a.sha256.c_str(), -1, SQLITE_STATIC);
+      step(art);
+      if (done) {
+        sqlite3_bind_int64(bak, 1, i);
+        sqlite3_bind_int(bak, 2, s);
+        step(bak);
+      }
+    }
+    const char* hist_done[] = {"PROPOSING", "SEALED", "PREPARED", "COMMITTING", "COMMITTED", "DONE"};
+    const char* hist_sealed[] = {"PROPOSING", "SEALED"};
+    const char** hist = done ? hist_done : hist_sealed;
+    int len = done ? 6 : 2;
+    for (int k = 0; k < len; ++k) {
+      sqlite3_bind_int64(ev, 1, i);
+      sqlite3_bind_text(ev, 2, hist[k], -1, SQLITE_STATIC);
+      sqlite3_bind_int64(ev, 3, at + k);
+      step(ev);
+    }
+    if (done) {
+      std::string key = dot::store::effect_idempotency_key(in.plan_id, 0);
+      sqlite3_bind_int64(eff, 1, i);
+      sqlite3_bind_text(eff, 2, key.c_str(), -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64(eff, 3, at);
+      step(eff);
+    }
+  }
+  for (auto* s : {txn, plan, op, art, ev, eff, bak}) sqlite3_finalize(s);
+  exec_or_die(db, "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);");
+  sqlite3_close(db);
+  auto check = Store::open(init->layout.database);
+  must(check, "reopen");
+  auto count = check->count();
+  must(count, "count");
+  auto last = check->summary(n / 2);
+  must(last, "summary");
+  std::printf("populated %s: %zu transactions; a plan id in the middle: %s\n", root.c_str(), *count,
+              last->plan_id.c_str());
+  return 0;
+}
+
+double time_process(const std::vector<std::string>& argv) {
+  auto t0 = Clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  double ms = ms_since(t0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die(fmt::format("{} failed", argv[1]));
+  return ms;
+}
+
+int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
+  auto layout = dot::store::RootLayout::for_root(root);
+  std::string prefix;
+  std::size_t count = 0;
+  {
+    dot::store::OpenOptions o;
+    o.read_only = true;
+    auto s = Store::open(layout.database, o);
+    must(s, "open");
+    auto c = s->count();
+    must(c, "count");
+    count = *c;
+    auto mid = s->summary(static_cast<dot::store::TxnId>(count / 2));
+    must(mid, "summary");
+    prefix = mid->plan_id.substr(0, 12);
+  }
+  std::vector<double> list_ms, list_json_ms, show_ms, show_json_ms, version_ms, true_ms;
+  for (int r = 0; r < runs + 2; ++r) {
+    double tr = time_process({"/bin/true", "true"});
+    double v = time_process({dot_core, "version"});
+    double l = time_process({dot_core, "inspect", "list", "--root", root, "--limit", "50"});
+    double lj = time_process({dot_core, "inspect", "list", "--root", root, "--limit", "50", "--json"});
+    double s = time_process({dot_core, "inspect", "show", "--root", root, prefix});
+    double sj = time_process({dot_core, "inspect", "show", "--root", root, prefix, "--json"});
+    if (r < 2) continue;
+    true_ms.push_back(tr);
+    version_ms.push_back(v);
+    list_ms.push_back(l);
+    list_json_ms.push_back(lj);
+    show_ms.push_back(s);
+    show_json_ms.push_back(sj);
+  }
+  // The same work in-process (open read-only, query, close): what the store
+  // itself costs, without process start-up and dynamic linking.
+  std::vector<double> api_list_ms, api_show_ms;
+  for (int r = 0; r < runs * 10; ++r) {
+    dot::store::OpenOptions o;
+    o.read_only = true;
+    auto t0 = Clock::now();
+    {
+      auto s = Store::open(layout.database, o);
+      must(s, "open");
+      auto rows = s->list({std::nullopt, 50});
+      must(rows, "list");
+      if (rows->size() != 50) die("list returned fewer rows");
+    }
+    api_list_ms.push_back(ms_since(t0));
+    auto t1 = Clock::now();
+    {
+      auto s = Store::open(layout.database, o);
+      must(s, "open");
+      auto id = s->find(prefix);
+      must(id, "find");
+      auto d = s->detail(*id);
+      must(d, "detail");
+    }
+    api_show_ms.push_back(ms_since(t1));
+  }
+  std::printf("api: %zu stored transactions, %d runs, open + query + close in-process\n", count, runs * 10);
+  std::printf("  Store::open + list(limit 50)                median %.3f ms\n", median(api_list_ms));
+  std::printf("  Store::open + find(prefix) + detail         median %.3f ms\n", median(api_show_ms));
+  std::printf("cli: %zu stored transactions, %d interleaved runs, whole processes\n", count, runs);
+  std::printf("  /bin/true (fork + exec + wait floor)        median %.3f ms\n", median(true_ms));
+  std::printf("  dot-core version (dot-core start-up floor)  median %.3f ms\n", median(version_ms));
+  std::printf("  inspect list --limit 50                     median %.3f ms\n", median(list_ms));
+  std::printf("  inspect list --limit 50 --json              median %.3f ms\n", median(list_json_ms));
+  std::printf("  inspect show %s                   median %.3f ms\n", prefix.c_str(), median(show_ms));
+  std::printf("  inspect show %s --json            median %.3f ms\n", prefix.c_str(), median(show_json_ms));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> a(argv + 1, argv + argc);
+  if (!a.empty() && a[0] == "record") return cmd_record(a.size() > 1 ? std::atoi(a[1].c_str()) : 200);
+  if (a.size() == 3 && a[0] == "populate") return cmd_populate(a[1], std::atol(a[2].c_str()));
+  if (a.size() >= 3 && a[0] == "cli") return cmd_cli(a[1], a[2], a.size() > 3 ? std::atoi(a[3].c_str()) : 30);
+  std::fprintf(stderr,
+               "usage: bench_store record [ROUNDS]\n"
+               "       bench_store populate ROOT N\n"
+               "       bench_store cli ROOT DOT_CORE [RUNS]\n");
+  return 2;
+}
