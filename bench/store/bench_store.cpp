@@ -8,6 +8,7 @@
 //                                     as whole processes, against the populated root
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -235,7 +236,12 @@ int cmd_populate(const std::string& root, long n) {
   return 0;
 }
 
-double time_process(const std::vector<std::string>& argv) {
+struct ProcTime {
+  double wall_ms;
+  double cpu_ms;  // user + system time of the child: what load does not inflate
+};
+
+ProcTime time_process(const std::vector<std::string>& argv) {
   auto t0 = Clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -248,10 +254,12 @@ double time_process(const std::vector<std::string>& argv) {
     ::_exit(127);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  struct rusage ru{};
+  ::wait4(pid, &status, 0, &ru);
   double ms = ms_since(t0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die(fmt::format("{} failed", argv[1]));
-  return ms;
+  auto tv_ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1000.0 + tv.tv_usec / 1000.0; };
+  return {ms, tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime)};
 }
 
 int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
@@ -269,22 +277,6 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
     auto mid = s->summary(static_cast<dot::store::TxnId>(count / 2));
     must(mid, "summary");
     prefix = mid->plan_id.substr(0, 12);
-  }
-  std::vector<double> list_ms, list_json_ms, show_ms, show_json_ms, version_ms, true_ms;
-  for (int r = 0; r < runs + 2; ++r) {
-    double tr = time_process({"/bin/true", "true"});
-    double v = time_process({dot_core, "version"});
-    double l = time_process({dot_core, "inspect", "list", "--root", root, "--limit", "50"});
-    double lj = time_process({dot_core, "inspect", "list", "--root", root, "--limit", "50", "--json"});
-    double s = time_process({dot_core, "inspect", "show", "--root", root, prefix});
-    double sj = time_process({dot_core, "inspect", "show", "--root", root, prefix, "--json"});
-    if (r < 2) continue;
-    true_ms.push_back(tr);
-    version_ms.push_back(v);
-    list_ms.push_back(l);
-    list_json_ms.push_back(lj);
-    show_ms.push_back(s);
-    show_json_ms.push_back(sj);
   }
   // The same work in-process (open read-only, query, close): what the store
   // itself costs, without process start-up and dynamic linking.
@@ -315,13 +307,33 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
   std::printf("api: %zu stored transactions, %d runs, open + query + close in-process\n", count, runs * 10);
   std::printf("  Store::open + list(limit 50)                median %.3f ms\n", median(api_list_ms));
   std::printf("  Store::open + find(prefix) + detail         median %.3f ms\n", median(api_show_ms));
-  std::printf("cli: %zu stored transactions, %d interleaved runs, whole processes\n", count, runs);
-  std::printf("  /bin/true (fork + exec + wait floor)        median %.3f ms\n", median(true_ms));
-  std::printf("  dot-core version (dot-core start-up floor)  median %.3f ms\n", median(version_ms));
-  std::printf("  inspect list --limit 50                     median %.3f ms\n", median(list_ms));
-  std::printf("  inspect list --limit 50 --json              median %.3f ms\n", median(list_json_ms));
-  std::printf("  inspect show %s                   median %.3f ms\n", prefix.c_str(), median(show_ms));
-  std::printf("  inspect show %s --json            median %.3f ms\n", prefix.c_str(), median(show_json_ms));
+
+  struct Case {
+    const char* label;
+    std::vector<std::string> argv;
+    std::vector<double> wall, cpu;
+  };
+  std::vector<Case> cases = {
+      {"/bin/true (fork + exec + wait floor)", {"/bin/true", "true"}, {}, {}},
+      {"dot-core version (dot-core start-up floor)", {dot_core, "version"}, {}, {}},
+      {"inspect list --limit 50", {dot_core, "inspect", "list", "--root", root, "--limit", "50"}, {}, {}},
+      {"inspect list --limit 50 --json", {dot_core, "inspect", "list", "--root", root, "--limit", "50", "--json"}, {}, {}},
+      {"inspect show PREFIX", {dot_core, "inspect", "show", "--root", root, prefix}, {}, {}},
+      {"inspect show PREFIX --json", {dot_core, "inspect", "show", "--root", root, prefix, "--json"}, {}, {}},
+  };
+  for (int r = 0; r < runs + 2; ++r) {
+    for (auto& c : cases) {
+      ProcTime t = time_process(c.argv);
+      if (r < 2) continue;  // warm-up
+      c.wall.push_back(t.wall_ms);
+      c.cpu.push_back(t.cpu_ms);
+    }
+  }
+  std::printf("cli: %zu stored transactions, %d interleaved runs, whole processes (show PREFIX = %s)\n", count, runs,
+              prefix.c_str());
+  std::printf("  %-44s %12s %12s\n", "", "wall median", "cpu median");
+  for (const auto& c : cases)
+    std::printf("  %-44s %9.3f ms %9.3f ms\n", c.label, median(c.wall), median(c.cpu));
   return 0;
 }
 
