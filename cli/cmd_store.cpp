@@ -75,13 +75,9 @@ void time_or_null(std::string& out, std::int64_t ms) {
 }
 
 // What `status` shows: the stored state, refined for COMMITTED by its ledger.
-std::string status_of(const TxnSummary& t, const std::vector<store::EffectEntry>* effects) {
+std::string status_of(const TxnSummary& t) {
   if (t.state != State::Committed || !t.effect_count) return std::string(store::state_name(t.state));
-  if (effects) {
-    for (const auto& e : *effects)
-      if (e.state == store::EffectState::Failed) return "POST_COMMIT_FAILED";
-  }
-  return "POST_COMMIT_PENDING";
+  return t.effect_failed ? "POST_COMMIT_FAILED" : "POST_COMMIT_PENDING";
 }
 
 void summary_fields(std::string& out, const TxnSummary& t) {
@@ -131,7 +127,7 @@ std::string show_json(const TxnDetail& d) {
   std::string out = "{";
   summary_fields(out, d.summary);
   key(out, "status");
-  str(out, status_of(d.summary, &d.effects));
+  str(out, status_of(d.summary));
   key(out, "plugin_digest");
   str_or_null(out, d.plugin_digest);
   key(out, "started_at");
@@ -371,7 +367,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
       out += '{';
       summary_fields(out, (*rows)[i]);
       key(out, "status");
-      str(out, status_of((*rows)[i], nullptr));
+      str(out, status_of((*rows)[i]));
       out += '}';
     }
     out += "]\n";
@@ -399,7 +395,7 @@ int run_show(const CommonOptions& o, const std::string& id) {
       {"plan", s.plan_id.empty() ? "-" : s.plan_id},
       {"proposal", s.proposal_id.empty() ? "-" : s.proposal_id},
       {"state", std::string(store::state_name(s.state))},
-      {"status", status_of(s, &d->effects)},
+      {"status", status_of(s)},
       {"plugin", s.plugin_id + (d->plugin_digest.empty() ? "" : " sha256:" + d->plugin_digest)},
       {"created", format_time_ms(s.created_at_ms)},
       {"updated", format_time_ms(s.updated_at_ms)},

@@ -30,7 +30,8 @@ struct Store::Impl {
 // string literals (the statement cache is keyed by their address).
 #define DOT_STORE_SUMMARY_COLUMNS \
     "txn.id, txn.state, txn.plan_id, txn.proposal_id, txn.plugin_id, txn.created_at_ms, " \
-    "txn.updated_at_ms, txn.error_code, txn.operation_count, plan.effect_count, txn.pruned "
+    "txn.updated_at_ms, txn.error_code, txn.operation_count, plan.effect_count, txn.pruned, " \
+    "EXISTS (SELECT 1 FROM effect WHERE effect.txn_id = txn.id AND effect.state = 'FAILED') "
 
 // Reads a row selected with DOT_STORE_SUMMARY_COLUMNS.
 Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s);

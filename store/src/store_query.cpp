@@ -28,6 +28,7 @@ Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s) {
   t.operation_count = static_cast<std::uint32_t>(s.i64(8));
   if (!s.is_null(9)) t.effect_count = static_cast<std::uint32_t>(s.i64(9));
   t.pruned = s.i64(10) != 0;
+  t.effect_failed = s.i64(11) != 0;
   return t;
 }
 

@@ -87,7 +87,7 @@ TEST_F(StoreCli, ListFiltersByStateAndLimits) {
   auto doc = json::parse(r.out);
   ASSERT_OK(doc);
   ASSERT_EQ(doc->root().size(), 1u);
-  EXPECT_EQ((*doc->root().elements().begin()).find("status")->as_string(), "POST_COMMIT_PENDING");
+  EXPECT_EQ((*doc->root().elements().begin()).find("status")->as_string(), "POST_COMMIT_FAILED");
   auto none = run({"inspect", "list", "--root", layout.root, "--json", "--state", "DONE"});
   EXPECT_EQ(none.out, "[]\n");
   auto one = run({"inspect", "list", "--root", layout.root, "--json", "--limit", "1"});

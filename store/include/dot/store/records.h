@@ -96,6 +96,7 @@ struct TxnSummary {
   std::uint32_t operation_count = 0;
   std::optional<std::uint32_t> effect_count;  // nullopt: pre-capability or not sealed
   bool pruned = false;         // blobs and events dropped by `store prune`
+  bool effect_failed = false;  // some ledger entry is FAILED (POST_COMMIT_FAILED)
 };
 
 // Everything `inspect show` prints.
