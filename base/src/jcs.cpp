@@ -34,25 +34,6 @@ namespace {
 
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1
 
-// Object member order of RFC 8785: UTF-16 code units. UTF-8 byte order is
-// code point order, which differs from UTF-16 order only between astral
-// characters (surrogate pairs, D800-DFFF) and BMP characters U+E000-U+FFFF.
-bool utf16_less(std::string_view a, std::string_view b) {
-  std::size_t n = std::min(a.size(), b.size());
-  std::size_t k = 0;
-  while (k < n && a[k] == b[k]) ++k;
-  if (k == n) return a.size() < b.size();
-  auto la = static_cast<unsigned char>(a[k]);
-  auto lb = static_cast<unsigned char>(b[k]);
-  // With an equal prefix, k is either inside one code point of the same
-  // length in both (continuation bytes: byte order holds) or at a boundary.
-  bool astral_a = la >= 0xF0, astral_b = lb >= 0xF0;
-  bool high_bmp_a = la == 0xEE || la == 0xEF, high_bmp_b = lb == 0xEE || lb == 0xEF;
-  if (astral_a && high_bmp_b) return true;
-  if (high_bmp_a && astral_b) return false;
-  return la < lb;
-}
-
 Error violation(std::string kind, std::optional<std::uint64_t> offset, std::string detail) {
   return Error{Code::Validation, std::move(kind), std::move(detail), offset};
 }
@@ -148,7 +129,7 @@ class ValueWriter {
         std::size_t base = members_.size();
         for (json::Member m : v.members()) members_.push_back(MemberRef{m.key, m.key_offset, m.value});
         auto first = members_.begin() + static_cast<std::ptrdiff_t>(base);
-        std::sort(first, members_.end(), [](const MemberRef& x, const MemberRef& y) { return utf16_less(x.key, y.key); });
+        std::sort(first, members_.end(), [](const MemberRef& x, const MemberRef& y) { return json::detail::utf16_less(x.key, y.key); });
         stack_.push_back(Frame{true, base, 0, members_.size() - base, {}});
         return {};
       }
@@ -252,7 +233,7 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
         DOT_TRY(check_utf8(kv.first));
         order.push_back(&kv);
       }
-      std::sort(order.begin(), order.end(), [](auto* x, auto* y) { return utf16_less(x->first, y->first); });
+      std::sort(order.begin(), order.end(), [](auto* x, auto* y) { return json::detail::utf16_less(x->first, y->first); });
       out += '{';
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (i > 0) {
@@ -284,7 +265,14 @@ Result<std::string> canonicalize(json::Value value, Profile profile) {
 }
 
 Result<std::string> canonicalize_text(std::string_view json_text, Profile profile, const json::ReadLimits& limits) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(json_text, limits));
+  json::Parser parser;
+  // The hello profile needs number spellings (-0, 1.0), which only the
+  // Document keeps; the others are written from the tape when all is well.
+  if (profile != Profile::Hello) {
+    std::string out;
+    if (parser.canonical_fast(json_text, limits, profile == Profile::Metewand, out)) return out;
+  }
+  DOT_ASSIGN_OR_RETURN(json::Document doc, parser.parse(json_text, limits));
   return canonicalize(doc.root(), profile);
 }
 

@@ -2,7 +2,8 @@
 // strings (RFC 8785 escaping). Everything else in jcs.cpp builds on these.
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <cstdint>
+#include <cstring>
 
 #include "dot/base/jcs.h"
 
@@ -23,7 +24,13 @@ void append_number(std::string& out, double value) {
   std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
   auto epos = sci.find('e');
   std::string_view mant = sci.substr(0, epos);
-  int exp10 = std::atoi(std::string(sci.substr(epos + 1)).c_str());
+  int exp10 = 0;
+  {
+    std::string_view e = sci.substr(epos + 1);  // "+21", "-7"
+    bool negative = e[0] == '-';
+    for (char c : e.substr(1)) exp10 = exp10 * 10 + (c - '0');
+    if (negative) exp10 = -exp10;
+  }
   char digits[32];
   int k = 0;
   for (char c : mant)
@@ -56,14 +63,44 @@ void append_number(std::string& out, double value) {
   }
 }
 
+namespace {
+// True when some byte of `w` is below 0x20, a quote or a backslash (SWAR:
+// the classic "has a byte less than n" and "has a zero byte" tests).
+inline bool needs_escape(std::uint64_t w) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+  std::uint64_t below = (w - kOnes * 0x20) & ~w;
+  std::uint64_t q = w ^ (kOnes * '"');
+  std::uint64_t b = w ^ (kOnes * '\\');
+  std::uint64_t quote = (q - kOnes) & ~q;
+  std::uint64_t backslash = (b - kOnes) & ~b;
+  return ((below | quote | backslash) & kHigh) != 0;
+}
+}  // namespace
+
 void append_string(std::string& out, std::string_view utf8) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
+  const char* p = utf8.data();
+  std::size_t n = utf8.size();
   std::size_t run = 0;  // start of the pending run of bytes copied verbatim
-  for (std::size_t i = 0; i < utf8.size(); ++i) {
-    auto c = static_cast<unsigned char>(utf8[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(utf8.data() + run, i - run);
+  std::size_t i = 0;
+  while (i < n) {
+    // Skip 8 plain bytes at a time; most strings have nothing to escape.
+    if (i + 8 <= n) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, sizeof w);
+      if (!needs_escape(w)) {
+        i += 8;
+        continue;
+      }
+    }
+    auto c = static_cast<unsigned char>(p[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    out.append(p + run, i - run);
     run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
@@ -73,13 +110,14 @@ void append_string(std::string& out, std::string_view utf8) {
       case '\n': out += "\\n"; break;
       case '\f': out += "\\f"; break;
       case '\r': out += "\\r"; break;
-      default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xf];
+      default: {
+        char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xf]};
+        out.append(esc, sizeof esc);
+      }
     }
+    ++i;
   }
-  out.append(utf8.data() + run, utf8.size() - run);
+  out.append(p + run, n - run);
   out += '"';
 }
 

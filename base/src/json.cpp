@@ -8,10 +8,12 @@
 // are those of simdjson 3.x (documented in its doc/tape.md); the differential
 // fuzz target fuzz_json_paths checks the two paths build identical trees.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include <simdjson.h>
 
+#include "dot/base/jcs.h"
 #include "json_internal.h"
 
 static_assert(simdjson::SIMDJSON_VERSION_MAJOR == 3,
@@ -131,6 +133,19 @@ class FastPath {
     auto doc = parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false);
     if (doc.error() != simdjson::SUCCESS) return false;
     return impl ? walk<true>(impl) : walk<false>(nullptr);
+  }
+
+  // simdjson's parse alone (for the tape canonicalizer).
+  bool parse_only(const char* padded, std::size_t size, const ReadLimits& limits) {
+    src_ = padded;
+    size_ = size;
+    std::size_t depth_cap = std::min(limits.max_depth, size) + 2;
+    if (parser_.capacity() < std::max<std::size_t>(size, 1) || parser_.max_depth() < depth_cap) {
+      if (parser_.allocate(std::max<std::size_t>(size, 1), std::max(depth_cap, parser_.max_depth())) !=
+          simdjson::SUCCESS)
+        return false;
+    }
+    return parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false).error() == simdjson::SUCCESS;
   }
 
  private:
@@ -271,6 +286,142 @@ class FastPath {
   std::vector<KeyRef> scratch_;
 };
 
+// ---- canonical output straight from the tape ----
+//
+// RFC 8785 and Metewand output needs no source offsets or number spellings
+// unless something is wrong, so it is written from simdjson's tape without
+// building a Document. Anything unusual (an error of any kind, big integers,
+// a Metewand unsafe integer) returns false and the caller takes the
+// Document path, which produces the exact error.
+class TapeCanonicalizer {
+ public:
+  explicit TapeCanonicalizer(simdjson::dom::parser& parser) : parser_(parser) {}
+
+  bool run(std::size_t max_depth, bool metewand, std::string& out) {
+    tape_ = parser_.doc.tape.get();
+    strings_ = parser_.doc.string_buf.get();
+    metewand_ = metewand;
+    stack_.clear();
+    members_.clear();
+    std::size_t depth = 0;
+    if (!emit(1, depth, max_depth, out)) return false;
+    while (!stack_.empty()) {
+      Frame& f = stack_.back();
+      std::size_t value;
+      if (f.object) {
+        if (f.pos == f.count) {
+          out += '}';
+          members_.resize(f.base);
+          stack_.pop_back();
+          --depth;
+          continue;
+        }
+        if (f.pos > 0) out += ',';
+        const MemberRef& m = members_[f.base + f.pos];
+        jcs::append_string(out, m.key);
+        out += ':';
+        value = m.value;
+        ++f.pos;
+      } else {
+        if (f.next >= f.end) {
+          out += ']';
+          stack_.pop_back();
+          --depth;
+          continue;
+        }
+        if (f.pos > 0) out += ',';
+        value = f.next;
+        f.next = skip(value);
+        ++f.pos;
+      }
+      if (!emit(value, depth, max_depth, out)) return false;  // may push: f is stale now
+    }
+    return true;
+  }
+
+ private:
+  struct MemberRef {
+    std::string_view key;
+    std::size_t value;
+  };
+  struct Frame {
+    bool object;
+    std::size_t base, pos, count;  // objects: members_[base, base + count)
+    std::size_t next, end;         // arrays: next element's tape index, the ']' entry
+  };
+
+  std::string_view string_at(std::size_t t) const {
+    const std::uint8_t* p = strings_ + (tape_[t] & kPayloadMask);
+    std::uint32_t len;
+    std::memcpy(&len, p, sizeof len);
+    return std::string_view(reinterpret_cast<const char*>(p + sizeof len), len);
+  }
+
+  std::size_t skip(std::size_t v) const {
+    char vt = tape_type(tape_[v]);
+    if (vt == kTapeStartArray || vt == kTapeStartObject) return payload32(tape_[v]);
+    if (vt == kTapeInt64 || vt == kTapeUint64 || vt == kTapeDouble) return v + 2;
+    return v + 1;
+  }
+
+  bool emit(std::size_t t, std::size_t& depth, std::size_t max_depth, std::string& out) {
+    std::uint64_t word = tape_[t];
+    switch (tape_type(word)) {
+      case kTapeStartObject: {
+        if (++depth > max_depth) return false;
+        std::size_t base = members_.size();
+        std::size_t end = payload32(word) - 1;
+        for (std::size_t k = t + 1; k < end; k = skip(k + 1)) members_.push_back(MemberRef{string_at(k), k + 1});
+        auto first = members_.begin() + static_cast<std::ptrdiff_t>(base);
+        std::sort(first, members_.end(),
+                  [](const MemberRef& x, const MemberRef& y) { return detail::utf16_less(x.key, y.key); });
+        for (auto it = first; it + 1 < members_.end(); ++it)
+          if (it->key == (it + 1)->key) return false;  // duplicate: the precise reader reports it
+        out += '{';
+        stack_.push_back(Frame{true, base, 0, members_.size() - base, 0, 0});
+        return true;
+      }
+      case kTapeStartArray:
+        if (++depth > max_depth) return false;
+        out += '[';
+        stack_.push_back(Frame{false, 0, 0, 0, t + 1, payload32(word) - 1});
+        return true;
+      case kTapeString:
+        jcs::append_string(out, string_at(t));
+        return true;
+      case kTapeInt64:
+      case kTapeUint64:
+      case kTapeDouble: {
+        std::uint64_t bits = tape_[t + 1];
+        double d;
+        if (tape_type(word) == kTapeDouble) {
+          std::memcpy(&d, &bits, sizeof d);
+        } else if (tape_type(word) == kTapeUint64) {
+          d = static_cast<double>(bits);
+        } else {
+          std::int64_t i;
+          std::memcpy(&i, &bits, sizeof i);
+          d = static_cast<double>(i);
+        }
+        if (metewand_ && std::trunc(d) == d && std::fabs(d) > 9007199254740991.0) return false;
+        jcs::append_number(out, d);
+        return true;
+      }
+      case kTapeTrue: out += "true"; return true;
+      case kTapeFalse: out += "false"; return true;
+      case kTapeNull: out += "null"; return true;
+      default: return false;
+    }
+  }
+
+  simdjson::dom::parser& parser_;
+  const std::uint64_t* tape_ = nullptr;
+  const std::uint8_t* strings_ = nullptr;
+  bool metewand_ = false;
+  std::vector<Frame> stack_;
+  std::vector<MemberRef> members_;
+};
+
 Status quick_envelope(std::string_view bytes, const ReadLimits& limits) {
   std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
   if (bytes.size() > max || (bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF"))
@@ -292,6 +443,7 @@ std::unique_ptr<char[]> padded_copy(std::string_view bytes) {
 struct Parser::State {
   simdjson::dom::parser simdjson;
   FastPath fast{simdjson};
+  TapeCanonicalizer canonical{simdjson};
   std::unique_ptr<char[]> padded;  // validate()'s copy of the input, reused
   std::size_t padded_capacity = 0;
 };
@@ -326,6 +478,22 @@ Status Parser::validate(std::string_view bytes, const ReadLimits& limits) {
   impl.size = bytes.size();
   impl.source = padded_copy(bytes);
   return detail::parse_strict(impl, limits);
+}
+
+bool Parser::canonical_fast(std::string_view bytes, const ReadLimits& limits, bool metewand, std::string& out) {
+  std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
+  if (bytes.size() > max) return false;
+  std::size_t need = bytes.size() + simdjson::SIMDJSON_PADDING;
+  if (state_->padded_capacity < need) {
+    state_->padded = std::make_unique_for_overwrite<char[]>(need);
+    state_->padded_capacity = need;
+  }
+  if (!bytes.empty()) std::memcpy(state_->padded.get(), bytes.data(), bytes.size());
+  std::memset(state_->padded.get() + bytes.size(), 0, simdjson::SIMDJSON_PADDING);
+  if (!state_->fast.parse_only(state_->padded.get(), bytes.size(), limits)) return false;
+  out.clear();
+  out.reserve(bytes.size());
+  return state_->canonical.run(limits.max_depth, metewand, out);
 }
 
 // ---- Document ----

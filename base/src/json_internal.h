@@ -3,6 +3,7 @@
 // fast path in json.cpp and the precise reader in json_strict.cpp) and the
 // accessors. Not installed: only base/src includes it.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -121,6 +122,25 @@ std::size_t utf8_valid_prefix(std::string_view bytes) noexcept;
 
 // The checks that precede parsing: too_large, bom, utf8 (whole input).
 Status check_envelope(std::string_view bytes, const ReadLimits& limits);
+
+// Object member order of RFC 8785: UTF-16 code units. UTF-8 byte order is
+// code point order, which differs from UTF-16 order only between astral
+// characters (surrogate pairs, D800-DFFF) and BMP characters U+E000-U+FFFF.
+inline bool utf16_less(std::string_view a, std::string_view b) {
+  std::size_t n = std::min(a.size(), b.size());
+  std::size_t k = 0;
+  while (k < n && a[k] == b[k]) ++k;
+  if (k == n) return a.size() < b.size();
+  auto la = static_cast<unsigned char>(a[k]);
+  auto lb = static_cast<unsigned char>(b[k]);
+  // With an equal prefix, k is either inside one code point of the same
+  // length in both (continuation bytes: byte order holds) or at a boundary.
+  bool astral_a = la >= 0xF0, astral_b = lb >= 0xF0;
+  bool high_bmp_a = la == 0xEE || la == 0xEF, high_bmp_b = lb == 0xEE || lb == 0xEF;
+  if (astral_a && high_bmp_b) return true;
+  if (high_bmp_a && astral_b) return false;
+  return la < lb;
+}
 
 // The JSON string literal of `s` for error details, shortened when long.
 std::string quote_for_detail(std::string_view s);

@@ -144,6 +144,34 @@ TEST(JcsCanonicalize, Idempotent) {
   }
 }
 
+// canonicalize_text writes RFC 8785 and Metewand output straight from
+// simdjson's tape; it must agree with the Document path byte for byte and
+// refuse exactly what the Document path refuses, with the same error.
+TEST(JcsCanonicalize, TapePathAgreesWithDocumentPath) {
+  const char* docs[] = {
+      "{\"b\":[1,2.5,-0,1e21,1e-7],\"a\":{\"\\ud83d\\ude00\":null,\"\\uffff\":true}}",
+      "[\"\\u0000\\u001f\\\"\",\"\xC3\xA9\"]", "18446744073709551616", "[9007199254740992]", "[1e16, 0.5]",
+      "{\"a\":1,\"\\u0061\":2}", "[1e400]", "\"\\ud800\"", "[[[[]]]]", "{\"k\":{\"k\":{\"k\":{}}}}",
+      "\xEF\xBB\xBF[]", "[1,]", "{\"z\":0,\"y\":0,\"x\":0,\"w\":0,\"v\":0,\"u\":0,\"t\":0,\"s\":0,\"r\":0,"
+      "\"q\":0,\"p\":0,\"o\":0,\"n\":0,\"m\":0,\"l\":0,\"k\":0,\"j\":0,\"i\":0,\"j\":1}",
+  };
+  json::ReadLimits limits;
+  limits.max_depth = 3;
+  for (const char* d : docs) {
+    for (Profile p : {Profile::Rfc8785, Profile::Metewand}) {
+      auto fast = canonicalize_text(d, p, limits);
+      auto doc = json::parse(d, limits);
+      Result<std::string> slow = doc.ok() ? canonicalize(doc->root(), p) : Result<std::string>(doc.error());
+      ASSERT_EQ(fast.ok(), slow.ok()) << d;
+      if (fast.ok()) {
+        EXPECT_EQ(*fast, *slow) << d;
+      } else {
+        EXPECT_EQ(fast.error().line(), slow.error().line()) << d;
+      }
+    }
+  }
+}
+
 TEST(JcsNode, EncodeBuiltTrees) {
   Node n = Node::object();
   n.set("zeta", Node::integer(3))

@@ -190,6 +190,11 @@ class Parser {
   Result<Document> parse(std::string_view bytes, const ReadLimits& limits = {});
   Status validate(std::string_view bytes, const ReadLimits& limits = {});
 
+  // For jcs::canonicalize_text: RFC 8785 bytes (Metewand rules when
+  // `metewand`) written straight from simdjson's tape when the text is plainly
+  // valid; false whenever the exact error path must decide.
+  bool canonical_fast(std::string_view bytes, const ReadLimits& limits, bool metewand, std::string& out);
+
  private:
   struct State;
   std::unique_ptr<State> state_;
