@@ -375,8 +375,8 @@ class TapeCanonicalizer {
         auto first = members_.begin() + static_cast<std::ptrdiff_t>(base);
         std::sort(first, members_.end(),
                   [](const MemberRef& x, const MemberRef& y) { return detail::utf16_less(x.key, y.key); });
-        for (auto it = first; it + 1 < members_.end(); ++it)
-          if (it->key == (it + 1)->key) return false;  // duplicate: the precise reader reports it
+        for (std::size_t j = base + 1; j < members_.size(); ++j)
+          if (members_[j - 1].key == members_[j].key) return false;  // duplicate: the precise reader reports it
         out += '{';
         stack_.push_back(Frame{true, base, 0, members_.size() - base, 0, 0});
         return true;
