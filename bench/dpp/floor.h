@@ -1,0 +1,3 @@
+/* Shared by the floor program and its peer. */
+#define FLOOR_MSG 600
+#define FLOOR_CALLS 5
