@@ -1,5 +1,12 @@
 #include "dot/dpp/messages.h"
 
+// g++ 12 at -O1 with sanitizers reports a false -Wmaybe-uninitialized inside
+// std::variant's move of jcs::Node (the vector alternatives of a Node that
+// holds a bool or an integer). The code only builds nodes by value.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include <fmt/format.h>
 
 #include "dot/dpp/jsonrpc.h"
