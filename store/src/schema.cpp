@@ -105,7 +105,7 @@ struct Migration {
   int to;
   const char* sql;
 };
-constexpr Migration kMigrations[] = {{2, kMigrateTo2}};
+const Migration kMigrations[] = {{2, kMigrateTo2}};
 
 }  // namespace
 
