@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <google/protobuf/stubs/logging.h>
 
 namespace dot::adpp {
 namespace {
@@ -52,6 +53,9 @@ Result<std::string> encode_frame(const google::protobuf::MessageLite& message, s
 
 Status parse_payload(std::string_view payload, google::protobuf::MessageLite& message, std::uint64_t offset,
                      std::string_view what) {
+  // libprotobuf would also log each invalid UTF-8 string to stderr; the
+  // error we return says it once, and stderr may be a provider's diagnostics.
+  google::protobuf::LogSilencer quiet;
   if (payload.size() > static_cast<std::size_t>(INT32_MAX) ||
       !message.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
     return make_parse_error(Code::Protocol, "parse", offset,

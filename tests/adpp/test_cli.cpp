@@ -79,7 +79,7 @@ std::string write_tmp(const Scratch& scratch, const std::string& name, const std
 
 TEST(AdppCli, ConformPassesAdppSim) {
   Scratch s;
-  auto r = run(s, {kCore, "adpp", "conform", "--", kSim, "--config", DOT_SOURCE_DIR "/adpp/examples/basic.textproto"});
+  auto r = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--", kSim, "--config", DOT_SOURCE_DIR "/adpp/examples/basic.textproto"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("PASS hello_metadata"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("21 passed, 0 failed"), std::string::npos) << r.out;
@@ -88,7 +88,7 @@ TEST(AdppCli, ConformPassesAdppSim) {
 
 TEST(AdppCli, ConformFailsABrokenProviderWithProtocolError) {
   Scratch s;
-  auto r = run(s, {kCore, "adpp", "conform", "--json", "--", kBroken, "answer-then-abort"});
+  auto r = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--json", "--", kBroken, "answer-then-abort"});
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("{\"provider\":[", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("\"passed\":false"), std::string::npos);

@@ -11,7 +11,7 @@ using std::chrono::milliseconds;
 const std::string kSim = DOT_BIN_DIR "/adpp-sim";
 const std::string kBroken = DOT_BIN_DIR "/adpp-broken";
 
-ClientOptions quick(milliseconds timeout = milliseconds(3000)) {
+ClientOptions quick(milliseconds timeout = milliseconds(10000)) {
   ClientOptions o;
   o.request_timeout = timeout;
   return o;
