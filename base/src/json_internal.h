@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dot/base/json.h"
+#include "dot/base/utf8.h"
 
 namespace dot::json::detail {
 
@@ -116,9 +117,7 @@ namespace detail {
 // `impl.source`/`impl.size` must be set (padding not needed); fills nodes and strings.
 Status parse_strict(Document::Impl& impl, const ReadLimits& limits);
 
-// Length of the longest valid UTF-8 prefix (RFC 3629: no overlongs, no
-// surrogates, nothing above U+10FFFF).
-std::size_t utf8_valid_prefix(std::string_view bytes) noexcept;
+using dot::utf8_valid_prefix;  // dot/base/utf8.h
 
 // The checks that precede parsing: too_large, bom, utf8 (whole input).
 Status check_envelope(std::string_view bytes, const ReadLimits& limits);

@@ -370,6 +370,10 @@ class StrictParser {
 
 }  // namespace
 
+}  // namespace dot::json::detail
+
+namespace dot {
+
 std::size_t utf8_valid_prefix(std::string_view bytes) noexcept {
   const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
   std::size_t n = bytes.size();
@@ -403,6 +407,10 @@ std::size_t utf8_valid_prefix(std::string_view bytes) noexcept {
   }
   return n;
 }
+
+}  // namespace dot
+
+namespace dot::json::detail {
 
 Status check_envelope(std::string_view bytes, const ReadLimits& limits) {
   std::size_t max = std::min(limits.max_bytes, kMaxIndexableBytes);

@@ -66,34 +66,6 @@ std::optional<FrameError> check_encoding(std::string_view line, std::uint64_t of
 
 }  // namespace
 
-std::size_t utf8_valid_up_to(std::string_view bytes) noexcept {
-  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
-  const std::size_t n = bytes.size();
-  std::size_t i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) { len = 3; lo = 0xA0; }
-    else if (c >= 0xE1 && c <= 0xEC) len = 3;
-    else if (c == 0xED) { len = 3; hi = 0x9F; }  // no surrogates
-    else if (c >= 0xEE && c <= 0xEF) len = 3;
-    else if (c == 0xF0) { len = 4; lo = 0x90; }
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) { len = 4; hi = 0x8F; }  // nothing above U+10FFFF
-    else return i;
-    if (i + 1 >= n || s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k)
-      if (i + k >= n || (s[i + k] & 0xC0) != 0x80) return i;
-    i += len;
-  }
-  return n;
-}
 
 Expected<Done, FrameError> validate_line(std::string_view line, std::uint64_t offset) {
   if (auto e = check_encoding(line, offset)) return *e;

@@ -16,6 +16,8 @@
 #include <optional>
 #include <string_view>
 
+#include "dot/base/utf8.h"
+
 #include "dot/base/json.h"
 #include "dot/metewand/byte_source.h"
 #include "dot/metewand/expected.h"
@@ -87,8 +89,8 @@ Expected<Done, FrameError> validate_line(std::string_view line, std::uint64_t of
 // The same checks, building the document.
 Expected<json::Document, FrameError> parse_line(std::string_view line, std::uint64_t offset = 0);
 
-// Length of the longest valid UTF-8 prefix (Unicode scalar values only:
-// no overlong forms, surrogates or code points above U+10FFFF).
-std::size_t utf8_valid_up_to(std::string_view bytes) noexcept;
+// Length of the longest valid UTF-8 prefix: the `valid_up_to` of InvalidUtf8,
+// judged by the same rule as every other decoder (dot/base/utf8.h).
+inline std::size_t utf8_valid_up_to(std::string_view bytes) noexcept { return utf8_valid_prefix(bytes); }
 
 }  // namespace dot::metewand
