@@ -4,8 +4,15 @@
 #include <cstring>
 #include <vector>
 
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+// The low-level SHA256_* functions, not EVP: EVP's first use runs
+// OPENSSL_init_crypto (reads openssl.cnf, registers every cipher and digest,
+// fetches the default provider), about a millisecond per process, paid by
+// every short-lived dot-core and plugin process (docs/startup.md). The
+// low-level functions run the same assembly with no global initialisation.
+// They are deprecated in OpenSSL 3 but still part of its API.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,38 +20,34 @@
 namespace dot {
 
 struct Sha256::Ctx {
-  EVP_MD_CTX* md = nullptr;
-  ~Ctx() { EVP_MD_CTX_free(md); }
+  SHA256_CTX sha;
 };
 
-Sha256::Sha256() : ctx_(std::make_unique<Ctx>()) {
-  ctx_->md = EVP_MD_CTX_new();
-  // Allocation failure of a few bytes is not recoverable in any useful way.
-  if (ctx_->md == nullptr || EVP_DigestInit_ex(ctx_->md, EVP_sha256(), nullptr) != 1) std::abort();
-}
+Sha256::Sha256() : ctx_(std::make_unique<Ctx>()) { SHA256_Init(&ctx_->sha); }
 Sha256::~Sha256() = default;
 Sha256::Sha256(Sha256&&) noexcept = default;
 Sha256& Sha256::operator=(Sha256&&) noexcept = default;
 
 void Sha256::update(std::span<const std::uint8_t> bytes) {
-  if (!bytes.empty()) EVP_DigestUpdate(ctx_->md, bytes.data(), bytes.size());
+  if (!bytes.empty()) SHA256_Update(&ctx_->sha, bytes.data(), bytes.size());
 }
 void Sha256::update(std::string_view bytes) {
-  if (!bytes.empty()) EVP_DigestUpdate(ctx_->md, bytes.data(), bytes.size());
+  if (!bytes.empty()) SHA256_Update(&ctx_->sha, bytes.data(), bytes.size());
 }
 
 Digest Sha256::finish() {
   Digest d{};
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx_->md, d.data(), &len);
-  EVP_DigestInit_ex(ctx_->md, EVP_sha256(), nullptr);
+  SHA256_Final(d.data(), &ctx_->sha);
+  SHA256_Init(&ctx_->sha);
   return d;
 }
 
 Digest sha256(std::string_view bytes) {
   Digest d{};
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), d.data(), &len, EVP_sha256(), nullptr);
+  SHA256_CTX sha;
+  SHA256_Init(&sha);
+  SHA256_Update(&sha, bytes.data(), bytes.size());
+  SHA256_Final(d.data(), &sha);
   return d;
 }
 
@@ -84,9 +87,18 @@ bool is_sha256_hex(std::string_view s) noexcept {
   return true;
 }
 
+// getrandom(2), not RAND_bytes: the kernel CSPRNG is what OpenSSL seeds
+// from, and RAND_bytes would pay OpenSSL's whole initialisation (see above).
 Status random_bytes(std::span<std::uint8_t> out) {
-  if (RAND_bytes(out.data(), static_cast<int>(out.size())) != 1)
-    return make_error(Code::Internal, "random", "the OpenSSL CSPRNG failed");
+  std::size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::getrandom(out.data() + done, out.size() - done, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_error(Code::Internal, "random", fmt::format("getrandom failed: {}", std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
   return {};
 }
 

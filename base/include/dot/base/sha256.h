@@ -1,5 +1,6 @@
 #pragma once
-// SHA-256 through OpenSSL EVP: streaming, over memory or a file descriptor.
+// SHA-256 through OpenSSL (low-level API, no global initialisation):
+// streaming, over memory or a file descriptor.
 
 #include <array>
 #include <cstddef>
@@ -47,7 +48,7 @@ inline std::string to_hex(const Digest& d) { return to_hex(std::span<const std::
 // True for exactly 64 lowercase hex characters.
 bool is_sha256_hex(std::string_view s) noexcept;
 
-// Bytes from the OpenSSL CSPRNG.
+// Bytes from the kernel CSPRNG (getrandom).
 Status random_bytes(std::span<std::uint8_t> out);
 // 32 random bytes as 64 lowercase hex characters (nonces, root ids).
 Result<std::string> random_hex32();
