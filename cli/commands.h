@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -38,6 +39,18 @@ struct FramesOptions {
 };
 int decode_frames_dpp(const FramesOptions& options);
 int decode_frames_metewand(const FramesOptions& options);
+
+// The ADPP actions. dot-core itself does not link libprotobuf (docs/startup.md):
+// in dot-core these two replace the process with dot-core-adpp, built from the
+// same command definitions plus the real implementations (frames_adpp.cpp,
+// adpp_conform.cpp), which runs the same command line.
 int decode_frames_adpp(const FramesOptions& options);
+struct AdppConformOptions {
+  double timeout_s = 3.0;
+  bool json = false;
+  std::vector<std::string> cases;
+  std::vector<std::string> provider;
+};
+int run_adpp_conform(const AdppConformOptions& options);
 
 }  // namespace dot::cli
