@@ -276,6 +276,31 @@ Result<std::string> canonicalize_text(std::string_view json_text, Profile profil
   return canonicalize(doc.root(), profile);
 }
 
+Status canonicalize_text_to(std::string_view json_text, Profile profile, const ChunkSink& sink,
+                            const json::ReadLimits& limits, bool input_padded, std::size_t chunk) {
+  chunk = std::max<std::size_t>(chunk, 1);
+  if (input_padded && profile != Profile::Hello) {
+    json::Parser parser;
+    std::string buffer;
+    Status sink_status;
+    bool written = parser.canonical_fast_padded(json_text, limits, profile == Profile::Metewand, chunk, buffer,
+                                                [&](std::string& out) {
+                                                  sink_status = sink(out);
+                                                  return sink_status.ok();
+                                                });
+    if (written) return sink_status;
+  }
+  // The exact error path (or unpadded input): the whole output first.
+  DOT_ASSIGN_OR_RETURN(std::string out, canonicalize_text(json_text, profile, limits));
+  std::string_view rest = out;
+  while (!rest.empty()) {
+    std::size_t n = std::min(rest.size(), chunk);
+    DOT_TRY(sink(rest.substr(0, n)));
+    rest.remove_prefix(n);
+  }
+  return {};
+}
+
 // ---- Node ----
 
 Node Node::from(json::Value value) {

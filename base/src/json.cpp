@@ -8,10 +8,15 @@
 // are those of simdjson 3.x (documented in its doc/tape.md); the differential
 // fuzz target fuzz_json_paths checks the two paths build identical trees.
 #include <algorithm>
+#include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <limits>
 
 #include <simdjson.h>
+#include <sys/mman.h>
 
 #include "dot/base/jcs.h"
 #include "json_internal.h"
@@ -77,39 +82,66 @@ KeyRef key_ref(const std::uint8_t* strings, std::uint64_t word) {
   return k;
 }
 
-// True when the object starting at tape[start] has no repeated key. Keys are
-// reached by jumping over member values, so each object is checked where it
-// starts and nested objects are left to their own start entries.
-bool keys_unique(const std::uint64_t* tape, const std::uint8_t* strings, std::size_t start,
-                 std::vector<KeyRef>& scratch) {
-  std::uint64_t open = tape[start];
-  std::uint32_t count = static_cast<std::uint32_t>((open >> 32) & 0xFFFFFF);
-  if (count == 1 || count == 0) return true;  // 0xFFFFFF saturates: counted below
-  std::size_t end = payload32(open) - 1;  // the '}' entry
-  constexpr std::size_t kPairwise = 16;
-  KeyRef small[kPairwise];
-  std::size_t n = 0;
-  scratch.clear();
-  for (std::size_t k = start + 1; k < end;) {
-    KeyRef key = key_ref(strings, tape[k]);
-    if (n < kPairwise) {
-      for (std::size_t j = 0; j < n; ++j)
-        if (small[j] == key) return false;
-      small[n] = key;
-    } else {
-      if (n == kPairwise) scratch.assign(small, small + kPairwise);
-      scratch.push_back(key);
-    }
-    ++n;
-    std::size_t v = k + 1;
-    char vt = tape_type(tape[v]);
-    if (vt == kTapeStartArray || vt == kTapeStartObject) k = payload32(tape[v]);
-    else if (vt == kTapeInt64 || vt == kTapeUint64 || vt == kTapeDouble) k = v + 2;
-    else k = v + 1;
+// Objects of fewer than kPairwise keys are checked for a repeated key as each
+// key arrives; larger ones are sorted once when they close.
+constexpr std::size_t kPairwise = 16;
+
+// True when `key` equals one of keys[base, end). `bloom` keeps one bit per
+// key of the object (a hash of its fingerprint), so most keys are known to
+// be new without comparing them to any other.
+inline bool repeats(const std::vector<KeyRef>& keys, std::size_t base, std::uint64_t& bloom, const KeyRef& key) {
+  std::uint64_t bit = std::uint64_t{1} << ((key.print * 0x9E3779B97F4A7C15ull) >> 58);
+  bool maybe = (bloom & bit) != 0;
+  bloom |= bit;
+  if (!maybe) return false;
+  for (std::size_t j = base; j < keys.size(); ++j)
+    if (keys[j] == key) return true;
+  return false;
+}
+
+// A large parse touches tens of megabytes once; on a virtual machine every
+// first touch of a 4 KiB page can cost microseconds (measured ~10 us here), a
+// 2 MiB page about the same. So buffers that span whole 2 MiB pages are
+// offered to transparent huge pages ("madvise" mode); a kernel without THP
+// ignores the advice.
+void advise_huge_pages(const void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1);
+  std::uintptr_t end = (at + bytes) & ~(kHuge - 1);
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
+
+// Sizes simdjson's parser for `size` bytes when it is smaller, keeping room
+// for our depth rule (simdjson's own differs: empty containers are not
+// counted, so it gets two levels more and ours is checked on the tape).
+bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_t max_depth) {
+  std::size_t depth_cap = std::min(max_depth, size) + 2;
+  // simdjson sizes everything for at least MINIMAL_DOCUMENT_CAPACITY bytes;
+  // asking for less would reallocate on every call.
+  std::size_t capacity = std::max<std::size_t>(size, simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
+  if (parser.capacity() >= capacity && parser.doc.capacity() >= capacity && parser.max_depth() >= depth_cap)
+    return true;
+  if (parser.capacity() < capacity || parser.max_depth() < depth_cap) {
+    if (parser.allocate(std::max(capacity, parser.capacity()), std::max(depth_cap, parser.max_depth())) !=
+        simdjson::SUCCESS)
+      return false;
   }
-  if (n <= kPairwise) return true;
-  std::sort(scratch.begin(), scratch.end());
-  return std::adjacent_find(scratch.begin(), scratch.end()) == scratch.end();
+  // The document's tape and strings too (simdjson would otherwise allocate
+  // them inside parse(), after the advice below could be given).
+  if (parser.doc.capacity() < capacity && parser.doc.allocate(capacity) != simdjson::SUCCESS) return false;
+  // Lower bounds of simdjson 3.x's buffer sizes for this capacity: 4 bytes per
+  // structural index, 8 per tape word, 5/3 bytes of strings per input byte.
+  // Below a few megabytes of input, 2 MiB pages cost more than they save:
+  // each is zeroed whole, however little of it a parse touches, and glibc
+  // recycles smaller buffers warm from its heap anyway.
+  if (capacity < kHugePagesFrom) return true;
+  advise_huge_pages(parser.implementation->structural_indexes.get(), capacity * 4);
+  advise_huge_pages(parser.doc.tape.get(), capacity * 8);
+  advise_huge_pages(parser.doc.string_buf.get(), capacity / 3 * 5);
+  return true;
 }
 
 // Runs simdjson on a padded buffer and walks its tape once. Returns false when
@@ -122,138 +154,235 @@ class FastPath {
     src_ = padded;
     size_ = size;
     max_depth_ = limits.max_depth;
-    // simdjson's own depth rule differs from ours (empty containers are not
-    // counted), so give it room and check ours on the tape.
-    std::size_t depth_cap = std::min(limits.max_depth, size) + 2;
-    if (parser_.capacity() < std::max<std::size_t>(size, 1) || parser_.max_depth() < depth_cap) {
-      if (parser_.allocate(std::max<std::size_t>(size, 1), std::max(depth_cap, parser_.max_depth())) !=
-          simdjson::SUCCESS)
-        return false;
-    }
+    if (!ensure_capacity(parser_, size, limits.max_depth)) return false;
     auto doc = parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false);
     if (doc.error() != simdjson::SUCCESS) return false;
-    return impl ? walk<true>(impl) : walk<false>(nullptr);
+    return impl ? build_tree(impl) : check_tape();
   }
 
   // simdjson's parse alone (for the tape canonicalizer).
   bool parse_only(const char* padded, std::size_t size, const ReadLimits& limits) {
     src_ = padded;
     size_ = size;
-    std::size_t depth_cap = std::min(limits.max_depth, size) + 2;
-    if (parser_.capacity() < std::max<std::size_t>(size, 1) || parser_.max_depth() < depth_cap) {
-      if (parser_.allocate(std::max<std::size_t>(size, 1), std::max(depth_cap, parser_.max_depth())) !=
-          simdjson::SUCCESS)
-        return false;
-    }
+    if (!ensure_capacity(parser_, size, limits.max_depth)) return false;
     return parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false).error() == simdjson::SUCCESS;
   }
 
  private:
-  template <bool kBuild>
-  bool walk(Document::Impl* impl) {
+  // Our rules simdjson does not apply (unique keys, depth), in one pass over
+  // the tape that visits every entry once: members are read as key, value
+  // pairs, so keys need no separate scan, and scalars are only stepped over.
+  // Objects of up to kPairwise keys compare fingerprints pairwise as keys
+  // arrive; larger ones are sorted once when they close.
+  bool check_tape() {
     const std::uint64_t* tape = parser_.doc.tape.get();
     const std::uint8_t* strings = parser_.doc.string_buf.get();
-    const std::uint32_t* structurals = parser_.implementation->structural_indexes.get();
-    std::uint32_t n_structurals = parser_.implementation->n_structural_indexes;
-    std::uint32_t si = 0;
-    // The next structural that is not ',' or ':' is where the tape entry starts.
-    auto next_offset = [&]() -> std::uint32_t {
-      while (si < n_structurals) {
-        std::uint32_t pos = structurals[si++];
-        char c = src_[pos];
-        if (c != ',' && c != ':') return pos;
-      }
-      return static_cast<std::uint32_t>(size_);
-    };
-
-    std::optional<detail::TreeBuilder> build;
-    if constexpr (kBuild) {
-      impl->nodes.clear();
-      impl->strings.clear();
-      impl->strings.reserve(size_);
-      // Every node but a container's end has its own structural.
-      impl->nodes.reserve(n_structurals / 2 + 1);
-      build.emplace(impl->nodes, impl->strings);
-      open_.clear();
-    }
-
-    std::size_t depth = 0;
+    frames_.clear();
+    keys_.clear();
+    bool in_container = false, object = false;
+    std::size_t end = 0, key_base = 0, depth = 0;
+    std::uint64_t bloom = 0;
     std::size_t t = 1;  // tape[0] is the root
     for (;;) {
+      if (in_container) {
+        if (t == end) {
+          if (object && keys_.size() - key_base > kPairwise) {
+            auto first = keys_.begin() + static_cast<std::ptrdiff_t>(key_base);
+            std::sort(first, keys_.end());
+            if (std::adjacent_find(first, keys_.end()) != keys_.end()) return false;
+          }
+          keys_.resize(key_base);
+          ++t;
+          --depth;
+          if (frames_.empty()) return tape_type(tape[t]) == kTapeRoot;
+          const OpenFrame& parent = frames_.back();
+          end = parent.end;
+          key_base = parent.key_base;
+          object = parent.object;
+          bloom = parent.bloom;
+          frames_.pop_back();
+          continue;
+        }
+        if (object) {
+          KeyRef key = key_ref(strings, tape[t]);
+          if (keys_.size() - key_base < kPairwise && repeats(keys_, key_base, bloom, key)) return false;
+          keys_.push_back(key);
+          ++t;
+        }
+      }
       std::uint64_t word = tape[t];
       switch (tape_type(word)) {
-        case kTapeRoot:
-          return true;
         case kTapeStartObject:
-          if (!keys_unique(tape, strings, t, scratch_)) return false;
-          [[fallthrough]];
         case kTapeStartArray:
           if (++depth > max_depth_) return false;
-          if constexpr (kBuild)
-            open_.push_back(build->open(tape_type(word) == kTapeStartObject ? Type::Object : Type::Array,
-                                        next_offset()));
+          if (in_container) frames_.push_back(OpenFrame{end, key_base, bloom, object});
+          in_container = true;
+          object = tape_type(word) == kTapeStartObject;
+          end = payload32(word) - 1;
+          key_base = keys_.size();
+          bloom = 0;
           ++t;
-          break;
-        case kTapeEndArray:
-        case kTapeEndObject:
-          --depth;
-          if constexpr (kBuild) {
-            next_offset();
-            std::uint32_t node = open_.back();
-            open_.pop_back();
-            auto count = static_cast<std::uint32_t>((tape[payload32(word)] >> 32) & 0xFFFFFF);
-            if (count == 0xFFFFFF) count = count_children(impl->nodes, node);
-            build->close(node, count);
-          }
-          ++t;
-          break;
-        case kTapeString:
-          if constexpr (kBuild) {
-            const std::uint8_t* p = strings + (word & kPayloadMask);
-            std::uint32_t len;
-            std::memcpy(&len, p, sizeof len);
-            std::uint32_t offset = next_offset();
-            // Escapes make a string's spelling longer than its bytes. So when
-            // the byte after `len` source bytes is a quote followed only by
-            // whitespace up to the next structural, that quote closes the
-            // string, nothing was escaped, and the source bytes are the value.
-            std::size_t close = offset + 1 + std::size_t{len};
-            std::size_t next = si < n_structurals ? structurals[si] : size_;
-            bool plain = close < next && src_[close] == '"';
-            for (std::size_t j = close + 1; plain && j < next; ++j) plain = is_ws(src_[j]);
-            if (plain)
-              build->string_in_source(offset, offset + 1, len);
-            else
-              build->string_copy(offset, std::string_view(reinterpret_cast<const char*>(p + sizeof len), len));
-          }
-          ++t;
-          break;
+          continue;
         case kTapeInt64:
         case kTapeUint64:
         case kTapeDouble:
-          if constexpr (kBuild) number(*build, tape_type(word), tape[t + 1], next_offset());
           t += 2;
           break;
+        case kTapeString:
         case kTapeTrue:
         case kTapeFalse:
         case kTapeNull:
-          if constexpr (kBuild)
-            build->scalar(tape_type(word) == kTapeNull ? Type::Null : Type::Bool, next_offset(),
-                          tape_type(word) == kTapeTrue);
           ++t;
           break;
         default:
           return false;  // a tape we do not understand: let the precise reader decide
       }
+      if (!in_container) return tape_type(tape[t]) == kTapeRoot;  // a scalar text
     }
   }
 
+  // check_tape's pass that also builds the tree. Source offsets come from
+  // simdjson's stage-1 structural indexes, consumed in step with the tape:
+  // every value (and key) starts at its own structural, each member after
+  // the first is preceded by a ',', each key followed by a ':', and each
+  // container ends at its closing bracket, so the index of the next
+  // structural is known without looking at the source.
+  bool build_tree(Document::Impl* impl) {
+    const std::uint64_t* tape = parser_.doc.tape.get();
+    const std::uint8_t* strings = parser_.doc.string_buf.get();
+    const std::uint32_t* structurals = parser_.implementation->structural_indexes.get();
+    const std::size_t n_structurals = parser_.implementation->n_structural_indexes;
+    impl->nodes.clear();
+    impl->strings.clear();
+    impl->strings.reserve(size_);
+    impl->nodes.reserve(n_structurals + 1);  // at most one node per structural
+    detail::TreeBuilder build(impl->nodes, impl->strings);
+    build_frames_.clear();
+    keys_.clear();
+    bool in_container = false, object = false;
+    std::size_t end = 0, key_base = 0, depth = 0;
+    std::uint32_t node = 0, count = 0;
+    std::uint64_t bloom = 0;
+    std::size_t t = 1;   // tape[0] is the root
+    std::size_t si = 0;  // next structural
+    for (;;) {
+      if (in_container) {
+        if (t == end) {
+          if (object && count > kPairwise) {
+            auto first = keys_.begin() + static_cast<std::ptrdiff_t>(key_base);
+            std::sort(first, keys_.end());
+            if (std::adjacent_find(first, keys_.end()) != keys_.end()) return false;
+          }
+          keys_.resize(key_base);
+          ++si;  // the closing bracket
+          build.close(node, count);
+          ++t;
+          --depth;
+          if (build_frames_.empty()) return tape_type(tape[t]) == kTapeRoot && si == n_structurals;
+          const BuildFrame& parent = build_frames_.back();
+          end = parent.end;
+          key_base = parent.key_base;
+          node = parent.node;
+          count = parent.count + 1;
+          object = parent.object;
+          bloom = parent.bloom;
+          build_frames_.pop_back();
+          continue;
+        }
+        if (count > 0) ++si;  // ','
+        if (object) {
+          KeyRef key = key_ref(strings, tape[t]);
+          if (count < kPairwise && repeats(keys_, key_base, bloom, key)) return false;
+          keys_.push_back(key);
+          if (si >= n_structurals) return false;
+          std::uint32_t at = structurals[si++];
+          add_string(build, tape[t], strings, at, si < n_structurals ? structurals[si] : size_);
+          ++si;  // ':'
+          ++t;
+        }
+      }
+      if (si >= n_structurals) return false;
+      std::uint32_t at = structurals[si++];
+      std::uint64_t word = tape[t];
+      switch (tape_type(word)) {
+        case kTapeStartObject:
+        case kTapeStartArray:
+          if (++depth > max_depth_) return false;
+          if (in_container) build_frames_.push_back(BuildFrame{end, key_base, bloom, node, count, object});
+          in_container = true;
+          object = tape_type(word) == kTapeStartObject;
+          end = payload32(word) - 1;
+          key_base = keys_.size();
+          node = build.open(object ? Type::Object : Type::Array, at);
+          count = 0;
+          bloom = 0;
+          ++t;
+          continue;
+        case kTapeString:
+          add_string(build, word, strings, at, si < n_structurals ? structurals[si] : size_);
+          ++t;
+          break;
+        case kTapeInt64:
+        case kTapeUint64:
+        case kTapeDouble:
+          number(build, tape_type(word), tape[t + 1], at);
+          t += 2;
+          break;
+        case kTapeTrue:
+        case kTapeFalse:
+        case kTapeNull:
+          build.scalar(tape_type(word) == kTapeNull ? Type::Null : Type::Bool, at, tape_type(word) == kTapeTrue);
+          ++t;
+          break;
+        default:
+          return false;  // a tape we do not understand: let the precise reader decide
+      }
+      if (!in_container) return tape_type(tape[t]) == kTapeRoot && si == n_structurals;  // a scalar text
+      ++count;
+    }
+  }
+
+  // A string value or key starting at source offset `at`; `next` is where the
+  // next structural is.
+  void add_string(detail::TreeBuilder& build, std::uint64_t word, const std::uint8_t* strings, std::uint32_t at,
+                  std::size_t next) {
+    const std::uint8_t* p = strings + (word & kPayloadMask);
+    std::uint32_t len;
+    std::memcpy(&len, p, sizeof len);
+    // Escapes make a string's spelling longer than its bytes. So when the
+    // byte after `len` source bytes is a quote followed only by whitespace
+    // up to the next structural, that quote closes the string, nothing was
+    // escaped, and the source bytes are the value.
+    // Most texts put no whitespace there, and then the spelling's length
+    // alone decides (every escape is longer than the byte it stands for),
+    // without reading the source again.
+    std::size_t close = at + 1 + std::size_t{len};
+    bool plain = close + 1 == next;
+    if (!plain) {
+      plain = close < next && src_[close] == '"';
+      for (std::size_t j = close + 1; plain && j < next; ++j) plain = is_ws(src_[j]);
+    }
+    if (plain)
+      build.string_in_source(at, at + 1, len);
+    else
+      build.string_copy(at, std::string_view(reinterpret_cast<const char*>(p + sizeof len), len));
+  }
+
   void number(detail::TreeBuilder& build, char type, std::uint64_t bits, std::uint32_t offset) {
-    std::size_t end = offset;
-    bool integer = true;
-    while (end < size_ && is_number_char(src_[end])) {
-      char c = src_[end++];
-      if (c == '.' || c == 'e' || c == 'E') integer = false;
+    // simdjson gives integer tape types only to integer spellings, and
+    // doubles to the others, except integers beyond 64 bits. So a double
+    // that is not integral, or integral but within 64 bits, has a fraction
+    // or exponent in its spelling; only the rest need the source read.
+    bool integer = type != kTapeDouble;
+    if (!integer) {
+      double d = std::bit_cast<double>(bits);
+      if (std::trunc(d) == d && std::fabs(d) >= 9.2e18) {
+        integer = true;
+        for (std::size_t end = offset; end < size_ && is_number_char(src_[end]); ++end) {
+          char c = src_[end];
+          if (c == '.' || c == 'e' || c == 'E') integer = false;
+        }
+      }
     }
     double value;
     if (type == kTapeDouble) {
@@ -266,24 +395,27 @@ class FastPath {
       value = static_cast<double>(i);
       if (i == 0 && src_[offset] == '-') value = -0.0;  // "-0": simdjson keeps no sign
     }
-    build.number(offset, value, static_cast<std::uint32_t>(end - offset), integer);
-  }
-
-  // Members (objects) or elements (arrays) of a closed container, for the
-  // rare container whose tape count saturated.
-  static std::uint32_t count_children(const std::vector<Node>& nodes, std::uint32_t node) {
-    std::uint32_t n = 0;
-    bool object = nodes[node].type == Type::Object;
-    for (std::size_t j = node + 1; j < nodes.size(); ++n) j = object ? nodes[j + 1].next : nodes[j].next;
-    return n;
+    build.number(offset, value, integer);
   }
 
   simdjson::dom::parser& parser_;
   const char* src_ = nullptr;
   std::size_t size_ = 0;
   std::size_t max_depth_ = 0;
-  std::vector<std::uint32_t> open_;
-  std::vector<KeyRef> scratch_;
+  struct BuildFrame {
+    std::size_t end, key_base;
+    std::uint64_t bloom;
+    std::uint32_t node, count;
+    bool object;
+  };
+  std::vector<BuildFrame> build_frames_;
+  struct OpenFrame {
+    std::size_t end, key_base;
+    std::uint64_t bloom;
+    bool object;
+  };
+  std::vector<OpenFrame> frames_;
+  std::vector<KeyRef> keys_;
 };
 
 // ---- canonical output straight from the tape ----
@@ -298,14 +430,66 @@ class TapeCanonicalizer {
   explicit TapeCanonicalizer(simdjson::dom::parser& parser) : parser_(parser) {}
 
   bool run(std::size_t max_depth, bool metewand, std::string& out) {
+    metewand_ = metewand;
+    return write(max_depth, out, 0, nullptr);
+  }
+
+  // After FastPath::run accepted the text (keys unique, depth within the
+  // limit) and, for Metewand, numbers_metewand_safe(): nothing can refuse the
+  // text any more, so output may leave in chunks.
+  bool run_streaming(std::size_t chunk, std::string& out, const std::function<bool(std::string&)>& flush) {
+    metewand_ = false;
+    if (!write(std::numeric_limits<std::size_t>::max(), out, std::max<std::size_t>(chunk, 1), &flush)) return false;
+    if (!out.empty()) flush(out);
+    return true;
+  }
+
+  // False when an integral number lies outside +-(2^53-1) (the Metewand rule).
+  bool numbers_metewand_safe() const {
+    const std::uint64_t* tape = parser_.doc.tape.get();
+    for (std::size_t t = 1;;) {
+      std::uint64_t word = tape[t];
+      switch (tape_type(word)) {
+        case kTapeRoot:
+          return true;
+        case kTapeInt64:
+        case kTapeUint64:
+        case kTapeDouble:
+          if (!metewand_safe(tape_type(word), tape[t + 1])) return false;
+          t += 2;
+          break;
+        default:
+          ++t;
+      }
+    }
+  }
+
+ private:
+  static double number_value(char type, std::uint64_t bits) {
+    if (type == kTapeDouble) return std::bit_cast<double>(bits);
+    if (type == kTapeUint64) return static_cast<double>(bits);
+    return static_cast<double>(std::bit_cast<std::int64_t>(bits));
+  }
+  static bool metewand_safe(char type, std::uint64_t bits) {
+    double d = number_value(type, bits);
+    return !(std::trunc(d) == d && std::fabs(d) > 9007199254740991.0);
+  }
+
+  // With `flush`, `out` is handed over whenever it holds `chunk` bytes; a
+  // flush that fails ends the writing early (the caller's sink knows why).
+  bool write(std::size_t max_depth, std::string& out, std::size_t chunk,
+             const std::function<bool(std::string&)>* flush) {
     tape_ = parser_.doc.tape.get();
     strings_ = parser_.doc.string_buf.get();
-    metewand_ = metewand;
     stack_.clear();
     members_.clear();
     std::size_t depth = 0;
     if (!emit(1, depth, max_depth, out)) return false;
     while (!stack_.empty()) {
+      if (flush && out.size() >= chunk) {
+        if (!(*flush)(out)) return true;
+        out.clear();
+      }
       Frame& f = stack_.back();
       std::size_t value;
       if (f.object) {
@@ -339,7 +523,6 @@ class TapeCanonicalizer {
     return true;
   }
 
- private:
   struct MemberRef {
     std::string_view key;
     std::size_t value;
@@ -392,19 +575,25 @@ class TapeCanonicalizer {
       case kTapeInt64:
       case kTapeUint64:
       case kTapeDouble: {
+        char type = tape_type(word);
         std::uint64_t bits = tape_[t + 1];
-        double d;
-        if (tape_type(word) == kTapeDouble) {
-          std::memcpy(&d, &bits, sizeof d);
-        } else if (tape_type(word) == kTapeUint64) {
-          d = static_cast<double>(bits);
-        } else {
-          std::int64_t i;
-          std::memcpy(&i, &bits, sizeof i);
-          d = static_cast<double>(i);
+        if (metewand_ && !metewand_safe(type, bits)) return false;
+        // An integer of at most 2^53 in magnitude is exactly its double, whose
+        // ECMAScript string is then its plain decimal digits: skip the
+        // shortest-digits search.
+        constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
+        if (type == kTapeInt64 || type == kTapeUint64) {
+          auto i = std::bit_cast<std::int64_t>(bits);
+          bool exact = type == kTapeUint64 ? bits <= kExact : (i >= -static_cast<std::int64_t>(kExact) && i <= static_cast<std::int64_t>(kExact));
+          if (exact) {
+            char digits[24];
+            auto res = type == kTapeUint64 ? std::to_chars(digits, digits + sizeof digits, bits)
+                                           : std::to_chars(digits, digits + sizeof digits, i);
+            out.append(digits, static_cast<std::size_t>(res.ptr - digits));
+            return true;
+          }
         }
-        if (metewand_ && std::trunc(d) == d && std::fabs(d) > 9007199254740991.0) return false;
-        jcs::append_number(out, d);
+        jcs::append_number(out, number_value(type, bits));
         return true;
       }
       case kTapeTrue: out += "true"; return true;
@@ -440,13 +629,39 @@ std::unique_ptr<char[]> padded_copy(std::string_view bytes) {
 
 // ---- Parser ----
 
+static_assert(kPadding >= simdjson::SIMDJSON_PADDING);
+
 struct Parser::State {
   simdjson::dom::parser simdjson;
   FastPath fast{simdjson};
   TapeCanonicalizer canonical{simdjson};
   std::unique_ptr<char[]> padded;  // validate()'s copy of the input, reused
   std::size_t padded_capacity = 0;
+
+  // The input followed by zeroed padding in the reused buffer.
+  const char* pad(std::string_view bytes) {
+    std::size_t need = bytes.size() + kPadding;
+    if (padded_capacity < need) {
+      padded = std::make_unique_for_overwrite<char[]>(need);
+      padded_capacity = need;
+    }
+    if (!bytes.empty()) std::memcpy(padded.get(), bytes.data(), bytes.size());
+    std::memset(padded.get() + bytes.size(), 0, kPadding);
+    return padded.get();
+  }
 };
+
+namespace {
+
+// The precise reader's verdict on a text the fast path declined.
+Status strict_verdict(std::string_view bytes, const ReadLimits& limits) {
+  Document::Impl impl;
+  impl.size = bytes.size();
+  impl.source = padded_copy(bytes);
+  return detail::parse_strict(impl, limits);
+}
+
+}  // namespace
 
 Parser::Parser() : state_(std::make_unique<State>()) {}
 Parser::~Parser() = default;
@@ -454,46 +669,68 @@ Parser::Parser(Parser&&) noexcept = default;
 Parser& Parser::operator=(Parser&&) noexcept = default;
 
 Result<Document> Parser::parse(std::string_view bytes, const ReadLimits& limits) {
-  DOT_TRY(quick_envelope(bytes, limits));
   Document doc;
-  Document::Impl& impl = *doc.impl_;
-  impl.size = bytes.size();
-  impl.source = padded_copy(bytes);
-  if (state_->fast.run(impl.source.get(), impl.size, limits, &impl)) return doc;
-  DOT_TRY(detail::parse_strict(impl, limits));
+  DOT_TRY(parse_into(bytes, doc, limits));
   return doc;
+}
+
+Status Parser::parse_into(std::string_view bytes, Document& doc, const ReadLimits& limits) {
+  Document::Impl& impl = *doc.impl_;
+  impl.nodes.clear();
+  impl.strings.clear();
+  impl.size = 0;
+  DOT_TRY(quick_envelope(bytes, limits));
+  std::size_t need = bytes.size() + kPadding;
+  if (impl.capacity < need) {
+    impl.source.reset();  // before the new buffer: never hold both
+    impl.source = std::make_unique_for_overwrite<char[]>(need);
+    impl.capacity = need;
+  }
+  if (!bytes.empty()) std::memcpy(impl.source.get(), bytes.data(), bytes.size());
+  std::memset(impl.source.get() + bytes.size(), 0, kPadding);
+  impl.size = bytes.size();
+  if (state_->fast.run(impl.source.get(), impl.size, limits, &impl)) return {};
+  Status st = detail::parse_strict(impl, limits);
+  if (!st.ok()) {
+    impl.nodes.clear();
+    impl.size = 0;
+  }
+  return st;
 }
 
 Status Parser::validate(std::string_view bytes, const ReadLimits& limits) {
   DOT_TRY(quick_envelope(bytes, limits));
-  std::size_t need = bytes.size() + simdjson::SIMDJSON_PADDING;
-  if (state_->padded_capacity < need) {
-    state_->padded = std::make_unique_for_overwrite<char[]>(need);
-    state_->padded_capacity = need;
-  }
-  if (!bytes.empty()) std::memcpy(state_->padded.get(), bytes.data(), bytes.size());
-  std::memset(state_->padded.get() + bytes.size(), 0, simdjson::SIMDJSON_PADDING);
-  if (state_->fast.run(state_->padded.get(), bytes.size(), limits, nullptr)) return {};
-  Document::Impl impl;
-  impl.size = bytes.size();
-  impl.source = padded_copy(bytes);
-  return detail::parse_strict(impl, limits);
+  if (state_->fast.run(state_->pad(bytes), bytes.size(), limits, nullptr)) return {};
+  return strict_verdict(bytes, limits);
+}
+
+Status Parser::validate_padded(std::string_view bytes, const ReadLimits& limits) {
+  DOT_TRY(quick_envelope(bytes, limits));
+  if (state_->fast.run(bytes.data(), bytes.size(), limits, nullptr)) return {};
+  return strict_verdict(bytes, limits);
 }
 
 bool Parser::canonical_fast(std::string_view bytes, const ReadLimits& limits, bool metewand, std::string& out) {
   std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
   if (bytes.size() > max) return false;
-  std::size_t need = bytes.size() + simdjson::SIMDJSON_PADDING;
-  if (state_->padded_capacity < need) {
-    state_->padded = std::make_unique_for_overwrite<char[]>(need);
-    state_->padded_capacity = need;
-  }
-  if (!bytes.empty()) std::memcpy(state_->padded.get(), bytes.data(), bytes.size());
-  std::memset(state_->padded.get() + bytes.size(), 0, simdjson::SIMDJSON_PADDING);
-  if (!state_->fast.parse_only(state_->padded.get(), bytes.size(), limits)) return false;
+  if (!state_->fast.parse_only(state_->pad(bytes), bytes.size(), limits)) return false;
   out.clear();
   out.reserve(bytes.size());
   return state_->canonical.run(limits.max_depth, metewand, out);
+}
+
+bool Parser::canonical_fast_padded(std::string_view bytes, const ReadLimits& limits, bool metewand,
+                                   std::size_t chunk, std::string& out,
+                                   const std::function<bool(std::string&)>& flush) {
+  std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
+  if (bytes.size() > max || (bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF")) return false;
+  // The tape check (duplicate keys, depth) and the profile's number rule
+  // run over the whole text first: a refusal must leave the sink untouched.
+  if (!state_->fast.run(bytes.data(), bytes.size(), limits, nullptr)) return false;
+  if (metewand && !state_->canonical.numbers_metewand_safe()) return false;
+  out.clear();
+  out.reserve(chunk + 4096);
+  return state_->canonical.run_streaming(chunk, out, flush);
 }
 
 // ---- Document ----
@@ -524,12 +761,20 @@ const Node& node_of(const Document* doc, std::uint32_t index) { return doc->impl
 Type Value::type() const noexcept { return node_of(doc_, index_).type; }
 std::uint64_t Value::offset() const noexcept { return node_of(doc_, index_).offset; }
 bool Value::as_bool() const noexcept { return node_of(doc_, index_).flag; }
-double Value::as_double() const noexcept { return node_of(doc_, index_).number; }
+double Value::as_double() const noexcept {
+  const Node& n = node_of(doc_, index_);
+  return n.type == Type::Number ? n.number() : 0.0;
+}
 
 std::string_view Value::number_text() const noexcept {
   const Node& n = node_of(doc_, index_);
   if (n.type != Type::Number) return {};
-  return doc_->source().substr(n.offset, n.a);
+  // Not stored (it would cost every node 4 bytes): the spelling ends at the
+  // first byte that cannot continue a number, and the source is grammar-checked.
+  std::string_view src = doc_->source();
+  std::size_t end = n.offset;
+  while (end < src.size() && is_number_char(src[end])) ++end;
+  return src.substr(n.offset, end - n.offset);
 }
 
 bool Value::is_integer_spelling() const noexcept {
@@ -545,19 +790,19 @@ std::string_view Value::as_string() const noexcept {
 
 std::size_t Value::size() const noexcept {
   const Node& n = node_of(doc_, index_);
-  return n.type == Type::Array || n.type == Type::Object ? n.a : 0;
+  return n.type == Type::Array || n.type == Type::Object ? n.lo() : 0;
 }
 
 Value::ElementRange Value::elements() const noexcept {
   const Node& n = node_of(doc_, index_);
   if (n.type != Type::Array) return {doc_, index_ + 1, 0};
-  return {doc_, index_ + 1, n.a};
+  return {doc_, index_ + 1, n.lo()};
 }
 
 Value::MemberRange Value::members() const noexcept {
   const Node& n = node_of(doc_, index_);
   if (n.type != Type::Object) return {doc_, index_ + 1, 0};
-  return {doc_, index_ + 1, n.a};
+  return {doc_, index_ + 1, n.lo()};
 }
 
 std::optional<Value> Value::find(std::string_view key) const noexcept {
@@ -572,7 +817,7 @@ Value::MemberIterator Value::MemberRange::begin() const { return MemberIterator(
 Value::MemberIterator Value::MemberRange::end() const { return MemberIterator(doc, 0, 0); }
 
 Value::ElementIterator& Value::ElementIterator::operator++() {
-  node_ = node_of(doc_, node_).next;
+  node_ = detail::next_of(doc_->impl().nodes.data(), node_);
   --remaining_;
   return *this;
 }
@@ -583,7 +828,7 @@ Member Value::MemberIterator::operator*() const {
 }
 
 Value::MemberIterator& Value::MemberIterator::operator++() {
-  node_ = node_of(doc_, node_ + 1).next;
+  node_ = detail::next_of(doc_->impl().nodes.data(), node_ + 1);
   --remaining_;
   return *this;
 }

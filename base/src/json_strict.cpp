@@ -273,7 +273,7 @@ class StrictParser {
     } else if (res.ec != std::errc() || res.ptr != text.data() + text.size()) {
       return reject("malformed", start, "unreadable number");  // unreachable after the grammar check
     }
-    build_.number(start, value, static_cast<std::uint32_t>(text.size()), integer);
+    build_.number(start, value, integer);
     return {};
   }
 

@@ -74,6 +74,31 @@ Expected<Done, FrameError> validate_line(std::string_view line, std::uint64_t of
   return Done{};
 }
 
+namespace {
+
+// validate_line for a line followed by json::kPadding readable bytes, with
+// the reader's own parser.
+Expected<Done, FrameError> validate_buffered_line(json::Parser& parser, std::string_view line,
+                                                  std::uint64_t offset) {
+  // An accepted line is valid UTF-8 without a BOM (the reader checks both),
+  // so the encoding checks, which come first among the errors, only need to
+  // run on a refused line.
+  auto st = parser.validate_padded(line, line_limits());
+  if (st.ok()) return Done{};
+  if (auto e = check_encoding(line, offset)) return *e;
+  return from_reader_error(st.error(), line, offset);
+}
+
+Expected<json::Document, FrameError> parse_buffered_line(json::Parser& parser, std::string_view line,
+                                                        std::uint64_t offset) {
+  if (auto e = check_encoding(line, offset)) return *e;
+  auto doc = parser.parse(line, line_limits());
+  if (!doc.ok()) return from_reader_error(doc.error(), line, offset);
+  return std::move(doc).value();
+}
+
+}  // namespace
+
 Expected<json::Document, FrameError> parse_line(std::string_view line, std::uint64_t offset) {
   if (auto e = check_encoding(line, offset)) return *e;
   auto doc = json::parse(line, line_limits());
@@ -86,7 +111,7 @@ FrameReader::FrameReader(ByteSource& source, std::size_t read_size)
       read_size_(std::max<std::size_t>(1, read_size)),
       capacity_(kMaxLineBytes + read_size_),
       allocated_(std::min<std::size_t>(capacity_, 64 * 1024)),
-      buf_(std::make_unique_for_overwrite<char[]>(allocated_)) {}
+      buf_(std::make_unique_for_overwrite<char[]>(allocated_ + json::kPadding)) {}
 
 FrameError FrameReader::fail(FrameError error) {
   failure_ = error;
@@ -142,7 +167,7 @@ Expected<std::optional<Frame>, FrameError> FrameReader::next_raw_line() {
       // leaves room enough to read); partial < kMaxLineBytes, so the new
       // size stays within capacity_.
       std::size_t grown = std::min(capacity_, std::max(allocated_ * 2, end_ + want));
-      auto bigger = std::make_unique_for_overwrite<char[]>(grown);
+      auto bigger = std::make_unique_for_overwrite<char[]>(grown + json::kPadding);
       std::memcpy(bigger.get(), buf, end_);
       buf_ = std::move(bigger);
       buf = buf_.get();
@@ -165,7 +190,7 @@ Expected<std::optional<Frame>, FrameError> FrameReader::next_line() {
   auto raw = next_raw_line();
   if (!raw.ok() || !raw->has_value()) return raw;
   const Frame& frame = **raw;
-  auto checked = validate_line(frame.bytes, frame.offset);
+  auto checked = validate_buffered_line(parser_, frame.bytes, frame.offset);
   if (!checked.ok()) return fail(std::move(checked).error());
   return raw;
 }
@@ -175,7 +200,7 @@ Expected<std::optional<ParsedFrame>, FrameError> FrameReader::read_frame() {
   if (!raw.ok()) return std::move(raw).error();
   if (!raw->has_value()) return std::optional<ParsedFrame>();
   const Frame& frame = **raw;
-  auto doc = parse_line(frame.bytes, frame.offset);
+  auto doc = parse_buffered_line(parser_, frame.bytes, frame.offset);
   if (!doc.ok()) return fail(std::move(doc).error());
   return std::optional<ParsedFrame>(ParsedFrame{std::move(doc).value(), frame.offset});
 }

@@ -4,6 +4,7 @@
 // messages). Output never contains whitespace; keys sort by UTF-16 code units.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +31,19 @@ Result<std::string> canonicalize(json::Value value, Profile profile);
 // Strict parse (json::parse with `limits`) then canonicalize.
 Result<std::string> canonicalize_text(std::string_view json_text, Profile profile,
                                       const json::ReadLimits& limits = {});
+
+// Where canonicalize_text_to hands its output, piece by piece; an error it
+// returns ends the writing and is returned as is.
+using ChunkSink = std::function<Status(std::string_view)>;
+
+// canonicalize_text with the output handed to `sink` in pieces of about
+// `chunk` bytes instead of one string. Nothing reaches the sink unless the
+// whole text is valid for the profile (a refused text leaves it untouched).
+// With `input_padded`, json_text is followed by json::kPadding readable
+// bytes (e.g. a file mapped with a spare page) and is not copied.
+Status canonicalize_text_to(std::string_view json_text, Profile profile, const ChunkSink& sink,
+                            const json::ReadLimits& limits = {}, bool input_padded = false,
+                            std::size_t chunk = 256 * 1024);
 
 // ECMAScript Number.prototype.toString of a finite binary64 value (-0 -> "0").
 void append_number(std::string& out, double value);

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -146,7 +147,8 @@ class Value::MemberIterator {
 };
 
 // A parsed JSON text. Owns a copy of the source bytes, a flat pre-order node
-// array and an arena of unescaped strings; movable, not copyable.
+// array and an arena of unescaped strings; movable, not copyable. A
+// default-constructed Document holds no value (do not call root() on it).
 class Document {
  public:
   Document();
@@ -174,6 +176,11 @@ Result<Document> parse(std::string_view bytes, const ReadLimits& limits = {});
 // the fast path for framers that only need to know a text is acceptable.
 Status validate(std::string_view bytes, const ReadLimits& limits = {});
 
+// Readable bytes the *_padded functions need after the end of their input.
+// Their values do not matter (a line buffer's next bytes, zeros past the end
+// of a mapped file): they are read by simdjson's wide loads, never parsed.
+inline constexpr std::size_t kPadding = 64;
+
 // A reusable reader with the same rules and errors as parse() and validate().
 // It keeps simdjson's buffers between calls, so a loop over many texts (a
 // frame reader) or over large ones (megabytes: no fresh page faults per call)
@@ -190,10 +197,28 @@ class Parser {
   Result<Document> parse(std::string_view bytes, const ReadLimits& limits = {});
   Status validate(std::string_view bytes, const ReadLimits& limits = {});
 
+  // parse() into an existing Document, reusing its buffers (source copy, node
+  // array, string arena): a loop that parses into the same Document touches
+  // no fresh memory once the buffers have grown. On error `doc` holds no value.
+  Status parse_into(std::string_view bytes, Document& doc, const ReadLimits& limits = {});
+
+  // validate() of bytes followed by at least kPadding readable bytes (any
+  // values): no copy of the input is made unless the text is refused.
+  Status validate_padded(std::string_view bytes, const ReadLimits& limits = {});
+
   // For jcs::canonicalize_text: RFC 8785 bytes (Metewand rules when
   // `metewand`) written straight from simdjson's tape when the text is plainly
   // valid; false whenever the exact error path must decide.
   bool canonical_fast(std::string_view bytes, const ReadLimits& limits, bool metewand, std::string& out);
+
+  // For jcs::canonicalize_to: the same, for bytes followed by kPadding
+  // readable bytes, handing the output to `flush` whenever `out` holds at
+  // least `chunk` bytes (and once at the end). Every check that can refuse
+  // the text runs before the first byte is written, so on false nothing has
+  // been flushed. `flush` returning false stops the writing (and the result
+  // is true: the text was fine, the sink was not).
+  bool canonical_fast_padded(std::string_view bytes, const ReadLimits& limits, bool metewand, std::size_t chunk,
+                             std::string& out, const std::function<bool(std::string&)>& flush);
 
  private:
   struct State;

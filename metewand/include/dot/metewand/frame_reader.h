@@ -74,7 +74,12 @@ class FrameReader {
   std::size_t read_size_;
   std::size_t capacity_;
   std::size_t allocated_;
+  // allocated_ bytes plus json::kPadding spare ones: any line inside the
+  // buffer is followed by the padding json::Parser::validate_padded needs,
+  // so lines are checked where they lie, never copied.
   std::unique_ptr<char[]> buf_;
+  // Kept across lines: simdjson's buffers are allocated once per reader.
+  json::Parser parser_;
   std::size_t start_ = 0;  // first byte of the current line
   std::size_t scan_ = 0;   // bytes before this were searched for LF
   std::size_t end_ = 0;    // one past the last buffered byte
