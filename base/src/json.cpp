@@ -32,9 +32,7 @@ using detail::Node;
 // Tape entry types of simdjson 3.x.
 constexpr char kTapeRoot = 'r';
 constexpr char kTapeStartArray = '[';
-constexpr char kTapeEndArray = ']';
 constexpr char kTapeStartObject = '{';
-constexpr char kTapeEndObject = '}';
 constexpr char kTapeString = '"';
 constexpr char kTapeInt64 = 'l';
 constexpr char kTapeUint64 = 'u';
@@ -296,7 +294,7 @@ class FastPath {
           keys_.push_back(key);
           if (si >= n_structurals) return false;
           std::uint32_t at = structurals[si++];
-          add_string(build, tape[t], strings, at, si < n_structurals ? structurals[si] : size_);
+          add_string(build, at, key.size, key.data, si < n_structurals ? structurals[si] : size_);
           ++si;  // ':'
           ++t;
         }
@@ -344,11 +342,15 @@ class FastPath {
 
   // A string value or key starting at source offset `at`; `next` is where the
   // next structural is.
-  void add_string(detail::TreeBuilder& build, std::uint64_t word, const std::uint8_t* strings, std::uint32_t at,
-                  std::size_t next) {
+  [[gnu::always_inline]] void add_string(detail::TreeBuilder& build, std::uint64_t word, const std::uint8_t* strings,
+                                         std::uint32_t at, std::size_t next) {
     const std::uint8_t* p = strings + (word & kPayloadMask);
     std::uint32_t len;
     std::memcpy(&len, p, sizeof len);
+    add_string(build, at, len, reinterpret_cast<const char*>(p + sizeof len), next);
+  }
+  [[gnu::always_inline]] void add_string(detail::TreeBuilder& build, std::uint32_t at, std::uint32_t len,
+                                         const char* bytes, std::size_t next) {
     // Escapes make a string's spelling longer than its bytes. So when the
     // byte after `len` source bytes is a quote followed only by whitespace
     // up to the next structural, that quote closes the string, nothing was
@@ -365,7 +367,7 @@ class FastPath {
     if (plain)
       build.string_in_source(at, at + 1, len);
     else
-      build.string_copy(at, std::string_view(reinterpret_cast<const char*>(p + sizeof len), len));
+      build.string_copy(at, std::string_view(bytes, len));
   }
 
   void number(detail::TreeBuilder& build, char type, std::uint64_t bits, std::uint32_t offset) {
