@@ -2,8 +2,11 @@
 //   A  dpp-floor dpp-floor-peer --no-store   (spawn a libc-only program, five
 //      600-byte pipe round trips, wait)
 //   B  dpp-session-once dot-hello            (a full five-call DPP session)
-// and prints the median wall time of each and the ratio B/A. Run under nice
-// on an otherwise idle machine; docs/PERFORMANCE.md records the figures.
+// and prints the median wall time and child CPU time (user + system of the
+// process and everything it reaped) of each, and the ratios B/A. Run under
+// nice; docs/PERFORMANCE.md records the figures.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,7 +20,19 @@ using namespace dot;
 
 namespace {
 
-double run_ms(const std::vector<std::string>& argv) {
+double children_cpu_ms() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_CHILDREN, &ru);
+  auto ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1000.0 + tv.tv_usec / 1000.0; };
+  return ms(ru.ru_utime) + ms(ru.ru_stime);
+}
+
+struct Run {
+  double wall_ms;
+  double cpu_ms;  // user + system of the child and everything it reaped: what load inflates least
+};
+
+Run run(const std::vector<std::string>& argv) {
   SpawnOptions o;
   o.path = argv[0];
   o.argv = argv;
@@ -25,6 +40,7 @@ double run_ms(const std::vector<std::string>& argv) {
   o.stdin_mode = StdioMode::DevNull;
   o.stdout_mode = StdioMode::DevNull;
   o.stderr_mode = StdioMode::Inherit;
+  double c0 = children_cpu_ms();
   auto t0 = Clock::now();
   auto child = spawn(o);
   if (!child.ok()) {
@@ -37,7 +53,7 @@ double run_ms(const std::vector<std::string>& argv) {
     std::fprintf(stderr, "%s failed\n", argv[0].c_str());
     std::exit(1);
   }
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+  return {std::chrono::duration<double, std::milli>(t1 - t0).count(), children_cpu_ms() - c0};
 }
 
 double median(std::vector<double> v) {
@@ -52,17 +68,23 @@ int main(int argc, char** argv) {
   std::string bin = DOT_BENCH_BIN_DIR;
   std::vector<std::string> floor_cmd = {bin + "/dpp-floor", bin + "/dpp-floor-peer", "--no-store"};
   std::vector<std::string> session_cmd = {bin + "/dpp-session-once", bin + "/dot-hello"};
-  std::vector<double> a, b;
+  std::vector<double> a, b, ca, cb;
   for (int i = 0; i < 5; ++i) {  // warm the page cache
-    run_ms(floor_cmd);
-    run_ms(session_cmd);
+    run(floor_cmd);
+    run(session_cmd);
   }
   for (int i = 0; i < runs; ++i) {
-    a.push_back(run_ms(floor_cmd));
-    b.push_back(run_ms(session_cmd));
+    Run f = run(floor_cmd);
+    Run s = run(session_cmd);
+    a.push_back(f.wall_ms);
+    b.push_back(s.wall_ms);
+    ca.push_back(f.cpu_ms);
+    cb.push_back(s.cpu_ms);
   }
-  double ma = median(a), mb = median(b);
-  std::printf("runs %d (interleaved)\nfloor   median %.3f ms\nsession median %.3f ms\nratio   %.2f\n", runs, ma, mb,
-              mb / ma);
+  double ma = median(a), mb = median(b), mca = median(ca), mcb = median(cb);
+  std::printf("runs %d (interleaved)    wall median   cpu median\n", runs);
+  std::printf("floor                 %9.3f ms %9.3f ms\n", ma, mca);
+  std::printf("session               %9.3f ms %9.3f ms\n", mb, mcb);
+  std::printf("ratio                 %9.2f    %9.2f\n", mb / ma, mcb / mca);
   return 0;
 }
