@@ -189,7 +189,7 @@ class FastPath {
             std::sort(first, keys_.end());
             if (std::adjacent_find(first, keys_.end()) != keys_.end()) return false;
           }
-          keys_.resize(key_base);
+          if (object) keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(key_base), keys_.end());
           ++t;
           --depth;
           if (frames_.empty()) return tape_type(tape[t]) == kTapeRoot;
@@ -271,7 +271,7 @@ class FastPath {
             std::sort(first, keys_.end());
             if (std::adjacent_find(first, keys_.end()) != keys_.end()) return false;
           }
-          keys_.resize(key_base);
+          if (object) keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(key_base), keys_.end());
           ++si;  // the closing bracket
           build.close(node, count);
           ++t;
@@ -441,8 +441,9 @@ class TapeCanonicalizer {
   // text any more, so output may leave in chunks.
   bool run_streaming(std::size_t chunk, std::string& out, const std::function<bool(std::string&)>& flush) {
     metewand_ = false;
+    sink_stopped_ = false;
     if (!write(std::numeric_limits<std::size_t>::max(), out, std::max<std::size_t>(chunk, 1), &flush)) return false;
-    if (!out.empty()) flush(out);
+    if (!sink_stopped_ && !out.empty()) flush(out);
     return true;
   }
 
@@ -489,7 +490,10 @@ class TapeCanonicalizer {
     if (!emit(1, depth, max_depth, out)) return false;
     while (!stack_.empty()) {
       if (flush && out.size() >= chunk) {
-        if (!(*flush)(out)) return true;
+        if (!(*flush)(out)) {
+          sink_stopped_ = true;
+          return true;
+        }
         out.clear();
       }
       Frame& f = stack_.back();
@@ -609,6 +613,7 @@ class TapeCanonicalizer {
   const std::uint64_t* tape_ = nullptr;
   const std::uint8_t* strings_ = nullptr;
   bool metewand_ = false;
+  bool sink_stopped_ = false;
   std::vector<Frame> stack_;
   std::vector<MemberRef> members_;
 };

@@ -216,3 +216,62 @@ TEST(JcsProfile, Names) {
 
 }  // namespace
 }  // namespace dot::jcs
+
+TEST(JcsCanonicalize, StreamedOutputMatchesAndRefusalsWriteNothing) {
+  using dot::jcs::Profile;
+  std::string text = R"({"b":[1,2.5,"\u00e9",{"y":null,"x":true}],"a":-0,"c":"tab\tquote\"")";
+  text += "}";
+  for (Profile profile : {Profile::Rfc8785, Profile::Metewand, Profile::Hello}) {
+    auto whole = dot::jcs::canonicalize_text(text, profile);
+    for (bool padded : {false, true}) {
+      std::string buffer = text + std::string(dot::json::kPadding, ']');
+      std::string streamed;
+      int pieces = 0;
+      auto st = dot::jcs::canonicalize_text_to(
+          std::string_view(buffer.data(), text.size()), profile,
+          [&](std::string_view piece) -> dot::Status {
+            streamed.append(piece);
+            ++pieces;
+            return {};
+          },
+          {}, padded, 3);
+      ASSERT_EQ(st.ok(), whole.ok());
+      if (whole.ok()) {
+        EXPECT_EQ(streamed, *whole);
+        EXPECT_GT(pieces, 1);
+      } else {
+        EXPECT_EQ(streamed, "");
+        EXPECT_EQ(st.error().kind, whole.error().kind);
+      }
+    }
+  }
+  // A duplicate key late in the text: nothing reaches the sink.
+  std::string late = "[";
+  for (int i = 0; i < 1000; ++i) late += "\"some text\",";
+  late += R"({"k":1,"k":2}])";
+  std::string padded_late = late + std::string(dot::json::kPadding, ' ');
+  std::string streamed;
+  auto st = dot::jcs::canonicalize_text_to(
+      std::string_view(padded_late.data(), late.size()), Profile::Rfc8785,
+      [&](std::string_view piece) -> dot::Status {
+        streamed.append(piece);
+        return {};
+      },
+      {}, true, 64);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().kind, "duplicate_key");
+  EXPECT_EQ(streamed, "");
+  // A failing sink stops the writing and its error comes back.
+  std::string small = std::string(R"(["abc",1,{"b":2,"a":1}])") + std::string(dot::json::kPadding, ' ');
+  int calls = 0;
+  auto failed = dot::jcs::canonicalize_text_to(
+      std::string_view(small.data(), small.size() - dot::json::kPadding), Profile::Rfc8785,
+      [&calls](std::string_view) -> dot::Status {
+        ++calls;
+        return dot::make_error(dot::Code::Io, "write", "sink closed");
+      },
+      {}, true, 1);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, dot::Code::Io);
+  EXPECT_EQ(calls, 1);
+}

@@ -296,6 +296,65 @@ TEST(JsonParse, FastAndPreciseReadersBuildTheSameTree) {
   }
 }
 
+TEST(JsonParser, ParseIntoReusesOneDocument) {
+  Parser parser;
+  Document doc;
+  ASSERT_TRUE(parser.parse_into(R"({"a":[1,2,{"b":"x\ny"}],"c":-0})", doc).ok());
+  EXPECT_EQ(doc.root().size(), 2u);
+  ASSERT_TRUE(parser.parse_into(R"(["short"])", doc).ok());
+  ASSERT_TRUE(doc.root().is_array());
+  EXPECT_EQ(doc.root().size(), 1u);
+  EXPECT_EQ((*doc.root().elements().begin()).as_string(), "short");
+  EXPECT_EQ(doc.source(), R"(["short"])");
+  auto bad = parser.parse_into(R"({"k":1,"k":2})", doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind, "duplicate_key");
+  EXPECT_EQ(bad.error().offset, 7u);
+  EXPECT_EQ(doc.source(), "");  // no value after an error
+  ASSERT_TRUE(parser.parse_into("1.5e1", doc).ok());
+  EXPECT_EQ(doc.root().as_double(), 15.0);
+  EXPECT_EQ(doc.root().number_text(), "1.5e1");
+}
+
+TEST(JsonParser, ValidatePaddedIgnoresWhatFollowsTheText) {
+  // The padding holds bytes that would continue or close the text; only the
+  // first `size` bytes count, as validate() of a copy would judge them.
+  const char* texts[] = {"[1,2", "[tru", "{\"a\":1", "\"abc", "12", "[1]", "{\"a\":{\"a\":1}}", "[\"\\"};
+  for (const char* text : texts) {
+    std::string_view view(text);
+    for (char fill : {'0', ']', '}', '"', 'e', ' '}) {
+      std::string buffer(view);
+      buffer.append(kPadding, fill);
+      Parser parser;
+      auto padded = parser.validate_padded(std::string_view(buffer.data(), view.size()));
+      auto plain = validate(view);
+      ASSERT_EQ(padded.ok(), plain.ok()) << text << " fill " << fill;
+      if (!plain.ok()) {
+        EXPECT_EQ(padded.error().kind, plain.error().kind) << text;
+        EXPECT_EQ(padded.error().offset, plain.error().offset) << text;
+      }
+    }
+  }
+}
+
+TEST(JsonParser, LargeObjectsAndDeepKeysStillRefuseRepeats) {
+  // Past 16 keys the check moves from pairwise to a sort at the object's end;
+  // a repeat after a nested object of its own keys is still the object's.
+  std::string many = "{";
+  for (int i = 0; i < 40; ++i) many += "\"k" + std::to_string(i) + "\":{\"k1\":1},";
+  std::string ok = many + "\"last\":0}";
+  EXPECT_TRUE(validate(ok).ok());
+  EXPECT_TRUE(parse(ok).ok());
+  std::string repeated = many + "\"k33\":0}";
+  for (auto st : {validate(repeated), Parser().validate(repeated)}) {
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().kind, "duplicate_key");
+  }
+  EXPECT_FALSE(parse(repeated).ok());
+  EXPECT_FALSE(parse(R"({"a":{"b":1},"b":{"a":1,"a":2}})").ok());
+  EXPECT_TRUE(parse(R"({"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]})").ok());
+}
+
 TEST(ObjectReader, RequiredOptionalUnknownMissing) {
   auto doc = parse(R"({"id":"x","n":42,"flag":true,"arr":[],"obj":{},"extra":1})");
   ASSERT_TRUE(doc.ok());
