@@ -84,17 +84,10 @@ KeyRef key_ref(const std::uint8_t* strings, std::uint64_t word) {
 // key arrives; larger ones are sorted once when they close.
 constexpr std::size_t kPairwise = 16;
 
-// True when `key` equals one of keys[base, end). `bloom` keeps one bit per
-// key of the object (a hash of its fingerprint), so most keys are known to
-// be new without comparing them to any other.
-inline bool repeats(const std::vector<KeyRef>& keys, std::size_t base, std::uint64_t& bloom, const KeyRef& key) {
-  std::uint64_t bit = std::uint64_t{1} << ((key.print * 0x9E3779B97F4A7C15ull) >> 58);
-  bool maybe = (bloom & bit) != 0;
-  bloom |= bit;
-  if (!maybe) return false;
-  for (std::size_t j = base; j < keys.size(); ++j)
-    if (keys[j] == key) return true;
-  return false;
+// One bit of an object's 64-bit bloom of key fingerprints: a key whose bit is
+// not yet set is new without comparing it to any other.
+inline std::uint64_t bloom_bit(const KeyRef& key) {
+  return std::uint64_t{1} << ((key.print * 0x9E3779B97F4A7C15ull) >> 58);
 }
 
 // A large parse touches tens of megabytes once; on a virtual machine every
@@ -170,41 +163,45 @@ class FastPath {
   // Our rules simdjson does not apply (unique keys, depth), in one pass over
   // the tape that visits every entry once: members are read as key, value
   // pairs, so keys need no separate scan, and scalars are only stepped over.
-  // Objects of up to kPairwise keys compare fingerprints pairwise as keys
-  // arrive; larger ones are sorted once when they close.
+  // While an object has fewer than kPairwise keys, each new key is tested
+  // against the object's bloom of key fingerprints, and only a hit compares
+  // it with the earlier keys (read again from the tape); larger objects are
+  // sorted once when they close.
   bool check_tape() {
     const std::uint64_t* tape = parser_.doc.tape.get();
     const std::uint8_t* strings = parser_.doc.string_buf.get();
     frames_.clear();
-    keys_.clear();
     bool in_container = false, object = false;
-    std::size_t end = 0, key_base = 0, depth = 0;
+    std::size_t end = 0, start = 0, depth = 0;
+    std::uint32_t count = 0;  // keys so far (objects)
     std::uint64_t bloom = 0;
     std::size_t t = 1;  // tape[0] is the root
     for (;;) {
       if (in_container) {
         if (t == end) {
-          if (object && keys_.size() - key_base > kPairwise) {
-            auto first = keys_.begin() + static_cast<std::ptrdiff_t>(key_base);
-            std::sort(first, keys_.end());
-            if (std::adjacent_find(first, keys_.end()) != keys_.end()) return false;
-          }
-          if (object) keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(key_base), keys_.end());
+          if (object && count > kPairwise && !keys_unique_sorted(tape, strings, start)) return false;
           ++t;
           --depth;
           if (frames_.empty()) return tape_type(tape[t]) == kTapeRoot;
           const OpenFrame& parent = frames_.back();
           end = parent.end;
-          key_base = parent.key_base;
+          start = parent.start;
+          count = parent.count;
           object = parent.object;
           bloom = parent.bloom;
           frames_.pop_back();
           continue;
         }
         if (object) {
-          KeyRef key = key_ref(strings, tape[t]);
-          if (keys_.size() - key_base < kPairwise && repeats(keys_, key_base, bloom, key)) return false;
-          keys_.push_back(key);
+          // Keys are not stored: on a bloom hit (rare) the object's earlier
+          // keys are read again from the tape.
+          if (count < kPairwise) {
+            KeyRef key = key_ref(strings, tape[t]);
+            std::uint64_t bit = bloom_bit(key);
+            if ((bloom & bit) != 0 && repeats_on_tape(tape, strings, start, t, key)) return false;
+            bloom |= bit;
+          }
+          ++count;
           ++t;
         }
       }
@@ -213,11 +210,12 @@ class FastPath {
         case kTapeStartObject:
         case kTapeStartArray:
           if (++depth > max_depth_) return false;
-          if (in_container) frames_.push_back(OpenFrame{end, key_base, bloom, object});
+          if (in_container) frames_.push_back(OpenFrame{end, start, bloom, count, object});
           in_container = true;
           object = tape_type(word) == kTapeStartObject;
           end = payload32(word) - 1;
-          key_base = keys_.size();
+          start = t;
+          count = 0;
           bloom = 0;
           ++t;
           continue;
@@ -239,6 +237,32 @@ class FastPath {
     }
   }
 
+  // The tape index after the value at tape[v].
+  static std::size_t skip_value(const std::uint64_t* tape, std::size_t v) {
+    char vt = tape_type(tape[v]);
+    if (vt == kTapeStartArray || vt == kTapeStartObject) return payload32(tape[v]);
+    if (vt == kTapeInt64 || vt == kTapeUint64 || vt == kTapeDouble) return v + 2;
+    return v + 1;
+  }
+
+  // True when `key` equals a key of the object opened at tape[start] that
+  // comes before tape[at].
+  static bool repeats_on_tape(const std::uint64_t* tape, const std::uint8_t* strings, std::size_t start,
+                              std::size_t at, const KeyRef& key) {
+    for (std::size_t k = start + 1; k < at; k = skip_value(tape, k + 1))
+      if (key_ref(strings, tape[k]) == key) return true;
+    return false;
+  }
+
+  // All keys of the (large) object opened at tape[start], sorted once.
+  bool keys_unique_sorted(const std::uint64_t* tape, const std::uint8_t* strings, std::size_t start) {
+    keys_.clear();
+    std::size_t close = payload32(tape[start]) - 1;
+    for (std::size_t k = start + 1; k < close; k = skip_value(tape, k + 1)) keys_.push_back(key_ref(strings, tape[k]));
+    std::sort(keys_.begin(), keys_.end());
+    return std::adjacent_find(keys_.begin(), keys_.end()) == keys_.end();
+  }
+
   // check_tape's pass that also builds the tree. Source offsets come from
   // simdjson's stage-1 structural indexes, consumed in step with the tape:
   // every value (and key) starts at its own structural, each member after
@@ -256,9 +280,8 @@ class FastPath {
     impl->nodes.reserve(n_structurals + 1);  // at most one node per structural
     detail::TreeBuilder build(impl->nodes, impl->strings);
     build_frames_.clear();
-    keys_.clear();
     bool in_container = false, object = false;
-    std::size_t end = 0, key_base = 0, depth = 0;
+    std::size_t end = 0, start = 0, depth = 0;
     std::uint32_t node = 0, count = 0;
     std::uint64_t bloom = 0;
     std::size_t t = 1;   // tape[0] is the root
@@ -266,12 +289,7 @@ class FastPath {
     for (;;) {
       if (in_container) {
         if (t == end) {
-          if (object && count > kPairwise) {
-            auto first = keys_.begin() + static_cast<std::ptrdiff_t>(key_base);
-            std::sort(first, keys_.end());
-            if (std::adjacent_find(first, keys_.end()) != keys_.end()) return false;
-          }
-          if (object) keys_.erase(keys_.begin() + static_cast<std::ptrdiff_t>(key_base), keys_.end());
+          if (object && count > kPairwise && !keys_unique_sorted(tape, strings, start)) return false;
           ++si;  // the closing bracket
           build.close(node, count);
           ++t;
@@ -279,7 +297,7 @@ class FastPath {
           if (build_frames_.empty()) return tape_type(tape[t]) == kTapeRoot && si == n_structurals;
           const BuildFrame& parent = build_frames_.back();
           end = parent.end;
-          key_base = parent.key_base;
+          start = parent.start;
           node = parent.node;
           count = parent.count + 1;
           object = parent.object;
@@ -290,8 +308,11 @@ class FastPath {
         if (count > 0) ++si;  // ','
         if (object) {
           KeyRef key = key_ref(strings, tape[t]);
-          if (count < kPairwise && repeats(keys_, key_base, bloom, key)) return false;
-          keys_.push_back(key);
+          if (count < kPairwise) {  // keys are not stored: see check_tape
+            std::uint64_t bit = bloom_bit(key);
+            if ((bloom & bit) != 0 && repeats_on_tape(tape, strings, start, t, key)) return false;
+            bloom |= bit;
+          }
           if (si >= n_structurals) return false;
           std::uint32_t at = structurals[si++];
           add_string(build, at, key.size, key.data, si < n_structurals ? structurals[si] : size_);
@@ -306,11 +327,11 @@ class FastPath {
         case kTapeStartObject:
         case kTapeStartArray:
           if (++depth > max_depth_) return false;
-          if (in_container) build_frames_.push_back(BuildFrame{end, key_base, bloom, node, count, object});
+          if (in_container) build_frames_.push_back(BuildFrame{end, start, bloom, node, count, object});
           in_container = true;
           object = tape_type(word) == kTapeStartObject;
           end = payload32(word) - 1;
-          key_base = keys_.size();
+          start = t;
           node = build.open(object ? Type::Object : Type::Array, at);
           count = 0;
           bloom = 0;
@@ -405,15 +426,16 @@ class FastPath {
   std::size_t size_ = 0;
   std::size_t max_depth_ = 0;
   struct BuildFrame {
-    std::size_t end, key_base;
+    std::size_t end, start;
     std::uint64_t bloom;
     std::uint32_t node, count;
     bool object;
   };
   std::vector<BuildFrame> build_frames_;
   struct OpenFrame {
-    std::size_t end, key_base;
+    std::size_t end, start;
     std::uint64_t bloom;
+    std::uint32_t count;
     bool object;
   };
   std::vector<OpenFrame> frames_;
