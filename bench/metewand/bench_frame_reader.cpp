@@ -27,30 +27,14 @@
 
 #include "dot/base/json.h"
 #include "dot/metewand/frame_reader.h"
+#include "line_gen.h"
 
 namespace {
 
 using dot::metewand::kMaxLineBytes;
 
 constexpr int kLines = 16;
-
-// One realistic worker message just under the limit: an object with an
-// array of records mixing strings, integers, decimals, booleans and nesting.
-std::string make_line(int seed) {
-  std::string s = "{\"id\":\"" + std::to_string(seed) + "\",\"ok\":true,\"result\":{\"rows\":[";
-  for (int i = 0;; ++i) {
-    std::string rec = (i ? "," : "") + std::string("{\"index\":") + std::to_string(i) +
-                      ",\"name\":\"sample-" + std::to_string(i * 7919 % 100003) +
-                      " \\u00e9t\\u00e9 caf\xC3\xA9\",\"score\":" + std::to_string(i % 997) + "." +
-                      std::to_string(i % 89) + ",\"tags\":[\"alpha\",\"beta\",\"gamma\"],\"valid\":" +
-                      (i % 3 ? "true" : "false") + ",\"nested\":{\"a\":[1,2,3],\"b\":null}}";
-    if (s.size() + rec.size() + 16 >= kMaxLineBytes - 1) break;
-    s += rec;
-  }
-  s += "]}}";
-  s.resize(kMaxLineBytes - 1, ' ');  // pad with JSON whitespace to exactly 1 MiB with its LF
-  return s;
-}
+using dot::bench::make_line;
 
 struct Corpus {
   std::vector<std::string> lines;
