@@ -74,7 +74,7 @@ Error errno_error(int err, std::string_view call, std::string_view what) {
   else if (err == EXDEV)
     detail = fmt::format("{} {}: the path leaves the root", call, what);
   else
-    detail = fmt::format("{} {}: {}", call, what, std::strerror(err));
+    detail = fmt::format("{} {}: {} ({})", call, what, std::strerror(err), errno_kind(err));
   return make_error(code, std::move(kind), std::move(detail));
 }
 

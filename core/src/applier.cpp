@@ -135,7 +135,9 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
     Status s = commit_slot(root.root_fd(), i, ops[i], lp.after[i], root.hooks(), renamed);
     if (s.ok()) continue;
     Error cause = s.error();
-    DOT_TRY(roll_back(root, txn, lp, cause));
+    // Only what this apply renamed is undone: a slot refused at its re-check
+    // was never touched (and may now hold someone else's file).
+    DOT_TRY(roll_back(root, txn, lp, cause, renamed ? i + 1 : i));
     cause.detail += "; the transaction was rolled back (ROLLED_BACK), no target is half-written";
     return cause;
   }

@@ -30,6 +30,7 @@ class Stage {
       return beneath::errno_error(errno, "mkdir", parent);
     DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
     Stage s;
+    s.parent_ = parent;
     s.path_ = fmt::format("{}/{}-{}", parent, txn, rnd.substr(0, 16));
     if (::mkdir(s.path_.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", s.path_);
     s.owned_ = true;
@@ -42,13 +43,19 @@ class Stage {
   }
   Stage() = default;
   Stage(Stage&& o) noexcept
-      : path_(std::move(o.path_)), fd_(std::move(o.fd_)), dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
+      : parent_(std::move(o.parent_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)), dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
   Stage& operator=(Stage&&) = delete;
   ~Stage() {
     if (!owned_) return;
     fd_.reset();
+    // The root lock is held: everything under the stage folder is this plan's
+    // (an audit plugin may litter next to its own stage). remove_all never
+    // follows symlinks.
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);  // never follows symlinks
+    std::filesystem::remove_all(path_, ec);
+    std::vector<std::filesystem::path> litter;
+    for (const auto& e : std::filesystem::directory_iterator(parent_, ec)) litter.push_back(e.path());
+    for (const auto& p : litter) std::filesystem::remove_all(p, ec);
   }
   const std::string& path() const { return path_; }
   int fd() const { return fd_.get(); }
@@ -79,6 +86,7 @@ class Stage {
   }
 
  private:
+  std::string parent_;
   std::string path_;
   UniqueFd fd_;
   dev_t dev_ = 0;
@@ -91,11 +99,6 @@ Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "
 // Core reads every staged file itself: the plugin's claims are only claims.
 Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::MaterializeResult& claimed) {
   DOT_TRY(stage.check_unchanged());
-  DOT_ASSIGN_OR_RETURN(auto present, stage.entries());
-  std::set<std::string> expected;
-  for (const auto& a : claimed.artifacts) expected.insert(a.name);
-  for (const auto& n : present)
-    if (!expected.count(n)) return mismatch(fmt::format("the stage holds {} which no artifact names", n));
   std::vector<std::string> contents;
   for (const auto& a : claimed.artifacts) {
     DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
@@ -117,6 +120,20 @@ Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::Mat
   }
   DOT_TRY(stage.check_unchanged());
   return contents;
+}
+
+// Once the plugin is gone the stage can no longer change: it must hold
+// exactly the claimed artifacts (an extra file is a staged-file count that
+// differs from the claim). Checked after the session ended so that what the
+// session itself reports (a survivor, an exit status) comes first.
+Status verify_stage_contents(const Stage& stage, const dpp::MaterializeResult& claimed) {
+  DOT_TRY(stage.check_unchanged());
+  DOT_ASSIGN_OR_RETURN(auto present, stage.entries());
+  std::set<std::string> expected;
+  for (const auto& a : claimed.artifacts) expected.insert(a.name);
+  for (const auto& n : present)
+    if (!expected.count(n)) return mismatch(fmt::format("the stage holds {} which no artifact names", n));
+  return {};
 }
 
 Error interrupted_error(int sig) {
@@ -202,6 +219,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   DOT_TRY(call(s.finish()));
   if (options.interrupt) options.interrupt->set_plugin_group(0);
   DOT_TRY(check_interrupt());
+  DOT_TRY(verify_stage_contents(stage, staged));
   // The stage may have been touched after we read it; we seal what we read.
   out.plugin_stderr = s.stderr_bytes();
 

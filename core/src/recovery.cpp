@@ -35,13 +35,13 @@ Result<std::size_t> remove_stale_stages(const store::RootLayout& layout) {
 
 }  // namespace
 
-Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why) {
+Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why, std::size_t touched) {
   store::Store& st = root.store();
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
   if (summary.state != store::State::RollingBack)
     DOT_TRY(st.transition(txn, store::State::RollingBack, event_code(why), why.message()));
   const auto& ops = plan.plan.operations;
-  for (std::size_t i = ops.size(); i-- > 0;) {
+  for (std::size_t i = std::min(ops.size(), touched); i-- > 0;) {
     auto restored = restore_slot(root.root_fd(), i, ops[i], plan.before[i], root.hooks());
     if (!restored.ok()) {
       Error e = std::move(restored).error();

@@ -325,3 +325,39 @@ TEST_F(EngineTest, ExactlySixtyFourKibTargetIsAccepted) {
 
 }  // namespace
 }  // namespace dot::core::testing
+
+namespace dot::core::testing {
+namespace {
+
+struct ArtifactCase {
+  const char* name;
+  const char* code;
+};
+
+class ArtifactLie : public EngineTest, public ::testing::WithParamInterface<ArtifactCase> {};
+
+TEST_P(ArtifactLie, CaughtByCoreReadingTheStage) {
+  CmdResult reg = core({"register", "--plugin", bin(std::string("core-artifact-") + GetParam().name), "--assurance",
+                        "audit", "--replace"});
+  ASSERT_EQ(reg.code, 0) << reg.err;
+  CmdResult r = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(std::string(GetParam().code) + ":"), std::string::npos) << r.err;
+  EXPECT_EQ(last_state(), "ABANDONED");
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
+  EXPECT_TRUE(stage_leftovers().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Stage, ArtifactLie,
+                         ::testing::Values(ArtifactCase{"staged_symlink", "DOT_E_PATH_ESCAPE"},
+                                           ArtifactCase{"replaced_stage", "DOT_E_PATH_ESCAPE"},
+                                           ArtifactCase{"wrong_mode", "DOT_E_ARTIFACT_MISMATCH"},
+                                           ArtifactCase{"wrong_digest", "DOT_E_ARTIFACT_MISMATCH"},
+                                           ArtifactCase{"wrong_size", "DOT_E_ARTIFACT_MISMATCH"},
+                                           ArtifactCase{"changed_bytes", "DOT_E_ARTIFACT_MISMATCH"},
+                                           ArtifactCase{"extra_file", "DOT_E_ARTIFACT_MISMATCH"},
+                                           ArtifactCase{"hard_link", "DOT_E_ARTIFACT_MISMATCH"}),
+                         [](const ::testing::TestParamInfo<ArtifactCase>& pinfo) { return std::string(pinfo.param.name); });
+
+}  // namespace
+}  // namespace dot::core::testing

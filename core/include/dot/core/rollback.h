@@ -14,7 +14,10 @@ namespace dot::core {
 // be Internal to record none). A target equal to neither snapshot stops the
 // walk: the transaction stays ROLLING_BACK and DOT_E_RECOVERY_REQUIRED is
 // returned (evidence is preserved, nothing is overwritten).
-Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why);
+// `touched` limits the walk to slots [0, touched): apply knows which slots it
+// renamed; recovery does not and walks them all.
+Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why,
+                 std::size_t touched = static_cast<std::size_t>(-1));
 
 // DOT_E_RECOVERY_REQUIRED when any transaction is between PREPARED and its end.
 Status refuse_if_unfinished(Root& root);
