@@ -140,7 +140,7 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "error name, or the worker's failure code) and exit 1.\n"
       "Examples:\n"
       "  dot-core metewand hello -- ./my-worker --verbose\n"
-      "  dot-core metewand hello --role problem_evaluator --timeout 2 -- /opt/eval/worker");
+      "  dot-core metewand hello --role problem_evaluator --timeout 2 -- /opt/eval/worker\n");
   hello->callback([&ctx, o] { ctx.action = [o] { return run_hello(*o); }; });
 }
 

@@ -16,6 +16,7 @@
 //   --log-bytes N          write N bytes to stdout and to stderr first
 //   --grandchild           leave a sleeping child in the process group (pid on stderr)
 //   --escape FILE          leave a sleeping child in a session of its own (pid written to FILE)
+//   --describe-fds FILE    write "fd target" for each open descriptor to FILE first
 //   --linger               keep running after the request stream ends
 //   --exit N               exit with N after the request stream ends
 #include <signal.h>
@@ -50,6 +51,7 @@ struct Options {
   std::optional<std::string> fail;
   std::optional<std::string> raw_file;
   std::optional<std::string> escape;
+  std::optional<std::string> describe_fds;
   bool extra = false, hang = false, close = false, endless = false, grandchild = false, linger = false;
   long log_bytes = 0;
   int exit_code = 0;
@@ -144,6 +146,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--log-bytes") o.log_bytes = std::atol(value().c_str());
     else if (a == "--grandchild") o.grandchild = true;
     else if (a == "--escape") o.escape = value();
+    else if (a == "--describe-fds") o.describe_fds = value();
     else if (a == "--linger") o.linger = true;
     else if (a == "--exit") o.exit_code = std::atoi(value().c_str());
     else die(fmt::format("unknown switch {}", a));
@@ -159,6 +162,20 @@ int main(int argc, char** argv) {
   int in = fd_from_env("METEWAND_PROTOCOL_READ_FD");
   int out = fd_from_env("METEWAND_PROTOCOL_WRITE_FD");
 
+  if (o.describe_fds) {
+    std::string lines;
+    for (int fd = 0; fd < 1024; ++fd) {
+      char target[512];
+      std::string link = "/proc/self/fd/" + std::to_string(fd);
+      ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+      if (n < 0) continue;
+      lines += fmt::format("{} {}\n", fd, std::string_view(target, static_cast<std::size_t>(n)));
+    }
+    std::FILE* f = std::fopen(o.describe_fds->c_str(), "w");
+    if (f == nullptr) die("cannot write the fd description");
+    std::fputs(lines.c_str(), f);
+    std::fclose(f);
+  }
   if (o.grandchild) {
     pid_t pid = ::fork();
     if (pid == 0) sleep_forever();

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <fstream>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "dot/metewand/worker_session.h"
@@ -99,6 +101,30 @@ TEST(WorkerSession, HelloAndCleanShutdown) {
   EXPECT_TRUE(st->success());
   EXPECT_FALSE(s->running());
   EXPECT_TRUE(gone(pid));
+}
+
+TEST(WorkerSession, OnlyTheProtocolPipesAndLogsAreInheritedAndStdinIsDevNull) {
+  std::string path = testing::TempDir() + "metewand-fds-" + std::to_string(::getpid());
+  EXPECT_EQ(hello_error(options({"--describe-fds", path})), "");
+  std::ifstream in(path);
+  std::map<int, std::string> fds;
+  int fd;
+  std::string target;
+  while (in >> fd >> target) fds[fd] = target;
+  ::unlink(path.c_str());
+  // readlink opens nothing, so what the worker sees is what it inherited:
+  // stdin, the two log pipes and the two protocol pipes, nothing else.
+  ASSERT_EQ(fds.size(), 5u) << [&] {
+    std::string all;
+    for (auto& [k, v] : fds) all += std::to_string(k) + "=" + v + " ";
+    return all;
+  }();
+  EXPECT_EQ(fds[0], "/dev/null");
+  for (int pipe_fd : {1, 2, 3, 4}) EXPECT_EQ(fds[pipe_fd].rfind("pipe:", 0), 0u) << pipe_fd << " " << fds[pipe_fd];
+  // Four distinct pipes: stdout, stderr, requests and responses share nothing.
+  std::set<std::string> distinct;
+  for (int pipe_fd : {1, 2, 3, 4}) distinct.insert(fds[pipe_fd]);
+  EXPECT_EQ(distinct.size(), 4u);
 }
 
 TEST(WorkerSession, ProtocolDescriptorsAreConfigurable) {
