@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,10 +98,12 @@ const char* stage_name(int stage, const SpawnOptions& o) {
   ::_exit(127);
 }
 
-ExitStatus decode_status(int wstatus) {
+ExitStatus decode_status(int wstatus, const rusage& ru) {
   ExitStatus s;
   if (WIFEXITED(wstatus)) s.code = WEXITSTATUS(wstatus);
   else if (WIFSIGNALED(wstatus)) s.signal = WTERMSIG(wstatus);
+  auto us = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
+  s.cpu_time = us(ru.ru_utime) + us(ru.ru_stime);
   return s;
 }
 
@@ -148,11 +151,12 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
   if (pid_ <= 0) return std::nullopt;
   if (reaped_) return status_;
   int ws = 0;
+  rusage ru{};
   pid_t r;
-  do r = ::waitpid(pid_, &ws, WNOHANG); while (r < 0 && errno == EINTR);
+  do r = ::wait4(pid_, &ws, WNOHANG, &ru); while (r < 0 && errno == EINTR);
   if (r == pid_) {
     reaped_ = true;
-    status_ = decode_status(ws);
+    status_ = decode_status(ws, ru);
     unregister_child(pid_);
     return status_;
   }
@@ -179,10 +183,11 @@ ExitStatus ChildProcess::kill_and_reap() {
   kill_group();
   if (!reaped_) {
     int ws = 0;
+    rusage ru{};
     pid_t r;
-    do r = ::waitpid(pid_, &ws, 0); while (r < 0 && errno == EINTR);
+    do r = ::wait4(pid_, &ws, 0, &ru); while (r < 0 && errno == EINTR);
     reaped_ = true;
-    if (r == pid_) status_ = decode_status(ws);
+    if (r == pid_) status_ = decode_status(ws, ru);
     unregister_child(pid_);
   }
   // Members of the group that outlived the leader get the signal again.

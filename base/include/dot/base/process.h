@@ -50,6 +50,9 @@ struct SpawnOptions {
 struct ExitStatus {
   int code = -1;    // exit code when exited normally, else -1
   int signal = 0;   // terminating signal, else 0
+  // User + system CPU time the process used (wait4's rusage): tells a kill by
+  // the CPU rlimit (SIGKILL at the hard limit) from any other SIGKILL.
+  std::chrono::microseconds cpu_time{0};
   bool exited() const noexcept { return signal == 0 && code >= 0; }
   bool success() const noexcept { return exited() && code == 0; }
   std::string describe() const;  // "exit 3", "killed by signal 9"
