@@ -175,6 +175,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
     sandbox.emplace(std::move(prepared));
     DOT_TRY(sandbox->apply_to(ho.spawn));
+    ho.containment = sandbox->limits();
   }
   ho.limits.deadline = options.deadline;
   DOT_TRY(check_interrupt());

@@ -72,8 +72,35 @@ struct HostSession::Impl {
 
   Error timeout() {
     return make_error(Code::Timeout, "timeout",
-                      fmt::format("the plugin passed its {} ms deadline waiting for {}",
+                      fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its process "
+                                  "group with SIGKILL",
                                   opts.limits.deadline.count(), waiting_for));
+  }
+
+  // How long a plugin whose stdout or stdin just closed gets to finish dying:
+  // the kernel closes a dying process's descriptors a moment before it can be
+  // reaped, and the exit status is what tells a seccomp kill from a plugin
+  // that merely stopped talking.
+  static constexpr std::chrono::milliseconds kDeathGrace{200};
+
+  // The failure as the plugin's death by a signal, when that is what it was:
+  // the signal (and the layer that sent it) explains more than the closed pipe
+  // it left behind. Deadline and host errors are the host's own doing.
+  Error attribute_death(Error e) {
+    if (e.code == Code::Timeout || e.code == Code::Internal || child.pid() <= 0 || killed) return e;
+    std::optional<ExitStatus> status;
+    if (child.reaped()) {
+      status = child.try_wait();
+    } else if (e.kind == "eof" || e.kind == "early_eof" || e.kind == "stdin_closed") {
+      status = child.wait_until(std::min(deadline, Clock::now() + kDeathGrace));
+    } else {
+      status = child.try_wait();
+    }
+    if (!status || status->signal == 0) return e;
+    SignalDeath d = explain_signal_death(*status, opts.containment ? &*opts.containment : nullptr);
+    return make_error(Code::Protocol, d.kind,
+                      fmt::format("the plugin was killed by {} while core waited for {}: {}", d.signal, waiting_for,
+                                  d.cause));
   }
 
   // Reads what stderr has now (nonblocking). Keeps the first stderr_cap
@@ -202,7 +229,10 @@ struct HostSession::Impl {
   }
 
   Error fail(Error e) {
-    if (!failure) failure = e;
+    if (!failure) {
+      e = attribute_death(std::move(e));
+      failure = e;
+    }
     phase = Phase::Failed;
     kill_all();
     return e;

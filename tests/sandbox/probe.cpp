@@ -9,6 +9,8 @@
 // Targets live next to the executable, or in PROBE_TARGET_DIR, which a
 // contained probe is not allowed to read or write: <dir>/secret (read),
 // <dir>/written-outside (write), <dir>/port (its size is the port to connect to).
+// Acts that are not forbidden but end the probe the way a forbidden one
+// would: write-1m-sigxfsz (killed by SIGXFSZ), raise-sigsys, sleep.
 //
 // With an argument it prints one line, `<act>: <outcome>`, and exits 0 (it
 // may of course be killed first). Without one it prints that line on stderr
@@ -132,9 +134,10 @@ std::string act_spin_cpu() {
   return "spun 3 s of CPU";
 }
 
-std::string act_write_1m(const std::string& path) {
-  // SIGXFSZ would end us quietly; ignoring it turns the limit into EFBIG.
-  ::signal(SIGXFSZ, SIG_IGN);
+// With `survive_limit`, SIGXFSZ is ignored and the limit shows as EFBIG;
+// without, the kernel's SIGXFSZ ends the probe (what the host must report).
+std::string act_write_1m(const std::string& path, bool survive_limit) {
+  if (survive_limit) ::signal(SIGXFSZ, SIG_IGN);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno_text(errno);
   std::string chunk(64 * 1024, 'x');
@@ -229,13 +232,25 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
   if (act == "exec-sh-fd") return act_exec_sh_fd();
   if (act == "alloc-2g") return act_alloc_2g();
   if (act == "spin-cpu") return act_spin_cpu();
-  if (act == "write-1m") {
+  if (act == "write-1m" || act == "write-1m-sigxfsz") {
     // In the working directory (the stage), where writing is allowed: only
     // the file-size limit stands in the way. A plugin removes it again, so
     // the stage holds exactly what it claims.
-    std::string r = act_write_1m("big.bin");
+    std::string r = act_write_1m("big.bin", act == "write-1m");
     if (plugin) ::unlink("big.bin");
     return r;
+  }
+  if (act == "raise-sigsys") {
+    // A SIGSYS no seccomp filter sent: the host must not blame one.
+    ::raise(SIGSYS);
+    return "survived SIGSYS";
+  }
+  if (act == "sleep") {
+    // Wall-clock time only: the session deadline, not an rlimit, ends this.
+    timespec t{30, 0};
+    while (::nanosleep(&t, &t) != 0) {
+    }
+    return "slept 30 s";
   }
   if (act == "ptrace-parent") return act_ptrace_parent();
   if (act == "signal-parent") return act_signal_parent();

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
@@ -39,7 +40,7 @@ struct Session {
 };
 
 Session drive_contained(const std::string& exe, const std::string& stage, std::string_view assurance,
-                        bool contained = true) {
+                        bool contained = true, std::chrono::milliseconds deadline = std::chrono::milliseconds(5000)) {
   Session out;
   UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
@@ -49,6 +50,7 @@ Session drive_contained(const std::string& exe, const std::string& stage, std::s
   dpp::HostSessionOptions o;
   o.exec_fd = fd.get();
   o.stage_dir = stage;
+  o.limits.deadline = deadline;
   std::optional<Sandbox> sb;
   if (contained) {
     SandboxPolicy p;
@@ -65,6 +67,7 @@ Session drive_contained(const std::string& exe, const std::string& stage, std::s
       out.status = st;
       return out;
     }
+    o.containment = sb->limits();
   }
   auto s = dpp::HostSession::start(std::move(o));
   if (!s.ok()) {
@@ -125,6 +128,76 @@ TEST(DotHelloContained, ProbePluginAsProcess) {
   ASSERT_TRUE(s.status.ok()) << s.status.error().line() << "\nplugin stderr: " << s.stderr_bytes;
   EXPECT_EQ(slurp((st / "hello.txt").string()),
             "probe hash: sha256(abc) ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+}
+
+// A probe plugin (a copy of sandbox-probe named probe-<act>) in its own
+// folder, with a stage next to it.
+struct ProbePlugin {
+  Stage dir;
+  std::string exe, stage;
+  explicit ProbePlugin(const std::string& act) {
+    fs::create_directory(fs::path(dir.path) / "bin");
+    exe = (fs::path(dir.path) / "bin" / ("probe-" + act)).string();
+    fs::copy_file(std::string(DOT_BIN_DIR) + "/sandbox-probe", exe);
+    stage = (fs::path(dir.path) / "stage").string();
+    fs::create_directory(stage);
+    fs::permissions(stage, fs::perms::owner_all);
+  }
+};
+
+TEST(KillReport, SeccompKillIsNamedWithItsSignalAndLayer) {
+  ProbePlugin p("ptrace-parent");
+  Session s = drive_contained(p.exe, p.stage, dpp::hello::kAssuranceProcess);
+  ASSERT_FALSE(s.status.ok());
+  EXPECT_EQ(s.status.error().code, Code::Protocol);
+  EXPECT_EQ(s.status.error().kind, "seccomp_kill");
+  EXPECT_EQ(s.status.error().detail,
+            "the plugin was killed by SIGSYS (signal 31) while core waited for dot.initialize: seccomp blocked a "
+            "system call that is not on the allowlist (process containment, seccomp layer)");
+}
+
+TEST(KillReport, FileSizeLimitIsNamed) {
+  ProbePlugin p("write-1m-sigxfsz");
+  Session s = drive_contained(p.exe, p.stage, dpp::hello::kAssuranceProcess);
+  ASSERT_FALSE(s.status.ok());
+  EXPECT_EQ(s.status.error().code, Code::Protocol);
+  EXPECT_EQ(s.status.error().kind, "file_size_limit");
+  EXPECT_EQ(s.status.error().detail,
+            "the plugin was killed by SIGXFSZ (signal 25) while core waited for dot.initialize: a file it wrote "
+            "reached the 65536-byte file-size limit (process containment, RLIMIT_FSIZE)");
+  // Uncontained the same plugin writes its megabyte and completes.
+  ProbePlugin open("write-1m-sigxfsz");
+  Session free_run = drive_contained(open.exe, open.stage, dpp::hello::kAssuranceAudit, false);
+  EXPECT_TRUE(free_run.status.ok()) << free_run.status.error().line();
+}
+
+TEST(KillReport, UncontainedSigsysIsNotBlamedOnSeccomp) {
+  // Under audit dot-core installed no filter: a SIGSYS is reported as a plain
+  // death by that signal, never as a containment layer's doing.
+  ProbePlugin p("raise-sigsys");
+  Session s = drive_contained(p.exe, p.stage, dpp::hello::kAssuranceAudit, false);
+  ASSERT_FALSE(s.status.ok());
+  EXPECT_EQ(s.status.error().code, Code::Protocol);
+  EXPECT_EQ(s.status.error().kind, "killed");
+  const std::string& d = s.status.error().detail;
+  EXPECT_TRUE(std::regex_match(d, std::regex("the plugin was killed by SIGSYS \\(signal 31\\) while core waited for "
+                                             "dot\\.initialize: a bad system call after [0-9]+\\.[0-9][0-9] s of CPU "
+                                             "time \\(no containment: audit assurance\\)")))
+      << d;
+  EXPECT_EQ(d.find("seccomp"), std::string::npos) << d;
+}
+
+TEST(KillReport, DeadlineKillIsTheHostsOwn) {
+  // Sleeping uses no CPU: no rlimit ends it, the session deadline does, and
+  // the host says that it sent the SIGKILL itself.
+  ProbePlugin p("sleep");
+  Session s = drive_contained(p.exe, p.stage, dpp::hello::kAssuranceProcess, true, std::chrono::milliseconds(300));
+  ASSERT_FALSE(s.status.ok());
+  EXPECT_EQ(s.status.error().code, Code::Timeout);
+  EXPECT_EQ(s.status.error().kind, "timeout");
+  EXPECT_EQ(s.status.error().detail,
+            "the plugin passed its 300 ms deadline waiting for dot.initialize; dot-core killed its process group "
+            "with SIGKILL");
 }
 
 }  // namespace

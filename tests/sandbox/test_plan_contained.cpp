@@ -17,9 +17,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
+#include "dot/store/store.h"
 
 namespace dot {
 namespace {
@@ -59,6 +61,12 @@ CmdResult dot_core(const std::vector<std::string>& args) {
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
+// What a contained plugin killed by seccomp before its first answer is
+// reported as: the signal and the layer, not the closed pipe it left behind.
+const std::string kSeccompKill =
+    "the plugin was killed by SIGSYS (signal 31) while core waited for dot.initialize: seccomp blocked a system "
+    "call that is not on the allowlist (process containment, seccomp layer)";
+
 // A managed root, and the probe's target folder (fixed per act, built into
 // the probe), emptied before and after.
 class PlanProbe : public ::testing::Test {
@@ -82,13 +90,46 @@ class PlanProbe : public ::testing::Test {
     if (!base_.empty()) fs::remove_all(base_, ec);
     if (!targets_.empty()) fs::remove_all(targets_, ec);
   }
-  CmdResult plan(const std::string& assurance) {
+  CmdResult plan(const std::string& assurance, bool json = false) {
     const std::string plugin = kBin + "/sandbox-plan-probe-" + act_;
     CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin", plugin, "--assurance", assurance,
                               "--replace"});
     EXPECT_EQ(reg.code, 0) << reg.err;
-    return dot_core({"plan", "--root", root_.string(),
-                     assurance == "process" ? "--require-process-sandbox" : "--allow-audit-plugin"});
+    std::vector<std::string> args = {"plan", "--root", root_.string(),
+                                     assurance == "process" ? "--require-process-sandbox" : "--allow-audit-plugin"};
+    if (json) args.push_back("--json");
+    return dot_core(args);
+  }
+  // The newest transaction of the root, as `inspect` would read it.
+  store::TxnDetail newest_txn() {
+    store::OpenOptions o;
+    o.read_only = true;
+    auto st = store::Store::open((root_ / ".dot" / "store.db").string(), o);
+    EXPECT_TRUE(st.ok()) << st.error().line();
+    if (!st.ok()) return {};
+    store::ListFilter f;
+    f.limit = 1;
+    auto list = st->list(f);
+    EXPECT_TRUE(list.ok() && list->size() == 1);
+    if (!list.ok() || list->empty()) return {};
+    auto d = st->detail(list->front().id);
+    EXPECT_TRUE(d.ok()) << d.error().line();
+    return d.ok() ? *d : store::TxnDetail{};
+  }
+  // A contained plan that failed with exactly this error: on stderr, in the
+  // --json error object, and in the abandoned transaction's record.
+  void expect_plan_failed(const CmdResult& r, const std::string& code, const std::string& kind,
+                          const std::string& detail) {
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(r.err, code + ": " + detail + "\n");
+    store::TxnDetail t = newest_txn();
+    EXPECT_EQ(t.summary.state, store::State::Abandoned);
+    EXPECT_EQ(t.summary.code, code);
+    EXPECT_EQ(t.detail, detail);
+    CmdResult j = plan("process", true);
+    EXPECT_EQ(j.code, 1);
+    EXPECT_TRUE(contains(j.out, "{\"error\":{\"code\":\"" + code + "\",\"kind\":\"" + kind + "\",\"detail\":"))
+        << j.out;
   }
   // The plan either failed with a DOT_E_* code or completed; either way
   // nothing may be left behind in the root's stage.
@@ -147,9 +188,8 @@ TEST_F(PlanProbe, SocketToALoopbackListener) {
   EXPECT_TRUE(contains(audit.out, "probe connect: connected to port")) << audit.out;
   EXPECT_TRUE(accepted());
   CmdResult boxed = plan("process");
-  EXPECT_EQ(boxed.code, 1);
-  EXPECT_TRUE(contains(boxed.err, "DOT_E_PROTOCOL")) << boxed.err;
-  // seccomp killed it (SIGSYS, shown at the spawn level in SandboxProbe) before it answered.
+  // seccomp killed it at socket() before it answered.
+  expect_plan_failed(boxed, "DOT_E_PROTOCOL", "seccomp_kill", kSeccompKill);
   EXPECT_FALSE(accepted());
   expect_clean_stage();
 }
@@ -161,8 +201,8 @@ TEST_F(PlanProbe, ExecAShell) {
   EXPECT_TRUE(fs::exists(targets_ / "sh-ran")) << audit.err;
   fs::remove(targets_ / "sh-ran");
   CmdResult boxed = plan("process");
-  EXPECT_EQ(boxed.code, 1);
-  EXPECT_TRUE(contains(boxed.err, "DOT_E_PROTOCOL")) << boxed.err;
+  // execve by path is not on the allowlist (only fexecve is).
+  expect_plan_failed(boxed, "DOT_E_PROTOCOL", "seccomp_kill", kSeccompKill);
   EXPECT_FALSE(fs::exists(targets_ / "sh-ran"));
   expect_clean_stage();
 }
@@ -184,7 +224,21 @@ TEST_F(PlanProbe, SpinTheCpuFor3s) {
   start("spin-cpu");
   CmdResult boxed = plan("process");
   EXPECT_EQ(boxed.code, 1);
-  EXPECT_TRUE(contains(boxed.err, "DOT_E_PROTOCOL") || contains(boxed.err, "DOT_E_TIMEOUT")) << boxed.err;
+  // RLIMIT_CPU (soft = hard) is enforced with SIGKILL, which the host tells
+  // from any other SIGKILL by the CPU time the plugin used. On a machine so
+  // loaded that 2 s of CPU take more than 5 s of wall time, the session
+  // deadline comes first and the host kills the plugin itself.
+  const std::regex cpu_limit(
+      "DOT_E_PROTOCOL: the plugin was killed by SIGKILL \\(signal 9\\) while core waited for dot\\.initialize: "
+      "it reached the 2 s CPU limit, which the kernel enforces with SIGKILL \\(process containment, RLIMIT_CPU, "
+      "soft = hard; [12]\\.[0-9][0-9] s of CPU by the scheduler's exact count\\)\n");
+  const std::string deadline =
+      "DOT_E_TIMEOUT: the plugin passed its 5000 ms deadline waiting for dot.initialize; dot-core killed its "
+      "process group with SIGKILL\n";
+  EXPECT_TRUE(std::regex_match(boxed.err, cpu_limit) || boxed.err == deadline) << boxed.err;
+  store::TxnDetail t = newest_txn();
+  EXPECT_EQ(t.summary.state, store::State::Abandoned);
+  EXPECT_EQ(t.summary.code + ": " + t.detail + "\n", boxed.err);
   EXPECT_FALSE(contains(boxed.out, "spun"));
   expect_clean_stage();
 }
@@ -199,14 +253,27 @@ TEST_F(PlanProbe, WriteA1MiBFile) {
   EXPECT_TRUE(contains(boxed.out, "probe write-1m: blocked (File too large) after 65536 bytes")) << boxed.out;
 }
 
+TEST_F(PlanProbe, WriteA1MiBFileKilledBySigxfsz) {
+  // The same act by a plugin that leaves SIGXFSZ at its default: the kernel
+  // ends it at the limit, and the host names the signal and the limit.
+  start("write-1m-sigxfsz");
+  CmdResult audit = plan("audit");
+  ASSERT_EQ(audit.code, 0) << audit.err;
+  EXPECT_TRUE(contains(audit.out, "probe write-1m-sigxfsz: wrote 1 MiB")) << audit.out;
+  CmdResult boxed = plan("process");
+  expect_plan_failed(boxed, "DOT_E_PROTOCOL", "file_size_limit",
+                     "the plugin was killed by SIGXFSZ (signal 25) while core waited for dot.initialize: a file it "
+                     "wrote reached the 65536-byte file-size limit (process containment, RLIMIT_FSIZE)");
+  expect_clean_stage();
+}
+
 TEST_F(PlanProbe, PtraceTheParent) {
   start("ptrace-parent");
   CmdResult audit = plan("audit");
   ASSERT_EQ(audit.code, 0) << audit.err;
   EXPECT_TRUE(contains(audit.out, "probe ptrace-parent: attached to parent")) << audit.out;
   CmdResult boxed = plan("process");
-  EXPECT_EQ(boxed.code, 1);
-  EXPECT_TRUE(contains(boxed.err, "DOT_E_PROTOCOL")) << boxed.err;
+  expect_plan_failed(boxed, "DOT_E_PROTOCOL", "seccomp_kill", kSeccompKill);
   EXPECT_FALSE(contains(boxed.out, "attached"));
   expect_clean_stage();
 }

@@ -217,6 +217,8 @@ TEST(SandboxProbe, SpinTheCpuFor3sUncontained) {
   auto open = run_probe(d, "spin-cpu", false);
   EXPECT_EQ(open.out, "spin-cpu: spun 3 s of CPU\n");
   EXPECT_TRUE(open.status.success());
+  // wait4's rusage: the CPU time that tells a CPU-limit SIGKILL apart.
+  EXPECT_GE(open.status.cpu_time, std::chrono::milliseconds(2900));
 }
 
 TEST(SandboxProbe, SpinTheCpuFor3sContained) {
@@ -225,6 +227,89 @@ TEST(SandboxProbe, SpinTheCpuFor3sContained) {
   // RLIMIT_CPU with soft = hard: SIGKILL at 2 s of CPU, no chance to catch SIGXCPU.
   EXPECT_EQ(boxed.status.signal, SIGKILL) << boxed.status.describe();
   EXPECT_EQ(boxed.out, "");
+  // The CPU time that came with the exit status is what tells this SIGKILL
+  // from any other.
+  EXPECT_GE(boxed.status.cpu_time, std::chrono::milliseconds(1500));
+  const SandboxLimits limits;
+  EXPECT_EQ(explain_signal_death(boxed.status, &limits).kind, "cpu_limit");
+}
+
+TEST(SandboxProbe, WriteA1MiBFileKilledBySigxfsz) {
+  ProbeDir d;
+  const std::string big = d.stage() + "/big.bin";
+  auto open = run_probe(d, "write-1m-sigxfsz", false);
+  EXPECT_EQ(open.out, "write-1m-sigxfsz: wrote 1 MiB\n");
+  fs::remove(big);
+  auto boxed = run_probe(d, "write-1m-sigxfsz", true);
+  EXPECT_EQ(boxed.status.signal, SIGXFSZ) << boxed.status.describe();
+  EXPECT_EQ(boxed.out, "");
+  EXPECT_LE(fs::file_size(big), 64u * 1024);
+}
+
+// The report of each kind of death, word for word: what `plan` prints and
+// records when a contained plugin is killed (the host session adds "the
+// plugin was killed by <signal> while core waited for <request>: <cause>").
+ExitStatus killed_by(int sig, std::chrono::milliseconds cpu) {
+  ExitStatus s;
+  s.signal = sig;
+  s.cpu_time = cpu;
+  return s;
+}
+
+TEST(SignalDeath, EachLayerIsNamed) {
+  const SandboxLimits limits;
+  struct Case {
+    int sig;
+    int cpu_ms;
+    const char* kind;
+    const char* signal;
+    const char* cause;
+  };
+  const Case cases[] = {
+      {SIGSYS, 3, "seccomp_kill", "SIGSYS (signal 31)",
+       "seccomp blocked a system call that is not on the allowlist (process containment, seccomp layer)"},
+      {SIGXFSZ, 3, "file_size_limit", "SIGXFSZ (signal 25)",
+       "a file it wrote reached the 65536-byte file-size limit (process containment, RLIMIT_FSIZE)"},
+      {SIGXCPU, 2000, "cpu_limit", "SIGXCPU (signal 24)",
+       "it used its 2 s of CPU time (process containment, RLIMIT_CPU)"},
+      {SIGKILL, 1880, "cpu_limit", "SIGKILL (signal 9)",
+       "it reached the 2 s CPU limit, which the kernel enforces with SIGKILL (process containment, RLIMIT_CPU, "
+       "soft = hard; 1.88 s of CPU by the scheduler's exact count)"},
+      {SIGKILL, 1490, "killed", "SIGKILL (signal 9)",
+       "not sent by dot-core and not the CPU limit (1.49 s of CPU used): the kernel's out-of-memory killer or "
+       "another process of the same user"},
+      {SIGKILL, 120, "killed", "SIGKILL (signal 9)",
+       "not sent by dot-core and not the CPU limit (0.12 s of CPU used): the kernel's out-of-memory killer or "
+       "another process of the same user"},
+      {SIGSEGV, 5, "killed", "SIGSEGV (signal 11)",
+       "Segmentation fault, not a containment layer's signal (the plugin crashed; under containment an allocation "
+       "beyond the 1073741824-byte address-space limit fails, which many runtimes turn into an abort)"},
+      {SIGTERM, 5, "killed", "SIGTERM (signal 15)", "Terminated, not a containment layer's signal"},
+  };
+  for (const auto& c : cases) {
+    SignalDeath d = explain_signal_death(killed_by(c.sig, std::chrono::milliseconds(c.cpu_ms)), &limits);
+    EXPECT_EQ(d.kind, c.kind) << c.signal;
+    EXPECT_EQ(d.signal, c.signal);
+    EXPECT_EQ(d.cause, c.cause) << c.signal;
+  }
+}
+
+TEST(SignalDeath, UncontainedNothingIsBlamedOnALayer) {
+  for (int sig : {SIGSYS, SIGXFSZ, SIGXCPU, SIGKILL}) {
+    SignalDeath d = explain_signal_death(killed_by(sig, std::chrono::milliseconds(2500)), nullptr);
+    EXPECT_EQ(d.kind, "killed") << sig;
+    EXPECT_EQ(d.cause.find("process containment"), std::string::npos) << d.cause;
+    EXPECT_NE(d.cause.find("(no containment: audit assurance)"), std::string::npos) << d.cause;
+  }
+  EXPECT_EQ(explain_signal_death(killed_by(SIGSYS, std::chrono::milliseconds(10)), nullptr).cause,
+            "a bad system call after 0.01 s of CPU time (no containment: audit assurance)");
+}
+
+TEST(SignalDeath, ExitStatusCarriesTheChildsCpuTime) {
+  ProbeDir d;
+  auto idle = run_probe(d, "none", false);
+  EXPECT_LT(idle.status.cpu_time, std::chrono::milliseconds(1500));
+  // The spinning one: SpinTheCpuFor3sUncontained.
 }
 
 TEST(SandboxProbe, WriteA1MiBFile) {

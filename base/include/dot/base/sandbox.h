@@ -68,10 +68,30 @@ SandboxSupport probe_sandbox_support();
 struct SandboxLimits {
   rlim_t address_space = rlim_t{1} << 30;  // RLIMIT_AS: 1 GiB
   rlim_t cpu_seconds = 2;                  // RLIMIT_CPU: SIGKILL at 2 s of CPU
-  rlim_t file_size = 64 * 1024;            // RLIMIT_FSIZE: 64 KiB
+  rlim_t file_size = 64 * 1024;            // RLIMIT_FSIZE: 64 KiB (SIGXFSZ)
   rlim_t open_files = 32;                  // RLIMIT_NOFILE
   rlim_t core_size = 0;                    // RLIMIT_CORE: no core dumps
 };
+
+// Why a process ended by a signal, naming the layer that sent it when the
+// host can tell from the exit status alone. `limits` is the containment the
+// process ran under, or null when it ran uncontained (audit): then no signal
+// is blamed on a layer dot-core did not install.
+//
+//   SIGSYS                         seccomp (kind "seccomp_kill")
+//   SIGXFSZ                        RLIMIT_FSIZE ("file_size_limit")
+//   SIGXCPU, or SIGKILL with the   RLIMIT_CPU ("cpu_limit"): soft = hard, so
+//     CPU time at the limit          the kernel sends SIGKILL, not SIGXCPU
+//   anything else                  "killed" (a crash, the OOM killer...)
+//
+// Not for a SIGKILL the host sent itself (deadline, interrupt): the caller
+// knows that one better.
+struct SignalDeath {
+  std::string kind;    // see above
+  std::string signal;  // "SIGSYS (signal 31)"
+  std::string cause;   // "seccomp blocked a system call ... (process containment, seccomp layer)"
+};
+SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* limits);
 
 struct SandboxPolicy {
   // The verified descriptor that will be executed (the one that was hashed);
@@ -144,6 +164,8 @@ class Sandbox {
   const LoaderFiles& loader_files() const noexcept;
   // Number of BPF instructions in the exported seccomp filter.
   std::size_t seccomp_instructions() const noexcept;
+  // The limits the child gets (the policy's, lowered to our own hard limits).
+  SandboxLimits limits() const noexcept;
 
   struct ChildState;  // what the child reads between fork and exec
 

@@ -18,6 +18,14 @@
 // process left running after the plugin exited is a "survivor". Every failure
 // other than DOT_E_TIMEOUT is DOT_E_PROTOCOL (kinds in docs/dpp.md).
 //
+// A plugin that dies of a signal it did not get from the host (a seccomp kill,
+// an rlimit, a crash) is reported as that death, not as the symptom the
+// protocol saw (a closed stdout, a closed stdin, a non-zero exit): kinds
+// "seccomp_kill", "cpu_limit", "file_size_limit" or "killed", the detail
+// naming the signal and, under containment, the layer that sent it
+// (dot::explain_signal_death). At the deadline the host itself SIGKILLs the
+// group: DOT_E_TIMEOUT says so.
+//
 // On any error, on abort() and in the destructor the plugin's process group is
 // SIGKILLed and reaped, and so is every orphan re-parented to this process (the
 // host is made a child subreaper by start(), so a grandchild that called setsid
@@ -32,10 +40,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dot/base/process.h"
 #include "dot/base/result.h"
+#include "dot/base/sandbox.h"
 #include "dot/dpp/messages.h"
 
 namespace dot::dpp {
@@ -59,6 +69,9 @@ struct HostSessionOptions {
   // the three stdio pipes and keep_fds (none).
   SpawnOptions spawn;
   SessionLimits limits;
+  // The limits of the dot::Sandbox installed on `spawn` (process assurance),
+  // or none (audit). Only used to say which layer killed a plugin.
+  std::optional<SandboxLimits> containment;
 };
 
 class HostSession {
