@@ -126,10 +126,26 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
     return store_error(db_path, "not_ours", fmt::format("invalid schema version {}", version));
   impl->opened_version = static_cast<int>(version);
 
-  DOT_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode = WAL", "enabling WAL"));
-  if (mode != "wal") return store_error(db_path, "journal", fmt::format("cannot enable WAL (journal mode {})", mode));
-  DOT_TRY(db.exec("PRAGMA synchronous = FULL", "setting synchronous=FULL"));
-  DOT_TRY(db.exec("PRAGMA foreign_keys = ON", "enabling foreign keys"));
+  // The -wal and -shm files stay when the last connection closes. Otherwise
+  // every read-only command on an idle root created both files, sized and
+  // mapped the -shm, and deleted them again on close (a measurable share of
+  // `inspect show`; docs/startup.md). They hold no state of their own: the
+  // WAL is empty after a checkpoint (journal_size_limit 0 below).
+  int persist = 1;
+  sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  if (options.read_only) {
+    // A reader never checkpoints, so closing it never writes the database
+    // file, and it needs none of the write-side settings: it reads whatever
+    // journal mode the file is in (a writer puts it in WAL mode).
+    sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  } else {
+    DOT_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode = WAL", "enabling WAL"));
+    if (mode != "wal")
+      return store_error(db_path, "journal", fmt::format("cannot enable WAL (journal mode {})", mode));
+    DOT_TRY(db.exec("PRAGMA journal_size_limit = 0", "limiting the WAL size"));
+    DOT_TRY(db.exec("PRAGMA synchronous = FULL", "setting synchronous=FULL"));
+    DOT_TRY(db.exec("PRAGMA foreign_keys = ON", "enabling foreign keys"));
+  }
 
   if (version < kSchemaVersion) {
     DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
