@@ -473,77 +473,77 @@ void add_common(CLI::App* cmd, CommonOptions& o, bool json) {
 
 }  // namespace
 
+void add_init_command(CLI::App& app, Context& ctx) {
+  auto* init = app.add_subcommand("init", "Create a new managed root (a directory that must not exist yet)");
+  auto o = std::make_shared<CommonOptions>();
+  add_common(init, *o, true);
+  init->footer(
+      "Creates DIR (mode 0700) with its hidden state folder DIR/.dot holding the\n"
+      "database, the lock file and a random root id.\n"
+      "Example:\n  dot-core init --root ~/managed");
+  init->callback([&ctx, o] { ctx.action = [o] { return run_init(*o); }; });
+}
+
 void add_store_commands(CLI::App& app, Context& ctx) {
-  {
-    auto* init = app.add_subcommand("init", "Create a new managed root (a directory that must not exist yet)");
-    auto o = std::make_shared<CommonOptions>();
-    add_common(init, *o, true);
-    init->footer(
-        "Creates DIR (mode 0700) with its hidden state folder DIR/.dot holding the\n"
-        "database, the lock file and a random root id.\n"
-        "Example:\n  dot-core init --root ~/managed");
-    init->callback([&ctx, o] { ctx.action = [o] { return run_init(*o); }; });
-  }
-  {
-    auto* group = app.add_subcommand("store", "Check or prune a root's store");
-    group->require_subcommand(1);
-    group->footer("Examples:\n  dot-core store check --root ~/managed\n  dot-core store prune --root ~/managed --keep 100");
-    auto* check = group->add_subcommand("check", "Verify the database and every stored invariant (read-only)");
-    auto co = std::make_shared<CommonOptions>();
-    add_common(check, *co, true);
-    check->footer(
-        "Runs PRAGMA integrity_check, then checks every event history against the\n"
-        "legal transitions, the effect ledger against each plan, every plan and blob\n"
-        "against its digest. Exit 0 only when everything holds.\n"
-        "Example:\n  dot-core store check --root ~/managed");
-    check->callback([&ctx, co] { ctx.action = [co] { return run_check(*co); }; });
+  auto* group = app.add_subcommand("store", "Check or prune a root's store");
+  group->require_subcommand(1);
+  group->footer("Examples:\n  dot-core store check --root ~/managed\n  dot-core store prune --root ~/managed --keep 100");
+  auto* check = group->add_subcommand("check", "Verify the database and every stored invariant (read-only)");
+  auto co = std::make_shared<CommonOptions>();
+  add_common(check, *co, true);
+  check->footer(
+      "Runs PRAGMA integrity_check, then checks every event history against the\n"
+      "legal transitions, the effect ledger against each plan, every plan and blob\n"
+      "against its digest. Exit 0 only when everything holds.\n"
+      "Example:\n  dot-core store check --root ~/managed");
+  check->callback([&ctx, co] { ctx.action = [co] { return run_check(*co); }; });
 
-    auto* prune = group->add_subcommand("prune", "Drop blobs and events of old finished transactions");
-    auto po = std::make_shared<CommonOptions>();
-    auto keep = std::make_shared<std::size_t>(0);
-    add_common(prune, *po, true);
-    prune->add_option("--keep", *keep, "How many of the newest finished transactions keep everything")->required();
-    prune->footer(
-        "Finished = DONE, ROLLED_BACK, DISCARDED, STALE, ABANDONED; their summary rows\n"
-        "and plan bytes stay. Unfinished transactions are never touched.\n"
-        "Example:\n  dot-core store prune --root ~/managed --keep 100");
-    prune->callback([&ctx, po, keep] { ctx.action = [po, keep] { return run_prune(*po, *keep); }; });
-  }
-  {
-    auto* group = app.add_subcommand("inspect", "Show stored transactions (read-only, never takes the root lock)");
-    group->require_subcommand(1);
-    group->footer(
-        "Examples:\n  dot-core inspect list --root ~/managed --json\n"
-        "  dot-core inspect show --root ~/managed 3f2a9c1e\n  dot-core inspect events --root ~/managed 3f2a9c1e");
-    std::vector<std::string> names;
-    for (State s : store::all_states()) names.emplace_back(store::state_name(s));
+  auto* prune = group->add_subcommand("prune", "Drop blobs and events of old finished transactions");
+  auto po = std::make_shared<CommonOptions>();
+  auto keep = std::make_shared<std::size_t>(0);
+  add_common(prune, *po, true);
+  prune->add_option("--keep", *keep, "How many of the newest finished transactions keep everything")->required();
+  prune->footer(
+      "Finished = DONE, ROLLED_BACK, DISCARDED, STALE, ABANDONED; their summary rows\n"
+      "and plan bytes stay. Unfinished transactions are never touched.\n"
+      "Example:\n  dot-core store prune --root ~/managed --keep 100");
+  prune->callback([&ctx, po, keep] { ctx.action = [po, keep] { return run_prune(*po, *keep); }; });
+}
 
-    auto* list = group->add_subcommand("list", "List transactions, newest first");
-    auto lo = std::make_shared<CommonOptions>();
-    auto state = std::make_shared<std::string>();
-    auto limit = std::make_shared<std::size_t>(50);
-    add_common(list, *lo, true);
-    list->add_option("--state", *state, "Only transactions in this state")->check(CLI::IsMember(names));
-    list->add_option("--limit", *limit, "At most this many rows (0: all)")->capture_default_str();
-    list->footer("Example:\n  dot-core inspect list --root ~/managed --state SEALED --limit 10 --json");
-    list->callback([&ctx, lo, state, limit] { ctx.action = [lo, state, limit] { return run_list(*lo, *state, *limit); }; });
+void add_inspect_commands(CLI::App& app, Context& ctx) {
+  auto* group = app.add_subcommand("inspect", "Show stored transactions (read-only, never takes the root lock)");
+  group->require_subcommand(1);
+  group->footer(
+      "Examples:\n  dot-core inspect list --root ~/managed --json\n"
+      "  dot-core inspect show --root ~/managed 3f2a9c1e\n  dot-core inspect events --root ~/managed 3f2a9c1e");
+  std::vector<std::string> names;
+  for (State s : store::all_states()) names.emplace_back(store::state_name(s));
 
-    auto* show = group->add_subcommand("show", "Show one transaction: plan, operations, effects, events, stderr");
-    auto so = std::make_shared<CommonOptions>();
-    auto sid = std::make_shared<std::string>();
-    add_common(show, *so, true);
-    show->add_option("id", *sid, "A plan id or a unique hex prefix of at least 8 characters")->required();
-    show->footer("Example:\n  dot-core inspect show --root ~/managed 3f2a9c1e --json");
-    show->callback([&ctx, so, sid] { ctx.action = [so, sid] { return run_show(*so, *sid); }; });
+  auto* list = group->add_subcommand("list", "List transactions, newest first");
+  auto lo = std::make_shared<CommonOptions>();
+  auto state = std::make_shared<std::string>();
+  auto limit = std::make_shared<std::size_t>(50);
+  add_common(list, *lo, true);
+  list->add_option("--state", *state, "Only transactions in this state")->check(CLI::IsMember(names));
+  list->add_option("--limit", *limit, "At most this many rows (0: all)")->capture_default_str();
+  list->footer("Example:\n  dot-core inspect list --root ~/managed --state SEALED --limit 10 --json");
+  list->callback([&ctx, lo, state, limit] { ctx.action = [lo, state, limit] { return run_list(*lo, *state, *limit); }; });
 
-    auto* events = group->add_subcommand("events", "Show the event log of one transaction");
-    auto eo = std::make_shared<CommonOptions>();
-    auto eid = std::make_shared<std::string>();
-    add_common(events, *eo, true);
-    events->add_option("id", *eid, "A plan id or a unique hex prefix of at least 8 characters")->required();
-    events->footer("Example:\n  dot-core inspect events --root ~/managed 3f2a9c1e");
-    events->callback([&ctx, eo, eid] { ctx.action = [eo, eid] { return run_events(*eo, *eid); }; });
-  }
+  auto* show = group->add_subcommand("show", "Show one transaction: plan, operations, effects, events, stderr");
+  auto so = std::make_shared<CommonOptions>();
+  auto sid = std::make_shared<std::string>();
+  add_common(show, *so, true);
+  show->add_option("id", *sid, "A plan id or a unique hex prefix of at least 8 characters")->required();
+  show->footer("Example:\n  dot-core inspect show --root ~/managed 3f2a9c1e --json");
+  show->callback([&ctx, so, sid] { ctx.action = [so, sid] { return run_show(*so, *sid); }; });
+
+  auto* events = group->add_subcommand("events", "Show the event log of one transaction");
+  auto eo = std::make_shared<CommonOptions>();
+  auto eid = std::make_shared<std::string>();
+  add_common(events, *eo, true);
+  events->add_option("id", *eid, "A plan id or a unique hex prefix of at least 8 characters")->required();
+  events->footer("Example:\n  dot-core inspect events --root ~/managed 3f2a9c1e");
+  events->callback([&ctx, eo, eid] { ctx.action = [eo, eid] { return run_events(*eo, *eid); }; });
 }
 
 }  // namespace dot::cli
