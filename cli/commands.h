@@ -25,7 +25,9 @@ void add_version_command(CLI::App& app, Context& ctx);
 void add_jcs_commands(CLI::App& app, Context& ctx);        // jcs canonicalize|hash
 void add_vectors_commands(CLI::App& app, Context& ctx);    // vectors replay
 void add_frames_commands(CLI::App& app, Context& ctx);     // frames decode
-void add_store_commands(CLI::App& app, Context& ctx);      // init, store check|prune, inspect ...
+void add_init_command(CLI::App& app, Context& ctx);        // init
+void add_store_commands(CLI::App& app, Context& ctx);      // store check|prune
+void add_inspect_commands(CLI::App& app, Context& ctx);    // inspect list|show|events
 void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
 void add_doctor_command(CLI::App& app, Context& ctx);      // doctor
 void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform
