@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 
 #include <fmt/format.h>
 
@@ -32,11 +31,17 @@ bool write_stdout(std::string_view bytes) {
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
 std::string format_time_ms(long long unix_ms) {
-  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  ::gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+  // Calendar arithmetic rather than gmtime_r: glibc's gmtime_r loads the time
+  // zone (opens and reads /etc/localtime) on its first call, a dozen system
+  // calls for a UTC time that needs none.
+  using namespace std::chrono;
+  const sys_time<milliseconds> t{milliseconds{unix_ms}};
+  const sys_days day = floor<days>(t);
+  const year_month_day ymd{day};
+  const hh_mm_ss<milliseconds> hms{t - day};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
+                     hms.minutes().count(), hms.seconds().count(), hms.subseconds().count());
 }
 
 }  // namespace dot::cli
