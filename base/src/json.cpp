@@ -42,8 +42,6 @@ constexpr char kTapeFalse = 'f';
 constexpr char kTapeNull = 'n';
 constexpr std::uint64_t kPayloadMask = (std::uint64_t{1} << 56) - 1;
 
-bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 bool is_number_char(char c) {
   return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
 }
@@ -108,18 +106,24 @@ constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
 // Sizes simdjson's parser for `size` bytes when it is smaller, keeping room
 // for our depth rule (simdjson's own differs: empty containers are not
 // counted, so it gets two levels more and ours is checked on the tape).
-bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_t max_depth) {
+// `with_document`: simdjson's DOM document (tape and strings) too; the tree
+// builder runs stage 1 only and needs neither.
+bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_t max_depth,
+                     bool with_document = true) {
   std::size_t depth_cap = std::min(max_depth, size) + 2;
   // simdjson sizes everything for at least MINIMAL_DOCUMENT_CAPACITY bytes;
   // asking for less would reallocate on every call.
   std::size_t capacity = std::max<std::size_t>(size, simdjson::dom::MINIMAL_DOCUMENT_CAPACITY);
-  if (parser.capacity() >= capacity && parser.doc.capacity() >= capacity && parser.max_depth() >= depth_cap)
-    return true;
+  bool document_ok = !with_document || parser.doc.capacity() >= capacity;
+  if (parser.capacity() >= capacity && document_ok && parser.max_depth() >= depth_cap) return true;
   if (parser.capacity() < capacity || parser.max_depth() < depth_cap) {
     if (parser.allocate(std::max(capacity, parser.capacity()), std::max(depth_cap, parser.max_depth())) !=
         simdjson::SUCCESS)
       return false;
+    if (capacity >= kHugePagesFrom)
+      advise_huge_pages(parser.implementation->structural_indexes.get(), capacity * 4);
   }
+  if (!with_document) return true;
   // The document's tape and strings too (simdjson would otherwise allocate
   // them inside parse(), after the advice below could be given).
   if (parser.doc.capacity() < capacity && parser.doc.allocate(capacity) != simdjson::SUCCESS) return false;
@@ -129,14 +133,14 @@ bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_
   // each is zeroed whole, however little of it a parse touches, and glibc
   // recycles smaller buffers warm from its heap anyway.
   if (capacity < kHugePagesFrom) return true;
-  advise_huge_pages(parser.implementation->structural_indexes.get(), capacity * 4);
   advise_huge_pages(parser.doc.tape.get(), capacity * 8);
   advise_huge_pages(parser.doc.string_buf.get(), capacity / 3 * 5);
   return true;
 }
 
-// Runs simdjson on a padded buffer and walks its tape once. Returns false when
-// the precise reader must decide. With `impl` it also builds the tree.
+// Runs simdjson on a padded buffer and walks its tape once, or with `impl`
+// runs simdjson's stage 1 and builds the tree from its structural indexes
+// (json_index.cpp). Returns false when the precise reader must decide.
 class FastPath {
  public:
   explicit FastPath(simdjson::dom::parser& parser) : parser_(parser) {}
@@ -145,10 +149,20 @@ class FastPath {
     src_ = padded;
     size_ = size;
     max_depth_ = limits.max_depth;
+    if (impl) {
+      // impl->source is followed by kPadding zero bytes (Parser::parse_into).
+      if (!ensure_capacity(parser_, size, limits.max_depth, false)) return false;
+      simdjson::internal::dom_parser_implementation& stage1 = *parser_.implementation;
+      if (stage1.stage1(reinterpret_cast<const std::uint8_t*>(src_), size_, simdjson::stage1_mode::regular) !=
+          simdjson::SUCCESS)
+        return false;
+      return detail::build_from_index(*impl, stage1.structural_indexes.get(), stage1.n_structural_indexes, limits,
+                                      index_scratch_);
+    }
     if (!ensure_capacity(parser_, size, limits.max_depth)) return false;
     auto doc = parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false);
     if (doc.error() != simdjson::SUCCESS) return false;
-    return impl ? build_tree(impl) : check_tape();
+    return check_tape();
   }
 
   // simdjson's parse alone (for the tape canonicalizer).
@@ -263,175 +277,11 @@ class FastPath {
     return std::adjacent_find(keys_.begin(), keys_.end()) == keys_.end();
   }
 
-  // check_tape's pass that also builds the tree. Source offsets come from
-  // simdjson's stage-1 structural indexes, consumed in step with the tape:
-  // every value (and key) starts at its own structural, each member after
-  // the first is preceded by a ',', each key followed by a ':', and each
-  // container ends at its closing bracket, so the index of the next
-  // structural is known without looking at the source.
-  bool build_tree(Document::Impl* impl) {
-    const std::uint64_t* tape = parser_.doc.tape.get();
-    const std::uint8_t* strings = parser_.doc.string_buf.get();
-    const std::uint32_t* structurals = parser_.implementation->structural_indexes.get();
-    const std::size_t n_structurals = parser_.implementation->n_structural_indexes;
-    impl->nodes.clear();
-    impl->strings.clear();
-    impl->strings.reserve(size_);
-    impl->nodes.reserve(n_structurals + 1);  // at most one node per structural
-    detail::TreeBuilder build(impl->nodes, impl->strings);
-    build_frames_.clear();
-    bool in_container = false, object = false;
-    std::size_t end = 0, start = 0, depth = 0;
-    std::uint32_t node = 0, count = 0;
-    std::uint64_t bloom = 0;
-    std::size_t t = 1;   // tape[0] is the root
-    std::size_t si = 0;  // next structural
-    for (;;) {
-      if (in_container) {
-        if (t == end) {
-          if (object && count > kPairwise && !keys_unique_sorted(tape, strings, start)) return false;
-          ++si;  // the closing bracket
-          build.close(node, count);
-          ++t;
-          --depth;
-          if (build_frames_.empty()) return tape_type(tape[t]) == kTapeRoot && si == n_structurals;
-          const BuildFrame& parent = build_frames_.back();
-          end = parent.end;
-          start = parent.start;
-          node = parent.node;
-          count = parent.count + 1;
-          object = parent.object;
-          bloom = parent.bloom;
-          build_frames_.pop_back();
-          continue;
-        }
-        if (count > 0) ++si;  // ','
-        if (object) {
-          KeyRef key = key_ref(strings, tape[t]);
-          if (count < kPairwise) {  // keys are not stored: see check_tape
-            std::uint64_t bit = bloom_bit(key);
-            if ((bloom & bit) != 0 && repeats_on_tape(tape, strings, start, t, key)) return false;
-            bloom |= bit;
-          }
-          if (si >= n_structurals) return false;
-          std::uint32_t at = structurals[si++];
-          add_string(build, at, key.size, key.data, si < n_structurals ? structurals[si] : size_);
-          ++si;  // ':'
-          ++t;
-        }
-      }
-      if (si >= n_structurals) return false;
-      std::uint32_t at = structurals[si++];
-      std::uint64_t word = tape[t];
-      switch (tape_type(word)) {
-        case kTapeStartObject:
-        case kTapeStartArray:
-          if (++depth > max_depth_) return false;
-          if (in_container) build_frames_.push_back(BuildFrame{end, start, bloom, node, count, object});
-          in_container = true;
-          object = tape_type(word) == kTapeStartObject;
-          end = payload32(word) - 1;
-          start = t;
-          node = build.open(object ? Type::Object : Type::Array, at);
-          count = 0;
-          bloom = 0;
-          ++t;
-          continue;
-        case kTapeString:
-          add_string(build, word, strings, at, si < n_structurals ? structurals[si] : size_);
-          ++t;
-          break;
-        case kTapeInt64:
-        case kTapeUint64:
-        case kTapeDouble:
-          number(build, tape_type(word), tape[t + 1], at);
-          t += 2;
-          break;
-        case kTapeTrue:
-        case kTapeFalse:
-        case kTapeNull:
-          build.scalar(tape_type(word) == kTapeNull ? Type::Null : Type::Bool, at, tape_type(word) == kTapeTrue);
-          ++t;
-          break;
-        default:
-          return false;  // a tape we do not understand: let the precise reader decide
-      }
-      if (!in_container) return tape_type(tape[t]) == kTapeRoot && si == n_structurals;  // a scalar text
-      ++count;
-    }
-  }
-
-  // A string value or key starting at source offset `at`; `next` is where the
-  // next structural is.
-  [[gnu::always_inline]] void add_string(detail::TreeBuilder& build, std::uint64_t word, const std::uint8_t* strings,
-                                         std::uint32_t at, std::size_t next) {
-    const std::uint8_t* p = strings + (word & kPayloadMask);
-    std::uint32_t len;
-    std::memcpy(&len, p, sizeof len);
-    add_string(build, at, len, reinterpret_cast<const char*>(p + sizeof len), next);
-  }
-  [[gnu::always_inline]] void add_string(detail::TreeBuilder& build, std::uint32_t at, std::uint32_t len,
-                                         const char* bytes, std::size_t next) {
-    // Escapes make a string's spelling longer than its bytes. So when the
-    // byte after `len` source bytes is a quote followed only by whitespace
-    // up to the next structural, that quote closes the string, nothing was
-    // escaped, and the source bytes are the value.
-    // Most texts put no whitespace there, and then the spelling's length
-    // alone decides (every escape is longer than the byte it stands for),
-    // without reading the source again.
-    std::size_t close = at + 1 + std::size_t{len};
-    bool plain = close + 1 == next;
-    if (!plain) {
-      plain = close < next && src_[close] == '"';
-      for (std::size_t j = close + 1; plain && j < next; ++j) plain = is_ws(src_[j]);
-    }
-    if (plain)
-      build.string_in_source(at, at + 1, len);
-    else
-      build.string_copy(at, std::string_view(bytes, len));
-  }
-
-  void number(detail::TreeBuilder& build, char type, std::uint64_t bits, std::uint32_t offset) {
-    // simdjson gives integer tape types only to integer spellings, and
-    // doubles to the others, except integers beyond 64 bits. So a double
-    // that is not integral, or integral but within 64 bits, has a fraction
-    // or exponent in its spelling; only the rest need the source read.
-    bool integer = type != kTapeDouble;
-    if (!integer) {
-      double d = std::bit_cast<double>(bits);
-      if (std::trunc(d) == d && std::fabs(d) >= 9.2e18) {
-        integer = true;
-        for (std::size_t end = offset; end < size_ && is_number_char(src_[end]); ++end) {
-          char c = src_[end];
-          if (c == '.' || c == 'e' || c == 'E') integer = false;
-        }
-      }
-    }
-    double value;
-    if (type == kTapeDouble) {
-      std::memcpy(&value, &bits, sizeof value);
-    } else if (type == kTapeUint64) {
-      value = static_cast<double>(bits);
-    } else {
-      std::int64_t i;
-      std::memcpy(&i, &bits, sizeof i);
-      value = static_cast<double>(i);
-      if (i == 0 && src_[offset] == '-') value = -0.0;  // "-0": simdjson keeps no sign
-    }
-    build.number(offset, value, integer);
-  }
-
   simdjson::dom::parser& parser_;
   const char* src_ = nullptr;
   std::size_t size_ = 0;
   std::size_t max_depth_ = 0;
-  struct BuildFrame {
-    std::size_t end, start;
-    std::uint64_t bloom;
-    std::uint32_t node, count;
-    bool object;
-  };
-  std::vector<BuildFrame> build_frames_;
+  detail::IndexScratch index_scratch_;
   struct OpenFrame {
     std::size_t end, start;
     std::uint64_t bloom;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,13 +23,15 @@ namespace dot::json::detail {
 // An object's children alternate key node (a String node whose offset is the
 // key's opening quote) and value subtree. A scalar's subtree ends at the next
 // index; a container keeps where its subtree ends.
+// Trivial (no member initialisers): the node array is not zero-filled before
+// the builders write every field of every node.
 struct Node {
   // Number: the binary64 bits. String: start (in source or arena) | length << 32.
   // Array/Object: member or element count | index one past the subtree << 32.
-  std::uint64_t payload = 0;
-  std::uint32_t offset = 0;  // where the value (or key) starts in the source
-  Type type = Type::Null;
-  bool flag = false;         // Bool: value; Number: integer spelling; String: bytes are in the arena
+  std::uint64_t payload;
+  std::uint32_t offset;  // where the value (or key) starts in the source
+  Type type;
+  bool flag;             // Bool: value; Number: integer spelling; String: bytes are in the arena
 
   double number() const noexcept { return std::bit_cast<double>(payload); }
   std::uint32_t lo() const noexcept { return static_cast<std::uint32_t>(payload); }
@@ -37,6 +41,39 @@ struct Node {
   }
 };
 static_assert(sizeof(Node) == 16);
+static_assert(std::is_trivially_default_constructible_v<Node>);
+
+// The nodes of a Document: a growable array that, unlike std::vector, does
+// not value-initialise what it reserves, so that build_from_index can write
+// nodes through a plain pointer into reserved room and set the size after.
+class NodeArray {
+ public:
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  Node* data() noexcept { return data_.get(); }
+  const Node* data() const noexcept { return data_.get(); }
+  Node& operator[](std::size_t i) noexcept { return data_[i]; }
+  const Node& operator[](std::size_t i) const noexcept { return data_[i]; }
+  void clear() noexcept { size_ = 0; }
+  void reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    auto grown = std::make_unique_for_overwrite<Node[]>(n);
+    if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_ * sizeof(Node));
+    data_ = std::move(grown);
+    capacity_ = n;
+  }
+  Node& emplace_back() {
+    if (size_ == capacity_) reserve(std::max<std::size_t>(64, capacity_ * 2));
+    return data_[size_++];
+  }
+  // After writing nodes [size(), n) through data() into reserved room.
+  void set_size(std::size_t n) noexcept { size_ = n; }
+
+ private:
+  std::unique_ptr<Node[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
 
 // Index one past the subtree of nodes[i].
 inline std::uint32_t next_of(const Node* nodes, std::uint32_t i) noexcept {
@@ -54,7 +91,7 @@ inline constexpr std::size_t kMaxIndexableBytes = 0xFFFF'0000u;
 // into it stay valid while the Document is built.
 class TreeBuilder {
  public:
-  explicit TreeBuilder(std::vector<Node>& nodes, std::string& arena) : nodes_(nodes), arena_(arena) {}
+  explicit TreeBuilder(NodeArray& nodes, std::string& arena) : nodes_(nodes), arena_(arena) {}
 
   std::uint32_t open(Type type, std::uint64_t offset) {
     auto index = static_cast<std::uint32_t>(nodes_.size());
@@ -91,7 +128,7 @@ class TreeBuilder {
     n.type = type;
     n.flag = flag;
   }
-  std::vector<Node>& nodes_;
+  NodeArray& nodes_;
   std::string& arena_;
 };
 
@@ -107,11 +144,35 @@ struct Document::Impl {
   std::unique_ptr<char[]> source;
   std::size_t size = 0;
   std::size_t capacity = 0;  // of `source`, kept across Parser::parse_into calls
-  std::vector<detail::Node> nodes;
+  detail::NodeArray nodes;
   std::string strings;
 };
 
 namespace detail {
+
+// Scratch space of build_from_index, kept by a Parser between calls.
+struct IndexFrame {
+  std::uint64_t bloom;  // of the object's first keys (see json_index.cpp)
+  std::uint32_t node;
+  std::uint32_t count;        // members or elements so far
+  std::uint32_t prints_base;  // the object's key fingerprints start here in IndexScratch::prints
+  bool object;
+};
+struct IndexScratch {
+  std::vector<IndexFrame> frames;
+  std::vector<std::uint64_t> prints;
+  std::vector<std::string_view> keys;
+  std::vector<char> unescaped;  // an escaped string's bytes before they go to the arena
+};
+
+// Builds impl.nodes and impl.strings from simdjson's stage-1 structural
+// indexes (index[0, count)) over impl.source, which must be followed by at
+// least kPadding zero bytes. True when the text is valid under every rule of
+// json.h; false when anything is wrong or unusual, and then the precise
+// reader must decide (it reports the error).
+// index[count] is overwritten (stage 1 leaves room there for a sentinel).
+bool build_from_index(Document::Impl& impl, std::uint32_t* index, std::size_t count, const ReadLimits& limits,
+                      IndexScratch& scratch);
 
 // The precise reader: every rule of json.h with exact kinds and offsets.
 // `impl.source`/`impl.size` must be set (padding not needed); fills nodes and strings.
