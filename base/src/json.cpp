@@ -88,20 +88,8 @@ inline std::uint64_t bloom_bit(const KeyRef& key) {
   return std::uint64_t{1} << ((key.print * 0x9E3779B97F4A7C15ull) >> 58);
 }
 
-// A large parse touches tens of megabytes once; on a virtual machine every
-// first touch of a 4 KiB page can cost microseconds (measured ~10 us here), a
-// 2 MiB page about the same. So buffers that span whole 2 MiB pages are
-// offered to transparent huge pages ("madvise" mode); a kernel without THP
-// ignores the advice.
-void advise_huge_pages(const void* p, std::size_t bytes) {
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  auto at = reinterpret_cast<std::uintptr_t>(p);
-  std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1);
-  std::uintptr_t end = (at + bytes) & ~(kHuge - 1);
-  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
-
-constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
+using detail::advise_huge_pages;
+using detail::kHugePagesFrom;
 
 // Sizes simdjson's parser for `size` bytes when it is smaller, keeping room
 // for our depth rule (simdjson's own differs: empty containers are not
@@ -564,6 +552,7 @@ Status Parser::parse_into(std::string_view bytes, Document& doc, const ReadLimit
     impl.source.reset();  // before the new buffer: never hold both
     impl.source = std::make_unique_for_overwrite<char[]>(need);
     impl.capacity = need;
+    if (need >= kHugePagesFrom) advise_huge_pages(impl.source.get(), need);
   }
   if (!bytes.empty()) std::memcpy(impl.source.get(), bytes.data(), bytes.size());
   std::memset(impl.source.get() + bytes.size(), 0, kPadding);
@@ -613,6 +602,20 @@ bool Parser::canonical_fast_padded(std::string_view bytes, const ReadLimits& lim
 }
 
 // ---- Document ----
+
+// A large parse touches tens of megabytes once; on a virtual machine every
+// first touch of a 4 KiB page can cost microseconds (measured ~10 us here), a
+// 2 MiB page about the same, and a walk over megabytes of 4 KiB pages misses
+// the TLB all along. So buffers that span whole 2 MiB pages are offered to
+// transparent huge pages ("madvise" mode) before their first touch; a
+// kernel without THP ignores the advice.
+void detail::advise_huge_pages(const void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1);
+  std::uintptr_t end = (at + bytes) & ~(kHuge - 1);
+  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
 
 Document::Document() : impl_(std::make_unique<Impl>()) {}
 Document::~Document() = default;

@@ -43,6 +43,15 @@ struct Node {
 static_assert(sizeof(Node) == 16);
 static_assert(std::is_trivially_default_constructible_v<Node>);
 
+// Below a few megabytes, 2 MiB pages cost more than they save: each is
+// zeroed whole, however little of it a parse touches, and glibc recycles
+// smaller buffers warm from its heap anyway.
+inline constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
+
+// Offers the whole 2 MiB pages inside [p, p + bytes) to transparent huge
+// pages (json.cpp says why).
+void advise_huge_pages(const void* p, std::size_t bytes);
+
 // The nodes of a Document: a growable array that, unlike std::vector, does
 // not value-initialise what it reserves, so that build_from_index can write
 // nodes through a plain pointer into reserved room and set the size after.
@@ -58,6 +67,7 @@ class NodeArray {
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
     auto grown = std::make_unique_for_overwrite<Node[]>(n);
+    if (n * sizeof(Node) >= kHugePagesFrom) advise_huge_pages(grown.get(), n * sizeof(Node));
     if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_ * sizeof(Node));
     data_ = std::move(grown);
     capacity_ = n;
