@@ -1,0 +1,256 @@
+// The tree builder that works from simdjson's stage-1 index
+// (base/src/json_index.cpp), driven directly: it must accept exactly what the
+// precise reader accepts and build the same nodes, and decline (leaving the
+// verdict to the precise reader) everything else.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <charconv>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dot/base/json.h"
+#include "json_internal.h"
+
+namespace dot::json {
+namespace {
+
+// The input copied into `impl` with zero padding, as Parser::parse_into does.
+void load(Document::Impl& impl, std::string_view text) {
+  impl.size = text.size();
+  impl.capacity = text.size() + kPadding;
+  impl.source = std::make_unique<char[]>(impl.capacity);  // zeroed
+  if (!text.empty()) std::memcpy(impl.source.get(), text.data(), text.size());
+}
+
+// Stage 1 and build_from_index on `text`. Returns false when stage 1 refuses
+// the text or the builder declines it.
+bool build(std::string_view text, Document::Impl& impl, const ReadLimits& limits = {}) {
+  load(impl, text);
+  simdjson::dom::parser parser;
+  EXPECT_EQ(parser.allocate(std::max<std::size_t>(text.size(), 64), 256), simdjson::SUCCESS);
+  auto& stage1 = *parser.implementation;
+  if (stage1.stage1(reinterpret_cast<const std::uint8_t*>(impl.source.get()), impl.size,
+                    simdjson::stage1_mode::regular) != simdjson::SUCCESS)
+    return false;
+  detail::IndexScratch scratch;
+  return detail::build_from_index(impl, stage1.structural_indexes.get(), stage1.n_structural_indexes, limits,
+                                  scratch);
+}
+
+// The precise reader's tree (or verdict) for `text`.
+Status strict(std::string_view text, Document::Impl& impl, const ReadLimits& limits = {}) {
+  load(impl, text);
+  return detail::parse_strict(impl, limits);
+}
+
+void expect_same_tree(const Document::Impl& a, const Document::Impl& b, std::string_view text) {
+  ASSERT_EQ(a.nodes.size(), b.nodes.size()) << text;
+  for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+    const detail::Node& x = a.nodes[i];
+    const detail::Node& y = b.nodes[i];
+    auto index = static_cast<std::uint32_t>(i);
+    EXPECT_EQ(x.type, y.type) << text << " node " << i;
+    EXPECT_EQ(x.offset, y.offset) << text << " node " << i;
+    EXPECT_EQ(x.flag, y.flag) << text << " node " << i;
+    EXPECT_EQ(detail::next_of(a.nodes.data(), index), detail::next_of(b.nodes.data(), index)) << text << " node " << i;
+    if (x.type == Type::String)
+      EXPECT_EQ(a.string_of(x), b.string_of(y)) << text << " node " << i;
+    else
+      EXPECT_EQ(x.payload, y.payload) << text << " node " << i;  // numbers bit for bit, counts and ends
+  }
+}
+
+void expect_builds_like_strict(std::string_view text) {
+  Document::Impl fast, slow;
+  EXPECT_TRUE(build(text, fast)) << "declined: " << text;
+  ASSERT_TRUE(strict(text, slow).ok()) << text;
+  expect_same_tree(fast, slow, text);
+}
+
+TEST(JsonIndexBuilder, BuildsWhatThePreciseReaderBuilds) {
+  const char* texts[] = {
+      // scalars at the top, with and without whitespace around
+      "0", "-0", " 7 ", "true", " false", "null ", "\"\"", "\"x\"", " \"x\" ",
+      // containers, empty and nested
+      "[]", "{}", "[[]]", "[{}]", "{\"a\":{}}", "[[[1],[2,[3]]],{\"b\":[]}]",
+      // every escape, surrogate pairs, escaped keys
+      R"(["\"\\\/\b\f\n\r\t", "\u0041\u00e9\u20ac\ud83d\ude00", "a\u0000b"])",
+      R"({"caf\u00e9":1,"line\nbreak":"x\ty","\ud83d\ude00":true})",
+      // strings followed by whitespace (the closing quote is not the byte
+      // before the next structural), keys too
+      "{\"a\" : \"b\" , \"c\"\t:\n[ \"d\" ] }", "[\"x\"\r\n]",
+      // plain strings around the 16-byte steps of the scan
+      "[\"0123456789abcde\",\"0123456789abcdef\",\"0123456789abcdef0\"]",
+      "[\"0123456789abcdef0123456789abcde\",\"0123456789abcdef0123456789abcdef\"]",
+      // escapes right at and after a 16-byte boundary, long runs between escapes
+      R"(["0123456789abcde\n", "0123456789abcdef\n0123456789abcdef0123\t"])",
+      // UTF-8 in strings and keys
+      "{\"\xC3\xA9t\xC3\xA9\":\"\xE2\x82\xAC \xF0\x9F\x98\x80\"}",
+      // keys sharing their first 8 bytes and length, keys that differ only in length
+      "{\"abcdefgh1\":1,\"abcdefgh2\":2,\"abcdefgh\":3,\"abcdefg\":4,\"\":5}",
+      // integers: 19 digits, 2^53 + 1 (rounds), beyond 2^64, negative
+      "[1234567890123456789,-1234567890123456789,9007199254740993,18446744073709551616,"
+      "123456789012345678901234567890,-0,0]",
+      // decimals on the exact path and beyond it
+      "[1.5,-0.0,0.1,2.5e+3,1E-7,1e22,1e23,123456789012345.6,0.000001,1.7976931348623157e308,5e-324,"
+      "4.9e-324,2.2250738585072014e-308,9007199254740993.0,1e-22,3.14159e-5]",
+  };
+  for (const char* text : texts) expect_builds_like_strict(text);
+}
+
+TEST(JsonIndexBuilder, ObjectsAroundThePairwiseLimit) {
+  for (int keys : {15, 16, 17, 40}) {
+    std::string obj = "{";
+    for (int i = 0; i < keys; ++i) obj += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+    expect_builds_like_strict(obj + "}");
+    // A repeat of the first key as the last member: declined, and parse()
+    // reports the precise reader's duplicate_key at the repeat.
+    std::string repeated = obj + ",\"k0\":0}";
+    Document::Impl fast;
+    EXPECT_FALSE(build(repeated, fast)) << keys;
+    auto r = parse(repeated);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, "duplicate_key");
+    EXPECT_EQ(r.error().offset, obj.size() + 1);
+  }
+}
+
+TEST(JsonIndexBuilder, DeclinesWhatItMustNotAccept) {
+  struct Case {
+    const char* text;
+    const char* kind;  // what parse() reports (from the precise reader)
+    std::uint64_t offset;
+  };
+  const Case cases[] = {
+      {R"({"a":1,"a":2})", "duplicate_key", 7},
+      {R"({"a":1,"\u0061":2})", "duplicate_key", 7},  // equal after unescaping
+      {R"({"abcdefgh1":1,"abcdefgh1":2})", "duplicate_key", 15},
+      {R"([{"x":{"y":1,"y":2}}])", "duplicate_key", 13},
+      {R"(["\ud800"])", "invalid_unicode", 2},
+      {R"(["\udc00"])", "invalid_unicode", 2},
+      {R"(["\ud800\u0041"])", "invalid_unicode", 2},
+      {R"(["\ud800x"])", "invalid_unicode", 2},
+      {"[\"a\x01\"]", "malformed", 3},
+      {R"(["\x"])", "malformed", 2},
+      {R"(["\u12"])", "malformed", 6},
+      {"[1e400]", "invalid_number", 1},
+      {"[-1e400]", "invalid_number", 1},
+      {"[truex]", "malformed", 5},
+      {"[nul]", "malformed", 4},
+      {"[1 2]", "malformed", 3},
+      {"[1,]", "malformed", 3},
+      {"{\"a\" 1}", "malformed", 5},
+      {"{\"a\":}", "malformed", 5},
+      {"{1:2}", "malformed", 1},
+      {"[01]", "malformed", 2},
+      {"[1.]", "malformed", 3},
+      {"[-]", "malformed", 2},
+      {"[1e]", "malformed", 3},
+      {"[.5]", "malformed", 1},
+      {"[+1]", "malformed", 1},
+      {"\"x\"y", "trailing", 3},
+      {"1 2", "trailing", 2},
+      {"[1]]", "trailing", 3},
+      {"[1}", "malformed", 2},
+      {"\"abc", "malformed", 4},
+      {"\"abc\\", "malformed", 5},
+      {"[\"\\u00", "malformed", 6},
+  };
+  for (const Case& c : cases) {
+    Document::Impl fast;
+    EXPECT_FALSE(build(c.text, fast)) << "accepted: " << c.text;
+    auto r = parse(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.error().kind, c.kind) << c.text;
+    EXPECT_EQ(r.error().offset, c.offset) << c.text;
+  }
+}
+
+TEST(JsonIndexBuilder, DeclinesUnderflowWhichTheReaderReadsAsZero) {
+  Document::Impl fast;
+  EXPECT_FALSE(build("[1e-400,-1e-400]", fast));
+  auto r = parse("[1e-400,-1e-400]");
+  ASSERT_TRUE(r.ok());
+  auto it = r->root().elements().begin();
+  EXPECT_EQ(std::bit_cast<std::uint64_t>((*it).as_double()), std::bit_cast<std::uint64_t>(0.0));
+  ++it;
+  EXPECT_EQ(std::bit_cast<std::uint64_t>((*it).as_double()), std::bit_cast<std::uint64_t>(-0.0));
+}
+
+TEST(JsonIndexBuilder, DepthLimitCountsEmptyContainers) {
+  ReadLimits limits;
+  limits.max_depth = 2;
+  Document::Impl fast;
+  EXPECT_TRUE(build("[[1],[]]", fast, limits));
+  EXPECT_FALSE(build("[[[]]]", fast, limits));
+  EXPECT_FALSE(build("[{\"a\":{}}]", fast, limits));
+  limits.max_depth = 0;
+  EXPECT_TRUE(build("1", fast, limits));
+  EXPECT_FALSE(build("[]", fast, limits));
+}
+
+// The exact-integer and one-operation decimal conversions give what
+// from_chars (correctly rounded, the precise reader's) gives, bit for bit.
+TEST(JsonIndexBuilder, NumbersMatchFromCharsBitForBit) {
+  std::mt19937_64 rng(20261201);
+  std::string text = "[";
+  std::vector<std::string> spellings;
+  for (int i = 0; i < 20000; ++i) {
+    std::string s;
+    if (rng() % 2) s += '-';
+    int int_digits = 1 + static_cast<int>(rng() % 20);
+    s += static_cast<char>('1' + rng() % 9);
+    for (int d = 1; d < int_digits; ++d) s += static_cast<char>('0' + rng() % 10);
+    if (rng() % 3 != 0) {
+      s += '.';
+      int frac_digits = 1 + static_cast<int>(rng() % 17);
+      for (int d = 0; d < frac_digits; ++d) s += static_cast<char>('0' + rng() % 10);
+    }
+    if (rng() % 2) {
+      s += (rng() % 2) ? 'e' : 'E';
+      long e = static_cast<long>(rng() % 61) - 30;
+      if (e >= 0 && rng() % 2) s += '+';
+      s += std::to_string(e);
+    }
+    spellings.push_back(s);
+    text += (i ? "," : "") + s;
+  }
+  text += "]";
+  Document::Impl fast;
+  ASSERT_TRUE(build(text, fast));
+  ASSERT_EQ(fast.nodes.size(), spellings.size() + 1);
+  for (std::size_t i = 0; i < spellings.size(); ++i) {
+    const std::string& s = spellings[i];
+    double want = 0;
+    auto res = std::from_chars(s.data(), s.data() + s.size(), want);
+    ASSERT_EQ(res.ec, std::errc()) << s;
+    EXPECT_EQ(fast.nodes[i + 1].payload, std::bit_cast<std::uint64_t>(want)) << s;
+    EXPECT_EQ(fast.nodes[i + 1].flag, s.find_first_of(".eE") == std::string::npos) << s;
+  }
+}
+
+// Parser::parse_into takes this path for every valid text; the rest of the
+// API sees nothing different, including number_text and source offsets.
+TEST(JsonIndexBuilder, ParseIntoUsesItAndKeepsTheSource) {
+  Parser parser;
+  Document doc;
+  std::string text = "{\"n\": -1.50e+2 , \"s\":\"a\\u00e9\", \"k\" :[true]}";
+  ASSERT_TRUE(parser.parse_into(text, doc).ok());
+  auto n = doc.root().find("n");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->number_text(), "-1.50e+2");
+  EXPECT_EQ(n->as_double(), -150.0);
+  EXPECT_FALSE(n->is_integer_spelling());
+  EXPECT_EQ(doc.root().find("s")->as_string(), "a\xC3\xA9");
+  EXPECT_EQ(doc.root().find("k")->offset(), text.find('['));
+  // A second, shorter text into the same Document.
+  ASSERT_TRUE(parser.parse_into("[\"x\"]", doc).ok());
+  EXPECT_EQ(doc.root().size(), 1u);
+  EXPECT_EQ((*doc.root().elements().begin()).as_string(), "x");
+}
+
+}  // namespace
+}  // namespace dot::json
