@@ -4,7 +4,7 @@
 to one holding N transactions. Usage: bench/core/compare.py build/release/bin build/release/bin [RUNS] [N]"""
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
-bin_dir, floor_dir = sys.argv[1], sys.argv[2]
+bin_dir, floor_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 15
 big = int(sys.argv[4]) if len(sys.argv) > 4 else 100000
 core = os.path.join(bin_dir, "dot-core")
