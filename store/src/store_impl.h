@@ -33,6 +33,10 @@ struct Store::Impl {
     "txn.updated_at_ms, txn.error_code, txn.operation_count, plan.effect_count, txn.pruned, " \
     "EXISTS (SELECT 1 FROM effect WHERE effect.txn_id = txn.id AND effect.state = 'FAILED') "
 
+// How many columns DOT_STORE_SUMMARY_COLUMNS selects; a statement may select
+// more after them.
+inline constexpr int kSummaryColumnCount = 12;
+
 // Reads a row selected with DOT_STORE_SUMMARY_COLUMNS.
 Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s);
 

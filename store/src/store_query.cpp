@@ -189,24 +189,29 @@ Result<TxnDetail> Store::detail(TxnId id) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
   TxnDetail d;
-  DOT_ASSIGN_OR_RETURN(d.summary, summary(id));
   {
+    // The summary columns and the detail columns in one statement: every
+    // statement a short-lived `inspect show` prepares costs it ~100 K
+    // instructions of SQL compilation (docs/startup.md).
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "SELECT txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
+        "SELECT " DOT_STORE_SUMMARY_COLUMNS ", "
+        "txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
         "txn.stderr_truncated, plan.canonical, "
         "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id) "
         "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(Code::NotFound, "unknown", fmt::format("no transaction {}", id));
-    d.plugin_digest = s.text(0);
-    d.started_at_ms = s.i64(1);
-    d.finished_at_ms = s.is_null(2) ? 0 : s.i64(2);
-    d.detail = s.text(3);
-    d.plugin_stderr = s.blob(4);
-    d.plugin_stderr_truncated = s.i64(5) != 0;
-    d.canonical_plan = s.blob(6);
-    d.has_backups = s.i64(7) != 0;
+    DOT_ASSIGN_OR_RETURN(d.summary, read_summary(path(), s));
+    constexpr int k = kSummaryColumnCount;
+    d.plugin_digest = s.text(k + 0);
+    d.started_at_ms = s.i64(k + 1);
+    d.finished_at_ms = s.is_null(k + 2) ? 0 : s.i64(k + 2);
+    d.detail = s.text(k + 3);
+    d.plugin_stderr = s.blob(k + 4);
+    d.plugin_stderr_truncated = s.i64(k + 5) != 0;
+    d.canonical_plan = s.blob(k + 6);
+    d.has_backups = s.i64(k + 7) != 0;
   }
   DOT_ASSIGN_OR_RETURN(d.operations, read_operations(db, id));
   DOT_ASSIGN_OR_RETURN(d.effects, effects(id));
