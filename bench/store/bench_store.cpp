@@ -6,6 +6,8 @@
 //   bench_store cli ROOT DOT_CORE [RUNS]
 //                                     `dot-core inspect list --limit 50` and `inspect show`
 //                                     as whole processes, against the populated root
+//   bench_store show-once ROOT PREFIX one Store::open + find + detail + close in this
+//                                     (fresh) process; prints its time in ms (cli runs it)
 #include <fcntl.h>
 #include <spawn.h>
 #include <sqlite3.h>
@@ -242,15 +244,23 @@ int cmd_populate(const std::string& root, long n) {
 struct ProcTime {
   double wall_ms;
   double cpu_ms;  // user + system time of the child: what load does not inflate
+  double faults;  // minor page faults of the child: what load does not change at all
+  std::string out;  // the child's standard output, when captured
 };
 
-ProcTime time_process(const std::vector<std::string>& argv) {
+ProcTime time_process(const std::vector<std::string>& argv, bool capture = false) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   ::posix_spawn_file_actions_init(&fa);
-  ::posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  int pipe_fds[2] = {-1, -1};
+  if (capture) {
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) die("pipe");
+    ::posix_spawn_file_actions_adddup2(&fa, pipe_fds[1], 1);
+  } else {
+    ::posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  }
   // posix_spawn (clone with CLONE_VM|CLONE_VFORK in glibc), not fork: a
   // forked copy of this process's address space would be torn down by the
   // child's exec and charged to it, inflating every figure by the harness's
@@ -260,13 +270,40 @@ ProcTime time_process(const std::vector<std::string>& argv) {
   int rc = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
   ::posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) die(fmt::format("cannot spawn {}: {}", argv[0], std::strerror(rc)));
+  std::string out;
+  if (capture) {
+    ::close(pipe_fds[1]);
+    char buf[256];
+    for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(pipe_fds[0]);
+  }
   int status = 0;
   struct rusage ru{};
   ::wait4(pid, &status, 0, &ru);
   double ms = ms_since(t0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die(fmt::format("{} failed", fmt::join(argv, " ")));
   auto tv_ms = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1000.0 + tv.tv_usec / 1000.0; };
-  return {ms, tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime)};
+  return {ms, tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), static_cast<double>(ru.ru_minflt), std::move(out)};
+}
+
+// One open + find + detail + close, timed inside a fresh process: the store
+// work with everything a short-lived command pays on first use (SQLite's code
+// and heap pages faulted in, its schema parsed), unlike the warm loop above.
+int cmd_show_once(const std::string& root, const std::string& prefix) {
+  auto layout = dot::store::RootLayout::for_root(root);
+  dot::store::OpenOptions o;
+  o.read_only = true;
+  auto t0 = Clock::now();
+  {
+    auto s = Store::open(layout.database, o);
+    must(s, "open");
+    auto id = s->find(prefix);
+    must(id, "find");
+    auto d = s->detail(*id);
+    must(d, "detail");
+  }
+  std::printf("%.6f\n", ms_since(t0));
+  return 0;
 }
 
 int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
@@ -314,23 +351,29 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
   std::printf("api: %zu stored transactions, %d runs, open + query + close in-process\n", count, runs * 10);
   std::printf("  Store::open + list(limit 50)                median %.3f ms\n", median(api_list_ms));
   std::printf("  Store::open + find(prefix) + detail         median %.3f ms\n", median(api_show_ms));
+  std::vector<double> cold_show_ms;
+  for (int r = 0; r < runs + 2; ++r) {
+    ProcTime t = time_process({"/proc/self/exe", "show-once", root, prefix}, true);
+    if (r >= 2) cold_show_ms.push_back(std::atof(t.out.c_str()));
+  }
+  std::printf("  the same, first call in a fresh process     median %.3f ms\n", median(cold_show_ms));
 
   struct Case {
     const char* label;
     std::vector<std::string> argv;
-    std::vector<double> wall, cpu;
+    std::vector<double> wall, cpu, faults;
   };
   // The start-up floors sit next to dot-core in the build (bench/store/CMakeLists.txt).
   const std::string bin_dir = dot_core.substr(0, dot_core.rfind('/') + 1);
   std::vector<Case> cases = {
-      {"/bin/true (spawn + exec + wait floor)", {"/bin/true", "true"}, {}, {}},
-      {"startup-floor-c (empty, libc only)", {bin_dir + "startup-floor-c"}, {}, {}},
-      {"startup-floor-cxx (empty, + libstdc++, simdjson)", {bin_dir + "startup-floor-cxx"}, {}, {}},
-      {"dot-core version (dot-core start-up floor)", {dot_core, "version"}, {}, {}},
-      {"inspect list --limit 50", {dot_core, "inspect", "list", "--root", root, "--limit", "50"}, {}, {}},
-      {"inspect list --limit 50 --json", {dot_core, "inspect", "list", "--root", root, "--limit", "50", "--json"}, {}, {}},
-      {"inspect show PREFIX", {dot_core, "inspect", "show", "--root", root, prefix}, {}, {}},
-      {"inspect show PREFIX --json", {dot_core, "inspect", "show", "--root", root, prefix, "--json"}, {}, {}},
+      {"/bin/true (spawn + exec + wait floor)", {"/bin/true", "true"}, {}, {}, {}},
+      {"startup-floor-c (empty, libc only)", {bin_dir + "startup-floor-c"}, {}, {}, {}},
+      {"startup-floor-cxx (empty, + libstdc++, simdjson)", {bin_dir + "startup-floor-cxx"}, {}, {}, {}},
+      {"dot-core version (dot-core start-up floor)", {dot_core, "version"}, {}, {}, {}},
+      {"inspect list --limit 50", {dot_core, "inspect", "list", "--root", root, "--limit", "50"}, {}, {}, {}},
+      {"inspect list --limit 50 --json", {dot_core, "inspect", "list", "--root", root, "--limit", "50", "--json"}, {}, {}, {}},
+      {"inspect show PREFIX", {dot_core, "inspect", "show", "--root", root, prefix}, {}, {}, {}},
+      {"inspect show PREFIX --json", {dot_core, "inspect", "show", "--root", root, prefix, "--json"}, {}, {}, {}},
   };
   for (int r = 0; r < runs + 2; ++r) {
     for (auto& c : cases) {
@@ -338,13 +381,14 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
       if (r < 2) continue;  // warm-up
       c.wall.push_back(t.wall_ms);
       c.cpu.push_back(t.cpu_ms);
+      c.faults.push_back(t.faults);
     }
   }
   std::printf("cli: %zu stored transactions, %d interleaved runs, whole processes (show PREFIX = %s)\n", count, runs,
               prefix.c_str());
-  std::printf("  %-50s %12s %12s\n", "", "wall median", "cpu median");
+  std::printf("  %-50s %12s %12s %7s\n", "", "wall median", "cpu median", "faults");
   for (const auto& c : cases)
-    std::printf("  %-50s %9.3f ms %9.3f ms\n", c.label, median(c.wall), median(c.cpu));
+    std::printf("  %-50s %9.3f ms %9.3f ms %7.0f\n", c.label, median(c.wall), median(c.cpu), median(c.faults));
   return 0;
 }
 
@@ -355,9 +399,11 @@ int main(int argc, char** argv) {
   if (!a.empty() && a[0] == "record") return cmd_record(a.size() > 1 ? std::atoi(a[1].c_str()) : 200);
   if (a.size() == 3 && a[0] == "populate") return cmd_populate(a[1], std::atol(a[2].c_str()));
   if (a.size() >= 3 && a[0] == "cli") return cmd_cli(a[1], a[2], a.size() > 3 ? std::atoi(a[3].c_str()) : 30);
+  if (a.size() == 3 && a[0] == "show-once") return cmd_show_once(a[1], a[2]);
   std::fprintf(stderr,
                "usage: bench_store record [ROUNDS]\n"
                "       bench_store populate ROOT N\n"
-               "       bench_store cli ROOT DOT_CORE [RUNS]\n");
+               "       bench_store cli ROOT DOT_CORE [RUNS]\n"
+               "       bench_store show-once ROOT PREFIX\n");
   return 2;
 }
