@@ -129,8 +129,9 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
   // The -wal and -shm files stay when the last connection closes. Otherwise
   // every read-only command on an idle root created both files, sized and
   // mapped the -shm, and deleted them again on close (a measurable share of
-  // `inspect show`; docs/startup.md). They hold no state of their own: the
-  // WAL is empty after a checkpoint (journal_size_limit 0 below).
+  // `inspect show`; docs/startup.md). They hold no state of their own: a
+  // writer's close checkpoints and, because journal_size_limit is set,
+  // truncates the WAL to zero bytes, so the next opener has nothing to recover.
   int persist = 1;
   sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
   if (options.read_only) {
@@ -142,7 +143,10 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
     DOT_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode = WAL", "enabling WAL"));
     if (mode != "wal")
       return store_error(db_path, "journal", fmt::format("cannot enable WAL (journal mode {})", mode));
-    DOT_TRY(db.exec("PRAGMA journal_size_limit = 0", "limiting the WAL size"));
+    // Any limit makes the close truncate a persistent WAL (above); a large one
+    // keeps a busy writer reusing the WAL's space instead of re-growing it
+    // after every checkpoint.
+    DOT_TRY(db.exec("PRAGMA journal_size_limit = 67108864", "limiting the WAL size"));
     DOT_TRY(db.exec("PRAGMA synchronous = FULL", "setting synchronous=FULL"));
     DOT_TRY(db.exec("PRAGMA foreign_keys = ON", "enabling foreign keys"));
   }
