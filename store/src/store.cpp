@@ -134,7 +134,9 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
   // truncates the WAL to zero bytes, so the next opener has nothing to recover.
   int persist = 1;
   sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
-  if (options.read_only) {
+  // A read-only open writes only to migrate an older schema; then it is set
+  // up like any writer.
+  if (options.read_only && version >= kSchemaVersion) {
     // A reader never checkpoints, so closing it never writes the database
     // file, and it needs none of the write-side settings: it reads whatever
     // journal mode the file is in (a writer puts it in WAL mode).

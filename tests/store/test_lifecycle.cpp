@@ -1,7 +1,9 @@
 // The store API the engine drives: proposals, sealing, verified loads,
 // transitions with events, the effect ledger, lookups and the commit hook.
 #include <sqlite3.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -325,6 +327,78 @@ TEST_F(StoreLifecycle, ReadOnlyStoreRefusesWrites) {
   ASSERT_OK(s);
   ASSERT_ERR(s->begin_proposal({"x", testing::hex64('d'), 0}), Code::Internal);
   ASSERT_OK(s->list({}));
+}
+
+namespace {
+
+std::string file_bytes(const std::string& path) {
+  std::string out;
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  EXPECT_NE(f, nullptr) << path;
+  if (!f) return out;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+std::int64_t file_size(const std::string& path) {
+  struct stat st{};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return st.st_size;
+}
+
+}  // namespace
+
+// A read-only open reads committed frames from the WAL but never checkpoints
+// them: closing it leaves the database file byte for byte as it was. The WAL
+// files stay; a writer's close checkpoints and truncates the WAL to zero.
+TEST_F(StoreLifecycle, ReadOnlyCloseNeverWritesTheDatabase) {
+  TxnId id = sealed(1);
+  const std::string db = store->path();
+  store.reset();
+  ASSERT_EQ(file_size(db + "-wal"), 0) << "a writer's close leaves an empty WAL";
+  ASSERT_GE(file_size(db + "-shm"), 0) << "the -shm file stays";
+
+  // A committed change still in the WAL, as a crashed writer leaves it.
+  {
+    sqlite3* raw_db = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw_db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_db_config(raw_db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr), SQLITE_OK);
+    std::string sql = fmt::format("UPDATE txn SET updated_at_ms = 42 WHERE id = {}", id);
+    ASSERT_EQ(sqlite3_exec(raw_db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw_db);
+  }
+  std::int64_t wal = file_size(db + "-wal");
+  ASSERT_GT(wal, 0);
+  const std::string before = file_bytes(db);
+
+  {
+    OpenOptions ro;
+    ro.read_only = true;
+    auto r = Store::open(db, ro);
+    ASSERT_OK(r);
+    auto t = r->summary(id);
+    ASSERT_OK(t);
+    EXPECT_EQ(t->updated_at_ms, 42);
+    ASSERT_OK(r->detail(id));
+  }
+  EXPECT_TRUE(file_bytes(db) == before) << "closing a reader changed the database file";
+  EXPECT_EQ(file_size(db + "-wal"), wal);
+
+  {
+    auto w = Store::open(db);
+    ASSERT_OK(w);
+  }
+  EXPECT_EQ(file_size(db + "-wal"), 0);
+  EXPECT_FALSE(file_bytes(db) == before) << "the writer's close checkpoints the WAL";
+  OpenOptions ro;
+  ro.read_only = true;
+  auto r = Store::open(db, ro);
+  ASSERT_OK(r);
+  auto t = r->summary(id);
+  ASSERT_OK(t);
+  EXPECT_EQ(t->updated_at_ms, 42);
 }
 
 TEST_F(StoreLifecycle, PruneDropsBlobsOfOldFinishedOnly) {
