@@ -201,6 +201,43 @@ std::string act_stat_outside(const std::string& path) {
   return "size " + std::to_string(st.st_size) + " uid " + std::to_string(st.st_uid);
 }
 
+// One system call the seccomp allowlist leaves out, with arguments that
+// change nothing when the kernel does run it (a missing path, a bad
+// descriptor, a query). Uncontained the call returns; contained the filter
+// kills the probe before it does.
+std::string act_syscall(const std::string& name) {
+  long r = -2;
+  errno = 0;
+  if (name == "mount") r = ::syscall(SYS_mount, "none", "/nonexistent-dot-probe", "tmpfs", 0UL, nullptr);
+  else if (name == "umount2") r = ::syscall(SYS_umount2, "/nonexistent-dot-probe", 0);
+  else if (name == "chroot") r = ::syscall(SYS_chroot, "/nonexistent-dot-probe");
+  else if (name == "pivot_root") r = ::syscall(SYS_pivot_root, "/nonexistent-dot-probe", "/nonexistent-dot-probe");
+  else if (name == "keyctl") r = ::syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0);
+  else if (name == "add_key") r = ::syscall(SYS_add_key, "dot-no-such-type", "d", nullptr, 0, -3);
+  else if (name == "bpf") r = ::syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, nullptr, 0);
+  else if (name == "unshare") r = ::syscall(SYS_unshare, 0);
+  else if (name == "setns") r = ::syscall(SYS_setns, -1, 0);
+  else if (name == "personality") r = ::syscall(SYS_personality, 0xffffffffUL);
+  else if (name == "io_uring_setup") r = ::syscall(SYS_io_uring_setup, 0, nullptr);
+  else if (name == "perf_event_open") r = ::syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0);
+  else if (name == "process_vm_readv") r = ::syscall(SYS_process_vm_readv, ::getppid(), nullptr, 0, nullptr, 0, 0);
+  else if (name == "setuid") r = ::syscall(SYS_setuid, ::getuid());
+  else if (name == "memfd_create") {
+    r = ::syscall(SYS_memfd_create, "dot-probe", 0);
+    if (r >= 0) ::close(static_cast<int>(r));
+  } else return "unknown system call";
+  int e = errno;
+  return "returned " + std::to_string(r) + (r < 0 ? std::string(" (") + std::strerror(e) + ")" : "");
+}
+
+// RLIMIT_NOFILE: duplicates of stderr until 64 or the first failure.
+std::string act_dup_files() {
+  for (int n = 0; n < 64; ++n) {
+    if (::fcntl(2, F_DUPFD_CLOEXEC, 3) < 0) return errno_text(errno) + " after " + std::to_string(n);
+  }
+  return "opened 64 more descriptors";
+}
+
 std::string act_wait() {
   std::printf("ready\n");
   std::fflush(stdout);
@@ -245,6 +282,8 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
     ::raise(SIGSYS);
     return "survived SIGSYS";
   }
+  if (act.rfind("syscall-", 0) == 0) return act_syscall(act.substr(8));
+  if (act == "dup-files") return act_dup_files();
   if (act == "sleep") {
     // Wall-clock time only: the session deadline, not an rlimit, ends this.
     timespec t{30, 0};
@@ -349,12 +388,14 @@ bool write_stage_file(const std::string& stage, const std::string& name, const s
 
 int serve_dpp(const std::string& act, const std::string& outcome) {
   std::string body;
+  std::string asked;  // required_assurance as core sent it, shown in welcome.txt
   while (read_frame(body)) {
     long id = id_field(body);
     std::string method = string_field(body, "method");
     std::string result;
     if (method == "dot.initialize") {
       std::string assurance = string_field(body, "required_assurance");
+      asked = assurance;
       if (act == "wrong-assurance") assurance = assurance == "process" ? "audit" : "process";
       result = "{\"protocol\":1,\"profile\":\"org.dot.hello/v1\",\"assurance\":\"" + assurance +
                "\",\"capabilities\":[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\"],"
@@ -365,7 +406,8 @@ int serve_dpp(const std::string& act, const std::string& outcome) {
     } else if (method == "dot.materialize") {
       std::string stage = string_field(body, "stage");
       const std::string files[2][2] = {{"hello.txt", "probe " + act + ": " + outcome + "\n"},
-                                       {"welcome.txt", "welcome from the sandbox probe\n"}};
+                                       {"welcome.txt", "welcome from the sandbox probe, asked for assurance " +
+                                                           asked + "\n"}};
       result = "{\"artifacts\":[";
       for (int i = 0; i < 2; ++i) {
         if (!write_stage_file(stage, files[i][0], files[i][1])) return 4;

@@ -283,10 +283,24 @@ TEST_F(PlanProbe, EchoingTheWrongAssuranceFails) {
   // Echoes "process" when asked for audit, and "audit" when asked for process.
   CmdResult audit = plan("audit");
   EXPECT_EQ(audit.code, 1);
-  EXPECT_TRUE(contains(audit.err, "DOT_E_PLUGIN_IDENTITY")) << audit.err;
+  EXPECT_EQ(audit.err, "DOT_E_PLUGIN_IDENTITY: the plugin echoed assurance \"process\", core requires \"audit\"\n");
   CmdResult boxed = plan("process");
   EXPECT_EQ(boxed.code, 1);
-  EXPECT_TRUE(contains(boxed.err, "DOT_E_PLUGIN_IDENTITY")) << boxed.err;
+  EXPECT_EQ(boxed.err, "DOT_E_PLUGIN_IDENTITY: the plugin echoed assurance \"audit\", core requires \"process\"\n");
+  store::TxnDetail t = newest_txn();
+  EXPECT_EQ(t.summary.state, store::State::Abandoned);
+  EXPECT_EQ(t.summary.code, "DOT_E_PLUGIN_IDENTITY");
+}
+
+TEST_F(PlanProbe, RequiredAssuranceIsWhatCoreEnforces) {
+  // The probe writes the required_assurance it was sent into welcome.txt.
+  start("none");
+  CmdResult audit = plan("audit");
+  ASSERT_EQ(audit.code, 0) << audit.err;
+  EXPECT_TRUE(contains(audit.out, "+welcome from the sandbox probe, asked for assurance audit\n")) << audit.out;
+  CmdResult boxed = plan("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "+welcome from the sandbox probe, asked for assurance process\n")) << boxed.out;
 }
 
 TEST_F(PlanProbe, AuditConsentNeverSatisfiesAProcessManifest) {
@@ -296,20 +310,54 @@ TEST_F(PlanProbe, AuditConsentNeverSatisfiesAProcessManifest) {
   ASSERT_EQ(reg.code, 0) << reg.err;
   CmdResult r = dot_core({"plan", "--root", root_.string(), "--allow-audit-plugin"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_TRUE(contains(r.err, "DOT_E_POLICY")) << r.err;
-  // The same manifest with the right flag plans.
+  EXPECT_EQ(r.err,
+            "DOT_E_POLICY: the plugin is registered with process assurance: audit consent never satisfies it; use "
+            "--require-process-sandbox\n");
+  // Refused before a proposal was begun, so before the plugin could start.
+  {
+    store::OpenOptions o;
+    o.read_only = true;
+    auto st = store::Store::open((root_ / ".dot" / "store.db").string(), o);
+    ASSERT_TRUE(st.ok()) << st.error().line();
+    EXPECT_EQ(st->count().value(), 0u);
+  }
+  // The same manifest with the right flag plans, negotiated as process.
   CmdResult ok = dot_core({"plan", "--root", root_.string(), "--require-process-sandbox"});
   EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_TRUE(contains(ok.out, "asked for assurance process")) << ok.out;
 }
 
-TEST_F(PlanProbe, KernelWithoutLandlockNeverStartsThePlugin) {
+TEST_F(PlanProbe, AuditConsentNeverStartsAProcessPlugin) {
+  // A plugin whose act would show at once (a file outside the stage).
+  start("write-outside");
+  CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin",
+                            kBin + "/sandbox-plan-probe-write-outside", "--assurance", "process"});
+  ASSERT_EQ(reg.code, 0) << reg.err;
+  CmdResult r = dot_core({"plan", "--root", root_.string(), "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "DOT_E_POLICY: the plugin is registered with process assurance")) << r.err;
+  EXPECT_FALSE(fs::exists(targets_ / "written-outside"));
+}
+
+// A kernel without one layer, simulated for the whole dot-core process by
+// sandbox-without-layer (a seccomp filter that makes the layer's system calls
+// fail as that kernel would): the plan fails closed naming the layer, and the
+// probe, which would write outside the stage at once, never starts.
+struct MissingLayer {
+  const char* mode;      // sandbox-without-layer's first argument
+  const char* expected;  // the whole stderr line
+};
+
+class PlanWithoutLayer : public PlanProbe, public ::testing::WithParamInterface<MissingLayer> {};
+
+TEST_P(PlanWithoutLayer, NeverStartsThePlugin) {
   start("write-outside");
   CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin",
                             kBin + "/sandbox-plan-probe-write-outside", "--assurance", "process"});
   ASSERT_EQ(reg.code, 0) << reg.err;
   SpawnOptions o;
   o.path = kBin + "/sandbox-without-layer";
-  o.argv = {"sandbox-without-layer", "landlock", kBin + "/dot-core", "plan", "--root", root_.string(),
+  o.argv = {"sandbox-without-layer", GetParam().mode, kBin + "/dot-core", "plan", "--root", root_.string(),
             "--require-process-sandbox"};
   o.env = {"LANG=C"};
   o.stdin_mode = StdioMode::DevNull;
@@ -319,10 +367,31 @@ TEST_F(PlanProbe, KernelWithoutLandlockNeverStartsThePlugin) {
   auto st = child->wait_until(Clock::now() + std::chrono::seconds(30));
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->code, 1);
-  EXPECT_TRUE(contains(err, "DOT_E_SANDBOX_UNAVAILABLE: landlock: not built into this kernel")) << err;
+  EXPECT_EQ(err, std::string(GetParam().expected) + "\n");
   // Never started: the probe would have written this file at once.
   EXPECT_FALSE(fs::exists(targets_ / "written-outside"));
+  // The control: the same plan on this kernel as it is does start the probe
+  // (which Landlock then stops from writing outside).
+  CmdResult real = dot_core({"plan", "--root", root_.string(), "--require-process-sandbox"});
+  EXPECT_EQ(real.code, 0) << real.err;
+  EXPECT_TRUE(contains(real.out, "probe write-outside: blocked (Permission denied)")) << real.out;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Layers, PlanWithoutLayer,
+    ::testing::Values(
+        MissingLayer{"landlock", "DOT_E_SANDBOX_UNAVAILABLE: landlock: not built into this kernel (ENOSYS)"},
+        MissingLayer{"landlock-disabled",
+                     "DOT_E_SANDBOX_UNAVAILABLE: landlock: built in but disabled at boot (add landlock to the lsm= "
+                     "list)"},
+        MissingLayer{"seccomp", "DOT_E_SANDBOX_UNAVAILABLE: seccomp: filter mode unavailable (Function not "
+                                "implemented)"}),
+    [](const ::testing::TestParamInfo<MissingLayer>& i) {
+      std::string n = i.param.mode;
+      for (auto& c : n)
+        if (c == '-') c = '_';
+      return n;
+    });
 
 }  // namespace
 }  // namespace dot

@@ -350,6 +350,95 @@ TEST(SandboxProbe, ForkAProcess) {
   EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
 }
 
+// Each system call the issue names (and its neighbours) that the allowlist
+// leaves out: uncontained the probe makes the call and lives to print what it
+// returned; contained, seccomp kills it at the call.
+class ForbiddenSyscall : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ForbiddenSyscall, KillsTheContainedProbeOnly) {
+  ProbeDir d;
+  const std::string act = std::string("syscall-") + GetParam();
+  auto open = run_probe(d, act, false);
+  EXPECT_EQ(open.out.rfind(act + ": returned ", 0), 0u) << open.out;
+  EXPECT_TRUE(open.status.success()) << open.status.describe();
+  auto boxed = run_probe(d, act, true);
+  EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+  EXPECT_EQ(boxed.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Seccomp, ForbiddenSyscall,
+                         ::testing::Values("mount", "umount2", "chroot", "pivot_root", "keyctl", "add_key", "bpf",
+                                           "unshare", "setns", "personality", "io_uring_setup", "perf_event_open",
+                                           "process_vm_readv", "setuid", "memfd_create"));
+
+TEST(SandboxProbe, OpenFilesLimit) {
+  ProbeDir d;
+  auto open = run_probe(d, "dup-files", false);
+  EXPECT_EQ(open.out, "dup-files: opened 64 more descriptors\n");
+  auto boxed = run_probe(d, "dup-files", true);
+  // 32 in all: stdin, stdout, stderr and 29 more.
+  EXPECT_EQ(boxed.out, "dup-files: blocked (Too many open files) after 29\n");
+}
+
+// Whether `pid` is gone (or a zombie no one reaps yet) within `wait`.
+bool ends_within(pid_t pid, std::chrono::milliseconds wait) {
+  auto until = Clock::now() + wait;
+  for (;;) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto close = all.rfind(')');
+    if (all.empty() || close == std::string::npos || all.compare(close + 2, 1, "Z") == 0) return true;
+    if (Clock::now() >= until) return false;
+    ::usleep(10000);
+  }
+}
+
+// Spawns the sleeping probe from a forked middleman that then dies; returns
+// the probe's pid (read back through a pipe), or -1.
+pid_t orphan_a_sleeper(const ProbeDir& d, bool contained) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0) return -1;
+  pid_t middle = ::fork();
+  if (middle == 0) {
+    UniqueFd exe(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+    SpawnOptions o = base_options(d, exe.get(), "sleep");
+    o.parent_death_signal = false;  // only containment may set it
+    std::optional<Sandbox> sb;
+    if (contained) {
+      auto prepared = prepare_for(d, exe.get());
+      if (!prepared.ok()) ::_exit(2);
+      sb = std::move(prepared).value();
+      if (!sb->apply_to(o).ok()) ::_exit(3);
+      o.parent_death_signal = false;
+    }
+    auto child = spawn(o);
+    if (!child.ok()) ::_exit(4);
+    pid_t pid = child->pid();
+    if (::write(p[1], &pid, sizeof pid) != sizeof pid) ::_exit(5);
+    ::kill(::getpid(), SIGKILL);  // no destructor: the probe outlives us unless something kills it
+  }
+  ::close(p[1]);
+  pid_t pid = -1;
+  if (::read(p[0], &pid, sizeof pid) != sizeof pid) pid = -1;
+  ::close(p[0]);
+  ::waitpid(middle, nullptr, 0);
+  return pid;
+}
+
+TEST(SandboxState, ParentDeathKillsTheContainedPlugin) {
+  ProbeDir d;
+  // Control: without the parent-death signal the sleeper outlives its parent.
+  pid_t free_pid = orphan_a_sleeper(d, false);
+  ASSERT_GT(free_pid, 0);
+  EXPECT_FALSE(ends_within(free_pid, std::chrono::milliseconds(300)));
+  ::kill(free_pid, SIGKILL);
+  // Contained: the sandbox sets PR_SET_PDEATHSIG itself (again, after the
+  // credential changes that would clear it), whatever the spawn options say.
+  pid_t boxed_pid = orphan_a_sleeper(d, true);
+  ASSERT_GT(boxed_pid, 0);
+  EXPECT_TRUE(ends_within(boxed_pid, std::chrono::seconds(5)));
+}
+
 TEST(SandboxProbe, ChmodAFileOutsideTheStage) {
   ProbeDir d;
   const std::string secret = d.dir() + "/secret";
