@@ -383,37 +383,39 @@ SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* 
                             limits->file_size);
       return d;
     case SIGXCPU:
-      d.kind = "cpu_limit";
-      d.cause = fmt::format("it used its {} s of CPU time (process containment, RLIMIT_CPU)", limits->cpu_seconds);
-      return d;
     case SIGKILL:
       // The kernel enforces RLIMIT_CPU on its tick-sampled user + system
       // time; wait4 reports the scheduler's exact runtime, which under load
       // comes out below the tick count (1.88 s for a kill at "2 s" was seen on
       // a loaded 2-core VM). Three quarters of the limit tells a CPU-limit
-      // kill from a SIGKILL that came early, from anyone else.
+      // kill from a SIGKILL that came early, from anyone else. SIGXCPU only
+      // comes from a soft limit below the hard one, which prepare() never
+      // sets up: it is blamed on the limit only with the CPU time to match.
       if (limits->cpu_seconds != RLIM_INFINITY && cpu >= 0.75 * static_cast<double>(limits->cpu_seconds)) {
         d.kind = "cpu_limit";
-        d.cause = fmt::format("it reached the {} s CPU limit, which the kernel enforces with SIGKILL (process "
-                              "containment, RLIMIT_CPU, soft = hard; {:.2f} s of CPU by the scheduler's exact count)",
-                              limits->cpu_seconds, cpu);
+        d.cause = fmt::format("it reached the {} s CPU limit, which the kernel enforces with {} (process "
+                              "containment, RLIMIT_CPU{}; {:.2f} s of CPU by the scheduler's exact count)",
+                              limits->cpu_seconds, sig == SIGKILL ? "SIGKILL" : "SIGXCPU",
+                              sig == SIGKILL ? ", soft = hard" : "", cpu);
         return d;
       }
+      if (sig == SIGXCPU) break;
       d.kind = "killed";
       d.cause = fmt::format("not sent by dot-core and not the CPU limit ({:.2f} s of CPU used): the kernel's "
                             "out-of-memory killer or another process of the same user",
                             cpu);
       return d;
     default:
-      d.kind = "killed";
-      d.cause = fmt::format("{}, not a containment layer's signal{}", ::strsignal(sig),
-                            sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS
-                                ? fmt::format(" (the plugin crashed; under containment an allocation beyond the "
-                                              "{}-byte address-space limit fails, which many runtimes turn into an abort)",
-                                              limits->address_space)
-                                : "");
-      return d;
+      break;
   }
+  d.kind = "killed";
+  d.cause = fmt::format("{}, not a containment layer's signal{}", ::strsignal(sig),
+                        sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS
+                            ? fmt::format(" (the plugin crashed; under containment an allocation beyond the "
+                                          "{}-byte address-space limit fails, which many runtimes turn into an abort)",
+                                          limits->address_space)
+                            : "");
+  return d;
 }
 
 }  // namespace dot

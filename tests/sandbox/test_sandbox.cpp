@@ -271,7 +271,9 @@ TEST(SignalDeath, EachLayerIsNamed) {
       {SIGXFSZ, 3, "file_size_limit", "SIGXFSZ (signal 25)",
        "a file it wrote reached the 65536-byte file-size limit (process containment, RLIMIT_FSIZE)"},
       {SIGXCPU, 2000, "cpu_limit", "SIGXCPU (signal 24)",
-       "it used its 2 s of CPU time (process containment, RLIMIT_CPU)"},
+       "it reached the 2 s CPU limit, which the kernel enforces with SIGXCPU (process containment, RLIMIT_CPU; "
+       "2.00 s of CPU by the scheduler's exact count)"},
+      {SIGXCPU, 100, "killed", "SIGXCPU (signal 24)", "CPU time limit exceeded, not a containment layer's signal"},
       {SIGKILL, 1880, "cpu_limit", "SIGKILL (signal 9)",
        "it reached the 2 s CPU limit, which the kernel enforces with SIGKILL (process containment, RLIMIT_CPU, "
        "soft = hard; 1.88 s of CPU by the scheduler's exact count)"},
