@@ -6,9 +6,12 @@
 // The act is argv[1], or else taken from the name of the executable file
 // (`probe-<act>`), or built in (PROBE_ACT, for the sandbox-plan-probe-<act>
 // plugins that `dot-core plan` runs with no arguments from a pinned copy).
-// Targets live next to the executable, or in PROBE_TARGET_DIR, which a
-// contained probe is not allowed to read or write: <dir>/secret (read),
-// <dir>/written-outside (write), <dir>/port (its size is the port to connect to).
+// Targets live next to the executable, or for a plan probe in <base>/targets
+// when the root is <base>/root (found from DOT_STAGE_ROOT, which is
+// <base>/root/.dot/stage/<id>: one folder per test, so tests run in
+// parallel), which a contained probe is not allowed to read or write:
+// <dir>/secret (read), <dir>/written-outside (write), <dir>/port (its size is
+// the port to connect to).
 // Acts that are not forbidden but end the probe the way a forbidden one
 // would: write-1m-sigxfsz (killed by SIGXFSZ), raise-sigsys, sleep.
 //
@@ -432,11 +435,14 @@ int serve_dpp(const std::string& act, const std::string& outcome) {
 int main(int argc, char** argv) {
 #ifdef PROBE_ACT
   // sandbox-plan-probe-<act>: a plugin for `dot-core plan`, which passes no
-  // arguments and pins a copy under another name; act and targets are built in.
+  // arguments and pins a copy under another name; the act is built in.
   (void)argc;
   (void)argv;
   const std::string act = PROBE_ACT;
-  const std::string dir = PROBE_TARGET_DIR;
+  const char* stage_env = std::getenv("DOT_STAGE_ROOT");
+  std::string dir = stage_env != nullptr ? stage_env : "";
+  for (int up = 0; up < 4 && !dir.empty(); ++up) dir.erase(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
+  dir += "/targets";
 #else
   const std::string dir = exe_dir();
   if (argc > 1) {

@@ -29,7 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kBin = DOT_BIN_DIR;
-const std::string kTargets = DOT_PLAN_TARGETS;
 
 struct CmdResult {
   int code = -1;
@@ -67,8 +66,8 @@ const std::string kSeccompKill =
     "the plugin was killed by SIGSYS (signal 31) while core waited for dot.initialize: seccomp blocked a system "
     "call that is not on the allowlist (process containment, seccomp layer)";
 
-// A managed root, and the probe's target folder (fixed per act, built into
-// the probe), emptied before and after.
+// A managed root in a fresh folder per test, and next to it the probe's
+// target folder, removed afterwards.
 class PlanProbe : public ::testing::Test {
  protected:
   void start(const std::string& act) {
@@ -79,16 +78,14 @@ class PlanProbe : public ::testing::Test {
     root_ = base_ / "root";
     CmdResult init = dot_core({"init", "--root", root_.string()});
     ASSERT_EQ(init.code, 0) << init.err;
-    targets_ = fs::path(kTargets) / act;
-    std::error_code ec;
-    fs::remove_all(targets_, ec);
+    // The probe finds this folder from its stage (<base>/root/.dot/stage/<id>).
+    targets_ = base_ / "targets";
     fs::create_directories(targets_);
     std::ofstream(targets_ / "secret") << "TOPSECRET-" << ::getpid() << "\n";
   }
   void TearDown() override {
     std::error_code ec;
     if (!base_.empty()) fs::remove_all(base_, ec);
-    if (!targets_.empty()) fs::remove_all(targets_, ec);
   }
   CmdResult plan(const std::string& assurance, bool json = false) {
     const std::string plugin = kBin + "/sandbox-plan-probe-" + act_;
