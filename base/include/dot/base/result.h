@@ -1,40 +1,19 @@
 #pragma once
-// Result<T>: a value or a dot::Error. Our own small stand-in for std::expected,
-// which clang 14 with libstdc++ 12 does not have.
+// Result<T>: a value or a dot::Error (Expected<T, Error>, expected.h), the
+// project's one way to return a failure; Status when there is no value.
 
 #include <cassert>
-#include <type_traits>
 #include <utility>
-#include <variant>
 
 #include "dot/base/error.h"
+#include "dot/base/expected.h"
 
 namespace dot {
 
 template <typename T>
-class [[nodiscard]] Result {
+class [[nodiscard]] Result : public Expected<T, Error> {
  public:
-  static_assert(!std::is_same_v<T, Error>, "Result<Error> is ambiguous");
-
-  Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
-
-  bool ok() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-
-  const Error& error() const& { assert(!ok()); return std::get<1>(v_); }
-  Error&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
-
- private:
-  std::variant<T, Error> v_;
+  using Expected<T, Error>::Expected;
 };
 
 template <>
@@ -45,6 +24,7 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const noexcept { return ok_; }
   explicit operator bool() const noexcept { return ok_; }
+  Error& error() & { assert(!ok_); return error_; }
   const Error& error() const& { assert(!ok_); return error_; }
   Error&& error() && { assert(!ok_); return std::move(error_); }
 

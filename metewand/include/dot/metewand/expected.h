@@ -1,52 +1,12 @@
 #pragma once
-// Expected<T, E>: a value or one typed error of a Metewand layer. The layers
-// (framing, correlation, handshake, session) each have their own error enum,
-// so callers can branch on the variant and its payload instead of parsing
-// text; every error type also converts to a dot::Error for reporting.
+// The Metewand layers (framing, correlation, handshake, session) each return
+// dot::Expected<T, TheirErrorEnum> (base/expected.h), so callers branch on the
+// variant and its payload instead of parsing text; every error type also
+// converts to a dot::Error for reporting.
 
-#include <cassert>
-#include <type_traits>
-#include <utility>
-#include <variant>
+#include "dot/base/expected.h"
 
 namespace dot::metewand {
-
-template <typename E>
-struct Unexpected {
-  E error;
-};
-template <typename E>
-Unexpected<std::decay_t<E>> unexpected(E&& e) {
-  return Unexpected<std::decay_t<E>>{std::forward<E>(e)};
-}
-
-template <typename T, typename E>
-class [[nodiscard]] Expected {
- public:
-  static_assert(!std::is_same_v<T, E>, "Expected<T, T> is ambiguous");
-
-  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}      // NOLINT: implicit by design
-  Expected(Unexpected<E> e) : v_(std::in_place_index<1>, std::move(e.error)) {}  // NOLINT
-  Expected(E error) : v_(std::in_place_index<1>, std::move(error)) {}     // NOLINT
-
-  bool ok() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-
-  E& error() & { assert(!ok()); return std::get<1>(v_); }
-  const E& error() const& { assert(!ok()); return std::get<1>(v_); }
-  E&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
-
- private:
-  std::variant<T, E> v_;
-};
 
 // For operations that produce nothing but can fail.
 struct Done {};
