@@ -8,6 +8,11 @@
 
 namespace dot::metewand {
 
+// Spelled dot::metewand::Expected by users of this module's API.
+using dot::Expected;
+using dot::Unexpected;
+using dot::unexpected;
+
 // For operations that produce nothing but can fail.
 struct Done {};
 
