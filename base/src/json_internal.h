@@ -18,6 +18,18 @@
 
 namespace dot::json::detail {
 
+// Character classes of RFC 8259, shared by the precise reader (json_strict.cpp)
+// and the tree builder over simdjson's index (json_index.cpp).
+inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// The value of one hex digit, or -1.
+inline int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // One value in pre-order, 16 bytes: an 8 MiB document has about 650,000
 // values, and every byte of the node array is memory a parse must touch.
 // An object's children alternate key node (a String node whose offset is the
