@@ -57,7 +57,7 @@ try:
     root = new_root(base, "root")
     t_plan, t_floor, t_apply, t_afloor = [], [], [], []
     for i in range(runs):
-        t_floor.append(timed([os.path.join(floor_dir, "plan_floor"), os.path.join(floor_dir, "floor_echo"), floor_db])[0])
+        t_floor.append(timed([os.path.join(floor_dir, "dpp-floor"), os.path.join(floor_dir, "dpp-floor-peer"), floor_db])[0])
         dt, pid = plan(root); t_plan.append(dt)
         t_afloor.append(timed([os.path.join(floor_dir, "apply_floor"), floor_dir_apply, floor_db + "-apply"])[0])
         t_apply.append(timed([core, "apply", "--root", root, pid])[0])
