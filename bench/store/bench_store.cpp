@@ -286,6 +286,18 @@ ProcTime time_process(const std::vector<std::string>& argv, bool capture = false
   return {ms, tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime), static_cast<double>(ru.ru_minflt), std::move(out)};
 }
 
+// What `inspect show PREFIX` asks of the store: open, resolve the prefix,
+// read the whole detail (plan verified against its id, blobs against their
+// digests), close.
+void show_in_process(const std::string& database, const dot::store::OpenOptions& o, const std::string& prefix) {
+  auto s = Store::open(database, o);
+  must(s, "open");
+  auto id = s->find(prefix);
+  must(id, "find");
+  auto d = s->detail(*id);
+  must(d, "detail");
+}
+
 // One open + find + detail + close, timed inside a fresh process: the store
 // work with everything a short-lived command pays on first use (SQLite's code
 // and heap pages faulted in, its schema parsed), unlike the warm loop above.
@@ -294,14 +306,7 @@ int cmd_show_once(const std::string& root, const std::string& prefix) {
   dot::store::OpenOptions o;
   o.read_only = true;
   auto t0 = Clock::now();
-  {
-    auto s = Store::open(layout.database, o);
-    must(s, "open");
-    auto id = s->find(prefix);
-    must(id, "find");
-    auto d = s->detail(*id);
-    must(d, "detail");
-  }
+  show_in_process(layout.database, o, prefix);
   std::printf("%.6f\n", ms_since(t0));
   return 0;
 }
@@ -338,14 +343,7 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
     }
     api_list_ms.push_back(ms_since(t0));
     auto t1 = Clock::now();
-    {
-      auto s = Store::open(layout.database, o);
-      must(s, "open");
-      auto id = s->find(prefix);
-      must(id, "find");
-      auto d = s->detail(*id);
-      must(d, "detail");
-    }
+    show_in_process(layout.database, o, prefix);
     api_show_ms.push_back(ms_since(t1));
   }
   std::printf("api: %zu stored transactions, %d runs, open + query + close in-process\n", count, runs * 10);
