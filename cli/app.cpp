@@ -1,0 +1,80 @@
+#include "app.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace dot::cli {
+namespace {
+
+bool group_names(const CommandGroup& g, std::string_view name) {
+  return std::find(g.commands.begin(), g.commands.end(), name) != g.commands.end();
+}
+
+// The app with every group of `groups`, or (only != nullptr) with the one
+// group that names `only`.
+std::unique_ptr<CLI::App> make_app(std::span<const CommandGroup> groups, Context& ctx, const char* only) {
+  auto app = std::make_unique<CLI::App>("dot-core: a DPP plugin host and plan-sealing transaction engine");
+  app->name("dot-core");
+  app->require_subcommand(1);
+  app->set_help_all_flag("--help-all", "Show help for every command");
+  app->footer(
+      "Examples:\n"
+      "  dot-core jcs canonicalize doc.json\n"
+      "  dot-core vectors replay vectors/jcs\n"
+      "Run `dot-core COMMAND --help` for the options of a command.");
+  for (const auto& g : groups) {
+    if (only != nullptr && !group_names(g, only)) continue;
+    g.add(*app, ctx);
+  }
+  return app;
+}
+
+bool has_command(const CLI::App& app, const std::string& name) {
+  return !app.get_subcommands([&](const CLI::App* s) { return s->check_name(name); }).empty();
+}
+
+}  // namespace
+
+bool names_a_command(std::span<const CommandGroup> groups, std::string_view name) {
+  return std::any_of(groups.begin(), groups.end(), [&](const CommandGroup& g) { return group_names(g, name); });
+}
+
+int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
+  // Building every command (CLI11 allocates each subcommand and option) costs
+  // a dot-core process more than a millisecond on a small VM, more than the
+  // parse: when the first argument names a command, only its group is built
+  // (docs/startup.md). Anything else (help, a typo) gets the whole app, so
+  // listings and errors are unchanged; so does a command that is not where
+  // the group table says (the table is a shortcut, never the authority).
+  Context ctx;
+  std::unique_ptr<CLI::App> app;
+  if (argc > 1) {
+    app = make_app(groups, ctx, argv[1]);
+    if (!has_command(*app, argv[1])) app.reset();
+  }
+  if (!app) app = make_app(groups, ctx, nullptr);
+
+  try {
+    app->parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app->exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app->exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app->exit(e);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 uses 100-127 for its own errors; spec/cli.md says usage is 2.
+    app->exit(e);
+    return kExitUsage;
+  }
+  if (!ctx.action) return kExitUsage;
+  int code = ctx.action();
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace dot::cli

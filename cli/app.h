@@ -1,0 +1,31 @@
+#pragma once
+// Building the command-line app from command groups and running it: shared
+// by the three executables (docs/startup.md): the dot-core front end (the
+// store commands only), dot-core-engine and dot-core-adpp (every command).
+
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "commands.h"
+
+namespace dot::cli {
+
+// The top-level commands one add_*_commands function registers.
+struct CommandGroup {
+  std::initializer_list<std::string_view> commands;
+  void (*add)(CLI::App&, Context&);
+};
+
+// True when `name` is one of the top-level commands of `groups`.
+bool names_a_command(std::span<const CommandGroup> groups, std::string_view name);
+
+// Parses argv against the app built from `groups` and runs the chosen
+// command; returns the process exit code (spec/cli.md).
+int run_app(int argc, char** argv, std::span<const CommandGroup> groups);
+
+// Every command group, in the order `dot-core --help` lists them
+// (all_commands.cpp; not linked into the front end).
+std::span<const CommandGroup> all_command_groups();
+
+}  // namespace dot::cli
