@@ -39,10 +39,6 @@ bool has_command(const CLI::App& app, const std::string& name) {
 
 }  // namespace
 
-bool names_a_command(std::span<const CommandGroup> groups, std::string_view name) {
-  return std::any_of(groups.begin(), groups.end(), [&](const CommandGroup& g) { return group_names(g, name); });
-}
-
 int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
   // Building every command (CLI11 allocates each subcommand and option) costs
   // a dot-core process more than a millisecond on a small VM, more than the

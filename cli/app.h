@@ -17,9 +17,6 @@ struct CommandGroup {
   void (*add)(CLI::App&, Context&);
 };
 
-// True when `name` is one of the top-level commands of `groups`.
-bool names_a_command(std::span<const CommandGroup> groups, std::string_view name);
-
 // Parses argv against the app built from `groups` and runs the chosen
 // command; returns the process exit code (spec/cli.md).
 int run_app(int argc, char** argv, std::span<const CommandGroup> groups);
