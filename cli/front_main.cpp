@@ -36,6 +36,7 @@ bool is_front_command(int argc, char** argv) {
   return false;
 }
 
+#ifdef DOT_FRONT_EARLY_EXEC
 // The early exec. In the statically linked front end this runs from
 // .preinit_array, before any constructor (libstdc++'s stream and locale
 // set-up, OpenSSL's CPU probe) and before main, so an engine command pays the
@@ -56,7 +57,6 @@ void exec_engine_early(int argc, char** argv, char**) {
   ::execv(path, argv);
 }
 
-#ifdef DOT_FRONT_EARLY_EXEC
 // Sanitized builds link dynamically and their runtimes initialise from
 // .preinit_array too, so only the static build takes this path.
 __attribute__((used, section(".preinit_array"))) void (*const kEarlyExec)(int, char**, char**) = exec_engine_early;
@@ -72,8 +72,8 @@ const dot::cli::CommandGroup kFrontGroups[] = {
 // Maps the first `bytes` of heap in one system call instead of one page
 // fault per page. A store command touches ~300 KiB of heap (SQLite's page
 // cache and schema, CLI11's options); on our VM each of those ~60 faults
-// costs more than the same page populated in bulk (`inspect show`: 5.04 ->
-// 4.75 ms, docs/startup.md). Heap up to 4 MiB then comes from the brk heap,
+// costs more than the same page populated in bulk (`inspect show`: 0.25-0.3 ms
+// less, docs/startup.md). Heap up to 4 MiB then comes from the brk heap,
 // which is never trimmed: nothing a short-lived command notices.
 void prefault_heap(std::size_t bytes) {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
