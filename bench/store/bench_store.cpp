@@ -373,6 +373,12 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
       {"inspect show PREFIX", {dot_core, "inspect", "show", "--root", root, prefix}, {}, {}, {}},
       {"inspect show PREFIX --json", {dot_core, "inspect", "show", "--root", root, prefix, "--json"}, {}, {}, {}},
   };
+  // The same command in the dynamically linked engine beside it: what the
+  // statically linked front end saves, in the same run (docs/startup.md).
+  const std::string engine = bin_dir + "dot-core-engine";
+  if (::access(engine.c_str(), X_OK) == 0)
+    cases.push_back({"inspect show PREFIX in dot-core-engine (dynamic)", {engine, "inspect", "show", "--root", root, prefix},
+                     {}, {}, {}});
   for (int r = 0; r < runs + 2; ++r) {
     for (auto& c : cases) {
       ProcTime t = time_process(c.argv);
