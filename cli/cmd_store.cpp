@@ -471,6 +471,19 @@ void add_common(CLI::App* cmd, CommonOptions& o, bool json) {
   if (json) cmd->add_flag("--json", o.json, "Machine output (shapes in docs/store.md)");
 }
 
+// `inspect show` and `inspect events`: one transaction, named by a plan id or
+// a unique prefix of one.
+void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name, const char* description,
+                                 const char* footer, int (*run)(const CommonOptions&, const std::string&)) {
+  auto* cmd = group->add_subcommand(name, description);
+  auto o = std::make_shared<CommonOptions>();
+  auto id = std::make_shared<std::string>();
+  add_common(cmd, *o, true);
+  cmd->add_option("id", *id, "A plan id or a unique hex prefix of at least 8 characters")->required();
+  cmd->footer(footer);
+  cmd->callback([&ctx, o, id, run] { ctx.action = [o, id, run] { return run(*o, *id); }; });
+}
+
 }  // namespace
 
 void add_init_command(CLI::App& app, Context& ctx) {
@@ -529,21 +542,10 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   list->footer("Example:\n  dot-core inspect list --root ~/managed --state SEALED --limit 10 --json");
   list->callback([&ctx, lo, state, limit] { ctx.action = [lo, state, limit] { return run_list(*lo, *state, *limit); }; });
 
-  auto* show = group->add_subcommand("show", "Show one transaction: plan, operations, effects, events, stderr");
-  auto so = std::make_shared<CommonOptions>();
-  auto sid = std::make_shared<std::string>();
-  add_common(show, *so, true);
-  show->add_option("id", *sid, "A plan id or a unique hex prefix of at least 8 characters")->required();
-  show->footer("Example:\n  dot-core inspect show --root ~/managed 3f2a9c1e --json");
-  show->callback([&ctx, so, sid] { ctx.action = [so, sid] { return run_show(*so, *sid); }; });
-
-  auto* events = group->add_subcommand("events", "Show the event log of one transaction");
-  auto eo = std::make_shared<CommonOptions>();
-  auto eid = std::make_shared<std::string>();
-  add_common(events, *eo, true);
-  events->add_option("id", *eid, "A plan id or a unique hex prefix of at least 8 characters")->required();
-  events->footer("Example:\n  dot-core inspect events --root ~/managed 3f2a9c1e");
-  events->callback([&ctx, eo, eid] { ctx.action = [eo, eid] { return run_events(*eo, *eid); }; });
+  add_one_transaction_command(group, ctx, "show", "Show one transaction: plan, operations, effects, events, stderr",
+                              "Example:\n  dot-core inspect show --root ~/managed 3f2a9c1e --json", run_show);
+  add_one_transaction_command(group, ctx, "events", "Show the event log of one transaction",
+                              "Example:\n  dot-core inspect events --root ~/managed 3f2a9c1e", run_events);
 }
 
 }  // namespace dot::cli
