@@ -14,16 +14,29 @@
 #include "output.h"
 
 namespace dot::cli {
+
+bool sibling_path(std::string_view name, char (&out)[PATH_MAX]) noexcept {
+  ssize_t n = ::readlink("/proc/self/exe", out, sizeof out);
+  if (n <= 0) return false;
+  char* end = out + n;
+  while (end > out && end[-1] != '/') --end;
+  if (static_cast<std::size_t>(end - out) + name.size() >= sizeof out) {
+    errno = ENAMETOOLONG;
+    return false;
+  }
+  std::memcpy(end, name.data(), name.size());
+  end[name.size()] = '\0';
+  return true;
+}
+
 namespace {
 
-Result<std::string> sibling_path(std::string_view name) {
-  std::string self(PATH_MAX, '\0');
-  ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size());
-  if (n <= 0 || static_cast<std::size_t>(n) >= self.size())
+Result<std::string> find_sibling(std::string_view name) {
+  char path[PATH_MAX];
+  if (!sibling_path(name, path))
     return make_error(Code::Internal, "exec_sibling",
                       fmt::format("cannot find the dot-core executable in /proc/self/exe: {}", std::strerror(errno)));
-  self.resize(static_cast<std::size_t>(n));
-  return self.substr(0, self.rfind('/') + 1) + std::string(name);
+  return std::string(path);
 }
 
 }  // namespace
@@ -33,7 +46,7 @@ bool wants_json(const std::vector<std::string>& args) {
 }
 
 int exec_sibling(std::string_view name, std::vector<std::string> args, bool json) {
-  auto path = sibling_path(name);
+  auto path = find_sibling(name);
   if (!path.ok()) return report(path.error(), json);
   if (args.empty()) args.emplace_back();
   args[0] = *path;

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app.h"
@@ -24,10 +25,20 @@
 
 namespace {
 
-// The commands this executable runs itself; their groups are kFrontGroups.
-// Only a routing shortcut: the engine has every command, so a command missing
-// here still works, it just pays the exec.
+constexpr std::string_view kEngine = "dot-core-engine";
+
+// The commands this executable runs itself, and their groups. The names are
+// a plain constant array because the early exec reads them before any
+// constructor has run (a table of std::initializer_list is not a constant
+// expression for g++ 12). Only a routing shortcut: the engine has every
+// command, so a name missing here still works, it just pays the exec.
 constexpr const char* kFrontCommands[] = {"version", "init", "store", "inspect"};
+const dot::cli::CommandGroup kFrontGroups[] = {
+    {{"version"}, dot::cli::add_version_command},
+    {{"init"}, dot::cli::add_init_command},
+    {{"store"}, dot::cli::add_store_commands},
+    {{"inspect"}, dot::cli::add_inspect_commands},
+};
 
 bool is_front_command(int argc, char** argv) {
   if (argc < 2) return false;
@@ -46,13 +57,7 @@ bool is_front_command(int argc, char** argv) {
 void exec_engine_early(int argc, char** argv, char**) {
   if (is_front_command(argc, argv)) return;
   char path[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path);
-  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof path) return;
-  path[n] = '\0';
-  char* slash = std::strrchr(path, '/');
-  constexpr char kEngine[] = "dot-core-engine";
-  if (slash == nullptr || static_cast<std::size_t>(slash - path) + sizeof kEngine >= sizeof path) return;
-  std::memcpy(slash + 1, kEngine, sizeof kEngine);
+  if (!dot::cli::sibling_path(kEngine, path)) return;
   argv[0] = path;
   ::execv(path, argv);
 }
@@ -61,13 +66,6 @@ void exec_engine_early(int argc, char** argv, char**) {
 // .preinit_array too, so only the static build takes this path.
 __attribute__((used, section(".preinit_array"))) void (*const kEarlyExec)(int, char**, char**) = exec_engine_early;
 #endif
-
-const dot::cli::CommandGroup kFrontGroups[] = {
-    {{"version"}, dot::cli::add_version_command},
-    {{"init"}, dot::cli::add_init_command},
-    {{"store"}, dot::cli::add_store_commands},
-    {{"inspect"}, dot::cli::add_inspect_commands},
-};
 
 // Maps the first `bytes` of heap in one system call instead of one page
 // fault per page. A store command touches ~300 KiB of heap (SQLite's page
@@ -95,7 +93,7 @@ int main(int argc, char** argv) {
   if (!is_front_command(argc, argv)) {
     std::vector<std::string> args(argv, argv + argc);
     bool json = dot::cli::wants_json(args);
-    return dot::cli::exec_sibling("dot-core-engine", std::move(args), json);
+    return dot::cli::exec_sibling(kEngine, std::move(args), json);
   }
   prefault_heap(256 << 10);
   // A peer that closes a pipe must give us EPIPE, never kill us.
