@@ -1,5 +1,10 @@
 #include "dot/core/test_hooks.h"
 
+// Only the test-only dot_core_hooked library compiles this file.
+#ifndef DOT_TEST_HOOKS
+#error "test_hooks.cpp belongs to dot_core_hooked only (core/CMakeLists.txt)"
+#endif
+
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>

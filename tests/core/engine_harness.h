@@ -31,11 +31,19 @@ struct CmdResult {
 
 inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR) + "/" + name; }
 
-// Runs dot-core with an exact environment (plus `env`); at most 60 s.
-inline CmdResult dot_core(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+// The product front end, and the test-only engine with the crash, fault and
+// pause points compiled in (core/include/dot/core/test_hooks.h): only the
+// latter obeys DOT_TEST_*.
+inline const std::string kProductCore = "dot-core";
+inline const std::string kHookedCore = "dot-core-hooked";
+
+// Runs `exe` (from the build's bin folder) with an exact environment (plus
+// `env`); at most 60 s.
+inline CmdResult run_core(const std::string& exe, const std::vector<std::string>& args,
+                          const std::vector<std::string>& env = {}) {
   SpawnOptions o;
-  o.path = bin("dot-core");
-  o.argv = {"dot-core"};
+  o.path = bin(exe);
+  o.argv = {exe};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   o.env = {"LANG=C", "PATH=/usr/bin:/bin"};
   o.env.insert(o.env.end(), env.begin(), env.end());
@@ -55,6 +63,10 @@ inline CmdResult dot_core(const std::vector<std::string>& args, const std::vecto
   r.code = st->code;
   r.signal = st->signal;
   return r;
+}
+
+inline CmdResult dot_core(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  return run_core(kProductCore, args, env);
 }
 
 inline std::string slurp(const fs::path& p) {
@@ -102,7 +114,7 @@ class EngineTest : public ::testing::Test {
   CmdResult core(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
     args.push_back("--root");
     args.push_back(root_.string());
-    return dot_core(args, env);
+    return run_core(exe_, args, env);
   }
   // Plans with dot-hello and returns the plan id (fails the test otherwise).
   std::string plan_ok() {
@@ -168,6 +180,8 @@ class EngineTest : public ::testing::Test {
   std::string welcome() { return slurp(root_ / "welcome.txt"); }
 
   fs::path base_, root_;
+  // What core() runs: the product, or kHookedCore for the tests that arm hooks.
+  std::string exe_ = kProductCore;
 };
 
 }  // namespace dot::core::testing

@@ -23,6 +23,8 @@ const std::string kOriginal = "the user's own hello\n";
 
 class CrashTest : public EngineTest {
  protected:
+  // Every command of these tests runs the build with the hooks compiled in.
+  CrashTest() { exe_ = kHookedCore; }
   void SetUp() override {
     EngineTest::SetUp();
     // One target exists (restored from its backup), one does not (removed).
@@ -181,8 +183,8 @@ TEST_F(CrashTest, FailedRootSyncIsPostCommitAndRetryEffectsResumes) {
 pid_t start_paused(const std::vector<std::string>& args, const fs::path& pause, const std::string& point,
                    std::optional<ChildProcess>& holder) {
   SpawnOptions o;
-  o.path = bin("dot-core");
-  o.argv = {"dot-core"};
+  o.path = bin(kHookedCore);
+  o.argv = {kHookedCore};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   o.env = {"LANG=C", "DOT_TEST_PAUSE_AT=" + point + ":" + pause.string()};
   o.stdin_mode = StdioMode::DevNull;

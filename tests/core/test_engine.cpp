@@ -54,6 +54,36 @@ TEST_F(EngineTest, PlanApplyInspectEndToEnd) {
   EXPECT_EQ(store_problems(), "");
 }
 
+// The product executables have no test hook (core/include/dot/core/test_hooks.h):
+// a real plan and apply with every DOT_TEST_* variable armed, or malformed,
+// run exactly as without them, and no DOT_TEST_ name is even in the files.
+// dot-core-hooked is the control: the same settings stop it.
+TEST_F(EngineTest, ProductExecutablesIgnoreEveryTestHook) {
+  fs::path pause = base_ / "pause";
+  const std::vector<std::string> malformed = {"DOT_TEST_FAULT=not-a-fault"};
+  CmdResult refused = run_core(kHookedCore, {"plan", "--allow-audit-plugin", "--root", root_.string()}, malformed);
+  EXPECT_NE(refused.err.find("DOT_E_VALIDATION"), std::string::npos) << refused.err;
+
+  CmdResult plan = core({"plan", "--allow-audit-plugin", "--json"}, malformed);
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  std::string id = json_field(plan.out, "plan_id");
+  // Any one of the three obeyed would show: a failed root-sync (exit 1,
+  // POST_COMMIT), a SIGKILL after the first rename, or the pause file.
+  CmdResult apply = core({"apply", id}, {"DOT_TEST_FAULT=effect0.sync:EIO", "DOT_TEST_CRASH_AT=commit.slot0.renamed",
+                                         "DOT_TEST_PAUSE_AT=commit.slot0.temp_synced:" + pause.string()});
+  EXPECT_EQ(apply.signal, 0);
+  ASSERT_EQ(apply.code, 0) << apply.err;
+  EXPECT_FALSE(fs::exists(pause));
+  EXPECT_EQ(state_of(id), "DONE");
+  EXPECT_EQ(ledger(id), "SUCCEEDED");
+  EXPECT_EQ(hello(), kHello);
+  EXPECT_EQ(welcome(), kWelcome);
+
+  for (const std::string exe : {"dot-core", "dot-core-engine", "dot-core-adpp"})
+    EXPECT_EQ(slurp(bin(exe)).find("DOT_TEST_"), std::string::npos) << exe << " holds a test hook";
+  EXPECT_NE(slurp(bin(kHookedCore)).find("DOT_TEST_FAULT"), std::string::npos) << "the control lost its hooks";
+}
+
 TEST_F(EngineTest, PlanNeedsExactlyOneConsentFlag) {
   EXPECT_EQ(core({"plan"}).code, 2);
   EXPECT_EQ(core({"plan", "--allow-audit-plugin", "--require-process-sandbox"}).code, 2);
@@ -220,8 +250,8 @@ TEST_F(EngineTest, PluginSwappedBetweenHashAndExecRunsTheHashedOne) {
   fs::path pause = base_ / "pause";
   fs::path pinned = root_ / ".dot" / "plugin";
   SpawnOptions o;
-  o.path = bin("dot-core");
-  o.argv = {"dot-core", "plan", "--root", root_.string(), "--allow-audit-plugin", "--json"};
+  o.path = bin(kHookedCore);
+  o.argv = {kHookedCore, "plan", "--root", root_.string(), "--allow-audit-plugin", "--json"};
   o.env = {"LANG=C", "DOT_TEST_PAUSE_AT=plan.plugin_hashed:" + pause.string()};
   o.stdin_mode = StdioMode::DevNull;
   auto child = spawn(o);

@@ -1,8 +1,16 @@
 #pragma once
 // Crash points and I/O fault injection: the test hook of the durable steps.
 //
-// The release binary supports them on purpose (CI runs the crash matrix on the
-// release build). They are armed only through the environment of one process:
+// Compiled in only where DOT_TEST_HOOKS is defined: the test-only copy of the
+// engine (the dot_core_hooked library and the dot-core-hooked executable,
+// built with the tests; core/CMakeLists.txt, cli/CMakeLists.txt). The product
+// executables never see the define: there TestHooks is an empty class whose
+// members are inline no-ops, nothing reads the environment, and no DOT_TEST_*
+// name is in the binary, so no variable can crash, stall or fail a real
+// command (tests/core/test_engine.cpp checks the built dot-core).
+//
+// In the hooked build they are armed only through the environment of one
+// process:
 //   DOT_TEST_CRASH_AT=<point>          SIGKILL ourselves when <point> is reached
 //   DOT_TEST_FAULT=<point>:<ERRNO>     the system call at <point> fails with
 //                                      ERRNO (ENOSPC, EIO, ...) instead of running
@@ -18,6 +26,12 @@
 #include "dot/base/result.h"
 
 namespace dot::core {
+
+// The two classes live in different inline namespaces so that code compiled
+// against one and a library built with the other fail to link (every function
+// taking a TestHooks is mangled with it) instead of silently disagreeing.
+#ifdef DOT_TEST_HOOKS
+inline namespace hooked {
 
 class TestHooks {
  public:
@@ -51,6 +65,8 @@ class TestHooks {
   std::string pause_file_;
 };
 
+}  // namespace hooked
+
 // Every crash point of an apply with `slots` slots and `effects` effects, in
 // the order they are reached (the crash matrix iterates over this list).
 std::vector<std::string> apply_crash_points(std::size_t slots, std::size_t effects);
@@ -58,5 +74,23 @@ std::vector<std::string> apply_crash_points(std::size_t slots, std::size_t effec
 std::vector<std::string> rollback_crash_points(std::size_t slots);
 // The fault points of the commit for `slots` slots (write, fsync, rename, dir fsync).
 std::vector<std::string> commit_fault_points(std::size_t slots);
+
+#else  // the product: nothing armed, ever
+
+inline namespace unhooked {
+
+class TestHooks {
+ public:
+  static Result<TestHooks> from_environment() { return TestHooks{}; }
+  void crash_point(std::string_view) const noexcept {}
+  int fault(std::string_view) const noexcept { return 0; }
+  void pause_point(std::string_view) const noexcept {}
+  void reached(std::string_view) const noexcept {}
+  bool armed() const noexcept { return false; }
+};
+
+}  // namespace unhooked
+
+#endif
 
 }  // namespace dot::core
