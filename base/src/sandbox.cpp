@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/fd.h"
+#include "sandbox_seccomp.h"
 
 // Debian 12's <linux/landlock.h> stops at ABI 2; the values below are the
 // kernel's UAPI for later ABIs (3: truncate, 4: TCP, 5: device ioctl,
@@ -65,10 +66,6 @@ constexpr int kRulePathBeneath = 1;
 }  // namespace
 
 namespace dot {
-
-namespace sandbox_detail {
-Result<std::vector<sock_filter>> build_seccomp_filter(int landlock_abi);
-}
 
 namespace {
 
@@ -178,8 +175,8 @@ struct Sandbox::ChildState {
   };
   UniqueFd ruleset;
   int landlock_abi = 0;
-  std::vector<sock_filter> filter;
-  sock_fprog prog{};
+  sandbox_detail::SeccompProgram seccomp;
+  sock_fprog prog{};  // over seccomp.insns
   Limit limits[5]{};
   bool drop_bounding_set = false;
   pid_t parent = -1;
@@ -192,7 +189,8 @@ namespace {
 // Between fork and exec: raw system calls only, no allocation, no locks.
 // Returns 0 or the errno of the first step that failed.
 int apply_in_child(void* ctx) {
-  const auto& st = *static_cast<const Sandbox::ChildState*>(ctx);
+  // The child's own copy of the parent's state (fork), so it may write to it.
+  auto& st = *static_cast<Sandbox::ChildState*>(ctx);
 
   for (const auto& l : st.limits)
     if (::setrlimit(static_cast<__rlimit_resource>(l.resource), &l.value) != 0) return errno;
@@ -224,7 +222,9 @@ int apply_in_child(void* ctx) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (::syscall(SYS_landlock_restrict_self, st.ruleset.get(), 0) != 0) return errno;
   // Last: from here on only the allowlist works (the exec and the failure
-  // report of spawn() are on it).
+  // report of spawn() are on it). Its pid rules name this process, whose pid
+  // exec keeps.
+  sandbox_detail::bind_to_self(st.seccomp, ::getpid());
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &st.prog) != 0) return errno;
   return 0;
 }
@@ -307,9 +307,9 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
     DOT_TRY(add_path_rule(st->ruleset.get(), policy.stage_dir, rw, true));
   }
 
-  DOT_ASSIGN_OR_RETURN(st->filter, sandbox_detail::build_seccomp_filter(abi));
-  st->prog.len = static_cast<unsigned short>(st->filter.size());
-  st->prog.filter = st->filter.data();
+  DOT_ASSIGN_OR_RETURN(st->seccomp, sandbox_detail::build_seccomp_filter());
+  st->prog.len = static_cast<unsigned short>(st->seccomp.insns.size());
+  st->prog.filter = st->seccomp.insns.data();
 
   Sandbox sb;
   sb.state_ = std::move(st);
@@ -342,7 +342,7 @@ const LoaderFiles& Sandbox::loader_files() const noexcept {
   return state_ ? state_->files : kNone;
 }
 
-std::size_t Sandbox::seccomp_instructions() const noexcept { return state_ ? state_->filter.size() : 0; }
+std::size_t Sandbox::seccomp_instructions() const noexcept { return state_ ? state_->seccomp.insns.size() : 0; }
 
 SandboxLimits Sandbox::limits() const noexcept {
   SandboxLimits out;

@@ -13,7 +13,10 @@
 // <dir>/secret (read), <dir>/written-outside (write), <dir>/port (its size is
 // the port to connect to).
 // Acts that are not forbidden but end the probe the way a forbidden one
-// would: write-1m-sigxfsz (killed by SIGXFSZ), raise-sigsys, sleep.
+// would: write-1m-sigxfsz (killed by SIGXFSZ), raise-sigsys, sleep, abort
+// (SIGABRT, which glibc raises through tgkill on itself). at-<call>-<who>
+// aims one system call at a process (act_at); threads signals and inspects
+// its own threads.
 //
 // With an argument it prints one line, `<act>: <outcome>`, and exits 0 (it
 // may of course be killed first). Without one it prints that line on stderr
@@ -21,11 +24,15 @@
 // that an act that succeeded shows in the sealed plan.
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -204,6 +212,11 @@ std::string act_stat_outside(const std::string& path) {
   return "size " + std::to_string(st.st_size) + " uid " + std::to_string(st.st_uid);
 }
 
+// What a raw system call returned: "returned 0", "returned -1 (Bad address)".
+std::string returned(long r, int e) {
+  return "returned " + std::to_string(r) + (r < 0 ? std::string(" (") + std::strerror(e) + ")" : "");
+}
+
 // One system call the seccomp allowlist leaves out, with arguments that
 // change nothing when the kernel does run it (a missing path, a bad
 // descriptor, a query). Uncontained the call returns; contained the filter
@@ -229,8 +242,177 @@ std::string act_syscall(const std::string& name) {
     r = ::syscall(SYS_memfd_create, "dot-probe", 0);
     if (r >= 0) ::close(static_cast<int>(r));
   } else return "unknown system call";
-  int e = errno;
-  return "returned " + std::to_string(r) + (r < 0 ? std::string(" (") + std::strerror(e) + ")" : "");
+  return returned(r, errno);
+}
+
+// A system call aimed at a process: `who` is "parent" (the host that spawned
+// the probe), "init" (pid 1), "self" (the probe's own pid) or "zero" (0, the
+// kernel's word for the caller). Each acts as little as the call allows where
+// the kernel does run it: a query, signal 0, or a bad pointer or descriptor
+// the kernel rejects before it acts. The one exception is prlimit64-write,
+// which lowers the target's soft RLIMIT_MSGQUEUE by one (never init's): the
+// act the test looks for in its own limits.
+std::string act_at(const std::string& call, const std::string& who) {
+  const pid_t pid = who == "parent" ? ::getppid() : who == "init" ? 1 : who == "self" ? ::getpid() : 0;
+  if (pid == 0 && who != "zero") return "unknown target";
+  long r = -2;
+  errno = 0;
+  if (call == "prlimit64") {
+    rlimit old{};
+    r = ::syscall(SYS_prlimit64, pid, RLIMIT_NOFILE, nullptr, &old);
+  } else if (call == "prlimit64-write") {
+    if (pid == 1) return "not on init";
+    rlimit own{};
+    if (::syscall(SYS_prlimit64, 0, RLIMIT_MSGQUEUE, nullptr, &own) != 0) return errno_text(errno);
+    const rlimit lower{own.rlim_cur > 0 ? own.rlim_cur - 1 : 0, own.rlim_max};
+    r = ::syscall(SYS_prlimit64, pid, RLIMIT_MSGQUEUE, &lower, nullptr);
+  } else if (call == "getpgid") {
+    r = ::syscall(SYS_getpgid, pid);
+  } else if (call == "getsid") {
+    r = ::syscall(SYS_getsid, pid);
+  } else if (call == "get_robust_list") {
+    void* head = nullptr;
+    std::size_t len = 0;
+    r = ::syscall(SYS_get_robust_list, pid, &head, &len);
+  } else if (call == "sched_getaffinity") {
+    cpu_set_t set;
+    r = ::syscall(SYS_sched_getaffinity, pid, sizeof set, &set);
+  } else if (call == "kill") {
+    r = ::syscall(SYS_kill, pid, 0);
+  } else if (call == "kill-group") {
+    // Minus the pid: its process group; for init, kill(-1): every process.
+    r = ::syscall(SYS_kill, -pid, 0);
+  } else if (call == "tgkill") {
+    r = ::syscall(SYS_tgkill, pid, pid, 0);
+  } else if (call == "tkill") {
+    r = ::syscall(SYS_tkill, pid, 0);
+  } else if (call == "fcntl-setown") {
+    // The owner of stderr's open file gets its SIGIO (never raised: no O_ASYNC).
+    r = ::syscall(SYS_fcntl, 2, F_SETOWN, pid);
+  } else if (call == "fcntl-setown-group") {
+    r = ::syscall(SYS_fcntl, 2, F_SETOWN, -pid);
+  } else if (call == "capget") {
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, pid};
+    __user_cap_data_struct data[2]{};
+    r = ::syscall(SYS_capget, &hdr, data);
+  } else if (call == "sched_setaffinity") {
+    r = ::syscall(SYS_sched_setaffinity, pid, sizeof(cpu_set_t), nullptr);  // EFAULT
+  } else if (call == "sched_getparam") {
+    r = ::syscall(SYS_sched_getparam, pid, nullptr);  // EINVAL
+  } else if (call == "sched_setparam") {
+    r = ::syscall(SYS_sched_setparam, pid, nullptr);  // EINVAL
+  } else if (call == "sched_getscheduler") {
+    r = ::syscall(SYS_sched_getscheduler, pid);
+  } else if (call == "sched_setscheduler") {
+    r = ::syscall(SYS_sched_setscheduler, pid, 0, nullptr);  // EINVAL
+  } else if (call == "sched_getattr") {
+    r = ::syscall(SYS_sched_getattr, pid, nullptr, 0, 0);  // EINVAL
+  } else if (call == "sched_setattr") {
+    r = ::syscall(SYS_sched_setattr, pid, nullptr, 0);  // EINVAL
+  } else if (call == "sched_rr_get_interval") {
+    timespec t{};
+    r = ::syscall(SYS_sched_rr_get_interval, pid, &t);
+  } else if (call == "getpriority") {
+    r = ::syscall(SYS_getpriority, PRIO_PROCESS, pid);
+  } else if (call == "setpriority") {
+    r = ::syscall(SYS_setpriority, 99 /* no such kind of target: EINVAL */, pid, 0);
+  } else if (call == "ioprio_get") {
+    r = ::syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, pid);
+  } else if (call == "ioprio_set") {
+    r = ::syscall(SYS_ioprio_set, 1, pid, 7 << 13 /* no such class: EINVAL */);
+  } else if (call == "setpgid") {
+    r = ::syscall(SYS_setpgid, pid, pid);  // only itself or its children: ESRCH
+  } else if (call == "rt_sigqueueinfo") {
+    r = ::syscall(SYS_rt_sigqueueinfo, pid, 0, nullptr);  // EFAULT
+  } else if (call == "rt_tgsigqueueinfo") {
+    r = ::syscall(SYS_rt_tgsigqueueinfo, pid, pid, 0, nullptr);  // EFAULT
+  } else if (call == "pidfd_open") {
+    r = ::syscall(SYS_pidfd_open, pid, 0);
+    if (r >= 0) ::close(static_cast<int>(r));
+  } else if (call == "pidfd_send_signal") {
+    r = ::syscall(SYS_pidfd_send_signal, -1, 0, nullptr, 0);  // EBADF: a pidfd is needed first
+  } else if (call == "pidfd_getfd") {
+    r = ::syscall(SYS_pidfd_getfd, -1, 0, 0);  // EBADF
+  } else if (call == "process_madvise") {
+    r = ::syscall(SYS_process_madvise, -1, nullptr, 0, 0, 0);  // EBADF
+  } else if (call == "kcmp") {
+    r = ::syscall(SYS_kcmp, pid, ::getpid(), 1 /* KCMP_VM */, 0, 0);
+  } else if (call == "process_vm_readv") {
+    r = ::syscall(SYS_process_vm_readv, pid, nullptr, 0, nullptr, 0, 0);  // nothing to read
+  } else if (call == "process_vm_writev") {
+    r = ::syscall(SYS_process_vm_writev, pid, nullptr, 0, nullptr, 0, 0);  // nothing to write
+  } else if (call == "ptrace") {
+    r = ::syscall(SYS_ptrace, PTRACE_INTERRUPT, pid, nullptr, nullptr);  // ESRCH: not its tracee
+  } else if (call == "move_pages") {
+    r = ::syscall(SYS_move_pages, pid, 0, nullptr, nullptr, nullptr, 0);  // no page
+  } else if (call == "perf_event_open") {
+    r = ::syscall(SYS_perf_event_open, nullptr, pid, -1, -1, 0);  // EFAULT
+  } else {
+    return "unknown system call";
+  }
+  return returned(r, errno);
+}
+
+// Another process's /proc folder: what a same-uid process would read there
+// (environment, executable, working directory, status), and its metadata.
+std::string act_proc(const std::string& who) {
+  const std::string dir = "/proc/" + std::to_string(who == "init" ? 1 : ::getppid());
+  std::string out;
+  for (const char* file : {"environ", "status"}) {
+    int fd = ::open((dir + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
+    out += std::string(file) + " " + (fd >= 0 ? "opened" : errno_text(errno)) + ", ";
+    if (fd >= 0) ::close(fd);
+  }
+  for (const char* link : {"exe", "cwd"}) {
+    char buf[256];
+    ssize_t n = ::readlink((dir + "/" + link).c_str(), buf, sizeof buf);
+    out += std::string(link) + " " + (n >= 0 ? "read" : errno_text(errno)) + ", ";
+  }
+  struct stat st;
+  out += ::stat(dir.c_str(), &st) == 0 ? "stat uid " + std::to_string(st.st_uid) : "stat " + errno_text(errno);
+  return out;
+}
+
+// What a program linked with pthreads does to its own threads: glibc's
+// pthread_getattr_np asks for a thread's CPU affinity (sched_getaffinity on
+// its tid), raise() in a thread and pthread_kill() signal through tgkill.
+// (Not pthread_getattr_np on the main thread: that one reads
+// /proc/self/maps, which Landlock does not hand out.)
+std::atomic<int> g_usr1_seen{0};
+
+std::string act_threads() {
+  struct sigaction sa{};
+  sa.sa_handler = [](int) { g_usr1_seen.fetch_add(1); };
+  if (::sigaction(SIGUSR1, &sa, nullptr) != 0) return errno_text(errno);
+  struct Seen {
+    int attr = -1, raised = -1;
+  } seen;
+  pthread_t t;
+  int e = ::pthread_create(
+      &t, nullptr,
+      [](void* p) -> void* {
+        auto* s = static_cast<Seen*>(p);
+        pthread_attr_t a;
+        s->attr = ::pthread_getattr_np(::pthread_self(), &a);
+        if (s->attr == 0) ::pthread_attr_destroy(&a);
+        s->raised = ::raise(SIGUSR1);
+        return nullptr;
+      },
+      &seen);
+  if (e != 0) return errno_text(e);
+  ::pthread_join(t, nullptr);
+  int killed = ::pthread_kill(::pthread_self(), SIGUSR1);
+  return "getattr " + std::to_string(seen.attr) + ", raise " +
+         std::to_string(seen.raised) + ", pthread_kill " + std::to_string(killed) + ", handled " +
+         std::to_string(g_usr1_seen.load());
+}
+
+// The host's own file-size limit set to 0: the next file the host writes
+// (its store) kills it with SIGXFSZ.
+std::string act_fsize_parent() {
+  const rlimit zero{0, 0};
+  if (::syscall(SYS_prlimit64, ::getppid(), RLIMIT_FSIZE, &zero, nullptr) != 0) return errno_text(errno);
+  return "set the parent's file-size limit to 0";
 }
 
 // RLIMIT_NOFILE: duplicates of stderr until 64 or the first failure.
@@ -286,6 +468,15 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
     return "survived SIGSYS";
   }
   if (act.rfind("syscall-", 0) == 0) return act_syscall(act.substr(8));
+  if (act.rfind("at-", 0) == 0) {
+    // at-<call>-<who>: the target is after the last dash.
+    auto dash = act.rfind('-');
+    return act_at(act.substr(3, dash - 3), act.substr(dash + 1));
+  }
+  if (act == "threads") return act_threads();
+  if (act == "proc-parent" || act == "proc-init") return act_proc(act.substr(5));
+  if (act == "abort") std::abort();
+  if (act == "fsize-parent") return act_fsize_parent();
   if (act == "dup-files") return act_dup_files();
   if (act == "sleep") {
     // Wall-clock time only: the session deadline, not an rlimit, ends this.

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -273,6 +274,21 @@ TEST_F(PlanProbe, PtraceTheParent) {
   expect_plan_failed(boxed, "DOT_E_PROTOCOL", "seccomp_kill", kSeccompKill);
   EXPECT_FALSE(contains(boxed.out, "attached"));
   expect_clean_stage();
+}
+
+TEST_F(PlanProbe, SetTheHostsFileSizeLimitToZero) {
+  // The plugin sets dot-core's RLIMIT_FSIZE to 0 as it starts. Contained,
+  // prlimit64 on another process is refused and the plan completes.
+  start("fsize-parent");
+  CmdResult boxed = plan("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "probe fsize-parent: blocked (Operation not permitted)")) << boxed.out;
+  EXPECT_EQ(newest_txn().summary.state, store::State::Sealed);
+  expect_clean_stage();
+  // Uncontained the limit is set, and the next file dot-core writes kills it
+  // (the control: without the refusal this test fails).
+  CmdResult audit = plan("audit");
+  EXPECT_EQ(audit.signal, SIGXFSZ) << audit.code << " " << audit.err;
 }
 
 TEST_F(PlanProbe, EchoingTheWrongAssuranceFails) {

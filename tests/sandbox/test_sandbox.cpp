@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -372,6 +373,182 @@ INSTANTIATE_TEST_SUITE_P(Seccomp, ForbiddenSyscall,
                          ::testing::Values("mount", "umount2", "chroot", "pivot_root", "keyctl", "add_key", "bpf",
                                            "unshare", "setns", "personality", "io_uring_setup", "perf_event_open",
                                            "process_vm_readv", "setuid", "memfd_create"));
+
+// The host's resource limits, every one of them: {soft, hard} by resource.
+std::vector<std::pair<rlim_t, rlim_t>> own_limits() {
+  std::vector<std::pair<rlim_t, rlim_t>> all;
+  for (int r = 0; r < RLIM_NLIMITS; ++r) {
+    rlimit l{};
+    ::getrlimit(static_cast<__rlimit_resource>(r), &l);
+    all.emplace_back(l.rlim_cur, l.rlim_max);
+  }
+  return all;
+}
+
+// Every system call that names a process, a thread or a process group, aimed
+// by the probe (act at-<call>-<who>) at its parent (this test) and at pid 1.
+// Those on the allowlist are allowed on the plugin itself only, and refused
+// with an errno on anyone else; the others kill it. Uncontained the probe
+// makes each call and lives; for the allowlisted ones the call reaches its
+// target (it does not return -1), so a filter that let it through would fail
+// here. Either way this process's limits are unchanged afterwards.
+struct AimedCall {
+  const char* act;
+  const char* refused;  // the errno text under containment, or null: killed by SIGSYS
+};
+
+class CallOnAnotherProcess : public ::testing::TestWithParam<AimedCall> {};
+
+TEST_P(CallOnAnotherProcess, IsRefusedOrKills) {
+  ProbeDir d;
+  const std::string act = GetParam().act;
+  const bool on_init = act.size() > 5 && act.compare(act.size() - 5, 5, "-init") == 0;
+  const auto before = own_limits();
+  auto open = run_probe(d, act, false);
+  EXPECT_EQ(open.out.rfind(act + ": returned ", 0), 0u) << open.out;
+  EXPECT_TRUE(open.status.success()) << open.status.describe();
+  // Only the parent is sure to be within our reach: pid 1 may be beyond it
+  // (not dumpable, or another container's), and then the kernel refuses the
+  // ptrace-guarded calls to us too.
+  if (GetParam().refused != nullptr && !on_init) {
+    EXPECT_FALSE(contains(open.out, "returned -1")) << "the control did not reach its target: " << open.out;
+  }
+  auto boxed = run_probe(d, act, true);
+  if (GetParam().refused == nullptr) {
+    EXPECT_EQ(boxed.status.signal, SIGSYS) << boxed.status.describe() << " " << boxed.out;
+    EXPECT_EQ(boxed.out, "");
+  } else {
+    EXPECT_EQ(boxed.out, act + ": returned -1 (" + GetParam().refused + ")\n");
+    EXPECT_TRUE(boxed.status.success()) << boxed.status.describe();
+  }
+  EXPECT_EQ(own_limits(), before);
+}
+
+constexpr const char* kNotPermitted = "Operation not permitted";
+
+INSTANTIATE_TEST_SUITE_P(
+    Seccomp, CallOnAnotherProcess,
+    ::testing::Values(
+        // On the allowlist, for the plugin itself only.
+        AimedCall{"at-prlimit64-parent", kNotPermitted}, AimedCall{"at-prlimit64-init", kNotPermitted},
+        AimedCall{"at-getpgid-parent", kNotPermitted}, AimedCall{"at-getpgid-init", kNotPermitted},
+        AimedCall{"at-getsid-parent", kNotPermitted}, AimedCall{"at-getsid-init", kNotPermitted},
+        AimedCall{"at-get_robust_list-parent", kNotPermitted}, AimedCall{"at-get_robust_list-init", kNotPermitted},
+        AimedCall{"at-sched_getaffinity-parent", "Function not implemented"},
+        AimedCall{"at-sched_getaffinity-init", "Function not implemented"},
+        AimedCall{"at-kill-parent", kNotPermitted}, AimedCall{"at-kill-init", kNotPermitted},
+        AimedCall{"at-kill-group-init", kNotPermitted},  // kill(-1): every process
+        AimedCall{"at-tgkill-parent", kNotPermitted}, AimedCall{"at-tgkill-init", kNotPermitted},
+        AimedCall{"at-tkill-parent", kNotPermitted}, AimedCall{"at-tkill-init", kNotPermitted},
+        AimedCall{"at-fcntl-setown-parent", kNotPermitted}, AimedCall{"at-fcntl-setown-init", kNotPermitted},
+        AimedCall{"at-capget-parent", kNotPermitted}, AimedCall{"at-capget-init", kNotPermitted},
+        // Not on the allowlist.
+        AimedCall{"at-sched_setaffinity-parent", nullptr}, AimedCall{"at-sched_setaffinity-init", nullptr},
+        AimedCall{"at-sched_getparam-parent", nullptr}, AimedCall{"at-sched_getparam-init", nullptr},
+        AimedCall{"at-sched_setparam-parent", nullptr}, AimedCall{"at-sched_setparam-init", nullptr},
+        AimedCall{"at-sched_getscheduler-parent", nullptr}, AimedCall{"at-sched_getscheduler-init", nullptr},
+        AimedCall{"at-sched_setscheduler-parent", nullptr}, AimedCall{"at-sched_setscheduler-init", nullptr},
+        AimedCall{"at-sched_getattr-parent", nullptr}, AimedCall{"at-sched_getattr-init", nullptr},
+        AimedCall{"at-sched_setattr-parent", nullptr}, AimedCall{"at-sched_setattr-init", nullptr},
+        AimedCall{"at-sched_rr_get_interval-parent", nullptr}, AimedCall{"at-sched_rr_get_interval-init", nullptr},
+        AimedCall{"at-getpriority-parent", nullptr}, AimedCall{"at-getpriority-init", nullptr},
+        AimedCall{"at-setpriority-parent", nullptr}, AimedCall{"at-setpriority-init", nullptr},
+        AimedCall{"at-ioprio_get-parent", nullptr}, AimedCall{"at-ioprio_get-init", nullptr},
+        AimedCall{"at-ioprio_set-parent", nullptr}, AimedCall{"at-ioprio_set-init", nullptr},
+        AimedCall{"at-setpgid-parent", nullptr}, AimedCall{"at-setpgid-init", nullptr},
+        AimedCall{"at-rt_sigqueueinfo-parent", nullptr}, AimedCall{"at-rt_sigqueueinfo-init", nullptr},
+        AimedCall{"at-rt_tgsigqueueinfo-parent", nullptr}, AimedCall{"at-rt_tgsigqueueinfo-init", nullptr},
+        AimedCall{"at-pidfd_open-parent", nullptr}, AimedCall{"at-pidfd_open-init", nullptr},
+        AimedCall{"at-pidfd_send_signal-parent", nullptr}, AimedCall{"at-pidfd_getfd-parent", nullptr},
+        AimedCall{"at-process_madvise-parent", nullptr},
+        AimedCall{"at-kcmp-parent", nullptr}, AimedCall{"at-kcmp-init", nullptr},
+        AimedCall{"at-process_vm_readv-parent", nullptr}, AimedCall{"at-process_vm_readv-init", nullptr},
+        AimedCall{"at-process_vm_writev-parent", nullptr}, AimedCall{"at-process_vm_writev-init", nullptr},
+        AimedCall{"at-ptrace-parent", nullptr}, AimedCall{"at-ptrace-init", nullptr},
+        AimedCall{"at-move_pages-parent", nullptr}, AimedCall{"at-move_pages-init", nullptr},
+        AimedCall{"at-perf_event_open-parent", nullptr}, AimedCall{"at-perf_event_open-init", nullptr}),
+    [](const ::testing::TestParamInfo<AimedCall>& i) {
+      std::string n = i.param.act + 3;
+      for (auto& c : n)
+        if (c == '-') c = '_';
+      return n;
+    });
+
+// The same calls on the plugin itself (its pid, 0, minus its pid for its
+// process group) still work contained: a C runtime needs its own limits, its
+// own affinity, and signals to itself.
+class CallOnItself : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CallOnItself, IsAllowed) {
+  ProbeDir d;
+  const std::string act = GetParam();
+  auto boxed = run_probe(d, act, true);
+  EXPECT_EQ(boxed.out.rfind(act + ": returned ", 0), 0u) << boxed.out;
+  EXPECT_FALSE(contains(boxed.out, "returned -1")) << boxed.out;
+  EXPECT_TRUE(boxed.status.success()) << boxed.status.describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Seccomp, CallOnItself,
+                         ::testing::Values("at-prlimit64-self", "at-prlimit64-zero", "at-prlimit64-write-self",
+                                           "at-getpgid-self", "at-getpgid-zero", "at-getsid-self", "at-getsid-zero",
+                                           "at-get_robust_list-self", "at-get_robust_list-zero",
+                                           "at-sched_getaffinity-self", "at-sched_getaffinity-zero", "at-kill-self",
+                                           "at-kill-zero", "at-kill-group-self", "at-tgkill-self", "at-tkill-self",
+                                           "at-fcntl-setown-self", "at-fcntl-setown-zero",
+                                           "at-fcntl-setown-group-self"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string n = i.param + 3;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
+
+// The issue's own case: a plugin that lowers its host's limits. Uncontained
+// it does (this process's soft RLIMIT_MSGQUEUE drops by one, and is put
+// back); contained it is refused and nothing of ours changes.
+TEST(SandboxProbe, LowerTheParentsLimit) {
+  ProbeDir d;
+  const auto before = own_limits();
+  auto open = run_probe(d, "at-prlimit64-write-parent", false);
+  const auto after_open = own_limits();
+  const rlimit put_back{before[RLIMIT_MSGQUEUE].first, before[RLIMIT_MSGQUEUE].second};
+  ::setrlimit(RLIMIT_MSGQUEUE, &put_back);
+  EXPECT_EQ(open.out, "at-prlimit64-write-parent: returned 0\n");
+  EXPECT_EQ(after_open[RLIMIT_MSGQUEUE].first + 1, before[RLIMIT_MSGQUEUE].first);
+  auto boxed = run_probe(d, "at-prlimit64-write-parent", true);
+  EXPECT_EQ(boxed.out, "at-prlimit64-write-parent: returned -1 (Operation not permitted)\n");
+  EXPECT_EQ(own_limits(), before);
+}
+
+// A program linked with pthreads keeps working on its own threads.
+TEST(SandboxProbe, ThreadsSignalAndInspectThemselves) {
+  ProbeDir d;
+  const std::string expected = "threads: getattr 0, raise 0, pthread_kill 0, handled 2\n";
+  EXPECT_EQ(run_probe(d, "threads", false).out, expected);
+  auto boxed = run_probe(d, "threads", true);
+  EXPECT_EQ(boxed.out, expected);
+  EXPECT_TRUE(boxed.status.success()) << boxed.status.describe();
+  // abort() raises SIGABRT through tgkill on itself: the plugin dies of its
+  // own signal, not of seccomp's.
+  EXPECT_EQ(run_probe(d, "abort", true).status.signal, SIGABRT);
+}
+
+// Another process's /proc folder. Landlock hands out nothing under /proc
+// (the open fails), and its ptrace rule refuses the links that
+// ptrace_may_access guards (exe, cwd); only the folder's metadata stays
+// visible, as for every path (StatOutsideTheStageIsNotMediated).
+TEST(SandboxProbe, ProcOfOtherProcesses) {
+  ProbeDir d;
+  const std::string uid = std::to_string(::geteuid());
+  auto open = run_probe(d, "proc-parent", false);
+  EXPECT_EQ(open.out, "proc-parent: environ opened, status opened, exe read, cwd read, stat uid " + uid + "\n");
+  const std::string refused =
+      ": environ blocked (Permission denied), status blocked (Permission denied), exe blocked (Permission denied), "
+      "cwd blocked (Permission denied), stat uid ";
+  EXPECT_EQ(run_probe(d, "proc-parent", true).out, "proc-parent" + refused + uid + "\n");
+  // pid 1 (no control: it may be beyond our own reach too).
+  EXPECT_EQ(run_probe(d, "proc-init", true).out, "proc-init" + refused + "0\n");
+}
 
 TEST(SandboxProbe, OpenFilesLimit) {
   ProbeDir d;
