@@ -25,6 +25,7 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/futex.h>
 #include <netinet/in.h>
 #include <openssl/evp.h>
 #include <pthread.h>
@@ -407,6 +408,35 @@ std::string act_threads() {
          std::to_string(g_usr1_seen.load());
 }
 
+// Threads as a hostile plugin would make them: clone() with a 16 KiB stack
+// each rather than glibc's megabytes, so the address-space limit does not
+// bound their number. Each waits on a futex no one wakes until exit_group
+// ends them all. They share the main thread's TLS (no CLONE_SETTLS), so they
+// run nothing but that system call.
+int park_forever(void*) {
+  static int never = 0;
+  for (;;) ::syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, nullptr, nullptr, 0);
+}
+
+std::string act_raw_threads(int n) {
+  const std::size_t stack = 16 * 1024;
+  auto* stacks = static_cast<char*>(::mmap(nullptr, stack * static_cast<std::size_t>(n), PROT_READ | PROT_WRITE,
+                                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (stacks == MAP_FAILED) return errno_text(errno);
+  timespec t0{}, t1{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
+  for (int made = 0; made < n; ++made) {
+    if (::clone(park_forever, stacks + stack * static_cast<std::size_t>(made + 1), flags, nullptr) < 0)
+      return errno_text(errno) + " after " + std::to_string(made) + " threads";
+  }
+  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+  const long us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
+  // The time goes to stderr: the line on stdout is what a test compares.
+  std::fprintf(stderr, "started %d threads in %ld us\n", n, us);
+  return "started " + std::to_string(n) + " threads";
+}
+
 // The host's own file-size limit set to 0: the next file the host writes
 // (its store) kills it with SIGXFSZ.
 std::string act_fsize_parent() {
@@ -474,6 +504,7 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
     return act_at(act.substr(3, dash - 3), act.substr(dash + 1));
   }
   if (act == "threads") return act_threads();
+  if (act.rfind("raw-threads-", 0) == 0) return act_raw_threads(std::atoi(act.c_str() + 12));
   if (act == "proc-parent" || act == "proc-init") return act_proc(act.substr(5));
   if (act == "abort") std::abort();
   if (act == "fsize-parent") return act_fsize_parent();

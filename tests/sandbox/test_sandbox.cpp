@@ -654,6 +654,17 @@ TEST(SandboxLimitsOfLandlock, StatOutsideTheStageIsNotMediated) {
   EXPECT_EQ(boxed.out, open.out);
 }
 
+// Nor does containment cap the number of threads (docs/threat-model.md): the
+// kernel never applies RLIMIT_NPROC to uid 0, and threads with small stacks
+// escape the address-space limit (1000 of glibc's default 8 MiB stacks would
+// need 8 GiB). A contained probe starts 1000 raw clone() threads.
+TEST(SandboxLimitsOfContainment, ThreadCountIsNotCapped) {
+  ProbeDir d;
+  auto boxed = run_probe(d, "raw-threads-1000", true);
+  EXPECT_EQ(boxed.out, "raw-threads-1000: started 1000 threads\n");
+  EXPECT_TRUE(boxed.status.success()) << boxed.status.describe();
+}
+
 TEST(SandboxProbe, NothingForbiddenStillRuns) {
   ProbeDir d;
   // Dynamically linked against libstdc++ and libcrypto: the loader finds
