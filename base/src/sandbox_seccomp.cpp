@@ -158,9 +158,10 @@ Error filter_error(const char* step, int rc) {
 // Allows `nr` when argument `arg` is the plugin itself (see kSelfOnly) and,
 // with `also`, that comparison holds too; refuses any other target with
 // `refusal`. The refusal rule matches every nonzero target, the plugin's
-// pid included: libseccomp tests a system call's rules in the order they
-// were added, so the allow rules come first. Were that order ever reversed,
-// the plugin would be refused on itself too, never allowed on another.
+// pid included: libseccomp (2.5) emits the equality tests of the allow
+// rules, added first, before it; CallOnItself checks that it still does.
+// Were it ever the other way round, the plugin would be refused on itself
+// too, never allowed on another.
 int add_self_only(scmp_filter_ctx ctx, int nr, unsigned arg, bool group, int refusal,
                   const scmp_arg_cmp* also = nullptr) {
   int rc;
