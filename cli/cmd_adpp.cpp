@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "numbers.h"
 
 namespace dot::cli {
 
@@ -11,9 +12,9 @@ void add_adpp_commands(CLI::App& app, Context& ctx) {
   adpp->require_subcommand(1);
   auto* conform = adpp->add_subcommand("conform", "Run the ADPP framed-stdio conformance suite against a provider");
   auto args = std::make_shared<AdppConformOptions>();
-  conform->add_option("--timeout", args->timeout_s, "Controlled window and per-request deadline, seconds")
-      ->check(CLI::Range(0.05, 600.0))
-      ->capture_default_str();
+  add_seconds_option(conform, "--timeout", args->timeout_s, "Controlled window and per-request deadline, seconds",
+                     0.05, 600.0)
+      ->default_str("3");
   conform->add_flag("--json", args->json, "One JSON document with every case");
   conform->add_option("--case", args->cases, "Run only this case (repeatable)");
   conform->add_option("provider", args->provider, "The provider command line, after --")->required();

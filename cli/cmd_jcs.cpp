@@ -16,6 +16,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/sha256.h"
+#include "numbers.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -131,8 +132,8 @@ Result<std::string> canonical_bytes_of(const std::string& path, jcs::Profile pro
 void add_common_options(CLI::App* cmd, JcsOptions& o) {
   cmd->add_option("--profile", o.profile, "Canonical profile: rfc8785 (default), hello or metewand")
       ->check(CLI::IsMember({"rfc8785", "hello", "metewand"}));
-  cmd->add_option("--max-bytes", o.max_bytes, "Refuse inputs larger than this (default 64 MiB)");
-  cmd->add_option("--max-depth", o.max_depth, "Refuse nesting deeper than this (default 128)");
+  add_count_option(cmd, "--max-bytes", o.max_bytes, "Refuse inputs larger than this (default 64 MiB)");
+  add_count_option(cmd, "--max-depth", o.max_depth, "Refuse nesting deeper than this (default 128)");
   cmd->add_flag("--json", o.json, "Machine-readable output (and errors as a JSON object on stdout)");
 }
 

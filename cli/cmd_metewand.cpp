@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "numbers.h"
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
 #include "dot/base/sha256.h"
@@ -25,6 +26,11 @@
 
 namespace dot::cli {
 namespace {
+
+// --timeout: a millisecond at least (the deadline is counted in whole
+// milliseconds), a day at most.
+constexpr double kMinTimeoutS = 0.001;
+constexpr double kMaxTimeoutS = 86400;
 
 struct HelloOptions {
   std::string role = "implementation";
@@ -61,8 +67,6 @@ int run_hello(const HelloOptions& o) {
     if (!cap) return report(make_error(Code::Validation, "capability", fmt::format("unknown capability {}", name)), o.json);
     selected.push_back(*cap);
   }
-  if (!(o.timeout_s > 0) || !std::isfinite(o.timeout_s) || o.timeout_s > 86400)
-    return report(make_error(Code::Validation, "timeout", "--timeout must be between 0 and 86400 seconds"), o.json);
 
   auto path = resolve_worker(o.command.front());
   if (!path.ok()) return report(path.error(), o.json);
@@ -130,7 +134,8 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
   hello->add_option("--worker-id", o->worker_id,
                     "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
-  hello->add_option("--timeout", o->timeout_s, "Seconds for the handshake and for the worker's exit (default 5)");
+  add_seconds_option(hello, "--timeout", o->timeout_s, "Seconds for the handshake and for the worker's exit (default 5)",
+                     kMinTimeoutS, kMaxTimeoutS);
   hello->add_option("--select", o->select, "Capability to select (repeatable; implementation role only)");
   hello->add_flag("--json", o->json, "Errors also as JSON on standard output");
   hello->add_option("command", o->command, "WORKER [ARGS...] after --")->required();

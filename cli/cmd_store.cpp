@@ -13,6 +13,7 @@
 #include "dot/base/sha256.h"
 #include "dot/store/root.h"
 #include "dot/store/store.h"
+#include "numbers.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -515,7 +516,7 @@ void add_store_commands(CLI::App& app, Context& ctx) {
   auto po = std::make_shared<CommonOptions>();
   auto keep = std::make_shared<std::size_t>(0);
   add_common(prune, *po, true);
-  prune->add_option("--keep", *keep, "How many of the newest finished transactions keep everything")->required();
+  add_count_option(prune, "--keep", *keep, "How many of the newest finished transactions keep everything")->required();
   prune->footer(
       "Finished = DONE, ROLLED_BACK, DISCARDED, STALE, ABANDONED; their summary rows\n"
       "and plan bytes stay. Unfinished transactions are never touched.\n"
@@ -538,7 +539,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   auto limit = std::make_shared<std::size_t>(50);
   add_common(list, *lo, true);
   list->add_option("--state", *state, "Only transactions in this state")->check(CLI::IsMember(names));
-  list->add_option("--limit", *limit, "At most this many rows (0: all)")->capture_default_str();
+  add_count_option(list, "--limit", *limit, "At most this many rows (0: all)")->default_str(std::to_string(*limit));
   list->footer("Example:\n  dot-core inspect list --root ~/managed --state SEALED --limit 10 --json");
   list->callback([&ctx, lo, state, limit] { ctx.action = [lo, state, limit] { return run_list(*lo, *state, *limit); }; });
 
