@@ -10,29 +10,10 @@
 
 #include "commands.h"
 #include "dot/adpp/conformance.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
-namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 int run_adpp_conform(const AdppConformOptions& a) {
   if (a.provider.empty())
@@ -45,25 +26,36 @@ int run_adpp_conform(const AdppConformOptions& a) {
   if (!result.ok()) return report(result.error(), a.json);
   const auto& r = *result;
 
-  std::string out;
   if (a.json) {
-    out += "{\"provider\":[";
-    for (std::size_t i = 0; i < a.provider.size(); ++i) out += (i ? "," : "") + json_string(a.provider[i]);
-    out += "],\"cases\":[";
-    for (std::size_t i = 0; i < r.cases.size(); ++i) {
-      const auto& c = r.cases[i];
-      out += fmt::format("{}{{\"name\":{},\"passed\":{},\"detail\":{},\"ms\":{}}}", i ? "," : "", json_string(c.name),
-                         c.passed ? "true" : "false", json_string(c.detail), c.elapsed.count());
+    JsonWriter w;
+    w.begin_object();
+    w.key("provider").begin_array();
+    for (const auto& arg : a.provider) w.string(arg);
+    w.end_array();
+    w.key("cases").begin_array();
+    for (const auto& c : r.cases) {
+      w.begin_object();
+      w.key("name").string(c.name);
+      w.key("passed").boolean(c.passed);
+      w.key("detail").string(c.detail);
+      w.key("ms").number(c.elapsed.count());
+      w.end_object();
     }
-    out += fmt::format("],\"passed\":{},\"failed\":{}}}\n", r.passed(), r.failed());
+    w.end_array();
+    w.key("passed").number(r.passed());
+    w.key("failed").number(r.failed());
+    w.end_object();
+    if (!write_stdout(std::move(w).line())) return kExitError;
   } else {
+    // A case's detail quotes what the provider sent (its stderr, its words).
     std::size_t width = 0;
     for (const auto& c : r.cases) width = std::max(width, c.name.size());
+    std::string out;
     for (const auto& c : r.cases)
-      out += fmt::format("{} {:<{}}  {}\n", c.passed ? "PASS" : "FAIL", c.name, width, c.detail);
+      out += fmt::format("{} {:<{}}  {}\n", c.passed ? "PASS" : "FAIL", c.name, width, shown(c.detail));
     out += fmt::format("{} passed, {} failed\n", r.passed(), r.failed());
+    if (!print_text(out)) return kExitError;
   }
-  if (!write_stdout(out)) return kExitError;
   if (r.all_passed()) return kExitOk;
   std::string first;
   for (const auto& c : r.cases)
@@ -76,6 +68,5 @@ int run_adpp_conform(const AdppConformOptions& a) {
                            fmt::format("{} of {} cases failed; first: {}", r.failed(), r.cases.size(), first)),
                 false);
 }
-
 
 }  // namespace dot::cli

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "dot/base/jcs.h"
 #include "dot/base/sandbox.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -25,36 +25,38 @@ std::vector<Layer> layers_of(const SandboxSupport& s) {
           {"rlimits", s.rlimits, s.rlimits_detail}};
 }
 
-std::string json_string(std::string_view s) {
-  std::string out;
-  jcs::append_string(out, s);
-  return out;
-}
-
 int run_doctor(bool json) {
   const SandboxSupport s = probe_sandbox_support();
   const auto layers = layers_of(s);
   const Status verdict = s.require_complete();
-  std::string out;
-  if (json) {
-    out = fmt::format("{{\"landlock_abi\":{},\"min_landlock_abi\":{},\"layers\":[", s.landlock_abi, kMinLandlockAbi);
-    for (std::size_t i = 0; i < layers.size(); ++i)
-      out += fmt::format("{}{{\"name\":\"{}\",\"available\":{},\"detail\":{}}}", i ? "," : "", layers[i].name,
-                         layers[i].available ? "true" : "false", json_string(layers[i].detail));
-    out += fmt::format("],\"process_assurance\":{}", verdict.ok() ? "true" : "false");
-    if (!verdict.ok()) out += fmt::format(",\"missing\":\"{}\"", verdict.error().kind);
-    out += "}\n";
-  } else {
-    out = fmt::format("{:<14}{:<11}{}\n", "layer", "status", "detail");
-    for (const auto& l : layers)
-      out += fmt::format("{:<14}{:<11}{}\n", l.name, l.available ? "ok" : "missing", l.detail);
-    out += fmt::format("Landlock ABI: {} (at least {} needed)\n", s.landlock_abi, kMinLandlockAbi);
-    out += verdict.ok() ? "process assurance: available (plan --require-process-sandbox can run process plugins)\n"
-                        : fmt::format("process assurance: unavailable, plans that require it fail with {}\n",
-                                      verdict.error().line());
-  }
   // Reporting is the command's job: a machine without a layer is not an error here.
-  return write_stdout(out) ? kExitOk : kExitError;
+  if (json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("landlock_abi").number(s.landlock_abi);
+    w.key("min_landlock_abi").number(kMinLandlockAbi);
+    w.key("layers").begin_array();
+    for (const auto& l : layers) {
+      w.begin_object();
+      w.key("name").string(l.name);
+      w.key("available").boolean(l.available);
+      w.key("detail").string(l.detail);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("process_assurance").boolean(verdict.ok());
+    if (!verdict.ok()) w.key("missing").string(verdict.error().kind);
+    w.end_object();
+    return write_stdout(std::move(w).line()) ? kExitOk : kExitError;
+  }
+  std::string out = fmt::format("{:<14}{:<11}{}\n", "layer", "status", "detail");
+  for (const auto& l : layers)
+    out += fmt::format("{:<14}{:<11}{}\n", l.name, l.available ? "ok" : "missing", shown(l.detail));
+  out += fmt::format("Landlock ABI: {} (at least {} needed)\n", s.landlock_abi, kMinLandlockAbi);
+  out += verdict.ok() ? "process assurance: available (plan --require-process-sandbox can run process plugins)\n"
+                      : fmt::format("process assurance: unavailable, plans that require it fail with {}\n",
+                                    shown(verdict.error().line()));
+  return print_text(out) ? kExitOk : kExitError;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "dot/core/recovery.h"
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -27,7 +28,6 @@ namespace {
 
 using core::Access;
 using core::Root;
-using jcs::Node;
 
 struct EngineOptions {
   std::string root;
@@ -46,54 +46,67 @@ Result<Root> open_root(const EngineOptions& o, Access access) {
   return Root::open(o.root, access, std::move(hooks));
 }
 
-int print_json(const Node& n) {
-  auto bytes = jcs::encode(n, jcs::Profile::Rfc8785);
-  if (!bytes.ok()) return report(bytes.error(), true);
-  write_stdout(*bytes + "\n");
+// The documents of docs/engine.md, keys in sorted order as documented there.
+// Both return success whatever the write does: the command's work (a sealed
+// plan, an applied one) is done and its exit code reports that work.
+int print_json(JsonWriter&& w) {
+  (void)write_stdout(std::move(w).line());
+  return kExitOk;
+}
+int print_human(const std::string& text) {
+  (void)print_text(text);
   return kExitOk;
 }
 
-Node snapshot_json(const core::Snapshot& s) { return core::to_node(s); }
+// A snapshot as the plan holds it (core's one rendering of it: hex digests
+// and numbers only, so its canonical encoding cannot fail).
+void snapshot_json(JsonWriter& w, const core::Snapshot& s) {
+  auto bytes = jcs::encode(core::to_node(s), jcs::Profile::Rfc8785);
+  if (bytes.ok())
+    w.raw(*bytes);
+  else
+    w.null();
+}
 
-std::string short_id(std::string_view id) { return std::string(id.substr(0, 12)); }
+// The first characters of a plan id for human output (shown(): an id read
+// back from the store is whatever the row holds).
+std::string short_id(std::string_view id) { return shown(id.substr(0, 12)); }
 
 void add_root_option(CLI::App* cmd, EngineOptions& o) {
   cmd->add_option("--root", o.root, "The managed root directory")->required();
 }
 void add_json_flag(CLI::App* cmd, EngineOptions& o) { cmd->add_flag("--json", o.json, "Machine-readable output"); }
 
-Node recovered_json(const core::RecoveredTxn& t) {
-  auto n = Node::object();
-  n.set("plan_id", t.plan_id.empty() ? Node::null() : Node::string(t.plan_id));
-  n.set("from", Node::string(std::string(store::state_name(t.from))));
-  n.set("to", Node::string(std::string(store::state_name(t.to))));
-  n.set("action", Node::string(t.action));
-  return n;
+void recovered_json(JsonWriter& w, const core::RecoveredTxn& t) {
+  w.begin_object();
+  w.key("action").string(t.action);
+  w.key("from").string(store::state_name(t.from));
+  w.key("plan_id").string_or_null(t.plan_id);
+  w.key("to").string(store::state_name(t.to));
+  w.end_object();
 }
 
 int print_recovery(const core::RecoveryReport& r, bool json, std::string_view nothing) {
   if (json) {
-    auto n = Node::object();
-    auto list = Node::array();
-    for (const auto& t : r.transactions) list.push(recovered_json(t));
-    n.set("transactions", std::move(list));
-    n.set("temp_files_removed", Node::integer(static_cast<std::int64_t>(r.temp_files_removed)));
-    n.set("stages_removed", Node::integer(static_cast<std::int64_t>(r.stages_removed)));
-    n.set("changed", Node::boolean(r.changed()));
-    return print_json(n);
+    JsonWriter w;
+    w.begin_object();
+    w.key("changed").boolean(r.changed());
+    w.key("stages_removed").number(r.stages_removed);
+    w.key("temp_files_removed").number(r.temp_files_removed);
+    w.key("transactions").begin_array();
+    for (const auto& t : r.transactions) recovered_json(w, t);
+    w.end_array();
+    w.end_object();
+    return print_json(std::move(w));
   }
-  if (!r.changed()) {
-    write_stdout(fmt::format("{}\n", nothing));
-    return kExitOk;
-  }
+  if (!r.changed()) return print_human(fmt::format("{}\n", nothing));
   std::string out;
   for (const auto& t : r.transactions)
     out += fmt::format("{:<12}  {:<12} -> {:<12}  {}\n", t.plan_id.empty() ? "(proposal)" : short_id(t.plan_id),
                        store::state_name(t.from), store::state_name(t.to), t.action);
   if (r.temp_files_removed) out += fmt::format("removed {} leftover temp file(s)\n", r.temp_files_removed);
   if (r.stages_removed) out += fmt::format("removed {} leftover stage folder(s)\n", r.stages_removed);
-  write_stdout(out);
-  return kExitOk;
+  return print_human(out);
 }
 
 // ---- register -------------------------------------------------------------
@@ -104,19 +117,21 @@ int run_register(const EngineOptions& o) {
   if (!root.ok()) return report(root.error(), o.json);
   auto reg = core::register_plugin(*root, o.plugin, *assurance, o.replace);
   if (!reg.ok()) return report(reg.error(), o.json);
+  const core::Manifest& m = reg->manifest;
   if (o.json) {
-    auto n = Node::object();
-    n.set("id", Node::string(reg->manifest.id));
-    n.set("sha256", Node::string(reg->manifest.sha256));
-    n.set("profile", Node::string(reg->manifest.profile));
-    n.set("protocol", Node::integer(static_cast<std::int64_t>(reg->manifest.protocol)));
-    n.set("assurance", Node::string(reg->manifest.assurance));
-    n.set("replaced", Node::boolean(reg->replaced));
-    return print_json(n);
+    JsonWriter w;
+    w.begin_object();
+    w.key("assurance").string(m.assurance);
+    w.key("id").string(m.id);
+    w.key("profile").string(m.profile);
+    w.key("protocol").number(m.protocol);
+    w.key("replaced").boolean(reg->replaced);
+    w.key("sha256").string(m.sha256);
+    w.end_object();
+    return print_json(std::move(w));
   }
-  write_stdout(fmt::format("{} plugin {} ({} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
-                           reg->manifest.id, reg->manifest.assurance, reg->manifest.sha256));
-  return kExitOk;
+  return print_human(fmt::format("{} plugin {} ({} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
+                                 shown(m.id), shown(m.assurance), shown(m.sha256)));
 }
 
 // ---- plan -----------------------------------------------------------------
@@ -134,40 +149,56 @@ int run_plan(const EngineOptions& o) {
   auto planned = core::make_plan(*root, options);
   if (!planned.ok()) return report(planned.error(), o.json);
   const core::Plan& plan = planned->plan;
+  // The plan is sealed from here on: nothing below may report a failure
+  // for it (the output is JSON for any bytes the artifacts hold).
   if (o.json) {
-    auto n = Node::object();
-    n.set("plan_id", Node::string(planned->plan_id));
-    n.set("proposal_id", Node::string(plan.proposal_id));
-    n.set("state", Node::string("SEALED"));
-    auto ops = Node::array();
+    JsonWriter w;
+    w.begin_object();
+    w.key("effects").begin_array();
+    for (const auto& e : *plan.effects) {
+      w.begin_object();
+      w.key("failure_policy").string(e.failure_policy);
+      w.key("kind").string(e.kind);
+      w.key("target").string(e.target);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("operations").begin_array();
     for (std::size_t i = 0; i < plan.operations.size(); ++i) {
       const auto& op = plan.operations[i];
-      auto on = Node::object();
-      on.set("slot", Node::integer(static_cast<std::int64_t>(i)));
-      on.set("name", Node::string(op.name));
-      on.set("before", snapshot_json(op.before));
-      on.set("after", snapshot_json(op.after));
-      on.set("diff", Node::string(core::unified_diff(planned->slots[i])));
-      ops.push(std::move(on));
+      std::string diff = core::unified_diff(planned->slots[i]);
+      // A diff of content that is not UTF-8 has no exact JSON string: it is
+      // left out and flagged; the human output shows it byte for byte.
+      bool binary = utf8_valid_prefix(diff) != diff.size();
+      w.begin_object();
+      w.key("after");
+      snapshot_json(w, op.after);
+      w.key("before");
+      snapshot_json(w, op.before);
+      w.key("binary").boolean(binary);
+      w.key("diff");
+      if (binary)
+        w.null();
+      else
+        w.string(diff);
+      w.key("name").string(op.name);
+      w.key("slot").number(i);
+      w.end_object();
     }
-    n.set("operations", std::move(ops));
-    auto effects = Node::array();
-    for (const auto& e : *plan.effects) {
-      auto en = Node::object();
-      en.set("kind", Node::string(e.kind));
-      en.set("target", Node::string(e.target));
-      en.set("failure_policy", Node::string(e.failure_policy));
-      effects.push(std::move(en));
-    }
-    n.set("effects", std::move(effects));
-    return print_json(n);
+    w.end_array();
+    w.key("plan_id").string(planned->plan_id);
+    w.key("proposal_id").string(plan.proposal_id);
+    w.key("state").string("SEALED");
+    w.end_object();
+    return print_json(std::move(w));
   }
   std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned->plan_id, plan.proposal_id);
   out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
+  // Each line of a diff is the plugin's bytes: print_text shows every
+  // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
   for (const auto& slot : planned->slots) out += core::unified_diff(slot);
-  out += fmt::format("\napply it with: dot-core apply --root {} {}\n", o.root, short_id(planned->plan_id));
-  write_stdout(out);
-  return kExitOk;
+  out += fmt::format("\napply it with: dot-core apply --root {} {}\n", shown(o.root), short_id(planned->plan_id));
+  return print_human(out);
 }
 
 // ---- apply / rollback / discard -------------------------------------------
@@ -178,15 +209,16 @@ int run_apply(const EngineOptions& o) {
   auto applied = core::apply_plan(*root, o.id, &interrupt);
   if (!applied.ok()) return report(applied.error(), o.json);
   if (o.json) {
-    auto n = Node::object();
-    n.set("plan_id", Node::string(applied->plan_id));
-    n.set("state", Node::string(std::string(store::state_name(applied->state))));
-    n.set("operations", Node::integer(static_cast<std::int64_t>(applied->slots)));
-    return print_json(n);
+    JsonWriter w;
+    w.begin_object();
+    w.key("operations").number(applied->slots);
+    w.key("plan_id").string(applied->plan_id);
+    w.key("state").string(store::state_name(applied->state));
+    w.end_object();
+    return print_json(std::move(w));
   }
-  write_stdout(fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(applied->plan_id),
-                           applied->slots, store::state_name(applied->state)));
-  return kExitOk;
+  return print_human(fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(applied->plan_id),
+                                 applied->slots, store::state_name(applied->state)));
 }
 
 int run_rollback(const EngineOptions& o) {
@@ -194,10 +226,13 @@ int run_rollback(const EngineOptions& o) {
   if (!root.ok()) return report(root.error(), o.json);
   auto r = core::rollback_plan(*root, o.id);
   if (!r.ok()) return report(r.error(), o.json);
-  if (o.json) return print_json(recovered_json(*r));
-  write_stdout(fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r->plan_id),
-                           store::state_name(r->from), store::state_name(r->to)));
-  return kExitOk;
+  if (o.json) {
+    JsonWriter w;
+    recovered_json(w, *r);
+    return print_json(std::move(w));
+  }
+  return print_human(fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r->plan_id),
+                                 store::state_name(r->from), store::state_name(r->to)));
 }
 
 int run_discard(const EngineOptions& o) {
@@ -206,13 +241,11 @@ int run_discard(const EngineOptions& o) {
   auto r = core::discard_plan(*root, o.id);
   if (!r.ok()) return report(r.error(), o.json);
   if (o.json) {
-    auto n = Node::object();
-    n.set("plan_id", Node::string(*r));
-    n.set("state", Node::string("DISCARDED"));
-    return print_json(n);
+    JsonWriter w;
+    w.begin_object().key("plan_id").string(*r).key("state").string("DISCARDED").end_object();
+    return print_json(std::move(w));
   }
-  write_stdout(fmt::format("discarded {}\n", short_id(*r)));
-  return kExitOk;
+  return print_human(fmt::format("discarded {}\n", short_id(*r)));
 }
 
 int run_recover(const EngineOptions& o) {
@@ -262,38 +295,42 @@ int run_status(const EngineOptions& o) {
     if (m.ok()) manifest = *m;
   }
   if (o.json) {
-    auto n = Node::object();
-    n.set("root", Node::string(root->layout().root));
-    n.set("root_id", Node::string(root->root_id()));
+    JsonWriter w;
+    w.begin_object();
+    w.key("plugin");
     if (manifest) {
-      auto p = Node::object();
-      p.set("id", Node::string(manifest->id));
-      p.set("sha256", Node::string(manifest->sha256));
-      p.set("assurance", Node::string(manifest->assurance));
-      p.set("profile", Node::string(manifest->profile));
-      n.set("plugin", std::move(p));
+      w.begin_object();
+      w.key("assurance").string(manifest->assurance);
+      w.key("id").string(manifest->id);
+      w.key("profile").string(manifest->profile);
+      w.key("sha256").string(manifest->sha256);
+      w.end_object();
     } else {
-      n.set("plugin", Node::null());
+      w.null();
     }
-    n.set("transactions", Node::integer(static_cast<std::int64_t>(*count)));
-    auto un = Node::array();
+    w.key("recovery_required").boolean(!unfinished->empty());
+    w.key("root").string(root->layout().root);
+    w.key("root_id").string(root->root_id());
+    w.key("sealed").begin_array();
+    for (const auto& t : *sealed) w.string(t.plan_id);
+    w.end_array();
+    w.key("transactions").number(*count);
+    w.key("unfinished").begin_array();
     for (const auto& t : *unfinished) {
-      auto tn = Node::object();
-      tn.set("plan_id", Node::string(t.plan_id));
-      tn.set("state", Node::string(std::string(store::state_name(t.state))));
-      tn.set("status", Node::string(status_of(st, t)));
-      un.push(std::move(tn));
+      w.begin_object();
+      w.key("plan_id").string(t.plan_id);
+      w.key("state").string(store::state_name(t.state));
+      w.key("status").string(status_of(st, t));
+      w.end_object();
     }
-    n.set("unfinished", std::move(un));
-    auto sl = Node::array();
-    for (const auto& t : *sealed) sl.push(Node::string(t.plan_id));
-    n.set("sealed", std::move(sl));
-    n.set("recovery_required", Node::boolean(!unfinished->empty()));
-    return print_json(n);
+    w.end_array();
+    w.end_object();
+    return print_json(std::move(w));
   }
-  std::string out = fmt::format("root     {}\nroot id  {}\n", root->layout().root, root->root_id());
+  std::string out = fmt::format("root     {}\nroot id  {}\n", shown(root->layout().root), shown(root->root_id()));
   if (manifest)
-    out += fmt::format("plugin   {} ({} assurance) sha256 {}\n", manifest->id, manifest->assurance, manifest->sha256);
+    out += fmt::format("plugin   {} ({} assurance) sha256 {}\n", shown(manifest->id), shown(manifest->assurance),
+                       shown(manifest->sha256));
   else
     out += "plugin   none registered (dot-core register)\n";
   out += fmt::format("transactions  {}\n", *count);
@@ -305,9 +342,8 @@ int run_status(const EngineOptions& o) {
                          t.state == store::State::Committed ? "retry-effects" : "recover");
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
-  for (const auto& t : *sealed) out += fmt::format("  {}\n", t.plan_id);
-  write_stdout(out);
-  return kExitOk;
+  for (const auto& t : *sealed) out += fmt::format("  {}\n", shown(t.plan_id));
+  return print_human(out);
 }
 
 int run_export(const EngineOptions& o) {
@@ -328,8 +364,9 @@ int run_export(const EngineOptions& o) {
     return report(make_error(Code::RecoveryRequired, "tampered",
                              fmt::format("stored plan {} does not hash to its plan_id", detail->summary.plan_id)),
                   true);
-  write_stdout(fmt::format("{{\"plan\":{},\"plan_id\":\"{}\"}}\n", detail->canonical_plan, detail->summary.plan_id));
-  return kExitOk;
+  JsonWriter w;
+  w.begin_object().key("plan").raw(detail->canonical_plan).key("plan_id").string(detail->summary.plan_id).end_object();
+  return print_json(std::move(w));
 }
 
 int run_plan_id(const EngineOptions& o) {
@@ -338,14 +375,19 @@ int run_plan_id(const EngineOptions& o) {
   auto doc = core::decode_plan_document(*text);
   if (!doc.ok()) return report(doc.error(), o.json);
   if (o.json) {
-    auto n = Node::object();
-    n.set("plan_id", Node::string(doc->plan_id));
-    n.set("proposal_id", Node::string(doc->plan.proposal_id));
-    n.set("matches", doc->claimed_plan_id.empty() ? Node::null() : Node::boolean(true));
-    return print_json(n);
+    JsonWriter w;
+    w.begin_object();
+    w.key("matches");
+    if (doc->claimed_plan_id.empty())
+      w.null();
+    else
+      w.boolean(true);
+    w.key("plan_id").string(doc->plan_id);
+    w.key("proposal_id").string(doc->plan.proposal_id);
+    w.end_object();
+    return print_json(std::move(w));
   }
-  write_stdout(doc->plan_id + "\n");
-  return kExitOk;
+  return print_human(doc->plan_id + "\n");
 }
 
 }  // namespace

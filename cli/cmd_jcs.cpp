@@ -16,6 +16,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/sha256.h"
+#include "json_writer.h"
 #include "numbers.h"
 #include "output.h"
 
@@ -151,13 +152,12 @@ int run_canonicalize(const JcsOptions& o) {
   std::string out;
   if (o.json) {
     // {"canonical":...,"profile":...,"sha256":...} is itself canonical.
-    out = "{\"canonical\":";
-    jcs::append_string(out, *canonical);
-    out += ",\"profile\":";
-    jcs::append_string(out, o.profile);
-    out += fmt::format(",\"sha256\":\"{}\"}}\n", sha256_hex(*canonical));
+    JsonWriter w;
+    w.begin_object().key("canonical").string(*canonical).key("profile").string(o.profile);
+    w.key("sha256").string(sha256_hex(*canonical)).end_object();
+    out = std::move(w).line();
   } else {
-    out = std::move(*canonical);
+    out = std::move(*canonical);  // the canonical bytes exactly: data, not text for a person
   }
   if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
   return kExitOk;
@@ -172,22 +172,19 @@ int run_hash(const JcsOptions& o) {
     if (!canonical.ok()) return report(canonical.error(), o.json);
     digests.emplace_back(path, sha256_hex(*canonical));
   }
-  std::string out;
+  bool written = false;
   if (o.json) {
-    out = "{\"hashes\":[";
-    for (std::size_t i = 0; i < digests.size(); ++i) {
-      if (i > 0) out += ',';
-      out += "{\"file\":";
-      jcs::append_string(out, digests[i].first);
-      out += fmt::format(",\"sha256\":\"{}\"}}", digests[i].second);
-    }
-    out += "],\"profile\":";
-    jcs::append_string(out, o.profile);
-    out += "}\n";
+    JsonWriter w;
+    w.begin_object().key("hashes").begin_array();
+    for (const auto& [path, hex] : digests) w.begin_object().key("file").string(path).key("sha256").string(hex).end_object();
+    w.end_array().key("profile").string(o.profile).end_object();
+    written = write_stdout(std::move(w).line());
   } else {
-    for (const auto& [path, hex] : digests) out += fmt::format("{}  {}\n", hex, path);
+    std::string out;
+    for (const auto& [path, hex] : digests) out += fmt::format("{}  {}\n", hex, shown(path));
+    written = print_text(out);
   }
-  if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
+  if (!written) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
   return kExitOk;
 }
 

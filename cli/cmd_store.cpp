@@ -13,6 +13,7 @@
 #include "dot/base/sha256.h"
 #include "dot/store/root.h"
 #include "dot/store/store.h"
+#include "json_writer.h"
 #include "numbers.h"
 #include "output.h"
 
@@ -23,56 +24,13 @@ using store::State;
 using store::TxnDetail;
 using store::TxnSummary;
 
-// ---- JSON writing ---------------------------------------------------------
+// ---- JSON writing (the shapes of docs/store.md) ----------------------------
 
-// Replaces every byte that is not part of valid UTF-8 with U+FFFD, so that
-// arbitrary bytes (a plugin's stderr) can be printed as a JSON string.
-std::string valid_utf8(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  std::size_t i = 0;
-  while (i < in.size()) {
-    auto c = static_cast<unsigned char>(in[i]);
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool ok = len > 0 && i + len <= in.size();
-    std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      auto cc = static_cast<unsigned char>(in[i + k]);
-      if ((cc & 0xc0) != 0x80) ok = false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are invalid too.
-    if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-               (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff))
-      ok = false;
-    if (ok) {
-      out.append(in.substr(i, len));
-      i += len;
-    } else {
-      out += "\xef\xbf\xbd";
-      ++i;
-    }
-  }
-  return out;
-}
-
-void str(std::string& out, std::string_view s) { jcs::append_string(out, valid_utf8(s)); }
-void str_or_null(std::string& out, std::string_view s) {
-  if (s.empty())
-    out += "null";
-  else
-    str(out, s);
-}
-void key(std::string& out, std::string_view k) {
-  if (out.back() != '{') out += ',';
-  jcs::append_string(out, k);
-  out += ':';
-}
-void time_or_null(std::string& out, std::int64_t ms) {
+void time_or_null(JsonWriter& w, std::int64_t ms) {
   if (ms == 0)
-    out += "null";
+    w.null();
   else
-    str(out, format_time_ms(ms));
+    w.string(format_time_ms(ms));
 }
 
 // What `status` shows: the stored state, refined for COMMITTED by its ledger.
@@ -81,144 +39,106 @@ std::string status_of(const TxnSummary& t) {
   return t.effect_failed ? "POST_COMMIT_FAILED" : "POST_COMMIT_PENDING";
 }
 
-void summary_fields(std::string& out, const TxnSummary& t) {
-  key(out, "id");
-  out += std::to_string(t.id);
-  key(out, "plan_id");
-  str_or_null(out, t.plan_id);
-  key(out, "proposal_id");
-  str_or_null(out, t.proposal_id);
-  key(out, "state");
-  str(out, store::state_name(t.state));
-  key(out, "created_at");
-  time_or_null(out, t.created_at_ms);
-  key(out, "updated_at");
-  time_or_null(out, t.updated_at_ms);
-  key(out, "plugin_id");
-  str(out, t.plugin_id);
-  key(out, "code");
-  str_or_null(out, t.code);
-  key(out, "operation_count");
-  out += std::to_string(t.operation_count);
-  key(out, "effect_count");
+void summary_fields(JsonWriter& w, const TxnSummary& t) {
+  w.key("id").number(t.id);
+  w.key("plan_id").string_or_null(t.plan_id);
+  w.key("proposal_id").string_or_null(t.proposal_id);
+  w.key("state").string(store::state_name(t.state));
+  w.key("created_at");
+  time_or_null(w, t.created_at_ms);
+  w.key("updated_at");
+  time_or_null(w, t.updated_at_ms);
+  w.key("plugin_id").string(t.plugin_id);
+  w.key("code").string_or_null(t.code);
+  w.key("operation_count").number(t.operation_count);
+  w.key("effect_count");
   if (t.effect_count)
-    out += std::to_string(*t.effect_count);
+    w.number(*t.effect_count);
   else
-    out += "null";
-  key(out, "pruned");
-  out += t.pruned ? "true" : "false";
+    w.null();
+  w.key("pruned").boolean(t.pruned);
 }
 
-void event_json(std::string& out, const store::Event& e) {
-  out += '{';
-  key(out, "seq");
-  out += std::to_string(e.seq);
-  key(out, "state");
-  str(out, store::state_name(e.state));
-  key(out, "at");
-  str(out, format_time_ms(e.at_ms));
-  key(out, "code");
-  str_or_null(out, e.code);
-  key(out, "detail");
-  str_or_null(out, e.detail);
-  out += '}';
+void event_json(JsonWriter& w, const store::Event& e) {
+  w.begin_object();
+  w.key("seq").number(e.seq);
+  w.key("state").string(store::state_name(e.state));
+  w.key("at").string(format_time_ms(e.at_ms));
+  w.key("code").string_or_null(e.code);
+  w.key("detail").string_or_null(e.detail);
+  w.end_object();
 }
 
 std::string show_json(const TxnDetail& d) {
-  std::string out = "{";
-  summary_fields(out, d.summary);
-  key(out, "status");
-  str(out, status_of(d.summary));
-  key(out, "plugin_digest");
-  str_or_null(out, d.plugin_digest);
-  key(out, "started_at");
-  time_or_null(out, d.started_at_ms);
-  key(out, "finished_at");
-  time_or_null(out, d.finished_at_ms);
-  key(out, "detail");
-  str_or_null(out, d.detail);
+  JsonWriter w;
+  w.begin_object();
+  summary_fields(w, d.summary);
+  w.key("status").string(status_of(d.summary));
+  w.key("plugin_digest").string_or_null(d.plugin_digest);
+  w.key("started_at");
+  time_or_null(w, d.started_at_ms);
+  w.key("finished_at");
+  time_or_null(w, d.finished_at_ms);
+  w.key("detail").string_or_null(d.detail);
   // The plan object exactly as hashed, when its bytes still hash to the plan
   // id; bytes that do not are shown as a string so the output stays JSON.
   bool verified = !d.canonical_plan.empty() && sha256_hex(d.canonical_plan) == d.summary.plan_id;
-  key(out, "plan");
-  if (d.canonical_plan.empty())
-    out += "null";
-  else if (verified)
-    out += d.canonical_plan;
+  w.key("plan");
+  if (verified)
+    w.raw(d.canonical_plan);
   else
-    out += "null";
-  key(out, "plan_verified");
-  out += verified ? "true" : "false";
-  if (!d.canonical_plan.empty() && !verified) {
-    key(out, "plan_text");
-    str(out, d.canonical_plan);
-  }
-  key(out, "operations");
-  out += '[';
+    w.null();
+  w.key("plan_verified").boolean(verified);
+  if (!d.canonical_plan.empty() && !verified) w.key("plan_text").string(d.canonical_plan);
+  w.key("operations").begin_array();
   for (std::size_t i = 0; i < d.operations.size(); ++i) {
-    if (i) out += ',';
-    out += '{';
-    key(out, "slot");
-    out += std::to_string(i);
-    key(out, "name");
-    str(out, d.operations[i].name);
-    key(out, "before_sha256");
-    str(out, d.operations[i].before_sha256);
-    key(out, "after_sha256");
-    str(out, d.operations[i].after_sha256);
-    out += '}';
+    w.begin_object();
+    w.key("slot").number(i);
+    w.key("name").string(d.operations[i].name);
+    w.key("before_sha256").string(d.operations[i].before_sha256);
+    w.key("after_sha256").string(d.operations[i].after_sha256);
+    w.end_object();
   }
-  out += ']';
-  key(out, "effects");
-  out += '[';
-  for (std::size_t i = 0; i < d.effects.size(); ++i) {
-    const auto& e = d.effects[i];
-    if (i) out += ',';
-    out += '{';
-    key(out, "index");
-    out += std::to_string(e.index);
-    key(out, "state");
-    str(out, store::effect_state_name(e.state));
-    key(out, "idempotency_key");
-    str(out, e.idempotency_key);
-    key(out, "attempts");
-    out += std::to_string(e.attempts);
-    key(out, "updated_at");
-    time_or_null(out, e.updated_at_ms);
-    key(out, "code");
-    str_or_null(out, e.code);
-    key(out, "detail");
-    str_or_null(out, e.detail);
-    out += '}';
+  w.end_array();
+  w.key("effects").begin_array();
+  for (const auto& e : d.effects) {
+    w.begin_object();
+    w.key("index").number(e.index);
+    w.key("state").string(store::effect_state_name(e.state));
+    w.key("idempotency_key").string(e.idempotency_key);
+    w.key("attempts").number(e.attempts);
+    w.key("updated_at");
+    time_or_null(w, e.updated_at_ms);
+    w.key("code").string_or_null(e.code);
+    w.key("detail").string_or_null(e.detail);
+    w.end_object();
   }
-  out += ']';
-  key(out, "events");
-  out += '[';
-  for (std::size_t i = 0; i < d.events.size(); ++i) {
-    if (i) out += ',';
-    event_json(out, d.events[i]);
-  }
-  out += ']';
-  key(out, "backups");
-  out += d.has_backups ? "true" : "false";
+  w.end_array();
+  w.key("events").begin_array();
+  for (const auto& e : d.events) event_json(w, e);
+  w.end_array();
+  w.key("backups").boolean(d.has_backups);
   if (!d.plugin_stderr.empty()) {
-    key(out, "plugin_stderr");
-    str(out, d.plugin_stderr);
-    key(out, "plugin_stderr_truncated");
-    out += d.plugin_stderr_truncated ? "true" : "false";
+    w.key("plugin_stderr").string(d.plugin_stderr);
+    w.key("plugin_stderr_truncated").boolean(d.plugin_stderr_truncated);
   }
-  out += "}\n";
-  return out;
+  w.end_object();
+  return std::move(w).line();
 }
 
 // ---- human tables ---------------------------------------------------------
 
 // Left-aligned columns separated by two spaces; the last column is not padded.
-std::string table(const std::vector<std::vector<std::string>>& rows) {
+// A cell is one line whatever it holds (a stored name, code or detail may be
+// anything a plugin or a forged row put there): each is shown() on its own.
+std::string table(std::vector<std::vector<std::string>> rows) {
   std::vector<std::size_t> width;
-  for (const auto& r : rows) {
+  for (auto& r : rows) {
     if (width.size() < r.size()) width.resize(r.size(), 0);
-    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      r[i] = shown(r[i]);
+      width[i] = std::max(width[i], r[i].size());
+    }
   }
   std::string out;
   for (const auto& r : rows) {
@@ -230,21 +150,6 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line;
     out += '\n';
-  }
-  return out;
-}
-
-// One line of a human table: control characters (a plugin's stderr, a
-// detail) never reach the terminal raw.
-std::string printable(std::string_view s) {
-  std::string v = valid_utf8(s);
-  std::string out;
-  for (char c : v) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f)
-      out += fmt::format("\\x{:02x}", u);
-    else
-      out += c;
   }
   return out;
 }
@@ -276,7 +181,8 @@ Result<Locked> open_locked(const std::string& root) {
   return Locked{std::move(lock), std::move(db)};
 }
 
-int emit(const std::string& text) { return write_stdout(text) ? kExitOk : kExitError; }
+int emit_json(const std::string& json) { return write_stdout(json) ? kExitOk : kExitError; }
+int emit_text(const std::string& text) { return print_text(text) ? kExitOk : kExitError; }
 
 // ---- commands -------------------------------------------------------------
 
@@ -289,18 +195,16 @@ int run_init(const CommonOptions& o) {
   auto r = store::init_root(o.root);
   if (!r.ok()) return report(r.error(), o.json);
   if (o.json) {
-    std::string out = "{";
-    key(out, "root");
-    str(out, r->layout.root);
-    key(out, "root_id");
-    str(out, r->root_id);
-    key(out, "database");
-    str(out, r->layout.database);
-    out += "}\n";
-    return emit(out);
+    JsonWriter w;
+    w.begin_object();
+    w.key("root").string(r->layout.root);
+    w.key("root_id").string(r->root_id);
+    w.key("database").string(r->layout.database);
+    w.end_object();
+    return emit_json(std::move(w).line());
   }
-  return emit(fmt::format("initialized managed root {}\nroot id   {}\ndatabase  {}\n", r->layout.root, r->root_id,
-                          r->layout.database));
+  return emit_text(fmt::format("initialized managed root {}\nroot id   {}\ndatabase  {}\n", shown(r->layout.root),
+                               r->root_id, shown(r->layout.database)));
 }
 
 int run_check(const CommonOptions& o) {
@@ -314,32 +218,25 @@ int run_check(const CommonOptions& o) {
     failure = make_error(Code::Store, "check_failed",
                          fmt::format("{}: {} problem(s) found by the store check", db->path(), r->problems.size()));
   if (o.json) {
-    std::string out = "{";
-    key(out, "ok");
-    out += ok ? "true" : "false";
-    key(out, "transactions");
-    out += std::to_string(r->transactions);
-    key(out, "blobs");
-    out += std::to_string(r->blobs);
-    key(out, "problems");
-    out += '[';
-    for (std::size_t i = 0; i < r->problems.size(); ++i) {
-      if (i) out += ',';
-      str(out, r->problems[i]);
-    }
-    out += ']';
+    JsonWriter w;
+    w.begin_object();
+    w.key("ok").boolean(ok);
+    w.key("transactions").number(r->transactions);
+    w.key("blobs").number(r->blobs);
+    w.key("problems").begin_array();
+    for (const auto& p : r->problems) w.string(p);
+    w.end_array();
     if (failure) {
-      key(out, "error");
       std::string err = failure->json();  // {"error":{...}}: take the inner object
-      out += err.substr(9, err.size() - 10);
+      w.key("error").raw(std::string_view(err).substr(9, err.size() - 10));
     }
-    out += "}\n";
-    if (emit(out) != kExitOk) return kExitError;
+    w.end_object();
+    if (emit_json(std::move(w).line()) != kExitOk) return kExitError;
   } else {
     std::string out;
-    for (const auto& p : r->problems) out += "problem: " + printable(p) + "\n";
+    for (const auto& p : r->problems) out += "problem: " + shown(p) + "\n";
     if (ok) out += fmt::format("ok: {} transactions, {} blobs verified\n", r->transactions, r->blobs);
-    if (emit(out) != kExitOk) return kExitError;
+    if (emit_text(out) != kExitOk) return kExitError;
   }
   return failure ? report(*failure, false) : kExitOk;
 }
@@ -349,8 +246,12 @@ int run_prune(const CommonOptions& o, std::size_t keep) {
   if (!db.ok()) return report(db.error(), o.json);
   auto r = db->db.prune(keep);
   if (!r.ok()) return report(r.error(), o.json);
-  if (o.json) return emit(fmt::format("{{\"pruned\":{},\"keep\":{}}}\n", r->pruned, keep));
-  return emit(fmt::format("pruned {} finished transaction(s), kept the newest {}\n", r->pruned, keep));
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object().key("pruned").number(r->pruned).key("keep").number(keep).end_object();
+    return emit_json(std::move(w).line());
+  }
+  return emit_text(fmt::format("pruned {} finished transaction(s), kept the newest {}\n", r->pruned, keep));
 }
 
 int run_list(const CommonOptions& o, const std::string& state, std::size_t limit) {
@@ -362,25 +263,24 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
   auto rows = db->list(f);
   if (!rows.ok()) return report(rows.error(), o.json);
   if (o.json) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < rows->size(); ++i) {
-      if (i) out += ',';
-      out += '{';
-      summary_fields(out, (*rows)[i]);
-      key(out, "status");
-      str(out, status_of((*rows)[i]));
-      out += '}';
+    JsonWriter w;
+    w.begin_array();
+    for (const auto& row : *rows) {
+      w.begin_object();
+      summary_fields(w, row);
+      w.key("status").string(status_of(row));
+      w.end_object();
     }
-    out += "]\n";
-    return emit(out);
+    w.end_array();
+    return emit_json(std::move(w).line());
   }
-  if (rows->empty()) return emit("no transactions\n");
+  if (rows->empty()) return emit_text("no transactions\n");
   std::vector<std::vector<std::string>> t = {{"PLAN", "STATE", "CREATED", "OPS", "EFFECTS", "CODE"}};
   for (const auto& r : *rows)
     t.push_back({short_id(r), std::string(store::state_name(r.state)), format_time_ms(r.created_at_ms),
                  std::to_string(r.operation_count), r.effect_count ? std::to_string(*r.effect_count) : "-",
                  r.code.empty() ? "-" : r.code});
-  return emit(table(t));
+  return emit_text(table(t));
 }
 
 int run_show(const CommonOptions& o, const std::string& id) {
@@ -390,7 +290,7 @@ int run_show(const CommonOptions& o, const std::string& id) {
   if (!txn.ok()) return report(txn.error(), o.json);
   auto d = db->detail(*txn);
   if (!d.ok()) return report(d.error(), o.json);
-  if (o.json) return emit(show_json(*d));
+  if (o.json) return emit_json(show_json(*d));
   const auto& s = d->summary;
   std::vector<std::vector<std::string>> head = {
       {"plan", s.plan_id.empty() ? "-" : s.plan_id},
@@ -404,14 +304,14 @@ int run_show(const CommonOptions& o, const std::string& id) {
   };
   if (!d->canonical_plan.empty() && sha256_hex(d->canonical_plan) != s.plan_id)
     head.push_back({"integrity", "PLAN BYTES DO NOT MATCH THE PLAN ID"});
-  if (!s.code.empty()) head.push_back({"error", s.code + (d->detail.empty() ? "" : ": " + printable(d->detail))});
+  if (!s.code.empty()) head.push_back({"error", s.code + (d->detail.empty() ? "" : ": " + d->detail)});
   if (s.pruned) head.push_back({"pruned", "blobs and events dropped by store prune"});
   std::string out = table(head);
   if (!d->operations.empty()) {
     std::vector<std::vector<std::string>> ops = {{"SLOT", "NAME", "BEFORE", "AFTER"}};
     for (std::size_t i = 0; i < d->operations.size(); ++i) {
       const auto& op = d->operations[i];
-      ops.push_back({std::to_string(i), printable(op.name), op.before_sha256.empty() ? "(absent)" : op.before_sha256.substr(0, 16),
+      ops.push_back({std::to_string(i), op.name, op.before_sha256.empty() ? "(absent)" : op.before_sha256.substr(0, 16),
                      op.after_sha256.empty() ? "(absent)" : op.after_sha256.substr(0, 16)});
     }
     out += "\noperations\n" + table(ops);
@@ -427,7 +327,7 @@ int run_show(const CommonOptions& o, const std::string& id) {
     std::vector<std::vector<std::string>> ev = {{"AT", "STATE", "CODE", "DETAIL"}};
     for (const auto& e : d->events)
       ev.push_back({format_time_ms(e.at_ms), std::string(store::state_name(e.state)), e.code.empty() ? "-" : e.code,
-                    printable(e.detail)});
+                    e.detail});
     out += "\nevents\n" + table(ev);
   }
   if (!d->plugin_stderr.empty()) {
@@ -435,12 +335,12 @@ int run_show(const CommonOptions& o, const std::string& id) {
     std::string_view rest = d->plugin_stderr;
     while (!rest.empty()) {
       auto nl = rest.find('\n');
-      out += "  " + printable(rest.substr(0, nl)) + "\n";
+      out += "  " + shown(rest.substr(0, nl)) + "\n";
       if (nl == std::string_view::npos) break;
       rest.remove_prefix(nl + 1);
     }
   }
-  return emit(out);
+  return emit_text(out);
 }
 
 int run_events(const CommonOptions& o, const std::string& id) {
@@ -451,20 +351,18 @@ int run_events(const CommonOptions& o, const std::string& id) {
   auto evs = db->events(*txn);
   if (!evs.ok()) return report(evs.error(), o.json);
   if (o.json) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < evs->size(); ++i) {
-      if (i) out += ',';
-      event_json(out, (*evs)[i]);
-    }
-    out += "]\n";
-    return emit(out);
+    JsonWriter w;
+    w.begin_array();
+    for (const auto& e : *evs) event_json(w, e);
+    w.end_array();
+    return emit_json(std::move(w).line());
   }
-  if (evs->empty()) return emit("no events\n");
+  if (evs->empty()) return emit_text("no events\n");
   std::vector<std::vector<std::string>> t = {{"SEQ", "AT", "STATE", "CODE", "DETAIL"}};
   for (const auto& e : *evs)
     t.push_back({std::to_string(e.seq), format_time_ms(e.at_ms), std::string(store::state_name(e.state)),
-                 e.code.empty() ? "-" : e.code, printable(e.detail)});
-  return emit(table(t));
+                 e.code.empty() ? "-" : e.code, e.detail});
+  return emit_text(table(t));
 }
 
 void add_common(CLI::App* cmd, CommonOptions& o, bool json) {

@@ -9,6 +9,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/jcs_vectors.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -31,25 +32,24 @@ int run_replay(const ReplayArgs& a) {
   if (results.passed == 0 && results.failures.empty())
     return cli::report(make_error(Code::Io, "no_vectors", "no vectors found in the given paths"), a.json);
 
-  std::string out;
+  bool written = false;
   if (a.json) {
-    out = fmt::format("{{\"failed\":{},\"failures\":[", results.failures.size());
-    for (std::size_t i = 0; i < results.failures.size(); ++i) {
-      const auto& f = results.failures[i];
-      if (i > 0) out += ',';
-      out += "{\"detail\":";
-      jcs::append_string(out, f.detail);
-      out += ",\"name\":";
-      jcs::append_string(out, f.name);
-      if (f.offset) out += fmt::format(",\"offset\":{}", *f.offset);
-      out += '}';
+    JsonWriter w;
+    w.begin_object().key("failed").number(results.failures.size()).key("failures").begin_array();
+    for (const auto& f : results.failures) {
+      w.begin_object().key("detail").string(f.detail).key("name").string(f.name);
+      if (f.offset) w.key("offset").number(*f.offset);
+      w.end_object();
     }
-    out += fmt::format("],\"passed\":{}}}\n", results.passed);
+    w.end_array().key("passed").number(results.passed).end_object();
+    written = write_stdout(std::move(w).line());
   } else {
-    for (const auto& f : results.failures) out += fmt::format("FAIL {}: {}\n", f.name, f.detail);
+    std::string out;
+    for (const auto& f : results.failures) out += fmt::format("FAIL {}: {}\n", shown(f.name), shown(f.detail));
     out += fmt::format("{} passed, {} failed\n", results.passed, results.failures.size());
+    written = print_text(out);
   }
-  if (!write_stdout(out)) return cli::report(make_error(Code::Io, "write", "cannot write standard output"));
+  if (!written) return cli::report(make_error(Code::Io, "write", "cannot write standard output"));
   return results.failures.empty() ? kExitOk : kExitError;
 }
 

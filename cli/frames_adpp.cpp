@@ -2,30 +2,19 @@
 // ADPP Request or Response in a captured stream.
 #include <string>
 
-#include <fmt/format.h>
 #include <google/protobuf/util/json_util.h>
 
 #include "commands.h"
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 #include "dot/base/fd.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
 namespace {
 
 constexpr std::size_t kMaxCapture = 256u * 1024 * 1024;
-
-std::string json_escape(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"') out += "\\\"";
-    else if (c == '\\') out += "\\\\";
-    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out + "\"";
-}
 
 // The payload sub-message as proto3 JSON (field names as in the .proto).
 template <typename M>
@@ -49,35 +38,45 @@ std::string frame_line(const FramesOptions& o, std::size_t n, std::uint64_t offs
     adpp::pb::Response r;
     parse_status = adpp::parse_payload(payload, r, offset, "ADPP Response");
     if (!parse_status.ok()) return {};
-    std::string line = fmt::format("{{\"frame\":{},\"offset\":{},\"request_id\":\"{}\",\"kind\":\"{}\",\"status\":\"{}\"",
-                                   n, offset, r.request_id(), adpp::payload_kind(r),
-                                   adpp::status_code_name(r.status().code()));
-    if (!r.status().message().empty()) line += ",\"message\":" + json_escape(r.status().message());
-    if (std::string p = payload_json(r); !p.empty()) line += ",\"payload\":" + p;
-    return line + "}\n";
+    JsonWriter w;
+    w.begin_object();
+    w.key("frame").number(n).key("offset").number(offset);
+    w.key("request_id").string(std::to_string(r.request_id())).key("kind").string(adpp::payload_kind(r));
+    w.key("status").string(adpp::status_code_name(r.status().code()));
+    if (!r.status().message().empty()) w.key("message").string(r.status().message());
+    if (std::string p = payload_json(r); !p.empty()) w.key("payload").raw(p);
+    w.end_object();
+    return std::move(w).line();
   }
   adpp::pb::Request r;
   parse_status = adpp::parse_payload(payload, r, offset, "ADPP Request");
   if (!parse_status.ok()) return {};
-  std::string line = fmt::format("{{\"frame\":{},\"offset\":{},\"request_id\":\"{}\",\"kind\":\"{}\"", n, offset,
-                                 r.request_id(), adpp::payload_kind(r));
-  if (std::string p = payload_json(r); !p.empty()) line += ",\"payload\":" + p;
-  return line + "}\n";
+  JsonWriter w;
+  w.begin_object();
+  w.key("frame").number(n).key("offset").number(offset);
+  w.key("request_id").string(std::to_string(r.request_id())).key("kind").string(adpp::payload_kind(r));
+  if (std::string p = payload_json(r); !p.empty()) w.key("payload").raw(p);
+  w.end_object();
+  return std::move(w).line();
 }
 
 // The error line of spec/cli.md, with the numbers that explain it.
 std::string error_line(const Error& e, std::string_view bytes) {
   std::uint64_t at = e.offset.value_or(0);
-  std::string extra;
   std::string_view rest = at <= bytes.size() ? bytes.substr(at) : std::string_view{};
+  JsonWriter w;
+  w.begin_object();
+  w.key("error").string(e.kind).key("offset").number(at);
   if (e.kind == "length" && rest.size() >= adpp::kPrefixBytes) {
-    extra = fmt::format(",\"length\":{},\"limit\":{}", adpp::read_prefix(rest.data()), adpp::kMaxFrameBytes);
+    w.key("length").number(adpp::read_prefix(rest.data())).key("limit").number(adpp::kMaxFrameBytes);
   } else if (e.kind == "early_eof") {
     std::uint64_t needed = rest.size() >= adpp::kPrefixBytes ? adpp::kPrefixBytes + adpp::read_prefix(rest.data())
                                                              : adpp::kPrefixBytes;
-    extra = fmt::format(",\"needed\":{},\"received\":{}", needed, rest.size());
+    w.key("needed").number(needed).key("received").number(rest.size());
   }
-  return fmt::format("{{\"error\":\"{}\",\"offset\":{}{},\"detail\":{}}}\n", e.kind, at, extra, json_escape(e.detail));
+  w.key("detail").string(e.detail);
+  w.end_object();
+  return std::move(w).line();
 }
 
 }  // namespace
@@ -109,7 +108,9 @@ int decode_frames_adpp(const FramesOptions& options) {
       }
     }
     if (frame.ok() && !frame->has_value()) {
-      out += fmt::format("{{\"end\":\"eof\",\"frames\":{}}}\n", n);
+      JsonWriter w;
+      w.begin_object().key("end").string("eof").key("frames").number(n).end_object();
+      out += std::move(w).line();
       return write_stdout(out) ? kExitOk : kExitError;
     }
     const Error& e = frame.ok() ? parsed.error() : frame.error();

@@ -10,10 +10,10 @@
 
 #include "commands.h"
 #include "dot/base/fd.h"
-#include "dot/base/jcs.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/byte_stream.h"
 #include "dot/dpp/frame.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -21,12 +21,10 @@ namespace dot::cli {
 namespace {
 
 std::string error_line(const Error& e) {
-  std::string out = "{\"error\":";
-  jcs::append_string(out, e.kind);
-  out += fmt::format(",\"offset\":{},\"detail\":", e.offset.value_or(0));
-  jcs::append_string(out, e.detail);
-  out += "}\n";
-  return out;
+  JsonWriter w;
+  w.begin_object().key("error").string(e.kind).key("offset").number(e.offset.value_or(0));
+  w.key("detail").string(e.detail).end_object();
+  return std::move(w).line();
 }
 
 }  // namespace
@@ -43,7 +41,6 @@ int decode_frames_dpp(const FramesOptions& options) {
   dpp::FdSource source(fd, options.input == "-" ? "standard input" : options.input);
   dpp::FrameReader reader(source);
   std::uint64_t count = 0;
-  std::string out;
   for (;;) {
     auto frame = reader.next();
     Status st;
@@ -58,14 +55,15 @@ int decode_frames_dpp(const FramesOptions& options) {
     if (!frame->has_value()) break;
     ++count;
     if (!options.count_only) {
-      out.clear();
-      out += fmt::format("{{\"frame\":{},\"offset\":{},\"value\":", count, (*frame)->offset);
-      out += dpp::compact_json((*frame)->body);
-      out += "}\n";
-      if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"));
+      JsonWriter w;
+      w.begin_object().key("frame").number(count).key("offset").number((*frame)->offset);
+      w.key("value").raw(dpp::compact_json((*frame)->body)).end_object();
+      if (!write_stdout(std::move(w).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
     }
   }
-  if (!write_stdout(fmt::format("{{\"end\":\"eof\",\"frames\":{}}}\n", count)))
+  JsonWriter end;
+  end.begin_object().key("end").string("eof").key("frames").number(count).end_object();
+  if (!write_stdout(std::move(end).line()))
     return report(make_error(Code::Io, "write", "cannot write standard output"));
   return kExitOk;
 }

@@ -14,6 +14,7 @@
 #include "dot/base/jcs.h"
 #include "dot/metewand/byte_source.h"
 #include "dot/metewand/frame_reader.h"
+#include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -32,7 +33,6 @@ int decode_frames_metewand(const FramesOptions& options) {
   metewand::FdByteSource source(fd, what);
   metewand::FrameReader reader(source);
   std::uint64_t frames = 0;
-  std::string out;
   for (;;) {
     std::optional<metewand::FrameError> error;
     if (options.count_only) {
@@ -52,22 +52,22 @@ int decode_frames_metewand(const FramesOptions& options) {
         // binary64 value, which is what a Metewand peer means by them).
         auto value = jcs::canonicalize((*frame)->document.root(), jcs::Profile::Rfc8785);
         if (!value.ok()) return report(value.error());
-        out = fmt::format("{{\"frame\":{},\"offset\":{},\"value\":{}}}\n", frames, (*frame)->offset, *value);
-        if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"));
+        JsonWriter w;
+        w.begin_object().key("frame").number(frames).key("offset").number((*frame)->offset).key("value").raw(*value);
+        if (!write_stdout(std::move(w.end_object()).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
       }
     }
     if (error) {
-      std::string payload = error->json_payload();
-      std::string name;
-      jcs::append_string(name, error->name());
-      out = fmt::format("{{\"error\":{},\"offset\":{}{}{}}}\n", name, error->offset, payload.empty() ? "" : ",",
-                        payload);
-      (void)write_stdout(out);
+      JsonWriter w;
+      w.begin_object().key("error").string(error->name()).key("offset").number(error->offset);
+      w.raw_members(error->json_payload()).end_object();
+      (void)write_stdout(std::move(w).line());
       return report(error->to_error());
     }
   }
-  out = fmt::format("{{\"end\":\"eof\",\"frames\":{}}}\n", frames);
-  if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"));
+  JsonWriter end;
+  end.begin_object().key("end").string("eof").key("frames").number(frames).end_object();
+  if (!write_stdout(std::move(end).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
   return kExitOk;
 }
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/utf8.h"
+
 namespace dot::cli {
 namespace {
 
@@ -21,7 +23,7 @@ std::string_view single(const CLI::results_t& results) {
 }
 
 [[noreturn]] void refuse(const std::string& name, std::string_view text, std::string_view expected) {
-  throw CLI::ValidationError(name, fmt::format("\"{}\" is not {}", text, expected));
+  throw CLI::ValidationError(name, fmt::format("\"{}\" is not {}", shown(text), expected));
 }
 
 }  // namespace

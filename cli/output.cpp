@@ -17,7 +17,8 @@ int report(const Error& error, bool json) {
     line += '\n';
     (void)write_stdout(line);
   }
-  std::string line = error.line();
+  // A detail can quote a plugin's words or a stored row: one line, escaped.
+  std::string line = shown(error.line());
   line += '\n';
   (void)write_all(STDERR_FILENO, line, "standard error");
   return 1;
@@ -27,6 +28,8 @@ bool write_stdout(std::string_view bytes) {
   std::fflush(stdout);
   return write_all(STDOUT_FILENO, bytes, "standard output").ok();
 }
+
+bool print_text(std::string_view text) { return write_stdout(shown(text, LineBreaks::Keep)); }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/jcs.h"
+#include "dot/base/utf8.h"
 
 namespace dot {
 namespace {
@@ -39,15 +40,17 @@ std::string Error::message() const {
 std::string Error::line() const { return fmt::format("{}: {}", code_name(code), message()); }
 
 std::string Error::json() const {
+  // A detail can quote bytes nobody vouches for (a path, a plugin's words):
+  // the object stays JSON whatever they are.
   std::string out = "{\"error\":{\"code\":";
   jcs::append_string(out, code_name(code));
   if (!kind.empty()) {
     out += ",\"kind\":";
-    jcs::append_string(out, kind);
+    append_json_string(out, kind);
   }
   if (offset) out += fmt::format(",\"offset\":{}", *offset);
   out += ",\"detail\":";
-  jcs::append_string(out, detail);
+  append_json_string(out, detail);
   out += "}}";
   return out;
 }

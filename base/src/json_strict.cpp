@@ -360,48 +360,6 @@ class StrictParser {
 
 }  // namespace
 
-}  // namespace dot::json::detail
-
-namespace dot {
-
-std::size_t utf8_valid_prefix(std::string_view bytes) noexcept {
-  const auto* s = reinterpret_cast<const unsigned char*>(bytes.data());
-  std::size_t n = bytes.size();
-  std::size_t i = 0;
-  while (i < n) {
-    unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;        // no overlongs
-      else if (c == 0xED) hi = 0x9F;   // no surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;        // no overlongs
-      else if (c == 0xF4) hi = 0x8F;   // nothing above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k)
-      if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
-    i += len;
-  }
-  return n;
-}
-
-}  // namespace dot
-
-namespace dot::json::detail {
-
 Status check_envelope(std::string_view bytes, const ReadLimits& limits) {
   std::size_t max = std::min(limits.max_bytes, kMaxIndexableBytes);
   if (bytes.size() > max)
@@ -426,22 +384,7 @@ std::string quote_for_detail(std::string_view s) {
   }
   std::string out;
   // Details are printed for humans: keep them valid UTF-8 even if `s` is not.
-  std::size_t valid = utf8_valid_prefix(s);
-  if (valid == s.size()) {
-    jcs::append_string(out, s);
-  } else {
-    std::string clean;
-    for (std::size_t i = 0; i < s.size();) {
-      std::size_t ok = utf8_valid_prefix(s.substr(i));
-      clean.append(s.substr(i, ok));
-      i += ok;
-      if (i < s.size()) {
-        clean += "\xEF\xBF\xBD";
-        ++i;
-      }
-    }
-    jcs::append_string(out, clean);
-  }
+  append_json_string(out, s);
   if (cut) out += "...";
   return out;
 }
