@@ -17,6 +17,9 @@
 //                             (a joinable std::thread destroyed on the way out,
 //                             the known failure in the field)
 //   stdout-banner             prints a line of text on stdout before serving
+//   hostile-stderr            writes terminal controls (ESC, OSC 52, C1 CSI) and a
+//                             byte that is not UTF-8 on stderr, then acts as
+//                             exit-code: its stderr is quoted in the case details
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -109,7 +112,7 @@ class Broken {
       std::signal(SIGSEGV, SIG_DFL);
       std::raise(SIGSEGV);
     }
-    if (mode_ == "exit-code") std::_Exit(1);
+    if (mode_ == "exit-code" || mode_ == "hostile-stderr") std::_Exit(1);
     pb::Response r;
     r.set_request_id(0);
     if (mode_ == "ok-on-malformed") {
@@ -148,6 +151,11 @@ int main(int argc, char** argv) {
   config.set_init_time_ms(0);
   auto sim = SimProvider::create(std::move(config), "broken");
   if (!sim.ok()) return 70;
+  if (std::string_view(argv[1]) == "hostile-stderr") {
+    const std::string_view noise = "adpp-broken \x1b[2K\rerased \x1b]52;c;ZXZpbA==\x07 \xc2\x9b" "31m \xff\n";
+    ssize_t ignored = ::write(STDERR_FILENO, noise.data(), noise.size());
+    (void)ignored;
+  }
   Broken broken(argv[1], *sim);
   return broken.run();
 }

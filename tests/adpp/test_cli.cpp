@@ -9,6 +9,7 @@
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 #include "dot/base/fd.h"
+#include "dot/base/json.h"
 #include "dot/base/process.h"
 
 namespace dot::adpp {
@@ -95,6 +96,22 @@ TEST(AdppCli, ConformFailsABrokenProviderWithProtocolError) {
   EXPECT_NE(r.out.find("\"failed\":"), std::string::npos);
   EXPECT_EQ(r.err.rfind("DOT_E_PROTOCOL: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("cases failed; first: "), std::string::npos) << r.err;
+}
+
+// A provider's stderr is quoted in the case details: the human report shows
+// its controls as \xNN, and the JSON report is JSON.
+TEST(AdppCli, ConformShowsAProvidersStderrEscaped) {
+  Scratch s;
+  auto human = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--", kBroken, "hostile-stderr"});
+  EXPECT_EQ(human.code, 1);
+  EXPECT_NE(human.out.find("\\x1b]52;c;ZXZpbA==\\x07 \\xc2\\x9b31m \\xff"), std::string::npos) << human.out;
+  for (const std::string& text : {human.out, human.err})
+    for (unsigned char c : text) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "raw byte " << int(c) << " in " << text;
+  auto json = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--json", "--", kBroken, "hostile-stderr"});
+  EXPECT_EQ(json.code, 1);
+  auto doc = dot::json::parse(json.out);
+  ASSERT_TRUE(doc.ok()) << doc.error().line() << "\n" << json.out;
+  EXPECT_NE(json.out.find("\\u001b]52;c;ZXZpbA==\\u0007"), std::string::npos) << json.out;
 }
 
 TEST(AdppCli, ConformTimeoutOptionShortensTheWindow) {
