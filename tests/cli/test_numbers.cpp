@@ -136,6 +136,11 @@ TEST_F(NumericOptions, DecimalDigitsAreTakenAsTheyRead) {
   EXPECT_EQ(big.out, "{\"a\":1}");
   RunResult small = run({"jcs", "canonicalize", t / "doc.json", "--max-bytes", "06"});
   EXPECT_EQ(small.exit_code, 1) << small.err;
+  // Nine bytes: "010" read as octal (8) would refuse them.
+  std::ofstream(t / "nine.json", std::ios::binary) << "{\"ab\":12}";
+  RunResult ten = run({"jcs", "canonicalize", t / "nine.json", "--max-bytes", "010"});
+  EXPECT_EQ(ten.exit_code, 0) << ten.err;
+  EXPECT_EQ(ten.out, "{\"ab\":12}");
   // The largest count is accepted and keeps everything.
   RunResult prune = run({"store", "prune", "--root", layout.root, "--keep", "9223372036854775807", "--json"});
   EXPECT_EQ(prune.exit_code, 0) << prune.err;
