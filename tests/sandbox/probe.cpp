@@ -336,6 +336,12 @@ std::string act_at(const std::string& call, const std::string& who) {
     r = ::syscall(SYS_pidfd_getfd, -1, 0, 0);  // EBADF
   } else if (call == "process_madvise") {
     r = ::syscall(SYS_process_madvise, -1, nullptr, 0, 0, 0);  // EBADF
+  } else if (call == "process_mrelease") {
+    r = ::syscall(SYS_process_mrelease, -1, 0);  // EBADF
+  } else if (call == "migrate_pages") {
+    // A node mask longer than a page: EINVAL before the target is looked up.
+    static const unsigned long nodes = 0;
+    r = ::syscall(SYS_migrate_pages, pid, 1UL << 30, &nodes, &nodes);
   } else if (call == "kcmp") {
     r = ::syscall(SYS_kcmp, pid, ::getpid(), 1 /* KCMP_VM */, 0, 0);
   } else if (call == "process_vm_readv") {
