@@ -91,7 +91,7 @@ struct HostSession::Impl {
     std::optional<ExitStatus> status;
     if (child.reaped()) {
       status = child.try_wait();
-    } else if (e.kind == "eof" || e.kind == "early_eof" || e.kind == "stdin_closed") {
+    } else if (e.kind == "eof" || e.kind == "early_eof") {
       status = child.wait_until(std::min(deadline, Clock::now() + kDeathGrace));
     } else {
       status = child.try_wait();
@@ -196,8 +196,12 @@ struct HostSession::Impl {
         continue;
       }
       if (errno == EINTR) continue;
-      if (errno == EPIPE)
-        return protocol("stdin_closed", fmt::format("the plugin closed its stdin before reading {}", waiting_for));
+      // The plugin no longer reads its stdin (it closed it, or it exited).
+      // Whether the write or the plugin's exit came first is a race; the
+      // verdict must not be. So a refused write is not a verdict: the caller
+      // reads what the plugin left on stdout exactly as after a delivered
+      // request (an answer, garbage, or EOF followed by its exit status).
+      if (errno == EPIPE) return {};
       if (errno != EAGAIN)
         return make_error(Code::Io, "write", fmt::format("cannot write to the plugin's stdin: {}", std::strerror(errno)));
       pollfd fds[2] = {{fd.get(), POLLOUT, 0}, {child.stderr_fd().get(), POLLIN, 0}};

@@ -4,7 +4,13 @@
 // called setsid is found: list_children() must come back empty).
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -62,6 +68,47 @@ INSTANTIATE_TEST_SUITE_P(All, Hostile, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<const hostile::Case*>& i) {
                            return std::string(i.param->name);
                          });
+
+// Which comes first, the host's write of a request or the death of a plugin
+// that never reads it, is up to the scheduler; the verdict must not be. Both
+// orders are forced here, not hoped for: no_output is dead (a zombie, seen
+// through a pidfd, not yet reaped) before dot.initialize is written, so that
+// write fails with EPIPE; exits_after_reading_the_request exits only after
+// reading the request, so that write succeeded. Each must get the
+// catalogue's refusal, and the two exactly the same error.
+Error refusal_of_initialize(const std::string& exe, bool wait_until_dead, const std::string& stage) {
+  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return make_error(Code::Io, "open", "cannot open " + exe);
+  HostSessionOptions o;
+  o.exec_fd = fd.get();
+  o.stage_dir = stage;
+  auto s = HostSession::start(std::move(o));
+  if (!s.ok()) return s.error();
+  if (wait_until_dead) {
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, s->pid(), 0)));
+    if (!pidfd) return make_error(Code::Io, "pidfd_open", std::strerror(errno));
+    pollfd p{pidfd.get(), POLLIN, 0};
+    if (::poll(&p, 1, 10'000) != 1) return make_error(Code::Internal, "test", "the plugin did not exit by itself");
+  }
+  auto echo = s->initialize(hello::initialize_params("audit", std::string(64, 'a')));
+  if (echo.ok()) return make_error(Code::Internal, "test", exe + " answered dot.initialize");
+  return echo.error();
+}
+
+TEST(HostileSchedule, ThePluginDyingBeforeOrAfterTheRequestLandsIsOneVerdict) {
+  const hostile::Case* expected = hostile::find("no_output");
+  ASSERT_NE(expected, nullptr);
+  TempStage stage1, stage2;
+  Error dead_first = refusal_of_initialize(bin("dpp-hostile-no_output"), true, stage1.path());
+  Error read_first = refusal_of_initialize(bin("dpp-hostile-exits_after_reading_the_request"), false, stage2.path());
+  for (const Error* e : {&dead_first, &read_first}) {
+    EXPECT_EQ(code_name(e->code), code_name(expected->code)) << e->line();
+    EXPECT_EQ(e->kind, expected->kind) << e->line();
+    EXPECT_EQ(e->detail, "the plugin closed stdout without answering dot.initialize") << e->line();
+  }
+  EXPECT_EQ(dead_first.line(), read_first.line());
+  EXPECT_TRUE(list_children().empty());
+}
 
 TEST(HostileCatalogue, AtLeastFortyCasesEachBuiltAsItsOwnExecutable) {
   std::ifstream list(DOT_HOSTILE_LIST);

@@ -152,6 +152,10 @@ std::string nested(int arrays) {
 const Case kCases[] = {
     // ---- framing ----
     {"no_output", +[] { return 0; }, Code::Protocol, "eof", "without answering dot.initialize", false},
+    // The same refusal as no_output, but the plugin is alive until the
+    // request has landed in its stdin (tests/dpp/test_hostile.cpp forces both).
+    {"exits_after_reading_the_request", +[] { return session(+[](Ctx&) -> int { return 0; }); }, Code::Protocol,
+     "eof", "without answering dot.initialize", false},
     {"garbage_before_header", +[] { return AT(Initialize, "garbage" + frame(c.honest)); }, Code::Protocol, "header",
      "expects", false},
     {"lf_only_line_ends",

@@ -18,6 +18,14 @@
 // process left running after the plugin exited is a "survivor". Every failure
 // other than DOT_E_TIMEOUT is DOT_E_PROTOCOL (kinds in docs/dpp.md).
 //
+// One misbehaviour gets one verdict on every schedule: a request the plugin
+// no longer reads (its stdin closed, or it already exited: the write fails
+// with EPIPE) is not itself an error, the session reads the plugin's stdout
+// as after any request. A plugin that exits without answering is "eof" (then
+// its exit status is consulted, below) whether it died before or after the
+// request reached its pipe; one that closed stdin but keeps stdout open and
+// silent reaches the deadline.
+//
 // A plugin that dies of a signal it did not get from the host (a seccomp kill,
 // an rlimit, a crash) is reported as that death, not as the symptom the
 // protocol saw (a closed stdout, a closed stdin, a non-zero exit): kinds
@@ -57,8 +65,9 @@ struct SessionLimits {
 };
 
 struct HostSessionOptions {
-  // The opened executable whose digest was checked; executed as is
-  // (fexecve). The caller keeps it open until start() returns.
+  // The executable whose digest was checked, executed as is (fexecve): a
+  // sealed copy from dot::seal_executable, so that the bytes checked are the
+  // bytes run. The caller keeps it open until start() returns.
   int exec_fd = -1;
   // Absolute path of the fresh stage directory: the working directory,
   // DOT_STAGE_ROOT, and the `stage` of dot.materialize.
