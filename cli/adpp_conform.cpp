@@ -1,5 +1,5 @@
 // dot-core adpp conform, the implementation: runs the ADPP v1 conformance
-// suite against a provider. Linked into dot-core-adpp only (commands.h).
+// suite against a provider.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

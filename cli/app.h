@@ -1,7 +1,5 @@
 #pragma once
-// Building the command-line app from command groups and running it: shared
-// by the three executables (docs/startup.md): the dot-core front end (the
-// store commands only), dot-core-engine and dot-core-adpp (every command).
+// Building the command-line app from command groups and running it.
 
 #include <initializer_list>
 #include <span>
@@ -22,7 +20,7 @@ struct CommandGroup {
 int run_app(int argc, char** argv, std::span<const CommandGroup> groups);
 
 // Every command group, in the order `dot-core --help` lists them
-// (all_commands.cpp; not linked into the front end).
+// (all_commands.cpp).
 std::span<const CommandGroup> all_command_groups();
 
 }  // namespace dot::cli

@@ -9,8 +9,6 @@
 
 #include "commands.h"
 
-// dot_core builds once dot_dpp and dot_store exist (core/CMakeLists.txt).
-#if __has_include("dot/core/planner.h")
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/core/applier.h"
@@ -265,15 +263,6 @@ int run_retry_effects(const EngineOptions& o) {
 }
 
 // ---- status / export / plan-id ---------------------------------------------
-std::string status_of(store::Store& st, const store::TxnSummary& t) {
-  if (t.state != store::State::Committed || !t.effect_count) return std::string(store::state_name(t.state));
-  auto effects = st.effects(t.id);
-  if (effects.ok())
-    for (const auto& e : *effects)
-      if (e.state == store::EffectState::Failed) return "POST_COMMIT_FAILED";
-  return "POST_COMMIT_PENDING";
-}
-
 int run_status(const EngineOptions& o) {
   auto root = open_root(o, Access::ReadOnly);
   if (!root.ok()) return report(root.error(), o.json);
@@ -320,7 +309,7 @@ int run_status(const EngineOptions& o) {
       w.begin_object();
       w.key("plan_id").string(t.plan_id);
       w.key("state").string(store::state_name(t.state));
-      w.key("status").string(status_of(st, t));
+      w.key("status").string(store::display_status(t));
       w.end_object();
     }
     w.end_array();
@@ -338,7 +327,7 @@ int run_status(const EngineOptions& o) {
     out += "unfinished    none\n";
   } else {
     for (const auto& t : *unfinished)
-      out += fmt::format("unfinished    {}  {}  (run dot-core {})\n", short_id(t.plan_id), status_of(st, t),
+      out += fmt::format("unfinished    {}  {}  (run dot-core {})\n", short_id(t.plan_id), store::display_status(t),
                          t.state == store::State::Committed ? "retry-effects" : "recover");
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
@@ -470,8 +459,3 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
 }
 
 }  // namespace dot::cli
-#else
-namespace dot::cli {
-void add_engine_commands(CLI::App& /*app*/, Context& /*ctx*/) {}
-}  // namespace dot::cli
-#endif

@@ -33,12 +33,6 @@ void time_or_null(JsonWriter& w, std::int64_t ms) {
     w.string(format_time_ms(ms));
 }
 
-// What `status` shows: the stored state, refined for COMMITTED by its ledger.
-std::string status_of(const TxnSummary& t) {
-  if (t.state != State::Committed || !t.effect_count) return std::string(store::state_name(t.state));
-  return t.effect_failed ? "POST_COMMIT_FAILED" : "POST_COMMIT_PENDING";
-}
-
 void summary_fields(JsonWriter& w, const TxnSummary& t) {
   w.key("id").number(t.id);
   w.key("plan_id").string_or_null(t.plan_id);
@@ -73,7 +67,7 @@ std::string show_json(const TxnDetail& d) {
   JsonWriter w;
   w.begin_object();
   summary_fields(w, d.summary);
-  w.key("status").string(status_of(d.summary));
+  w.key("status").string(store::display_status(d.summary));
   w.key("plugin_digest").string_or_null(d.plugin_digest);
   w.key("started_at");
   time_or_null(w, d.started_at_ms);
@@ -268,7 +262,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
     for (const auto& row : *rows) {
       w.begin_object();
       summary_fields(w, row);
-      w.key("status").string(status_of(row));
+      w.key("status").string(store::display_status(row));
       w.end_object();
     }
     w.end_array();
@@ -296,7 +290,7 @@ int run_show(const CommonOptions& o, const std::string& id) {
       {"plan", s.plan_id.empty() ? "-" : s.plan_id},
       {"proposal", s.proposal_id.empty() ? "-" : s.proposal_id},
       {"state", std::string(store::state_name(s.state))},
-      {"status", status_of(s)},
+      {"status", std::string(store::display_status(s))},
       {"plugin", s.plugin_id + (d->plugin_digest.empty() ? "" : " sha256:" + d->plugin_digest)},
       {"created", format_time_ms(s.created_at_ms)},
       {"updated", format_time_ms(s.updated_at_ms)},

@@ -42,10 +42,7 @@ struct FramesOptions {
 int decode_frames_dpp(const FramesOptions& options);
 int decode_frames_metewand(const FramesOptions& options);
 
-// The ADPP actions. dot-core itself does not link libprotobuf (docs/startup.md):
-// in dot-core these two replace the process with dot-core-adpp, built from the
-// same command definitions plus the real implementations (frames_adpp.cpp,
-// adpp_conform.cpp), which runs the same command line.
+// The ADPP actions (frames_adpp.cpp, adpp_conform.cpp).
 int decode_frames_adpp(const FramesOptions& options);
 struct AdppConformOptions {
   double timeout_s = 3.0;

@@ -1,5 +1,5 @@
-// dot-core-engine and dot-core-adpp: every command. Each group lives in its
-// own cmd_<group>.cpp (commands.h); app.cpp builds and runs the app.
+// dot-core: every command. Each group lives in its own cmd_<group>.cpp
+// (commands.h); app.cpp builds and runs the app.
 #include <csignal>
 
 #include "app.h"

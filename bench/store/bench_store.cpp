@@ -373,12 +373,26 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
       {"inspect show PREFIX", {dot_core, "inspect", "show", "--root", root, prefix}, {}, {}, {}},
       {"inspect show PREFIX --json", {dot_core, "inspect", "show", "--root", root, prefix, "--json"}, {}, {}, {}},
   };
-  // The same command in the dynamically linked engine beside it: what the
-  // statically linked front end saves, in the same run (docs/startup.md).
-  const std::string engine = bin_dir + "dot-core-engine";
-  if (::access(engine.c_str(), X_OK) == 0)
-    cases.push_back({"inspect show PREFIX in dot-core-engine (dynamic)", {engine, "inspect", "show", "--root", root, prefix},
-                     {}, {}, {}});
+  // The reference point of docs/PERFORMANCE.md: the sqlite3 shell answering
+  // the same questions on the same database, read-only, in the same run.
+  // show: find the transaction by plan-id prefix, then its summary, detail,
+  // operations, effect ledger and events (what `inspect show` reads); list:
+  // the 50 newest summaries.
+  const std::string db = layout.database;
+  const std::string lo = prefix, hi = prefix + "g";  // every id with the prefix sorts in [lo, hi)
+  const std::string show_sql =
+      "CREATE TEMP TABLE hit AS SELECT id FROM txn WHERE plan_id >= '" + lo + "' AND plan_id < '" + hi +
+      "' LIMIT 2;"
+      "SELECT txn.*, plan.* FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id IN (SELECT id FROM hit);"
+      "SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id IN (SELECT id FROM hit) ORDER BY slot;"
+      "SELECT * FROM effect WHERE txn_id IN (SELECT id FROM hit) ORDER BY idx;"
+      "SELECT seq, state, at_ms, code, detail FROM event WHERE txn_id IN (SELECT id FROM hit) ORDER BY seq;";
+  const std::string list_sql =
+      "SELECT txn.id, txn.state, txn.plan_id, txn.proposal_id, txn.plugin_id, txn.created_at_ms, txn.updated_at_ms, "
+      "txn.error_code, txn.operation_count, plan.effect_count FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+      "ORDER BY txn.id DESC LIMIT 50;";
+  cases.push_back({"sqlite3 -readonly: the show queries", {"/usr/bin/sqlite3", "-readonly", db, show_sql}, {}, {}, {}});
+  cases.push_back({"sqlite3 -readonly: the list query", {"/usr/bin/sqlite3", "-readonly", db, list_sql}, {}, {}, {}});
   for (int r = 0; r < runs + 2; ++r) {
     for (auto& c : cases) {
       ProcTime t = time_process(c.argv);
@@ -393,6 +407,20 @@ int cmd_cli(const std::string& root, const std::string& dot_core, int runs) {
   std::printf("  %-50s %12s %12s %7s\n", "", "wall median", "cpu median", "faults");
   for (const auto& c : cases)
     std::printf("  %-50s %9.3f ms %9.3f ms %7.0f\n", c.label, median(c.wall), median(c.cpu), median(c.faults));
+  // The ratios the targets are stated in (docs/PERFORMANCE.md), from the
+  // medians of this one interleaved run.
+  auto wall = [&](std::string_view label) {
+    for (const auto& c : cases)
+      if (label == c.label) return median(c.wall);
+    die("no such case");
+  };
+  std::printf("ratios (wall medians, this run)\n");
+  std::printf("  dot-core version / /bin/true                        %.2fx (target <= 3)\n",
+              wall("dot-core version (dot-core start-up floor)") / wall("/bin/true (spawn + exec + wait floor)"));
+  std::printf("  inspect show / sqlite3 show queries                 %.2fx (target <= 1.5)\n",
+              wall("inspect show PREFIX") / wall("sqlite3 -readonly: the show queries"));
+  std::printf("  inspect list --limit 50 / sqlite3 list query        %.2fx (target <= 1.5)\n",
+              wall("inspect list --limit 50") / wall("sqlite3 -readonly: the list query"));
   return 0;
 }
 

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "dot/store/records.h"
+
 namespace dot::store {
 namespace {
 
@@ -66,6 +68,11 @@ std::optional<EffectState> effect_state_from_name(std::string_view name) noexcep
   for (std::size_t i = 0; i < kEffectNames.size(); ++i)
     if (kEffectNames[i] == name) return static_cast<EffectState>(i);
   return std::nullopt;
+}
+
+std::string_view display_status(const TxnSummary& t) noexcept {
+  if (t.state != State::Committed || !t.effect_count) return state_name(t.state);
+  return t.effect_failed ? "POST_COMMIT_FAILED" : "POST_COMMIT_PENDING";
 }
 
 }  // namespace dot::store

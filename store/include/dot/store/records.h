@@ -99,6 +99,12 @@ struct TxnSummary {
   bool effect_failed = false;  // some ledger entry is FAILED (POST_COMMIT_FAILED)
 };
 
+// The status `status` and `inspect` show for a transaction (spec/transactions.md,
+// "Reporting"): its state, except that a COMMITTED one with a ledger is
+// POST_COMMIT_FAILED when some effect FAILED, else POST_COMMIT_PENDING. The
+// one place this rule lives.
+std::string_view display_status(const TxnSummary& t) noexcept;
+
 // Everything `inspect show` prints.
 struct TxnDetail {
   TxnSummary summary;
