@@ -5,7 +5,8 @@
 // Everything is prepared in the parent (Landlock ruleset descriptor opened and
 // filled, seccomp filter compiled by libseccomp and exported to BPF, rlimits
 // computed); the child only applies it, through SpawnOptions::pre_exec, with
-// raw system calls that are async-signal-safe. Layers, in the order the child
+// raw system calls that are async-signal-safe (and writes its own pid into the
+// filter's comparisons that name the plugin). Layers, in the order the child
 // applies them: rlimits, capabilities (bounding set, ambient, securebits, then
 // all of effective/permitted/inheritable), parent-death signal, no_new_privs,
 // Landlock, seccomp. Descriptors: spawn() already leaves only stdio; apply_to()
