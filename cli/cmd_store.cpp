@@ -157,10 +157,10 @@ std::string short_id(const TxnSummary& t) {
 // ---- opening --------------------------------------------------------------
 
 Result<store::Store> open_read_only(const std::string& root) {
-  DOT_ASSIGN_OR_RETURN(store::RootLayout layout, store::locate_root(root));
+  DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(root));
   store::OpenOptions o;
   o.read_only = true;
-  return store::Store::open(layout.database, o);
+  return store::Store::open(dirs.layout.database, o);
 }
 
 struct Locked {
@@ -169,9 +169,9 @@ struct Locked {
 };
 
 Result<Locked> open_locked(const std::string& root) {
-  DOT_ASSIGN_OR_RETURN(store::RootLayout layout, store::locate_root(root));
-  DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(layout));
-  DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(layout.database));
+  DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(root));
+  DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(dirs.layout));
+  DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(dirs.layout.database));
   return Locked{std::move(lock), std::move(db)};
 }
 

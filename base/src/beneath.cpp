@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -18,11 +19,11 @@ namespace {
 
 constexpr std::uint64_t kResolveFlags = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 
-int sys_openat2(int dirfd, const std::string& path, int flags, mode_t mode) {
+int sys_openat2(int dirfd, const std::string& path, int flags, mode_t mode, std::uint64_t extra_resolve = 0) {
   open_how how{};
   how.flags = static_cast<std::uint64_t>(flags);
   how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-  how.resolve = kResolveFlags;
+  how.resolve = kResolveFlags | extra_resolve;
   for (;;) {
     long fd = ::syscall(SYS_openat2, dirfd, path.c_str(), &how, sizeof how);
     if (fd >= 0) return static_cast<int>(fd);
@@ -269,6 +270,89 @@ Status fsync_fd(int fd, std::string_view what) {
     // fsync the page cache may already have dropped the dirty pages.
     if (errno != EINTR) return errno_error(errno, "fsync", what);
   }
+}
+
+Result<std::vector<std::string>> list_entries(int dirfd) {
+  int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dup < 0) return errno_error(errno, "open", "a directory to list it");
+  DIR* dir = ::fdopendir(dup);
+  if (!dir) {
+    int err = errno;
+    ::close(dup);
+    return errno_error(err, "list", "a directory");
+  }
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    struct dirent* ent = ::readdir(dir);
+    if (!ent) break;
+    std::string_view n(ent->d_name);
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  int err = errno;
+  ::closedir(dir);
+  if (err != 0) return errno_error(err, "list", "a directory");
+  return names;
+}
+
+namespace {
+
+// `shown` is the entry's path below where the removal started, for errors.
+Result<std::size_t> remove_tree_at(int dirfd, const std::string& name, const std::string& shown, int depth) {
+  struct stat seen {};
+  if (::fstatat(dirfd, name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return std::size_t{0};
+    return errno_error(errno, "stat", shown);
+  }
+  if (!S_ISDIR(seen.st_mode)) {
+    // unlinkat never follows a symlink: the link goes, not what it names.
+    if (::unlinkat(dirfd, name.c_str(), 0) != 0) {
+      if (errno == ENOENT) return std::size_t{0};
+      return errno_error(errno, "unlink", shown);
+    }
+    return std::size_t{1};
+  }
+  if (depth >= kMaxRemoveDepth)
+    return make_error(Code::Io, "too_deep",
+                      fmt::format("remove {}: nested more than {} directories deep (left in place)", shown,
+                                  kMaxRemoveDepth));
+  // RESOLVE_NO_XDEV: a mount point inside is never descended into.
+  int fd = sys_openat2(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_NO_XDEV);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::size_t{0};
+    return errno_error(errno, "open", shown);
+  }
+  UniqueFd sub(fd);
+  // Emptied is only the directory that was looked at: one renamed into its
+  // place in between is left alone.
+  struct stat opened {};
+  if (::fstat(sub.get(), &opened) != 0) return errno_error(errno, "fstat", shown);
+  if (opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino)
+    return make_error(Code::Conflict, "replaced", fmt::format("remove {}: replaced while it was removed (left in place)", shown));
+  auto children = list_entries(sub.get());
+  if (!children.ok()) {
+    Error e = std::move(children).error();
+    e.detail = fmt::format("remove {}: {}", shown, e.detail);
+    return e;
+  }
+  std::size_t n = 0;
+  for (const auto& child : *children) {
+    DOT_ASSIGN_OR_RETURN(std::size_t removed, remove_tree_at(sub.get(), child, shown + "/" + child, depth + 1));
+    n += removed;
+  }
+  if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0) {
+    if (errno == ENOENT) return n;
+    return errno_error(errno, "remove directory", shown);
+  }
+  return n + 1;
+}
+
+}  // namespace
+
+Result<std::size_t> remove_tree(int dirfd, std::string_view name) {
+  DOT_TRY(check_entry_name(name));
+  const std::string n(name);
+  return remove_tree_at(dirfd, n, n, 0);
 }
 
 }  // namespace dot::beneath

@@ -299,12 +299,12 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   for (const auto& lib : st->files.libraries) DOT_TRY(add_path_rule(st->ruleset.get(), lib, kFsReadFile, false));
   if (!st->files.loader_cache.empty())
     DOT_TRY(add_path_rule(st->ruleset.get(), st->files.loader_cache, kFsReadFile, false));
-  if (!policy.stage_dir.empty()) {
+  if (policy.stage_fd >= 0) {
     // Regular files only: no directories, links, devices, sockets or fifos,
     // and no rename into or out of the stage (REFER stays denied).
     std::uint64_t rw = kFsReadFile | kFsWriteFile | kFsReadDir | kFsRemoveFile | kFsMakeReg;
     if (abi >= 3) rw |= kFsTruncate;
-    DOT_TRY(add_path_rule(st->ruleset.get(), policy.stage_dir, rw, true));
+    DOT_TRY(add_rule(st->ruleset.get(), policy.stage_fd, rw, "the stage directory"));
   }
 
   DOT_ASSIGN_OR_RETURN(st->seccomp, sandbox_detail::build_seccomp_filter());

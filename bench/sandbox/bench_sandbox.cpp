@@ -31,16 +31,18 @@ struct Fixture {
   std::string path = plugin_path();
   dot::UniqueFd exe{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   std::string stage;
+  dot::UniqueFd stage_fd;
   Fixture() {
     char tmpl[] = "/tmp/dot-bench-sandbox-XXXXXX";
     stage = ::mkdtemp(tmpl);
+    stage_fd.reset(::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   }
   ~Fixture() { ::rmdir(stage.c_str()); }
   dot::SandboxPolicy policy() const {
     dot::SandboxPolicy p;
     p.executable_fd = exe.get();
     p.executable_path = path;
-    p.stage_dir = stage;
+    p.stage_fd = stage_fd.get();
     return p;
   }
   dot::SpawnOptions spawn_options() const {

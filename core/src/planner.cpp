@@ -1,10 +1,8 @@
 #include "dot/core/planner.h"
 
 #include <cerrno>
-#include <filesystem>
 #include <set>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,18 +21,24 @@ namespace dot::core {
 namespace {
 
 // A fresh, empty stage directory (0700) for one plan, removed on every path.
+// Everything goes by descriptor: the stage folder DIR/.dot/stage is opened
+// beneath the state folder (a symlink there is DOT_E_PATH_ESCAPE naming it,
+// so nothing is ever created in or removed from where it points), the plan's
+// directory is made and opened beneath that, and the cleanup removes through
+// the stage folder's descriptor (beneath::remove_tree), never by path.
 class Stage {
  public:
-  static Result<Stage> create(const std::string& parent, store::TxnId txn) {
-    if (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST)
-      return beneath::errno_error(errno, "mkdir", parent);
-    DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
+  static Result<Stage> create(const store::OpenedRoot& dirs, store::TxnId txn) {
+    if (::mkdirat(dirs.state_fd.get(), store::kStageName, 0700) != 0 && errno != EEXIST)
+      return beneath::errno_error(errno, "mkdir", dirs.entry_path(store::kStageName));
     Stage s;
-    s.parent_ = parent;
-    s.path_ = fmt::format("{}/{}-{}", parent, txn, rnd.substr(0, 16));
-    if (::mkdir(s.path_.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", s.path_);
+    DOT_ASSIGN_OR_RETURN(s.parent_fd_, dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY));
+    DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
+    s.name_ = fmt::format("{}-{}", txn, rnd.substr(0, 16));
+    s.path_ = fmt::format("{}/{}", dirs.layout.stage_dir, s.name_);
+    if (::mkdirat(s.parent_fd_.get(), s.name_.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", s.path_);
     s.owned_ = true;
-    DOT_ASSIGN_OR_RETURN(s.fd_, beneath::open_root(s.path_));
+    DOT_ASSIGN_OR_RETURN(s.fd_, beneath::open_beneath(s.parent_fd_.get(), s.name_, O_RDONLY | O_DIRECTORY));
     struct stat st {};
     if (::fstat(s.fd_.get(), &st) != 0) return beneath::errno_error(errno, "stat", s.path_);
     s.dev_ = st.st_dev;
@@ -43,50 +47,41 @@ class Stage {
   }
   Stage() = default;
   Stage(Stage&& o) noexcept
-      : parent_(std::move(o.parent_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)), dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
+      : parent_fd_(std::move(o.parent_fd_)), name_(std::move(o.name_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)),
+        dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
   Stage& operator=(Stage&&) = delete;
   ~Stage() {
     if (!owned_) return;
     fd_.reset();
-    // The root lock is held: everything under the stage folder is this plan's
-    // (an audit plugin may litter next to its own stage). remove_all never
-    // follows symlinks.
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-    std::vector<std::filesystem::path> litter;
-    for (const auto& e : std::filesystem::directory_iterator(parent_, ec)) litter.push_back(e.path());
-    for (const auto& p : litter) std::filesystem::remove_all(p, ec);
+    // The root lock is held: everything in the stage folder is this plan's
+    // (an audit plugin may litter next to its own stage).
+    (void)beneath::remove_tree(parent_fd_.get(), name_);
+    auto litter = beneath::list_entries(parent_fd_.get());
+    if (litter.ok())
+      for (const auto& n : *litter) (void)beneath::remove_tree(parent_fd_.get(), n);
   }
+  // Where the plugin is told to write (its working directory and the
+  // materialize request); core itself only uses the descriptors.
   const std::string& path() const { return path_; }
   int fd() const { return fd_.get(); }
 
-  // The path still names the directory we made (not a symlink, not a new one).
+  // The name still holds the directory we made (not a symlink, not a new one).
   Status check_unchanged() const {
     struct stat st {};
-    if (::lstat(path_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != dev_ || st.st_ino != ino_)
+    if (::fstatat(parent_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_dev != dev_ || st.st_ino != ino_)
       return make_error(Code::PathEscape, "stage_replaced",
                         fmt::format("the stage directory {} was replaced during materialize", path_));
     return {};
   }
   Result<std::set<std::string>> entries() const {
-    int dup = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dup < 0) return beneath::errno_error(errno, "open", path_);
-    DIR* d = ::fdopendir(dup);
-    if (!d) {
-      ::close(dup);
-      return beneath::errno_error(errno, "read", path_);
-    }
-    std::set<std::string> names;
-    while (struct dirent* e = ::readdir(d)) {
-      std::string n = e->d_name;
-      if (n != "." && n != "..") names.insert(n);
-    }
-    ::closedir(d);
-    return names;
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(fd_.get()));
+    return std::set<std::string>(names.begin(), names.end());
   }
 
  private:
-  std::string parent_;
+  UniqueFd parent_fd_;  // DIR/.dot/stage
+  std::string name_;    // this plan's directory in it
   std::string path_;
   UniqueFd fd_;
   dev_t dev_ = 0;
@@ -159,7 +154,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     return std::forward<decltype(result)>(result);
   };
 
-  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.layout().stage_dir, txn));
+  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.dirs(), txn));
   dpp::HostSessionOptions ho;
   ho.exec_fd = pinned.exec_fd.get();
   ho.stage_dir = stage.path();
@@ -171,7 +166,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     SandboxPolicy policy;
     policy.executable_fd = pinned.exec_fd.get();
     policy.executable_path = root.layout().plugin_copy;
-    policy.stage_dir = stage.path();
+    policy.stage_fd = stage.fd();
     DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
     sandbox.emplace(std::move(prepared));
     DOT_TRY(sandbox->apply_to(ho.spawn));

@@ -1,10 +1,13 @@
 #include "dot/core/recovery.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
-#include <filesystem>
+#include <cerrno>
 
 #include <fmt/format.h>
 
+#include "dot/base/beneath.h"
 #include "dot/core/applier.h"
 #include "dot/core/effects.h"
 #include "dot/core/rollback.h"
@@ -17,20 +20,25 @@ std::string_view event_code(const Error& why) {
   return why.code == Code::Internal ? std::string_view() : code_name(why.code);
 }
 
-// Stage directories left by a `plan` that was killed.
-Result<std::size_t> remove_stale_stages(const store::RootLayout& layout) {
-  std::error_code ec;
-  std::size_t n = 0;
-  std::filesystem::directory_iterator it(layout.stage_dir, ec);
-  if (ec) return std::size_t{0};  // no stage folder yet
-  std::vector<std::filesystem::path> stale;
-  for (const auto& entry : it) stale.push_back(entry.path());
-  for (const auto& p : stale) {
-    std::filesystem::remove_all(p, ec);  // never follows symlinks
-    if (ec) return make_error(Code::Io, "stage", fmt::format("cannot remove stale stage {}: {}", p.string(), ec.message()));
-    ++n;
+// Stage directories left by a `plan` that was killed, removed through the
+// stage folder's descriptor: a symlink in its place is DOT_E_PATH_ESCAPE and
+// nothing it points to is read or removed.
+Result<std::size_t> remove_stale_stages(const store::OpenedRoot& dirs) {
+  auto stage = dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY);
+  if (!stage.ok()) {
+    if (beneath::error_errno(stage.error()) == ENOENT) return std::size_t{0};  // no plan ran yet
+    return std::move(stage).error();
   }
-  return n;
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> stale, beneath::list_entries(stage->get()));
+  for (const auto& n : stale) {
+    auto removed = beneath::remove_tree(stage->get(), n);
+    if (!removed.ok()) {
+      Error e = std::move(removed).error();
+      e.detail = fmt::format("cannot remove stale stage {}/{}: {}", dirs.entry_path(store::kStageName), n, e.detail);
+      return e;
+    }
+  }
+  return stale.size();
 }
 
 }  // namespace
@@ -61,7 +69,7 @@ Result<RecoveryReport> recover(Root& root) {
   RecoveryReport report;
   store::Store& st = root.store();
   DOT_ASSIGN_OR_RETURN(report.temp_files_removed, remove_leftover_temps(root.root_fd()));
-  DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.layout()));
+  DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.dirs()));
 
   store::ListFilter proposing;
   proposing.state = store::State::Proposing;

@@ -1,23 +1,20 @@
 #include "dot/core/root.h"
 
-#include "dot/base/beneath.h"
-
 namespace dot::core {
 
 Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks) {
   Root r;
   r.hooks_ = std::make_unique<TestHooks>(std::move(hooks));
-  DOT_ASSIGN_OR_RETURN(r.layout_, store::locate_root(dir));
+  DOT_ASSIGN_OR_RETURN(r.dirs_, store::open_root(dir));
   if (access == Access::Mutating) {
-    DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(r.layout_));
+    DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(r.dirs_.layout));
     r.lock_ = std::make_unique<store::RootLock>(std::move(lock));
   }
-  DOT_ASSIGN_OR_RETURN(r.root_fd_, beneath::open_root(r.layout_.root));
   store::OpenOptions options;
   options.read_only = access == Access::ReadOnly;
   const TestHooks* h = r.hooks_.get();
   if (h->armed()) options.commit_hook = [h](std::string_view point) { h->reached(point); };
-  DOT_ASSIGN_OR_RETURN(store::Store st, store::Store::open(r.layout_.database, options));
+  DOT_ASSIGN_OR_RETURN(store::Store st, store::Store::open(r.dirs_.layout.database, options));
   r.store_ = std::make_unique<store::Store>(std::move(st));
   DOT_ASSIGN_OR_RETURN(r.root_id_, r.store_->root_id());
   return r;

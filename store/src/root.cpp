@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
 #include "dot/store/store.h"
 
@@ -56,6 +57,14 @@ std::string parent_of(const std::string& path) {
   return path.substr(0, pos);
 }
 
+// Whether an open of `name` beneath `dirfd` that failed with `err` met a
+// symlink as `name` itself: ELOOP, or ENOTDIR when O_DIRECTORY was asked.
+bool is_symlink_after(int err, int dirfd, std::string_view name) {
+  if (err != ELOOP && err != ENOTDIR) return false;
+  struct stat st{};
+  return ::fstatat(dirfd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
 }  // namespace
 
 Result<InitializedRoot> init_root(const std::string& dir) {
@@ -91,18 +100,45 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   return InitializedRoot{layout, root_id};
 }
 
-Result<RootLayout> locate_root(const std::string& dir) {
-  RootLayout layout = RootLayout::for_root(dir);
+std::string OpenedRoot::entry_path(std::string_view name) const {
+  return fmt::format("{}/{}", layout.state_dir, name);
+}
+
+Result<UniqueFd> OpenedRoot::open_entry(std::string_view name, int flags, mode_t mode) const {
+  DOT_TRY(beneath::check_entry_name(name));
+  auto fd = beneath::open_beneath(state_fd.get(), name, flags, mode);
+  if (fd.ok()) return fd;
+  int err = beneath::error_errno(fd.error());
+  if (is_symlink_after(err, state_fd.get(), name))
+    return make_error(Code::PathEscape, "symlink",
+                      fmt::format("{} is a symlink (refused, never followed)", entry_path(name)));
+  return beneath::errno_error(err, "open", entry_path(name));
+}
+
+Result<OpenedRoot> open_root(const std::string& dir) {
+  OpenedRoot r;
+  r.layout = RootLayout::for_root(dir);
+  const RootLayout& layout = r.layout;
   struct stat st{};
   if (::lstat(layout.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return make_error(Code::Store, "missing", fmt::format("{}: not a directory (create a root with `dot-core init`)", layout.root));
-  if (::lstat(layout.state_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return make_error(Code::Store, "missing",
-                      fmt::format("{}: no state folder {}; not a managed root (create one with `dot-core init`)",
-                                  layout.root, kStateDirName));
-  if (::lstat(layout.database.c_str(), &st) != 0)
+  DOT_ASSIGN_OR_RETURN(r.root_fd, beneath::open_root(layout.root));
+  auto state = beneath::open_beneath(r.root_fd.get(), kStateDirName, O_RDONLY | O_DIRECTORY);
+  if (!state.ok()) {
+    int err = beneath::error_errno(state.error());
+    if (is_symlink_after(err, r.root_fd.get(), kStateDirName))
+      return make_error(Code::PathEscape, "symlink",
+                        fmt::format("{} is a symlink (refused, never followed)", layout.state_dir));
+    if (err == ENOENT || err == ENOTDIR)
+      return make_error(Code::Store, "missing",
+                        fmt::format("{}: no state folder {}; not a managed root (create one with `dot-core init`)",
+                                    layout.root, kStateDirName));
+    return beneath::errno_error(err, "open", layout.state_dir);
+  }
+  r.state_fd = std::move(*state);
+  if (::fstatat(r.state_fd.get(), kDatabaseName, &st, AT_SYMLINK_NOFOLLOW) != 0)
     return make_error(Code::Store, "missing", fmt::format("{}: no database in the state folder", layout.database));
-  return layout;
+  return r;
 }
 
 Result<RootLock> RootLock::acquire(const RootLayout& layout) {

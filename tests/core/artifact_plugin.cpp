@@ -48,6 +48,14 @@ class LyingHello : public dot::dpp::HelloPlugin {
       ::mkdir(dir.c_str(), 0700);
       auto again = HelloPlugin::materialize(params);
       if (!again.ok()) return again;
+    } else if (kCase == "swapped_stage_folder") {
+      // DIR/.dot/stage moved aside and replaced by a symlink to DIR/../victim,
+      // which core's cleanup must never reach.
+      const std::string folder = dir.substr(0, dir.rfind('/'));
+      const std::string root = folder.substr(0, folder.size() - std::string_view("/.dot/stage").size());
+      const std::string victim = root.substr(0, root.rfind('/')) + "/victim";
+      if (::rename(folder.c_str(), (folder + ".moved").c_str()) != 0) std::perror("rename");
+      if (::symlink(victim.c_str(), folder.c_str()) != 0) std::perror("symlink");
     }
     return r;
   }

@@ -182,6 +182,59 @@ TEST_F(BeneathTest, RenameOverASymlinkReplacesTheLinkNotItsTarget) {
   EXPECT_FALSE(fs::is_symlink(root_ / "t.txt"));
 }
 
+// Recursive removal by descriptor: symlinks inside go as links (their
+// targets untouched), nested folders go, nothing outside is reached.
+TEST_F(BeneathTest, RemoveTreeNeverFollowsASymlink) {
+  fs::create_directories(root_ / "t" / "a" / "b");
+  write(root_ / "t" / "a" / "b" / "f.txt", "f");
+  write(root_ / "t" / "top.txt", "top");
+  fs::create_directory_symlink(outside_, root_ / "t" / "a" / "dir-link");
+  fs::create_symlink(outside_ / "secret.txt", root_ / "t" / "file-link");
+  ASSERT_EQ(::mkfifo((root_ / "t" / "pipe").c_str(), 0600), 0);
+  auto n = remove_tree(root_fd_.get(), "t");
+  ASSERT_TRUE(n.ok()) << n.error().line();
+  EXPECT_EQ(*n, 8u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(root_ / "t")));
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(outside_), fs::directory_iterator()), 1);
+}
+
+TEST_F(BeneathTest, RemoveTreeOfASymlinkRemovesOnlyTheLink) {
+  fs::create_directory_symlink(outside_, root_ / "stage");
+  auto n = remove_tree(root_fd_.get(), "stage");
+  ASSERT_TRUE(n.ok()) << n.error().line();
+  EXPECT_EQ(*n, 1u);
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+  // Absent: nothing to do.
+  EXPECT_EQ(*remove_tree(root_fd_.get(), "stage"), 0u);
+  // Only an entry name of the directory it is given.
+  EXPECT_EQ(remove_tree(root_fd_.get(), "../outside").error().code, Code::PathEscape);
+  EXPECT_EQ(remove_tree(root_fd_.get(), "a/b").error().code, Code::PathEscape);
+  EXPECT_TRUE(fs::exists(outside_ / "secret.txt"));
+}
+
+TEST_F(BeneathTest, RemoveTreeStaysInsideTheFolderItStartedInWhenThatIsMoved) {
+  // The descriptor is what counts: the folder renamed away and a symlink to
+  // elsewhere put in its place change nothing.
+  fs::create_directories(root_ / "s" / "x");
+  write(root_ / "s" / "x" / "y.txt", "y");
+  fs::rename(root_, base_ / "moved");
+  fs::create_directory_symlink(outside_, root_);
+  ASSERT_TRUE(remove_tree(root_fd_.get(), "s").ok());
+  EXPECT_FALSE(fs::exists(base_ / "moved" / "s"));
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+}
+
+TEST_F(BeneathTest, RemoveTreeRefusesNestingPastTheLimit) {
+  fs::path deep = root_ / "d";
+  for (int i = 0; i <= kMaxRemoveDepth; ++i) deep /= "n";
+  fs::create_directories(deep);
+  auto n = remove_tree(root_fd_.get(), "d");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().kind, "too_deep");
+  EXPECT_TRUE(fs::exists(deep));
+}
+
 TEST_F(BeneathTest, ErrnoRoundTrips) {
   Error e = errno_error(ENOSPC, "write", "x");
   EXPECT_EQ(e.code, Code::Io);

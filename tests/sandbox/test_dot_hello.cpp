@@ -56,7 +56,8 @@ Session drive_contained(const std::string& exe, const std::string& stage, std::s
     SandboxPolicy p;
     p.executable_fd = fd.get();
     p.executable_path = exe;
-    p.stage_dir = stage;
+    UniqueFd stage_fd(::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    p.stage_fd = stage_fd.get();
     auto prepared = Sandbox::prepare(p);
     if (!prepared.ok()) {
       out.status = prepared.error();

@@ -49,6 +49,7 @@ class ProbeDir {
     std::ofstream(dir_ + "/secret") << "TOPSECRET-" << ::getpid() << "\n";
     fs::create_directory(stage());
     fs::permissions(stage(), fs::perms::owner_all);
+    stage_fd_.reset(::open(stage().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   }
   ~ProbeDir() {
     std::error_code ec;
@@ -56,10 +57,13 @@ class ProbeDir {
   }
   std::string exe() const { return dir_ + "/sandbox-probe"; }
   std::string stage() const { return dir_ + "/stage"; }
+  // The stage as the policy gets it: opened once, when it was made.
+  int stage_fd() const { return stage_fd_.get(); }
   const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;
+  UniqueFd stage_fd_;
 };
 
 struct Outcome {
@@ -81,7 +85,7 @@ Result<Sandbox> prepare_for(const ProbeDir& d, int exe_fd) {
   SandboxPolicy p;
   p.executable_fd = exe_fd;
   p.executable_path = d.exe();
-  p.stage_dir = d.stage();
+  p.stage_fd = d.stage_fd();
   return Sandbox::prepare(p);
 }
 
@@ -146,6 +150,18 @@ TEST(SandboxProbe, WriteOutsideTheStage) {
   EXPECT_TRUE(contains(open.out, "wrote")) << open.out;
   EXPECT_TRUE(fs::exists(target));
   fs::remove(target);
+  auto boxed = run_probe(d, "write-outside", true);
+  EXPECT_EQ(boxed.out, "write-outside: blocked (Permission denied)\n");
+  EXPECT_FALSE(fs::exists(target));
+}
+
+// The stage rule is made from the stage's descriptor: a symlink put where the
+// stage was (here to the folder holding the secret) grants nothing.
+TEST(SandboxProbe, StageRuleFollowsTheDescriptorNotThePath) {
+  ProbeDir d;
+  const std::string target = d.dir() + "/written-outside";
+  fs::rename(d.stage(), d.stage() + ".made");
+  fs::create_directory_symlink(d.dir(), d.stage());
   auto boxed = run_probe(d, "write-outside", true);
   EXPECT_EQ(boxed.out, "write-outside: blocked (Permission denied)\n");
   EXPECT_FALSE(fs::exists(target));

@@ -67,15 +67,15 @@ TEST(StoreRoot, InitRefusesAnyExistingPath) {
   ASSERT_ERR(init_root(t / "missing-parent/root"), Code::Io);
 }
 
-TEST(StoreRoot, LocateRootNamesWhatIsMissing) {
+TEST(StoreRoot, OpenRootNamesWhatIsMissing) {
   TempDir t;
-  auto a = locate_root(t / "nothing");
+  auto a = open_root(t / "nothing");
   ASSERT_ERR(a, Code::Store);
-  auto b = locate_root(t.path());
+  auto b = open_root(t.path());
   ASSERT_ERR(b, Code::Store);
   EXPECT_NE(b.error().detail.find(".dot"), std::string::npos);
   ASSERT_OK(init_root(t / "r"));
-  ASSERT_OK(locate_root(t / "r"));
+  ASSERT_OK(open_root(t / "r"));
 }
 
 TEST(StoreRoot, SecondLockIsConflictAtOnce) {

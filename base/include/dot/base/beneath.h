@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
@@ -107,5 +108,21 @@ Status rename_entry(int dirfd, std::string_view from, std::string_view to, bool 
 Status unlink_entry(int dirfd, std::string_view name);
 // fsync (data and metadata); EINTR retried, any other error returned, never ignored.
 Status fsync_fd(int fd, std::string_view what);
+
+// The entry names of the directory open on `dirfd` ("." and ".." left out),
+// read through a duplicate so `dirfd`'s own offset is untouched.
+Result<std::vector<std::string>> list_entries(int dirfd);
+
+// Nesting deeper than this below the entry handed to remove_tree is refused
+// (each level holds one descriptor while its children go).
+inline constexpr int kMaxRemoveDepth = 64;
+// Removes the entry `name` of `dirfd` (a single entry name) and, when it is a
+// directory, everything below it, by descriptor only: every directory is
+// opened beneath its parent's descriptor (openat2, no symlink, no other
+// mount) and checked to be the one that was looked at, a symlink is removed
+// as itself and never followed, and nothing outside `dirfd` is reached
+// whatever is renamed meanwhile. An absent `name` removes nothing. Returns
+// how many entries went, `name` included.
+Result<std::size_t> remove_tree(int dirfd, std::string_view name);
 
 }  // namespace dot::beneath

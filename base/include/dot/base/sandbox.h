@@ -101,8 +101,10 @@ struct SandboxPolicy {
   // Where it was opened from: resolves $ORIGIN in RUNPATH, names it in errors.
   std::string executable_path;
   // Read-write directory (regular files only: create, write, truncate, remove,
-  // list). Empty: none.
-  std::string stage_dir;
+  // list), given by an open descriptor: the rule attaches to that inode, so
+  // whatever its path names later (a symlink, another directory) is never
+  // granted. -1: none.
+  int stage_fd = -1;
   SandboxLimits limits;
 };
 

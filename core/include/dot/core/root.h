@@ -1,6 +1,8 @@
 #pragma once
-// A managed root opened for one command: its layout, its store, a descriptor
-// pinning the root directory (every target operation goes through it), and,
+// A managed root opened for one command: its layout, its store, descriptors
+// pinning the root directory (every target operation goes through it) and
+// its state folder (every stage, lock and plugin operation goes through
+// that, store::OpenedRoot), and,
 // for mutating commands, the root's exclusive lock (a second mutating
 // dot-core gets DOT_E_CONFLICT at once). Read-only commands never lock.
 
@@ -27,21 +29,21 @@ class Root {
   Root(Root&&) noexcept = default;
   Root& operator=(Root&&) noexcept = default;
 
-  const store::RootLayout& layout() const noexcept { return layout_; }
+  const store::RootLayout& layout() const noexcept { return dirs_.layout; }
+  const store::OpenedRoot& dirs() const noexcept { return dirs_; }
   store::Store& store() noexcept { return *store_; }
-  int root_fd() const noexcept { return root_fd_.get(); }
+  int root_fd() const noexcept { return dirs_.root_fd.get(); }
   const std::string& root_id() const noexcept { return root_id_; }
   const TestHooks& hooks() const noexcept { return *hooks_; }
   bool mutating() const noexcept { return lock_ != nullptr; }
 
  private:
   Root() = default;
-  store::RootLayout layout_;
+  store::OpenedRoot dirs_;
   // Heap-held so the store's commit hook can refer to them across moves.
   std::unique_ptr<TestHooks> hooks_;
   std::unique_ptr<store::RootLock> lock_;
   std::unique_ptr<store::Store> store_;
-  UniqueFd root_fd_;
   std::string root_id_;
 };
 

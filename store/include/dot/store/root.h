@@ -14,6 +14,7 @@
 //   DIR/.dot/stage/      per-plan stage directories (core, `plan`)
 
 #include <string>
+#include <string_view>
 
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
@@ -35,6 +36,9 @@ struct RootLayout {
 
 inline constexpr const char* kStateDirName = ".dot";
 inline constexpr const char* kDatabaseName = "store.db";
+inline constexpr const char* kLockName = "lock";
+inline constexpr const char* kPluginName = "plugin";
+inline constexpr const char* kStageName = "stage";
 
 // Creates a new managed root: DIR (0700; an existing path of any kind is
 // refused with DOT_E_IO kind "exists"), DIR/.dot (0700), the lock file (0600)
@@ -47,9 +51,29 @@ struct InitializedRoot {
 };
 Result<InitializedRoot> init_root(const std::string& dir);
 
-// Checks that DIR looks like a managed root (state folder and database
-// present) without opening the database: DOT_E_STORE naming what is missing.
-Result<RootLayout> locate_root(const std::string& dir);
+// A managed root opened for one command by descriptor: the root directory
+// (never through a symlink) and its state folder opened once beneath it.
+// Everything in the state folder is then reached from state_fd with openat2
+// (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) or *at calls that never follow a
+// symlink, so renaming or relinking paths later cannot redirect us.
+struct OpenedRoot {
+  RootLayout layout;
+  UniqueFd root_fd;   // DIR
+  UniqueFd state_fd;  // DIR/.dot
+
+  // DIR/.dot/NAME, for messages.
+  std::string entry_path(std::string_view name) const;
+  // Opens the state-folder entry `name` (one entry name) beneath state_fd;
+  // `flags` are open(2) flags (O_NOFOLLOW and O_CLOEXEC are added). A
+  // symlink there is DOT_E_PATH_ESCAPE naming DIR/.dot/NAME; other failures
+  // are DOT_E_IO with the errno name as kind (beneath::error_errno works).
+  Result<UniqueFd> open_entry(std::string_view name, int flags, mode_t mode = 0) const;
+};
+
+// Opens DIR as a managed root without opening the database. DOT_E_STORE
+// naming what is missing (no directory, no state folder, no database);
+// DOT_E_PATH_ESCAPE when the state folder is a symlink.
+Result<OpenedRoot> open_root(const std::string& dir);
 
 // The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock, held
 // until destruction. A second holder (any process, or another RootLock in
