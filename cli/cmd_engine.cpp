@@ -89,6 +89,14 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
     JsonWriter w;
     w.begin_object();
     w.key("changed").boolean(r.changed());
+    w.key("left_alone").begin_array();
+    for (const auto& l : r.left_alone) {
+      w.begin_object();
+      w.key("name").string(l.name);
+      w.key("why").string(l.why);
+      w.end_object();
+    }
+    w.end_array();
     w.key("stages_removed").number(r.stages_removed);
     w.key("temp_files_removed").number(r.temp_files_removed);
     w.key("transactions").begin_array();
@@ -97,8 +105,10 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
     w.end_object();
     return print_json(std::move(w));
   }
-  if (!r.changed()) return print_human(fmt::format("{}\n", nothing));
   std::string out;
+  // The name is whatever the directory holds: shown(), like every such field.
+  for (const auto& l : r.left_alone) out += fmt::format("left alone: {}: {}\n", shown(l.name), l.why);
+  if (!r.changed()) return print_human(fmt::format("{}{}\n", out, nothing));
   for (const auto& t : r.transactions)
     out += fmt::format("{:<12}  {:<12} -> {:<12}  {}\n", t.plan_id.empty() ? "(proposal)" : short_id(t.plan_id),
                        store::state_name(t.from), store::state_name(t.to), t.action);

@@ -33,22 +33,9 @@ int sys_openat2(int dirfd, const std::string& path, int flags, mode_t mode, std:
   }
 }
 
-FileType type_of(mode_t st_mode) {
-  switch (st_mode & S_IFMT) {
-    case S_IFREG: return FileType::Regular;
-    case S_IFDIR: return FileType::Directory;
-    case S_IFLNK: return FileType::Symlink;
-    case S_IFIFO: return FileType::Fifo;
-    case S_IFSOCK: return FileType::Socket;
-    case S_IFCHR: return FileType::CharDevice;
-    case S_IFBLK: return FileType::BlockDevice;
-    default: return FileType::Other;
-  }
-}
-
 FileObservation from_stat(const struct stat& st) {
   FileObservation o;
-  o.type = type_of(st.st_mode);
+  o.type = file_type(st.st_mode);
   o.uid = st.st_uid;
   o.gid = st.st_gid;
   o.mode = st.st_mode & 07777;
@@ -145,6 +132,19 @@ Result<UniqueFd> open_beneath(int dirfd, std::string_view relpath, int flags, mo
   return UniqueFd(fd);
 }
 
+FileType file_type(mode_t st_mode) noexcept {
+  switch (st_mode & S_IFMT) {
+    case S_IFREG: return FileType::Regular;
+    case S_IFDIR: return FileType::Directory;
+    case S_IFLNK: return FileType::Symlink;
+    case S_IFIFO: return FileType::Fifo;
+    case S_IFSOCK: return FileType::Socket;
+    case S_IFCHR: return FileType::CharDevice;
+    case S_IFBLK: return FileType::BlockDevice;
+    default: return FileType::Other;
+  }
+}
+
 std::string_view file_type_name(FileType type) noexcept {
   switch (type) {
     case FileType::Absent: return "absent";
@@ -238,13 +238,22 @@ Result<CreatedFile> create_exclusive(int dirfd, std::string_view name, mode_t mo
   return CreatedFile{std::move(owned), std::move(n)};
 }
 
+namespace {
+constexpr std::size_t kTempSuffixDigits = 32;
+}  // namespace
+
 Result<CreatedFile> create_temp(int dirfd, std::string_view prefix, mode_t mode) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     DOT_ASSIGN_OR_RETURN(std::string suffix, random_hex32());
-    auto created = create_exclusive(dirfd, std::string(prefix) + suffix.substr(0, 32), mode);
+    auto created = create_exclusive(dirfd, std::string(prefix) + suffix.substr(0, kTempSuffixDigits), mode);
     if (created.ok() || error_errno(created.error()) != EEXIST) return created;
   }
   return make_error(Code::Io, "EEXIST", fmt::format("cannot create a temp file {}*: names keep colliding", prefix));
+}
+
+bool is_temp_name(std::string_view name, std::string_view prefix) noexcept {
+  return name.size() == prefix.size() + kTempSuffixDigits && name.substr(0, prefix.size()) == prefix &&
+         is_lower_hex(name.substr(prefix.size()));
 }
 
 Status rename_entry(int dirfd, std::string_view from, std::string_view to, bool no_replace) {

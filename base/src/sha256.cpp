@@ -80,12 +80,13 @@ std::string to_hex(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
-bool is_sha256_hex(std::string_view s) noexcept {
-  if (s.size() != 64) return false;
+bool is_lower_hex(std::string_view s) noexcept {
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
 }
+
+bool is_sha256_hex(std::string_view s) noexcept { return s.size() == 64 && is_lower_hex(s); }
 
 // getrandom(2), not RAND_bytes: the kernel CSPRNG is what OpenSSL seeds
 // from, and RAND_bytes would pay OpenSSL's whole initialisation (see above).

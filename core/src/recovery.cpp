@@ -68,7 +68,9 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Err
 Result<RecoveryReport> recover(Root& root) {
   RecoveryReport report;
   store::Store& st = root.store();
-  DOT_ASSIGN_OR_RETURN(report.temp_files_removed, remove_leftover_temps(root.root_fd()));
+  TempCleanup temps = remove_leftover_temps(root.root_fd());
+  report.temp_files_removed = temps.removed;
+  report.left_alone = std::move(temps.left_alone);
   DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.dirs()));
 
   store::ListFilter proposing;

@@ -1,8 +1,8 @@
 #include "dot/core/target.h"
 
 #include <cerrno>
+#include <cstring>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -209,27 +209,39 @@ Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operati
   return RestoreOutcome::Restored;
 }
 
-Result<std::size_t> remove_leftover_temps(int root_fd) {
-  int dup = ::openat(root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dup < 0) return beneath::errno_error(errno, "open", "the root directory");
-  DIR* dir = ::fdopendir(dup);
-  if (!dir) {
-    int err = errno;
-    ::close(dup);
-    return beneath::errno_error(err, "read", "the root directory");
+TempCleanup remove_leftover_temps(int root_fd) {
+  TempCleanup out;
+  auto names = beneath::list_entries(root_fd);
+  if (!names.ok()) {
+    out.left_alone.push_back({".", fmt::format("the root directory cannot be listed: {}", names.error().detail)});
+    return out;
   }
-  std::vector<std::string> leftovers;
-  while (struct dirent* ent = ::readdir(dir)) {
-    std::string_view n(ent->d_name);
-    if (n.substr(0, kTempPrefix.size()) == kTempPrefix) leftovers.emplace_back(n);
+  for (const auto& n : *names) {
+    if (n.compare(0, kTempPrefix.size(), kTempPrefix) != 0) continue;
+    auto leave = [&](std::string why) { out.left_alone.push_back({n, std::move(why)}); };
+    if (!beneath::is_temp_name(n, kTempPrefix)) {
+      leave("not a name dot-core gives its temp files");
+      continue;
+    }
+    struct stat st {};
+    if (::fstatat(root_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) leave(fmt::format("cannot be examined: {}", std::strerror(errno)));
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      leave(fmt::format("a {}, not a temp file", beneath::file_type_name(beneath::file_type(st.st_mode))));
+      continue;
+    }
+    if (::unlinkat(root_fd, n.c_str(), 0) != 0) {
+      if (errno != ENOENT) leave(fmt::format("cannot be removed: {}", std::strerror(errno)));
+      continue;
+    }
+    ++out.removed;
   }
-  ::closedir(dir);
-  for (const auto& n : leftovers) {
-    if (::unlinkat(root_fd, n.c_str(), 0) != 0 && errno != ENOENT)
-      return beneath::errno_error(errno, "unlink", n);
-  }
-  if (!leftovers.empty()) DOT_TRY(beneath::fsync_fd(root_fd, "the root directory"));
-  return leftovers.size();
+  if (out.removed)
+    if (auto s = beneath::fsync_fd(root_fd, "the root directory"); !s.ok())
+      out.left_alone.push_back({".", fmt::format("the removals may not be durable: {}", s.error().detail)});
+  return out;
 }
 
 }  // namespace dot::core

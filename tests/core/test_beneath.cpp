@@ -235,6 +235,16 @@ TEST_F(BeneathTest, RemoveTreeRefusesNestingPastTheLimit) {
   EXPECT_TRUE(fs::exists(deep));
 }
 
+TEST_F(BeneathTest, TempNamesAreExactlyWhatCreateTempMakes) {
+  auto made = create_temp(root_fd_.get(), ".dot-tmp-", 0600);
+  ASSERT_TRUE(made.ok()) << made.error().line();
+  EXPECT_TRUE(is_temp_name(made->name, ".dot-tmp-")) << made->name;
+  for (const std::string& other : std::vector<std::string>{".dot-tmp-x", ".dot-tmp-" + std::string(31, 'a'), ".dot-tmp-" + std::string(33, 'a'),
+                            ".dot-tmp-" + std::string(32, 'A'), ".dot-tmp-" + std::string(31, 'a') + "/",
+                            "x.dot-tmp-" + std::string(32, 'a')})
+    EXPECT_FALSE(is_temp_name(other, ".dot-tmp-")) << other;
+}
+
 TEST_F(BeneathTest, ErrnoRoundTrips) {
   Error e = errno_error(ENOSPC, "write", "x");
   EXPECT_EQ(e.code, Code::Io);

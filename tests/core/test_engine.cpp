@@ -359,6 +359,50 @@ TEST_F(EngineTest, ExactlySixtyFourKibTargetIsAccepted) {
 namespace dot::core::testing {
 namespace {
 
+// recover removes as temp files only what dot-core made (regular files named
+// .dot-tmp-<32 lowercase hex>); everything else with the prefix is reported
+// and left alone, and none of it stops the rollback (a directory named
+// .dot-tmp-x used to fail every recover with EISDIR).
+TEST_F(EngineTest, RecoverRemovesOnlyItsOwnTempFilesAndRollsBackWhateverElseIsThere) {
+  std::string id = plan_ok();
+  CmdResult crashed =
+      run_core(kHookedCore, {"apply", id, "--root", root_.string()}, {"DOT_TEST_CRASH_AT=commit.slot0.renamed"});
+  ASSERT_EQ(crashed.signal, SIGKILL) << crashed.err;
+  const std::string ours = ".dot-tmp-" + std::string(32, 'a');
+  const std::string link = ".dot-tmp-" + std::string(32, 'b');
+  const std::string dir = ".dot-tmp-" + std::string(32, 'c');
+  spit(root_ / ours, "an interrupted commit's bytes");
+  fs::create_directory(root_ / ".dot-tmp-x");
+  spit(root_ / ".dot-tmp-x" / "inside", "kept");
+  fs::create_directory(root_ / dir);
+  spit(root_ / ".dot-tmp-notes.txt", "the user's own file\n");
+  spit(base_ / "elsewhere", "outside\n");
+  fs::create_symlink(base_ / "elsewhere", root_ / link);
+  CmdResult rec = core({"recover", "--json"});
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  EXPECT_EQ(state_of(id), "ROLLED_BACK");
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
+  EXPECT_FALSE(fs::exists(root_ / ours));
+  EXPECT_EQ(slurp(root_ / ".dot-tmp-x" / "inside"), "kept");
+  EXPECT_TRUE(fs::is_directory(root_ / dir));
+  EXPECT_EQ(slurp(root_ / ".dot-tmp-notes.txt"), "the user's own file\n");
+  EXPECT_TRUE(fs::is_symlink(root_ / link));
+  EXPECT_EQ(slurp(base_ / "elsewhere"), "outside\n");
+  EXPECT_NE(rec.out.find("\"temp_files_removed\":1"), std::string::npos) << rec.out;
+  for (const auto& [name, why] : std::vector<std::pair<std::string, std::string>>{
+           {".dot-tmp-x", "not a name dot-core gives its temp files"},
+           {dir, "a directory, not a temp file"},
+           {".dot-tmp-notes.txt", "not a name dot-core gives its temp files"},
+           {link, "a symlink, not a temp file"}})
+    EXPECT_NE(rec.out.find("{\"name\":\"" + name + "\",\"why\":\"" + why + "\"}"), std::string::npos)
+        << name << " not reported: " << rec.out;
+  // Reported again, never removed, never an error.
+  CmdResult again = core({"recover"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find("left alone: " + dir + ": a directory, not a temp file\n"), std::string::npos) << again.out;
+  EXPECT_TRUE(fs::exists(root_ / ".dot-tmp-x" / "inside"));
+}
+
 struct ArtifactCase {
   const char* name;
   const char* code;

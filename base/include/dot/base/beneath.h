@@ -51,6 +51,8 @@ Result<UniqueFd> open_beneath(int dirfd, std::string_view relpath, int flags, mo
 // File type of an observation.
 enum class FileType : std::uint8_t { Absent, Regular, Directory, Symlink, Fifo, Socket, CharDevice, BlockDevice, Other };
 std::string_view file_type_name(FileType type) noexcept;
+// The type an st_mode says.
+FileType file_type(mode_t st_mode) noexcept;
 
 // What a file is, as seen through one opened descriptor.
 struct FileObservation {
@@ -99,6 +101,9 @@ struct CreatedFile {
 Result<CreatedFile> create_exclusive(int dirfd, std::string_view name, mode_t mode);
 // Creates "<prefix><32 random hex>" in `dirfd`; retries a few times on EEXIST.
 Result<CreatedFile> create_temp(int dirfd, std::string_view prefix, mode_t mode);
+// True for exactly the names create_temp makes with `prefix`: the prefix and
+// 32 lowercase hex digits, nothing else.
+bool is_temp_name(std::string_view name, std::string_view prefix) noexcept;
 
 // renameat2 within one directory; both names are single entries. With
 // no_replace the rename fails (EEXIST) when `to` exists.

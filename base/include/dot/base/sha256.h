@@ -45,6 +45,8 @@ Result<std::string> sha256_fd_hex(int fd, std::string_view what = "file");
 // Lowercase hex.
 std::string to_hex(std::span<const std::uint8_t> bytes);
 inline std::string to_hex(const Digest& d) { return to_hex(std::span<const std::uint8_t>(d)); }
+// True when every character is a lowercase hex digit (true for "").
+bool is_lower_hex(std::string_view s) noexcept;
 // True for exactly 64 lowercase hex characters.
 bool is_sha256_hex(std::string_view s) noexcept;
 

@@ -9,6 +9,7 @@
 
 #include "dot/base/result.h"
 #include "dot/core/root.h"
+#include "dot/core/target.h"
 #include "dot/store/records.h"
 
 namespace dot::core {
@@ -23,6 +24,8 @@ struct RecoveredTxn {
 struct RecoveryReport {
   std::vector<RecoveredTxn> transactions;
   std::size_t temp_files_removed = 0;
+  // Entries named like temp files that the cleanup left alone.
+  std::vector<LeftAlone> left_alone;
   std::size_t stages_removed = 0;
   bool changed() const noexcept { return !transactions.empty() || temp_files_removed || stages_removed; }
 };
@@ -31,7 +34,8 @@ struct RecoveryReport {
 // target equal to neither snapshot is left untouched and the whole command
 // fails DOT_E_RECOVERY_REQUIRED); COMMITTED: effects resumed (pre-capability:
 // complete without a ledger, moved to DONE); PROPOSING left by a killed
-// `plan`: ABANDONED; leftover temp files and stages removed.
+// `plan`: ABANDONED; leftover temp files (only those dot-core made; the rest
+// is reported in left_alone and never stops the rollback) and stages removed.
 Result<RecoveryReport> recover(Root& root);
 
 // Undoes the newest COMMITTED or DONE transaction while every target still

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dot/base/beneath.h"
 #include "dot/base/result.h"
@@ -62,8 +63,23 @@ enum class RestoreOutcome { AlreadyBefore, Restored };
 Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operation& op,
                                     const std::optional<std::string>& backup, const TestHooks& hooks);
 
-// Removes every leftover temp file (kTempPrefix*) directly under the root;
-// returns how many were removed.
-Result<std::size_t> remove_leftover_temps(int root_fd);
+// An entry the temp-file cleanup did not remove, and why ("." for the root
+// directory itself). The name is the directory's bytes, not escaped.
+struct LeftAlone {
+  std::string name;
+  std::string why;
+};
+// What the temp-file cleanup of `recover` did.
+struct TempCleanup {
+  std::size_t removed = 0;
+  std::vector<LeftAlone> left_alone;
+};
+// Removes the temp files of interrupted commits directly under the root:
+// regular files named exactly as write_temp names them (kTempPrefix and 32
+// lowercase hex digits). Anything else with the prefix (a directory, a
+// symlink, a FIFO, another name) is left alone and reported, and so is a
+// file that cannot be removed: nothing here is an error, so the cleanup never
+// stops a rollback.
+TempCleanup remove_leftover_temps(int root_fd);
 
 }  // namespace dot::core
