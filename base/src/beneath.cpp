@@ -199,29 +199,31 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
 Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, const ObserveOptions& options) {
   DOT_TRY(check_relative_path(relpath));
   std::string p(relpath);
-  // O_PATH first: it never has side effects (a device or FIFO is not opened
-  // for I/O), and with O_NOFOLLOW a final symlink is opened as itself.
+  // One open, and everything is judged from that descriptor: the name is
+  // never resolved twice, so nothing swapped in between (a FIFO, a device)
+  // is opened. O_NONBLOCK: a FIFO does not wait for a writer; O_NOCTTY: a
+  // terminal never becomes ours; observe_fd reads regular files only.
+  int fd = sys_openat2(dirfd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+  if (fd >= 0) {
+    UniqueFd opened(fd);
+    return observe_fd(opened.get(), options);
+  }
+  int err = errno;
+  if (err == ENOENT) return FileObservation{};
+  // ELOOP is a symlink, as the last component or on the way; ENXIO and
+  // friends a socket or a device without a driver. O_PATH | O_NOFOLLOW tells
+  // which without opening anything for I/O (a final symlink is opened as
+  // itself); a symlink on the way stays PathEscape.
   int pfd = sys_openat2(dirfd, p, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
   if (pfd < 0) {
-    int err = errno;
-    if (err == ENOENT) return FileObservation{};
-    return errno_error(err, "open", p);
+    if (errno == ENOENT) return FileObservation{};
+    return errno_error(errno, "open", p);
   }
   UniqueFd path_fd(pfd);
   struct stat st {};
   if (::fstat(path_fd.get(), &st) != 0) return errno_error(errno, "fstat", p);
-  if (!S_ISREG(st.st_mode)) return from_stat(st);
-  int rfd = sys_openat2(dirfd, p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
-  if (rfd < 0) {
-    int err = errno;
-    if (err == ENOENT) return FileObservation{};
-    return errno_error(err, "open", p);
-  }
-  UniqueFd read_fd(rfd);
-  DOT_ASSIGN_OR_RETURN(FileObservation o, observe_fd(read_fd.get(), options));
-  if (o.dev != st.st_dev || o.ino != st.st_ino)
-    return make_error(Code::Conflict, "replaced", fmt::format("{} was replaced while it was observed", p));
-  return o;
+  if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode)) return errno_error(err, "open", p);
+  return from_stat(st);
 }
 
 Result<CreatedFile> create_exclusive(int dirfd, std::string_view name, mode_t mode) {

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
@@ -103,15 +105,45 @@ TEST_F(BeneathTest, DotDotCannotClimbOut) {
   EXPECT_EQ(f.error().code, Code::PathEscape);
 }
 
-TEST_F(BeneathTest, FifoAndDirectoryAreReportedWithoutBeingOpenedForIo) {
+TEST_F(BeneathTest, FifoAndDirectoryAreReportedWithoutBeingRead) {
   ASSERT_EQ(::mkfifo((root_ / "pipe.txt").c_str(), 0600), 0);
   fs::create_directory(root_ / "dir.txt");
-  auto fifo = observe_beneath(root_fd_.get(), "pipe.txt");  // would block if opened for reading
+  auto fifo = observe_beneath(root_fd_.get(), "pipe.txt");  // opened non-blocking, never read
   ASSERT_TRUE(fifo.ok());
   EXPECT_EQ(fifo->type, FileType::Fifo);
   auto dir = observe_beneath(root_fd_.get(), "dir.txt");
   ASSERT_TRUE(dir.ok());
   EXPECT_EQ(dir->type, FileType::Directory);
+}
+
+// The name is resolved once and everything is judged from that descriptor: a
+// FIFO exchanged with a regular file under the name is seen as one or the
+// other, whole. (Checking with O_PATH and then re-opening by name opened the
+// FIFO swapped in between, and failed the observation as "replaced".)
+TEST_F(BeneathTest, ObservationOpensTheNameOnceWhateverIsSwappedUnderIt) {
+  write(root_ / "t", "regular");
+  ASSERT_EQ(::mkfifo((root_ / "t.fifo").c_str(), 0600), 0);
+  std::atomic<bool> stop{false};
+  std::thread swapper([&] {
+    while (!stop) ::renameat2(root_fd_.get(), "t", root_fd_.get(), "t.fifo", RENAME_EXCHANGE);
+  });
+  int regular = 0, fifo = 0;
+  std::string failure;
+  for (int i = 0; i < 200000 && failure.empty(); ++i) {
+    auto o = observe_beneath(root_fd_.get(), "t");
+    if (!o.ok())
+      failure = "after " + std::to_string(i) + " observations: " + o.error().line();
+    else if (o->type == FileType::Regular && o->sha256 == sha256_hex("regular"))
+      ++regular;
+    else if (o->type == FileType::Fifo)
+      ++fifo;
+    else
+      failure = "observed a " + std::string(file_type_name(o->type)) + " with sha256 " + o->sha256;
+  }
+  stop = true;
+  swapper.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_EQ(regular + fifo, 200000);
 }
 
 TEST_F(BeneathTest, HardLinkCountIsObserved) {

@@ -83,9 +83,10 @@ struct ObserveOptions {
 // pread from offset 0 up to max_bytes + 1 and hash.
 Result<FileObservation> observe_fd(int fd, const ObserveOptions& options = {});
 
-// Observes `relpath` beneath `dirfd` without following any symlink and
-// without opening anything but a regular file for reading: an absent file is
-// an observation with type Absent; a symlink as the last component is
+// Observes `relpath` beneath `dirfd` without following any symlink: it is
+// opened once (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) and judged from
+// that descriptor only, never re-opened by name. An absent file is an
+// observation with type Absent; a symlink as the last component is
 // FileType::Symlink (not an error); a symlink on the way is PathEscape.
 // Devices, FIFOs and directories are reported by type and never read.
 Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath,
