@@ -160,7 +160,9 @@ Result<store::Store> open_read_only(const std::string& root) {
   DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(root));
   store::OpenOptions o;
   o.read_only = true;
-  return store::Store::open(dirs.layout.database, o);
+  DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(dirs.layout.database, o));
+  DOT_TRY(dirs.confirm_database());
+  return db;
 }
 
 struct Locked {
@@ -170,8 +172,9 @@ struct Locked {
 
 Result<Locked> open_locked(const std::string& root) {
   DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(root));
-  DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(dirs.layout));
+  DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(dirs));
   DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(dirs.layout.database));
+  DOT_TRY(dirs.confirm_database());
   return Locked{std::move(lock), std::move(db)};
 }
 

@@ -104,20 +104,20 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
   m.sha256 = sha256_hex(bytes);
   DOT_ASSIGN_OR_RETURN(std::string manifest_bytes, encode_manifest(m));
 
-  DOT_ASSIGN_OR_RETURN(UniqueFd state_fd, beneath::open_root(root.layout().state_dir));
-  DOT_ASSIGN_OR_RETURN(beneath::CreatedFile copy, beneath::create_temp(state_fd.get(), "plugin.new-", 0500));
+  // The copy is written, renamed into place and synced beneath the state
+  // folder's descriptor.
+  const int state_fd = root.dirs().state_fd.get();
+  DOT_ASSIGN_OR_RETURN(beneath::CreatedFile copy, beneath::create_temp(state_fd, "plugin.new-", 0500));
   auto cleanup = [&](Error e) {
-    ::unlinkat(state_fd.get(), copy.name.c_str(), 0);
+    ::unlinkat(state_fd, copy.name.c_str(), 0);
     return e;
   };
   if (auto s = write_all(copy.fd.get(), bytes, copy.name); !s.ok()) return cleanup(s.error());
   if (auto s = beneath::fsync_fd(copy.fd.get(), copy.name); !s.ok()) return cleanup(s.error());
   copy.fd.reset();
-  const std::string& pinned = root.layout().plugin_copy;
-  std::string final_name = pinned.substr(pinned.rfind('/') + 1);
-  if (auto s = beneath::rename_entry(state_fd.get(), copy.name, final_name, /*no_replace=*/!existing); !s.ok())
+  if (auto s = beneath::rename_entry(state_fd, copy.name, store::kPluginName, /*no_replace=*/!existing); !s.ok())
     return cleanup(s.error());
-  DOT_TRY(beneath::fsync_fd(state_fd.get(), root.layout().state_dir));
+  DOT_TRY(beneath::fsync_fd(state_fd, root.layout().state_dir));
 
   store::PluginRecord rec;
   rec.plugin_id = m.id;
@@ -133,12 +133,13 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root) {
   DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec->manifest));
   if (m.sha256 != rec->sha256)
     return make_error(Code::PluginIdentity, "manifest", "the stored manifest and the plugin row disagree on the digest");
-  UniqueFd fd(::open(root.layout().plugin_copy.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) {
-    Error e = beneath::errno_error(errno, "open pinned plugin", root.layout().plugin_copy);
-    e.code = Code::PluginIdentity;
+  auto opened = root.dirs().open_entry(store::kPluginName, O_RDONLY);
+  if (!opened.ok()) {
+    Error e = std::move(opened).error();
+    if (e.code != Code::PathEscape) e.code = Code::PluginIdentity;
     return e;
   }
+  UniqueFd fd = std::move(*opened);
   DOT_ASSIGN_OR_RETURN(std::string digest, sha256_fd_hex(fd.get(), "the pinned plugin"));
   if (digest != m.sha256)
     return make_error(Code::PluginIdentity, "digest",

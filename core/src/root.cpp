@@ -7,7 +7,7 @@ Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks) 
   r.hooks_ = std::make_unique<TestHooks>(std::move(hooks));
   DOT_ASSIGN_OR_RETURN(r.dirs_, store::open_root(dir));
   if (access == Access::Mutating) {
-    DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(r.dirs_.layout));
+    DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(r.dirs_));
     r.lock_ = std::make_unique<store::RootLock>(std::move(lock));
   }
   store::OpenOptions options;
@@ -15,6 +15,7 @@ Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks) 
   const TestHooks* h = r.hooks_.get();
   if (h->armed()) options.commit_hook = [h](std::string_view point) { h->reached(point); };
   DOT_ASSIGN_OR_RETURN(store::Store st, store::Store::open(r.dirs_.layout.database, options));
+  DOT_TRY(r.dirs_.confirm_database());
   r.store_ = std::make_unique<store::Store>(std::move(st));
   DOT_ASSIGN_OR_RETURN(r.root_id_, r.store_->root_id());
   return r;

@@ -79,14 +79,20 @@ Result<InitializedRoot> init_root(const std::string& dir) {
                         fmt::format("{}: already exists; a new root must be a path that does not exist", layout.root));
     return io_error(layout.root, "mkdir", "cannot create the root", err);
   }
+  // From here on by descriptor: the root just made is pinned, the state
+  // folder made and opened beneath it, the lock file created beneath that.
+  auto root_fd = beneath::open_root(layout.root);
+  if (!root_fd.ok()) return io_error(layout.root, "open", "cannot open the new root", beneath::error_errno(root_fd.error()));
   // mkdir honours the umask; the root is private whatever it is.
-  if (::chmod(layout.root.c_str(), 0700) != 0) return io_error(layout.root, "chmod", "cannot set mode 0700", errno);
-  if (::mkdir(layout.state_dir.c_str(), 0700) != 0)
+  if (::fchmod(root_fd->get(), 0700) != 0) return io_error(layout.root, "chmod", "cannot set mode 0700", errno);
+  if (::mkdirat(root_fd->get(), kStateDirName, 0700) != 0)
     return io_error(layout.state_dir, "mkdir", "cannot create the state folder", errno);
-  if (::chmod(layout.state_dir.c_str(), 0700) != 0)
-    return io_error(layout.state_dir, "chmod", "cannot set mode 0700", errno);
+  auto state_fd = beneath::open_beneath(root_fd->get(), kStateDirName, O_RDONLY | O_DIRECTORY);
+  if (!state_fd.ok())
+    return io_error(layout.state_dir, "open", "cannot open the state folder", beneath::error_errno(state_fd.error()));
+  if (::fchmod(state_fd->get(), 0700) != 0) return io_error(layout.state_dir, "chmod", "cannot set mode 0700", errno);
   {
-    UniqueFd fd(::open(layout.lock_file.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    UniqueFd fd(::openat(state_fd->get(), kLockName, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd) return io_error(layout.lock_file, "lock", "cannot create the lock file", errno);
     if (::fsync(fd.get()) != 0) return io_error(layout.lock_file, "io", "cannot fsync the lock file", errno);
   }
@@ -94,8 +100,8 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   {
     DOT_ASSIGN_OR_RETURN(Store store, Store::create(layout.database, root_id));
   }
-  DOT_TRY(fsync_dir(layout.state_dir));
-  DOT_TRY(fsync_dir(layout.root));
+  if (::fsync(state_fd->get()) != 0) return io_error(layout.state_dir, "io", "cannot fsync the directory", errno);
+  if (::fsync(root_fd->get()) != 0) return io_error(layout.root, "io", "cannot fsync the directory", errno);
   DOT_TRY(fsync_dir(parent_of(layout.root)));
   return InitializedRoot{layout, root_id};
 }
@@ -138,15 +144,47 @@ Result<OpenedRoot> open_root(const std::string& dir) {
   r.state_fd = std::move(*state);
   if (::fstatat(r.state_fd.get(), kDatabaseName, &st, AT_SYMLINK_NOFOLLOW) != 0)
     return make_error(Code::Store, "missing", fmt::format("{}: no database in the state folder", layout.database));
+  // A symlink where an entry of the state folder belongs is refused for every
+  // command, before anything is opened. Stage, lock and plugin are reached
+  // only through state_fd anyway; SQLite opens its files by path (its unix
+  // VFS has no descriptor-relative open), so they are checked here, beneath
+  // the descriptor, and SQLite itself is told to refuse symlinks
+  // (SQLITE_OPEN_NOFOLLOW) and opens each file O_NOFOLLOW.
+  const std::string db = kDatabaseName;
+  for (const std::string& name : {db, db + "-wal", db + "-shm", db + "-journal", std::string(kLockName),
+                                  std::string(kPluginName), std::string(kStageName)}) {
+    if (::fstatat(r.state_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // absent: fine
+    if (S_ISLNK(st.st_mode))
+      return make_error(Code::PathEscape, "symlink",
+                        fmt::format("{} is a symlink (refused, never followed)", r.entry_path(name)));
+    // A FIFO as the WAL would hang SQLite's first read.
+    if (name.compare(0, db.size(), db) == 0 && !S_ISREG(st.st_mode))
+      return make_error(Code::Store, "not_ours", fmt::format("{}: not a regular file", r.entry_path(name)));
+  }
   return r;
 }
 
-Result<RootLock> RootLock::acquire(const RootLayout& layout) {
-  UniqueFd fd(::open(layout.lock_file.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) {
-    int err = errno;
-    return make_error(Code::Store, "lock", fmt::format("{}: cannot open the lock file: {}", layout.lock_file, std::strerror(err)));
+Status OpenedRoot::confirm_database() const {
+  struct stat by_fd {}, by_path {};
+  if (::fstatat(state_fd.get(), kDatabaseName, &by_fd, AT_SYMLINK_NOFOLLOW) != 0 ||
+      ::lstat(layout.database.c_str(), &by_path) != 0 || by_fd.st_dev != by_path.st_dev || by_fd.st_ino != by_path.st_ino)
+    return make_error(Code::PathEscape, "replaced",
+                      fmt::format("{}: no longer the database in the state folder this command opened (moved or "
+                                  "replaced while it was opened)",
+                                  layout.database));
+  return {};
+}
+
+Result<RootLock> RootLock::acquire(const OpenedRoot& root) {
+  const RootLayout& layout = root.layout;
+  auto opened = root.open_entry(kLockName, O_RDWR);
+  if (!opened.ok()) {
+    Error e = std::move(opened).error();
+    if (e.code == Code::PathEscape) return e;
+    return make_error(Code::Store, "lock", fmt::format("{}: cannot open the lock file: {}", layout.lock_file,
+                                                       std::strerror(beneath::error_errno(e))));
   }
+  UniqueFd fd = std::move(*opened);
   // flock locks belong to the open file description, so a second RootLock in
   // the same process conflicts too, which is what a second command would see.
   for (;;) {

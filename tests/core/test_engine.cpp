@@ -185,8 +185,9 @@ TEST_F(EngineTest, RollbackRestoresBeforeAndOnlyTheNewest) {
 }
 
 TEST_F(EngineTest, SecondMutatingCommandOnTheRootIsConflictAtOnce) {
-  auto layout = store::RootLayout::for_root(root_.string());
-  auto lock = store::RootLock::acquire(layout);
+  auto dirs = store::open_root(root_.string());
+  ASSERT_TRUE(dirs.ok());
+  auto lock = store::RootLock::acquire(*dirs);
   ASSERT_TRUE(lock.ok());
   for (auto args : std::vector<std::vector<std::string>>{
            {"plan", "--allow-audit-plugin"}, {"apply", "0123456789abcdef"}, {"recover"}, {"retry-effects"}}) {

@@ -59,24 +59,121 @@ class StateDirTest : public EngineTest {
   fs::path victim_dir_, victim_file_;
 };
 
-// The commands that reach the stage folder, each with the stage folder a
-// symlink to a victim folder: `recover` used to empty it, `plan` to create
-// the stage in it (and, contained, to grant the plugin write access there)
-// and then empty it.
-TEST_F(StateDirTest, SymlinkedStageFolderIsRefusedAndItsTargetUntouched) {
-  const std::vector<std::vector<std::string>> commands = {
-      {"recover"}, {"plan", "--allow-audit-plugin"}, {"plan", "--require-process-sandbox"}};
-  for (const auto& args : commands) {
-    std::string what;
-    for (const auto& a : args) what += a + " ";
-    if (args.back() == "--require-process-sandbox")
-      ASSERT_EQ(core({"register", "--plugin", bin("dot-hello"), "--assurance", "process", "--replace"}).code, 0);
-    symlink_entry("stage", victim_dir_);
-    const auto before = tree(victim_dir_);
-    expect_refused(core(args), "stage", what);
-    EXPECT_EQ(tree(victim_dir_), before) << what;
-    EXPECT_FALSE(fs::exists(root_ / "hello.txt")) << what;
+// Every command that opens a root, as a user types it ({sealed} and
+// {applied} are plan ids of the fixture). `init` never opens an existing
+// root (InitNeverAdoptsAnExistingRoot) and `plan-id` reads no root at all.
+const std::vector<std::vector<std::string>>& commands() {
+  static const std::vector<std::vector<std::string>> all = {
+      {"register", "--plugin", "{dot-hello}", "--assurance", "process", "--replace"},
+      {"plan", "--allow-audit-plugin"},
+      {"plan", "--require-process-sandbox"},
+      {"apply", "{sealed}"},
+      {"rollback", "{applied}"},
+      {"recover"},
+      {"retry-effects"},
+      {"discard", "{sealed}"},
+      {"status"},
+      {"export", "{sealed}"},
+      {"inspect", "list"},
+      {"inspect", "show", "{sealed}"},
+      {"inspect", "events", "{sealed}"},
+      {"store", "check"},
+      {"store", "prune", "--keep", "1"},
+  };
+  return all;
+}
+
+// One entry of the state folder ("" is the folder itself) and what its
+// symlink points to.
+struct EntryCase {
+  const char* entry;
+  enum Victim { Folder, File, StateFolderCopy, PluginCopy, DatabaseCopy } victim;
+};
+
+class EntrySymlink : public StateDirTest, public ::testing::WithParamInterface<EntryCase> {};
+
+// The state folder (or one entry of it) is a symlink to a victim outside the
+// root: every command refuses with DOT_E_PATH_ESCAPE naming it, the symlink
+// stays, and the victim is byte-for-byte what it was. The victims are the
+// dangerous kind: a working copy of the state folder, of the database, of
+// the plugin, or a folder or file of the user's.
+TEST_P(EntrySymlink, EveryCommandRefusesItAndTouchesNothingOutsideTheRoot) {
+  const EntryCase& c = GetParam();
+  ASSERT_EQ(core({"register", "--plugin", bin("dot-hello"), "--assurance", "process", "--replace"}).code, 0);
+  CmdResult a = core({"plan", "--require-process-sandbox", "--json"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  const std::string applied = json_field(a.out, "plan_id");
+  ASSERT_EQ(core({"apply", applied}).code, 0);
+  CmdResult s = core({"plan", "--require-process-sandbox", "--json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  const std::string sealed = json_field(s.out, "plan_id");
+
+  const std::string entry = c.entry;
+  const fs::path link = entry.empty() ? root_ / ".dot" : state(entry);
+  fs::path victim;
+  switch (c.victim) {
+    case EntryCase::Folder: victim = victim_dir_; break;
+    case EntryCase::File: victim = victim_file_; break;
+    case EntryCase::StateFolderCopy:
+      victim = base_ / "state-copy";
+      fs::copy(link, victim, fs::copy_options::recursive);
+      break;
+    case EntryCase::PluginCopy:
+      victim = base_ / "plugin-copy";
+      fs::copy_file(link, victim);
+      break;
+    case EntryCase::DatabaseCopy:
+      victim = base_ / "store-copy.db";
+      fs::copy_file(link, victim);
+      break;
   }
+  fs::remove_all(link);
+  fs::create_symlink(victim, link);
+  const auto before = tree(victim);
+  const std::string hello_before = hello();
+
+  for (auto args : commands()) {
+    std::string what;
+    for (auto& arg : args) {
+      if (arg == "{dot-hello}") arg = bin("dot-hello");
+      if (arg == "{sealed}") arg = sealed;
+      if (arg == "{applied}") arg = applied;
+      what += arg + " ";
+    }
+    CmdResult r = core(args);
+    EXPECT_EQ(r.code, 1) << what << ": " << r.out << r.err;
+    EXPECT_EQ(r.err.rfind("DOT_E_PATH_ESCAPE: " + link.string() + " is a symlink", 0), 0u) << what << ": " << r.err;
+    EXPECT_TRUE(fs::is_symlink(link)) << what << " replaced the symlink";
+    EXPECT_EQ(tree(victim), before) << what << " changed the victim";
+    EXPECT_EQ(hello(), hello_before) << what << " changed a target";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StateFolder, EntrySymlink,
+                         ::testing::Values(EntryCase{"", EntryCase::StateFolderCopy},
+                                           EntryCase{"stage", EntryCase::Folder},
+                                           EntryCase{"lock", EntryCase::File},
+                                           EntryCase{"plugin", EntryCase::PluginCopy},
+                                           EntryCase{"store.db", EntryCase::DatabaseCopy},
+                                           EntryCase{"store.db-wal", EntryCase::File},
+                                           EntryCase{"store.db-shm", EntryCase::File}),
+                         [](const ::testing::TestParamInfo<EntryCase>& pinfo) {
+                           std::string n = *pinfo.param.entry ? pinfo.param.entry : "state_folder";
+                           for (char& ch : n)
+                             if (ch == '.' || ch == '-') ch = '_';
+                           return n;
+                         });
+
+// `init` never opens an existing root: whatever the path is (a root with a
+// symlinked state folder included), it is refused and nothing is adopted.
+TEST_F(StateDirTest, InitNeverAdoptsAnExistingRoot) {
+  fs::remove_all(state("stage"));
+  fs::create_symlink(victim_dir_, state("stage"));
+  const auto before = tree(victim_dir_);
+  CmdResult r = dot_core({"init", "--root", root_.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("DOT_E_IO: " + root_.string() + ": already exists", 0), 0u) << r.err;
+  EXPECT_EQ(tree(victim_dir_), before);
 }
 
 // An audit plugin (it runs with our rights) moves its stage folder aside and

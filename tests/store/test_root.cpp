@@ -80,17 +80,18 @@ TEST(StoreRoot, OpenRootNamesWhatIsMissing) {
 
 TEST(StoreRoot, SecondLockIsConflictAtOnce) {
   TempDir t;
-  auto r = init_root(t / "r");
+  ASSERT_OK(init_root(t / "r"));
+  auto r = open_root(t / "r");
   ASSERT_OK(r);
   {
-    auto first = RootLock::acquire(r->layout);
+    auto first = RootLock::acquire(*r);
     ASSERT_OK(first);
-    auto second = RootLock::acquire(r->layout);
+    auto second = RootLock::acquire(*r);
     ASSERT_ERR(second, Code::Conflict);
     // Another process too, and without waiting.
     pid_t pid = ::fork();
     if (pid == 0) {
-      auto other = RootLock::acquire(r->layout);
+      auto other = RootLock::acquire(*r);
       ::_exit(!other.ok() && other.error().code == Code::Conflict ? 0 : 1);
     }
     int status = 0;
@@ -98,14 +99,15 @@ TEST(StoreRoot, SecondLockIsConflictAtOnce) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   // Released with its owner.
-  ASSERT_OK(RootLock::acquire(r->layout));
+  ASSERT_OK(RootLock::acquire(*r));
 }
 
 TEST(StoreRoot, MutatingCommandGetsConflictWhileReadOnlyOnesWork) {
   TempDir t;
-  auto r = init_root(t / "r");
+  ASSERT_OK(init_root(t / "r"));
+  auto r = open_root(t / "r");
   ASSERT_OK(r);
-  auto lock = RootLock::acquire(r->layout);
+  auto lock = RootLock::acquire(*r);
   ASSERT_OK(lock);
   auto prune = testing::run_program({testing::dot_core(), "store", "prune", "--root", t / "r", "--keep", "1"}, t.path());
   EXPECT_EQ(prune.exit_code, 1);

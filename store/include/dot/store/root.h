@@ -68,20 +68,27 @@ struct OpenedRoot {
   // symlink there is DOT_E_PATH_ESCAPE naming DIR/.dot/NAME; other failures
   // are DOT_E_IO with the errno name as kind (beneath::error_errno works).
   Result<UniqueFd> open_entry(std::string_view name, int flags, mode_t mode = 0) const;
+  // After SQLite opened DIR/.dot/store.db by path: that path still leads to
+  // the database beneath state_fd (same inode). DOT_E_PATH_ESCAPE otherwise.
+  Status confirm_database() const;
 };
 
 // Opens DIR as a managed root without opening the database. DOT_E_STORE
 // naming what is missing (no directory, no state folder, no database);
-// DOT_E_PATH_ESCAPE when the state folder is a symlink.
+// DOT_E_PATH_ESCAPE naming the entry when the state folder, or any entry of
+// it (store.db and its -wal, -shm and -journal, lock, plugin, stage), is a
+// symlink; DOT_E_STORE "not_ours" when a database file is not a regular file.
 Result<OpenedRoot> open_root(const std::string& dir);
 
-// The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock, held
+// The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock
+// (opened beneath the state folder's descriptor; a symlink is
+// DOT_E_PATH_ESCAPE), held
 // until destruction. A second holder (any process, or another RootLock in
 // this one) gets DOT_E_CONFLICT at once; it never waits. Read-only commands
 // never take it. The descriptor is close-on-exec, so plugins never inherit it.
 class RootLock {
  public:
-  static Result<RootLock> acquire(const RootLayout& layout);
+  static Result<RootLock> acquire(const OpenedRoot& root);
   RootLock(RootLock&&) noexcept = default;
   RootLock& operator=(RootLock&&) noexcept = default;
   bool held() const noexcept { return fd_.valid(); }
