@@ -23,22 +23,30 @@ std::string_view event_code(const Error& why) {
 // Stage directories left by a `plan` that was killed, removed through the
 // stage folder's descriptor: a symlink in its place is DOT_E_PATH_ESCAPE and
 // nothing it points to is read or removed.
-Result<std::size_t> remove_stale_stages(const store::OpenedRoot& dirs) {
+// A stage that cannot be removed (nested too deep, replaced meanwhile,
+// unreadable) is reported in `left_alone` and never stops the rollback.
+Result<std::size_t> remove_stale_stages(const store::OpenedRoot& dirs, std::vector<LeftAlone>& left_alone) {
   auto stage = dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY);
   if (!stage.ok()) {
     if (beneath::error_errno(stage.error()) == ENOENT) return std::size_t{0};  // no plan ran yet
     return std::move(stage).error();
   }
-  DOT_ASSIGN_OR_RETURN(std::vector<std::string> stale, beneath::list_entries(stage->get()));
-  for (const auto& n : stale) {
-    auto removed = beneath::remove_tree(stage->get(), n);
-    if (!removed.ok()) {
-      Error e = std::move(removed).error();
-      e.detail = fmt::format("cannot remove stale stage {}/{}: {}", dirs.entry_path(store::kStageName), n, e.detail);
-      return e;
-    }
+  const std::string shown_folder = fmt::format("{}/{}", store::kStateDirName, store::kStageName);
+  auto stale = beneath::list_entries(stage->get());
+  if (!stale.ok()) {
+    left_alone.push_back({shown_folder, fmt::format("cannot be listed: {}", stale.error().detail)});
+    return std::size_t{0};
   }
-  return stale.size();
+  std::size_t n = 0;
+  for (const auto& name : *stale) {
+    auto removed = beneath::remove_tree(stage->get(), name);
+    if (removed.ok())
+      ++n;
+    else
+      left_alone.push_back({shown_folder + "/" + name, fmt::format("a stale stage that cannot be removed: {}",
+                                                                   removed.error().message())});
+  }
+  return n;
 }
 
 }  // namespace
@@ -71,7 +79,7 @@ Result<RecoveryReport> recover(Root& root) {
   TempCleanup temps = remove_leftover_temps(root.root_fd());
   report.temp_files_removed = temps.removed;
   report.left_alone = std::move(temps.left_alone);
-  DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.dirs()));
+  DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.dirs(), report.left_alone));
 
   store::ListFilter proposing;
   proposing.state = store::State::Proposing;

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include "dot/base/beneath.h"
 #include "dot/dpp/plugin.h"
 #include "engine_harness.h"
 
@@ -402,6 +403,28 @@ TEST_F(EngineTest, RecoverRemovesOnlyItsOwnTempFilesAndRollsBackWhateverElseIsTh
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_NE(again.out.find("left alone: " + dir + ": a directory, not a temp file\n"), std::string::npos) << again.out;
   EXPECT_TRUE(fs::exists(root_ / ".dot-tmp-x" / "inside"));
+}
+
+// A stale stage that cannot be removed (an audit plugin nested it past the
+// removal limit) is reported and left where it is; the rollback happens
+// anyway.
+TEST_F(EngineTest, RecoverRollsBackEvenWhenAStaleStageCannotBeRemoved) {
+  std::string id = plan_ok();
+  CmdResult crashed =
+      run_core(kHookedCore, {"apply", id, "--root", root_.string()}, {"DOT_TEST_CRASH_AT=commit.slot0.renamed"});
+  ASSERT_EQ(crashed.signal, SIGKILL) << crashed.err;
+  fs::path deep = root_ / ".dot" / "stage" / "stale";
+  for (int i = 0; i <= beneath::kMaxRemoveDepth; ++i) deep /= "n";
+  fs::create_directories(deep);
+  CmdResult rec = core({"recover"});
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  EXPECT_EQ(state_of(id), "ROLLED_BACK");
+  EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
+  EXPECT_NE(rec.out.find("left alone: .dot/stage/stale: a stale stage that cannot be removed: remove stale/n/"),
+            std::string::npos)
+      << rec.out;
+  EXPECT_NE(rec.out.find("directories deep (left in place)\n"), std::string::npos) << rec.out;
+  EXPECT_TRUE(fs::exists(deep));
 }
 
 struct ArtifactCase {
