@@ -144,7 +144,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
   DOT_TRY(st.transition(txn, store::State::Committed));
 
   // Step 6: effects, then DONE.
-  DOT_TRY(run_effects(root, txn, plan_id, *lp.plan.effects));
+  DOT_TRY(run_effects(root, txn, plan_id, lp.plan));
   return ApplyOutcome{txn, plan_id, store::State::Done, ops.size()};
 }
 

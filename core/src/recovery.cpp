@@ -103,7 +103,7 @@ Result<RecoveryReport> recover(Root& root) {
         r.action = "completed (pre-capability, no ledger)";
       } else {
         DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
-        DOT_TRY(run_effects(root, t.id, t.plan_id, *lp.plan.effects));
+        DOT_TRY(run_effects(root, t.id, t.plan_id, lp.plan));
         r.action = "effects resumed";
       }
       r.to = store::State::Done;
@@ -171,7 +171,7 @@ Result<RecoveryReport> retry_effects(Root& root) {
       continue;
     }
     DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
-    DOT_TRY(run_effects(root, t.id, t.plan_id, *lp.plan.effects));
+    DOT_TRY(run_effects(root, t.id, t.plan_id, lp.plan));
     report.transactions.push_back(RecoveredTxn{t.plan_id, t.state, store::State::Done, "effects resumed"});
   }
   return report;

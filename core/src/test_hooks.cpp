@@ -123,6 +123,15 @@ std::vector<std::string> rollback_crash_points(std::size_t slots) {
   return points;
 }
 
+std::vector<std::string> retried_effect_crash_points(std::size_t slots, std::size_t effect) {
+  std::vector<std::string> points = {fmt::format("store.effect.{}.ATTEMPTED", effect)};
+  for (std::size_t i = 0; i < slots; ++i) points.push_back(fmt::format("effect{}.slot{}.synced", effect, i));
+  points.push_back(fmt::format("effect{}.synced", effect));
+  points.push_back(fmt::format("store.effect.{}.SUCCEEDED", effect));
+  points.push_back("store.transition.DONE");
+  return points;
+}
+
 std::vector<std::string> commit_fault_points(std::size_t slots) {
   std::vector<std::string> points;
   for (std::size_t i = 0; i < slots; ++i) {

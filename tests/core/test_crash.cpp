@@ -4,6 +4,7 @@
 // and no temp file is left. Also the I/O faults of the commit and of the
 // root-sync effect, and SIGINT/SIGTERM during plan and apply.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -86,6 +87,8 @@ TEST(CrashPoints, TheMatrixCoversEveryDurableStep) {
   EXPECT_EQ(apply_crash_points(2, 1).size(), 13u);
   EXPECT_EQ(rollback_crash_points(2).size(), 6u);
   EXPECT_EQ(commit_fault_points(2).size(), 8u);
+  // ATTEMPTED, one per slot, the folder, SUCCEEDED, DONE.
+  EXPECT_EQ(retried_effect_crash_points(2, 0).size(), 6u);
 }
 
 class RollbackCrashPoint : public CrashTest, public ::testing::WithParamInterface<std::string> {};
@@ -176,6 +179,61 @@ TEST_F(CrashTest, FailedRootSyncIsPostCommitAndRetryEffectsResumes) {
   EXPECT_EQ(state_of(id), "DONE");
   EXPECT_EQ(ledger(id), "SUCCEEDED");
   EXPECT_EQ(store_problems(), "");
+}
+
+// After a failed fsync Linux may drop the dirty pages it could not write, so
+// fsync'ing the folder again proves nothing: the retried root-sync re-opens
+// and fsyncs every target of the plan, then the folder. A crash point after
+// each of those steps shows each is reached, and recover finishes from any.
+class RetriedRootSyncPoint : public CrashTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(RetriedRootSyncPoint, FsyncsEveryTargetThenTheFolder) {
+  const std::string& point = GetParam();
+  std::string id = plan_ok();
+  CmdResult failed = core({"apply", id}, {"DOT_TEST_FAULT=effect0.sync:EIO"});
+  ASSERT_NE(failed.err.find("DOT_E_POST_COMMIT"), std::string::npos) << failed.err;
+  CmdResult crashed = core({"retry-effects"}, {"DOT_TEST_CRASH_AT=" + point});
+  ASSERT_EQ(crashed.signal, SIGKILL) << "the retry did not reach " << point << ": " << crashed.err;
+  expect_recovered_cleanly(id, point);
+  EXPECT_TRUE(all_after());
+  EXPECT_EQ(ledger(id), "SUCCEEDED");
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, RetriedRootSyncPoint, ::testing::ValuesIn(retried_effect_crash_points(2, 0)),
+                         point_name);
+
+TEST_F(CrashTest, FailedTargetFsyncInARetryIsPostCommitAgain) {
+  std::string id = plan_ok();
+  ASSERT_EQ(core({"apply", id}, {"DOT_TEST_FAULT=effect0.sync:EIO"}).code, 1);
+  CmdResult again = core({"retry-effects"}, {"DOT_TEST_FAULT=effect0.slot1.sync:EIO"});
+  EXPECT_EQ(again.code, 1);
+  EXPECT_NE(again.err.find("DOT_E_POST_COMMIT"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("welcome.txt"), std::string::npos) << again.err;
+  EXPECT_EQ(state_of(id), "COMMITTED");
+  EXPECT_EQ(ledger(id), "FAILED");
+  CmdResult retry = core({"retry-effects"});
+  ASSERT_EQ(retry.code, 0) << retry.err;
+  EXPECT_EQ(state_of(id), "DONE");
+  EXPECT_EQ(store_problems(), "");
+}
+
+// A target replaced after the commit holds none of our data: the retry
+// neither follows a symlink nor opens anything but a regular file (a FIFO
+// would block), and still finishes.
+TEST_F(CrashTest, RetryOpensNoTargetReplacedSinceTheCommit) {
+  std::string id = plan_ok();
+  ASSERT_EQ(core({"apply", id}, {"DOT_TEST_FAULT=effect0.sync:EIO"}).code, 1);
+  fs::path fifo = base_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::remove(root_ / "hello.txt");
+  fs::create_symlink(fifo, root_ / "hello.txt");
+  fs::remove(root_ / "welcome.txt");
+  ASSERT_EQ(::mkfifo((root_ / "welcome.txt").c_str(), 0600), 0);
+  CmdResult retry = core({"retry-effects"});
+  ASSERT_EQ(retry.code, 0) << retry.err;
+  EXPECT_EQ(state_of(id), "DONE");
+  EXPECT_TRUE(fs::is_symlink(root_ / "hello.txt"));
+  EXPECT_TRUE(fs::is_fifo(root_ / "welcome.txt"));
 }
 
 // Paused at a durable step, a signal arrives; the command finishes the step,

@@ -72,6 +72,9 @@ class TestHooks {
 std::vector<std::string> apply_crash_points(std::size_t slots, std::size_t effects);
 // The crash points of `rollback` of a committed transaction.
 std::vector<std::string> rollback_crash_points(std::size_t slots);
+// The crash points of a retried root-sync (effect `effect` of a plan with
+// `slots` slots, run again by `retry-effects` or `recover`), in order.
+std::vector<std::string> retried_effect_crash_points(std::size_t slots, std::size_t effect);
 // The fault points of the commit for `slots` slots (write, fsync, rename, dir fsync).
 std::vector<std::string> commit_fault_points(std::size_t slots);
 
