@@ -19,7 +19,7 @@
 #include "numbers.h"
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
-#include "dot/base/sha256.h"
+#include "dot/base/sealed_executable.h"
 #include "dot/metewand/hello.h"
 #include "dot/metewand/worker_session.h"
 #include "output.h"
@@ -40,6 +40,9 @@ struct HelloOptions {
   std::vector<std::string> command;  // WORKER [ARGS...]
   bool json = false;
 };
+
+// A worker is copied into memory to be sealed before it runs: the copy is capped.
+constexpr std::uint64_t kMaxSealedWorkerBytes = 256ULL << 20;
 
 // The executable a bare name means, searched on our PATH like a shell would.
 Result<std::string> resolve_worker(const std::string& name) {
@@ -76,9 +79,10 @@ int run_hello(const HelloOptions& o) {
   struct stat st {};
   if (::fstat(exe.get(), &st) != 0 || !S_ISREG(st.st_mode))
     return report(make_error(Code::Io, "worker", fmt::format("worker {} is not a regular file", *path)), o.json);
-  auto digest = sha256_fd_hex(exe.get(), *path);
-  if (!digest.ok()) return report(digest.error(), o.json);
-  std::string worker_id = o.worker_id.empty() ? worker_identity_from_digest(*digest) : o.worker_id;
+  // The identity is the digest of a sealed copy, and that copy is what runs.
+  auto sealed = seal_executable(exe.get(), *path, kMaxSealedWorkerBytes);
+  if (!sealed.ok()) return report(sealed.error(), o.json);
+  std::string worker_id = o.worker_id.empty() ? worker_identity_from_digest(sealed->sha256) : o.worker_id;
   if (!is_worker_identity(worker_id))
     return report(make_error(Code::Validation, "worker_id",
                              fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", worker_id)),
@@ -93,7 +97,7 @@ int run_hello(const HelloOptions& o) {
   char magic[2] = {0, 0};
   bool script = ::pread(exe.get(), magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!';
   if (script) so.command.path = *path;
-  else so.command.exec_fd = exe.get();
+  else so.command.exec_fd = sealed->fd.get();
   so.command.env = {"PATH=/usr/local/bin:/usr/bin:/bin"};
   so.timeouts.hello = total;
   so.timeouts.shutdown = total;

@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/fd.h"
+#include "dot/base/sealed_executable.h"
 #include "sandbox_seccomp.h"
 
 // Debian 12's <linux/landlock.h> stops at ABI 2; the values below are the
@@ -292,8 +293,13 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   // Only the plugin and its interpreter may be executed; libraries are
   // mapped, not executed, and the loader cache is only read. No network
   // rule: with TCP handled and nothing allowed, bind and connect are denied.
+  // A sealed copy (dot/base/sealed_executable.h) lives on the kernel's
+  // internal memfd mount, which Landlock cannot name in a rule (EBADFD) and
+  // does not restrict: its exec needs no rule. The plugin cannot make a memfd
+  // of its own (seccomp) nor reach another process's (no rule for /proc).
   const std::string exe_name = policy.executable_path.empty() ? "the plugin executable" : policy.executable_path;
-  DOT_TRY(add_rule(st->ruleset.get(), policy.executable_fd, kFsExecute | kFsReadFile, exe_name));
+  if (!is_sealed_memfd(policy.executable_fd))
+    DOT_TRY(add_rule(st->ruleset.get(), policy.executable_fd, kFsExecute | kFsReadFile, exe_name));
   if (!st->files.interpreter.empty())
     DOT_TRY(add_path_rule(st->ruleset.get(), st->files.interpreter, kFsExecute | kFsReadFile, false));
   for (const auto& lib : st->files.libraries) DOT_TRY(add_path_rule(st->ruleset.get(), lib, kFsReadFile, false));

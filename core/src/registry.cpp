@@ -12,6 +12,7 @@
 #include "dot/base/beneath.h"
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
+#include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/hello.h"
 
@@ -140,12 +141,20 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root) {
     return e;
   }
   UniqueFd fd = std::move(*opened);
-  DOT_ASSIGN_OR_RETURN(std::string digest, sha256_fd_hex(fd.get(), "the pinned plugin"));
-  if (digest != m.sha256)
+  // What is hashed is the sealed copy, and the sealed copy is what runs: an
+  // in-place rewrite of the pinned file after this point changes nothing.
+  auto copy = seal_executable(fd.get(), "the pinned plugin", kMaxPluginBytes);
+  if (!copy.ok()) {
+    Error e = copy.error();
+    if (e.kind == "too_large") e.code = Code::PluginIdentity;  // register never pins one that large
+    return e;
+  }
+  SealedExecutable sealed = std::move(copy).value();
+  if (sealed.sha256 != m.sha256)
     return make_error(Code::PluginIdentity, "digest",
                       fmt::format("the pinned plugin changed after register: sha256 {} but the manifest pins {}",
-                                  digest, m.sha256));
-  return PinnedPlugin{std::move(m), std::move(fd)};
+                                  sealed.sha256, m.sha256));
+  return PinnedPlugin{std::move(m), std::move(sealed.fd)};
 }
 
 }  // namespace dot::core

@@ -5,7 +5,11 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
+#include <thread>
+
 #include "dot/base/beneath.h"
+#include "dot/base/sha256.h"
 #include "dot/dpp/plugin.h"
 #include "engine_harness.h"
 
@@ -248,30 +252,110 @@ TEST_F(EngineTest, PluginChangedAfterRegisterIsIdentityError) {
   EXPECT_EQ(last_state(), "ABANDONED");
 }
 
+// Runs `plan --json` paused at plan.plugin_hashed (the plugin is checked and
+// not started yet), runs `meanwhile`, lets the plan go on and returns how it ended.
+CmdResult plan_changed_after_the_hash(const fs::path& root, const fs::path& pause,
+                                      const std::function<void()>& meanwhile) {
+  return run_core(kHookedCore, {"plan", "--root", root.string(), "--allow-audit-plugin", "--json"},
+                  {"DOT_TEST_PAUSE_AT=plan.plugin_hashed:" + pause.string()}, [&] {
+                    for (int i = 0; i < 2000 && !fs::exists(pause); ++i) ::usleep(10000);
+                    if (!fs::exists(pause)) ADD_FAILURE() << "dot-core never reached plan.plugin_hashed";
+                    meanwhile();
+                    fs::remove(pause);
+                  });
+}
+
 TEST_F(EngineTest, PluginSwappedBetweenHashAndExecRunsTheHashedOne) {
-  fs::path pause = base_ / "pause";
   fs::path pinned = root_ / ".dot" / "plugin";
-  SpawnOptions o;
-  o.path = bin(kHookedCore);
-  o.argv = {kHookedCore, "plan", "--root", root_.string(), "--allow-audit-plugin", "--json"};
-  o.env = {"LANG=C", "DOT_TEST_PAUSE_AT=plan.plugin_hashed:" + pause.string()};
-  o.stdin_mode = StdioMode::DevNull;
-  auto child = spawn(o);
-  ASSERT_TRUE(child.ok());
-  for (int i = 0; i < 500 && !fs::exists(pause); ++i) ::usleep(10000);
-  ASSERT_TRUE(fs::exists(pause));
   // Swap the pinned file for another executable while dot-core holds the
-  // descriptor it hashed.
-  fs::copy_file("/bin/true", root_ / ".dot" / "swapped");
-  fs::rename(root_ / ".dot" / "swapped", pinned);
-  fs::remove(pause);
-  auto out = read_all(child->stdout_fd().get(), 1 << 20);
-  auto st = child->wait_until(Clock::now() + std::chrono::seconds(20));
-  ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->code, 0) << "the hashed dot-hello ran, not /bin/true";
-  EXPECT_EQ(json_field(*out, "plan_id").size(), 64u);
+  // copy it hashed.
+  CmdResult r = plan_changed_after_the_hash(root_, base_ / "pause", [&] {
+    fs::copy_file("/bin/true", root_ / ".dot" / "swapped");
+    fs::rename(root_ / ".dot" / "swapped", pinned);
+  });
+  EXPECT_EQ(r.code, 0) << "the hashed dot-hello ran, not /bin/true";
+  EXPECT_EQ(json_field(r.out, "plan_id").size(), 64u);
   CmdResult next = core({"plan", "--allow-audit-plugin"});
   EXPECT_NE(next.err.find("DOT_E_PLUGIN_IDENTITY"), std::string::npos) << next.err;
+}
+
+// ---- the executed plugin is the hashed plugin ------------------------------
+
+// Rewrites `path` in place (same inode: no O_TRUNC, no rename), as anyone
+// with write access to the pinned copy could. False if a step failed.
+bool rewrite_in_place(const fs::path& path, const std::string& bytes) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  if (!fd) return false;
+  for (std::size_t off = 0; off < bytes.size();) {
+    ssize_t n = ::pwrite(fd.get(), bytes.data() + off, bytes.size() - off, static_cast<off_t>(off));
+    if (n <= 0) return false;
+    off += static_cast<std::size_t>(n);
+  }
+  return ::ftruncate(fd.get(), static_cast<off_t>(bytes.size())) == 0;
+}
+
+// What core-marked-hello leaves when it runs (tests/core/marked_plugin.cpp).
+constexpr std::string_view kMarkedContent = "core-marked-hello ran";
+
+TEST_F(EngineTest, PinnedCopyRewrittenInPlaceAfterTheHashRunsTheHashedBytes) {
+  fs::path pinned = root_ / ".dot" / "plugin";
+  fs::path mark = root_ / ".dot" / "ran";
+  struct stat before {}, after {};
+  ASSERT_EQ(::stat(pinned.c_str(), &before), 0);
+  // dot-core has checked the registered dot-hello and not started it yet:
+  // the same inode now gets other bytes, which leave a mark if they run.
+  CmdResult r = plan_changed_after_the_hash(root_, base_ / "pause", [&] {
+    EXPECT_TRUE(rewrite_in_place(pinned, slurp(bin("core-marked-hello"))));
+    EXPECT_EQ(::stat(pinned.c_str(), &after), 0);
+  });
+  ASSERT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json_field(r.out, "plan_id").size(), 64u) << r.out;
+  EXPECT_EQ(r.out.find(kMarkedContent), std::string::npos) << "the rewritten bytes ran under the registered digest";
+  EXPECT_NE(r.out.find(sha256_hex(kHello)), std::string::npos) << "hello.txt is not dot-hello's: " << r.out;
+  EXPECT_FALSE(fs::exists(mark)) << "the rewritten bytes ran";
+  // The next plan hashes the rewritten copy and refuses it before it runs.
+  CmdResult next = core({"plan", "--allow-audit-plugin"});
+  EXPECT_NE(next.err.find("DOT_E_PLUGIN_IDENTITY"), std::string::npos) << next.err;
+  EXPECT_FALSE(fs::exists(mark)) << "the rewritten bytes ran";
+}
+
+// The same attack without a pause: a writer swaps the pinned copy between
+// dot-hello's bytes and core-marked-hello's, in place, as fast as it can,
+// while plans run. Whatever the interleaving, a plan either runs the bytes
+// it sealed (dot-hello's) or is refused with a digest mismatch before any
+// process starts; core-marked-hello never runs.
+TEST_F(EngineTest, PinnedCopyRewrittenInPlaceInALoopNeverRunsUnderTheRegisteredDigest) {
+  fs::path pinned = root_ / ".dot" / "plugin";
+  fs::path mark = root_ / ".dot" / "ran";
+  const std::string registered = slurp(pinned);
+  const std::string marked = slurp(bin("core-marked-hello"));
+  ASSERT_FALSE(registered.empty());
+  ASSERT_FALSE(marked.empty());
+  std::atomic<bool> stop{false};
+  std::atomic<int> rewrites{0};
+  std::thread writer([&] {
+    while (!stop.load()) {
+      if (rewrite_in_place(pinned, marked)) ++rewrites;
+      if (rewrite_in_place(pinned, registered)) ++rewrites;
+    }
+  });
+  int sealed = 0;
+  for (int i = 0; i < 20; ++i) {
+    CmdResult r = core({"plan", "--allow-audit-plugin", "--json"});
+    if (r.code == 0) {
+      ++sealed;
+      EXPECT_EQ(r.out.find(kMarkedContent), std::string::npos) << "run " << i << ": other bytes ran under the registered digest";
+      EXPECT_NE(r.out.find(sha256_hex(kHello)), std::string::npos) << "run " << i << ": " << r.out;
+    } else {
+      EXPECT_NE(r.err.find("DOT_E_PLUGIN_IDENTITY"), std::string::npos) << "run " << i << ": " << r.err;
+    }
+  }
+  stop = true;
+  writer.join();
+  EXPECT_GT(rewrites.load(), 0);
+  EXPECT_FALSE(fs::exists(mark)) << "core-marked-hello ran";
+  ::testing::Test::RecordProperty("sealed_plans", sealed);
 }
 
 TEST_F(EngineTest, RegisterRefusesScriptsRelativePathsAndSecondPlugin) {

@@ -27,6 +27,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
 #include "dot/base/sandbox.h"
+#include "dot/base/sealed_executable.h"
 
 namespace dot {
 namespace {
@@ -942,6 +943,37 @@ TEST(LoaderFiles, ProbeNeedsItsInterpreterAndLibraries) {
   EXPECT_TRUE(has("/libstdc++.so.6"));
   EXPECT_EQ(files->loader_cache, "/etc/ld.so.cache");
   for (const auto& l : files->libraries) EXPECT_EQ(l[0], '/') << l;
+}
+
+// The way `plan` runs a contained plugin: from a sealed memfd copy
+// (dot::seal_executable). Landlock gets no rule for the memfd (it cannot name
+// one) and still lets it run; the ELF reader sees the sealed bytes, so the
+// loader files are the same as from the file; and only the interpreter stays
+// executable by path or descriptor.
+TEST(SandboxProbe, ASealedCopyRunsContainedWithTheSameLoaderFiles) {
+  ProbeDir d;
+  UniqueFd file(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(file);
+  auto sealed = seal_executable(file.get(), d.exe(), 64 << 20);
+  ASSERT_TRUE(sealed.ok()) << sealed.error().line();
+  auto from_file = prepare_for(d, file.get());
+  ASSERT_TRUE(from_file.ok()) << from_file.error().line();
+  auto prepared = prepare_for(d, sealed->fd.get());
+  ASSERT_TRUE(prepared.ok()) << prepared.error().line();
+  EXPECT_EQ(prepared->loader_files().interpreter, from_file->loader_files().interpreter);
+  EXPECT_EQ(prepared->loader_files().libraries, from_file->loader_files().libraries);
+  for (const std::string act : {"hash", "exec-sh-fd"}) {
+    SpawnOptions o = base_options(d, sealed->fd.get(), act);
+    ASSERT_TRUE(prepared->apply_to(o).ok());
+    auto child = spawn(o);
+    ASSERT_TRUE(child.ok()) << child.error().line();
+    Outcome r = finish(*child);
+    EXPECT_TRUE(r.status.success()) << act << ": " << r.status.describe() << " " << r.out;
+    if (std::string(act) == "hash")
+      EXPECT_EQ(r.out, "hash: sha256(abc) ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n");
+    else
+      EXPECT_EQ(r.out, act + ": blocked (Permission denied)\n");
+  }
 }
 
 TEST(LoaderFiles, StaticExecutableNeedsNothing) {

@@ -95,7 +95,8 @@ struct SignalDeath {
 SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* limits);
 
 struct SandboxPolicy {
-  // The verified descriptor that will be executed (the one that was hashed);
+  // The verified descriptor that will be executed (the one that was hashed:
+  // a sealed memfd from seal_executable, or an opened file);
   // SpawnOptions::exec_fd must be this same descriptor.
   int executable_fd = -1;
   // Where it was opened from: resolves $ORIGIN in RUNPATH, names it in errors.

@@ -1,8 +1,10 @@
 #pragma once
 // The root's one plugin: `register` pins a copy of an ELF executable and its
 // digest with the manifest {assurance, id, profile, protocol, sha256}; `plan`
-// opens the pinned copy, hashes the opened descriptor and executes that same
-// descriptor (nothing is re-opened by path between the check and the exec).
+// copies the pinned file into a sealed memfd, hashes the sealed copy and
+// executes that same descriptor (dot/base/sealed_executable.h): the bytes
+// that run are the bytes that were checked, even if the pinned file is
+// rewritten in place meanwhile.
 
 #include <string>
 #include <string_view>
@@ -44,11 +46,11 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
 
 struct PinnedPlugin {
   Manifest manifest;
-  UniqueFd exec_fd;  // the opened copy whose digest matched the manifest
+  UniqueFd exec_fd;  // the sealed memfd whose digest matched the manifest
 };
-// Opens the pinned copy, hashes the opened descriptor and compares it with
-// the manifest: DOT_E_PLUGIN_IDENTITY on any difference, DOT_E_POLICY when no
-// plugin is registered.
+// Opens the pinned copy, seals a copy of it, hashes the sealed copy and
+// compares it with the manifest: DOT_E_PLUGIN_IDENTITY on any difference,
+// DOT_E_POLICY when no plugin is registered.
 Result<PinnedPlugin> open_pinned_plugin(Root& root);
 
 }  // namespace dot::core
