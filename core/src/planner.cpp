@@ -278,6 +278,12 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
       return make_error(Code::PluginIdentity, "manifest",
                         fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
                                     manifest.profile, manifest.protocol));
+    // The id the plugin's echo is held to: this core runs one plugin id, and
+    // a manifest naming another (or another than its own row) is not trusted.
+    if (manifest.id != dpp::hello::kPluginId || manifest.id != rec->plugin_id)
+      return make_error(Code::PluginIdentity, "manifest",
+                        fmt::format("the stored manifest does not name plugin {} as its plugin row does",
+                                    dpp::hello::kPluginId));
     DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root));
     root.hooks().reached("plan.plugin_hashed");
     if (options.after_hash) options.after_hash(options.after_hash_ctx);

@@ -358,6 +358,78 @@ TEST_F(EngineTest, PinnedCopyRewrittenInPlaceInALoopNeverRunsUnderTheRegisteredD
   ::testing::Test::RecordProperty("sealed_plans", sealed);
 }
 
+// ---- the stored manifest is checked before the plugin starts ---------------
+
+// One forged field of the plugin row: the manifest's profile, protocol or id,
+// or the row's own copy of the id or digest.
+struct ManifestForgery {
+  std::string name;
+  std::string statement;  // applied to the store database
+  std::string detail;     // a substring of the refusal
+};
+
+void PrintTo(const ManifestForgery& f, std::ostream* os) { *os << f.name; }
+
+std::string forge_manifest(const std::string& from, const std::string& to) {
+  return "UPDATE plugin SET manifest = CAST(replace(CAST(manifest AS TEXT), '" + from + "', '" + to + "') AS BLOB);";
+}
+
+// The plugin row as one string (id, digest, manifest).
+std::string store_row(const fs::path& db) {
+  sqlite3* h = nullptr;
+  std::string out;
+  if (sqlite3_open(db.c_str(), &h) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "SELECT plugin_id || ' ' || sha256 || ' ' || CAST(manifest AS TEXT) FROM plugin", -1, &st,
+                           nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return out;
+}
+
+class ForgedManifest : public EngineTest, public ::testing::WithParamInterface<ManifestForgery> {};
+
+TEST_P(ForgedManifest, IsPluginIdentityBeforeAnyProcessStarts) {
+  fs::path mark = root_ / ".dot" / "ran";
+  fs::path db = root_ / ".dot" / "store.db";
+  ASSERT_EQ(core({"register", "--plugin", bin("core-marked-hello"), "--assurance", "audit", "--replace"}).code, 0);
+  // The mark works: the row as registered runs the plugin, which leaves it.
+  CmdResult honest = core({"plan", "--allow-audit-plugin"});
+  ASSERT_EQ(honest.code, 0) << honest.err;
+  ASSERT_TRUE(fs::exists(mark));
+  fs::remove(mark);
+  const std::string before = store_row(db);
+  sql(db, GetParam().statement);
+  ASSERT_NE(store_row(db), before) << "the forgery changed nothing";
+  CmdResult r = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("DOT_E_PLUGIN_IDENTITY: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(GetParam().detail), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(mark)) << "the plugin was started under a forged manifest";
+  EXPECT_EQ(last_state(), "ABANDONED");
+  EXPECT_TRUE(stage_leftovers().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Row, ForgedManifest,
+    ::testing::Values(
+        ManifestForgery{"profile", forge_manifest("\"profile\":\"org.dot.hello/v1\"", "\"profile\":\"org.dot.hello/v2\""),
+                        "profile org.dot.hello/v2"},
+        ManifestForgery{"protocol", forge_manifest("\"protocol\":1", "\"protocol\":2"), "protocol 2"},
+        ManifestForgery{"id", forge_manifest("\"id\":\"org.dot.hello\"", "\"id\":\"org.dot.other\""),
+                        "does not name plugin org.dot.hello"},
+        ManifestForgery{"id_in_manifest_and_row",
+                        forge_manifest("\"id\":\"org.dot.hello\"", "\"id\":\"org.dot.other\"") +
+                            "UPDATE plugin SET plugin_id = 'org.dot.other';",
+                        "does not name plugin org.dot.hello"},
+        ManifestForgery{"id_in_row", "UPDATE plugin SET plugin_id = 'org.dot.other';", "does not name plugin org.dot.hello"},
+        ManifestForgery{"digest_in_row", "UPDATE plugin SET sha256 = '0000000000000000000000000000000000000000000000000000000000000000';",
+                        "disagree on the digest"}),
+    [](const ::testing::TestParamInfo<ManifestForgery>& i) { return i.param.name; });
+
 TEST_F(EngineTest, RegisterRefusesScriptsRelativePathsAndSecondPlugin) {
   spit(base_ / "plugin.sh", "#!/bin/sh\nexit 0\n", 0755);
   CmdResult script = core({"register", "--plugin", (base_ / "plugin.sh").string(), "--assurance", "audit", "--replace"});
