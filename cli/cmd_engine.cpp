@@ -11,6 +11,7 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
+#include "dot/base/sha256.h"
 #include "dot/core/applier.h"
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
@@ -356,13 +357,22 @@ int run_export(const EngineOptions& o) {
     return report(make_error(Code::NotFound, "not_sealed",
                              fmt::format("{} has no sealed plan ({})", o.id, store::state_name(detail->summary.state))),
                   true);
-  // The stored bytes exactly as hashed; re-verify before handing them out.
-  auto plan = core::decode_canonical_plan(detail->canonical_plan);
-  auto id = plan.ok() ? core::compute_plan_id(*plan) : Result<std::string>(plan.error());
-  if (!id.ok() || *id != detail->summary.plan_id)
+  // The stored bytes exactly as hashed; handed out only when they hash to
+  // their plan_id and pass every check a load makes.
+  if (sha256_hex(detail->canonical_plan) != detail->summary.plan_id)
     return report(make_error(Code::RecoveryRequired, "tampered",
                              fmt::format("stored plan {} does not hash to its plan_id", detail->summary.plan_id)),
                   true);
+  store::SealedPlan sealed;
+  sealed.id = *txn;
+  sealed.state = detail->summary.state;
+  sealed.plan_id = detail->summary.plan_id;
+  sealed.proposal_id = detail->summary.proposal_id;
+  sealed.canonical_plan = detail->canonical_plan;
+  sealed.effect_count = detail->summary.effect_count;
+  sealed.operations = detail->operations;
+  if (auto verified = core::judge_sealed_plan(sealed, root->root_id()); !verified.ok())
+    return report(verified.error(), true);
   JsonWriter w;
   w.begin_object().key("plan").raw(detail->canonical_plan).key("plan_id").string(detail->summary.plan_id).end_object();
   return print_json(std::move(w));
@@ -390,6 +400,9 @@ int run_plan_id(const EngineOptions& o) {
 }
 
 }  // namespace
+
+// `store check` judges every stored plan with the check every load makes.
+void add_store_commands(CLI::App& app, Context& ctx) { add_store_group(app, ctx, core::judge_sealed_plan); }
 
 void add_engine_commands(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<EngineOptions>();

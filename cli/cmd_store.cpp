@@ -204,10 +204,10 @@ int run_init(const CommonOptions& o) {
                                r->root_id, shown(r->layout.database)));
 }
 
-int run_check(const CommonOptions& o) {
+int run_check(const CommonOptions& o, store::Store::PlanJudge judge) {
   auto db = open_read_only(o.root);
   if (!db.ok()) return report(db.error(), o.json);
-  auto r = db->check();
+  auto r = db->check(judge);
   if (!r.ok()) return report(r.error(), o.json);
   bool ok = r->problems.empty();
   std::optional<Error> failure;
@@ -393,7 +393,7 @@ void add_init_command(CLI::App& app, Context& ctx) {
   init->callback([&ctx, o] { ctx.action = [o] { return run_init(*o); }; });
 }
 
-void add_store_commands(CLI::App& app, Context& ctx) {
+void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge) {
   auto* group = app.add_subcommand("store", "Check or prune a root's store");
   group->require_subcommand(1);
   group->footer("Examples:\n  dot-core store check --root ~/managed\n  dot-core store prune --root ~/managed --keep 100");
@@ -403,9 +403,11 @@ void add_store_commands(CLI::App& app, Context& ctx) {
   check->footer(
       "Runs PRAGMA integrity_check, then checks every event history against the\n"
       "legal transitions, the effect ledger against each plan, every plan and blob\n"
-      "against its digest. Exit 0 only when everything holds.\n"
+      "against its digest, and every stored plan against what `plan` enforced when\n"
+      "it sealed (as apply, rollback and recover do). Exit 0 only when everything\n"
+      "holds.\n"
       "Example:\n  dot-core store check --root ~/managed");
-  check->callback([&ctx, co] { ctx.action = [co] { return run_check(*co); }; });
+  check->callback([&ctx, co, judge] { ctx.action = [co, judge] { return run_check(*co, judge); }; });
 
   auto* prune = group->add_subcommand("prune", "Drop blobs and events of old finished transactions");
   auto po = std::make_shared<CommonOptions>();

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dot/store/store.h"
+
 namespace dot::cli {
 
 struct Context {
@@ -26,7 +28,11 @@ void add_jcs_commands(CLI::App& app, Context& ctx);        // jcs canonicalize|h
 void add_vectors_commands(CLI::App& app, Context& ctx);    // vectors replay
 void add_frames_commands(CLI::App& app, Context& ctx);     // frames decode
 void add_init_command(CLI::App& app, Context& ctx);        // init
-void add_store_commands(CLI::App& app, Context& ctx);      // store check|prune
+void add_store_commands(CLI::App& app, Context& ctx);      // store check|prune, judging plans with core
+// The store group with `judge` for every stored plan (cmd_store.cpp); core's
+// judge is passed by add_store_commands, defined in cmd_engine.cpp, the one
+// CLI file that sees core (dot-core-hooked compiles it against hooked core).
+void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge);
 void add_inspect_commands(CLI::App& app, Context& ctx);    // inspect list|show|events
 void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
 void add_doctor_command(CLI::App& app, Context& ctx);      // doctor

@@ -31,22 +31,43 @@ Status refuse_if_unfinished(Root& root) {
                                 t.state == store::State::Committed ? "retry-effects` (or `dot-core recover" : "recover"));
 }
 
+Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
+  const std::string& id = sealed.plan_id;
+  auto decoded = decode_canonical_plan(sealed.canonical_plan);
+  if (!decoded.ok()) return tampered(id, decoded.error().message());
+  Plan plan = std::move(decoded).value();
+  if (auto s = verify_proposal_id(plan); !s.ok()) return tampered(id, s.error().message());
+  if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
+  if (plan.root_id != root_id)
+    return make_error(Code::Policy, "other_root",
+                      fmt::format("plan {} was sealed for root {}, not this root ({})", id, plan.root_id, root_id));
+  std::optional<std::uint32_t> count;
+  if (plan.effects) count = static_cast<std::uint32_t>(plan.effects->size());
+  if (count != sealed.effect_count) return tampered(id, "its effect count differs from the stored one");
+  if (auto s = check_plan_invariants(plan); !s.ok())
+    return tampered(id, fmt::format("it breaks what `plan` seals: {}", s.error().message()));
+  // What inspect shows per slot is derived from the plan: it must say the same.
+  bool same_slots = sealed.operations.size() == plan.operations.size();
+  for (std::size_t i = 0; same_slots && i < plan.operations.size(); ++i) {
+    const Operation& op = plan.operations[i];
+    const store::OperationSummary& row = sealed.operations[i];
+    same_slots = row.name == op.name && row.before_sha256 == op.before.sha256 && row.after_sha256 == op.after.sha256;
+  }
+  if (!same_slots) return tampered(id, "its stored operation rows differ from its operations");
+  return plan;
+}
+
+Status judge_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
+  auto verified = verify_sealed_plan(sealed, root_id);
+  if (!verified.ok()) return std::move(verified).error();
+  return {};
+}
+
 Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn) {
   LoadedPlan lp;
   DOT_ASSIGN_OR_RETURN(lp.sealed, root.store().load_sealed(txn));
   const std::string& id = lp.sealed.plan_id;
-  auto decoded = decode_canonical_plan(lp.sealed.canonical_plan);
-  if (!decoded.ok()) return tampered(id, decoded.error().message());
-  lp.plan = std::move(decoded).value();
-  if (auto s = verify_proposal_id(lp.plan); !s.ok()) return tampered(id, s.error().message());
-  if (lp.plan.proposal_id != lp.sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
-  if (lp.plan.root_id != root.root_id())
-    return make_error(Code::Policy, "other_root",
-                      fmt::format("plan {} was sealed for root {}, not this root ({})", id, lp.plan.root_id,
-                                  root.root_id()));
-  std::optional<std::uint32_t> count;
-  if (lp.plan.effects) count = static_cast<std::uint32_t>(lp.plan.effects->size());
-  if (count != lp.sealed.effect_count) return tampered(id, "its effect count differs from the stored one");
+  DOT_ASSIGN_OR_RETURN(lp.plan, verify_sealed_plan(lp.sealed, root.root_id()));
   const auto& ops = lp.plan.operations;
   if (lp.sealed.artifacts.size() != ops.size())
     return make_error(Code::ArtifactMismatch, "artifact",
@@ -87,9 +108,6 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
                       fmt::format("plan {} was sealed before the post-commit-effects capability and is never newly "
                                   "applied: re-plan",
                                   plan_id));
-  for (const auto& e : *lp.plan.effects)
-    if (!is_root_sync(e))
-      return make_error(Code::Policy, "effect", fmt::format("plan {} holds an effect other than root-sync", plan_id));
 
   // Step 3: every target still equals its before snapshot, else STALE.
   const auto& ops = lp.plan.operations;

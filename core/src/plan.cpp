@@ -1,10 +1,13 @@
 #include "dot/core/plan.h"
 
+#include <unistd.h>
+
 #include <set>
 
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "dot/dpp/hello.h"
 
 namespace dot::core {
 namespace {
@@ -54,18 +57,13 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
 
 }  // namespace
 
-Effect root_sync_effect() { return Effect{"required", "sync", "managed-root"}; }
-
-bool is_valid_slot_name(std::string_view name) noexcept {
-  constexpr std::string_view suffix = ".txt";
-  if (name.size() < 1 + suffix.size() || name.size() > 31 + suffix.size()) return false;
-  if (name.substr(name.size() - suffix.size()) != suffix) return false;
-  std::string_view stem = name.substr(0, name.size() - suffix.size());
-  if (!(stem[0] >= 'a' && stem[0] <= 'z')) return false;
-  for (char c : stem)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-  return true;
+// The profile's rules live once, in dpp/hello: these are views of them.
+Effect root_sync_effect() {
+  dpp::EffectRequest e = dpp::hello::root_sync_effect();
+  return Effect{e.failure_policy, e.kind, e.target};
 }
+
+bool is_valid_slot_name(std::string_view name) noexcept { return dpp::hello::is_slot_name(name); }
 
 Status check_slot_name(std::string_view name) {
   if (is_valid_slot_name(name)) return {};
@@ -218,6 +216,60 @@ Status verify_proposal_id(const Plan& plan) {
                       fmt::format("plan.proposal_id {} does not match the plan (recomputed {})",
                                   plan.proposal_id.empty() ? std::string("\"\"") : plan.proposal_id, expected));
   return {};
+}
+
+Snapshot sealed_after(std::string sha256) {
+  Snapshot s;
+  s.exists = true;
+  s.gid = ::getegid();
+  s.mode = kArtifactMode;
+  s.sha256 = std::move(sha256);
+  s.uid = ::geteuid();
+  return s;
+}
+
+Status check_snapshot_policy(std::string_view name, const Snapshot& snapshot) {
+  if (!snapshot.exists) return {};
+  auto refuse = [&](std::string why) {
+    return make_error(Code::Policy, "target", fmt::format("target {} {}", name, why));
+  };
+  const std::uint64_t mode = snapshot.mode;
+  if (mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", mode));
+  if (mode & 077) return refuse(fmt::format("is accessible to group or others (mode {:04o})", mode));
+  if (!(mode & 0400)) return refuse(fmt::format("is not readable by its owner (mode {:04o})", mode));
+  if (snapshot.uid != ::geteuid())
+    return refuse(fmt::format("is owned by uid {}, not by us (uid {})", snapshot.uid, ::geteuid()));
+  return {};
+}
+
+Status check_plan_invariants(const Plan& plan) {
+  std::vector<std::string> violations;
+  auto note = [&](const Status& s) {
+    if (!s.ok()) violations.push_back(s.error().message());
+  };
+  std::vector<std::string> names;
+  for (const auto& op : plan.operations) names.push_back(op.name);
+  note(dpp::hello::check_hello_names(names));
+  if (plan.effects) {
+    std::vector<dpp::EffectRequest> requests;
+    for (const auto& e : *plan.effects) requests.push_back(dpp::EffectRequest{e.kind, e.target, e.failure_policy});
+    note(dpp::hello::check_hello_effects(requests));
+  }
+  auto show = [](const Snapshot& s) {
+    return s.exists ? fmt::format("exists, mode {:04o}, uid {}, gid {}", s.mode, s.uid, s.gid) : std::string("absent");
+  };
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const Operation& op = plan.operations[i];
+    if (auto s = check_snapshot_policy(op.name, op.before); !s.ok())
+      violations.push_back(fmt::format("slot {} before: {}", i, s.error().message()));
+    const Snapshot want = sealed_after(op.after.sha256);
+    if (op.after != want)
+      violations.push_back(fmt::format("slot {} after is {}, but plan seals {}", i, show(op.after), show(want)));
+  }
+  if (violations.empty()) return {};
+  std::string detail;
+  for (const auto& v : violations) detail += (detail.empty() ? "" : "; ") + v;
+  return make_error(Code::Policy, "plan_invariant", std::move(detail));
 }
 
 Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan_id) {

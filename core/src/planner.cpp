@@ -104,7 +104,8 @@ Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::Mat
     if (o.type != beneath::FileType::Regular)
       return mismatch(fmt::format("staged {} is a {}, not a regular file", a.name, beneath::file_type_name(o.type)));
     if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", a.name, o.nlink));
-    if (o.mode != 0600) return mismatch(fmt::format("staged {} has mode {:04o}, not 0600", a.name, o.mode));
+    if (o.mode != kArtifactMode)
+      return mismatch(fmt::format("staged {} has mode {:04o}, not {:04o}", a.name, o.mode, kArtifactMode));
     if (o.too_large || o.size == 0 || o.size > kMaxTargetBytes)
       return mismatch(fmt::format("staged {} has a size outside 1..{}", a.name, kMaxTargetBytes));
     if (o.size != a.size)
@@ -222,11 +223,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   store::SealInput seal;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     Operation& op = plan.operations[i];
-    op.after.exists = true;
-    op.after.mode = 0600;
-    op.after.uid = ::geteuid();
-    op.after.gid = ::getegid();
-    op.after.sha256 = sha256_hex(contents[i]);
+    op.after = sealed_after(sha256_hex(contents[i]));
     seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
     store::Blob blob;
     blob.slot = static_cast<std::uint32_t>(i);
@@ -235,6 +232,8 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     seal.artifacts.push_back(std::move(blob));
     out.slots[i].after = std::move(contents[i]);
   }
+  // What is sealed passes exactly the check every later load of it makes.
+  DOT_TRY(check_plan_invariants(plan));
   DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(plan));
   out.plan_id = sha256_hex(seal.canonical_plan);
   seal.plan_id = out.plan_id;

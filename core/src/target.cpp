@@ -101,10 +101,7 @@ Status check_target_policy(std::string_view name, const FileObservation& o) {
   if (o.type != FileType::Regular)
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
   if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
-  if (o.mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
-  if (o.mode & 077) return refuse(fmt::format("is accessible to group or others (mode {:04o})", o.mode));
-  if (!(o.mode & 0400)) return refuse(fmt::format("is not readable by its owner (mode {:04o})", o.mode));
-  if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+  DOT_TRY(check_snapshot_policy(name, snapshot_of(o)));
   if (o.too_large || o.size > kMaxTargetBytes)
     return refuse(fmt::format("is larger than {} bytes", kMaxTargetBytes));
   return {};

@@ -103,21 +103,25 @@ Status check_plan_names(const std::vector<std::string>& names) {
   return {};
 }
 
-Status check_hello_allowlists(const PlanResult& plan) {
-  DOT_TRY(check_plan_names(plan.names));
-  if (plan.names != allowed_names())
+Status check_hello_names(const std::vector<std::string>& names) {
+  DOT_TRY(check_plan_names(names));
+  if (names != allowed_names())
     return make_error(Code::Policy, "names",
-                      fmt::format("the hello profile allows exactly {}, the plugin planned {}", list(allowed_names()),
-                                  list(plan.names)));
-  if (plan.effects.size() > kMaxEffects)
+                      fmt::format("the hello profile allows exactly {}, the plan names {}", list(allowed_names()),
+                                  list(names)));
+  return {};
+}
+
+Status check_hello_effects(const std::vector<EffectRequest>& effects) {
+  if (effects.size() > kMaxEffects)
     return make_error(Code::Policy, "effects",
-                      fmt::format("at most {} effects, the plugin asked for {}", kMaxEffects, plan.effects.size()));
+                      fmt::format("at most {} effects, the plan asks for {}", kMaxEffects, effects.size()));
   const EffectRequest want = root_sync_effect();
-  if (plan.effects.size() != 1)
+  if (effects.size() != 1)
     return make_error(Code::Policy, "effects",
-                      fmt::format("the hello profile requires exactly one root-sync effect, the plugin asked for {}",
-                                  plan.effects.size()));
-  const EffectRequest& e = plan.effects[0];
+                      fmt::format("the hello profile requires exactly one root-sync effect, the plan asks for {}",
+                                  effects.size()));
+  const EffectRequest& e = effects[0];
   if (!(e == want))
     return make_error(Code::Policy, "effects",
                       fmt::format("effect {{kind:\"{}\", target:\"{}\", failure_policy:\"{}\"}} is not the allowed "
@@ -125,6 +129,11 @@ Status check_hello_allowlists(const PlanResult& plan) {
                                   "failure_policy:\"required\"}}",
                                   shown(e.kind), shown(e.target), shown(e.failure_policy)));
   return {};
+}
+
+Status check_hello_allowlists(const PlanResult& plan) {
+  DOT_TRY(check_hello_names(plan.names));
+  return check_hello_effects(plan.effects);
 }
 
 Status check_artifacts(const std::vector<std::string>& names, const MaterializeResult& result) {

@@ -86,6 +86,19 @@ Status Db::open(const std::string& path, bool create, int busy_timeout_ms) {
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  // The file is data an attacker may have edited, never code: SQL stored in
+  // its schema (views, triggers, defaults, CHECKs) may not call functions or
+  // virtual tables with side effects (trusted_schema off), and no statement
+  // can corrupt the file behind SQLite's back (defensive: no writable_schema,
+  // no writes to sqlite_dbpage or shadow tables). Refuse to go on without them.
+  int defensive = 0;
+  int trusted = 1;
+  if (sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, &defensive) != SQLITE_OK || defensive != 1 ||
+      sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &trusted) != SQLITE_OK || trusted != 0) {
+    close();
+    return make_error(Code::Store, "defensive",
+                      fmt::format("{}: SQLite refused defensive mode or trusted_schema=OFF", path));
+  }
   return {};
 }
 

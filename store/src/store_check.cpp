@@ -21,7 +21,7 @@ bool may_have_ledger(State s) {
 
 }  // namespace
 
-Result<Store::CheckReport> Store::check() {
+Result<Store::CheckReport> Store::check(PlanJudge judge) {
   auto& db = impl_->db;
   CheckReport report;
   auto problem = [&](std::string p) { report.problems.push_back(std::move(p)); };
@@ -49,6 +49,7 @@ Result<Store::CheckReport> Store::check() {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.i64(0) != 1) problem("the root row is missing");
   }
+  DOT_ASSIGN_OR_RETURN(std::string root_id, db.query_text("SELECT root_id FROM root", "reading the root id"));
   // Event histories, one pass over the event table in (txn, seq) order.
   std::map<TxnId, State> last_event;
   {
@@ -79,7 +80,7 @@ Result<Store::CheckReport> Store::check() {
   // Per transaction: state matches history, plan bytes match plan id, blobs.
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
       "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
-      "plan.txn_id IS NOT NULL FROM txn LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id"));
+      "plan.txn_id IS NOT NULL, txn.proposal_id FROM txn LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id"));
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
@@ -111,6 +112,19 @@ Result<Store::CheckReport> Store::check() {
     if (digest != plan_id) problem(fmt::format("{}: the stored plan bytes hash to {}", who, digest));
     std::optional<std::int64_t> effect_count;
     if (!s.is_null(6)) effect_count = s.i64(6);
+    // The plan itself, judged by the layer that knows the plan model.
+    if (judge && digest == plan_id) {
+      SealedPlan sealed;
+      sealed.id = id;
+      sealed.state = *st;
+      sealed.plan_id = plan_id;
+      sealed.proposal_id = s.text(8);
+      sealed.canonical_plan = s.blob(5);
+      if (effect_count) sealed.effect_count = static_cast<std::uint32_t>(*effect_count);
+      DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, id));
+      if (auto verdict = judge(sealed, root_id); !verdict.ok())
+        problem(fmt::format("{}: {}", who, verdict.error().message()));
+    }
 
     // Blobs.
     auto blob_check = [&](const char* sql, std::string_view table, bool presence, std::size_t& n) -> Status {

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dot/store/store.h"
 #include "sqlite.h"
@@ -39,6 +40,9 @@ inline constexpr int kSummaryColumnCount = 12;
 
 // Reads a row selected with DOT_STORE_SUMMARY_COLUMNS.
 Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s);
+
+// The operation rows of a transaction, in slot order.
+Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id);
 
 std::string row_name(TxnId id, std::string_view plan_id);
 bool is_lower_hex(std::string_view s) noexcept;

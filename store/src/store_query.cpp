@@ -168,8 +168,6 @@ Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
   return out;
 }
 
-namespace {
-
 Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) {
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
       "SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot"));
@@ -182,8 +180,6 @@ Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) 
   }
   return out;
 }
-
-}  // namespace
 
 Result<TxnDetail> Store::detail(TxnId id) {
   auto& db = impl_->db;

@@ -16,6 +16,7 @@
 
 #include "dot/base/json.h"
 #include "dot/base/process.h"
+#include "dot/core/applier.h"
 #include "dot/store/root.h"
 #include "dot/store/store.h"
 
@@ -157,12 +158,13 @@ class EngineTest : public ::testing::Test {
     for (const auto& e : fs::directory_iterator(root_ / ".dot" / "stage", ec)) out.push_back(e.path().filename());
     return out;
   }
-  // store check, through the library: every invariant holds.
+  // store check, through the library: every invariant holds, every stored
+  // plan's included (judged by core, as `dot-core store check` does).
   std::string store_problems() {
     auto layout = store::RootLayout::for_root(root_.string());
     auto st = store::Store::open(layout.database, read_only());
     if (!st.ok()) return st.error().line();
-    auto report = st->check();
+    auto report = st->check(judge_sealed_plan);
     if (!report.ok()) return report.error().line();
     std::string out;
     for (const auto& p : report->problems) out += p + "\n";

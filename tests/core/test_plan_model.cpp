@@ -162,5 +162,31 @@ TEST(PlanModel, SlotNamePattern) {
   EXPECT_FALSE(is_valid_slot_name("a_b.txt"));
 }
 
+// The invariants `plan` seals with (the forged-row catalogue in
+// test_forged_plans.cpp drives every violation through the loaders): what
+// the planner builds passes, with or without an effects key.
+TEST(PlanModel, InvariantsHoldForWhatPlanSealsAndForPreCapabilityPlans) {
+  Plan p = sample_plan();
+  p.operations[0].after = sealed_after(hex('d'));
+  p.operations[1].after = sealed_after(hex('f'));
+  p.operations[1].before = sealed_after(hex('e'));
+  EXPECT_TRUE(check_plan_invariants(p).ok()) << check_plan_invariants(p).error().line();
+  p.effects.reset();
+  EXPECT_TRUE(check_plan_invariants(p).ok());
+  // Every violation is named, not only the first.
+  p.effects = std::vector<Effect>{};
+  p.operations[0].after.mode = 04755;
+  p.operations[1].before.mode = 0644;
+  auto s = check_plan_invariants(p);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, Code::Policy);
+  EXPECT_EQ(s.error().kind, "plan_invariant");
+  EXPECT_NE(s.error().detail.find("exactly one root-sync effect"), std::string::npos) << s.error().detail;
+  EXPECT_NE(s.error().detail.find("slot 0 after is exists, mode 4755"), std::string::npos) << s.error().detail;
+  EXPECT_NE(s.error().detail.find("slot 1 before: target welcome.txt is accessible to group or others"),
+            std::string::npos)
+      << s.error().detail;
+}
+
 }  // namespace
 }  // namespace dot::core

@@ -188,8 +188,10 @@ TEST_P(capability, InspectShowsTheUnmigratedFixture) {
     ASSERT_EQ(events.exit_code, 0) << events.err;
     EXPECT_NE(events.out.find("PROPOSING"), std::string::npos);
   }
+  // store check judges every plan as a load would: the fixtures' snapshots
+  // are sealed by uid and gid 0, which only root's plans may be.
   auto check = testing::run_program({testing::dot_core(), "store", "check", "--root", root}, t.path());
-  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_EQ(check.exit_code, ::geteuid() == 0 && ::getegid() == 0 ? 0 : 1) << check.out << check.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, capability,

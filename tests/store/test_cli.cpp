@@ -30,7 +30,7 @@ class StoreCli : public ::testing::Test {
     auto c = s->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
     ASSERT_TRUE(c.ok());
     committed = *c;
-    in_committed = testing::make_seal(1);
+    in_committed = testing::make_hello_seal(1, r->root_id);
     ASSERT_TRUE(s->seal(*c, in_committed).ok());
     ASSERT_TRUE(s->prepare(*c, testing::make_backups(2)).ok());
     ASSERT_TRUE(s->transition(*c, State::Committing).ok());
@@ -40,7 +40,7 @@ class StoreCli : public ::testing::Test {
     // 3: sealed.
     auto d = s->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
     ASSERT_TRUE(d.ok());
-    in_sealed = testing::make_seal(2);
+    in_sealed = testing::make_hello_seal(2, r->root_id);
     ASSERT_TRUE(s->seal(*d, in_sealed).ok());
   }
 
@@ -211,7 +211,7 @@ TEST_F(StoreCli, TamperedPlanFailsCheckAndShowsEvidence) {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(layout.database.c_str(), &db), SQLITE_OK);
     std::string sql = fmt::format(
-        "UPDATE plan SET canonical = CAST(replace(CAST(canonical AS TEXT), 'slot0', 'evil0') AS BLOB) WHERE txn_id = {}",
+        "UPDATE plan SET canonical = CAST(replace(CAST(canonical AS TEXT), 'hello.txt', 'evil0.txt') AS BLOB) WHERE txn_id = {}",
         committed);
     ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);

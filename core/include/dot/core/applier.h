@@ -17,11 +17,22 @@
 
 namespace dot::core {
 
+// The checks of a stored plan that need none of its blobs, made on every
+// load (load_verified_plan below, export) and by `store check` (its
+// Store::PlanJudge): the bytes decode as a canonical plan whose proposal_id
+// recomputes and equals the stored one, sealed for `root_id`, whose effect
+// count and operation rows are the stored ones, and which keeps every rule
+// `plan` enforced when it sealed (plan.h check_plan_invariants): a row edited
+// in the database with its ids recomputed is still refused. Anything else is
+// DOT_E_RECOVERY_REQUIRED (kind tampered) or DOT_E_POLICY (another root's plan).
+Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id);
+// verify_sealed_plan as the store's plan judge (Store::check): `store check`.
+Status judge_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id);
+
 // A stored plan, re-verified: the store recomputed plan_id from the stored
-// bytes and checked every blob; here the bytes decode as a canonical plan of
-// this root whose proposal_id recomputes and whose artifacts are its `after`
-// and backups its `before`. Anything else is DOT_E_RECOVERY_REQUIRED
-// (tampered) or DOT_E_POLICY (another root's plan).
+// bytes and checked every blob; verify_sealed_plan holds; its artifacts are
+// its `after` and its backups its `before`. Anything else is
+// DOT_E_RECOVERY_REQUIRED (tampered) or DOT_E_POLICY (another root's plan).
 struct LoadedPlan {
   store::SealedPlan sealed;
   Plan plan;

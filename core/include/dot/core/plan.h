@@ -97,6 +97,36 @@ Result<Plan> decode_canonical_plan(std::string_view bytes);
 // Checks the plan's own integrity: proposal_id recomputes from it.
 Status verify_proposal_id(const Plan& plan);
 
+// The mode of every staged file and sealed artifact (spec/dpp-hello.md).
+inline constexpr std::uint64_t kArtifactMode = 0600;
+// The `after` snapshot `plan` seals for a verified staged file whose bytes
+// hash to `sha256`: exists, mode kArtifactMode, owned by core's effective uid
+// and gid. Apply writes exactly these fields (owner and mode included), so
+// they are never taken from anywhere else.
+Snapshot sealed_after(std::string sha256);
+
+// The half of the target policy a snapshot can show (target.h
+// check_target_policy adds what only the file shows: type, links, size): a
+// present target has no setuid, setgid or sticky bit, no group or other bits,
+// its owner-read bit, and is owned by the effective uid. Rollback writes a
+// `before` back with exactly these fields. Code::Policy (kind target) naming
+// `name` and the rule.
+Status check_snapshot_policy(std::string_view name, const Snapshot& snapshot);
+
+// Every rule `plan` enforces on what it seals, as one check of a finished
+// plan. `plan` runs it before sealing and every load of a stored plan runs it
+// again (applier.h verify_sealed_plan: apply, rollback, recover,
+// retry-effects, export and `store check`), so a row edited in the database,
+// its ids recomputed, is refused like a plugin's proposal would have been:
+//   names    the hello profile's (dpp::hello::check_hello_names);
+//   effects  exactly the one root-sync request (dpp::hello::check_hello_effects),
+//            or no effects key at all in a pre-capability plan
+//            (spec/transactions.md);
+//   before   absent, or within check_snapshot_policy;
+//   after    exactly sealed_after(its digest).
+// Code::Policy, kind "plan_invariant", the detail listing every violation.
+Status check_plan_invariants(const Plan& plan);
+
 // The exported sealed plan document: {"plan":<plan>,"plan_id":"<hex>"}, canonical.
 Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan_id);
 

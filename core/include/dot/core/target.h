@@ -27,7 +27,9 @@ Snapshot snapshot_of(const beneath::FileObservation& observation);
 
 // The target policy of spec/dpp-hello.md: absent, or a private (no group or
 // other bits, owner-read set, no setuid/setgid/sticky), owned (uid = our
-// effective uid), regular, single-link file of at most 64 KiB. A symlink is
+// effective uid), regular, single-link file of at most 64 KiB (the mode and
+// owner rules are plan.h check_snapshot_policy, which every stored `before`
+// is held to again on load). A symlink is
 // Code::PathEscape; anything else outside the policy is Code::Policy, with a
 // detail naming the target and the rule.
 Status check_target_policy(std::string_view name, const beneath::FileObservation& observation);

@@ -8,9 +8,13 @@
 //   check_plan_names     DOT_E_PATH_ESCAPE (kind slot_name) for a name outside
 //                        ^[a-z][a-z0-9-]{0,30}\.txt$; DOT_E_POLICY for 0 or more
 //                        than 16 names (names) or a repeated name (duplicate_name)
-//   check_hello_allowlists  check_plan_names, then DOT_E_POLICY: names not exactly
-//                        ["hello.txt","welcome.txt"] (names), more than 4 effects or
-//                        not exactly the one root-sync request (effects)
+//   check_hello_allowlists  check_hello_names, then check_hello_effects:
+//     check_hello_names    check_plan_names, then DOT_E_POLICY (names) unless the
+//                        names are exactly ["hello.txt","welcome.txt"]
+//     check_hello_effects  DOT_E_POLICY (effects): more than 4 effects or not
+//                        exactly the one root-sync request
+//                        (core re-checks every stored plan with these two:
+//                        core/plan.h check_plan_invariants)
 //   check_artifacts      DOT_E_ARTIFACT_MISMATCH: count, name/order, digest form,
 //                        size outside 1..65536 (what the plugin claims; core then
 //                        compares the staged files with these claims)
@@ -51,6 +55,8 @@ Status check_identity(const InitializeParams& sent, const InitializeResult& echo
 
 bool is_slot_name(std::string_view name) noexcept;
 Status check_plan_names(const std::vector<std::string>& names);
+Status check_hello_names(const std::vector<std::string>& names);
+Status check_hello_effects(const std::vector<EffectRequest>& effects);
 Status check_hello_allowlists(const PlanResult& plan);
 Status check_artifacts(const std::vector<std::string>& names, const MaterializeResult& result);
 

@@ -133,12 +133,19 @@ class Store {
     std::size_t transactions = 0;
     std::size_t blobs = 0;
   };
+  // Judges one stored plan with the plan model the store does not know: the
+  // plan's bytes (already matching their plan_id) with the columns stored
+  // beside them (proposal_id, effect_count, operation rows; no blobs), and
+  // the store's root id. `dot-core store check` passes core's
+  // verify_sealed_plan, the check every load of a plan makes.
+  using PlanJudge = Status (*)(const SealedPlan& plan, std::string_view root_id);
   // PRAGMA integrity_check and foreign_key_check, plus our invariants: every
   // event history follows legal transitions and ends in the row's state, the
   // ledger matches each plan's effect count and state, every blob and plan
-  // matches its digest. A check that cannot run at all is an error; a
-  // violation is a problem in the report.
-  Result<CheckReport> check();
+  // matches its digest; and, with a judge, every stored plan the judge
+  // refuses (one problem per plan, naming each violation). A check that
+  // cannot run at all is an error; a violation is a problem in the report.
+  Result<CheckReport> check(PlanJudge judge = nullptr);
   struct PruneReport {
     std::size_t pruned = 0;  // transactions whose blobs and events were dropped
   };
