@@ -39,6 +39,10 @@ bool has_command(const CLI::App& app, const std::string& name) {
 
 }  // namespace
 
+std::unique_ptr<CLI::App> make_full_app(std::span<const CommandGroup> groups, Context& ctx) {
+  return make_app(groups, ctx, nullptr);
+}
+
 int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
   // Building every command (CLI11 allocates each subcommand and option) costs
   // a dot-core process more than a millisecond on a small VM, more than the

@@ -413,7 +413,13 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
   reg->add_flag("--replace", o->replace, "Swap the registered plugin (only when no transaction is unfinished)");
   add_json_flag(reg, *o);
-  reg->footer("Example:\n  dot-core register --root ~/managed --plugin /usr/lib/dot/dot-hello --assurance audit");
+  // The example names the reference plugin installed with this dot-core,
+  // when there is one. (The callback adds to the footer text, which CLI11
+  // copies from the parent: it is cleared first.)
+  reg->footer(std::string())->footer([] {
+    return "Example:\n  dot-core register --root ~/managed --plugin " +
+           shown(reference_plugin_path().value_or("/abs/path/to/plugin")) + " --assurance audit";
+  });
   reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
 
   auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");

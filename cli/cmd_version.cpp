@@ -1,23 +1,30 @@
-#include <fmt/format.h>
-
+#include "build_info.h"  // generated at build time (cmake/BuildInfo.cmake)
 #include "commands.h"
+#include "json_writer.h"
 #include "output.h"
-
-#ifndef DOT_VERSION
-#define DOT_VERSION "0.0.0"
-#endif
 
 namespace dot::cli {
 
+std::string version_line() {
+  return std::string("dot-core ") + DOT_BUILD_VERSION + " (commit " + DOT_BUILD_COMMIT + ")";
+}
+
 void add_version_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("version", "Print the dot-core version");
+  auto* cmd = app.add_subcommand("version", "Print the dot-core version and the git commit it was built from");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print {\"version\":...} instead");
-  cmd->footer("Example:\n  dot-core version");
+  cmd->add_flag("--json", *json, "Print {\"commit\":...,\"version\":...} instead");
+  cmd->footer(
+      "The commit is \"unknown\" when dot-core was built outside a git checkout, and ends in\n"
+      "\"-dirty\" when tracked files differed from it.\n"
+      "Example:\n  dot-core version --json");
   cmd->callback([&ctx, json] {
     ctx.action = [json] {
-      if (*json) return write_stdout(fmt::format("{{\"version\":\"{}\"}}\n", DOT_VERSION)) ? 0 : 1;
-      return write_stdout(fmt::format("dot-core {}\n", DOT_VERSION)) ? 0 : 1;
+      if (*json) {
+        JsonWriter w;
+        w.begin_object().key("commit").string(DOT_BUILD_COMMIT).key("version").string(DOT_BUILD_VERSION).end_object();
+        return write_stdout(std::move(w).line()) ? kExitOk : kExitError;
+      }
+      return write_stdout(version_line() + "\n") ? kExitOk : kExitError;
     };
   });
 }

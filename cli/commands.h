@@ -4,6 +4,7 @@
 // chosen command's action runs after parsing and returns the exit code.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
 void add_version_command(CLI::App& app, Context& ctx);
+// "dot-core VERSION (commit COMMIT)": what `dot-core version` and
+// `dot-core --version` print (cmd_version.cpp, the one place that sees the
+// generated build_info.h).
+std::string version_line();
+// The reference plugin dot-hello installed with this dot-core (in
+// LIBEXECDIR/dot-core/ of the same prefix), or beside it in a build tree;
+// nullopt when there is none (install_paths.cpp).
+std::optional<std::string> reference_plugin_path();
+
 void add_jcs_commands(CLI::App& app, Context& ctx);        // jcs canonicalize|hash
 void add_vectors_commands(CLI::App& app, Context& ctx);    // vectors replay
 void add_frames_commands(CLI::App& app, Context& ctx);     // frames decode
