@@ -4,14 +4,47 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "usage.h"
 
 namespace dot::cli {
 namespace {
 
 bool group_names(const CommandGroup& g, std::string_view name) {
   return std::find(g.commands.begin(), g.commands.end(), name) != g.commands.end();
+}
+
+int run_words(std::vector<std::string> words, std::span<const CommandGroup> groups) {
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  return run_app(static_cast<int>(words.size()), argv.data(), groups);
+}
+
+// `dot-core help [COMMAND...]` is `dot-core [COMMAND...] --help`, once every
+// word is known to name a command (CLI11 would answer `plna --help` with the
+// top-level help and exit 0).
+void add_help_command(CLI::App& app, Context& ctx, std::span<const CommandGroup> groups) {
+  auto* help = app.add_subcommand("help", "Show the help of a command (`dot-core help inspect list`)");
+  auto words = std::make_shared<std::vector<std::string>>();
+  help->add_option("COMMAND", *words, "The command and its subcommands");
+  help->callback([&app, &ctx, words, groups] {
+    ctx.action = [&app, words, groups] {
+      const CLI::App* cur = &app;
+      for (const auto& w : *words) {
+        auto found = cur->get_subcommands([&](const CLI::App* s) { return !s->get_name().empty() && s->check_name(w); });
+        if (found.empty()) return report_unknown_command(*cur, w);
+        cur = found.front();
+      }
+      std::vector<std::string> args{app.get_name()};
+      args.insert(args.end(), words->begin(), words->end());
+      args.push_back("--help");
+      return run_words(std::move(args), groups);
+    };
+  });
 }
 
 // The app with every group of `groups`, or (only != nullptr) with the one
@@ -25,7 +58,12 @@ std::unique_ptr<CLI::App> make_app(std::span<const CommandGroup> groups, Context
       "Examples:\n"
       "  dot-core jcs canonicalize doc.json\n"
       "  dot-core vectors replay vectors/jcs\n"
-      "Run `dot-core COMMAND --help` for the options of a command.");
+      "Run `dot-core COMMAND --help` (or `dot-core help COMMAND`) for the options of a command.");
+  // `dot-core --version` is `dot-core version` (run_app re-runs it).
+  app->add_flag_callback(
+      "--version", [] { throw CLI::CallForVersion(); }, "Print the version (the same as `dot-core version`)");
+  // help needs every command: only the whole app has it.
+  if (only == nullptr) add_help_command(*app, ctx, groups);
   for (const auto& g : groups) {
     if (only != nullptr && !group_names(g, only)) continue;
     g.add(*app, ctx);
@@ -64,12 +102,11 @@ int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
     return app->exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app->exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app->exit(e);
+  } catch (const CLI::CallForVersion&) {
+    return run_words({app->get_name(), "version"}, groups);
   } catch (const CLI::ParseError& e) {
     // CLI11 uses 100-127 for its own errors; spec/cli.md says usage is 2.
-    app->exit(e);
-    return kExitUsage;
+    return report_usage_error(*app, e);
   }
   if (!ctx.action) return kExitUsage;
   int code = ctx.action();

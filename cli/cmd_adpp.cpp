@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "numbers.h"
+#include "usage.h"
 
 namespace dot::cli {
 
@@ -16,7 +17,7 @@ void add_adpp_commands(CLI::App& app, Context& ctx) {
                      0.05, 600.0)
       ->default_str("3");
   conform->add_flag("--json", args->json, "One JSON document with every case");
-  conform->add_option("--case", args->cases, "Run only this case (repeatable)");
+  add_repeatable_option(conform, "--case", args->cases, "Run only this case (repeatable, one case per --case)");
   conform->add_option("provider", args->provider, "The provider command line, after --")->required();
   conform->footer(
       "Each case starts a fresh provider with exactly the given argv. One line per case,\n"

@@ -21,6 +21,7 @@
 #include "dot/core/root.h"
 #include "json_writer.h"
 #include "output.h"
+#include "root_option.h"
 
 namespace dot::cli {
 namespace {
@@ -41,8 +42,9 @@ struct EngineOptions {
 };
 
 Result<Root> open_root(const EngineOptions& o, Access access) {
+  DOT_ASSIGN_OR_RETURN(std::string dir, resolve_root(o.root));
   DOT_ASSIGN_OR_RETURN(core::TestHooks hooks, core::TestHooks::from_environment());
-  return Root::open(o.root, access, std::move(hooks));
+  return Root::open(dir, access, std::move(hooks));
 }
 
 // The documents of docs/engine.md, keys in sorted order as documented there.
@@ -55,6 +57,16 @@ int print_json(JsonWriter&& w) {
 int print_human(const std::string& text) {
   (void)print_text(text);
   return kExitOk;
+}
+
+// The error of a command an InterruptGuard watched: after its DOT_E line, a
+// command a signal stopped exits 128 + the signal (130 for SIGINT, 143 for
+// SIGTERM), as a shell reports a process the signal killed, so scripts see
+// the interruption; the state it left is what the engine promises
+// (spec/transactions.md, "Interruptions").
+int report_interruptible(const Error& error, bool json, const core::InterruptGuard& interrupt) {
+  int code = report(error, json);
+  return interrupt.interrupted() ? 128 + interrupt.signal() : code;
 }
 
 // A snapshot as the plan holds it (core's one rendering of it: hex digests
@@ -71,9 +83,6 @@ void snapshot_json(JsonWriter& w, const core::Snapshot& s) {
 // back from the store is whatever the row holds).
 std::string short_id(std::string_view id) { return shown(id.substr(0, 12)); }
 
-void add_root_option(CLI::App* cmd, EngineOptions& o) {
-  cmd->add_option("--root", o.root, "The managed root directory")->required();
-}
 void add_json_flag(CLI::App* cmd, EngineOptions& o) { cmd->add_flag("--json", o.json, "Machine-readable output"); }
 
 void recovered_json(JsonWriter& w, const core::RecoveredTxn& t) {
@@ -156,7 +165,7 @@ int run_plan(const EngineOptions& o) {
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
   options.interrupt = &interrupt;
   auto planned = core::make_plan(*root, options);
-  if (!planned.ok()) return report(planned.error(), o.json);
+  if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
   const core::Plan& plan = planned->plan;
   // The plan is sealed from here on: nothing below may report a failure
   // for it (the output is JSON for any bytes the artifacts hold).
@@ -206,7 +215,7 @@ int run_plan(const EngineOptions& o) {
   // Each line of a diff is the plugin's bytes: print_text shows every
   // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
   for (const auto& slot : planned->slots) out += core::unified_diff(slot);
-  out += fmt::format("\napply it with: dot-core apply --root {} {}\n", shown(o.root), short_id(planned->plan_id));
+  out += fmt::format("\napply it with: {}\n", store::command_for(root->layout(), "apply " + short_id(planned->plan_id)));
   return print_human(out);
 }
 
@@ -216,7 +225,7 @@ int run_apply(const EngineOptions& o) {
   if (!root.ok()) return report(root.error(), o.json);
   core::InterruptGuard interrupt;
   auto applied = core::apply_plan(*root, o.id, &interrupt);
-  if (!applied.ok()) return report(applied.error(), o.json);
+  if (!applied.ok()) return report_interruptible(applied.error(), o.json, interrupt);
   if (o.json) {
     JsonWriter w;
     w.begin_object();
@@ -332,14 +341,16 @@ int run_status(const EngineOptions& o) {
     out += fmt::format("plugin   {} ({} assurance) sha256 {}\n", shown(manifest->id), shown(manifest->assurance),
                        shown(manifest->sha256));
   else
-    out += "plugin   none registered (dot-core register)\n";
+    out += fmt::format("plugin   none registered (run {} --plugin PATH --assurance audit|process)\n",
+                       store::command_for(root->layout(), "register"));
   out += fmt::format("transactions  {}\n", *count);
   if (unfinished->empty()) {
     out += "unfinished    none\n";
   } else {
     for (const auto& t : *unfinished)
-      out += fmt::format("unfinished    {}  {}  (run dot-core {})\n", short_id(t.plan_id), store::display_status(t),
-                         t.state == store::State::Committed ? "retry-effects" : "recover");
+      out += fmt::format("unfinished    {}  {}  (run {})\n", short_id(t.plan_id), store::display_status(t),
+                         store::command_for(root->layout(),
+                                            t.state == store::State::Committed ? "retry-effects" : "recover"));
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
   for (const auto& t : *sealed) out += fmt::format("  {}\n", shown(t.plan_id));
@@ -408,7 +419,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<EngineOptions>();
 
   auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable as the root's one plugin");
-  add_root_option(reg, *o);
+  add_root_option(reg, o->root);
   reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
   reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
   reg->add_flag("--replace", o->replace, "Swap the registered plugin (only when no transaction is unfinished)");
@@ -423,7 +434,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
 
   auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");
-  add_root_option(plan, *o);
+  add_root_option(plan, o->root);
   auto* audit = plan->add_flag("--allow-audit-plugin", o->allow_audit, "Consent to run the plugin without containment");
   auto* sandbox = plan->add_flag("--require-process-sandbox", o->require_sandbox,
                                  "Run the plugin only under Linux process containment (fails closed)");
@@ -434,46 +445,46 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
 
   auto* apply = app.add_subcommand("apply", "Apply a sealed plan atomically, then run its root-sync effect");
-  add_root_option(apply, *o);
+  add_root_option(apply, o->root);
   apply->add_option("ID", o->id, "Plan id or a unique prefix of at least 8 hex characters")->required();
   add_json_flag(apply, *o);
   apply->footer("Example:\n  dot-core apply --root ~/managed 3f2a1b2c");
   apply->callback([&ctx, o] { ctx.action = [o] { return run_apply(*o); }; });
 
   auto* rollback = app.add_subcommand("rollback", "Undo the newest applied transaction");
-  add_root_option(rollback, *o);
+  add_root_option(rollback, o->root);
   rollback->add_option("ID", o->id, "Plan id or unique prefix")->required();
   add_json_flag(rollback, *o);
   rollback->footer("Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c");
   rollback->callback([&ctx, o] { ctx.action = [o] { return run_rollback(*o); }; });
 
   auto* recover = app.add_subcommand("recover", "Finish or roll back an interrupted transaction (never runs the plugin)");
-  add_root_option(recover, *o);
+  add_root_option(recover, o->root);
   add_json_flag(recover, *o);
   recover->footer("Example:\n  dot-core recover --root ~/managed");
   recover->callback([&ctx, o] { ctx.action = [o] { return run_recover(*o); }; });
 
   auto* retry = app.add_subcommand("retry-effects", "Resume the post-commit effects of a COMMITTED transaction");
-  add_root_option(retry, *o);
+  add_root_option(retry, o->root);
   add_json_flag(retry, *o);
   retry->footer("Example:\n  dot-core retry-effects --root ~/managed");
   retry->callback([&ctx, o] { ctx.action = [o] { return run_retry_effects(*o); }; });
 
   auto* discard = app.add_subcommand("discard", "Discard a sealed plan you will not apply");
-  add_root_option(discard, *o);
+  add_root_option(discard, o->root);
   discard->add_option("ID", o->id, "Plan id or unique prefix")->required();
   add_json_flag(discard, *o);
   discard->footer("Example:\n  dot-core discard --root ~/managed 3f2a1b2c");
   discard->callback([&ctx, o] { ctx.action = [o] { return run_discard(*o); }; });
 
   auto* status = app.add_subcommand("status", "Show the root, its plugin and any unfinished transaction (read-only)");
-  add_root_option(status, *o);
+  add_root_option(status, o->root);
   add_json_flag(status, *o);
   status->footer("Example:\n  dot-core status --root ~/managed --json");
   status->callback([&ctx, o] { ctx.action = [o] { return run_status(*o); }; });
 
   auto* exp = app.add_subcommand("export", "Print the sealed plan document {plan, plan_id} (canonical JSON)");
-  add_root_option(exp, *o);
+  add_root_option(exp, o->root);
   exp->add_option("ID", o->id, "Plan id or unique prefix")->required();
   exp->footer("Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json");
   exp->callback([&ctx, o] { ctx.action = [o] { return run_export(*o); }; });

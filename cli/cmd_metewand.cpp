@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "numbers.h"
+#include "usage.h"
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
 #include "dot/base/sealed_executable.h"
@@ -140,7 +141,8 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
                     "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
   add_seconds_option(hello, "--timeout", o->timeout_s, "Seconds for the handshake and for the worker's exit (default 5)",
                      kMinTimeoutS, kMaxTimeoutS);
-  hello->add_option("--select", o->select, "Capability to select (repeatable; implementation role only)");
+  add_repeatable_option(hello, "--select", o->select,
+                        "Capability to select (repeatable, one per --select; implementation role only)");
   hello->add_flag("--json", o->json, "Errors also as JSON on standard output");
   hello->add_option("command", o->command, "WORKER [ARGS...] after --")->required();
   hello->footer(

@@ -16,6 +16,7 @@
 #include "json_writer.h"
 #include "numbers.h"
 #include "output.h"
+#include "root_option.h"
 
 namespace dot::cli {
 namespace {
@@ -157,7 +158,8 @@ std::string short_id(const TxnSummary& t) {
 // ---- opening --------------------------------------------------------------
 
 Result<store::Store> open_read_only(const std::string& root) {
-  DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(root));
+  DOT_ASSIGN_OR_RETURN(std::string dir, resolve_root(root));
+  DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(dir));
   store::OpenOptions o;
   o.read_only = true;
   DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(dirs.layout.database, o));
@@ -171,7 +173,8 @@ struct Locked {
 };
 
 Result<Locked> open_locked(const std::string& root) {
-  DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(root));
+  DOT_ASSIGN_OR_RETURN(std::string dir, resolve_root(root));
+  DOT_ASSIGN_OR_RETURN(store::OpenedRoot dirs, store::open_root(dir));
   DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(dirs));
   DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(dirs.layout.database));
   DOT_TRY(dirs.confirm_database());
@@ -189,7 +192,7 @@ struct CommonOptions {
 };
 
 int run_init(const CommonOptions& o) {
-  auto r = store::init_root(o.root);
+  auto r = store::init_root(root_to_create(o.root));
   if (!r.ok()) return report(r.error(), o.json);
   if (o.json) {
     JsonWriter w;
@@ -363,7 +366,7 @@ int run_events(const CommonOptions& o, const std::string& id) {
 }
 
 void add_common(CLI::App* cmd, CommonOptions& o, bool json) {
-  cmd->add_option("--root", o.root, "The managed root directory")->required();
+  add_root_option(cmd, o.root);
   if (json) cmd->add_flag("--json", o.json, "Machine output (shapes in docs/store.md)");
 }
 
@@ -388,9 +391,15 @@ void add_init_command(CLI::App& app, Context& ctx) {
   add_common(init, *o, true);
   init->footer(
       "Creates DIR (mode 0700) with its hidden state folder DIR/.dot holding the\n"
-      "database, the lock file and a random root id.\n"
+      "database, the lock file and a random root id. DIR is --root, else $DOT_ROOT\n"
+      "(never found from the current directory: it must not exist yet).\n"
       "Example:\n  dot-core init --root ~/managed");
-  init->callback([&ctx, o] { ctx.action = [o] { return run_init(*o); }; });
+  init->get_option("--root")->description("The directory to create (default: $DOT_ROOT)");
+  init->callback([&ctx, o] {
+    // A new root is always named: walking up would find the root we are in.
+    if (root_to_create(o->root).empty()) throw CLI::RequiredError("--root DIR (or DOT_ROOT)");
+    ctx.action = [o] { return run_init(*o); };
+  });
 }
 
 void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge) {

@@ -53,7 +53,7 @@ void add_metewand_commands(CLI::App& app, Context& ctx);   // metewand hello
 struct FramesOptions {
   std::string input = "-";      // FILE or "-"
   bool count_only = false;      // --count
-  std::string direction = "request";  // adpp only
+  std::string direction;       // adpp only, where it is required
 };
 int decode_frames_dpp(const FramesOptions& options);
 int decode_frames_metewand(const FramesOptions& options);

@@ -14,10 +14,11 @@ Error tampered(std::string_view plan_id, std::string detail) {
                     fmt::format("stored plan {} is inconsistent: {}; nothing is applied from it", plan_id, detail));
 }
 
-Error interrupted_error(int sig, std::string_view plan_id, store::State state) {
+Error interrupted_error(const Root& root, int sig, std::string_view plan_id, store::State state) {
   return make_error(Code::RecoveryRequired, "interrupted",
-                    fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `dot-core recover`",
-                                plan_id, sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state)));
+                    fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `{}`", plan_id,
+                                sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state),
+                                store::command_for(root.layout(), "recover")));
 }
 
 }  // namespace
@@ -27,8 +28,11 @@ Status refuse_if_unfinished(Root& root) {
   if (unfinished.empty()) return {};
   const auto& t = unfinished.front();
   return make_error(Code::RecoveryRequired, "unfinished",
-                    fmt::format("transaction {} is {}: run `dot-core {}` first", t.plan_id, store::state_name(t.state),
-                                t.state == store::State::Committed ? "retry-effects` (or `dot-core recover" : "recover"));
+                    fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
+                                t.state == store::State::Committed
+                                    ? store::command_for(root.layout(), "retry-effects") + "` (or `" +
+                                          store::command_for(root.layout(), "recover")
+                                    : store::command_for(root.layout(), "recover")));
 }
 
 Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
@@ -141,14 +145,14 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
 
   // Step 4: durable backups before any target changes.
   DOT_TRY(st.prepare(txn, backups));
-  if (interrupt && interrupt->interrupted()) return interrupted_error(interrupt->signal(), plan_id, store::State::Prepared);
+  if (interrupt && interrupt->interrupted()) return interrupted_error(root, interrupt->signal(), plan_id, store::State::Prepared);
   DOT_TRY(st.transition(txn, store::State::Committing));
   lp.sealed.state = store::State::Committing;
 
   // Step 5: one atomic replace per slot.
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (interrupt && interrupt->interrupted())
-      return interrupted_error(interrupt->signal(), plan_id, store::State::Committing);
+      return interrupted_error(root, interrupt->signal(), plan_id, store::State::Committing);
     bool renamed = false;
     Status s = commit_slot(root.root_fd(), i, ops[i], lp.after[i], root.hooks(), renamed);
     if (s.ok()) continue;

@@ -250,12 +250,16 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
   if (!unfinished.empty())
     return make_error(Code::RecoveryRequired, "unfinished",
-                      fmt::format("transaction {} is {}: run `dot-core recover` (or `dot-core retry-effects`) first",
-                                  unfinished.front().plan_id, store::state_name(unfinished.front().state)));
+                      fmt::format("transaction {} is {}: run `{}` (or `{}`) first", unfinished.front().plan_id,
+                                  store::state_name(unfinished.front().state),
+                                  store::command_for(root.layout(), "recover"),
+                                  store::command_for(root.layout(), "retry-effects")));
   // Before anything is recorded: a kernel without a layer never starts the plugin.
   if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
   DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
-  if (!rec) return make_error(Code::Policy, "no_plugin", "no plugin is registered; run `dot-core register` first");
+  if (!rec)
+    return make_error(Code::Policy, "no_plugin",
+                      fmt::format("no plugin is registered; run `{}` first", store::command_for(root.layout(), "register")));
   DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec->manifest));
   if (manifest.assurance == "process" && options.consent != Assurance::Process)
     return make_error(Code::Policy, "assurance",

@@ -131,8 +131,8 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
   for (const auto& t : unfinished)
     if (t.id != txn)
       return make_error(Code::RecoveryRequired, "unfinished",
-                        fmt::format("transaction {} is {}: run `dot-core recover` first", t.plan_id,
-                                    store::state_name(t.state)));
+                        fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
+                                    store::command_for(root.layout(), "recover")));
   for (store::State s : {store::State::Committed, store::State::Done}) {
     store::ListFilter f;
     f.state = s;

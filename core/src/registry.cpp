@@ -78,8 +78,9 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
     DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
     if (!unfinished.empty())
       return make_error(Code::RecoveryRequired, "unfinished",
-                        fmt::format("transaction {} is unfinished ({}); run `dot-core recover` before --replace",
-                                    unfinished.front().plan_id, store::state_name(unfinished.front().state)));
+                        fmt::format("transaction {} is unfinished ({}); run `{}` before --replace",
+                                    unfinished.front().plan_id, store::state_name(unfinished.front().state),
+                                    store::command_for(root.layout(), "recover")));
   }
 
   UniqueFd src(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
@@ -130,7 +131,9 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
 
 Result<PinnedPlugin> open_pinned_plugin(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
-  if (!rec) return make_error(Code::Policy, "no_plugin", "no plugin is registered; run `dot-core register` first");
+  if (!rec)
+    return make_error(Code::Policy, "no_plugin",
+                      fmt::format("no plugin is registered; run `{}` first", store::command_for(root.layout(), "register")));
   DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec->manifest));
   if (m.sha256 != rec->sha256)
     return make_error(Code::PluginIdentity, "manifest", "the stored manifest and the plugin row disagree on the digest");

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -173,6 +174,35 @@ Status OpenedRoot::confirm_database() const {
                                   "replaced while it was opened)",
                                   layout.database));
   return {};
+}
+
+Result<std::string> discover_root(const std::string& start) {
+  std::string dir = RootLayout::for_root(start).root;
+  for (;;) {
+    if (open_root(dir).ok()) return dir;
+    if (dir == "/") break;
+    dir = parent_of(dir);
+  }
+  return make_error(Code::Store, "no_root",
+                    fmt::format("no managed root in {} or any parent; pass --root or set DOT_ROOT", start));
+}
+
+std::string command_for(const RootLayout& layout, std::string_view command) {
+  // Characters no POSIX shell gives a meaning to; anything else is quoted.
+  auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c != '\0' && std::strchr("/._-+:,=@%", c) != nullptr);
+  };
+  const std::string& dir = layout.root;
+  std::string word;
+  if (!dir.empty() && std::all_of(dir.begin(), dir.end(), plain)) {
+    word = dir;
+  } else {
+    word = "'";
+    for (char c : dir) word += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    word += "'";
+  }
+  return fmt::format("dot-core {} --root {}", command, word);
 }
 
 Result<RootLock> RootLock::acquire(const OpenedRoot& root) {

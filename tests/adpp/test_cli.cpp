@@ -87,6 +87,31 @@ TEST(AdppCli, ConformPassesAdppSim) {
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
+// `--` after --case starts the provider's argv: `--config F` is the
+// provider's (CLI11's list option used to eat the `--` and refuse --config).
+TEST(AdppCli, DoubleDashAfterCaseStartsTheProviderArguments) {
+  Scratch s;
+  auto r = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--case", "hello_metadata", "--", kSim, "--config",
+                   DOT_SOURCE_DIR "/adpp/examples/basic.textproto"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASS hello_metadata"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 0 failed"), std::string::npos) << r.out;
+  // One value per --case: a second word is the provider, not a second case.
+  auto two = run(s, {kCore, "adpp", "conform", "--case", "hello_metadata", "extra", "--", kSim});
+  EXPECT_EQ(two.code, 2) << two.out << two.err;
+}
+
+TEST(AdppCli, FramesDecodeRequiresADirection) {
+  Scratch s;
+  auto none = run(s, {kCore, "frames", "decode", "--format", "adpp", "-"});
+  EXPECT_EQ(none.code, 2) << none.err;
+  EXPECT_NE(none.err.find("--format adpp requires --direction"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("run 'dot-core frames decode --help'"), std::string::npos) << none.err;
+  EXPECT_TRUE(none.out.empty()) << none.out;
+  auto other = run(s, {kCore, "frames", "decode", "--format", "dpp", "--direction", "request", "-"});
+  EXPECT_EQ(other.code, 2) << other.err;
+}
+
 TEST(AdppCli, ConformFailsABrokenProviderWithProtocolError) {
   Scratch s;
   auto r = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--json", "--", kBroken, "answer-then-abort"});
@@ -145,12 +170,12 @@ std::string hello_frame(std::uint64_t id) {
 TEST(AdppCli, FramesDecodeRequestsThenEnd) {
   Scratch s;
   std::string path = write_tmp(s, "req.bin", hello_frame(1) + hello_frame(18446744073709551615ull));
-  auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", path});
+  auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", "--direction", "request", path});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("{\"frame\":1,\"offset\":0,\"request_id\":\"1\",\"kind\":\"hello\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"request_id\":\"18446744073709551615\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("{\"end\":\"eof\",\"frames\":2}\n"), std::string::npos) << r.out;
-  auto count = run(s, {kCore, "frames", "decode", "--format", "adpp", "--count", "-"}, path);
+  auto count = run(s, {kCore, "frames", "decode", "--format", "adpp", "--direction", "request", "--count", "-"}, path);
   EXPECT_EQ(count.out, "{\"end\":\"eof\",\"frames\":2}\n");
 }
 
@@ -164,7 +189,7 @@ TEST(AdppCli, FramesDecodeErrors) {
                {std::string("\x07\x00\x00\x00garbage", 11), "parse"}};
   for (const auto& c : cases) {
     std::string path = write_tmp(s, "bad.bin", c.bytes);
-    auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", path});
+    auto r = run(s, {kCore, "frames", "decode", "--format", "adpp", "--direction", "request", path});
     EXPECT_EQ(r.code, 1);
     auto last = r.out.substr(r.out.rfind("{\"error\""));
     EXPECT_EQ(last.rfind("{\"error\":\"" + c.kind + "\"", 0), 0u) << r.out;

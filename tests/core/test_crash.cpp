@@ -277,7 +277,12 @@ TEST_F(CrashTest, SigtermDuringApplyStopsAtASafePointAndRecoverFinishes) {
   fs::remove(pause);
   auto st = child->wait_until(Clock::now() + std::chrono::seconds(20));
   ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->code, 1);
+  // 128 + SIGTERM, after the error line (docs/user-guide.md).
+  EXPECT_EQ(st->code, 143);
+  auto err = read_all(child->stderr_fd().get(), 1 << 20);
+  ASSERT_TRUE(err.ok());
+  EXPECT_EQ(err->rfind("DOT_E_RECOVERY_REQUIRED: apply of " + id + " interrupted by SIGTERM", 0), 0u) << *err;
+  EXPECT_NE(err->find("run `dot-core recover --root " + root_.string() + "`"), std::string::npos) << *err;
   EXPECT_EQ(state_of(id), "COMMITTING");
   EXPECT_EQ(hello(), kHello) << "slot 0 was committed before the safe point";
   expect_recovered_cleanly(id, "SIGTERM");
@@ -295,7 +300,11 @@ TEST_F(CrashTest, SigintDuringPlanKillsThePluginAndAbandons) {
   fs::remove(pause);
   auto st = child->wait_until(Clock::now() + std::chrono::seconds(20));
   ASSERT_TRUE(st.has_value());
-  EXPECT_EQ(st->code, 1);
+  // 128 + SIGINT, after the error line (docs/user-guide.md).
+  EXPECT_EQ(st->code, 130);
+  auto err = read_all(child->stderr_fd().get(), 1 << 20);
+  ASSERT_TRUE(err.ok());
+  EXPECT_EQ(err->rfind("DOT_E_PROTOCOL: interrupted by SIGINT", 0), 0u) << *err;
   EXPECT_EQ(last_state(), "ABANDONED");
   EXPECT_TRUE(processes_in(root_).empty());
   EXPECT_TRUE(stage_leftovers().empty());

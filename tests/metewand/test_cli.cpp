@@ -134,6 +134,15 @@ TEST(MetewandHello, PrintsTheNegotiationWithTheDefaultIdentity) {
   EXPECT_NE(sel.out.find("\"selected\":[\"one_shot\"]"), std::string::npos);
 }
 
+// `--` after --select starts the worker's argv, so `--sdk` reaches the
+// worker (CLI11's list option used to eat the `--` and refuse --sdk).
+TEST(MetewandHello, DoubleDashAfterSelectStartsTheWorkerArguments) {
+  CliRun r = run({"metewand", "hello", "--select", "one_shot", "--", kWorker, "--sdk", "ex:2"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"sdk\":{\"name\":\"ex\",\"version\":\"2\"}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"selected\":[\"one_shot\"]"), std::string::npos) << r.out;
+}
+
 TEST(MetewandHello, TypedErrorsExitOne) {
   std::string dup = temp_file("dup", "{\"id\":\"0\",\"id\":\"0\"}\n");
   struct Case {

@@ -80,6 +80,19 @@ struct OpenedRoot {
 // symlink; DOT_E_STORE "not_ours" when a database file is not a regular file.
 Result<OpenedRoot> open_root(const std::string& dir);
 
+// The managed root a command run in `start` (an absolute, physical
+// directory: getcwd) works on when none is named: `start` itself or its
+// nearest ancestor that open_root accepts, like git finds its repository.
+// The walk stops at "/". A symlinked state folder never marks a root
+// (open_root refuses it), and no symlink is followed on the way up.
+// DOT_E_STORE kind "no_root" when none is found. Returns the root directory.
+Result<std::string> discover_root(const std::string& start);
+
+// How a person types `dot-core COMMAND` for this root: "dot-core COMMAND
+// --root DIR" with DIR shell-quoted when it needs quoting. Every hint that
+// names a command to run (errors, plan's "apply it with") is built here.
+std::string command_for(const RootLayout& layout, std::string_view command);
+
 // The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock
 // (opened beneath the state folder's descriptor; a symlink is
 // DOT_E_PATH_ESCAPE), held
