@@ -215,7 +215,7 @@ int run_plan(const EngineOptions& o) {
   // Each line of a diff is the plugin's bytes: print_text shows every
   // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
   for (const auto& slot : planned->slots) out += core::unified_diff(slot);
-  out += fmt::format("\napply it with: {}\n", store::command_for(root->layout(), "apply " + short_id(planned->plan_id)));
+  out += fmt::format("\napply it with: {} {}\n", store::command_for(root->layout(), "apply"), short_id(planned->plan_id));
   return print_human(out);
 }
 
