@@ -22,6 +22,7 @@
 #include "json_writer.h"
 #include "output.h"
 #include "root_option.h"
+#include "style.h"
 
 namespace dot::cli {
 namespace {
@@ -39,6 +40,7 @@ struct EngineOptions {
   bool allow_audit = false;
   bool require_sandbox = false;
   bool json = false;
+  bool pager = false;
 };
 
 Result<Root> open_root(const EngineOptions& o, Access access) {
@@ -54,8 +56,8 @@ int print_json(JsonWriter&& w) {
   (void)write_stdout(std::move(w).line());
   return kExitOk;
 }
-int print_human(const std::string& text) {
-  (void)print_text(text);
+int print_human(const std::string& text, Paint paint = Paint::None, bool page = false) {
+  (void)print_styled(text, paint, page);
   return kExitOk;
 }
 
@@ -216,7 +218,7 @@ int run_plan(const EngineOptions& o) {
   // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
   for (const auto& slot : planned->slots) out += core::unified_diff(slot);
   out += fmt::format("\napply it with: {} {}\n", store::command_for(root->layout(), "apply"), short_id(planned->plan_id));
-  return print_human(out);
+  return print_human(out, Paint::Diff, o.pager);
 }
 
 // ---- apply / rollback / discard -------------------------------------------
@@ -354,7 +356,7 @@ int run_status(const EngineOptions& o) {
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
   for (const auto& t : *sealed) out += fmt::format("  {}\n", shown(t.plan_id));
-  return print_human(out);
+  return print_human(out, Paint::States);
 }
 
 int run_export(const EngineOptions& o) {
@@ -440,6 +442,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
                                  "Run the plugin only under Linux process containment (fails closed)");
   audit->excludes(sandbox);
   add_json_flag(plan, *o);
+  plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
   plan->footer("Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExample:\n"
                "  dot-core plan --root ~/managed --allow-audit-plugin");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });

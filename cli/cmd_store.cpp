@@ -17,6 +17,7 @@
 #include "numbers.h"
 #include "output.h"
 #include "root_option.h"
+#include "style.h"
 
 namespace dot::cli {
 namespace {
@@ -182,7 +183,8 @@ Result<Locked> open_locked(const std::string& root) {
 }
 
 int emit_json(const std::string& json) { return write_stdout(json) ? kExitOk : kExitError; }
-int emit_text(const std::string& text) { return print_text(text) ? kExitOk : kExitError; }
+// State names are coloured on a terminal (style.h); the text is escaped first.
+int emit_text(const std::string& text) { return print_styled(text, Paint::States) ? kExitOk : kExitError; }
 
 // ---- commands -------------------------------------------------------------
 

@@ -2,7 +2,12 @@
 // its artifacts, its stderr or its error messages, and whatever a stored row
 // holds, human output shows every control as \xNN (dot/base/utf8.h
 // append_shown, through cli/output.h) and --json output is JSON.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
 
 #include "engine_harness.h"
 #include "hostile_bytes.h"
@@ -52,6 +57,114 @@ TEST_F(Escaping, PlanShowsTheDiffWithEveryControlEscaped) {
   EXPECT_EQ(raw_control(r.err), "");
   EXPECT_NE(r.out.find("+" + std::string(kShownText) + "\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("+end\n"), std::string::npos) << r.out;
+}
+
+// dot-core with its standard output on a pseudo-terminal in raw mode (bytes
+// arrive as written) and stdin/stderr on /dev/null: what the terminal got.
+// The read ends with EIO once the last holder of the terminal has exited,
+// so there is no timing in it.
+CmdResult on_terminal(std::vector<std::string> args, std::vector<std::string> env) {
+  CmdResult r;
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return r;
+  int slave = ::open(::ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  termios tio{};
+  if (slave < 0 || ::tcgetattr(slave, &tio) != 0) return r;
+  ::cfmakeraw(&tio);
+  ::tcsetattr(slave, TCSANOW, &tio);
+  args.insert(args.begin(), bin(kProductCore));
+  env.insert(env.end(), {"LANG=C", "PATH=/usr/bin:/bin"});
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(slave, 1);
+    ::dup2(null, 2);
+    std::vector<char*> a, e;
+    for (auto& x : args) a.push_back(x.data());
+    for (auto& x : env) e.push_back(x.data());
+    a.push_back(nullptr);
+    e.push_back(nullptr);
+    ::execve(a[0], a.data(), e.data());
+    ::_exit(127);
+  }
+  ::close(slave);
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(master, buf, sizeof buf);
+    if (n > 0)
+      r.out.append(buf, static_cast<std::size_t>(n));
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::close(master);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// `text` without the colour codes dot-core itself adds (cli/style.cpp).
+std::string without_our_colours(std::string text) {
+  for (std::string_view sgr : {"\x1b[32m", "\x1b[31m", "\x1b[33m", "\x1b[36m", "\x1b[0m"})
+    for (auto at = text.find(sgr); at != std::string::npos; at = text.find(sgr)) text.erase(at, sgr.size());
+  return text;
+}
+
+TEST_F(Escaping, PlanColoursTheDiffOnATerminalOnlyAfterEscaping) {
+  use_plugin("text");
+  CmdResult r = on_terminal({"plan", "--allow-audit-plugin", "--root", root_.string()}, {"TERM=xterm"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  // The plugin's line, escaped, inside our green.
+  EXPECT_NE(r.out.find("\x1b[32m+" + std::string(kShownText) + "\x1b[0m\n"), std::string::npos) << shown(r.out);
+  EXPECT_NE(r.out.find("\x1b[32m+end\x1b[0m\n"), std::string::npos) << shown(r.out);
+  // File headers stay plain; nothing but our own codes reaches the terminal.
+  EXPECT_EQ(r.out.find("\x1b[31m---"), std::string::npos) << shown(r.out);
+  EXPECT_EQ(raw_control(without_our_colours(r.out)), "");
+}
+
+TEST_F(Escaping, NoColourWithNoColorOrADumbTerminalOrAPipe) {
+  use_plugin("text");
+  CmdResult no_color = on_terminal({"plan", "--allow-audit-plugin", "--root", root_.string()}, {"TERM=xterm", "NO_COLOR=1"});
+  ASSERT_EQ(no_color.code, 0) << no_color.out;
+  EXPECT_NE(no_color.out.find("+" + std::string(kShownText) + "\n"), std::string::npos) << shown(no_color.out);
+  EXPECT_EQ(raw_control(no_color.out), "");
+  CmdResult dumb = on_terminal({"inspect", "list", "--root", root_.string()}, {"TERM=dumb"});
+  ASSERT_EQ(dumb.code, 0) << dumb.out;
+  EXPECT_NE(dumb.out.find("SEALED"), std::string::npos) << dumb.out;
+  EXPECT_EQ(raw_control(dumb.out), "");
+  CmdResult piped = core({"inspect", "list"}, {"TERM=xterm"});
+  EXPECT_NE(piped.out.find("SEALED"), std::string::npos) << piped.out;
+  EXPECT_EQ(raw_control(piped.out), "");
+  CmdResult coloured = on_terminal({"inspect", "list", "--root", root_.string()}, {"TERM=xterm"});
+  EXPECT_NE(coloured.out.find("\x1b[33mSEALED\x1b[0m"), std::string::npos) << shown(coloured.out);
+}
+
+TEST_F(Escaping, PagerGetsTheEscapedTextOnlyWhenAskedAndOnATerminal) {
+  use_plugin("text");
+  const std::string paged = (base_ / "paged").string();
+  CmdResult r = on_terminal({"plan", "--allow-audit-plugin", "--pager", "--root", root_.string()},
+                            {"TERM=xterm", "PAGER=cat > '" + paged + "'"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "") << "the pager had the text, not the terminal";
+  std::string got = slurp(paged);
+  EXPECT_NE(got.find("\x1b[32m+" + std::string(kShownText) + "\x1b[0m\n"), std::string::npos) << shown(got);
+  EXPECT_NE(got.find("apply it with: dot-core apply --root "), std::string::npos) << shown(got);
+  EXPECT_EQ(raw_control(without_our_colours(got)), "");
+  fs::remove(paged);
+  // Not a terminal: no pager, whatever --pager says.
+  CmdResult piped = core({"plan", "--allow-audit-plugin", "--pager"}, {"PAGER=cat > '" + paged + "'"});
+  EXPECT_EQ(piped.code, 0) << piped.err;
+  EXPECT_FALSE(fs::exists(paged));
+  EXPECT_NE(piped.out.find("apply it with:"), std::string::npos) << piped.out;
+  // Not asked: no pager on a terminal either.
+  CmdResult unasked = on_terminal({"inspect", "list", "--root", root_.string()},
+                                  {"TERM=xterm", "PAGER=cat > '" + paged + "'"});
+  EXPECT_FALSE(fs::exists(paged));
+  EXPECT_NE(unasked.out.find("SEALED"), std::string::npos);
 }
 
 TEST_F(Escaping, PlanJsonCarriesTheArtifactBytesExactly) {
