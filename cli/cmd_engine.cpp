@@ -13,6 +13,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/sha256.h"
 #include "dot/core/applier.h"
+#include "dot/core/drift.h"
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
 #include "dot/core/planner.h"
@@ -169,8 +170,10 @@ int run_plan(const EngineOptions& o) {
   auto planned = core::make_plan(*root, options);
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
   const core::Plan& plan = planned->plan;
-  // The plan is sealed from here on: nothing below may report a failure
-  // for it (the output is JSON for any bytes the artifacts hold).
+  // The plan is sealed (or, changing nothing, recorded as such) from here
+  // on: nothing below may report a failure for it (the output is JSON for
+  // any bytes the artifacts hold). Like `terraform plan`, a plan that changes
+  // nothing is a success: exit 0, "no changes", no plan id.
   if (o.json) {
     JsonWriter w;
     w.begin_object();
@@ -206,12 +209,15 @@ int run_plan(const EngineOptions& o) {
       w.end_object();
     }
     w.end_array();
-    w.key("plan_id").string(planned->plan_id);
+    w.key("plan_id").string_or_null(planned->plan_id);
     w.key("proposal_id").string(plan.proposal_id);
-    w.key("state").string("SEALED");
+    w.key("state").string(planned->no_changes ? store::kNoChangesCode : "SEALED");
     w.end_object();
     return print_json(std::move(w));
   }
+  if (planned->no_changes)
+    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
+                                   plan.proposal_id));
   std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned->plan_id, plan.proposal_id);
   out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
   // Each line of a diff is the plugin's bytes: print_text shows every
@@ -300,6 +306,8 @@ int run_status(const EngineOptions& o) {
   if (!sealed.ok()) return report(sealed.error(), o.json);
   auto count = st.count();
   if (!count.ok()) return report(count.error(), o.json);
+  auto drift = core::find_drift(*root);
+  if (!drift.ok()) return report(drift.error(), o.json);
   std::optional<core::Manifest> manifest;
   if (*plugin) {
     auto m = core::decode_manifest((*plugin)->manifest);
@@ -308,6 +316,15 @@ int run_status(const EngineOptions& o) {
   if (o.json) {
     JsonWriter w;
     w.begin_object();
+    w.key("drift").begin_array();
+    for (const auto& d : *drift) {
+      w.begin_object();
+      w.key("name").string(d.name);
+      w.key("plan_id").string(d.plan_id);
+      w.key("reason").string(core::drift_reason_name(d.reason));
+      w.end_object();
+    }
+    w.end_array();
     w.key("plugin");
     if (manifest) {
       w.begin_object();
@@ -356,6 +373,14 @@ int run_status(const EngineOptions& o) {
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
   for (const auto& t : *sealed) out += fmt::format("  {}\n", shown(t.plan_id));
+  // Targets that no longer hold what the last applied plan wrote.
+  if (drift->empty()) {
+    out += "drift         none\n";
+  } else {
+    out += fmt::format("drift         {} target(s) differ from what the last applied plan wrote\n", drift->size());
+    for (const auto& d : *drift)
+      out += fmt::format("  {}  {} (plan {})\n", shown(d.name), shown(d.found), short_id(d.plan_id));
+  }
   return print_human(out, Paint::States);
 }
 
@@ -480,7 +505,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   discard->footer("Example:\n  dot-core discard --root ~/managed 3f2a1b2c");
   discard->callback([&ctx, o] { ctx.action = [o] { return run_discard(*o); }; });
 
-  auto* status = app.add_subcommand("status", "Show the root, its plugin and any unfinished transaction (read-only)");
+  auto* status = app.add_subcommand("status", "Show the root, its plugin, unfinished transactions and drifted targets (read-only)");
   add_root_option(status, o->root);
   add_json_flag(status, *o);
   status->footer("Example:\n  dot-core status --root ~/managed --json");

@@ -150,10 +150,12 @@ std::string table(std::vector<std::vector<std::string>> rows) {
   return out;
 }
 
+// What `inspect show` accepts for the row: its plan id, else its proposal
+// id (an abandoned or running proposal), else its row number.
 std::string short_id(const TxnSummary& t) {
   if (!t.plan_id.empty()) return t.plan_id.substr(0, 16);
-  if (!t.proposal_id.empty()) return "(proposal " + t.proposal_id.substr(0, 8) + ")";
-  return fmt::format("(proposal #{})", t.id);
+  if (!t.proposal_id.empty()) return t.proposal_id.substr(0, 12);
+  return fmt::format("{}{}", store::kRowIdPrefix, t.id);
 }
 
 // ---- opening --------------------------------------------------------------
@@ -277,7 +279,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
     return emit_json(std::move(w).line());
   }
   if (rows->empty()) return emit_text("no transactions\n");
-  std::vector<std::vector<std::string>> t = {{"PLAN", "STATE", "CREATED", "OPS", "EFFECTS", "CODE"}};
+  std::vector<std::vector<std::string>> t = {{"ID", "STATE", "CREATED", "OPS", "EFFECTS", "CODE"}};
   for (const auto& r : *rows)
     t.push_back({short_id(r), std::string(store::state_name(r.state)), format_time_ms(r.created_at_ms),
                  std::to_string(r.operation_count), r.effect_count ? std::to_string(*r.effect_count) : "-",
@@ -306,7 +308,10 @@ int run_show(const CommonOptions& o, const std::string& id) {
   };
   if (!d->canonical_plan.empty() && sha256_hex(d->canonical_plan) != s.plan_id)
     head.push_back({"integrity", "PLAN BYTES DO NOT MATCH THE PLAN ID"});
-  if (!s.code.empty()) head.push_back({"error", s.code + (d->detail.empty() ? "" : ": " + d->detail)});
+  // NO_CHANGES is why a proposal ended, not an error.
+  if (!s.code.empty())
+    head.push_back({s.code == store::kNoChangesCode ? "outcome" : "error",
+                    s.code + (d->detail.empty() ? "" : ": " + d->detail)});
   if (s.pruned) head.push_back({"pruned", "blobs and events dropped by store prune"});
   std::string out = table(head);
   if (!d->operations.empty()) {
@@ -372,15 +377,18 @@ void add_common(CLI::App* cmd, CommonOptions& o, bool json) {
   if (json) cmd->add_flag("--json", o.json, "Machine output (shapes in docs/store.md)");
 }
 
-// `inspect show` and `inspect events`: one transaction, named by a plan id or
-// a unique prefix of one.
+// `inspect show` and `inspect events`: one transaction, named by a plan or
+// proposal id, a unique prefix of one, or txn-N (Store::find).
 void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name, const char* description,
                                  const char* footer, int (*run)(const CommonOptions&, const std::string&)) {
   auto* cmd = group->add_subcommand(name, description);
   auto o = std::make_shared<CommonOptions>();
   auto id = std::make_shared<std::string>();
   add_common(cmd, *o, true);
-  cmd->add_option("id", *id, "A plan id or a unique hex prefix of at least 8 characters")->required();
+  cmd->add_option("id", *id,
+                  "A plan or proposal id, a unique hex prefix of one (at least 8 characters), or the ID "
+                  "`inspect list` prints (txn-N for a proposal without an id)")
+      ->required();
   cmd->footer(footer);
   cmd->callback([&ctx, o, id, run] { ctx.action = [o, id, run] { return run(*o, *id); }; });
 }

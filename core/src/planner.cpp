@@ -1,5 +1,6 @@
 #include "dot/core/planner.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <set>
 
@@ -231,6 +232,20 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     blob.sha256 = op.after.sha256;
     seal.artifacts.push_back(std::move(blob));
     out.slots[i].after = std::move(contents[i]);
+  }
+  // Every target already is what the plugin proposes (content, mode, owner):
+  // a plan would change nothing, so none is sealed (nothing to apply, nothing
+  // to go stale). The proposal, with its stderr, stays inspectable: ABANDONED
+  // with the reason NO_CHANGES, which the state graph already allows.
+  if (std::all_of(plan.operations.begin(), plan.operations.end(),
+                  [](const Operation& op) { return op.after == op.before; })) {
+    out.no_changes = true;
+    store::Abandonment unchanged;
+    unchanged.code = std::string(store::kNoChangesCode);
+    unchanged.detail = "every target already holds what the plugin proposed; nothing was sealed";
+    unchanged.plugin_stderr = out.plugin_stderr;
+    DOT_TRY(root.store().abandon(txn, unchanged));
+    return out;
   }
   // What is sealed passes exactly the check every later load of it makes.
   DOT_TRY(check_plan_invariants(plan));

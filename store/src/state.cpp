@@ -71,6 +71,7 @@ std::optional<EffectState> effect_state_from_name(std::string_view name) noexcep
 }
 
 std::string_view display_status(const TxnSummary& t) noexcept {
+  if (t.state == State::Abandoned && t.code == kNoChangesCode) return kNoChangesCode;
   if (t.state != State::Committed || !t.effect_count) return state_name(t.state);
   return t.effect_failed ? "POST_COMMIT_FAILED" : "POST_COMMIT_PENDING";
 }

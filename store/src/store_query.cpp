@@ -2,6 +2,7 @@
 // sealed plan.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -33,35 +34,60 @@ Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s) {
 }
 
 Result<TxnId> Store::find(std::string_view id_or_prefix) {
+  // "txn-N": the row itself, for a proposal that ended before it had a
+  // proposal id (inspect list prints it for such rows).
+  if (id_or_prefix.substr(0, kRowIdPrefix.size()) == kRowIdPrefix) {
+    std::string_view digits = id_or_prefix.substr(kRowIdPrefix.size());
+    TxnId row = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), row);
+    if (digits.empty() || digits[0] == '0' || ec != std::errc() || end != digits.data() + digits.size() || row <= 0)
+      return make_error(Code::NotFound, "id",
+                        fmt::format("\"{}\" is not a transaction number ({}N, N from 1)", id_or_prefix, kRowIdPrefix));
+    DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(row));
+    return t.id;
+  }
   std::string key(id_or_prefix);
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (key.size() < 8 || key.size() > 64 || !is_lower_hex(key))
     return make_error(Code::NotFound, "id",
-                      fmt::format("\"{}\" is not a plan id or a hex prefix of at least 8 characters", id_or_prefix));
+                      fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least 8 characters, "
+                                  "or {}N",
+                                  id_or_prefix, kRowIdPrefix));
   // Every stored id is lowercase hex, so [key, key + "g") is exactly the set
-  // of ids starting with key, and the unique index answers it.
+  // of ids starting with key, and each unique index answers it. A key names
+  // one row, through its plan id or its proposal id (a sealed row matches by
+  // both), or it is refused: never a silent pick between two rows.
   std::string upper = key + "g";
-  auto lookup = [&](const char* sql) -> Result<std::vector<TxnId>> {
-    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(sql));
-    s.bind(1, key).bind(2, upper);
-    std::vector<TxnId> ids;
-    for (;;) {
-      DOT_ASSIGN_OR_RETURN(bool row, s.step());
-      if (!row) break;
-      ids.push_back(s.i64(0));
-    }
-    return ids;
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT id, state, plan_id, proposal_id FROM txn WHERE plan_id >= ?1 AND plan_id < ?2 "
+      "UNION SELECT id, state, plan_id, proposal_id FROM txn WHERE proposal_id >= ?1 AND proposal_id < ?2 "
+      "ORDER BY id DESC LIMIT 6"));
+  s.bind(1, key).bind(2, upper);
+  struct Match {
+    TxnId id;
+    std::string state, plan_id, proposal_id;
   };
-  DOT_ASSIGN_OR_RETURN(auto plans, lookup("SELECT id FROM txn WHERE plan_id >= ?1 AND plan_id < ?2 LIMIT 2"));
-  if (plans.size() == 1) return plans[0];
-  if (plans.size() > 1)
-    return make_error(Code::NotFound, "ambiguous", fmt::format("\"{}\" is a prefix of more than one plan id", key));
-  DOT_ASSIGN_OR_RETURN(auto proposals,
-                       lookup("SELECT id FROM txn WHERE proposal_id >= ?1 AND proposal_id < ?2 LIMIT 2"));
-  if (proposals.size() == 1) return proposals[0];
-  if (proposals.size() > 1)
-    return make_error(Code::NotFound, "ambiguous", fmt::format("\"{}\" is a prefix of more than one proposal id", key));
-  return make_error(Code::NotFound, "unknown", fmt::format("no plan or proposal with id \"{}\"", key));
+  std::vector<Match> matches;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    matches.push_back({s.i64(0), s.text(1), s.text(2), s.text(3)});
+  }
+  if (matches.size() == 1) return matches[0].id;
+  if (matches.empty())
+    return make_error(Code::NotFound, "unknown", fmt::format("no plan or proposal with id \"{}\"", key));
+  // Enough of each id to tell them apart, so the user can paste one.
+  std::size_t shown = std::min<std::size_t>(64, std::max<std::size_t>(16, key.size() + 4));
+  std::string candidates;
+  for (std::size_t i = 0; i < matches.size() && i < 5; ++i) {
+    const Match& m = matches[i];
+    bool by_plan = m.plan_id.compare(0, key.size(), key) == 0;
+    candidates += fmt::format("{}{} {} ({})", i ? ", " : "", by_plan ? "plan" : "proposal",
+                              (by_plan ? m.plan_id : m.proposal_id).substr(0, shown), m.state);
+  }
+  if (matches.size() > 5) candidates += ", ...";
+  return make_error(Code::NotFound, "ambiguous",
+                    fmt::format("\"{}\" is a prefix of more than one id: {}", key, candidates));
 }
 
 namespace {
@@ -115,6 +141,32 @@ Result<std::size_t> Store::count() {
   DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT count(*) FROM txn"));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   return row ? static_cast<std::size_t>(s.i64(0)) : 0;
+}
+
+Result<std::vector<AppliedPlan>> Store::applied_plans() {
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(impl_->db));
+  // The txn_by_state index yields the DONE and COMMITTED rows; each one's
+  // operations are a primary-key range.
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT txn.id, txn.plan_id, plan.canonical FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id IN ("
+      "SELECT max(operation.txn_id) FROM txn JOIN operation ON operation.txn_id = txn.id "
+      "WHERE txn.state IN ('DONE','COMMITTED') GROUP BY operation.name) ORDER BY txn.id DESC"));
+  std::vector<AppliedPlan> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    AppliedPlan p;
+    p.id = s.i64(0);
+    p.plan_id = s.text(1);
+    p.canonical_plan = s.blob(2);
+    std::string digest = sha256_hex(p.canonical_plan);
+    if (digest != p.plan_id)
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: {}: the stored plan bytes hash to {}, not to the plan id", path(),
+                                    row_name(p.id, p.plan_id), digest));
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 Result<std::vector<Event>> Store::events(TxnId id) {

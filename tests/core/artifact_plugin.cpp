@@ -20,6 +20,8 @@ class LyingHello : public dot::dpp::HelloPlugin {
   dot::Result<dot::dpp::MaterializeResult> materialize(const dot::dpp::MaterializeParams& params) override {
     auto r = HelloPlugin::materialize(params);
     if (!r.ok()) return r;
+    // What `inspect show` must keep and show for the abandoned proposal.
+    std::fprintf(stderr, "lying hello: %.*s\n", static_cast<int>(kCase.size()), kCase.data());
     const std::string dir = params.stage;
     const std::string hello = dir + "/hello.txt";
     if (kCase == "staged_symlink") {

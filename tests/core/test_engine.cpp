@@ -3,6 +3,10 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <sstream>
+
+#include <fmt/format.h>
+
 #include <sqlite3.h>
 
 #include <atomic>
@@ -174,19 +178,77 @@ TEST_F(EngineTest, RollbackRestoresBeforeAndOnlyTheNewest) {
   EXPECT_NE(conflict.err.find("DOT_E_CONFLICT"), std::string::npos) << conflict.err;
   EXPECT_EQ(hello(), kHello);
   spit(root_ / "welcome.txt", kWelcome);  // equal to first's after again
+  // A plan that changes nothing is not sealed: give the second plan a change.
+  spit(root_ / "hello.txt", "edited\n");
   std::string second = plan_ok();
   ASSERT_EQ(core({"apply", second}).code, 0);
   CmdResult older = core({"rollback", first});
   EXPECT_NE(older.err.find("DOT_E_POLICY"), std::string::npos) << older.err;
   ASSERT_EQ(core({"rollback", second}).code, 0);
   EXPECT_EQ(state_of(second), "ROLLED_BACK");
-  EXPECT_EQ(hello(), kHello);  // second's before was first's after
+  EXPECT_EQ(hello(), "edited\n");  // second's before
   EXPECT_EQ(welcome(), kWelcome);
+  spit(root_ / "hello.txt", kHello);  // equal to first's after again
   CmdResult again = core({"rollback", first});
   ASSERT_EQ(again.code, 0) << "first is now the newest applied: " << again.err;
   EXPECT_EQ(hello(), "original\n");
   EXPECT_FALSE(fs::exists(root_ / "welcome.txt"));
   EXPECT_EQ(store_problems(), "");
+}
+
+// Like `terraform plan`: a plan whose every target already equals its after
+// (content and mode) seals nothing, says "no changes" and exits 0. The
+// proposal stays inspectable as ABANDONED with the reason NO_CHANGES.
+TEST_F(EngineTest, PlanThatChangesNothingSealsNothing) {
+  std::string first = plan_ok();
+  ASSERT_EQ(core({"apply", first}).code, 0);
+
+  CmdResult text = core({"plan", "--allow-audit-plugin"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("no changes", 0), 0u) << text.out;
+  EXPECT_EQ(text.out.find("sealed plan"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("apply it with"), std::string::npos) << text.out;
+  EXPECT_EQ(text.err, "");
+
+  CmdResult js = core({"plan", "--allow-audit-plugin", "--json"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  EXPECT_EQ(json_field(js.out, "state"), "NO_CHANGES") << js.out;
+  EXPECT_NE(js.out.find("\"plan_id\":null"), std::string::npos) << js.out;
+  std::string proposal = json_field(js.out, "proposal_id");
+  ASSERT_EQ(proposal.size(), 64u) << js.out;
+
+  // Nothing sealed: only the first plan has a plan id; both no-op proposals
+  // are ABANDONED with NO_CHANGES, and the store's invariants hold.
+  {
+    auto st = store::Store::open(store::RootLayout::for_root(root_.string()).database, read_only());
+    ASSERT_TRUE(st.ok()) << st.error().line();
+    auto rows = st->list(store::ListFilter{std::nullopt, 0});
+    ASSERT_TRUE(rows.ok());
+    ASSERT_EQ(rows->size(), 3u);
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_EQ((*rows)[i].state, store::State::Abandoned);
+      EXPECT_EQ((*rows)[i].code, "NO_CHANGES");
+      EXPECT_EQ((*rows)[i].plan_id, "");
+      EXPECT_EQ(store::display_status((*rows)[i]), "NO_CHANGES");
+    }
+    EXPECT_EQ((*rows)[0].proposal_id, proposal);
+    EXPECT_EQ((*rows)[2].plan_id, first);
+  }
+  EXPECT_EQ(store_problems(), "");
+  CmdResult show = core({"inspect", "show", proposal.substr(0, 12)});
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("outcome   NO_CHANGES"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find("error"), std::string::npos) << show.out;
+
+  // A mode that differs from the after is a change: that plan is sealed.
+  ASSERT_EQ(::chmod((root_ / "hello.txt").c_str(), 0400), 0);
+  CmdResult mode = core({"plan", "--allow-audit-plugin", "--json"});
+  ASSERT_EQ(mode.code, 0) << mode.err;
+  EXPECT_EQ(json_field(mode.out, "state"), "SEALED") << mode.out;
+  // And so is a changed byte.
+  spit(root_ / "hello.txt", kHello + "x");
+  CmdResult content = core({"plan", "--allow-audit-plugin", "--json"});
+  EXPECT_EQ(json_field(content.out, "state"), "SEALED") << content.out;
 }
 
 TEST_F(EngineTest, SecondMutatingCommandOnTheRootIsConflictAtOnce) {
@@ -461,6 +523,75 @@ TEST_F(EngineTest, StatusShowsRootPluginAndWaitingPlans) {
   EXPECT_NE(r.out.find("org.dot.hello"), std::string::npos);
 }
 
+// status shows drift: each target that no longer holds what the newest
+// applied plan wrote, with what differs, and it writes nothing doing so.
+TEST_F(EngineTest, StatusShowsDriftAndWritesNothing) {
+  std::string sealed = plan_ok();
+  CmdResult before_apply = core({"status", "--json"});
+  ASSERT_EQ(before_apply.code, 0) << before_apply.err;
+  EXPECT_NE(before_apply.out.find("\"drift\":[]"), std::string::npos) << "a sealed plan wrote nothing yet";
+  ASSERT_EQ(core({"apply", sealed}).code, 0);
+  CmdResult clean = core({"status"});
+  ASSERT_EQ(clean.code, 0) << clean.err;
+  EXPECT_NE(clean.out.find("drift         none\n"), std::string::npos) << clean.out;
+
+  auto drift_of = [&]() {
+    CmdResult r = core({"status", "--json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    auto doc = json::parse(r.out);
+    if (!doc.ok()) return std::string("<not json>");
+    std::string out;
+    for (auto d : doc->root().find("drift")->elements()) {
+      EXPECT_EQ(d.find("plan_id")->as_string(), sealed);
+      out += std::string(d.find("name")->as_string()) + ":" + std::string(d.find("reason")->as_string()) + " ";
+    }
+    return out;
+  };
+  ASSERT_EQ(::chmod((root_ / "welcome.txt").c_str(), 0400), 0);
+  EXPECT_EQ(drift_of(), "welcome.txt:mode ");
+  spit(root_ / "hello.txt", kHello + "edited");
+  EXPECT_EQ(drift_of(), "hello.txt:content welcome.txt:mode ");
+  ASSERT_EQ(::unlink((root_ / "welcome.txt").c_str()), 0);
+  EXPECT_EQ(drift_of(), "hello.txt:content welcome.txt:missing ");
+  // Same bytes, but a symlink now (never followed), or a FIFO (never opened
+  // for reading: status does not hang on it).
+  spit(base_ / "elsewhere.txt", kHello);
+  ASSERT_EQ(::unlink((root_ / "hello.txt").c_str()), 0);
+  fs::create_symlink(base_ / "elsewhere.txt", root_ / "hello.txt");
+  ASSERT_EQ(::mkfifo((root_ / "welcome.txt").c_str(), 0600), 0);
+  EXPECT_EQ(drift_of(), "hello.txt:not_regular welcome.txt:not_regular ");
+
+  // Read-only: the database, its folder and the targets are as they were
+  // (but for SQLite's -shm, the shared-memory index every reader maps).
+  auto fingerprint = [&]() {
+    std::string out;
+    for (const auto& e : fs::recursive_directory_iterator(root_)) {
+      if (e.path().string().ends_with("-shm")) continue;
+      struct stat st {};
+      ::lstat(e.path().c_str(), &st);
+      out += fmt::format("{} {} {} {}.{}\n", e.path().string(), st.st_size, st.st_mode, st.st_mtim.tv_sec,
+                         st.st_mtim.tv_nsec);
+      if (e.is_regular_file() && !e.is_symlink()) out += slurp(e.path());
+    }
+    return out;
+  };
+  std::string was = fingerprint();
+  CmdResult human = core({"status"});
+  ASSERT_EQ(human.code, 0) << human.err;
+  EXPECT_NE(human.out.find("drift         2 target(s) differ"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("  hello.txt  a symlink, not a regular file (plan " + sealed.substr(0, 12) + ")"),
+            std::string::npos)
+      << human.out;
+  EXPECT_EQ(fingerprint(), was);
+
+  // Put back exactly what the plan wrote: no drift.
+  ASSERT_EQ(::unlink((root_ / "hello.txt").c_str()), 0);
+  ASSERT_EQ(::unlink((root_ / "welcome.txt").c_str()), 0);
+  spit(root_ / "hello.txt", kHello);
+  spit(root_ / "welcome.txt", kWelcome);
+  EXPECT_EQ(drift_of(), "");
+}
+
 // ---- targets outside the policy ------------------------------------------
 
 struct BadTarget {
@@ -600,6 +731,53 @@ TEST_P(ArtifactLie, CaughtByCoreReadingTheStage) {
   EXPECT_EQ(last_state(), "ABANDONED");
   EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
   EXPECT_TRUE(stage_leftovers().empty());
+}
+
+// Every ID `inspect list` prints is one `inspect show` accepts, including a
+// proposal abandoned before it had a proposal id (txn-N) and one abandoned
+// after (its proposal id prefix): show gives its failure and the plugin's
+// stderr.
+TEST_F(EngineTest, AbandonedProposalsAreAddressableFromInspectList) {
+  ASSERT_EQ(::mkfifo((root_ / "hello.txt").c_str(), 0600), 0);  // refused before the proposal id
+  ASSERT_EQ(core({"plan", "--allow-audit-plugin"}).code, 1);
+  ASSERT_EQ(::unlink((root_ / "hello.txt").c_str()), 0);
+  ASSERT_EQ(core({"register", "--plugin", bin("core-artifact-wrong_digest"), "--assurance", "audit", "--replace"}).code, 0);
+  ASSERT_EQ(core({"plan", "--allow-audit-plugin"}).code, 1);  // refused after it
+
+  CmdResult list = core({"inspect", "list"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  std::istringstream in(list.out);
+  std::string header, newest, oldest;
+  std::getline(in, header);
+  std::getline(in, newest);
+  std::getline(in, oldest);
+  EXPECT_EQ(header.rfind("ID ", 0), 0u) << list.out;
+  std::string newest_id = newest.substr(0, newest.find(' '));
+  std::string oldest_id = oldest.substr(0, oldest.find(' '));
+  EXPECT_EQ(oldest_id, "txn-1") << list.out;
+  ASSERT_EQ(newest_id.size(), 12u) << list.out;
+
+  CmdResult late = core({"inspect", "show", newest_id});
+  ASSERT_EQ(late.code, 0) << late.err;
+  EXPECT_NE(late.out.find("ABANDONED"), std::string::npos) << late.out;
+  EXPECT_NE(late.out.find("error     DOT_E_ARTIFACT_MISMATCH: staged hello.txt has sha256"), std::string::npos)
+      << late.out;
+  EXPECT_NE(late.out.find("plugin stderr\n  lying hello: wrong_digest\n"), std::string::npos) << late.out;
+  CmdResult late_json = core({"inspect", "show", newest_id, "--json"});
+  ASSERT_EQ(late_json.code, 0) << late_json.err;
+  EXPECT_EQ(json_field(late_json.out, "proposal_id").substr(0, 12), newest_id);
+  EXPECT_EQ(json_field(late_json.out, "plugin_stderr"), "lying hello: wrong_digest\n");
+
+  CmdResult early = core({"inspect", "show", oldest_id, "--json"});
+  ASSERT_EQ(early.code, 0) << early.err;
+  EXPECT_EQ(json_field(early.out, "state"), "ABANDONED");
+  EXPECT_EQ(json_field(early.out, "code"), "DOT_E_POLICY");
+  EXPECT_NE(json_field(early.out, "detail").find("FIFO"), std::string::npos) << early.out;
+  EXPECT_EQ(core({"inspect", "events", oldest_id}).code, 0);
+  // The row number names only a row that exists.
+  CmdResult none = core({"inspect", "show", "txn-3"});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_EQ(none.err.rfind("DOT_E_NOT_FOUND: ", 0), 0u) << none.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Stage, ArtifactLie,

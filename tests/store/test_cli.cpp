@@ -104,7 +104,7 @@ TEST_F(StoreCli, ListHumanIsAnAlignedTable) {
   std::istringstream in(r.out);
   std::string header, line;
   std::getline(in, header);
-  EXPECT_EQ(header.rfind("PLAN", 0), 0u) << header;
+  EXPECT_EQ(header.rfind("ID", 0), 0u) << header;
   auto state_col = header.find("STATE");
   auto created_col = header.find("CREATED");
   int rows = 0;
@@ -176,6 +176,88 @@ TEST_F(StoreCli, ShowAbandonedProposalKeepsStderrSafely) {
   ASSERT_EQ(human.exit_code, 0) << human.err;
   EXPECT_EQ(human.out.find('\x1b'), std::string::npos) << "a terminal escape reached stdout";
   EXPECT_NE(human.out.find("\\x1b[31mred"), std::string::npos) << human.out;
+}
+
+// The ID column holds what `inspect show` takes: a plan id prefix, else a
+// proposal id prefix, else txn-N.
+TEST_F(StoreCli, EveryListedIdIsAcceptedByShow) {
+  {
+    auto s = Store::open(layout.database);
+    ASSERT_TRUE(s.ok());
+    auto p = s->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(s->set_proposal_id(*p, testing::hex64('e')).ok());
+    ASSERT_TRUE(s->abandon(*p, {"DOT_E_ARTIFACT_MISMATCH", "staged hello.txt lies", "said something\n"}).ok());
+  }
+  auto r = run({"inspect", "list", "--root", layout.root});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream in(r.out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("ID ", 0), 0u) << line;
+  std::vector<std::string> ids, states;
+  while (std::getline(in, line)) {
+    std::istringstream cells(line);
+    std::string id, state;
+    cells >> id >> state;
+    ids.push_back(id);
+    states.push_back(state);
+  }
+  ASSERT_EQ(ids.size(), 4u) << r.out;
+  EXPECT_EQ(ids[0], std::string(12, 'e'));
+  EXPECT_EQ(ids[1], in_sealed.plan_id.substr(0, 16));
+  EXPECT_EQ(ids[3], fmt::format("txn-{}", abandoned));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    auto show = run({"inspect", "show", "--root", layout.root, ids[i], "--json"});
+    ASSERT_EQ(show.exit_code, 0) << ids[i] << ": " << show.err;
+    auto doc = json::parse(show.out);
+    ASSERT_OK(doc);
+    EXPECT_EQ(doc->root().find("state")->as_string(), states[i]) << ids[i];
+  }
+  auto newest = run({"inspect", "show", "--root", layout.root, ids[0]});
+  ASSERT_EQ(newest.exit_code, 0) << newest.err;
+  EXPECT_NE(newest.out.find("error     DOT_E_ARTIFACT_MISMATCH: staged hello.txt lies"), std::string::npos) << newest.out;
+  EXPECT_NE(newest.out.find("plugin stderr\n  said something\n"), std::string::npos) << newest.out;
+}
+
+// A prefix that names two rows (two proposals, or one row's plan id and
+// another row's proposal id) is refused with both candidates, never resolved
+// to one of them silently.
+TEST_F(StoreCli, PrefixOfTwoRowsIsAmbiguousAndListsBoth) {
+  std::string shared = in_sealed.plan_id.substr(0, 10);
+  // The proposal id goes on with a digit the plan id does not have at that
+  // place (the root id, hence the plan id, is random): one more character
+  // must always tell the two apart.
+  const char other = in_sealed.plan_id[10] == 'a' ? 'b' : 'a';
+  {
+    auto s = Store::open(layout.database);
+    ASSERT_TRUE(s.ok());
+    auto p = s->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+    ASSERT_TRUE(p.ok());
+    ASSERT_TRUE(s->set_proposal_id(*p, shared + std::string(54, other)).ok());
+    ASSERT_TRUE(s->abandon(*p, {"DOT_E_PROTOCOL", "x", ""}).ok());
+  }
+  auto r = run({"inspect", "show", "--root", layout.root, shared, "--json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("DOT_E_NOT_FOUND: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("plan " + in_sealed.plan_id.substr(0, 16) + " (SEALED)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("proposal " + shared + std::string(6, other) + " (ABANDONED)"), std::string::npos) << r.err;
+  auto doc = json::parse(r.out);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->root().find("error")->find("kind")->as_string(), "ambiguous");
+  // One more character tells them apart; a sealed row found by its own
+  // proposal id is one row.
+  auto plan = run({"inspect", "show", "--root", layout.root, in_sealed.plan_id.substr(0, 11), "--json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  auto by_proposal = run({"inspect", "show", "--root", layout.root, in_sealed.proposal_id.substr(0, 8), "--json"});
+  ASSERT_EQ(by_proposal.exit_code, 0) << by_proposal.err;
+  EXPECT_NE(by_proposal.out.find(in_sealed.plan_id), std::string::npos);
+  // A row number that is not one: not found, typed.
+  for (const char* id : {"txn-0", "txn-01", "txn-", "txn-99", "txn-1x", "txn--1", "txn-99999999999999999999"}) {
+    auto bad = run({"inspect", "show", "--root", layout.root, id});
+    EXPECT_EQ(bad.exit_code, 1) << id;
+    EXPECT_EQ(bad.err.rfind("DOT_E_NOT_FOUND: ", 0), 0u) << id << ": " << bad.err;
+  }
 }
 
 TEST_F(StoreCli, UnknownAndShortIdsAreNotFound) {

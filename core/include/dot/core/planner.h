@@ -9,7 +9,10 @@
 //   plugin exit 0, group reaped -> seal (plan bytes, artifacts) -> SEALED.
 //
 // Any failure after PROPOSING leaves an ABANDONED proposal with its code and
-// the plugin's stderr; no target is ever written by `plan`.
+// the plugin's stderr; no target is ever written by `plan`. A proposal whose
+// every target already equals its `after` snapshot changes nothing: it is not
+// sealed but ends ABANDONED with the reason store::kNoChangesCode, which is
+// an outcome, not an error (docs/engine.md, "Plan").
 
 #include <sys/types.h>
 
@@ -53,6 +56,9 @@ struct PlannedSlot {
 struct PlanOutcome {
   store::TxnId txn = 0;
   Plan plan;
+  // True when every operation's after equals its before: nothing was sealed,
+  // plan_id is empty, the proposal is ABANDONED with kNoChangesCode.
+  bool no_changes = false;
   std::string plan_id;
   std::vector<PlannedSlot> slots;
   std::string plugin_stderr;

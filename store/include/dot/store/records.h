@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dot/store/state.h"
@@ -31,9 +32,14 @@ struct ProposalStart {
   std::int64_t started_at_ms = 0;  // 0: the store uses now
 };
 
+// The reason of a proposal that ended without a plan because it would change
+// nothing (every target already equals its `after`): an outcome, not an
+// error. Every other reason is a DOT_E_* code.
+inline constexpr std::string_view kNoChangesCode = "NO_CHANGES";
+
 // Why a proposal ended without a plan.
 struct Abandonment {
-  std::string code;            // "DOT_E_PROTOCOL", ...
+  std::string code;            // "DOT_E_PROTOCOL", ..., or kNoChangesCode
   std::string detail;          // one line for humans
   std::string plugin_stderr;   // raw bytes; cut to kMaxStderrBytes by the store
 };
@@ -101,7 +107,8 @@ struct TxnSummary {
 
 // The status `status` and `inspect` show for a transaction (spec/transactions.md,
 // "Reporting"): its state, except that a COMMITTED one with a ledger is
-// POST_COMMIT_FAILED when some effect FAILED, else POST_COMMIT_PENDING. The
+// POST_COMMIT_FAILED when some effect FAILED, else POST_COMMIT_PENDING, and
+// an ABANDONED proposal that would have changed nothing is NO_CHANGES. The
 // one place this rule lives.
 std::string_view display_status(const TxnSummary& t) noexcept;
 
@@ -133,6 +140,14 @@ struct SealedPlan {
   std::vector<Blob> artifacts;
   std::vector<Blob> backups;   // empty before PREPARED
   std::vector<EffectEntry> effects;
+};
+
+// A plan that wrote targets and was not undone (DONE or COMMITTED), as
+// `status` needs it to tell whether the targets still hold what it wrote.
+struct AppliedPlan {
+  TxnId id = 0;
+  std::string plan_id;
+  std::string canonical_plan;  // verified: hashes to plan_id
 };
 
 struct ListFilter {

@@ -44,6 +44,11 @@ struct OpenOptions {
 // sha256_hex(plan_id + ":commit:" + decimal index).
 std::string effect_idempotency_key(std::string_view plan_id, std::uint32_t index);
 
+// How `inspect` names a row that has neither a plan id nor a proposal id
+// (a proposal that failed before dot.plan answered): "txn-12". No hex id
+// starts with 't', so find() never confuses the two.
+inline constexpr std::string_view kRowIdPrefix = "txn-";
+
 // Milliseconds since the Unix epoch (the store's clock).
 std::int64_t now_ms();
 
@@ -114,9 +119,11 @@ class Store {
   Result<std::vector<EffectEntry>> effects(TxnId id);
 
   // ---- queries ---------------------------------------------------------
-  // A full plan id, or a unique prefix of >= 8 lowercase hex characters of a
-  // plan id (or, failing that, of a proposal id). Unknown or ambiguous:
-  // DOT_E_NOT_FOUND.
+  // A plan id or a proposal id, or a prefix of >= 8 hex characters of one
+  // that names exactly one row (a sealed row matches by both of its ids), or
+  // kRowIdPrefix + the row number (a proposal that ended before it had a
+  // proposal id). Unknown: DOT_E_NOT_FOUND kind "unknown"; a prefix of ids
+  // of two or more rows: kind "ambiguous", the detail listing them.
   Result<TxnId> find(std::string_view id_or_prefix);
   // Newest first.
   Result<std::vector<TxnSummary>> list(const ListFilter& filter);
@@ -126,6 +133,11 @@ class Store {
   Result<TxnDetail> detail(TxnId id);
   Result<std::vector<Event>> events(TxnId id);
   Result<std::size_t> count();
+  // For every target name any DONE or COMMITTED transaction wrote, the
+  // newest such transaction: each plan once, newest first, its bytes
+  // verified against its plan id (DOT_E_RECOVERY_REQUIRED otherwise). The
+  // store does not parse plans: the operation rows only choose the rows.
+  Result<std::vector<AppliedPlan>> applied_plans();
 
   // ---- maintenance -----------------------------------------------------
   struct CheckReport {
