@@ -360,8 +360,7 @@ int run_status(const EngineOptions& o) {
     out += fmt::format("plugin   {} ({} assurance) sha256 {}\n", shown(manifest->id), shown(manifest->assurance),
                        shown(manifest->sha256));
   else
-    out += fmt::format("plugin   none registered (run {} --plugin PATH --assurance audit|process)\n",
-                       store::command_for(root->layout(), "register"));
+    out += fmt::format("plugin   none registered (run {})\n", core::register_command(root->layout()));
   out += fmt::format("transactions  {}\n", *count);
   if (unfinished->empty()) {
     out += "unfinished    none\n";

@@ -271,11 +271,8 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
                                   store::command_for(root.layout(), "retry-effects")));
   // Before anything is recorded: a kernel without a layer never starts the plugin.
   if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
-  DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
-  if (!rec)
-    return make_error(Code::Policy, "no_plugin",
-                      fmt::format("no plugin is registered; run `{}` first", store::command_for(root.layout(), "register")));
-  DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec->manifest));
+  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root));
+  DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec.manifest));
   if (manifest.assurance == "process" && options.consent != Assurance::Process)
     return make_error(Code::Policy, "assurance",
                       "the plugin is registered with process assurance: audit consent never satisfies it; use "
@@ -298,7 +295,7 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
                                     manifest.profile, manifest.protocol));
     // The id the plugin's echo is held to: this core runs one plugin id, and
     // a manifest naming another (or another than its own row) is not trusted.
-    if (manifest.id != dpp::hello::kPluginId || manifest.id != rec->plugin_id)
+    if (manifest.id != dpp::hello::kPluginId || manifest.id != rec.plugin_id)
       return make_error(Code::PluginIdentity, "manifest",
                         fmt::format("the stored manifest does not name plugin {} as its plugin row does",
                                     dpp::hello::kPluginId));

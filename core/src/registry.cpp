@@ -129,13 +129,22 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
   return Registration{m, existing.has_value()};
 }
 
-Result<PinnedPlugin> open_pinned_plugin(Root& root) {
+std::string register_command(const store::RootLayout& layout) {
+  return store::command_for(layout, "register") + " --plugin PATH --assurance audit|process";
+}
+
+Result<store::PluginRecord> registered_plugin(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
   if (!rec)
     return make_error(Code::Policy, "no_plugin",
-                      fmt::format("no plugin is registered; run `{}` first", store::command_for(root.layout(), "register")));
-  DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec->manifest));
-  if (m.sha256 != rec->sha256)
+                      fmt::format("no plugin is registered; run `{}` first", register_command(root.layout())));
+  return std::move(*rec);
+}
+
+Result<PinnedPlugin> open_pinned_plugin(Root& root) {
+  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root));
+  DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec.manifest));
+  if (m.sha256 != rec.sha256)
     return make_error(Code::PluginIdentity, "manifest", "the stored manifest and the plugin row disagree on the digest");
   auto opened = root.dirs().open_entry(store::kPluginName, O_RDONLY);
   if (!opened.ok()) {

@@ -71,6 +71,9 @@ bool is_symlink_after(int err, int dirfd, std::string_view name) {
 Result<InitializedRoot> init_root(const std::string& dir) {
   if (dir.empty()) return make_error(Code::Io, "path", "the root path is empty");
   RootLayout layout = RootLayout::for_root(dir);
+  // A root whose store SQLite could not open is refused before anything is
+  // made (never a half-made root).
+  DOT_TRY(check_database_path_length(layout.database));
   // mkdir fails with EEXIST for any existing path, symlinks included, so an
   // existing directory is never adopted.
   if (::mkdir(layout.root.c_str(), 0700) != 0) {
@@ -80,6 +83,19 @@ Result<InitializedRoot> init_root(const std::string& dir) {
                         fmt::format("{}: already exists; a new root must be a path that does not exist", layout.root));
     return io_error(layout.root, "mkdir", "cannot create the root", err);
   }
+  // Until the store is in place, a failure takes back the root it made: a
+  // half-made root (a state folder without a store) would otherwise block
+  // the next `init` at this path and read as "not a managed root".
+  struct UnmakeOnFailure {
+    const std::string& root;
+    bool armed = true;
+    ~UnmakeOnFailure() {
+      if (!armed) return;
+      UniqueFd parent(::open(parent_of(root).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      auto slash = root.find_last_of('/');
+      if (parent && slash != std::string::npos) (void)beneath::remove_tree(parent.get(), root.substr(slash + 1));
+    }
+  } unmake{layout.root};
   // From here on by descriptor: the root just made is pinned, the state
   // folder made and opened beneath it, the lock file created beneath that.
   auto root_fd = beneath::open_root(layout.root);
@@ -104,6 +120,7 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   if (::fsync(state_fd->get()) != 0) return io_error(layout.state_dir, "io", "cannot fsync the directory", errno);
   if (::fsync(root_fd->get()) != 0) return io_error(layout.root, "io", "cannot fsync the directory", errno);
   DOT_TRY(fsync_dir(parent_of(layout.root)));
+  unmake.armed = false;
   return InitializedRoot{layout, root_id};
 }
 

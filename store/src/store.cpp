@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -95,6 +97,38 @@ std::string row_name(TxnId id, std::string_view plan_id) {
   return fmt::format("transaction {} (plan {})", id, plan_id);
 }
 
+namespace {
+constexpr std::string_view kBuildSuffix = ".new";  // create builds the store beside its final name
+}  // namespace
+
+Status check_database_path_length(const std::string& db_path) {
+  // What SQLite will see: the folder's real path (symlinks resolved, as the
+  // VFS resolves them) and the file name, or the path as given while the
+  // folder does not exist yet.
+  std::string seen = db_path;
+  auto slash = db_path.find_last_of('/');
+  if (slash != std::string::npos) {
+    std::string folder = slash == 0 ? "/" : db_path.substr(0, slash);
+    // realpath cannot return a path longer than PATH_MAX.
+    char resolved[PATH_MAX];
+    if (::realpath(folder.c_str(), resolved) != nullptr) {
+      std::string_view base(resolved);
+      seen = fmt::format("{}{}{}", base, base == "/" ? "" : "/", db_path.substr(slash + 1));
+    }
+  }
+  sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+  constexpr std::size_t kLongestSuffix = std::string_view("-journal").size();
+  const std::size_t limit = vfs != nullptr && vfs->mxPathname > static_cast<int>(kLongestSuffix)
+                                ? static_cast<std::size_t>(vfs->mxPathname) - kLongestSuffix
+                                : 0;
+  const std::size_t longest = seen.size() + kBuildSuffix.size();
+  if (longest <= limit) return {};
+  return make_error(Code::Io, "path_too_long",
+                    fmt::format("{}: the database path is {} bytes (with \"{}\"); SQLite opens at most {}: "
+                                "choose a shorter root path",
+                                seen, longest, kBuildSuffix, limit));
+}
+
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
@@ -105,12 +139,17 @@ int Store::opened_version() const noexcept { return impl_->opened_version; }
 void Store::set_commit_hook(CommitHook hook) { impl_->options.commit_hook = std::move(hook); }
 
 Result<Store> Store::open(const std::string& db_path, const OpenOptions& options) {
+  DOT_TRY(check_database_path_length(db_path));
   DOT_TRY(precheck_file(db_path));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   detail::Db& db = impl->db;
   DOT_TRY(db.open(db_path, false, static_cast<int>(options.busy_timeout.count())));
-  if (sqlite3_db_readonly(db.handle(), "main") == 1)
+  // SQLite opens a file this user may not write read-only. That is enough
+  // for a reader (`inspect`, `status`, `store check` of someone else's root);
+  // a writer, or a reader that would first have to migrate, is refused.
+  const bool file_read_only = sqlite3_db_readonly(db.handle(), "main") == 1;
+  if (file_read_only && !options.read_only)
     return store_error(db_path, "read_only", "the database file is read-only");
   DOT_ASSIGN_OR_RETURN(std::int64_t app_id, db.query_int("PRAGMA application_id", "reading the application id"));
   if (app_id != kApplicationId)
@@ -142,6 +181,11 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
     // journal mode the file is in (a writer puts it in WAL mode).
     sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   } else {
+    if (file_read_only)
+      return store_error(db_path, "read_only",
+                         fmt::format("the database file is read-only and its schema version {} must first be "
+                                     "migrated to {} by a user who may write it",
+                                     version, kSchemaVersion));
     DOT_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode = WAL", "enabling WAL"));
     if (mode != "wal")
       return store_error(db_path, "journal", fmt::format("cannot enable WAL (journal mode {})", mode));
@@ -175,7 +219,8 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
     return store_error(db_path, "exists", "a file already exists here; refusing to overwrite it");
   // Build the database beside its final name and rename it into place, so the
   // final name only ever holds a complete store.
-  std::string tmp = db_path + ".new";
+  DOT_TRY(check_database_path_length(db_path));
+  std::string tmp = db_path + std::string(kBuildSuffix);
   {
     UniqueFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd) return store_error(tmp, "cannot_open", std::strerror(errno));

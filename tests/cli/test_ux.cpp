@@ -195,7 +195,10 @@ TEST_F(Ux, HintsNameTheRootTheyApplyTo) {
   const std::string spaced = make_root(t / "my root");
   auto plan = run_in(spaced, {}, {"plan", "--allow-audit-plugin"}, t.path());
   EXPECT_EQ(plan.exit_code, 1);
-  EXPECT_TRUE(has(plan.err, "run `dot-core register --root '" + spaced + "'` first")) << plan.err;
+  // The hint is a whole command: what to run, not half of it.
+  EXPECT_TRUE(has(plan.err, "run `dot-core register --root '" + spaced +
+                                "' --plugin PATH --assurance audit|process` first"))
+      << plan.err;
   const std::string quoted = make_root(t / "it's");
   auto status = run_in(quoted, {}, {"status"}, t.path());
   EXPECT_EQ(status.exit_code, 0) << status.err;

@@ -119,6 +119,60 @@ TEST(StoreRoot, MutatingCommandGetsConflictWhileReadOnlyOnesWork) {
   EXPECT_EQ(check.exit_code, 0) << check.err;
 }
 
+// A folder of `depth` nested 100-byte names below `base`, made.
+std::string deep_folder(const std::string& base, int depth) {
+  std::string p = base;
+  for (int i = 0; i < depth; ++i) {
+    p += "/" + std::string(100, static_cast<char>('a' + i));
+    EXPECT_EQ(::mkdir(p.c_str(), 0700), 0) << p;
+  }
+  return p;
+}
+
+TEST(StoreRoot, RootPathSqliteCannotOpenIsRefusedBeforeAnythingIsMade) {
+  TempDir t;
+  // Some 510 bytes of folders: more than SQLite opens (504), and still far
+  // below PATH_MAX, so every other call would accept it.
+  std::string parent = deep_folder(t.path(), 5);
+  for (const std::string& name : {std::string("r"), std::string(40, 'r')}) {
+    auto r = testing::run_program({testing::dot_core(), "init", "--root", parent + "/" + name}, t.path());
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_EQ(r.err.rfind("DOT_E_IO: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("SQLite opens at most 504"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(parent + "/" + name + "/.dot/store.db"), std::string::npos) << r.err;
+    struct stat st{};
+    EXPECT_NE(::lstat((parent + "/" + name).c_str(), &st), 0) << "a half-made root was left behind";
+  }
+  // A symlink does not hide the length: SQLite resolves it.
+  ASSERT_EQ(::symlink(parent.c_str(), (t / "short").c_str()), 0);
+  auto via_link = init_root(t / "short/r");
+  ASSERT_ERR(via_link, Code::Io);
+  EXPECT_EQ(via_link.error().kind, "path_too_long");
+  // Exactly at the limit works, and the root made there opens.
+  const std::size_t tail = std::string("/.dot/store.db.new").size();
+  std::string fits = t.path();
+  for (;;) {
+    std::size_t room = 504 - tail - fits.size() - 1;  // for the next name
+    if (room <= 100) {
+      fits += "/" + std::string(room, 'x');
+      break;
+    }
+    fits += "/" + std::string(100, 'y');
+    ASSERT_EQ(::mkdir(fits.c_str(), 0700), 0) << fits;
+  }
+  ASSERT_EQ(fits.size() + tail, 504u);
+  auto ok = init_root(fits);
+  ASSERT_OK(ok);
+  ASSERT_OK(open_root(fits));
+  // A root moved to a longer path is named as such, not "unable to open".
+  std::string moved = parent + "/m";
+  ASSERT_EQ(::rename(fits.c_str(), moved.c_str()), 0);
+  auto r = testing::run_program({testing::dot_core(), "inspect", "list", "--root", moved}, t.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("DOT_E_IO: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("choose a shorter root path"), std::string::npos) << r.err;
+}
+
 TEST(StoreRoot, InitCommand) {
   TempDir t;
   auto a = testing::run_program({testing::dot_core(), "init", "--root", t / "r", "--json"}, t.path());

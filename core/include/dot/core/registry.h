@@ -44,6 +44,13 @@ struct Registration {
 // a relative path or a non-regular file is DOT_E_POLICY naming the reason.
 Result<Registration> register_plugin(Root& root, const std::string& plugin_path, Assurance assurance, bool replace);
 
+// The command that registers a plugin at this root, for hints:
+// `dot-core register --root R --plugin PATH --assurance audit|process`.
+std::string register_command(const store::RootLayout& layout);
+// The registered plugin's row; none is DOT_E_POLICY (no_plugin) whose detail
+// says how to register one.
+Result<store::PluginRecord> registered_plugin(Root& root);
+
 struct PinnedPlugin {
   Manifest manifest;
   UniqueFd exec_fd;  // the sealed memfd whose digest matched the manifest

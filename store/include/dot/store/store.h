@@ -52,6 +52,15 @@ inline constexpr std::string_view kRowIdPrefix = "txn-";
 // Milliseconds since the Unix epoch (the store's clock).
 std::int64_t now_ms();
 
+// SQLite's unix VFS opens a database by its absolute path, symlinks
+// resolved, and cannot open one whose path, with the longest suffix it adds
+// ("-journal"), is longer than the VFS allows: 504 bytes with Debian's
+// SQLite. A database that `create` would build (`db_path` + ".new") or
+// `open` would read at a longer path is refused here with DOT_E_IO
+// (kind path_too_long) naming the path and both lengths, before any file is
+// made; `init` calls it before it creates the root.
+Status check_database_path_length(const std::string& db_path);
+
 class Store {
  public:
   // Opens an existing database (never creates one), checks it is ours and not
