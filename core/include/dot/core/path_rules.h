@@ -1,0 +1,57 @@
+#pragma once
+// The path rules of the general DPP profile (spec/dpp-general.md, "Plan"), as
+// the one place core judges a relative target path: on a plugin's plan result
+// at plan time and again on every load of a stored version-2 plan. Pure: no
+// file is looked at; what exists is judged later, through descriptors.
+//
+// Codes (spec): Code::PathEscape for an absolute path or a `..` component;
+// Code::Policy for every other path rule, unsorted or duplicated paths, and
+// an unknown action or mode;
+// Code::Protocol for more than kMaxPlanOperations operations (a negotiated
+// limit). Each error's kind names the rule and its detail names the path
+// (escaped for a terminal: a path is plugin-controlled text).
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "dot/base/result.h"
+
+namespace dot::core {
+
+inline constexpr std::size_t kMaxPathBytes = 4095;
+inline constexpr std::size_t kMaxPathComponentBytes = 255;
+// The negotiated `max_operations` of the general profile.
+inline constexpr std::size_t kMaxPlanOperations = 10000;
+
+// The file modes a write may ask for: 0600, 0644, 0700, 0755.
+bool is_write_mode(std::uint64_t mode) noexcept;
+
+// One path on its own. Kinds: absolute, dot_dot (PathEscape); not_utf8,
+// empty, too_long, empty_component, component_too_long, dot_component,
+// control_byte, trailing_slash, state_folder (Policy). When a path breaks
+// several rules, an escape is reported first.
+Status check_path(std::string_view path);
+
+// The paths of one plan, in the plan's order: each passes check_path; they
+// are in strictly ascending order of their UTF-8 bytes (kind unsorted, or
+// duplicate); none is a parent folder of another (kind parent_of). More than
+// kMaxPlanOperations is Code::Protocol (kind operation_count).
+Status check_plan_paths(std::span<const std::string_view> paths);
+
+// One operation's action and mode: "write" with a mode of is_write_mode, or
+// "remove" with mode 0. Kinds: action, mode.
+Status check_action_mode(std::string_view path, std::string_view action, std::uint64_t mode);
+
+// An operation as a plugin proposes it (dot.plan result).
+struct ProposedOperation {
+  std::string_view action;
+  std::uint64_t mode = 0;
+  std::string_view path;
+};
+
+// Every rule of the plan result's operations: check_plan_paths, then
+// check_action_mode of each, in order.
+Status check_proposed_operations(std::span<const ProposedOperation> operations);
+
+}  // namespace dot::core

@@ -1,0 +1,125 @@
+#include "dot/core/path_rules.h"
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dot/base/utf8.h"
+#include "dot/store/root.h"
+
+namespace dot::core {
+namespace {
+
+// A path is plugin-controlled: shown escaped, and never more than a screenful
+// of it (the detail of a 16 MiB bogus path must not be 16 MiB).
+std::string show_path(std::string_view path) {
+  constexpr std::size_t kShown = 256;
+  std::string out = "\"" + shown(path.substr(0, kShown)) + "\"";
+  if (path.size() > kShown) out += fmt::format(" ({} bytes)", path.size());
+  return out;
+}
+
+Error refuse(Code code, std::string kind, std::string_view path, std::string_view rule) {
+  return make_error(code, std::move(kind), fmt::format("path {} {}", show_path(path), rule));
+}
+
+}  // namespace
+
+bool is_write_mode(std::uint64_t mode) noexcept {
+  return mode == 0600 || mode == 0644 || mode == 0700 || mode == 0755;
+}
+
+Status check_path(std::string_view path) {
+  // Escapes first: whatever else is wrong with it, a path that leaves the
+  // root is reported as what it is.
+  if (!path.empty() && path.front() == '/')
+    return refuse(Code::PathEscape, "absolute", path, "is absolute (a plan path is relative to the root)");
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (path.substr(start, end - start) == "..")
+      return refuse(Code::PathEscape, "dot_dot", path, "has a \"..\" component");
+    start = end + 1;
+  }
+  if (utf8_valid_prefix(path) != path.size())
+    return refuse(Code::Policy, "not_utf8", path,
+                  fmt::format("is not valid UTF-8 (byte {})", utf8_valid_prefix(path)));
+  if (path.empty()) return refuse(Code::Policy, "empty", path, "is empty");
+  if (path.size() > kMaxPathBytes)
+    return refuse(Code::Policy, "too_long", path, fmt::format("is longer than {} bytes", kMaxPathBytes));
+  for (unsigned char c : path)
+    if (c < 0x20 || c == 0x7f)
+      return refuse(Code::Policy, "control_byte", path, fmt::format("holds the control byte 0x{:02x}", c));
+  if (path.back() == '/') return refuse(Code::Policy, "trailing_slash", path, "ends with \"/\"");
+  bool first = true;
+  for (std::size_t start = 0; start < path.size();) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view component = path.substr(start, end - start);
+    if (component.empty()) return refuse(Code::Policy, "empty_component", path, "has an empty component (\"//\")");
+    if (component.size() > kMaxPathComponentBytes)
+      return refuse(Code::Policy, "component_too_long", path,
+                    fmt::format("has a component longer than {} bytes", kMaxPathComponentBytes));
+    if (component == ".") return refuse(Code::Policy, "dot_component", path, "has a \".\" component");
+    if (first && component == store::kStateDirName)
+      return refuse(Code::Policy, "state_folder", path,
+                    fmt::format("is inside core's state folder {}", store::kStateDirName));
+    first = false;
+    start = end + 1;
+  }
+  return {};
+}
+
+Status check_plan_paths(std::span<const std::string_view> paths) {
+  if (paths.size() > kMaxPlanOperations)
+    return make_error(Code::Protocol, "operation_count",
+                      fmt::format("the plan has {} operations, more than max_operations {}", paths.size(),
+                                  kMaxPlanOperations));
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    DOT_TRY(check_path(paths[i]));
+    // string_view compares as unsigned bytes: UTF-8 byte order.
+    if (i > 0 && paths[i] == paths[i - 1])
+      return refuse(Code::Policy, "duplicate", paths[i], fmt::format("appears twice (operations {} and {})", i - 1, i));
+    if (i > 0 && paths[i] < paths[i - 1])
+      return refuse(Code::Policy, "unsorted", paths[i],
+                    fmt::format("comes after {}: operations must be in ascending UTF-8 byte order of their paths",
+                                show_path(paths[i - 1])));
+  }
+  // A parent need not sit next to its child in byte order ("a", "a-b",
+  // "a/c"), so every folder prefix of every path is looked up.
+  std::unordered_set<std::string_view> all(paths.begin(), paths.end());
+  for (std::string_view path : paths)
+    for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1))
+      if (all.count(path.substr(0, slash)))
+        return refuse(Code::Policy, "parent_of", path.substr(0, slash),
+                      fmt::format("is a parent folder of {} in the same plan", show_path(path)));
+  return {};
+}
+
+Status check_action_mode(std::string_view path, std::string_view action, std::uint64_t mode) {
+  if (action == "write") {
+    if (!is_write_mode(mode))
+      return refuse(Code::Policy, "mode", path,
+                    fmt::format("asks for mode {} ({:04o}); a write takes 384, 420, 448 or 493", mode, mode));
+    return {};
+  }
+  if (action == "remove") {
+    if (mode != 0) return refuse(Code::Policy, "mode", path, fmt::format("is a remove with mode {}, not 0", mode));
+    return {};
+  }
+  return refuse(Code::Policy, "action", path,
+                fmt::format("has the action \"{}\"; only \"write\" and \"remove\" exist", shown(action.substr(0, 64))));
+}
+
+Status check_proposed_operations(std::span<const ProposedOperation> operations) {
+  std::vector<std::string_view> paths;
+  paths.reserve(operations.size());
+  for (const auto& op : operations) paths.push_back(op.path);
+  DOT_TRY(check_plan_paths(paths));
+  for (const auto& op : operations) DOT_TRY(check_action_mode(op.path, op.action, op.mode));
+  return {};
+}
+
+}  // namespace dot::core

@@ -1,0 +1,156 @@
+// The general profile's path rules (core/path_rules.h, spec/dpp-general.md
+// "Plan"): every rule with a path it accepts and one it refuses, and the
+// exact code and kind of each refusal.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dot/core/path_rules.h"
+
+namespace dot::core {
+namespace {
+
+struct PathCase {
+  const char* rule;
+  std::string good;
+  std::string bad;
+  Code code;
+  const char* kind;
+};
+
+std::vector<PathCase> path_cases() {
+  const std::string c255(255, 'c');
+  std::string long_ok;  // 4095 bytes: 16 components of 255 and 15 slashes
+  for (int i = 0; i < 16; ++i) long_ok += (i ? "/" : "") + c255;
+  return {
+      {"relative", "etc/hosts", "/etc/hosts", Code::PathEscape, "absolute"},
+      {"root alone", "a", "/", Code::PathEscape, "absolute"},
+      {"no .. first", "..a/b", "../b", Code::PathEscape, "dot_dot"},
+      {"no .. inside", "a/..b", "a/../b", Code::PathEscape, "dot_dot"},
+      {"no .. last", "a/b..", "a/..", Code::PathEscape, "dot_dot"},
+      {"escape wins", "a/b", std::string("../\x01\xff"), Code::PathEscape, "dot_dot"},
+      {"utf-8", "caf\xc3\xa9/\xf0\x9f\x98\x80", "caf\xc3", Code::Policy, "not_utf8"},
+      {"no overlong", "a\xc3\xa9", "a\xc0\xaf", Code::Policy, "not_utf8"},
+      {"no surrogate", "\xed\x9f\xbf", "\xed\xa0\x80", Code::Policy, "not_utf8"},
+      {"not empty", "x", "", Code::Policy, "empty"},
+      {"at most 4095 bytes", long_ok, long_ok + "c", Code::Policy, "too_long"},
+      {"single slash", "a/b", "a//b", Code::Policy, "empty_component"},
+      {"component <= 255", c255 + "/x", c255 + "c/x", Code::Policy, "component_too_long"},
+      {"no . component", "a/.b", "a/./b", Code::Policy, "dot_component"},
+      {"no . alone", ".a", ".", Code::Policy, "dot_component"},
+      {"no byte below 0x20", "a b", std::string("a\x1f" "b"), Code::Policy, "control_byte"},
+      {"no NUL", "ab", std::string("a\0b", 3), Code::Policy, "control_byte"},
+      {"no newline", "a-b", "a\nb", Code::Policy, "control_byte"},
+      {"no 0x7f", "a~b", "a\x7f" "b", Code::Policy, "control_byte"},
+      {"no trailing slash", "a/b", "a/b/", Code::Policy, "trailing_slash"},
+      {"not the state folder", "x/.dot/y", ".dot/store.db", Code::Policy, "state_folder"},
+      {"not the state folder alone", ".dotfiles", ".dot", Code::Policy, "state_folder"},
+  };
+}
+
+TEST(PathRules, EveryRuleAcceptsItsGoodAndRefusesItsBadExample) {
+  for (const auto& c : path_cases()) {
+    SCOPED_TRACE(c.rule);
+    auto good = check_path(c.good);
+    EXPECT_TRUE(good.ok()) << good.error().line();
+    auto bad = check_path(c.bad);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, c.code) << bad.error().line();
+    EXPECT_EQ(bad.error().kind, c.kind) << bad.error().line();
+    EXPECT_NE(bad.error().detail.find("path \""), std::string::npos) << bad.error().line();
+  }
+}
+
+TEST(PathRules, DetailsEscapeControlBytesAndStayShort) {
+  auto e = check_path("a\x1b[2Jb\n");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().detail.find('\x1b'), std::string::npos) << e.error().detail;
+  EXPECT_EQ(e.error().detail.find('\n'), std::string::npos) << e.error().detail;
+  auto big = check_path(std::string(1 << 20, 'a'));
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.error().kind, "too_long");
+  EXPECT_LT(big.error().detail.size(), 512u);
+}
+
+struct ListCase {
+  const char* rule;
+  std::vector<std::string_view> good;
+  std::vector<std::string_view> bad;
+  Code code;
+  const char* kind;
+};
+
+TEST(PathRules, PlanPathListRules) {
+  const std::vector<ListCase> cases = {
+      {"ascending bytes", {"B", "a", "a-b", "a.b", "b"}, {"a", "B"}, Code::Policy, "unsorted"},
+      // UTF-8 byte order, not UTF-16: U+FF5E (ef bd 9e) sorts before U+1F600 (f0 9f 98 80).
+      {"utf-8 byte order", {"\xef\xbd\x9e", "\xf0\x9f\x98\x80"}, {"\xf0\x9f\x98\x80", "\xef\xbd\x9e"}, Code::Policy,
+       "unsorted"},
+      {"no duplicate", {"a/b", "a/c"}, {"a/b", "a/b"}, Code::Policy, "duplicate"},
+      {"no parent next to child", {"a/b", "a/c/d"}, {"a", "a/b"}, Code::Policy, "parent_of"},
+      // A sibling sorts between the parent and its child.
+      {"no parent far from child", {"a-b", "a.c", "ab/c"}, {"a", "a-b", "a/c"}, Code::Policy, "parent_of"},
+      {"no grandparent", {"a/b/c", "a/bc"}, {"a", "a/b/c"}, Code::Policy, "parent_of"},
+      {"each path checked", {"a", "b"}, {"a", "b/../c"}, Code::PathEscape, "dot_dot"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.rule);
+    auto good = check_plan_paths(c.good);
+    EXPECT_TRUE(good.ok()) << good.error().line();
+    auto bad = check_plan_paths(c.bad);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, c.code) << bad.error().line();
+    EXPECT_EQ(bad.error().kind, c.kind) << bad.error().line();
+  }
+  EXPECT_TRUE(check_plan_paths({}).ok());
+}
+
+TEST(PathRules, MaxOperationsIsAProtocolLimit) {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i <= kMaxPlanOperations; ++i) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "f%05zu", i);  // zero-padded: ascending
+    names.emplace_back(buf);
+  }
+  std::vector<ProposedOperation> ops;
+  for (const auto& n : names) ops.push_back({"write", 0644, n});
+  auto over = check_proposed_operations(ops);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().code, Code::Protocol);
+  EXPECT_EQ(over.error().kind, "operation_count");
+  ops.pop_back();
+  auto at = check_proposed_operations(ops);
+  EXPECT_TRUE(at.ok()) << at.error().line();
+}
+
+TEST(PathRules, ActionAndMode) {
+  struct Case {
+    std::string_view action;
+    std::uint64_t mode;
+    const char* kind;  // nullptr: accepted
+  };
+  const std::vector<Case> cases = {
+      {"write", 384, nullptr},  {"write", 420, nullptr},   {"write", 448, nullptr},    {"write", 493, nullptr},
+      {"remove", 0, nullptr},   {"write", 0, "mode"},      {"write", 0777, "mode"},    {"write", 04755, "mode"},
+      {"write", 0640, "mode"},  {"remove", 420, "mode"},   {"delete", 0, "action"},    {"Write", 420, "action"},
+      {"", 0, "action"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.action) + " " + std::to_string(c.mode));
+    const ProposedOperation op{c.action, c.mode, "dir/file"};
+    auto s = check_proposed_operations(std::span<const ProposedOperation>(&op, 1));
+    if (!c.kind) {
+      EXPECT_TRUE(s.ok()) << s.error().line();
+      continue;
+    }
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, Code::Policy);
+    EXPECT_EQ(s.error().kind, c.kind);
+    EXPECT_NE(s.error().detail.find("dir/file"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dot::core
