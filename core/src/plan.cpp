@@ -35,6 +35,8 @@ Status require_hex_id(const json::Value& v, std::string_view value, std::string_
   return {};
 }
 
+}  // namespace
+
 Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
   json::ObjectReader r(v, what);
   Snapshot s;
@@ -54,8 +56,6 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
   }
   return s;
 }
-
-}  // namespace
 
 // The profile's rules live once, in dpp/hello: these are views of them.
 Effect root_sync_effect() {

@@ -75,6 +75,10 @@ struct Plan {
 };
 
 jcs::Node to_node(const Snapshot& s);
+// Strict decoding of one snapshot (`what` names it in errors): exact fields,
+// sha256 64 lowercase hex when it exists, the all-zero absent snapshot when
+// it does not. Code::Validation. Shared by both plan versions.
+Result<Snapshot> decode_snapshot(json::Value value, std::string_view what);
 jcs::Node to_node(const Plan& plan);
 
 // Canonical (JCS hello) bytes of the plan exactly as stored and hashed.

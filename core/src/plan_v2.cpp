@@ -1,0 +1,274 @@
+#include "dot/core/plan_v2.h"
+
+#include <fmt/format.h>
+
+#include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
+#include "dot/core/effects.h"
+#include "dot/core/path_rules.h"
+
+namespace dot::core {
+namespace {
+
+constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
+// Documents the decoder reads: 10000 operations of two snapshots and a path
+// of at most 4095 bytes (escaped, up to 6 bytes a byte) stay far below this.
+constexpr std::size_t kMaxPlanDocumentBytes = std::size_t{512} << 20;
+
+jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
+
+Error invalid(const json::Value& at, std::string kind, std::string detail) {
+  return make_parse_error(Code::Validation, std::move(kind), at.offset(), std::move(detail));
+}
+
+Result<std::string> hex_field(json::ObjectReader& r, std::string_view name, bool allow_empty) {
+  DOT_ASSIGN_OR_RETURN(json::Value v, r.required(name));
+  DOT_ASSIGN_OR_RETURN(std::string_view text, r.required_string(name));
+  if (!(allow_empty && text.empty()) && !is_sha256_hex(text))
+    return invalid(v, "invalid_id", fmt::format("plan.{} must be 64 lowercase hex characters", name));
+  return std::string(text);
+}
+
+// A path rule's error keeps its code and kind, and gains where it was read.
+Error at(Error e, const json::Value& v) {
+  e.offset = v.offset();
+  return e;
+}
+
+}  // namespace
+
+std::string_view action_name(Action action) noexcept { return action == Action::Write ? "write" : "remove"; }
+
+jcs::Node to_node(const PlanV2& plan) {
+  auto n = jcs::Node::object();
+  auto dirs = jcs::Node::array();
+  for (const auto& d : plan.directories) {
+    auto o = jcs::Node::object();
+    o.set("mode", uint_node(d.mode));
+    o.set("path", jcs::Node::string(d.path));
+    dirs.push(std::move(o));
+  }
+  n.set("directories", std::move(dirs));
+  auto effects = jcs::Node::array();
+  for (const auto& e : plan.effects) {
+    auto o = jcs::Node::object();
+    o.set("failure_policy", jcs::Node::string(e.failure_policy));
+    o.set("kind", jcs::Node::string(e.kind));
+    o.set("target", jcs::Node::string(e.target));
+    effects.push(std::move(o));
+  }
+  n.set("effects", std::move(effects));
+  n.set("nonce", jcs::Node::string(plan.nonce));
+  auto ops = jcs::Node::array();
+  for (const auto& op : plan.operations) {
+    auto o = jcs::Node::object();
+    o.set("action", jcs::Node::string(std::string(action_name(op.action))));
+    o.set("after", to_node(op.after));
+    o.set("before", to_node(op.before));
+    o.set("path", jcs::Node::string(op.path));
+    ops.push(std::move(o));
+  }
+  n.set("operations", std::move(ops));
+  n.set("plugin_digest", jcs::Node::string(plan.plugin_digest));
+  n.set("plugin_id", jcs::Node::string(plan.plugin_id));
+  n.set("profile", jcs::Node::string(plan.profile));
+  n.set("proposal_id", jcs::Node::string(plan.proposal_id));
+  n.set("root_id", jcs::Node::string(plan.root_id));
+  n.set("version", uint_node(plan.version));
+  return n;
+}
+
+Result<std::string> canonical_bytes(const PlanV2& plan) { return jcs::encode(to_node(plan), jcs::Profile::Rfc8785); }
+
+Result<std::string> proposal_document(const PlanV2& proposed) {
+  PlanV2 p = proposed;
+  p.proposal_id.clear();
+  for (auto& op : p.operations) op.after = Snapshot::absent();
+  return canonical_bytes(p);
+}
+
+Result<std::string> compute_proposal_id(const PlanV2& plan) {
+  DOT_ASSIGN_OR_RETURN(std::string bytes, proposal_document(plan));
+  return sha256_hex(bytes);
+}
+
+Result<std::string> compute_plan_id(const PlanV2& plan) {
+  DOT_ASSIGN_OR_RETURN(std::string bytes, canonical_bytes(plan));
+  return sha256_hex(bytes);
+}
+
+bool is_noop(const PathOperation& op) noexcept {
+  // spec/dpp-general.md: bytes and mode for a write (owner is not part of
+  // the rule: the target policy already requires it to be ours).
+  if (op.action == Action::Remove) return !op.before.exists;
+  return op.before.exists && op.after.exists && op.before.sha256 == op.after.sha256 &&
+         op.before.mode == op.after.mode;
+}
+
+std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed) {
+  std::vector<PathOperation> out;
+  for (const auto& op : proposed)
+    if (!is_noop(op)) out.push_back(op);
+  return out;
+}
+
+std::vector<Folder> derive_directories(std::span<const PathOperation> operations,
+                                       const std::set<std::string, std::less<>>& existing) {
+  std::set<std::string, std::less<>> created;  // std::string orders by unsigned bytes: UTF-8 order
+  for (const auto& op : operations) {
+    if (op.action != Action::Write) continue;
+    bool missing = false;
+    for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1)) {
+      std::string_view parent = std::string_view(op.path).substr(0, slash);
+      missing = missing || !existing.contains(parent);
+      if (missing) created.emplace(parent);
+    }
+  }
+  std::vector<Folder> out;
+  for (const auto& path : created) out.push_back(Folder{kCreatedFolderMode, path});
+  return out;
+}
+
+Result<PlanV2> decode_plan_v2(json::Value value) {
+  json::ObjectReader r(value, "plan");
+  PlanV2 plan;
+  DOT_ASSIGN_OR_RETURN(json::Value dirs_v, r.required_array("directories"));
+  DOT_ASSIGN_OR_RETURN(json::Value effects_v, r.required_array("effects"));
+  DOT_ASSIGN_OR_RETURN(plan.nonce, hex_field(r, "nonce", false));
+  DOT_ASSIGN_OR_RETURN(json::Value ops_v, r.required_array("operations"));
+  DOT_ASSIGN_OR_RETURN(plan.plugin_digest, hex_field(r, "plugin_digest", false));
+  DOT_ASSIGN_OR_RETURN(json::Value plugin_v, r.required("plugin_id"));
+  DOT_ASSIGN_OR_RETURN(std::string_view plugin_id, r.required_string("plugin_id"));
+  DOT_ASSIGN_OR_RETURN(json::Value profile_v, r.required("profile"));
+  DOT_ASSIGN_OR_RETURN(std::string_view profile, r.required_string("profile"));
+  DOT_ASSIGN_OR_RETURN(plan.proposal_id, hex_field(r, "proposal_id", true));
+  DOT_ASSIGN_OR_RETURN(plan.root_id, hex_field(r, "root_id", false));
+  DOT_ASSIGN_OR_RETURN(json::Value version_v, r.required("version"));
+  DOT_ASSIGN_OR_RETURN(plan.version, r.required_uint("version", kMaxSafeInteger));
+  DOT_TRY(r.finish());
+  if (plan.version != kPlanVersion2)
+    return invalid(version_v, "unsupported_version", fmt::format("plan.version {} is not 2", plan.version));
+  if (profile != kGeneralProfile)
+    return invalid(profile_v, "profile", fmt::format("plan.profile \"{}\" is not \"{}\"",
+                                                     shown(profile.substr(0, 64)), kGeneralProfile));
+  if (plugin_id.empty() || plugin_id.size() > kMaxPluginIdBytes)
+    return invalid(plugin_v, "plugin_id", fmt::format("plan.plugin_id must be 1 to {} bytes", kMaxPluginIdBytes));
+  plan.profile = std::string(profile);
+  plan.plugin_id = std::string(plugin_id);
+  const bool proposal = plan.proposal_id.empty();
+
+  // Effects: exactly the one root-sync request, nothing else, ever.
+  for (json::Value e : effects_v.elements()) {
+    json::ObjectReader er(e, "effect");
+    Effect eff;
+    DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
+    DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
+    DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
+    DOT_TRY(er.finish());
+    plan.effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
+  }
+  if (plan.effects.size() != 1 || !is_root_sync(plan.effects.front()))
+    return at(make_error(Code::Policy, "effects",
+                         "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
+                         "\"target\":\"managed-root\"}]"),
+              effects_v);
+
+  // Operations: format first, then the path rules over the whole list.
+  if (ops_v.size() > kMaxPlanOperations)
+    return at(make_error(Code::Protocol, "operation_count",
+                         fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
+                                     kMaxPlanOperations)),
+              ops_v);
+  std::vector<json::Value> path_values;
+  std::size_t i = 0;
+  for (json::Value o : ops_v.elements()) {
+    const std::string what = fmt::format("operations[{}]", i++);
+    json::ObjectReader orr(o, what);
+    DOT_ASSIGN_OR_RETURN(json::Value action_v, orr.required("action"));
+    DOT_ASSIGN_OR_RETURN(std::string_view action, orr.required_string("action"));
+    DOT_ASSIGN_OR_RETURN(json::Value after_v, orr.required_object("after"));
+    DOT_ASSIGN_OR_RETURN(json::Value before_v, orr.required_object("before"));
+    DOT_ASSIGN_OR_RETURN(json::Value path_v, orr.required("path"));
+    DOT_ASSIGN_OR_RETURN(std::string_view path, orr.required_string("path"));
+    DOT_TRY(orr.finish());
+    PathOperation op;
+    DOT_ASSIGN_OR_RETURN(op.after, decode_snapshot(after_v, what + ".after"));
+    DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, what + ".before"));
+    op.path = std::string(path);
+    // A write's mode is the mode its after asks for; a proposal document
+    // carries no after, so only its action is judged here.
+    const bool write = action == "write";
+    if (!proposal && write && !op.after.exists)
+      return invalid(after_v, "write_after", fmt::format("{}.after of a write must exist", what));
+    const std::uint64_t mode = write && proposal ? 0600 : op.after.mode;
+    if (auto s = check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
+    op.action = write ? Action::Write : Action::Remove;
+    if (proposal && op.after.exists)
+      return invalid(after_v, "proposal_after", fmt::format("{}.after must be absent in a proposal document", what));
+    if (!write && op.after.exists)
+      return invalid(after_v, "remove_after", fmt::format("{}.after of a remove must be absent", what));
+    plan.operations.push_back(std::move(op));
+    path_values.push_back(path_v);
+  }
+  {
+    std::vector<std::string_view> paths;
+    for (const auto& op : plan.operations) paths.push_back(op.path);
+    if (auto s = check_plan_paths(paths); !s.ok()) return at(std::move(s).error(), ops_v);
+  }
+
+  // Directories: folders apply creates, each the parent folder of a write.
+  std::set<std::string, std::less<>> parents;
+  for (const auto& op : plan.operations)
+    if (op.action == Action::Write)
+      for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1))
+        parents.emplace(op.path.substr(0, slash));
+  i = 0;
+  for (json::Value d : dirs_v.elements()) {
+    const std::string what = fmt::format("directories[{}]", i++);
+    json::ObjectReader dr(d, what);
+    Folder f;
+    DOT_ASSIGN_OR_RETURN(json::Value mode_v, dr.required("mode"));
+    DOT_ASSIGN_OR_RETURN(f.mode, dr.required_uint("mode", kMaxSafeInteger));
+    DOT_ASSIGN_OR_RETURN(json::Value path_v, dr.required("path"));
+    DOT_ASSIGN_OR_RETURN(std::string_view path, dr.required_string("path"));
+    DOT_TRY(dr.finish());
+    if (f.mode != kCreatedFolderMode)
+      return at(make_error(Code::Policy, "mode", fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
+                mode_v);
+    if (auto s = check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
+    if (!plan.directories.empty() && !(plan.directories.back().path < path))
+      return invalid(path_v, "unsorted", fmt::format("{} is not after the folder before it", what));
+    if (!parents.contains(path))
+      return invalid(path_v, "directory", fmt::format("{} \"{}\" is not the parent folder of a write", what,
+                                                     shown(path.substr(0, 256))));
+    f.path = std::string(path);
+    plan.directories.push_back(std::move(f));
+  }
+  // Apply creates a folder's missing descendants too: below a created folder,
+  // every parent of a write is created.
+  {
+    std::set<std::string_view> created;
+    for (const auto& f : plan.directories) created.insert(f.path);
+    for (const auto& parent : parents) {
+      auto slash = parent.rfind('/');
+      if (slash != std::string::npos && created.contains(std::string_view(parent).substr(0, slash)) &&
+          !created.contains(parent))
+        return invalid(dirs_v, "directory",
+                       fmt::format("folder \"{}\" is created but its subfolder \"{}\" is not",
+                                   shown(parent.substr(0, slash).substr(0, 256)), shown(parent.substr(0, 256))));
+    }
+  }
+  return plan;
+}
+
+Result<PlanV2> decode_canonical_plan_v2(std::string_view bytes) {
+  DOT_ASSIGN_OR_RETURN(json::Document doc,
+                       json::parse(bytes, json::ReadLimits{.max_bytes = kMaxPlanDocumentBytes, .max_depth = 16}));
+  DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_plan_v2(doc.root()));
+  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
+  if (again != bytes)
+    return make_error(Code::Validation, "not_canonical", "the stored plan bytes are not in canonical form");
+  return plan;
+}
+
+}  // namespace dot::core

@@ -1,0 +1,253 @@
+// The version-2 plan model (core/plan_v2.h, spec/dpp-general.md "Plan model
+// and ids"): canonical bytes and ids against vectors/plan/v2.json (whose
+// outputs an independent RFC 8785 implementation wrote and checks:
+// tools/jcs-crosscheck/plan-vectors.mjs), strict decoding with the exact code
+// of each refusal, the no-op rule and the derivation of created folders.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "dot/base/json.h"
+#include "dot/base/sha256.h"
+#include "dot/core/plan_v2.h"
+
+namespace dot::core {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Vector {
+  std::string name, input, canonical, plan_id, proposal_document, proposal_id;
+};
+
+std::vector<Vector> vectors() {
+  const std::string text = read_file(DOT_SOURCE_DIR "/vectors/plan/v2.json");
+  auto doc = json::parse(text);
+  EXPECT_TRUE(doc.ok()) << "vectors/plan/v2.json";
+  std::vector<Vector> out;
+  if (!doc.ok()) return out;
+  for (json::Value v : doc->root().find("plans")->elements()) {
+    auto s = [&](const char* key) { return std::string(v.find(key)->as_string()); };
+    out.push_back({s("name"), s("input"), s("canonical"), s("plan_id"), s("proposal_document"), s("proposal_id")});
+  }
+  return out;
+}
+
+Result<PlanV2> decode_text(std::string_view text) {
+  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(text));
+  return decode_plan_v2(doc.root());
+}
+
+TEST(PlanV2, VectorsCanonicalBytesAndIds) {
+  const auto all = vectors();
+  ASSERT_GE(all.size(), 4u);
+  bool astral = false, bmp = false;
+  for (const auto& v : all) {
+    SCOPED_TRACE(v.name);
+    auto plan = decode_text(v.input);
+    ASSERT_TRUE(plan.ok()) << plan.error().line();
+    EXPECT_EQ(*canonical_bytes(*plan), v.canonical);
+    EXPECT_EQ(*compute_plan_id(*plan), v.plan_id);
+    EXPECT_EQ(sha256_hex(v.canonical), v.plan_id);
+    EXPECT_EQ(*proposal_document(*plan), v.proposal_document);
+    EXPECT_EQ(*compute_proposal_id(*plan), v.proposal_id);
+    if (!plan->proposal_id.empty()) {
+      EXPECT_EQ(plan->proposal_id, v.proposal_id);
+    }
+    // Stored bytes decode to the same plan and must be canonical.
+    auto stored = decode_canonical_plan_v2(v.canonical);
+    ASSERT_TRUE(stored.ok()) << stored.error().line();
+    EXPECT_EQ(*stored, *plan);
+    auto spaced = decode_canonical_plan_v2(v.canonical + " ");
+    ASSERT_FALSE(spaced.ok());
+    EXPECT_EQ(spaced.error().kind, "not_canonical");
+    for (const auto& op : plan->operations) {
+      astral = astral || op.path.find("\xf0\x9f\x98\x80") != std::string::npos;
+      bmp = bmp || op.path.find("\xe4\xb8\xad") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(astral && bmp) << "the vectors must hold astral and BMP path names";
+}
+
+TEST(PlanV2, ProposalIdIgnoresAfterAndBindsTheRest) {
+  auto base = decode_text(vectors().at(0).input);
+  ASSERT_TRUE(base.ok());
+  PlanV2 p = *base;
+  PlanV2 q = p;
+  q.operations[0].after.sha256 = std::string(64, 'e');
+  q.proposal_id = std::string(64, '0');
+  EXPECT_EQ(*compute_proposal_id(p), *compute_proposal_id(q));
+  EXPECT_NE(*compute_plan_id(p), *compute_plan_id(q));
+  for (auto mutate : std::vector<void (*)(PlanV2&)>{
+           [](PlanV2& x) { x.operations[0].before.mode = 0600; }, [](PlanV2& x) { x.operations[0].path += "x"; },
+           [](PlanV2& x) { x.operations[2].action = Action::Write; }, [](PlanV2& x) { x.directories.pop_back(); },
+           [](PlanV2& x) { x.plugin_id = "org.dot.other"; }, [](PlanV2& x) { x.nonce = std::string(64, '1'); },
+           [](PlanV2& x) { x.root_id = std::string(64, '3'); }}) {
+    PlanV2 r = p;
+    mutate(r);
+    EXPECT_NE(*compute_proposal_id(p), *compute_proposal_id(r));
+  }
+}
+
+// One sealed plan, edited one way at a time: each edit is refused with its code and kind.
+TEST(PlanV2, StrictDecodingRefusals) {
+  const std::string good = vectors().at(0).canonical;
+  ASSERT_TRUE(decode_text(good).ok());
+  auto edit = [&](std::string_view from, std::string_view to) {
+    std::string s = good;
+    auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  struct Case {
+    const char* what;
+    std::string text;
+    Code code;
+    const char* kind;
+  };
+  const std::string sync = R"({"failure_policy":"required","kind":"sync","target":"managed-root"})";
+  const std::vector<Case> cases = {
+      {"version 1", edit("\"version\":2", "\"version\":1"), Code::Validation, "unsupported_version"},
+      {"version 3", edit("\"version\":2", "\"version\":3"), Code::Validation, "unsupported_version"},
+      {"profile", edit("org.dot.dpp/v1", "org.dot.hello/v1"), Code::Validation, "profile"},
+      {"unknown field", edit("\"version\":2", "\"version\":2,\"x\":1"), Code::Validation, "unknown_field"},
+      {"missing field", edit("\"plugin_id\":\"org.dot.mirror\",", ""), Code::Validation, "missing_field"},
+      {"empty plugin id", edit("\"plugin_id\":\"org.dot.mirror\"", "\"plugin_id\":\"\""), Code::Validation,
+       "plugin_id"},
+      {"short nonce", edit("\"nonce\":\"aa", "\"nonce\":\""), Code::Validation, "invalid_id"},
+      {"no effect", edit("\"effects\":[" + sync + "]", "\"effects\":[]"), Code::Policy, "effects"},
+      {"two effects", edit(sync, sync + "," + sync), Code::Policy, "effects"},
+      {"other effect", edit("managed-root", "hook"), Code::Policy, "effects"},
+      {"absolute path", edit("\"path\":\"old.txt\"", "\"path\":\"/old.txt\""), Code::PathEscape, "absolute"},
+      {"dot-dot path", edit("\"path\":\"old.txt\"", "\"path\":\"../old.txt\""), Code::PathEscape, "dot_dot"},
+      {"state folder", edit("\"path\":\"old.txt\"", "\"path\":\".dot/x\""), Code::Policy, "state_folder"},
+      {"unsorted", edit("\"path\":\"old.txt\"", "\"path\":\"a.txt\""), Code::Policy, "unsorted"},
+      {"parent of another", edit("\"path\":\"old.txt\"", "\"path\":\"emoji/\xf0\x9f\x98\x80.txt/x\""), Code::Policy, "parent_of"},
+      {"unknown action", edit("\"action\":\"remove\"", "\"action\":\"delete\""), Code::Policy, "action"},
+      {"write mode", edit("\"mode\":493", "\"mode\":511"), Code::Policy, "mode"},
+      {"setuid write", edit("\"mode\":493", "\"mode\":2541"), Code::Policy, "mode"},
+      {"remove with an after",
+       edit(R"("action":"remove","after":{"exists":false,"gid":0,"mode":0,"sha256":"","uid":0})",
+            R"("action":"remove","after":{"exists":true,"gid":0,"mode":420,"sha256":")" + std::string(64, '1') +
+                R"(","uid":0})"),
+       Code::Policy, "mode"},
+      {"remove with a mode-0 after",
+       edit(R"("action":"remove","after":{"exists":false,"gid":0,"mode":0,"sha256":"","uid":0})",
+            R"("action":"remove","after":{"exists":true,"gid":0,"mode":0,"sha256":")" + std::string(64, '1') +
+                R"(","uid":0})"),
+       Code::Validation, "remove_after"},
+      {"inconsistent snapshot", edit(R"("before":{"exists":false,"gid":0,)", R"("before":{"exists":false,"gid":7,)"),
+       Code::Validation, "inconsistent_snapshot"},
+      {"folder mode", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":493,\"path\":\"x\"}"), Code::Policy, "mode"},
+      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"),
+       Code::Validation, "directory"},
+      {"folder unsorted", edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
+                               "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
+       Code::Validation, "unsorted"},
+      {"folder created, subfolder not", edit(",{\"mode\":448,\"path\":\"zh/\xe4\xb8\xad\xe6\x96\x87\"}", ""),
+       Code::Validation, "directory"},
+      {"folder escapes", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"x/..\"}"),
+       Code::PathEscape, "dot_dot"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto r = decode_text(c.text);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, c.code) << r.error().line();
+    EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
+  }
+}
+
+TEST(PlanV2, ProposalDocumentHasNoAfterAndASealedWriteHasOne) {
+  const auto all = vectors();
+  const std::string proposal = all.at(3).canonical;  // proposal_id ""
+  ASSERT_TRUE(decode_canonical_plan_v2(proposal).ok());
+  std::string with_after = proposal;
+  const std::string absent_after = R"("after":{"exists":false,"gid":0,"mode":0,"sha256":"","uid":0})";
+  with_after.replace(with_after.find(absent_after), absent_after.size(),
+                     R"("after":{"exists":true,"gid":0,"mode":420,"sha256":")" + std::string(64, '1') + R"(","uid":0})");
+  auto r = decode_text(with_after);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "proposal_after");
+  // The same operations in a sealed plan (a proposal_id): a write needs its after.
+  std::string sealed = proposal;
+  sealed.replace(sealed.find("\"proposal_id\":\"\""), 16, "\"proposal_id\":\"" + std::string(64, '0') + "\"");
+  auto s = decode_text(sealed);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind, "write_after");
+}
+
+TEST(PlanV2, NoOpRule) {
+  const Snapshot absent = Snapshot::absent();
+  const Snapshot file{true, 1000, 0644, std::string(64, '1'), 1000};
+  Snapshot other_bytes = file;
+  other_bytes.sha256 = std::string(64, '2');
+  Snapshot other_mode = file;
+  other_mode.mode = 0600;
+  Snapshot other_owner = file;  // the rule is bytes and mode
+  other_owner.gid = 1;
+  struct Case {
+    const char* what;
+    PathOperation op;
+    bool noop;
+  };
+  const std::vector<Case> cases = {
+      {"write, same bytes and mode", {Action::Write, file, file, "a"}, true},
+      {"write, same bytes and mode, other gid", {Action::Write, other_owner, file, "a"}, true},
+      {"write, other bytes", {Action::Write, other_bytes, file, "a"}, false},
+      {"write, other mode", {Action::Write, other_mode, file, "a"}, false},
+      {"write of an absent target", {Action::Write, file, absent, "a"}, false},
+      {"remove of an absent target", {Action::Remove, absent, absent, "a"}, true},
+      {"remove of a file", {Action::Remove, absent, file, "a"}, false},
+  };
+  std::vector<PathOperation> all;
+  std::vector<std::string> changed;
+  for (const auto& c : cases) {
+    EXPECT_EQ(is_noop(c.op), c.noop) << c.what;
+    all.push_back(c.op);
+    all.back().path = c.what;
+    if (!c.noop) changed.push_back(c.what);
+  }
+  std::vector<std::string> kept;
+  for (const auto& op : without_noops(all)) kept.push_back(op.path);
+  EXPECT_EQ(kept, changed);  // in order
+  std::vector<PathOperation> only_noops = {cases[0].op, cases[5].op};
+  EXPECT_TRUE(without_noops(only_noops).empty());  // NO_CHANGES
+}
+
+TEST(PlanV2, CreatedFoldersAreTheMissingParentsOfWritesParentsFirst) {
+  const Snapshot absent = Snapshot::absent();
+  const Snapshot file{true, 1000, 0644, std::string(64, '1'), 1000};
+  std::vector<PathOperation> ops = {
+      {Action::Write, file, absent, "a/b/c/f"},
+      {Action::Write, file, absent, "a/b/g"},
+      {Action::Write, file, absent, "a-z/f"},
+      {Action::Remove, absent, file, "gone/deep/f"},  // a remove creates nothing
+      {Action::Write, file, absent, "top"},
+      {Action::Write, file, absent, "\xe4\xb8\xad/\xf0\x9f\x98\x80/f"},
+      {Action::Write, file, absent, "\xef\xbd\x9e/f"},
+  };
+  // "a" exists; "a/b" does not, so nothing below it does, whatever the set says.
+  const std::set<std::string, std::less<>> existing = {"a", "a/b/c", "gone", "gone/deep"};
+  std::vector<std::string> got;
+  for (const auto& f : derive_directories(ops, existing)) {
+    EXPECT_EQ(f.mode, 0700u);
+    got.push_back(f.path);
+  }
+  const std::vector<std::string> want = {"a-z", "a/b", "a/b/c", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80",
+                                         "\xef\xbd\x9e"};
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(derive_directories(ops, {"a", "a/b", "a/b/c", "a-z", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80",
+                                       "\xef\xbd\x9e"})
+                  .empty());
+}
+
+}  // namespace
+}  // namespace dot::core
