@@ -97,7 +97,7 @@ Result<std::string> compute_plan_id(const PlanV2& plan) {
   return sha256_hex(bytes);
 }
 
-bool is_noop(const PathOperation& op) noexcept {
+bool is_general_noop(const PathOperation& op) noexcept {
   // spec/dpp-general.md: bytes and mode for a write (owner is not part of
   // the rule: the target policy already requires it to be ours).
   if (op.action == Action::Remove) return !op.before.exists;
@@ -108,8 +108,60 @@ bool is_noop(const PathOperation& op) noexcept {
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed) {
   std::vector<PathOperation> out;
   for (const auto& op : proposed)
-    if (!is_noop(op)) out.push_back(op);
+    if (!is_general_noop(op)) out.push_back(op);
   return out;
+}
+
+Result<PlanV2> seal_from_proposal(const PlanV2& proposed) {
+  PlanV2 sealed = proposed;
+  DOT_ASSIGN_OR_RETURN(sealed.proposal_id, compute_proposal_id(proposed));
+  sealed.operations = without_noops(proposed.operations);
+  return sealed;
+}
+
+Status check_proposal_binding(const PlanV2& sealed, std::string_view document) {
+  auto unbound = [](std::string detail) {
+    return make_error(Code::Validation, "proposal_binding",
+                      fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
+  };
+  if (sha256_hex(document) != sealed.proposal_id)
+    return make_error(Code::Validation, "proposal_id_mismatch",
+                      fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
+                                  sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id,
+                                  sha256_hex(document)));
+  DOT_ASSIGN_OR_RETURN(PlanV2 proposed, decode_canonical_plan_v2(document));
+  if (!proposed.proposal_id.empty()) return unbound("the document has a proposal_id (it is a sealed plan)");
+  // Everything but the operations and the id is the same plan.
+  PlanV2 head = sealed, proposed_head = proposed;
+  head.operations.clear();
+  head.proposal_id.clear();
+  proposed_head.operations.clear();
+  if (!(head == proposed_head))
+    return unbound("a field other than operations and proposal_id differs (root, plugin, nonce, effects or folders)");
+  if (sealed.operations.empty()) return unbound("it holds no operation (a proposal of only no-ops seals nothing)");
+  // Walk both lists once: a proposed operation the sealed plan skips is a
+  // left-out no-op, so it must be one that can be (its after is not in the
+  // document): a write of an existing target or a remove of an absent one.
+  auto left_out = [&](const PathOperation& left) -> Status {
+    if ((left.action == Action::Write) == left.before.exists) return {};
+    return unbound(fmt::format("proposed operation \"{}\" is left out but cannot be a no-op",
+                               shown(std::string_view(left.path).substr(0, 256))));
+  };
+  std::size_t next = 0;  // the next proposed operation not yet matched
+  for (const auto& op : sealed.operations) {
+    if (is_general_noop(op))
+      return unbound(fmt::format("operation \"{}\" is a no-op", shown(std::string_view(op.path).substr(0, 256))));
+    PathOperation as_proposed = op;
+    as_proposed.after = Snapshot::absent();
+    for (; next < proposed.operations.size() && !(proposed.operations[next] == as_proposed); ++next)
+      DOT_TRY(left_out(proposed.operations[next]));
+    if (next == proposed.operations.size())
+      return unbound(fmt::format("operation \"{}\" is not in the proposal as sealed",
+                                 shown(std::string_view(op.path).substr(0, 256))));
+    ++next;
+  }
+  for (; next < proposed.operations.size(); ++next) DOT_TRY(left_out(proposed.operations[next]));
+  return {};
 }
 
 std::vector<Folder> derive_directories(std::span<const PathOperation> operations,

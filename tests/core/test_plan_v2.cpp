@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <sstream>
 
 #include "dot/base/json.h"
@@ -73,6 +75,122 @@ TEST(PlanV2, VectorsCanonicalBytesAndIds) {
     }
   }
   EXPECT_TRUE(astral && bmp) << "the vectors must hold astral and BMP path names";
+}
+
+struct SealVector {
+  std::string name, input, proposal_document, proposal_id;
+  std::optional<std::string> sealed, plan_id;  // nullopt: NO_CHANGES
+};
+
+std::vector<SealVector> seal_vectors() {
+  const std::string text = read_file(DOT_SOURCE_DIR "/vectors/plan/v2.json");
+  auto doc = json::parse(text);
+  EXPECT_TRUE(doc.ok()) << "vectors/plan/v2.json";
+  std::vector<SealVector> out;
+  if (!doc.ok()) return out;
+  for (json::Value v : doc->root().find("seals")->elements()) {
+    auto s = [&](const char* key) { return std::string(v.find(key)->as_string()); };
+    auto opt = [&](const char* key) -> std::optional<std::string> {
+      if (v.find(key)->is_null()) return std::nullopt;
+      return s(key);
+    };
+    out.push_back({s("name"), s("input"), s("proposal_document"), s("proposal_id"), opt("sealed"), opt("plan_id")});
+  }
+  return out;
+}
+
+// proposal_id is the hash of the proposal document: the plan as proposed,
+// no-ops included, every after absent (spec/dpp-general.md). The sealed plan
+// leaves the no-ops out and keeps that id; an independent implementation
+// wrote the expected bytes (tools/jcs-crosscheck/plan-vectors.mjs).
+TEST(PlanV2, SealVectorsProposalIdIsTheProposalDocumentsHash) {
+  const auto all = seal_vectors();
+  ASSERT_EQ(all.size(), 2u);
+  for (const auto& v : all) {
+    SCOPED_TRACE(v.name);
+    auto proposed = decode_text(v.input);
+    ASSERT_TRUE(proposed.ok()) << proposed.error().line();
+    EXPECT_EQ(*proposal_document(*proposed), v.proposal_document);
+    EXPECT_EQ(*compute_proposal_id(*proposed), v.proposal_id);
+    EXPECT_EQ(sha256_hex(v.proposal_document), v.proposal_id);
+    auto sealed = seal_from_proposal(*proposed);
+    ASSERT_TRUE(sealed.ok()) << sealed.error().line();
+    if (!v.sealed) {
+      EXPECT_TRUE(sealed->operations.empty());  // NO_CHANGES: nothing is sealed
+      auto bound = check_proposal_binding(*sealed, v.proposal_document);
+      ASSERT_FALSE(bound.ok());
+      EXPECT_EQ(bound.error().kind, "proposal_binding");
+      continue;
+    }
+    EXPECT_EQ(*canonical_bytes(*sealed), *v.sealed);
+    EXPECT_EQ(*compute_plan_id(*sealed), *v.plan_id);
+    EXPECT_EQ(sealed->proposal_id, v.proposal_id);
+    // With no-ops left out, the sealed plan alone does not give its id.
+    EXPECT_NE(*compute_proposal_id(*sealed), v.proposal_id);
+    auto stored = decode_canonical_plan_v2(*v.sealed);
+    ASSERT_TRUE(stored.ok()) << stored.error().line();
+    auto bound = check_proposal_binding(*stored, v.proposal_document);
+    EXPECT_TRUE(bound.ok()) << bound.error().line();
+  }
+}
+
+// Every way a stored sealed plan can stop following from its stored
+// proposal document is refused on load.
+TEST(PlanV2, ProposalBindingRefusals) {
+  const auto v = seal_vectors().at(0);
+  ASSERT_TRUE(v.sealed);
+  const PlanV2 sealed = *decode_canonical_plan_v2(*v.sealed);
+  const PlanV2 proposed = *decode_canonical_plan_v2(v.proposal_document);
+  ASSERT_TRUE(check_proposal_binding(sealed, v.proposal_document).ok());
+  struct Case {
+    const char* what;
+    std::function<void(PlanV2& sealed, PlanV2& proposed)> edit;
+    const char* kind;
+  };
+  const std::vector<Case> cases = {
+      {"another proposal_id", [](PlanV2& s, PlanV2&) { s.proposal_id = std::string(64, 'e'); },
+       "proposal_id_mismatch"},
+      {"another nonce", [](PlanV2& s, PlanV2&) { s.nonce = std::string(64, 'e'); }, "proposal_binding"},
+      {"another plugin", [](PlanV2& s, PlanV2&) { s.plugin_id = "org.dot.other"; }, "proposal_binding"},
+      {"a folder dropped", [](PlanV2& s, PlanV2&) { s.directories.pop_back(); }, "proposal_binding"},
+      {"an operation not proposed",
+       [](PlanV2& s, PlanV2&) { s.operations.back().path = "older.txt"; }, "proposal_binding"},
+      {"another before", [](PlanV2& s, PlanV2&) { s.operations[0].before.mode = 0600; }, "proposal_binding"},
+      {"operations reordered", [](PlanV2& s, PlanV2&) { std::swap(s.operations[0], s.operations[2]); },
+       "proposal_binding"},
+      {"a change left out (a remove of a present file)", [](PlanV2& s, PlanV2&) { s.operations.pop_back(); },
+       "proposal_binding"},
+      {"a change left out (a write of an absent target)",
+       [](PlanV2& s, PlanV2&) { s.operations.erase(s.operations.begin() + 1); }, "proposal_binding"},
+      {"a no-op sealed",
+       [](PlanV2& s, PlanV2&) {
+         s.operations[0].after = s.operations[0].before;
+       },
+       "proposal_binding"},
+      {"nothing sealed", [](PlanV2& s, PlanV2&) { s.operations.clear(); }, "proposal_binding"},
+      // The decoder already refuses it: a sealed plan's write needs an after.
+      {"the document is a sealed plan", [](PlanV2&, PlanV2& p) { p.proposal_id = std::string(64, '1'); },
+       "write_after"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    PlanV2 s = sealed, p = proposed;
+    c.edit(s, p);
+    std::string document = *canonical_bytes(p);
+    // Keep the hash binding unless the case is about it, so each case
+    // reaches the rule it names.
+    if (std::string_view(c.kind) != "proposal_id_mismatch") s.proposal_id = sha256_hex(document);
+    auto r = check_proposal_binding(s, document);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
+  }
+  // A document that is not canonical, or not a plan, is the decoder's error.
+  const std::string spaced = v.proposal_document + " ";
+  PlanV2 s = sealed;
+  s.proposal_id = sha256_hex(spaced);
+  auto r = check_proposal_binding(s, spaced);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "not_canonical");
 }
 
 TEST(PlanV2, ProposalIdIgnoresAfterAndBindsTheRest) {
@@ -210,7 +328,7 @@ TEST(PlanV2, NoOpRule) {
   std::vector<PathOperation> all;
   std::vector<std::string> changed;
   for (const auto& c : cases) {
-    EXPECT_EQ(is_noop(c.op), c.noop) << c.what;
+    EXPECT_EQ(is_general_noop(c.op), c.noop) << c.what;
     all.push_back(c.op);
     all.back().path = c.what;
     if (!c.noop) changed.push_back(c.what);

@@ -5,6 +5,13 @@
 //   node plan-vectors.mjs check   verify canonical, plan_id, proposal_document, proposal_id
 //   node plan-vectors.mjs write   fill them in (and each input's own proposal_id), then check
 //
+// `plans`: each input is a plan; its canonical bytes, plan_id, and the
+// proposal document and proposal_id of it as proposed.
+// `seals`: each input is a plan as proposed, every `after` filled in, no-ops
+// included; the outputs are its proposal document and proposal_id and the
+// plan sealed from it (no-ops left out, that proposal_id), or null when
+// every operation is a no-op (NO_CHANGES).
+//
 // The C++ side (tests/core/test_plan_v2.cpp) replays the stored file only.
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
@@ -60,6 +67,36 @@ for (const v of doc.plans) {
   check('proposal_id', pid, v.proposal_id);
   check('the plan\'s own proposal_id', plan.proposal_id, isProposal ? '' : pid);
 }
+// The no-op rule, written from the spec: a write whose target already holds
+// the same bytes and mode, a remove of an absent target.
+const isNoop = (op) =>
+  op.action === 'remove'
+    ? !op.before.exists
+    : op.before.exists && op.before.sha256 === op.after.sha256 && op.before.mode === op.after.mode;
+for (const v of doc.seals ?? []) {
+  const proposed = JSON.parse(v.input);
+  const pdoc = proposalDocument(proposed);
+  const pid = sha256(pdoc);
+  const kept = proposed.operations.filter((op) => !isNoop(op));
+  const sealed = kept.length ? canonicalize({ ...proposed, operations: kept, proposal_id: pid }) : null;
+  if (mode === 'write') {
+    v.proposal_document = pdoc;
+    v.proposal_id = pid;
+    v.sealed = sealed;
+    v.plan_id = sealed === null ? null : sha256(sealed);
+  }
+  const check = (what, got, want) => {
+    if (got !== want) {
+      failures++;
+      console.log(`FAIL ${v.name}: ${what}\n  got  ${got}\n  want ${want}`);
+    }
+  };
+  check('proposal_document', pdoc, v.proposal_document);
+  check('proposal_id', pid, v.proposal_id);
+  check('sealed', sealed, v.sealed);
+  check('plan_id', sealed === null ? null : sha256(sealed), v.plan_id);
+}
+const total = doc.plans.length + (doc.seals ?? []).length;
 if (mode === 'write') fs.writeFileSync(file, JSON.stringify(doc, null, 1) + '\n');
-console.log(`${doc.plans.length - failures} passed, ${failures} failed`);
+console.log(`${total - failures} passed, ${failures} failed`);
 process.exit(failures ? 1 : 0);

@@ -68,23 +68,48 @@ struct PlanV2 {
 jcs::Node to_node(const PlanV2& plan);
 // Full RFC 8785 bytes of the plan exactly as stored and hashed.
 Result<std::string> canonical_bytes(const PlanV2& plan);
-// `plan` with every `after` absent and proposal_id "", canonical. Of the
-// plan as the plugin proposed it (no-ops included, core's `before`
-// observations) it is the proposal document stored for every proposal; of a
-// sealed plan it is the proposal_id's preimage (the same bytes when nothing
-// was a no-op), so a sealed plan's proposal_id recomputes from it alone.
-Result<std::string> proposal_document(const PlanV2& plan);
-// SHA-256 hex of proposal_document(plan).
-Result<std::string> compute_proposal_id(const PlanV2& plan);
+// The proposal document of `proposed`, the plan as the plugin proposed it
+// (every operation, no-ops included, with core's `before` observations):
+// `proposed` with every `after` absent and proposal_id "", canonical. It is
+// stored for every proposal, sealed or abandoned, and it is the preimage of
+// the proposal_id (spec/dpp-general.md "Plan model and ids").
+Result<std::string> proposal_document(const PlanV2& proposed);
+// SHA-256 hex of proposal_document(proposed). Of a sealed plan whose
+// proposal left no-ops out this is NOT its proposal_id: a sealed plan's
+// proposal_id is checked against its stored proposal document
+// (check_proposal_binding), never recomputed from the sealed plan alone.
+Result<std::string> compute_proposal_id(const PlanV2& proposed);
 // SHA-256 hex of canonical_bytes(plan).
 Result<std::string> compute_plan_id(const PlanV2& plan);
 
-// The no-op rule: a write whose target already holds the same bytes and mode,
-// or a remove of an absent target, changes nothing.
-bool is_noop(const PathOperation& op) noexcept;
+// The general profile's no-op rule (spec/dpp-general.md "Plan"): a write
+// whose target already holds the same bytes and mode, or a remove of an
+// absent target, changes nothing. Its own rule, not the hello profile's
+// whole-snapshot equality (the hello planner: before == sealed after, owner
+// included): a hello write always seals mode 0600 and core's uid and gid and
+// apply gives the target exactly those, so a hello target that differs in
+// any field would be changed; the general profile defines a no-op by bytes
+// and mode only, because its target policy already requires the owner to be
+// core's uid and a group that differs is nothing the plugin asked to change.
+bool is_general_noop(const PathOperation& op) noexcept;
 // The operations a sealed plan holds: `proposed` without its no-ops, in order.
 // Empty means every operation is a no-op: nothing is sealed (NO_CHANGES).
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed);
+// The plan `plan` seals from `proposed` (every `after` filled in from the
+// verified stage): proposal_id = compute_proposal_id(proposed), operations
+// without_noops. directories are kept: a no-op write's target exists, so
+// its parents do, and no created folder belongs to it alone.
+Result<PlanV2> seal_from_proposal(const PlanV2& proposed);
+// The binding of a sealed plan to its stored proposal document, checked on
+// every load: `document` is a canonical proposal document (proposal_id "",
+// every after absent) hashing to sealed.proposal_id; every field but the
+// operations and proposal_id is the same; sealed.operations, with their
+// `after` absent, are the document's operations in order with only some left
+// out, each left out one able to be a no-op (a write of an existing target,
+// a remove of an absent one); the sealed plan holds at least one operation
+// and no no-op. Code::Validation kind proposal_binding (proposal_id_mismatch
+// for the hash), or the decoder's error for the document.
+Status check_proposal_binding(const PlanV2& sealed, std::string_view document);
 
 // The folders apply creates for `operations`: every missing parent folder of
 // every write, in ascending UTF-8 byte order (so parents come first), mode
