@@ -228,6 +228,8 @@ Snapshot sealed_after(std::string sha256) {
   return s;
 }
 
+bool is_hello_noop(const Operation& op) noexcept { return op.after == op.before; }
+
 Status check_snapshot_policy(std::string_view name, const Snapshot& snapshot) {
   if (!snapshot.exists) return {};
   auto refuse = [&](std::string why) {

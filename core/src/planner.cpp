@@ -237,8 +237,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   // a plan would change nothing, so none is sealed (nothing to apply, nothing
   // to go stale). The proposal, with its stderr, stays inspectable: ABANDONED
   // with the reason NO_CHANGES, which the state graph already allows.
-  if (std::all_of(plan.operations.begin(), plan.operations.end(),
-                  [](const Operation& op) { return op.after == op.before; })) {
+  if (std::all_of(plan.operations.begin(), plan.operations.end(), is_hello_noop)) {
     out.no_changes = true;
     store::Abandonment unchanged;
     unchanged.code = std::string(store::kNoChangesCode);

@@ -109,6 +109,13 @@ inline constexpr std::uint64_t kArtifactMode = 0600;
 // they are never taken from anywhere else.
 Snapshot sealed_after(std::string sha256);
 
+// The hello profile's no-op rule: the target already is its sealed after,
+// whole snapshot (bytes, mode and owner), because a hello write always seals
+// sealed_after and apply gives the target exactly those fields, so any field
+// that differs is a change. The general profile has its own rule (plan_v2.h
+// is_general_noop: bytes and mode only, as spec/dpp-general.md says).
+bool is_hello_noop(const Operation& op) noexcept;
+
 // The half of the target policy a snapshot can show (target.h
 // check_target_policy adds what only the file shows: type, links, size): a
 // present target has no setuid, setgid or sticky bit, no group or other bits,

@@ -85,12 +85,9 @@ Result<std::string> compute_plan_id(const PlanV2& plan);
 // The general profile's no-op rule (spec/dpp-general.md "Plan"): a write
 // whose target already holds the same bytes and mode, or a remove of an
 // absent target, changes nothing. Its own rule, not the hello profile's
-// whole-snapshot equality (the hello planner: before == sealed after, owner
-// included): a hello write always seals mode 0600 and core's uid and gid and
-// apply gives the target exactly those, so a hello target that differs in
-// any field would be changed; the general profile defines a no-op by bytes
-// and mode only, because its target policy already requires the owner to be
-// core's uid and a group that differs is nothing the plugin asked to change.
+// whole-snapshot equality (plan.h is_hello_noop says why that one compares
+// the owner too): here the target policy already requires core's uid, and a
+// group that differs is nothing the plugin asked to change.
 bool is_general_noop(const PathOperation& op) noexcept;
 // The operations a sealed plan holds: `proposed` without its no-ops, in order.
 // Empty means every operation is a no-op: nothing is sealed (NO_CHANGES).
