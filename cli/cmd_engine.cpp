@@ -16,6 +16,7 @@
 #include "dot/core/drift.h"
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
+#include "dot/core/plan_document.h"
 #include "dot/core/planner.h"
 #include "dot/core/recovery.h"
 #include "dot/core/registry.h"
@@ -416,7 +417,7 @@ int run_export(const EngineOptions& o) {
 }
 
 int run_plan_id(const EngineOptions& o) {
-  auto text = read_file(o.file, 1 << 20);
+  auto text = read_file(o.file, core::kMaxPlanDocumentBytes);
   if (!text.ok()) return report(text.error(), o.json);
   auto doc = core::decode_plan_document(*text);
   if (!doc.ok()) return report(doc.error(), o.json);
@@ -429,7 +430,7 @@ int run_plan_id(const EngineOptions& o) {
     else
       w.boolean(true);
     w.key("plan_id").string(doc->plan_id);
-    w.key("proposal_id").string(doc->plan.proposal_id);
+    w.key("proposal_id").string(doc->proposal_id);
     w.end_object();
     return print_json(std::move(w));
   }

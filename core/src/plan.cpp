@@ -281,29 +281,4 @@ Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan
   return jcs::encode(doc, jcs::Profile::Hello);
 }
 
-Result<PlanDocument> decode_plan_document(std::string_view text) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(text, json::ReadLimits{.max_bytes = 1 << 20, .max_depth = 16}));
-  json::Value root = doc.root();
-  PlanDocument out;
-  json::Value plan_v = root;
-  if (root.is_object() && root.find("plan")) {
-    json::ObjectReader r(root, "plan document");
-    DOT_ASSIGN_OR_RETURN(plan_v, r.required_object("plan"));
-    DOT_ASSIGN_OR_RETURN(json::Value id_v, r.required("plan_id"));
-    DOT_ASSIGN_OR_RETURN(std::string_view id, r.required_string("plan_id"));
-    DOT_TRY(r.finish());
-    DOT_TRY(require_hex_id(id_v, id, "plan_id", false));
-    out.claimed_plan_id = std::string(id);
-  }
-  DOT_ASSIGN_OR_RETURN(out.plan, decode_plan(plan_v));
-  // Hashing must not depend on how the document was spelled: re-encode.
-  DOT_ASSIGN_OR_RETURN(out.plan_id, compute_plan_id(out.plan));
-  DOT_TRY(verify_proposal_id(out.plan));
-  if (!out.claimed_plan_id.empty() && out.claimed_plan_id != out.plan_id)
-    return make_error(Code::Validation, "plan_id_mismatch",
-                      fmt::format("the document claims plan_id {} but the plan hashes to {}", out.claimed_plan_id,
-                                  out.plan_id));
-  return out;
-}
-
 }  // namespace dot::core

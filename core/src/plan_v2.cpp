@@ -6,14 +6,12 @@
 #include "dot/base/utf8.h"
 #include "dot/core/effects.h"
 #include "dot/core/path_rules.h"
+#include "dot/core/plan_document.h"
 
 namespace dot::core {
 namespace {
 
 constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
-// Documents the decoder reads: 10000 operations of two snapshots and a path
-// of at most 4095 bytes (escaped, up to 6 bytes a byte) stay far below this.
-constexpr std::size_t kMaxPlanDocumentBytes = std::size_t{512} << 20;
 
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
 

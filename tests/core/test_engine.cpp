@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "dot/base/beneath.h"
+#include "dot/base/json.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/plugin.h"
 #include "engine_harness.h"
@@ -123,6 +125,32 @@ TEST_F(EngineTest, ExportAndPlanIdAgree) {
   CmdResult bad = dot_core({"plan-id", (base_ / "edited.json").string()});
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("DOT_E_VALIDATION"), std::string::npos) << bad.err;
+}
+
+// plan-id reads a version-2 document (vectors/plan/v2.json, written by an
+// independent implementation): its plan_id, and its proposal_id checked
+// against the proposal document it carries; a bare version-2 plan is refused.
+TEST_F(EngineTest, PlanIdReadsVersion2Documents) {
+  std::ifstream in(DOT_SOURCE_DIR "/vectors/plan/v2.json", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto vectors = json::parse(ss.str());
+  ASSERT_TRUE(vectors.ok());
+  json::Value v = *vectors->root().find("seals")->elements().begin();
+  const std::string sealed(v.find("sealed")->as_string()), plan_id(v.find("plan_id")->as_string()),
+      proposal(v.find("proposal_document")->as_string()), proposal_id(v.find("proposal_id")->as_string());
+  spit(base_ / "v2.json", fmt::format("{{\"plan\":{},\"plan_id\":\"{}\",\"proposal\":{}}}", sealed, plan_id, proposal));
+  CmdResult pid = dot_core({"plan-id", (base_ / "v2.json").string()});
+  ASSERT_EQ(pid.code, 0) << pid.err;
+  EXPECT_EQ(pid.out, plan_id + "\n");
+  CmdResult js = dot_core({"plan-id", (base_ / "v2.json").string(), "--json"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  EXPECT_EQ(json_field(js.out, "proposal_id"), proposal_id);
+  spit(base_ / "bare.json", sealed);
+  CmdResult bare = dot_core({"plan-id", (base_ / "bare.json").string()});
+  EXPECT_EQ(bare.code, 1);
+  EXPECT_NE(bare.err.find("DOT_E_VALIDATION"), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("proposal"), std::string::npos) << bare.err;
 }
 
 TEST_F(EngineTest, SealedPlanAppliesExactlyOnce) {

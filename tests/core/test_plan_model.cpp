@@ -2,6 +2,7 @@
 
 #include "dot/base/sha256.h"
 #include "dot/core/plan.h"
+#include "dot/core/plan_document.h"
 
 namespace dot::core {
 namespace {

@@ -5,6 +5,8 @@
 // of each refusal, the no-op rule and the derivation of created folders.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -12,6 +14,7 @@
 
 #include "dot/base/json.h"
 #include "dot/base/sha256.h"
+#include "dot/core/plan_document.h"
 #include "dot/core/plan_v2.h"
 
 namespace dot::core {
@@ -365,6 +368,81 @@ TEST(PlanV2, CreatedFoldersAreTheMissingParentsOfWritesParentsFirst) {
   EXPECT_TRUE(derive_directories(ops, {"a", "a/b", "a/b/c", "a-z", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80",
                                        "\xef\xbd\x9e"})
                   .empty());
+}
+
+std::string v2_document(std::string_view plan, std::string_view plan_id, std::string_view proposal) {
+  // Spaced and in another key order: ids must not depend on the spelling.
+  return fmt::format("{{ \"proposal\": {},\n \"plan_id\": \"{}\",\n \"plan\": {} }}", proposal, plan_id, plan);
+}
+
+// plan-id reads a document of either version, the plan's `version` choosing
+// the model; a version-2 plan's proposal_id is checked against the proposal
+// the document carries.
+TEST(PlanV2, PlanDocumentsOfBothVersions) {
+  const auto v = seal_vectors().at(0);
+  ASSERT_TRUE(v.sealed);
+  auto doc = decode_plan_document(v2_document(*v.sealed, *v.plan_id, v.proposal_document));
+  ASSERT_TRUE(doc.ok()) << doc.error().line();
+  EXPECT_EQ(doc->version, 2u);
+  EXPECT_EQ(doc->plan_id, *v.plan_id);
+  EXPECT_EQ(doc->claimed_plan_id, *v.plan_id);
+  EXPECT_EQ(doc->proposal_id, v.proposal_id);
+  EXPECT_EQ(*canonical_bytes(doc->plan_v2), *v.sealed);
+  // Every version-2 vector plan with its own proposal document.
+  for (const auto& p : vectors()) {
+    if (p.name == "proposal-document") continue;  // a proposal, not a sealed plan
+    SCOPED_TRACE(p.name);
+    auto d = decode_plan_document(v2_document(p.input, p.plan_id, p.proposal_document));
+    ASSERT_TRUE(d.ok()) << d.error().line();
+    EXPECT_EQ(d->plan_id, p.plan_id);
+    EXPECT_EQ(d->proposal_id, p.proposal_id);
+  }
+  struct Case {
+    const char* what;
+    std::string text;
+    const char* kind;
+  };
+  std::string other_proposal = v.proposal_document;
+  other_proposal.replace(other_proposal.find("\"nonce\":\"a"), 10, "\"nonce\":\"b");
+  const std::vector<Case> cases = {
+      {"a bare version-2 plan", *v.sealed, "proposal_missing"},
+      {"no proposal", fmt::format("{{\"plan\":{},\"plan_id\":\"{}\"}}", *v.sealed, *v.plan_id), "proposal_missing"},
+      {"another plan_id", v2_document(*v.sealed, std::string(64, '0'), v.proposal_document), "plan_id_mismatch"},
+      {"another proposal", v2_document(*v.sealed, *v.plan_id, other_proposal), "proposal_id_mismatch"},
+      {"a sealed plan as its proposal", v2_document(*v.sealed, *v.plan_id, *v.sealed), "proposal_id_mismatch"},
+      {"an unknown key", v2_document(*v.sealed, *v.plan_id, v.proposal_document + ",\"x\":1"), "unknown_field"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto r = decode_plan_document(c.text);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, Code::Validation) << r.error().line();
+    EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
+  }
+
+  // Version 1 keeps its model, bytes and ids (test_plan_model.cpp has the rest).
+  Plan p;
+  p.effects = std::vector<Effect>{root_sync_effect()};
+  p.nonce = std::string(64, 'a');
+  p.plugin_digest = std::string(64, 'b');
+  p.root_id = std::string(64, 'c');
+  p.operations = {Operation{sealed_after(std::string(64, 'd')), Snapshot::absent(), "hello.txt"}};
+  p.proposal_id = *compute_proposal_id(p);
+  const std::string v1 = *canonical_bytes(p);
+  auto doc1 = decode_plan_document(v1);
+  ASSERT_TRUE(doc1.ok()) << doc1.error().line();
+  EXPECT_EQ(doc1->version, 1u);
+  EXPECT_EQ(doc1->plan, p);
+  EXPECT_EQ(doc1->proposal_id, p.proposal_id);
+  EXPECT_EQ(doc1->plan_id, sha256_hex(v1));
+  // A version-1 document carries no proposal.
+  auto with_proposal = decode_plan_document(v2_document(v1, sha256_hex(v1), v.proposal_document));
+  ASSERT_FALSE(with_proposal.ok());
+  EXPECT_EQ(with_proposal.error().kind, "unknown_field");
+  // A version-1 plan claiming version 2 is judged as version 2, and refused.
+  std::string as_v2 = v1;
+  as_v2.replace(as_v2.find("\"version\":1"), 11, "\"version\":2");
+  EXPECT_FALSE(decode_plan_document(as_v2).ok());
 }
 
 }  // namespace

@@ -141,17 +141,6 @@ Status check_plan_invariants(const Plan& plan);
 // The exported sealed plan document: {"plan":<plan>,"plan_id":"<hex>"}, canonical.
 Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan_id);
 
-struct PlanDocument {
-  Plan plan;
-  // The plan_id the document claims (empty for a bare plan object).
-  std::string claimed_plan_id;
-  // The plan_id recomputed from the plan.
-  std::string plan_id;
-};
-// Accepts a sealed plan document {plan, plan_id} or a bare plan object;
-// recomputes plan_id and proposal_id. A claimed plan_id or proposal_id that
-// does not match is Code::Validation kind "plan_id_mismatch" /
-// "proposal_id_mismatch".
-Result<PlanDocument> decode_plan_document(std::string_view text);
+// Plan documents of both versions (decode_plan_document): plan_document.h.
 
 }  // namespace dot::core
