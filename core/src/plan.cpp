@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "plan_ids.h"
 #include "dot/dpp/hello.h"
 
 namespace dot::core {
@@ -116,21 +117,12 @@ jcs::Node to_node(const Plan& plan) {
 Result<std::string> canonical_bytes(const Plan& plan) { return jcs::encode(to_node(plan), jcs::Profile::Hello); }
 
 Result<std::string> proposal_document(const Plan& plan) {
-  Plan p = plan;
-  p.proposal_id.clear();
-  for (auto& op : p.operations) op.after = Snapshot::absent();
-  return canonical_bytes(p);
+  return detail::proposal_document_of(plan, [](const Plan& p) { return canonical_bytes(p); });
 }
 
-Result<std::string> compute_proposal_id(const Plan& plan) {
-  DOT_ASSIGN_OR_RETURN(std::string bytes, proposal_document(plan));
-  return sha256_hex(bytes);
-}
+Result<std::string> compute_proposal_id(const Plan& plan) { return detail::sha256_of(proposal_document(plan)); }
 
-Result<std::string> compute_plan_id(const Plan& plan) {
-  DOT_ASSIGN_OR_RETURN(std::string bytes, canonical_bytes(plan));
-  return sha256_hex(bytes);
-}
+Result<std::string> compute_plan_id(const Plan& plan) { return detail::sha256_of(canonical_bytes(plan)); }
 
 Result<Plan> decode_plan(json::Value value) {
   json::ObjectReader r(value, "plan");

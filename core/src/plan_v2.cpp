@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "plan_ids.h"
 #include "dot/base/utf8.h"
 #include "dot/core/effects.h"
 #include "dot/core/path_rules.h"
@@ -73,21 +74,12 @@ jcs::Node to_node(const PlanV2& plan) {
 Result<std::string> canonical_bytes(const PlanV2& plan) { return jcs::encode(to_node(plan), jcs::Profile::Rfc8785); }
 
 Result<std::string> proposal_document(const PlanV2& proposed) {
-  PlanV2 p = proposed;
-  p.proposal_id.clear();
-  for (auto& op : p.operations) op.after = Snapshot::absent();
-  return canonical_bytes(p);
+  return detail::proposal_document_of(proposed, [](const PlanV2& p) { return canonical_bytes(p); });
 }
 
-Result<std::string> compute_proposal_id(const PlanV2& plan) {
-  DOT_ASSIGN_OR_RETURN(std::string bytes, proposal_document(plan));
-  return sha256_hex(bytes);
-}
+Result<std::string> compute_proposal_id(const PlanV2& plan) { return detail::sha256_of(proposal_document(plan)); }
 
-Result<std::string> compute_plan_id(const PlanV2& plan) {
-  DOT_ASSIGN_OR_RETURN(std::string bytes, canonical_bytes(plan));
-  return sha256_hex(bytes);
-}
+Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::sha256_of(canonical_bytes(plan)); }
 
 bool is_general_noop(const PathOperation& op) noexcept {
   // spec/dpp-general.md: bytes and mode for a write (owner is not part of
