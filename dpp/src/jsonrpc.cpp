@@ -12,8 +12,12 @@ Error at(json::Value v, std::string kind, std::string detail) {
   return make_parse_error(Code::Protocol, std::move(kind), v.offset(), std::move(detail));
 }
 
-// A positive integer id spelled as plain digits (no sign, fraction, exponent
-// or leading zero), at most 2^53 - 1.
+Error missing(json::Value obj, std::string_view what, std::string_view name) {
+  return at(obj, "missing_field", fmt::format("the {} has no \"{}\" field", what, name));
+}
+
+}  // namespace
+
 Result<std::uint64_t> read_id(json::Value v, std::string_view what) {
   if (!v.is_number() || !v.is_integer_spelling())
     return at(v, "id", fmt::format("the {} id must be a positive integer", what));
@@ -32,12 +36,6 @@ Status check_version(json::Value v) {
     return at(v, "jsonrpc_version", "\"jsonrpc\" must be the string \"2.0\"");
   return {};
 }
-
-Error missing(json::Value obj, std::string_view what, std::string_view name) {
-  return at(obj, "missing_field", fmt::format("the {} has no \"{}\" field", what, name));
-}
-
-}  // namespace
 
 std::string_view method_name(Method m) noexcept {
   auto i = static_cast<std::size_t>(m);
