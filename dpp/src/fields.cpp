@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/utf8.h"
 #include "dot/dpp/jsonrpc.h"
 
 namespace dot::dpp::fields {
@@ -83,13 +84,10 @@ jcs::Node string_array(const std::vector<std::string>& v) {
 
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
 
-std::string shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 80)) {
-    auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (s.size() > 80) out += "...";
+std::string excerpt(std::string_view s) {
+  constexpr std::size_t kMax = 80;
+  std::string out = dot::shown(s.substr(0, kMax));
+  if (s.size() > kMax) out += "...";
   return out;
 }
 
@@ -124,16 +122,16 @@ Error identity(std::string kind, std::string detail) {
 
 Status check_echo(const SentIdentity& sent, const EchoedIdentity& echo, std::string_view manifest_id) {
   if (echo.id != manifest_id)
-    return identity("id", fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"", shown(echo.id),
+    return identity("id", fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"", excerpt(echo.id),
                                       manifest_id));
   if (echo.protocol != sent.protocol)
     return identity("protocol", fmt::format("the plugin echoed protocol {}, core sent {}", echo.protocol, sent.protocol));
   if (echo.profile != sent.profile)
-    return identity("profile", fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"", shown(echo.profile),
+    return identity("profile", fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"", excerpt(echo.profile),
                                            sent.profile));
   if (echo.assurance != sent.assurance)
     return identity("assurance", fmt::format("the plugin echoed assurance \"{}\", core requires \"{}\"",
-                                             shown(echo.assurance), sent.assurance));
+                                             excerpt(echo.assurance), sent.assurance));
   if (echo.nonce != sent.nonce) return identity("nonce", "the plugin echoed a different nonce");
   return {};
 }
@@ -146,11 +144,11 @@ Status check_capabilities(const std::vector<std::string>& got, const std::vector
                                                   want[i], i, list(sent)));
     if (i >= want.size())
       return identity("capabilities", fmt::format("the plugin added capability \"{}\" (position {}); core sent {}",
-                                                  shown(got[i]), i, list(sent)));
+                                                  excerpt(got[i]), i, list(sent)));
     if (got[i] != want[i])
       return identity("capabilities",
                       fmt::format("capability {} is \"{}\", core sent \"{}\" there (order matters); core sent {}", i,
-                                  shown(got[i]), want[i], list(sent)));
+                                  excerpt(got[i]), want[i], list(sent)));
   }
   return {};
 }

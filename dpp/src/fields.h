@@ -36,8 +36,10 @@ Result<json::ObjectReader> object(json::Value v, std::string_view what);
 // unknown_field for the first member nobody asked for.
 Status finish(const json::ObjectReader& r);
 
-// Plugin-supplied text in a detail line: printable ASCII only, bounded.
-std::string shown(std::string_view s);
+// Plugin-supplied text in a detail line: its first 80 bytes through the one
+// escaper (dot::shown), then "..." if there was more. A detail must stay one
+// short line however much the plugin sent.
+std::string excerpt(std::string_view s);
 
 // ["a","b"] for a detail line (core's own strings).
 std::string list(const std::vector<std::string>& v);

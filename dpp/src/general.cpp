@@ -69,7 +69,7 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
 Status check_log(const LogParams& log) {
   if (log.level != "debug" && log.level != "info" && log.level != "warning" && log.level != "error")
     return make_error(Code::Protocol, "log_level",
-                      fmt::format("dot.log level \"{}\" is not debug, info, warning or error", shown(log.level)));
+                      fmt::format("dot.log level \"{}\" is not debug, info, warning or error", excerpt(log.level)));
   if (log.message.size() > kMaxLogMessageBytes)
     return make_error(Code::Protocol, "log_message",
                       fmt::format("a dot.log message of {} bytes; at most {} are allowed", log.message.size(),

@@ -10,7 +10,7 @@
 namespace dot::dpp::hello {
 namespace {
 
-using fields::shown;
+using fields::excerpt;
 
 using fields::list;
 
@@ -52,7 +52,7 @@ Status check_plan_names(const std::vector<std::string>& names) {
     if (!is_slot_name(names[i]))
       return make_error(Code::PathEscape, "slot_name",
                         fmt::format("slot {} name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", i,
-                                    shown(names[i])));
+                                    excerpt(names[i])));
   if (names.empty() || names.size() > kMaxNames)
     return make_error(Code::Policy, "names",
                       fmt::format("a plan names 1 to {} files, this one {}", kMaxNames, names.size()));
@@ -87,7 +87,7 @@ Status check_hello_effects(const std::vector<EffectRequest>& effects) {
                       fmt::format("effect {{kind:\"{}\", target:\"{}\", failure_policy:\"{}\"}} is not the allowed "
                                   "root-sync request {{kind:\"sync\", target:\"managed-root\", "
                                   "failure_policy:\"required\"}}",
-                                  shown(e.kind), shown(e.target), shown(e.failure_policy)));
+                                  excerpt(e.kind), excerpt(e.target), excerpt(e.failure_policy)));
   return {};
 }
 
@@ -104,7 +104,7 @@ Status check_artifacts(const std::vector<std::string>& names, const MaterializeR
   for (std::size_t i = 0; i < arts.size(); ++i) {
     if (arts[i].name != names[i])
       return make_error(Code::ArtifactMismatch, "name",
-                        fmt::format("artifact {} is \"{}\", slot {} is \"{}\"", i, shown(arts[i].name), i, names[i]));
+                        fmt::format("artifact {} is \"{}\", slot {} is \"{}\"", i, excerpt(arts[i].name), i, names[i]));
     if (!is_sha256_hex(arts[i].sha256))
       return make_error(Code::ArtifactMismatch, "sha256",
                         fmt::format("artifact \"{}\" has no lowercase hex SHA-256", names[i]));

@@ -269,7 +269,7 @@ struct HostSession::Impl {
     if (reply.method != general::kLogMethod)
       return protocol("notification_method",
                       fmt::format("the plugin sent a \"{}\" notification during {}; only dot.log is allowed",
-                                  fields::shown(reply.method), waiting_for));
+                                  fields::excerpt(reply.method), waiting_for));
     // During dot.initialize negotiation is not settled yet: initialize()
     // decides once the echo is read.
     if (m != Method::Initialize && !log_negotiated)
