@@ -6,6 +6,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "fields.h"
@@ -23,6 +25,30 @@ Error identity(std::string kind, std::string detail) {
   return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
 }
 
+
+// The echo is judged against what core sent: a member missing from it or
+// added to it (at the top or inside limits) is a wrong echo like a changed
+// value, DOT_E_PLUGIN_IDENTITY with the member as kind ("limits" for one of
+// the limits, "echo" for an added top-level member); a value of the wrong
+// JSON type stays a shape error (DOT_E_PROTOCOL).
+Error echo_error(Error e, std::string_view kind) {
+  if (e.code == Code::Protocol && (e.kind == "missing_field" || e.kind == "unknown_field")) {
+    e.code = Code::PluginIdentity;
+    e.kind = std::string(kind);
+  }
+  return e;
+}
+
+template <typename T>
+Result<T> echoed(Result<T> r, std::string_view kind) {
+  if (!r.ok()) return echo_error(std::move(r).error(), kind);
+  return r;
+}
+
+Status echoed(Status st, std::string_view kind) {
+  if (!st.ok()) return echo_error(st.error(), kind);
+  return st;
+}
 
 Result<Limits> limits_field(json::ObjectReader& r) {
   auto v = r.required("limits");
@@ -54,7 +80,17 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
   if (echo.inputs != sent.inputs)
     return identity("inputs", fmt::format("the plugin echoed {} inputs that differ from the {} core sent",
                                           echo.inputs.size(), sent.inputs.size()));
-  if (echo.limits != sent.limits) return identity("limits", "the plugin echoed limits that differ from what core sent");
+  // Named limit by limit: which one differs is what a plugin author needs.
+  constexpr std::pair<std::string_view, std::uint64_t Limits::*> kKeys[] = {
+      {"deadline_ms", &Limits::deadline_ms},           {"max_file_bytes", &Limits::max_file_bytes},
+      {"max_frame_bytes", &Limits::max_frame_bytes},   {"max_log_messages", &Limits::max_log_messages},
+      {"max_operations", &Limits::max_operations},     {"max_stderr_bytes", &Limits::max_stderr_bytes},
+      {"max_stdout_bytes", &Limits::max_stdout_bytes}, {"max_total_bytes", &Limits::max_total_bytes},
+  };
+  for (const auto& [name, field] : kKeys)
+    if (echo.limits.*field != sent.limits.*field)
+      return identity("limits", fmt::format("the plugin echoed limits.{} {}, core sent {}", name, echo.limits.*field,
+                                            sent.limits.*field));
   // The first four offered, in order, then "log" only if core offered it.
   std::vector<std::string> want(sent.capabilities.begin(),
                                 sent.capabilities.begin() + static_cast<std::ptrdiff_t>(
@@ -225,15 +261,15 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
   constexpr std::string_view what = "dot.initialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeResult m;
-  DOT_ASSIGN_OR_RETURN(m.assurance, string_field(r, "assurance", what));
-  DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
-  DOT_ASSIGN_OR_RETURN(m.id, string_field(r, "id", what));
-  DOT_ASSIGN_OR_RETURN(m.inputs, string_array_field(r, "inputs", what));
-  DOT_ASSIGN_OR_RETURN(m.limits, limits_field(r));
-  DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
-  DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
-  DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
-  DOT_TRY(finish(r));
+  DOT_ASSIGN_OR_RETURN(m.assurance, echoed(string_field(r, "assurance", what), "assurance"));
+  DOT_ASSIGN_OR_RETURN(m.capabilities, echoed(string_array_field(r, "capabilities", what), "capabilities"));
+  DOT_ASSIGN_OR_RETURN(m.id, echoed(string_field(r, "id", what), "id"));
+  DOT_ASSIGN_OR_RETURN(m.inputs, echoed(string_array_field(r, "inputs", what), "inputs"));
+  DOT_ASSIGN_OR_RETURN(m.limits, echoed(limits_field(r), "limits"));
+  DOT_ASSIGN_OR_RETURN(m.nonce, echoed(string_field(r, "nonce", what), "nonce"));
+  DOT_ASSIGN_OR_RETURN(m.profile, echoed(string_field(r, "profile", what), "profile"));
+  DOT_ASSIGN_OR_RETURN(m.protocol, echoed(uint_field(r, "protocol", what, kMaxSafe), "protocol"));
+  DOT_TRY(echoed(finish(r), "echo"));
   return m;
 }
 

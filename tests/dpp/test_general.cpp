@@ -151,11 +151,7 @@ const std::string kSha(64, 'e');
 INSTANTIATE_TEST_SUITE_P(
     All, DecodeErrors,
     ::testing::Values(
-        Case{"limits_missing", Type::InitResult, init_result("{}"), "missing_field"},
         Case{"limits_not_object", Type::InitResult, init_result("[]"), "not_object"},
-        Case{"limit_missing", Type::InitResult, init_result(limits_with(",\"max_total_bytes\":1073741824", "")),
-             "missing_field"},
-        Case{"limit_unknown", Type::InitResult, init_result(limits_with("{", "{\"max_hooks\":0,")), "unknown_field"},
         Case{"limit_string", Type::InitResult, init_result(limits_with("60000", "\"60000\"")), "wrong_type"},
         Case{"limit_negative", Type::InitResult, init_result(limits_with("60000", "-1")), "wrong_type"},
         Case{"limit_fraction", Type::InitResult, init_result(limits_with("60000", "60000.0")), "wrong_type"},
@@ -164,11 +160,6 @@ INSTANTIATE_TEST_SUITE_P(
              "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"inputs\":[1],\"limits\":" +
                  std::string(kLimitsJson) + ",\"nonce\":\"n\",\"profile\":\"p\",\"protocol\":1}",
              "wrong_type"},
-        Case{"inputs_missing", Type::InitResult,
-             "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"limits\":" + std::string(kLimitsJson) +
-                 ",\"nonce\":\"n\",\"profile\":\"p\",\"protocol\":1}",
-             "missing_field"},
-        Case{"result_unknown_field", Type::InitResult, init_result(kLimitsJson, "\"log\":true,"), "unknown_field"},
         Case{"params_hello_shape", Type::InitParams,
              "{\"capabilities\":[],\"nonce\":\"n\",\"profile\":\"org.dot.hello/v1\",\"protocol\":1,"
              "\"required_assurance\":\"audit\"}",
@@ -300,8 +291,10 @@ INSTANTIATE_TEST_SUITE_P(
         EchoCase{"inputs_reordered", +[](InitializeResult& e) { std::swap(e.inputs[0], e.inputs[1]); }, "inputs",
                  "differ"},
         EchoCase{"inputs_added", +[](InitializeResult& e) { e.inputs.emplace_back("/etc"); }, "inputs", "3 inputs"},
-        EchoCase{"limits_raised", +[](InitializeResult& e) { e.limits.max_operations = 10001; }, "limits", "limits"},
-        EchoCase{"limits_lowered", +[](InitializeResult& e) { e.limits.deadline_ms = 1; }, "limits", "limits"},
+        EchoCase{"limits_raised", +[](InitializeResult& e) { e.limits.max_operations = 10001; }, "limits",
+                 "limits.max_operations 10001, core sent 10000"},
+        EchoCase{"limits_lowered", +[](InitializeResult& e) { e.limits.deadline_ms = 1; }, "limits",
+                 "limits.deadline_ms 1, core sent 60000"},
         EchoCase{"capabilities_log_only", +[](InitializeResult& e) { e.capabilities = {"log"}; }, "capabilities",
                  "capability 0 is \"log\""},
         EchoCase{"capabilities_dropped", +[](InitializeResult& e) { e.capabilities.erase(e.capabilities.begin() + 3); },
@@ -317,6 +310,48 @@ INSTANTIATE_TEST_SUITE_P(
                  +[](InitializeResult& e) { e.capabilities = {"log", "materialize", "plan", "post-commit-effects", "validate"}; },
                  "capabilities", "order matters"}),
     [](const ::testing::TestParamInfo<EchoCase>& i) { return std::string(i.param.name); });
+
+// A member missing from the echo or added to it is a wrong echo, like a
+// changed value (spec/dpp-general.md: "Anything missing, reordered, added,
+// changed or downgraded is DOT_E_PLUGIN_IDENTITY"); a value of the wrong JSON
+// type is a shape error (DecodeErrors above).
+struct EchoShapeCase {
+  const char* name;
+  std::string json;
+  const char* kind;
+  const char* detail;
+};
+class EchoMembers : public ::testing::TestWithParam<EchoShapeCase> {};
+TEST_P(EchoMembers, MissingOrAddedArePluginIdentityErrors) {
+  auto doc = parse(GetParam().json);
+  auto r = decode_initialize_result(doc.root());
+  ASSERT_FALSE(r.ok()) << GetParam().json;
+  EXPECT_EQ(code_name(r.error().code), "DOT_E_PLUGIN_IDENTITY") << r.error().line();
+  EXPECT_EQ(r.error().kind, GetParam().kind) << r.error().line();
+  EXPECT_NE(r.error().detail.find(GetParam().detail), std::string::npos) << r.error().line();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, EchoMembers,
+    ::testing::Values(
+        EchoShapeCase{"limits_empty", init_result("{}"), "limits", "deadline_ms"},
+        EchoShapeCase{"limit_missing", init_result(limits_with(",\"max_total_bytes\":1073741824", "")), "limits",
+                      "max_total_bytes"},
+        EchoShapeCase{"limit_added", init_result(limits_with("{", "{\"max_hooks\":0,")), "limits", "max_hooks"},
+        EchoShapeCase{"limits_missing",
+                      "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"inputs\":[],\"nonce\":\"n\","
+                      "\"profile\":\"p\",\"protocol\":1}",
+                      "limits", "\"limits\""},
+        EchoShapeCase{"inputs_missing",
+                      "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"limits\":" + std::string(kLimitsJson) +
+                          ",\"nonce\":\"n\",\"profile\":\"p\",\"protocol\":1}",
+                      "inputs", "\"inputs\""},
+        EchoShapeCase{"nonce_missing",
+                      "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"inputs\":[],\"limits\":" +
+                          std::string(kLimitsJson) + ",\"profile\":\"p\",\"protocol\":1}",
+                      "nonce", "\"nonce\""},
+        EchoShapeCase{"member_added", init_result(kLimitsJson, "\"log\":true,"), "echo", "\"log\""}),
+    [](const ::testing::TestParamInfo<EchoShapeCase>& i) { return std::string(i.param.name); });
 
 TEST(General, RepliesAreResultsErrorsOrNotifications) {
   auto doc = parse("{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"x\":1}}");
