@@ -143,6 +143,24 @@ TEST(GeneralHostile, AnErrorResponseKeepsCodeMessageAndData) {
   EXPECT_EQ(r.plugin_error->error.data, std::optional<std::string>("{\"path\":\"/src\"}"));
 }
 
+// docs/writing-plugins.md shows this plugin whole: it must run as the page says.
+TEST(GeneralExample, TheSmallestPluginOfTheDocsCompletesASession) {
+  TempStage stage;
+  DriveOptions opt;
+  opt.id = "org.example.motd";
+  opt.managed = {"etc/x", "motd.old"};
+  auto r = drive_general(bin("dpp-example-motd"), stage.path(), opt);
+  ASSERT_TRUE(r.status.ok()) << r.status.error().line();
+  EXPECT_EQ(r.plan.operations,
+            (std::vector<general::Operation>{{"write", 0644, "motd"}, {"remove", 0, "motd.old"}}));
+  ASSERT_EQ(r.artifacts.artifacts.size(), 1u);
+  EXPECT_EQ(r.artifacts.artifacts[0], (general::Artifact{"motd", sha256_hex("Welcome.\n"), 9}));
+  auto staged = read_file(stage.path() + "/motd", 100);
+  EXPECT_EQ(staged.ok() ? *staged : "", "Welcome.\n");
+  ASSERT_EQ(r.logs.size(), 1u);
+  EXPECT_EQ(r.logs[0], (LogEntry{"info", "proposing motd", Method::Plan}));
+}
+
 TEST(GeneralHostileCatalogue, EveryListedCaseIsBuiltAsItsOwnExecutable) {
   std::ifstream list(DOT_HOSTILE_GENERAL_LIST);
   std::set<std::string> listed;
