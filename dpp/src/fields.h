@@ -6,6 +6,7 @@
 // offending value. Internal to dot_dpp.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
+#include "dot/dpp/jsonrpc.h"
 #include "dot/dpp/messages.h"
 
 namespace dot::dpp::fields {
@@ -60,6 +62,17 @@ Status check_echo(const SentIdentity& sent, const EchoedIdentity& echo, std::str
 // (what core offered).
 Status check_capabilities(const std::vector<std::string>& got, const std::vector<std::string>& want,
                           const std::vector<std::string>& sent);
+
+// ---- the response envelope both profiles check (jsonrpc.cpp, general.cpp) ----
+// Its members, and the rules both apply to them: "jsonrpc" present and
+// "2.0", an id present, no error for id null, the id the one expected, never
+// both result and error (kinds missing_field, jsonrpc_version, id,
+// id_mismatch, unknown_field).
+struct ResponseMembers {
+  std::optional<json::Value> version, id, result, error;
+};
+Status check_response_envelope(json::Value root, const ResponseMembers& m, std::uint64_t expected_id,
+                               Method method);
 
 jcs::Node string_array(const std::vector<std::string>& v);
 jcs::Node uint_node(std::uint64_t v);

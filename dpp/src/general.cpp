@@ -431,15 +431,7 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     reply.params = *params;
     return reply;
   }
-  if (!version) return at(root, "missing_field", fmt::format("the {} has no \"jsonrpc\" field", what));
-  DOT_TRY(check_version(*version));
-  if (!id) return at(root, "missing_field", fmt::format("the {} has no \"id\" field", what));
-  if (id->is_null() && error)
-    return at(*id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
-  DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*id, "response"));
-  if (got != expected_id)
-    return at(*id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
-  if (result && error) return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+  DOT_TRY(check_response_envelope(root, {version, id, result, error}, expected_id, method));
   if (error) {
     DOT_ASSIGN_OR_RETURN(reply.error, decode_error_object(*error));
     reply.kind = Reply::Kind::Error;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "fields.h"
+
 namespace dot::dpp {
 namespace {
 
@@ -62,6 +64,22 @@ Result<std::string> encode_request(std::uint64_t id, Method method, const jcs::N
   return jcs::encode(n, jcs::Profile::Rfc8785);
 }
 
+Status fields::check_response_envelope(json::Value root, const fields::ResponseMembers& m,
+                                       std::uint64_t expected_id, Method method) {
+  std::string what = fmt::format("response to {}", method_name(method));
+  if (!m.version) return missing(root, what, "jsonrpc");
+  DOT_TRY(check_version(*m.version));
+  if (!m.id) return missing(root, what, "id");
+  if (m.id->is_null() && m.error)
+    return at(*m.id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
+  DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*m.id, "response"));
+  if (got != expected_id)
+    return at(*m.id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
+  if (m.result && m.error)
+    return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+  return {};
+}
+
 Result<json::Value> decode_response(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
@@ -84,15 +102,7 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     if (!id) return at(root, "notification", fmt::format("a notification instead of the {}; notifications are not allowed", what));
     return at(root, "method_in_response", fmt::format("the {} carries \"method\" or \"params\"", what));
   }
-  if (!version) return missing(root, what, "jsonrpc");
-  DOT_TRY(check_version(*version));
-  if (!id) return missing(root, what, "id");
-  if (id->is_null() && error)
-    return at(*id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
-  DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*id, "response"));
-  if (got != expected_id)
-    return at(*id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
-  if (result && error) return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+  DOT_TRY(fields::check_response_envelope(root, {version, id, result, error}, expected_id, method));
   if (error) {
     // A well-formed error object fails the call with the plugin's words.
     if (!error->is_object()) return at(*error, "wrong_type", "\"error\" must be an object");

@@ -45,19 +45,6 @@ class Honest final : public general::Plugin {
   bool log_, fail_plan_;
 };
 
-std::string frame(std::string_view body) {
-  return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
-}
-
-std::string replace(std::string s, std::string_view from, std::string_view to) {
-  auto pos = s.find(from);
-  if (pos == std::string::npos) {
-    std::fprintf(stderr, "hostile: \"%.*s\" not in the honest body\n", static_cast<int>(from.size()), from.data());
-    std::exit(99);
-  }
-  return s.replace(pos, from.size(), to);
-}
-
 // `"key":<value>,` cut out of a canonical body (the value has no '}' or ']'
 // of its own nested below the first one closing it: limits, inputs).
 std::string drop(std::string body, std::string_view key, char closing) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "dot/base/error.h"
@@ -25,6 +26,12 @@ struct Case {
 
 std::span<const Case> cases();
 const Case* find(const char* name);
+
+// The two helpers every case is written with (both catalogues):
+// "Content-Length: N\r\n\r\n" + body, and `s` with the first `from`
+// replaced by `to` (exit 99 when the honest body lacks it: a broken case).
+std::string frame(std::string_view body);
+std::string replace(std::string s, std::string_view from, std::string_view to);
 
 // The general profile's cases (tests/dpp/hostile/general.cpp, listed in
 // general_cases.list, names starting "general_"): honest org.dot.dpp/v1
