@@ -12,7 +12,7 @@
 #include "commands.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
-#include "dot/metewand/byte_source.h"
+#include "dot/base/byte_stream.h"
 #include "dot/metewand/frame_reader.h"
 #include "json_writer.h"
 #include "output.h"
@@ -30,7 +30,7 @@ int decode_frames_metewand(const FramesOptions& options) {
     fd = file.get();
     what = options.input;
   }
-  metewand::FdByteSource source(fd, what);
+  FdSource source(fd, what);
   metewand::FrameReader reader(source);
   std::uint64_t frames = 0;
   for (;;) {

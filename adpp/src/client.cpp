@@ -1,16 +1,12 @@
 #include "dot/adpp/client.h"
 
-#include <cerrno>
-#include <csignal>
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
-#include <ctime>
-
-#include <poll.h>
-#include <pthread.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "dot/base/path_search.h"
+#include "dot/base/pipe_io.h"
 
 extern char** environ;
 
@@ -19,64 +15,9 @@ namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
-int poll_timeout_ms(Clock::time_point deadline) {
-  auto now = Clock::now();
-  if (now >= deadline) return 0;
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-  return static_cast<int>(std::min<long long>(ms, 60'000));
-}
-
 Error timeout_error(std::string_view what) {
   return make_error(Code::Protocol, "timeout", fmt::format("no {} before the deadline", what));
 }
-
-// A name without '/' is looked up in PATH, like execvp, but here so that the
-// spawn helper gets a path and its exec error names the real file.
-std::string resolve(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (!dirs.empty()) {
-    auto colon = dirs.find(':');
-    std::string_view dir = dirs.substr(0, colon);
-    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
-    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return name;
-}
-
-// write() to a pipe whose reader is gone raises SIGPIPE. The caller may not
-// have ignored it (a test binary, a library user), so it is blocked in this
-// thread for the write and a SIGPIPE the write raised is consumed before the
-// old mask is restored.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  ~SigpipeGuard() {
-    if (raised_ && !was_pending_) {
-      timespec zero{0, 0};
-      while (sigtimedwait(&pipe_, nullptr, &zero) < 0 && errno == EINTR) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-  void raised() { raised_ = true; }
-
- private:
-  sigset_t pipe_{}, old_{};
-  bool was_pending_ = false;
-  bool raised_ = false;
-};
 
 }  // namespace
 
@@ -84,7 +25,7 @@ Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& 
   if (argv.empty()) return make_error(Code::Internal, "spawn", "no provider command given");
   SpawnOptions so;
   so.argv = argv;
-  so.path = resolve(argv[0]);
+  DOT_ASSIGN_OR_RETURN(so.path, find_executable(argv[0]));
   if (options.env) {
     so.env = *options.env;
   } else {
@@ -93,56 +34,20 @@ Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& 
   so.cwd = options.cwd;
   ProviderProcess p;
   DOT_ASSIGN_OR_RETURN(p.child_, spawn(so));
-  p.stderr_keep_ = options.stderr_keep;
-  set_nonblocking(p.child_.stdin_fd().get(), true);
-  set_nonblocking(p.child_.stdout_fd().get(), true);
-  set_nonblocking(p.child_.stderr_fd().get(), true);
+  p.stderr_ = StreamCapture(std::move(p.child_.stderr_fd()), options.stderr_keep, StreamCapture::Keep::Last,
+                            "the provider's stderr");
   return p;
-}
-
-void ProviderProcess::drain_stderr() {
-  if (stderr_eof_ || !child_.stderr_fd()) return;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(child_.stderr_fd().get(), buf, sizeof buf);
-    if (n > 0) {
-      stderr_tail_.append(buf, static_cast<std::size_t>(n));
-      if (stderr_tail_.size() > stderr_keep_) stderr_tail_.erase(0, stderr_tail_.size() - stderr_keep_);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) stderr_eof_ = true;
-    return;
-  }
 }
 
 Status ProviderProcess::write(std::string_view bytes, Clock::time_point deadline) {
   if (!child_.stdin_fd()) return make_error(Code::Protocol, "closed", "the provider's stdin is already closed");
-  SigpipeGuard guard;
-  while (!bytes.empty()) {
-    ssize_t n = ::write(child_.stdin_fd().get(), bytes.data(), bytes.size());
-    if (n >= 0) {
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EPIPE) {
-      guard.raised();
-      return make_error(Code::Protocol, "closed", "the provider closed its stdin");
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return make_error(Code::Io, "write", fmt::format("cannot write to the provider: {}", std::strerror(errno)));
-    // The pipe is full: wait for room, draining stderr meanwhile so a
-    // provider blocked on its own stderr cannot deadlock us.
-    pollfd fds[2] = {{child_.stdin_fd().get(), POLLOUT, 0}, {child_.stderr_fd().get(), POLLIN, 0}};
-    int nfds = stderr_eof_ ? 1 : 2;
-    int timeout = poll_timeout_ms(deadline);
-    if (timeout == 0) return timeout_error("room in the provider's stdin");
-    if (::poll(fds, static_cast<nfds_t>(nfds), timeout) < 0 && errno != EINTR)
-      return make_error(Code::Io, "poll", std::strerror(errno));
-    if (nfds == 2 && fds[1].revents != 0) drain_stderr();
-  }
-  return {};
+  StreamCapture* logs[] = {&stderr_};
+  Status w = write_before(child_.stdin_fd().get(), bytes, deadline, logs, "the provider's stdin");
+  if (w.ok()) return w;
+  const Error& e = w.error();
+  if (e.code == Code::Timeout) return timeout_error("room in the provider's stdin");
+  if (e.kind == "closed") return make_error(Code::Protocol, "closed", "the provider closed its stdin");
+  return w;
 }
 
 Status ProviderProcess::send(const pb::Request& request, Clock::time_point deadline) {
@@ -151,33 +56,22 @@ Status ProviderProcess::send(const pb::Request& request, Clock::time_point deadl
 }
 
 Result<bool> ProviderProcess::pump(Clock::time_point deadline, Want want) {
+  StreamCapture* logs[] = {&stderr_};
   for (;;) {
     if (want == Want::Eof && stdout_eof_) return true;
     // A provider flooding stdout has said enough: stop buffering it.
     if (want == Want::Eof && reader_.buffered() > 2 * std::size_t{kMaxFrameBytes}) return true;
     if (want == Want::Frame && (reader_.missing() == 0 || reader_.broken())) return true;
     if (stdout_eof_) return true;
-    pollfd fds[2] = {{child_.stdout_fd().get(), POLLIN, 0}, {child_.stderr_fd().get(), POLLIN, 0}};
-    int nfds = stderr_eof_ ? 1 : 2;
-    int timeout = poll_timeout_ms(deadline);
-    if (timeout == 0) return false;
-    int r = ::poll(fds, static_cast<nfds_t>(nfds), timeout);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return make_error(Code::Io, "poll", std::strerror(errno));
-    }
-    if (nfds == 2 && fds[1].revents != 0) drain_stderr();
-    if (fds[0].revents == 0) continue;
     std::size_t want_bytes = std::max(reader_.missing(), kReadChunk);
     char* area = reader_.prepare(want_bytes);
-    ssize_t n = ::read(child_.stdout_fd().get(), area, want_bytes);
-    if (n > 0) {
-      reader_.commit(static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      stdout_eof_ = true;
-    } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-      return make_error(Code::Io, "read", fmt::format("cannot read the provider's stdout: {}", std::strerror(errno)));
+    auto n = read_before(child_.stdout_fd().get(), area, want_bytes, deadline, logs, "the provider's stdout");
+    if (!n.ok()) {
+      if (n.error().code == Code::Timeout) return false;
+      return std::move(n).error();
     }
+    if (*n == 0) stdout_eof_ = true;
+    else reader_.commit(*n);
   }
 }
 
@@ -214,7 +108,7 @@ std::optional<ExitStatus> ProviderProcess::wait_exit(Clock::time_point deadline)
   // Keep draining stderr while waiting: a provider blocked writing
   // diagnostics would otherwise never exit.
   for (;;) {
-    drain_stderr();
+    stderr_.drain();
     auto step = std::min(deadline, Clock::now() + std::chrono::milliseconds(20));
     if (auto s = child_.wait_until(step)) return s;
     if (Clock::now() >= deadline) return std::nullopt;

@@ -77,16 +77,6 @@ Reply ProviderHandler::wait_ready(const pb::WaitReadyRequest&, pb::WaitReadyResp
   return unimplemented("WaitReady");
 }
 
-Result<std::size_t> FdInput::read(char* buf, std::size_t n) {
-  for (;;) {
-    ssize_t got = ::read(fd_, buf, n);
-    if (got >= 0) return static_cast<std::size_t>(got);
-    if (errno != EINTR) return make_error(Code::Io, "read", fmt::format("cannot read stdin: {}", std::strerror(errno)));
-  }
-}
-
-Status FdOutput::write(std::string_view bytes) { return write_all(fd_, bytes, "stdout"); }
-
 pb::Response handle_request(ProviderHandler& handler, const pb::Request& req) {
   const std::uint64_t id = req.request_id();
   try {
@@ -128,7 +118,7 @@ pb::Response handle_request(ProviderHandler& handler, const pb::Request& req) {
   return error_response(id, pb::Status::CODE_INVALID_ARGUMENT, "request carries no payload");
 }
 
-int run_provider(ProviderHandler& handler, ByteInput& in, ByteOutput& out, const ProviderLoopOptions& options) {
+int run_provider(ProviderHandler& handler, ByteSource& in, ByteSink& out, const ProviderLoopOptions& options) {
   auto log = [&](std::string_view line) {
     if (options.log) options.log(line);
   };
@@ -206,8 +196,8 @@ int run_provider(ProviderHandler& handler, ByteInput& in, ByteOutput& out, const
 
 int run_provider_stdio(ProviderHandler& handler) {
   std::signal(SIGPIPE, SIG_IGN);
-  FdInput in(STDIN_FILENO);
-  FdOutput out(STDOUT_FILENO);
+  FdSource in(STDIN_FILENO, "stdin");
+  FdSink out(STDOUT_FILENO, "stdout");
   ProviderLoopOptions options;
   options.log = [](std::string_view line) {
     std::string l(line);

@@ -1,5 +1,8 @@
 #include "dot/base/process.h"
 
+#include "dot/base/deadline.h"
+#include "dot/base/orphan_sweep.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -166,12 +169,11 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
 std::optional<ExitStatus> ChildProcess::wait_until(Clock::time_point deadline) {
   for (;;) {
     if (auto s = try_wait()) return s;
-    auto now = Clock::now();
-    if (now >= deadline) return std::nullopt;
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    int ms = poll_timeout_ms(deadline);
+    if (ms == 0) return std::nullopt;
     if (pidfd_) {
       pollfd p{pidfd_.get(), POLLIN, 0};
-      ::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 1000)));
+      ::poll(&p, 1, std::min(ms, 1000));
     } else {
       ::usleep(1000);
     }
@@ -311,6 +313,11 @@ Status become_child_subreaper() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
     return make_error(Code::Io, "subreaper", fmt::format("PR_SET_CHILD_SUBREAPER failed: {}", std::strerror(errno)));
   return {};
+}
+
+Result<OrphanSweep> OrphanSweep::begin() {
+  DOT_TRY(become_child_subreaper());
+  return OrphanSweep();
 }
 
 bool ChildProcess::group_alive() const noexcept {

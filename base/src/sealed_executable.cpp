@@ -84,6 +84,26 @@ Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, s
   return out;
 }
 
+Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what,
+                                              std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a fifo planted under the name must not hang us.
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (!file) return make_error(Code::Io, "open", fmt::format("cannot open {}: {}", what, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0) return io_error(what, fmt::format("fstat failed: {}", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return make_error(Code::Io, "not_regular", fmt::format("{} is not a regular file", what));
+  DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable(file.get(), what, max_bytes));
+  // Checked on the sealed copy: the bytes that would run.
+  char magic[2] = {0, 0};
+  if (::pread(sealed.fd.get(), magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!')
+    return make_error(Code::Policy, "script",
+                      fmt::format("{} is a #! script: its interpreter would open it again by path, so the bytes "
+                                  "hashed would not be the bytes run; only executables that run from their own "
+                                  "bytes (ELF) are started",
+                                  what));
+  return sealed;
+}
+
 bool is_sealed_memfd(int fd) noexcept {
   int seals = ::fcntl(fd, F_GET_SEALS);
   return seals >= 0 && (seals & F_SEAL_WRITE) != 0;

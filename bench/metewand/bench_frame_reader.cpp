@@ -119,7 +119,7 @@ void json_parser_validate_padded(benchmark::State& state) {
 }
 
 // The corpus stream over and over, in pieces of at most 64 KiB (a pipe's).
-class EndlessSource final : public dot::metewand::ByteSource {
+class EndlessSource final : public dot::ByteSource {
  public:
   explicit EndlessSource(std::string_view bytes) : bytes_(bytes) {}
   dot::Result<std::size_t> read(char* buffer, std::size_t capacity) override {
@@ -153,7 +153,7 @@ void frame_reader_lines(benchmark::State& state) {
 void frame_reader_lines_fresh_reader(benchmark::State& state) {
   const Corpus& c = corpus();
   for (auto _ : state) {
-    dot::metewand::MemoryByteSource source(c.stream);
+    dot::MemorySource source(c.stream);
     dot::metewand::FrameReader reader(source);
     int n = 0;
     for (;;) {

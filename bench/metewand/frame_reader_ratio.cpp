@@ -44,7 +44,7 @@ double median(std::vector<double> v) {
 }
 
 // The stream over and over, in pieces of at most 64 KiB.
-class EndlessSource final : public dot::metewand::ByteSource {
+class EndlessSource final : public dot::ByteSource {
  public:
   explicit EndlessSource(std::string_view bytes) : bytes_(bytes) {}
   dot::Result<std::size_t> read(char* buffer, std::size_t capacity) override {

@@ -22,7 +22,7 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-class ChunkedInput final : public dot::adpp::ByteInput {
+class ChunkedInput final : public dot::ByteSource {
  public:
   ChunkedInput(std::string_view bytes, unsigned seed) : bytes_(bytes), seed_(seed) {}
   dot::Result<std::size_t> read(char* buf, std::size_t n) override {
@@ -39,7 +39,7 @@ class ChunkedInput final : public dot::adpp::ByteInput {
   unsigned seed_;
 };
 
-class StringOutput final : public dot::adpp::ByteOutput {
+class StringOutput final : public dot::ByteSink {
  public:
   dot::Status write(std::string_view bytes) override {
     out.append(bytes);

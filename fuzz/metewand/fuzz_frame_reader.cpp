@@ -25,7 +25,7 @@ struct Outcome {
 };
 
 Outcome run(std::string_view bytes, std::vector<std::size_t> chunks, bool tree) {
-  MemoryByteSource source(bytes, std::move(chunks));
+  dot::MemorySource source(bytes, std::move(chunks));
   FrameReader reader(source, 4096);
   Outcome o;
   for (;;) {

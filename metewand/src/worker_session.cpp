@@ -1,70 +1,17 @@
 #include "dot/metewand/worker_session.h"
 
 #include <poll.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
+
+#include "dot/base/pipe_io.h"
 
 namespace dot::metewand {
 namespace {
 
 using std::chrono::milliseconds;
-
-int poll_timeout_ms(Clock::time_point deadline) {
-  auto now = Clock::now();
-  if (now >= deadline) return 0;
-  auto ms = std::chrono::duration_cast<milliseconds>(deadline - now).count() + 1;
-  return static_cast<int>(std::min<long long>(ms, 60'000));
-}
-
-// Appends what one read of a log stream produced; closes it at EOF.
-void drain_once(UniqueFd& fd, LogCapture& log, std::size_t cap) {
-  char buf[16384];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (n <= 0) {  // EOF or an error: either way the stream is over
-      fd.reset();
-      return;
-    }
-    auto got = static_cast<std::size_t>(n);
-    log.total += got;
-    std::size_t keep = log.retained.size() < cap ? std::min(got, cap - log.retained.size()) : 0;
-    log.retained.append(buf, keep);
-    if (keep < got) log.truncated = true;
-    return;
-  }
-}
-
-// write() that reports EPIPE instead of raising SIGPIPE, whatever the
-// process's disposition: SIGPIPE is blocked for this thread during the call
-// and a SIGPIPE the write raised is consumed.
-ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
-  sigset_t pipe_set, old_set;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  sigset_t pending;
-  sigemptyset(&pending);
-  ::sigpending(&pending);
-  bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
-  ssize_t n = ::write(fd, data, size);
-  int saved = errno;
-  if (n < 0 && saved == EPIPE && !was_pending) {
-    struct timespec zero{};
-    while (::sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
-  errno = saved;
-  return n;
-}
 
 }  // namespace
 
@@ -137,8 +84,8 @@ struct WorkerSession::State {
   ChildProcess child;
   UniqueFd request;   // our write end of the request pipe
   UniqueFd response;  // our read end of the response pipe
-  UniqueFd out, err;  // the worker's stdout and stderr
-  LogCapture out_log, err_log;
+  StreamCapture out, err;  // the worker's stdout and stderr
+  StreamCapture* logs[2] = {&out, &err};
   Clock::time_point deadline{};
   milliseconds phase_limit{0};
   Phase phase = Phase::Start;
@@ -148,30 +95,11 @@ struct WorkerSession::State {
   bool usable = true;
   std::optional<NegotiatedSession> negotiated;
 
-  // Waits for one of `fd`'s `events` (or only the logs when fd < 0) until
-  // the deadline, draining the logs meanwhile. False once the deadline passed.
+  // Waits for one of `fd`'s `events` (or `extra_fd` readable) until the
+  // deadline, draining the logs meanwhile. False once the deadline passed.
   bool wait_for(int fd, short events, int extra_fd = -1) {
-    for (;;) {
-      pollfd p[4];
-      nfds_t n = 0;
-      int target = -1, extra = -1, o = -1, e = -1;
-      if (fd >= 0) { p[n] = {fd, events, 0}; target = static_cast<int>(n++); }
-      if (extra_fd >= 0) { p[n] = {extra_fd, POLLIN, 0}; extra = static_cast<int>(n++); }
-      if (out) { p[n] = {out.get(), POLLIN, 0}; o = static_cast<int>(n++); }
-      if (err) { p[n] = {err.get(), POLLIN, 0}; e = static_cast<int>(n++); }
-      bool logs_only = target < 0 && extra < 0;
-      if (logs_only && n == 0) return true;
-      int timeout = poll_timeout_ms(deadline);
-      if (Clock::now() >= deadline) return false;
-      int r = ::poll(p, n, n == 0 ? std::min(timeout, 10) : timeout);
-      if (r < 0 && errno != EINTR) return false;
-      if (r <= 0) continue;
-      if (o >= 0 && p[o].revents != 0) drain_once(out, out_log, options.log_cap);
-      if (e >= 0 && p[e].revents != 0) drain_once(err, err_log, options.log_cap);
-      if (target >= 0 && p[target].revents != 0) return true;
-      if (extra >= 0 && p[extra].revents != 0) return true;
-      if (logs_only) return true;
-    }
+    auto r = wait_ready(fd, events, deadline, logs, extra_fd);
+    return r.ok() && *r;
   }
 
   void begin_phase(Phase p, milliseconds limit) {
@@ -196,26 +124,13 @@ struct WorkerSession::State {
   }
 
   Expected<Done, SessionError> write_request(std::string_view bytes) {
-    while (!bytes.empty()) {
-      if (!wait_for(request.get(), POLLOUT)) return error(SessionError::Kind::Timeout);
-      ssize_t n = write_no_sigpipe(request.get(), bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-        SessionError e = error(SessionError::Kind::Io);
-        e.detail = errno == EPIPE ? std::string("the worker closed its request stream")
-                                  : fmt::format("cannot write the request: {}", std::strerror(errno));
-        return e;
-      }
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return Done{};
-  }
-
-  void drain_logs_until(Clock::time_point until) {
-    auto saved = deadline;
-    deadline = until;
-    while ((out || err) && Clock::now() < deadline) wait_for(-1, 0);
-    deadline = saved;
+    Status w = write_before(request.get(), bytes, deadline, logs, "the request stream");
+    if (w.ok()) return Done{};
+    if (w.error().code == Code::Timeout) return error(SessionError::Kind::Timeout);
+    SessionError e = error(SessionError::Kind::Io);
+    e.detail = w.error().kind == "closed" ? std::string("the worker closed its request stream")
+                                          : fmt::format("cannot write the request: {}", w.error().detail);
+    return e;
   }
 
   void discard() {
@@ -223,25 +138,21 @@ struct WorkerSession::State {
     request.reset();
     if (child.pid() > 0 && !child.reaped()) child.kill_and_reap();
     // Whatever the group wrote before it died is still worth keeping.
-    drain_logs_until(Clock::now() + milliseconds(100));
+    drain_until(logs, Clock::now() + milliseconds(100));
     response.reset();
-    out.reset();
-    err.reset();
+    out.close();
+    err.close();
   }
 };
 
 Result<std::size_t> SessionSource::read(char* buffer, std::size_t capacity) {
-  for (;;) {
-    if (!s_->response) return std::size_t{0};
-    if (!s_->wait_for(s_->response.get(), POLLIN))
-      return make_error(Code::Timeout, "timeout",
-                        fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
-                                    s_->phase_limit.count()));
-    ssize_t n = ::read(s_->response.get(), buffer, capacity);
-    if (n >= 0) return static_cast<std::size_t>(n);
-    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-    return make_error(Code::Io, "read", fmt::format("cannot read the protocol stream: {}", std::strerror(errno)));
-  }
+  if (!s_->response) return std::size_t{0};
+  auto n = read_before(s_->response.get(), buffer, capacity, s_->deadline, s_->logs, "the protocol stream");
+  if (!n.ok() && n.error().code == Code::Timeout)
+    return make_error(Code::Timeout, "timeout",
+                      fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
+                                  s_->phase_limit.count()));
+  return n;
 }
 
 WorkerSession::WorkerSession(std::unique_ptr<State> state) : s_(std::move(state)) {}
@@ -293,9 +204,11 @@ Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions&
   resp->write.reset();
   state->request = std::move(req->write);
   state->response = std::move(resp->read);
-  state->out = std::move(state->child.stdout_fd());
-  state->err = std::move(state->child.stderr_fd());
-  for (UniqueFd* fd : {&state->request, &state->response, &state->out, &state->err}) set_nonblocking(fd->get(), true);
+  state->out = StreamCapture(std::move(state->child.stdout_fd()), options.log_cap, StreamCapture::Keep::First,
+                             "the worker's stdout");
+  state->err = StreamCapture(std::move(state->child.stderr_fd()), options.log_cap, StreamCapture::Keep::First,
+                             "the worker's stderr");
+  for (UniqueFd* fd : {&state->request, &state->response}) set_nonblocking(fd->get(), true);
   state->reader = std::make_unique<FrameReader>(state->source);
   return WorkerSession(std::move(state));
 }
@@ -447,7 +360,7 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     return e;
   }
   s.usable = false;
-  s.drain_logs_until(std::min(s.deadline, Clock::now() + milliseconds(200)));
+  drain_until(s.logs, std::min(s.deadline, Clock::now() + milliseconds(200)));
   s.discard();
   if (!status->success()) {
     SessionError e = s.error(SessionError::Kind::UnsuccessfulExit);
@@ -464,8 +377,8 @@ void WorkerSession::discard() {
 bool WorkerSession::usable() const noexcept { return s_ && s_->usable; }
 bool WorkerSession::running() const noexcept { return s_ && s_->child.pid() > 0 && !s_->child.reaped(); }
 pid_t WorkerSession::pid() const noexcept { return s_ ? s_->child.pid() : -1; }
-const LogCapture& WorkerSession::stdout_log() const noexcept { return s_->out_log; }
-const LogCapture& WorkerSession::stderr_log() const noexcept { return s_->err_log; }
+const StreamCapture& WorkerSession::stdout_log() const noexcept { return s_->out; }
+const StreamCapture& WorkerSession::stderr_log() const noexcept { return s_->err; }
 const std::optional<NegotiatedSession>& WorkerSession::negotiated() const noexcept { return s_->negotiated; }
 
 }  // namespace dot::metewand

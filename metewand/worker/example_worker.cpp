@@ -33,7 +33,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/fd.h"
-#include "dot/metewand/byte_source.h"
+#include "dot/base/byte_stream.h"
 #include "dot/metewand/frame_reader.h"
 #include "dot/metewand/hello.h"
 #include "dot/metewand/message.h"
@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  mw::FdByteSource source(in, "request stream");
+  dot::FdSource source(in, "the request stream");
   mw::FrameReader reader(source);
   auto first = reader.read_frame();
   if (!first.ok()) die(fmt::format("hello request: {}", first.error().message()));

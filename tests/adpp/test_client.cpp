@@ -1,6 +1,11 @@
 // The client against real provider processes: adpp-sim and the broken fixtures.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 #include <string_view>
 
 #include "dot/adpp/client.h"
@@ -126,6 +131,38 @@ TEST(AdppClient, WriteToAProviderThatExitedIsAnErrorNotASignal) {
   Status w = p.write(std::string(100000, 'x'), deadline);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().kind, "closed");
+}
+
+// A bare provider name is searched on PATH, but only in absolute entries: a
+// provider sitting in a relative entry (here "rel", under the current
+// directory) is not run, and the error says why it was not found.
+TEST(AdppClient, ABareNameIsNotSearchedInRelativePathEntries) {
+  std::string tmpl = testing::TempDir() + "adpp-path-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+  ASSERT_EQ(::mkdir((tmpl + "/rel").c_str(), 0700), 0);
+  {
+    std::ifstream in(kSim, std::ios::binary);
+    std::ofstream out(tmpl + "/rel/dot-test-provider", std::ios::binary);
+    out << in.rdbuf();
+  }
+  ASSERT_EQ(::chmod((tmpl + "/rel/dot-test-provider").c_str(), 0700), 0);
+  char old_cwd[4096];
+  ASSERT_NE(::getcwd(old_cwd, sizeof old_cwd), nullptr);
+  const char* old_path = std::getenv("PATH");
+  std::string saved_path = old_path != nullptr ? old_path : "";
+  ASSERT_EQ(::chdir(tmpl.c_str()), 0);
+  ::setenv("PATH", "rel::.", 1);
+  auto c = Client::launch({"dot-test-provider", "--config", DOT_SOURCE_DIR "/adpp/examples/lab.textproto"}, quick());
+  ::setenv("PATH", saved_path.c_str(), 1);
+  ASSERT_EQ(::chdir(old_cwd), 0);
+  ::unlink((tmpl + "/rel/dot-test-provider").c_str());
+  ::rmdir((tmpl + "/rel").c_str());
+  ::rmdir(tmpl.c_str());
+  ASSERT_FALSE(c.ok()) << "a provider in a relative PATH entry was started";
+  EXPECT_EQ(c.error().code, Code::Io);
+  EXPECT_EQ(c.error().kind, "not_found");
+  EXPECT_NE(c.error().detail.find("3 empty or relative PATH entries were not searched"), std::string::npos)
+      << c.error().detail;
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ namespace {
 
 // Hands out its bytes in reads of at most `step`, counting reads; reading
 // past a `stop` mark fails the test (the loop must not ask for it).
-class ScriptedInput final : public ByteInput {
+class ScriptedInput final : public ByteSource {
  public:
   explicit ScriptedInput(std::string bytes, std::size_t step = 1 << 20) : bytes_(std::move(bytes)), step_(step) {}
   Result<std::size_t> read(char* buf, std::size_t n) override {
@@ -37,7 +37,7 @@ class ScriptedInput final : public ByteInput {
   std::size_t at_ = 0;
 };
 
-class CollectingOutput final : public ByteOutput {
+class CollectingOutput final : public ByteSink {
  public:
   Status write(std::string_view bytes) override {
     ++writes;

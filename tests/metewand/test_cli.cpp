@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <fstream>
 
+#include <sys/stat.h>
+
 #include "dot/base/process.h"
 #include "dot/base/sha256.h"
 
@@ -209,6 +211,31 @@ TEST(MetewandHello, EvenADescendantThatLeftTheGroupDoesNotSurvive) {
   ASSERT_GT(pid, 1);
   EXPECT_TRUE(gone(static_cast<pid_t>(pid))) << "escaped descendant " << pid << " survived";
   ::unlink(pid_file.c_str());
+}
+
+// A #! script is refused before anything runs: its interpreter would open
+// the file again by path, so the bytes hashed would not be the bytes run.
+TEST(MetewandHello, AScriptWorkerIsRefusedAndNeverRuns) {
+  std::string marker = testing::TempDir() + "metewand-script-ran-" + std::to_string(::getpid());
+  std::string script = temp_file("script", "#!/bin/sh\necho ran > '" + marker + "'\n");
+  ASSERT_EQ(::chmod(script.c_str(), 0700), 0);
+  CliRun r = run({"metewand", "hello", "--", script});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("DOT_E_POLICY: worker " + script + " is a #! script", 0), 0u) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(::access(marker.c_str(), F_OK), 0) << "the script ran";
+  ::unlink(script.c_str());
+  ::unlink(marker.c_str());
+}
+
+TEST(MetewandHello, AWorkerThatIsNotFoundOrNotAFileIsAnIoError) {
+  CliRun missing = run({"metewand", "hello", "--", "dot-no-such-worker"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.err.rfind("DOT_E_IO: no executable named dot-no-such-worker on PATH", 0), 0u)
+      << missing.err;
+  CliRun dir = run({"metewand", "hello", "--", "/tmp"});
+  EXPECT_EQ(dir.code, 1);
+  EXPECT_EQ(dir.err.rfind("DOT_E_IO: ", 0), 0u) << dir.err;
 }
 
 TEST(MetewandHello, UsageErrorsExitTwo) {

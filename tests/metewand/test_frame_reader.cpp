@@ -24,7 +24,7 @@ struct Outcome {
 enum class Path { Validate, Parse };
 
 Outcome decode(std::string_view bytes, std::vector<std::size_t> chunks, Path path = Path::Validate) {
-  MemoryByteSource source(bytes, std::move(chunks));
+  MemorySource source(bytes, std::move(chunks));
   FrameReader reader(source);
   Outcome out;
   for (int guard = 0; guard < 1'000'000; ++guard) {
@@ -220,7 +220,7 @@ TEST(FrameReader, CleanEofBetweenFramesIsNotAnError) {
   Outcome o = decode("", {});
   EXPECT_TRUE(o.lines.empty());
   EXPECT_FALSE(o.error.has_value());
-  MemoryByteSource source("{}\n");
+  MemorySource source("{}\n");
   FrameReader reader(source);
   ASSERT_TRUE(reader.next_line()->has_value());
   for (int i = 0; i < 3; ++i) {
@@ -270,7 +270,7 @@ TEST(FrameReader, OffsetsCountFromTheStreamStart) {
 }
 
 TEST(FrameReader, AfterAnErrorTheStreamIsUnusable) {
-  MemoryByteSource source("{\"a\":1,\"a\":2}\n{}\n{}\n");
+  MemorySource source("{\"a\":1,\"a\":2}\n{}\n{}\n");
   FrameReader reader(source);
   auto first = reader.next_line();
   ASSERT_FALSE(first.ok());
@@ -371,7 +371,7 @@ TEST(FrameReader, EndlessLineKeepsMemoryBounded) {
 TEST(FrameReader, SmallLinesKeepASmallBuffer) {
   std::string input;
   for (int i = 0; i < 20000; ++i) input += "{\"id\":\"" + std::to_string(i) + "\",\"ok\":true}\n";
-  MemoryByteSource source(input);
+  MemorySource source(input);
   FrameReader reader(source);
   int n = 0;
   for (auto r = reader.next_line(); r.ok() && r->has_value(); r = reader.next_line()) ++n;

@@ -209,7 +209,7 @@ TEST(WorkerSession, HelloTimeoutKillsTheWorkerAndItsGroup) {
   EXPECT_FALSE(s->usable());
   EXPECT_FALSE(s->running());
   EXPECT_TRUE(gone(pid));
-  const std::string& err = s->stderr_log().retained;
+  const std::string& err = s->stderr_log().bytes();
   auto at = err.find("grandchild=");
   ASSERT_NE(at, std::string::npos) << err;
   pid_t grandchild = static_cast<pid_t>(std::stol(err.substr(at + 11)));
@@ -225,7 +225,7 @@ TEST(WorkerSession, GroupIsKilledAfterACleanExitToo) {
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE(s->hello(WorkerRole::Implementation, kId).ok());
   ASSERT_TRUE(s->shutdown().ok());
-  const std::string& err = s->stderr_log().retained;
+  const std::string& err = s->stderr_log().bytes();
   auto at = err.find("grandchild=");
   ASSERT_NE(at, std::string::npos) << err;
   EXPECT_TRUE(gone(static_cast<pid_t>(std::stol(err.substr(at + 11)))));
@@ -271,11 +271,11 @@ TEST(WorkerSession, LogsAreDrainedConcurrentlyWithCaps) {
   auto n = s->hello(WorkerRole::Implementation, kId);
   ASSERT_TRUE(n.ok()) << n.error().name();
   ASSERT_TRUE(s->shutdown().ok());
-  EXPECT_EQ(s->stdout_log().retained, std::string(1000, 'x'));
-  EXPECT_TRUE(s->stdout_log().truncated);
-  EXPECT_EQ(s->stdout_log().total, 300000u);
-  EXPECT_EQ(s->stderr_log().total, 300000u);
-  EXPECT_TRUE(s->stderr_log().truncated);
+  EXPECT_EQ(s->stdout_log().bytes(), std::string(1000, 'x'));
+  EXPECT_TRUE(s->stdout_log().truncated());
+  EXPECT_EQ(s->stdout_log().total(), 300000u);
+  EXPECT_EQ(s->stderr_log().total(), 300000u);
+  EXPECT_TRUE(s->stderr_log().truncated());
 }
 
 TEST(WorkerSession, UnstartableWorker) {

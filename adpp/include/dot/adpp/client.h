@@ -32,6 +32,7 @@
 #include "dot/adpp/messages.h"
 #include "dot/base/process.h"
 #include "dot/base/result.h"
+#include "dot/base/stream_capture.h"
 
 namespace dot::adpp {
 
@@ -46,7 +47,7 @@ struct LaunchOptions {
 
 class ProviderProcess {
  public:
-  // argv[0] is a path, or a name looked up in PATH.
+  // argv[0] is a path, or a name looked up in PATH (dot::find_executable).
   static Result<ProviderProcess> launch(const std::vector<std::string>& argv, const LaunchOptions& options = {});
 
   ProviderProcess(ProviderProcess&&) noexcept = default;
@@ -65,7 +66,7 @@ class ProviderProcess {
   std::optional<ExitStatus> wait_exit(Clock::time_point deadline);
   ExitStatus kill_and_reap() { return child_.kill_and_reap(); }
   // The last stderr_keep bytes the provider wrote to stderr (drained so far).
-  std::string stderr_tail() const { return stderr_tail_; }
+  std::string stderr_tail() const { return stderr_.bytes(); }
   pid_t pid() const noexcept { return child_.pid(); }
 
  private:
@@ -73,14 +74,11 @@ class ProviderProcess {
   // Polls stdout (and stderr) until `want` is satisfied; false at the deadline.
   enum class Want { Frame, Eof };
   Result<bool> pump(Clock::time_point deadline, Want want);
-  void drain_stderr();
 
   ChildProcess child_;
   FrameReader reader_;
   bool stdout_eof_ = false;
-  bool stderr_eof_ = false;
-  std::size_t stderr_keep_ = 4096;
-  std::string stderr_tail_;
+  StreamCapture stderr_;
 };
 
 struct ClientOptions {

@@ -30,6 +30,7 @@
 
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
+#include "dot/base/byte_stream.h"
 #include "dot/base/result.h"
 
 namespace dot::adpp {
@@ -70,36 +71,6 @@ class ProviderHandler {
   virtual Reply wait_ready(const pb::WaitReadyRequest& request, pb::WaitReadyResponse& response);
 };
 
-// The byte streams of the loop: descriptors in a real provider, memory in tests
-// and the fuzzer.
-class ByteInput {
- public:
-  virtual ~ByteInput() = default;
-  // Bytes read into buf (at most n), 0 at end of stream.
-  virtual Result<std::size_t> read(char* buf, std::size_t n) = 0;
-};
-class ByteOutput {
- public:
-  virtual ~ByteOutput() = default;
-  // Writes and flushes all bytes.
-  virtual Status write(std::string_view bytes) = 0;
-};
-
-class FdInput final : public ByteInput {
- public:
-  explicit FdInput(int fd) : fd_(fd) {}
-  Result<std::size_t> read(char* buf, std::size_t n) override;
- private:
-  int fd_;
-};
-class FdOutput final : public ByteOutput {
- public:
-  explicit FdOutput(int fd) : fd_(fd) {}
-  Status write(std::string_view bytes) override;
- private:
-  int fd_;
-};
-
 struct ProviderLoopOptions {
   std::uint32_t max_frame = kMaxFrameBytes;
   // Bytes asked for per read when no frame is pending (a pending frame's
@@ -114,7 +85,9 @@ struct ProviderLoopOptions {
 pb::Response handle_request(ProviderHandler& handler, const pb::Request& request);
 
 // Runs until end of input or a fatal stream error; returns the exit code.
-int run_provider(ProviderHandler& handler, ByteInput& in, ByteOutput& out, const ProviderLoopOptions& options = {});
+// The byte streams are descriptors in a real provider, memory in tests and
+// the fuzzer (dot/base/byte_stream.h).
+int run_provider(ProviderHandler& handler, ByteSource& in, ByteSink& out, const ProviderLoopOptions& options = {});
 // stdin/stdout, diagnostics on stderr, SIGPIPE ignored.
 int run_provider_stdio(ProviderHandler& handler);
 

@@ -36,6 +36,17 @@ struct SealedExecutable {
 // says so); a source of more than `max_bytes` is Code::Io kind "too_large".
 Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, std::uint64_t max_bytes);
 
+// The launch rule for an executable named by a path, in one place: the path
+// is opened once (never again: what runs is the sealed copy of what was read
+// through this descriptor), it must be a regular file, and it must not be a
+// `#!` script: the kernel hands a script's interpreter a path to open anew, so
+// the bytes hashed would not be the bytes run (and a sealed memfd, closed on
+// exec, has no path an interpreter could open). Errors: Code::Io naming
+// `what` when it cannot be opened, read or sealed, or is not a regular file;
+// Code::Policy kind "script" for a `#!` script.
+Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what,
+                                              std::uint64_t max_bytes);
+
 // True when `fd` is a memfd sealed against writing (what seal_executable
 // returns). The sandbox asks: Landlock cannot name such a file in a rule.
 bool is_sealed_memfd(int fd) noexcept;

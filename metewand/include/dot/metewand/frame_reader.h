@@ -19,7 +19,7 @@
 #include "dot/base/utf8.h"
 
 #include "dot/base/json.h"
-#include "dot/metewand/byte_source.h"
+#include "dot/base/byte_stream.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/frame_error.h"
 

@@ -25,6 +25,7 @@
 #include "dot/base/error.h"
 #include "dot/base/jcs.h"
 #include "dot/base/process.h"
+#include "dot/base/stream_capture.h"
 #include "dot/metewand/correlation.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/frame_error.h"
@@ -46,13 +47,6 @@ struct PhaseTimeouts {
   std::chrono::milliseconds shutdown{2000};
 };
 
-// What one log stream (stdout or stderr) of the worker produced.
-struct LogCapture {
-  std::string retained;     // the first `cap` bytes
-  bool truncated = false;   // more than `cap` bytes arrived
-  std::uint64_t total = 0;  // every byte that arrived
-};
-
 struct WorkerCommand {
   std::vector<std::string> argv;     // argv[0] is the worker's name for itself
   std::string path;                  // exactly one of path / exec_fd (see SpawnOptions)
@@ -64,7 +58,7 @@ struct WorkerCommand {
 struct SessionOptions {
   WorkerCommand command;
   PhaseTimeouts timeouts;
-  std::size_t log_cap = 64 * 1024;  // per stream
+  std::size_t log_cap = 64 * 1024;  // per stream: the first log_cap bytes are kept
   int child_read_fd = 3;   // where the worker reads requests
   int child_write_fd = 4;  // where the worker writes responses
 };
@@ -138,8 +132,9 @@ class WorkerSession {
   bool usable() const noexcept;
   bool running() const noexcept;  // not yet reaped
   pid_t pid() const noexcept;
-  const LogCapture& stdout_log() const noexcept;
-  const LogCapture& stderr_log() const noexcept;
+  // What the worker wrote on stdout and stderr (bytes(), truncated(), total()).
+  const StreamCapture& stdout_log() const noexcept;
+  const StreamCapture& stderr_log() const noexcept;
   const std::optional<NegotiatedSession>& negotiated() const noexcept;
 
   struct State;

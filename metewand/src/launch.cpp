@@ -1,0 +1,58 @@
+#include "dot/metewand/launch.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "dot/base/path_search.h"
+#include "dot/base/orphan_sweep.h"
+#include "dot/metewand/worker_session.h"
+
+namespace dot::metewand {
+
+Result<ResolvedWorker> resolve_worker(const std::string& name) {
+  ResolvedWorker w;
+  DOT_ASSIGN_OR_RETURN(w.path, find_executable(name));
+  DOT_ASSIGN_OR_RETURN(w.exe, seal_executable_file(w.path, fmt::format("worker {}", w.path), kMaxSealedWorkerBytes));
+  w.identity = worker_identity_from_digest(w.exe.sha256);
+  return w;
+}
+
+Result<NegotiatedSession> hello_worker(const HelloRun& run) {
+  using std::chrono::milliseconds;
+  if (run.command.empty()) return make_error(Code::Internal, "worker", "no worker command given");
+  DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(run.command.front()));
+  std::string worker_id = run.worker_id.empty() ? worker.identity : run.worker_id;
+  if (!is_worker_identity(worker_id))
+    return make_error(Code::Validation, "worker_id",
+                      fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", worker_id));
+
+  auto started = Clock::now();
+  SessionOptions so;
+  so.command.argv = run.command;
+  so.command.exec_fd = worker.exe.fd.get();
+  so.command.env = {"PATH=/usr/local/bin:/usr/bin:/bin"};
+  so.timeouts.hello = run.timeout;
+  so.timeouts.shutdown = run.timeout;
+
+  // Declared before the session: it sweeps after the session is gone.
+  auto sweep = OrphanSweep::begin();
+  if (!sweep.ok()) return std::move(sweep).error();
+  auto session = WorkerSession::start(so);
+  if (!session.ok()) return session.error().to_error();
+  auto negotiated = session->hello(run.role, worker_id, run.selected);
+  std::optional<SessionError> failure;
+  if (!negotiated.ok()) failure = negotiated.error();
+  if (session->usable()) {
+    auto left = run.timeout - std::chrono::duration_cast<milliseconds>(Clock::now() - started);
+    auto done = session->shutdown(std::max(left, milliseconds(200)));
+    if (!done.ok() && !failure) failure = done.error();
+  }
+  session->discard();
+  sweep->sweep();
+  if (failure) return failure->to_error();
+  return std::move(negotiated).value();
+}
+
+}  // namespace dot::metewand
