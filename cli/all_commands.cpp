@@ -13,6 +13,7 @@ std::span<const CommandGroup> all_command_groups() {
       {{"inspect"}, add_inspect_commands},
       {{"register", "plan", "apply", "rollback", "recover", "retry-effects", "discard", "status", "export", "plan-id"},
        add_engine_commands},
+      {{"adopt"}, add_adopt_command},
       {{"doctor"}, add_doctor_command},
       {{"adpp"}, add_adpp_commands},
       {{"metewand"}, add_metewand_commands},

@@ -46,6 +46,7 @@ void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge)
 void add_inspect_commands(CLI::App& app, Context& ctx);    // inspect list|show|events
 void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
 void add_doctor_command(CLI::App& app, Context& ctx);      // doctor
+void add_adopt_command(CLI::App& app, Context& ctx);       // adopt (cmd_adopt.cpp: sees core, like cmd_engine.cpp)
 void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform
 void add_metewand_commands(CLI::App& app, Context& ctx);   // metewand hello
 

@@ -1,0 +1,150 @@
+#pragma once
+// Reading a managed root made by the Go reference implementation of ADR-014
+// (spec/go-roots.md): recognise it, verify every byte of it the way the
+// reference's own readers do (stricter where the reference tolerates forms
+// its writer never produces), and say which state its `status` would name
+// and what its `recover` / `retry-effects` would do to finish it.
+//
+// Read-only by construction: every entry is opened beneath the root
+// descriptor without following a symlink (base/beneath.h), nothing is
+// created, written, renamed or removed, and the reference's `.dot-lock` is
+// only flock()ed shared when it exists, so a running reference command is
+// seen (DOT_E_CONFLICT) without either side waiting. `dot-core adopt` runs
+// this first, and `adopt --dry-run` runs only this.
+//
+// Where spec/go-roots.md marks a fact as inferred, the safe reading is taken:
+// what the reference's writer could not have produced is refused, naming the
+// file, and nothing is changed (docs/user-guide.md, "Coming from the Go
+// reference").
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/result.h"
+#include "dot/core/plan.h"
+
+namespace dot::core::go {
+
+// The three marker bytes of a reference root (spec/go-roots.md section 1).
+inline constexpr std::string_view kMarkerName = ".dot-root";
+inline constexpr std::string_view kMarkerPrefix = "dot-hello-profile-v1:";
+inline constexpr std::string_view kTxnDir = ".dot-txn";
+inline constexpr std::string_view kHistoryDir = ".dot-history";
+inline constexpr std::string_view kStageDir = ".dot-stage";
+inline constexpr std::string_view kArchiveIntent = ".dot-archive";
+inline constexpr std::string_view kLockName = ".dot-lock";
+inline constexpr std::string_view kPluginName = ".dot-plugin";
+inline constexpr std::string_view kManifestName = ".dot-plugin.json";
+// Every file the reference reads is at most this long (fs_unix.go).
+inline constexpr std::size_t kMaxFileBytes = 65536;
+// The plugin copy register accepts.
+inline constexpr std::size_t kMaxPluginBytes = 16u << 20;
+
+// Which reader generation wrote the plans (spec/go-roots.md section 0):
+// capabilities are not on disk, so a root without any plan is Unknown.
+enum class Generation { PreCapability, Effects, Unknown };
+std::string_view generation_name(Generation g) noexcept;
+
+// What finishing the active transaction leaves, as `adopt` reports it:
+//   Nothing    no transaction is active (IDLE);
+//   AllBefore  rolled back, or to be rolled back by the reference's recover
+//              (every target as it was before);
+//   AllAfter   committed (every target as the plan sealed it);
+//   Effects    committed, with its post-commit effect still to run
+//              (retry-effects), then all-after;
+//   Discard    work that never reached a durable PREPARED: its leftovers go,
+//              the targets were never touched.
+enum class Finish { Nothing, AllBefore, AllAfter, Effects, Discard };
+std::string_view finish_name(Finish f) noexcept;
+
+enum class WalState { Prepared, Committing, Committed, RollingBack, RolledBack };
+std::string_view wal_state_name(WalState s) noexcept;
+enum class EffectState { Attempted, Failed, Succeeded };
+
+// One transaction folder: `.dot-txn`, or `.dot-history/<plan_id>`.
+struct Transaction {
+  std::string dir;            // relative to the root, for messages
+  // plan.json verified (writer form, ids recomputed). Absent only for
+  // ABANDONED leftovers whose plan.json is missing or torn.
+  std::optional<Plan> plan;
+  std::string plan_bytes;     // plan.json exactly as on disk
+  std::string plan_id;
+  std::string proposal_id;
+  std::vector<WalState> wal;  // the complete records, in order
+  std::size_t wal_torn_bytes = 0;  // an unterminated last record (ignored, as the reference does)
+  std::vector<EffectState> ledger;  // complete effects.wal records (index 0)
+  bool has_ledger = false;
+  std::size_t artifacts = 0;  // artifact-N files present
+  std::size_t backups = 0;    // backup-N files present
+  bool has_stage = false;     // stage/ inside (moved there by archive)
+  // The reference's status word for it alone: ABANDONED, PREPARED,
+  // COMMITTING, COMMITTED, POST_COMMIT_PENDING, POST_COMMIT_FAILED,
+  // ROLLING_BACK, ROLLED_BACK.
+  std::string state;
+};
+
+struct Manifest {
+  std::string sha256;
+  bool has_profile = false;   // hosts from 1b7b6e2 on write "profile"
+  std::string assurance;      // "audit" or "process"
+};
+
+struct ArchiveIntent {
+  std::string plan_id;
+  bool stage = false;
+};
+
+struct Survey {
+  std::string root;           // as given
+  std::string root_id;
+  Generation generation = Generation::Unknown;
+  // The reference's status word for the root: IDLE, ABANDONED, ARCHIVING,
+  // or the active transaction's state.
+  std::string state;
+  Finish finish = Finish::Nothing;
+  std::optional<Manifest> manifest;  // registered
+  bool has_lock = false;
+  std::size_t stage_files = 0;       // files in a root .dot-stage
+  bool has_stage = false;
+  std::vector<std::string> next_files;  // .dot-next-N leftovers
+  std::optional<ArchiveIntent> archive;
+  // The active transaction: `.dot-txn`, or while ARCHIVING the one being
+  // archived (wherever the renames left it).
+  std::optional<Transaction> active;
+  // Every archived generation but the one being archived, by plan_id.
+  std::vector<Transaction> history;
+  // dot-core's own state folder (.dot) exists beside the reference's files.
+  bool has_dot_core_state = false;
+};
+
+// Recognises and verifies the reference root at `dir` (absolute or relative;
+// never through a symlink). Typed errors, each naming the file:
+//   DOT_E_VALIDATION   not a reference root (kind not_reference_root); a
+//                      marker, manifest, plan, WAL, ledger or intent that is
+//                      not what the reference writes (kinds corrupt_wal,
+//                      illegal_transition, plan_id_mismatch,
+//                      proposal_id_mismatch, not_writer_form, unknown_entry,
+//                      archive_intent, root_id_mismatch...);
+//   DOT_E_POLICY       the root or a folder not 0700, a file breaking the
+//                      reference's read rules, anything not owned by us;
+//   DOT_E_PATH_ESCAPE  a symlink anywhere among the reference's files;
+//   DOT_E_PLUGIN_IDENTITY  the plugin copy does not hash to the manifest's
+//                      digest, or a plan names another plugin;
+//   DOT_E_ARTIFACT_MISMATCH  an artifact, backup or stage file that differs
+//                      from the plan;
+//   DOT_E_RECOVERY_REQUIRED  a target edited by someone else where the
+//                      reference's recover or archive would refuse it;
+//   DOT_E_CONFLICT     a reference command holds the root's lock.
+Result<Survey> survey(const std::string& dir);
+
+// One sentence: what finishing the survey's root will do.
+std::string describe_finish(const Survey& s);
+
+// The bytes the reference's writer produces for `plan` sealed as `plan_id`
+// (Go's field order, compact, no newline; spec/go-roots.md section 2).
+std::string writer_form(const Plan& plan, std::string_view plan_id);
+
+}  // namespace dot::core::go

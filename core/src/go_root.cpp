@@ -1,0 +1,827 @@
+#include "dot/core/go_root.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/fd.h"
+#include "dot/base/sha256.h"
+#include "dot/core/plan_document.h"
+#include "dot/core/target.h"
+#include "dot/dpp/hello.h"
+
+namespace dot::core::go {
+namespace {
+
+using beneath::FileObservation;
+using beneath::FileType;
+
+// The five WAL records, byte for byte (spec/go-roots.md section 3), in
+// WalState order.
+constexpr std::array<std::string_view, 5> kWalRecords = {
+    R"({"state":"PREPARED"})", R"({"state":"COMMITTING"})", R"({"state":"COMMITTED"})",
+    R"({"state":"ROLLING_BACK"})", R"({"state":"ROLLED_BACK"})"};
+constexpr std::array<std::string_view, 3> kEffectStates = {"ATTEMPTED", "FAILED", "SUCCEEDED"};
+// Entries of a transaction folder: plan, journal, ledger, and one artifact
+// and backup per slot (at most 16 slots).
+constexpr std::size_t kMaxSlots = 16;
+// The ledger holds at most this many complete records (effects.go).
+constexpr std::size_t kMaxLedgerRecords = 256;
+// discard-abandoned accepts at most this many entries in a stage folder and
+// in an abandoned transaction folder.
+constexpr std::size_t kMaxStageEntries = 16;
+constexpr std::size_t kMaxAbandonedEntries = 34;
+
+bool legal_succession(std::optional<WalState> from, WalState to) {
+  if (!from) return to == WalState::Prepared;
+  switch (*from) {
+    case WalState::Prepared: return to == WalState::Committing || to == WalState::RollingBack;
+    case WalState::Committing: return to == WalState::Committed || to == WalState::RollingBack;
+    case WalState::Committed: return to == WalState::RollingBack;
+    case WalState::RollingBack: return to == WalState::RollingBack || to == WalState::RolledBack;
+    case WalState::RolledBack: return false;
+  }
+  return false;
+}
+
+// A slot index written as the reference writes it: decimal, no leading zero.
+std::optional<std::size_t> slot_suffix(std::string_view name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view digits = name.substr(prefix.size());
+  if (digits.size() > 2 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  std::size_t n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::size_t>(c - '0');
+  }
+  if (n >= kMaxSlots) return std::nullopt;
+  return n;
+}
+
+std::string show(const Snapshot& s) {
+  if (!s.exists) return "absent";
+  return fmt::format("sha256 {}, mode {:04o}, uid {}, gid {}", s.sha256, s.mode, s.uid, s.gid);
+}
+
+void append_snapshot(std::string& out, const Snapshot& s) {
+  out += fmt::format(R"({{"exists":{},"sha256":"{}","mode":{},"uid":{},"gid":{}}})", s.exists ? "true" : "false",
+                     s.sha256, s.mode, s.uid, s.gid);
+}
+
+// One survey: the root descriptor and the path it was opened at (messages
+// name files as ROOT/...).
+class Reader {
+ public:
+  Reader(std::string root, UniqueFd fd) : root_(std::move(root)), fd_(std::move(fd)) {}
+
+  int fd() const { return fd_.get(); }
+  std::string path(std::string_view rel) const { return fmt::format("{}/{}", root_, rel); }
+
+  Error refuse(Code code, std::string kind, std::string_view rel, std::string_view why) const {
+    return make_error(code, std::move(kind), fmt::format("{}: {}", path(rel), why));
+  }
+
+  // A file the reference reads, judged by its read rules (fs_unix.go, strict
+  // version): regular, one link, at most 64 KiB, no group or other bits,
+  // owner-read set, no setuid/setgid/sticky, owned by us. nullopt when absent.
+  Result<std::optional<FileObservation>> read(int dirfd, std::string_view name, std::string_view rel,
+                                              std::size_t max_bytes = kMaxFileBytes) const {
+    DOT_ASSIGN_OR_RETURN(FileObservation o,
+                         observe(dirfd, name, rel, beneath::ObserveOptions{.max_bytes = max_bytes, .keep_content = true}));
+    if (!o.exists()) return std::optional<FileObservation>();
+    DOT_TRY(check_file(o, rel, max_bytes));
+    return std::optional<FileObservation>(std::move(o));
+  }
+
+  Status check_file(const FileObservation& o, std::string_view rel, std::size_t max_bytes = kMaxFileBytes) const {
+    if (o.type != FileType::Regular)
+      return refuse(Code::Policy, "not_regular", rel,
+                    fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
+    if (o.nlink != 1) return refuse(Code::Policy, "links", rel, fmt::format("has {} links, not 1", o.nlink));
+    if (o.too_large) return refuse(Code::Policy, "too_large", rel, fmt::format("is longer than {} bytes", max_bytes));
+    if (o.mode & 07000) return refuse(Code::Policy, "mode", rel, fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
+    if (o.mode & 077) return refuse(Code::Policy, "mode", rel, fmt::format("is accessible to group or others (mode {:04o})", o.mode));
+    if (!(o.mode & 0400)) return refuse(Code::Policy, "mode", rel, fmt::format("is not readable by its owner (mode {:04o})", o.mode));
+    if (o.uid != ::geteuid())
+      return refuse(Code::Policy, "owner", rel, fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+    return {};
+  }
+
+  // Any entry, never followed: a symlink is refused wherever it is.
+  Result<FileObservation> observe(int dirfd, std::string_view name, std::string_view rel,
+                                  const beneath::ObserveOptions& options = {}) const {
+    auto o = beneath::observe_beneath(dirfd, name, options);
+    if (!o.ok()) {
+      if (o.error().code == Code::PathEscape) return refuse(Code::PathEscape, "symlink", rel, "is reached through a symlink (refused, never followed)");
+      return refuse(o.error().code, o.error().kind, rel, o.error().message());
+    }
+    if (o->type == FileType::Symlink)
+      return refuse(Code::PathEscape, "symlink", rel, "is a symlink (refused, never followed)");
+    return std::move(*o);
+  }
+
+  // A folder the reference holds to the root's rule: a directory (never a
+  // symlink), mode exactly 0700, owned by us. nullopt when absent.
+  Result<std::optional<UniqueFd>> open_dir(int dirfd, std::string_view name, std::string_view rel) const {
+    DOT_ASSIGN_OR_RETURN(FileObservation o, observe(dirfd, name, rel));
+    if (!o.exists()) return std::optional<UniqueFd>();
+    if (o.type != FileType::Directory)
+      return refuse(Code::Policy, "not_directory", rel, fmt::format("is a {}, not a directory", beneath::file_type_name(o.type)));
+    auto fd = beneath::open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY);
+    if (!fd.ok()) return refuse(fd.error().code, fd.error().kind, rel, fd.error().message());
+    DOT_TRY(check_dir(fd->get(), rel));
+    return std::optional<UniqueFd>(std::move(*fd));
+  }
+
+  Status check_dir(int fd, std::string_view rel) const {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return beneath::errno_error(errno, "fstat", path(rel));
+    if ((st.st_mode & 07777) != 0700)
+      return refuse(Code::Policy, "mode", rel, fmt::format("has mode {:04o}, not 0700", st.st_mode & 07777));
+    if (st.st_uid != ::geteuid())
+      return refuse(Code::Policy, "owner", rel, fmt::format("is owned by uid {}, not by us (uid {})", st.st_uid, ::geteuid()));
+    return {};
+  }
+
+  Result<std::vector<std::string>> entries(int dirfd, std::string_view rel) const {
+    auto list = beneath::list_entries(dirfd);
+    if (!list.ok()) return refuse(list.error().code, list.error().kind, rel, list.error().message());
+    std::sort(list->begin(), list->end());
+    return std::move(*list);
+  }
+
+ private:
+  std::string root_;
+  UniqueFd fd_;
+};
+
+struct WalRead {
+  std::vector<WalState> states;
+  std::size_t torn = 0;
+};
+
+// The journal as the reference reads it: complete LF-terminated records
+// only, each exactly a record its writer produces (the reference's decoder
+// would also take whitespace or another key case, which its writer never
+// writes: refused here); an unterminated tail is a record not yet durable
+// and is ignored, but only when it is the start of one.
+Result<WalRead> parse_wal(const Reader& r, std::string_view bytes, std::string_view rel) {
+  WalRead out;
+  std::size_t pos = 0;
+  std::optional<WalState> last;
+  for (std::size_t line = 1;; ++line) {
+    std::size_t nl = bytes.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    std::string_view record = bytes.substr(pos, nl - pos);
+    auto it = std::find(kWalRecords.begin(), kWalRecords.end(), record);
+    if (it == kWalRecords.end())
+      return r.refuse(Code::Validation, "corrupt_wal", rel,
+                      fmt::format("line {} is not a record the reference writes (corrupt WAL)", line));
+    auto state = static_cast<WalState>(it - kWalRecords.begin());
+    if (!legal_succession(last, state))
+      return r.refuse(Code::Validation, "illegal_transition", rel,
+                      fmt::format("line {}: {} may not follow {} (illegal transition)", line, wal_state_name(state),
+                                  last ? wal_state_name(*last) : std::string_view("the start")));
+    out.states.push_back(state);
+    last = state;
+    pos = nl + 1;
+  }
+  std::string_view tail = bytes.substr(pos);
+  if (!tail.empty()) {
+    bool prefix = std::any_of(kWalRecords.begin(), kWalRecords.end(),
+                              [&](std::string_view rec) { return rec.size() > tail.size() && rec.substr(0, tail.size()) == tail; });
+    if (!prefix)
+      return r.refuse(Code::Validation, "corrupt_wal", rel,
+                      "ends in bytes that are not the start of a record (not a torn record the reference could leave)");
+    out.torn = tail.size();
+  }
+  return out;
+}
+
+std::string ledger_record(std::string_view key, std::string_view state) {
+  return fmt::format(R"({{"index":0,"idempotency_key":"{}","state":"{}"}})", key, state);
+}
+
+// effects.wal of a hello plan (exactly one effect, index 0), spec section 4.
+Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view bytes, std::string_view rel,
+                                              std::string_view plan_id) {
+  const std::string key = sha256_hex(fmt::format("{}:commit:0", plan_id));
+  std::vector<EffectState> out;
+  std::size_t pos = 0;
+  for (std::size_t line = 1;; ++line) {
+    std::size_t nl = bytes.find('\n', pos);
+    if (nl == std::string_view::npos) break;
+    std::string_view record = bytes.substr(pos, nl - pos);
+    std::optional<EffectState> state;
+    for (std::size_t i = 0; i < kEffectStates.size(); ++i)
+      if (record == ledger_record(key, kEffectStates[i])) state = static_cast<EffectState>(i);
+    if (!state)
+      return r.refuse(Code::Validation, "corrupt_ledger", rel,
+                      fmt::format("line {} is not a record the reference writes for effect 0 of plan {} "
+                                  "(index 0, idempotency key {})",
+                                  line, plan_id, key));
+    const std::optional<EffectState> current = out.empty() ? std::nullopt : std::optional(out.back());
+    bool legal = *state == EffectState::Attempted ? current != EffectState::Succeeded
+                                                  : current == EffectState::Attempted;
+    if (!legal)
+      return r.refuse(Code::Validation, "illegal_transition", rel,
+                      fmt::format("line {}: {} may not follow {}", line, kEffectStates[static_cast<std::size_t>(*state)],
+                                  current ? kEffectStates[static_cast<std::size_t>(*current)] : std::string_view("the start")));
+    out.push_back(*state);
+    if (out.size() > kMaxLedgerRecords)
+      return r.refuse(Code::Validation, "corrupt_ledger", rel, fmt::format("holds more than {} records", kMaxLedgerRecords));
+    pos = nl + 1;
+  }
+  std::string_view tail = bytes.substr(pos);
+  if (!tail.empty()) {
+    bool prefix = false;
+    for (auto s : kEffectStates) {
+      std::string rec = ledger_record(key, s);
+      prefix = prefix || (rec.size() > tail.size() && std::string_view(rec).substr(0, tail.size()) == tail);
+    }
+    if (!prefix)
+      return r.refuse(Code::Validation, "corrupt_ledger", rel,
+                      "ends in bytes that are not the start of a record (not a torn record the reference could leave)");
+  }
+  return out;
+}
+
+std::string ledger_status(const std::vector<EffectState>& ledger) {
+  if (ledger.empty()) return "POST_COMMIT_PENDING";
+  return ledger.back() == EffectState::Succeeded ? "COMMITTED" : "POST_COMMIT_FAILED";
+}
+
+Error rename_error(Error e, const Reader& r, std::string_view rel) {
+  e.detail = fmt::format("{}: {}", r.path(rel), e.detail);
+  return e;
+}
+
+struct Context {
+  std::string root_id;
+  std::optional<Manifest> manifest;
+};
+
+struct VerifiedPlan {
+  Plan plan;
+  std::string plan_id;
+  std::string proposal_id;
+};
+
+// plan.json: strict JSON, both ids recomputed with the hello canonical form,
+// byte-identical to what the reference's writer produces for that plan,
+// every rule the reference's schema and dot-core's plan rules hold, this
+// root's id and the registered plugin's digest.
+Result<VerifiedPlan> verify_plan(const Reader& r, std::string_view bytes, std::string_view rel, const Context& ctx) {
+  auto doc = decode_plan_document(bytes);
+  if (!doc.ok()) return rename_error(std::move(doc).error(), r, rel);
+  if (doc->version != kPlanVersion)
+    return r.refuse(Code::Validation, "not_writer_form", rel, "is not a version-1 hello plan, the only one the reference writes");
+  if (doc->claimed_plan_id.empty())
+    return r.refuse(Code::Validation, "not_writer_form", rel, "is a bare plan, not the {plan, plan_id} the reference writes");
+  if (writer_form(doc->plan, doc->plan_id) != bytes)
+    return r.refuse(Code::Validation, "not_writer_form", rel,
+                    "is a valid plan but not byte for byte what the reference writes for it "
+                    "(member order, spacing or a trailing newline differ)");
+  if (auto s = check_plan_invariants(doc->plan); !s.ok()) return rename_error(std::move(s).error(), r, rel);
+  for (const auto& op : doc->plan.operations)
+    if (op.before.exists && op.before.mode != 0400 && op.before.mode != 0500 && op.before.mode != 0600 &&
+        op.before.mode != 0700)
+      return r.refuse(Code::Validation, "plan_schema", rel,
+                      fmt::format("{} before has mode {:04o}, outside the reference's schema (0400, 0500, 0600, 0700)",
+                                  op.name, op.before.mode));
+  if (doc->plan.root_id != ctx.root_id)
+    return r.refuse(Code::Validation, "root_id_mismatch", rel,
+                    fmt::format("plan root_id {} is not this root's id {}", doc->plan.root_id, ctx.root_id));
+  if (!ctx.manifest)
+    return r.refuse(Code::PluginIdentity, "unregistered", rel, "a sealed plan in a root with no registered plugin");
+  if (doc->plan.plugin_digest != ctx.manifest->sha256)
+    return r.refuse(Code::PluginIdentity, "plugin_digest", rel,
+                    fmt::format("plan names plugin {}, the registered plugin is {}", doc->plan.plugin_digest,
+                                ctx.manifest->sha256));
+  VerifiedPlan out;
+  out.proposal_id = doc->plan.proposal_id;
+  out.plan_id = doc->plan_id;
+  out.plan = std::move(doc->plan);
+  return out;
+}
+
+// A stage folder (root .dot-stage, or stage/ inside a transaction): files
+// named as targets, each within the read rules; with `plan`, exactly the
+// plan's names, each equal to its `after`.
+Result<std::size_t> check_stage(const Reader& r, int fd, std::string_view rel, const Plan* plan) {
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, r.entries(fd, rel));
+  if (names.size() > kMaxStageEntries)
+    return r.refuse(Code::Validation, "stage", rel, fmt::format("holds {} entries, more than {}", names.size(), kMaxStageEntries));
+  std::map<std::string, Snapshot> seen;
+  for (const auto& name : names) {
+    std::string frel = fmt::format("{}/{}", rel, name);
+    if (!is_valid_slot_name(name)) return r.refuse(Code::Validation, "unknown_entry", frel, "is not a target name");
+    DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(fd, name, frel));
+    if (o) seen[name] = snapshot_of(*o);
+  }
+  if (plan) {
+    bool same = seen.size() == plan->operations.size();
+    for (const auto& op : plan->operations) {
+      auto it = seen.find(op.name);
+      if (it == seen.end() || it->second != op.after) same = false;
+    }
+    if (!same)
+      return r.refuse(Code::ArtifactMismatch, "stage", rel,
+                      "does not hold exactly the plan's files as sealed (the reference staged and sealed them)");
+  }
+  return names.size();
+}
+
+// One transaction folder (spec sections 2 to 5).
+Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Context& ctx) {
+  Transaction t;
+  t.dir = rel;
+  auto at = [&](std::string_view name) { return fmt::format("{}/{}", rel, name); };
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, r.entries(fd, rel));
+  std::optional<std::string> plan_bytes, wal_bytes, ledger_bytes;
+  std::map<std::size_t, FileObservation> artifacts, backups;
+  for (const auto& name : names) {
+    if (name == "stage") {
+      DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> sfd, r.open_dir(fd, name, at(name)));
+      t.has_stage = sfd.has_value();
+      continue;
+    }
+    auto art = slot_suffix(name, "artifact-");
+    auto bak = slot_suffix(name, "backup-");
+    if (name != "plan.json" && name != "wal" && name != "effects.wal" && !art && !bak)
+      return r.refuse(Code::Validation, "unknown_entry", at(name), "is not a file the reference writes in a transaction");
+    DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(fd, name, at(name)));
+    if (!o) continue;  // gone meanwhile: judged as absent below
+    if (name == "plan.json") plan_bytes = o->content;
+    else if (name == "wal") wal_bytes = o->content;
+    else if (name == "effects.wal") ledger_bytes = o->content;
+    else if (art) artifacts.emplace(*art, std::move(*o));
+    else backups.emplace(*bak, std::move(*o));
+  }
+  t.artifacts = artifacts.size();
+  t.backups = backups.size();
+  WalRead wal;
+  if (wal_bytes) {
+    DOT_ASSIGN_OR_RETURN(wal, parse_wal(r, *wal_bytes, at("wal")));
+  }
+  t.wal = wal.states;
+  t.wal_torn_bytes = wal.torn;
+
+  if (!plan_bytes || wal.states.empty()) {
+    // Never reached a durable PREPARED: what the reference's newest
+    // discard-abandoned accepts (anything else it preserves, and so do we).
+    if (ledger_bytes || t.has_stage)
+      return r.refuse(Code::Validation, "not_abandoned", rel,
+                      "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
+    if (names.size() > kMaxAbandonedEntries)
+      return r.refuse(Code::Validation, "not_abandoned", rel, fmt::format("holds {} entries", names.size()));
+    if (plan_bytes) {
+      // A complete plan.json is recorded with the abandoned transaction, and
+      // so it must verify; one the JSON reader cannot even parse is the
+      // unsealed remains the reference would discard.
+      if (json::validate(*plan_bytes).ok()) {
+        DOT_ASSIGN_OR_RETURN(VerifiedPlan vp, verify_plan(r, *plan_bytes, at("plan.json"), ctx));
+        t.plan = std::move(vp.plan);
+        t.plan_id = std::move(vp.plan_id);
+        t.proposal_id = std::move(vp.proposal_id);
+        t.plan_bytes = *plan_bytes;
+      }
+    }
+    t.state = "ABANDONED";
+    return t;
+  }
+
+  DOT_ASSIGN_OR_RETURN(VerifiedPlan vp, verify_plan(r, *plan_bytes, at("plan.json"), ctx));
+  t.plan = std::move(vp.plan);
+  t.plan_id = std::move(vp.plan_id);
+  t.proposal_id = std::move(vp.proposal_id);
+  t.plan_bytes = *plan_bytes;
+  const Plan& plan = *t.plan;
+  // Every artifact equals its `after`, every backup its `before` (an absent
+  // backup stands for an absent `before`); nothing for slots the plan lacks.
+  for (std::size_t i = 0; i < kMaxSlots; ++i) {
+    auto a = artifacts.find(i);
+    auto b = backups.find(i);
+    if (i >= plan.operations.size()) {
+      if (a != artifacts.end() || b != backups.end())
+        return r.refuse(Code::ArtifactMismatch, "extra_slot", at(a != artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
+                        fmt::format("names slot {}, the plan has {}", i, plan.operations.size()));
+      continue;
+    }
+    const Operation& op = plan.operations[i];
+    Snapshot art = a == artifacts.end() ? Snapshot::absent() : snapshot_of(a->second);
+    if (art != op.after)
+      return r.refuse(Code::ArtifactMismatch, "artifact", at(fmt::format("artifact-{}", i)),
+                      fmt::format("is {}, the plan seals {} for {}", show(art), show(op.after), op.name));
+    Snapshot bak = b == backups.end() ? Snapshot::absent() : snapshot_of(b->second);
+    if (bak != op.before)
+      return r.refuse(Code::ArtifactMismatch, "backup", at(fmt::format("backup-{}", i)),
+                      fmt::format("is {}, the plan saw {} before {}", show(bak), show(op.before), op.name));
+  }
+  const bool committed = std::find(t.wal.begin(), t.wal.end(), WalState::Committed) != t.wal.end();
+  if (ledger_bytes) {
+    if (plan.pre_capability())
+      return r.refuse(Code::Validation, "unexpected_ledger", at("effects.wal"), "a plan without effects has no effect ledger (unexpected effect WAL)");
+    if (!committed)
+      return r.refuse(Code::Validation, "unexpected_ledger", at("effects.wal"), "effects run only after COMMITTED, which the WAL never reached");
+    DOT_ASSIGN_OR_RETURN(t.ledger, parse_ledger(r, *ledger_bytes, at("effects.wal"), t.plan_id));
+    t.has_ledger = true;
+  }
+  const WalState last = t.wal.back();
+  if (last == WalState::Committed)
+    t.state = plan.pre_capability() ? "COMMITTED" : ledger_status(t.ledger);
+  else
+    t.state = std::string(wal_state_name(last));
+  if (t.has_stage) {
+    std::string srel = at("stage");
+    DOT_ASSIGN_OR_RETURN(UniqueFd sfd, beneath::open_beneath(fd, "stage", O_RDONLY | O_DIRECTORY));
+    DOT_TRY(check_stage(r, sfd.get(), srel, &plan));
+  }
+  return t;
+}
+
+bool terminal(const Transaction& t) { return t.state == "COMMITTED" || t.state == "ROLLED_BACK"; }
+
+// A target as the reference's snapshot reads it (its read rules apply).
+Result<Snapshot> target_snapshot(const Reader& r, std::string_view name) {
+  DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(r.fd(), name, name));
+  return o ? snapshot_of(*o) : Snapshot::absent();
+}
+
+// What the reference's recover checks before it rolls a slot back: the
+// target is still `before` (nothing to do) or still `after` (restored from
+// the backup); anything else is someone's edit it preserves as evidence.
+Status check_rollback_targets(const Reader& r, const Transaction& t) {
+  for (const auto& op : t.plan->operations) {
+    DOT_ASSIGN_OR_RETURN(Snapshot now, target_snapshot(r, op.name));
+    if (now != op.before && now != op.after)
+      return r.refuse(Code::RecoveryRequired, "concurrent_edit", op.name,
+                      fmt::format("was edited since the reference's transaction {} (now {}); its recover refuses "
+                                  "this (concurrent edit, preserve evidence) and so does adopt",
+                                  t.plan_id, show(now)));
+  }
+  return {};
+}
+
+// What the reference's archive re-checks: every target is still what the
+// terminal transaction left.
+Status check_terminal_targets(const Reader& r, const Transaction& t) {
+  const bool after = t.state == "COMMITTED";
+  for (const auto& op : t.plan->operations) {
+    DOT_ASSIGN_OR_RETURN(Snapshot now, target_snapshot(r, op.name));
+    const Snapshot& want = after ? op.after : op.before;
+    if (now != want)
+      return r.refuse(Code::RecoveryRequired, "changed_target", op.name,
+                      fmt::format("is {}, not what the archived transaction {} left ({}); the reference refuses to "
+                                  "finish the archive (changed target) and so does adopt",
+                                  show(now), t.plan_id, show(want)));
+  }
+  return {};
+}
+
+Result<Manifest> parse_manifest(const Reader& r, std::string_view bytes) {
+  // {"id":"org.dot.hello","sha256":"<hex>","protocol":1[,"profile":"org.dot.hello/v1"],"assurance":"audit"|"process"}
+  constexpr std::string_view head = R"({"id":"org.dot.hello","sha256":")";
+  auto bad = [&] {
+    return r.refuse(Code::PluginIdentity, "manifest", kManifestName,
+                    "is not a registration manifest the reference writes (manifest policy)");
+  };
+  if (bytes.size() < head.size() + 64 || bytes.substr(0, head.size()) != head) return bad();
+  Manifest m;
+  m.sha256 = std::string(bytes.substr(head.size(), 64));
+  if (!is_sha256_hex(m.sha256)) return bad();
+  std::string_view rest = bytes.substr(head.size() + 64);
+  if (rest == R"(","protocol":1,"assurance":"audit"})") {
+    m.assurance = "audit";
+  } else if (rest == R"(","protocol":1,"profile":"org.dot.hello/v1","assurance":"audit"})") {
+    m.has_profile = true;
+    m.assurance = "audit";
+  } else if (rest == R"(","protocol":1,"profile":"org.dot.hello/v1","assurance":"process"})") {
+    m.has_profile = true;
+    m.assurance = "process";
+  } else {
+    return bad();
+  }
+  return m;
+}
+
+// The marker: exactly "dot-hello-profile-v1:" + 64 lowercase hex + LF.
+Result<std::string> read_marker(const Reader& r) {
+  auto o = r.read(r.fd(), kMarkerName, kMarkerName);
+  if (!o.ok()) return std::move(o).error();
+  if (!o->has_value())
+    return make_error(Code::Validation, "not_reference_root",
+                      fmt::format("{}: no {}; not a root made by the Go reference", r.path(""), kMarkerName));
+  std::string_view c = (*o)->content;
+  if (c.size() != kMarkerPrefix.size() + 65 || c.substr(0, kMarkerPrefix.size()) != kMarkerPrefix || c.back() != '\n' ||
+      !is_sha256_hex(c.substr(kMarkerPrefix.size(), 64)))
+    return r.refuse(Code::Validation, "not_reference_root", kMarkerName,
+                    fmt::format("is not \"{}\" + 64 lowercase hex + a newline (86 bytes)", kMarkerPrefix));
+  return std::string(c.substr(kMarkerPrefix.size(), 64));
+}
+
+Result<ArchiveIntent> parse_intent(const Reader& r, std::string_view bytes) {
+  constexpr std::string_view head = R"({"plan_id":")";
+  ArchiveIntent a;
+  if (bytes.size() > head.size() + 64 && bytes.substr(0, head.size()) == head) {
+    a.plan_id = std::string(bytes.substr(head.size(), 64));
+    std::string_view rest = bytes.substr(head.size() + 64);
+    if (is_sha256_hex(a.plan_id) && (rest == R"(","stage":true})" || rest == R"(","stage":false})")) {
+      a.stage = rest == R"(","stage":true})";
+      return a;
+    }
+  }
+  return r.refuse(Code::Validation, "archive_intent", kArchiveIntent, "is not an archive intent the reference writes (invalid archive intent)");
+}
+
+bool is_known_entry(std::string_view name) {
+  for (std::string_view k : {kMarkerName, kLockName, kPluginName, kManifestName, kStageDir, kTxnDir, kArchiveIntent, kHistoryDir})
+    if (name == k) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string_view generation_name(Generation g) noexcept {
+  switch (g) {
+    case Generation::PreCapability: return "pre-capability";
+    case Generation::Effects: return "effects";
+    case Generation::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string_view finish_name(Finish f) noexcept {
+  switch (f) {
+    case Finish::Nothing: return "nothing";
+    case Finish::AllBefore: return "all-before";
+    case Finish::AllAfter: return "all-after";
+    case Finish::Effects: return "effects";
+    case Finish::Discard: return "discard";
+  }
+  return "nothing";
+}
+
+std::string_view wal_state_name(WalState s) noexcept {
+  switch (s) {
+    case WalState::Prepared: return "PREPARED";
+    case WalState::Committing: return "COMMITTING";
+    case WalState::Committed: return "COMMITTED";
+    case WalState::RollingBack: return "ROLLING_BACK";
+    case WalState::RolledBack: return "ROLLED_BACK";
+  }
+  return "?";
+}
+
+std::string writer_form(const Plan& plan, std::string_view plan_id) {
+  std::string out = fmt::format(R"({{"plan":{{"version":{},"root_id":"{}","nonce":"{}","plugin_digest":"{}","proposal_id":"{}","operations":[)",
+                                plan.version, plan.root_id, plan.nonce, plan.plugin_digest, plan.proposal_id);
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const Operation& op = plan.operations[i];
+    out += fmt::format(R"({}{{"name":"{}","before":)", i ? "," : "", op.name);
+    append_snapshot(out, op.before);
+    out += R"(,"after":)";
+    append_snapshot(out, op.after);
+    out += "}";
+  }
+  out += "]";
+  // Go's omitempty: no key for an absent or empty list.
+  if (plan.effects && !plan.effects->empty()) {
+    out += R"(,"effects":[)";
+    for (std::size_t i = 0; i < plan.effects->size(); ++i) {
+      const Effect& e = (*plan.effects)[i];
+      out += fmt::format(R"({}{{"kind":"{}","target":"{}","failure_policy":"{}"}})", i ? "," : "", e.kind, e.target,
+                         e.failure_policy);
+    }
+    out += "]";
+  }
+  out += fmt::format(R"(}},"plan_id":"{}"}})", plan_id);
+  return out;
+}
+
+Result<Survey> survey(const std::string& dir) {
+  Survey s;
+  s.root = dir;
+  // The root itself: a directory reached without a symlink, 0700, ours.
+  auto root_fd = beneath::open_root(dir);
+  if (!root_fd.ok()) {
+    Error e = std::move(root_fd).error();
+    if (e.code == Code::PathEscape) e.detail = fmt::format("{}: is a symlink or not a directory (refused, never followed)", dir);
+    return e;
+  }
+  Reader r(dir, std::move(*root_fd));
+  DOT_TRY(r.check_dir(r.fd(), "."));
+  DOT_ASSIGN_OR_RETURN(s.root_id, read_marker(r));
+
+  // The reference's lock, when there is one: held shared for the survey, so
+  // a reference command running now is seen, and none starts meanwhile.
+  UniqueFd lock;
+  {
+    DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), kLockName, kLockName));
+    if (o.exists()) {
+      DOT_TRY(r.check_file(o, kLockName));
+      if (o.mode != 0600) return r.refuse(Code::Policy, "mode", kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
+      auto fd = beneath::open_beneath(r.fd(), kLockName, O_RDONLY);
+      if (!fd.ok()) return rename_error(std::move(fd).error(), r, kLockName);
+      if (::flock(fd->get(), LOCK_SH | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+          return r.refuse(Code::Conflict, "locked", kLockName, "a reference dot-core command holds this root's lock");
+        return beneath::errno_error(errno, "flock", r.path(kLockName));
+      }
+      lock = std::move(*fd);
+      s.has_lock = true;
+    }
+  }
+
+  // Every entry of the reference's own: known, and never a symlink.
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> top, r.entries(r.fd(), "."));
+  for (const auto& name : top) {
+    if (name == ".dot") {
+      s.has_dot_core_state = true;
+      continue;
+    }
+    if (name.rfind(".dot-next-", 0) == 0) {
+      if (!slot_suffix(name, ".dot-next-"))
+        return r.refuse(Code::Validation, "unknown_entry", name, "is not an entry the reference writes");
+      DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), name, name));
+      DOT_TRY(r.check_file(o, name));
+      s.next_files.push_back(name);
+      continue;
+    }
+    if (name.rfind(".dot-", 0) == 0 && !is_known_entry(name))
+      return r.refuse(Code::Validation, "unknown_entry", name, "is not an entry the reference writes");
+  }
+  for (const auto& name : dpp::hello::allowed_names()) DOT_TRY(r.observe(r.fd(), name, name));
+
+  // Registration: the manifest as written, the plugin copy hashing to it.
+  Context ctx;
+  ctx.root_id = s.root_id;
+  {
+    DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> m, r.read(r.fd(), kManifestName, kManifestName));
+    DOT_ASSIGN_OR_RETURN(FileObservation p,
+                         r.observe(r.fd(), kPluginName, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
+    if (m.has_value() != p.exists())
+      return r.refuse(Code::PluginIdentity, "registration", m ? kPluginName : kManifestName,
+                      "is missing while the other half of the registration exists");
+    if (m) {
+      if (m->mode != 0600) return r.refuse(Code::Policy, "mode", kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
+      DOT_ASSIGN_OR_RETURN(Manifest man, parse_manifest(r, m->content));
+      if (p.type != FileType::Regular || p.nlink != 1 || p.too_large || (p.mode & 07022) || p.uid != ::geteuid())
+        return r.refuse(Code::Policy, "plugin", kPluginName,
+                        "is not a single-link regular file of at most 16 MiB, owned by us, writable by no one else");
+      if (p.sha256 != man.sha256)
+        return r.refuse(Code::PluginIdentity, "digest", kPluginName,
+                        fmt::format("hashes to {}, the manifest says {}", p.sha256, man.sha256));
+      ctx.manifest = man;
+      s.manifest = std::move(man);
+    }
+  }
+
+  // The stage the latest apply left at the root.
+  DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> stage, r.open_dir(r.fd(), kStageDir, kStageDir));
+  s.has_stage = stage.has_value();
+
+  DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> intent_file, r.read(r.fd(), kArchiveIntent, kArchiveIntent));
+  if (intent_file) {
+    DOT_ASSIGN_OR_RETURN(ArchiveIntent a, parse_intent(r, intent_file->content));
+    s.archive = a;
+  }
+
+  DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> txn_fd, r.open_dir(r.fd(), kTxnDir, kTxnDir));
+  std::optional<Transaction> txn;
+  if (txn_fd) {
+    DOT_ASSIGN_OR_RETURN(Transaction t, load_txn(r, txn_fd->get(), std::string(kTxnDir), ctx));
+    txn = std::move(t);
+  }
+  if (stage) {
+    // After PREPARED the stage is what the reference verified and sealed;
+    // before it (or alone) it is whatever the plugin got to write.
+    const Plan* sealed = txn && txn->state != "ABANDONED" ? &*txn->plan : nullptr;
+    DOT_ASSIGN_OR_RETURN(s.stage_files, check_stage(r, stage->get(), kStageDir, sealed));
+  }
+
+  // Every archived generation, the same way; each is terminal and named by
+  // its plan id.
+  DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> hist_fd, r.open_dir(r.fd(), kHistoryDir, kHistoryDir));
+  std::vector<Transaction> history;
+  if (hist_fd) {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> ids, r.entries(hist_fd->get(), kHistoryDir));
+    for (const auto& id : ids) {
+      std::string rel = fmt::format("{}/{}", kHistoryDir, id);
+      if (!is_sha256_hex(id))
+        return r.refuse(Code::Validation, "unknown_entry", rel, "is not named by a plan id (64 lowercase hex)");
+      DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> gfd, r.open_dir(hist_fd->get(), id, rel));
+      if (!gfd) continue;
+      DOT_ASSIGN_OR_RETURN(Transaction g, load_txn(r, gfd->get(), rel, ctx));
+      if (g.plan_id != id)
+        return r.refuse(Code::Validation, "plan_id_mismatch", rel,
+                        fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
+      if (!terminal(g))
+        return r.refuse(Code::Validation, "history", rel,
+                        fmt::format("is {}; the reference archives only a COMMITTED (effects done) or ROLLED_BACK "
+                                    "transaction",
+                                    g.state));
+      history.push_back(std::move(g));
+    }
+  }
+
+  // The state, in the order the reference's status derives it (section 7).
+  if (s.archive) {
+    s.state = "ARCHIVING";
+    const ArchiveIntent& a = *s.archive;
+    auto in_history = std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
+    if (txn) {
+      if (txn->plan_id != a.plan_id)
+        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+                        fmt::format("names plan {}, but {} holds {}", a.plan_id, kTxnDir,
+                                    txn->plan_id.empty() ? "no sealed plan" : txn->plan_id));
+      if (!terminal(*txn))
+        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+                        fmt::format("archives a transaction that is {}, not terminal", txn->state));
+      if (in_history != history.end())
+        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+                        fmt::format("plan {} is both in {} and in {}", a.plan_id, kTxnDir, kHistoryDir));
+      if (s.has_stage && txn->has_stage)
+        return r.refuse(Code::Validation, "archive_intent", kStageDir, "exists beside the stage already moved into the transaction");
+      if (a.stage != (s.has_stage || txn->has_stage))
+        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+                        fmt::format("says stage:{}, the root says otherwise", a.stage));
+    } else {
+      if (in_history == history.end())
+        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+                        fmt::format("names plan {}, which is neither in {} nor in {} (a missing generation)", a.plan_id,
+                                    kTxnDir, kHistoryDir));
+      if (s.has_stage)
+        return r.refuse(Code::Validation, "archive_intent", kStageDir, "exists although the archived transaction already left");
+      if (a.stage != in_history->has_stage)
+        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+                        fmt::format("says stage:{}, the archived generation says otherwise", a.stage));
+      txn = std::move(*in_history);
+      history.erase(in_history);
+    }
+    DOT_TRY(check_terminal_targets(r, *txn));
+    s.finish = txn->state == "COMMITTED" ? Finish::AllAfter : Finish::AllBefore;
+  } else if (!txn) {
+    s.state = s.has_stage ? "ABANDONED" : "IDLE";
+    s.finish = s.has_stage ? Finish::Discard : Finish::Nothing;
+  } else {
+    s.state = txn->state;
+    if (txn->state == "ABANDONED") {
+      s.finish = Finish::Discard;
+    } else if (txn->state == "PREPARED" || txn->state == "COMMITTING" || txn->state == "ROLLING_BACK") {
+      DOT_TRY(check_rollback_targets(r, *txn));
+      s.finish = Finish::AllBefore;
+    } else if (txn->state == "ROLLED_BACK") {
+      s.finish = Finish::AllBefore;
+    } else if (txn->state == "COMMITTED") {
+      s.finish = Finish::AllAfter;
+    } else {
+      s.finish = Finish::Effects;
+    }
+  }
+  s.active = std::move(txn);
+  s.history = std::move(history);
+
+  bool any_plan = false, effects = false;
+  auto look = [&](const Transaction& t) {
+    if (!t.plan) return;
+    any_plan = true;
+    effects = effects || !t.plan->pre_capability();
+  };
+  if (s.active) look(*s.active);
+  for (const auto& t : s.history) look(t);
+  s.generation = effects ? Generation::Effects : any_plan ? Generation::PreCapability : Generation::Unknown;
+  return s;
+}
+
+std::string describe_finish(const Survey& s) {
+  switch (s.finish) {
+    case Finish::Nothing: return "nothing to finish: no transaction is active";
+    case Finish::Discard:
+      return "discard: the last apply never reached a durable PREPARED; its leftovers go and the targets, never "
+             "touched, stay as they are";
+    case Finish::Effects:
+      return "effects: the transaction is committed; its post-commit effect (root sync) runs again under the same "
+             "idempotency key, as the reference's retry-effects does";
+    case Finish::AllAfter:
+      return s.state == "ARCHIVING" ? "all-after: the committed transaction's archive is completed; targets unchanged"
+                                    : "all-after: the transaction is committed; nothing to do";
+    case Finish::AllBefore:
+      if (s.state == "ARCHIVING") return "all-before: the rolled-back transaction's archive is completed; targets unchanged";
+      if (s.state == "ROLLED_BACK") return "all-before: the transaction is rolled back; nothing to do";
+      return "all-before: the interrupted transaction is rolled back, every target restored to what it was before, "
+             "as the reference's recover does";
+  }
+  return "";
+}
+
+}  // namespace dot::core::go
