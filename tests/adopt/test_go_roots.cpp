@@ -102,6 +102,10 @@ struct Case {
   std::string state;
 };
 
+// How a case shows in test output (and in ctest's list): its generation and
+// state, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << gen_name(c.gen) << " " << c.state; }
+
 std::vector<Case> all_cases() {
   std::vector<Case> out;
   for (GoGen g : {GoGen::PreCapability, GoGen::Effects})
