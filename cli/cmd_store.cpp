@@ -65,6 +65,20 @@ void event_json(JsonWriter& w, const store::Event& e) {
   w.end_object();
 }
 
+// A stored canonical JSON document under `key`, exactly as hashed, when its
+// bytes still hash to `id`; bytes that do not are shown as the string
+// `<key>_text` so the output stays JSON. `<key>_verified` says which.
+void hashed_document(JsonWriter& w, std::string_view key, const std::string& bytes, std::string_view id) {
+  const bool verified = !bytes.empty() && sha256_hex(bytes) == id;
+  w.key(key);
+  if (verified)
+    w.raw(bytes);
+  else
+    w.null();
+  w.key(fmt::format("{}_verified", key)).boolean(verified);
+  if (!bytes.empty() && !verified) w.key(fmt::format("{}_text", key)).string(bytes);
+}
+
 std::string show_json(const TxnDetail& d) {
   JsonWriter w;
   w.begin_object();
@@ -76,16 +90,10 @@ std::string show_json(const TxnDetail& d) {
   w.key("finished_at");
   time_or_null(w, d.finished_at_ms);
   w.key("detail").string_or_null(d.detail);
-  // The plan object exactly as hashed, when its bytes still hash to the plan
-  // id; bytes that do not are shown as a string so the output stays JSON.
-  bool verified = !d.canonical_plan.empty() && sha256_hex(d.canonical_plan) == d.summary.plan_id;
-  w.key("plan");
-  if (verified)
-    w.raw(d.canonical_plan);
-  else
-    w.null();
-  w.key("plan_verified").boolean(verified);
-  if (!d.canonical_plan.empty() && !verified) w.key("plan_text").string(d.canonical_plan);
+  // The plan (sealed rows) and the proposal document (every proposal since
+  // schema version 3: what the plugin proposed).
+  hashed_document(w, "plan", d.canonical_plan, d.summary.plan_id);
+  hashed_document(w, "proposal", d.proposal_document, d.summary.proposal_id);
   w.key("operations").begin_array();
   for (std::size_t i = 0; i < d.operations.size(); ++i) {
     w.begin_object();
@@ -308,6 +316,8 @@ int run_show(const CommonOptions& o, const std::string& id) {
   };
   if (!d->canonical_plan.empty() && sha256_hex(d->canonical_plan) != s.plan_id)
     head.push_back({"integrity", "PLAN BYTES DO NOT MATCH THE PLAN ID"});
+  if (!d->proposal_document.empty() && sha256_hex(d->proposal_document) != s.proposal_id)
+    head.push_back({"integrity", "PROPOSAL DOCUMENT DOES NOT MATCH THE PROPOSAL ID"});
   // NO_CHANGES is why a proposal ended, not an error.
   if (!s.code.empty())
     head.push_back({s.code == store::kNoChangesCode ? "outcome" : "error",
@@ -323,6 +333,11 @@ int run_show(const CommonOptions& o, const std::string& id) {
     }
     out += "\noperations\n" + table(ops);
   }
+  // What the plugin proposed (core's before observations, no after), kept
+  // for every proposal: plugin-controlled text, escaped.
+  if (!d->proposal_document.empty())
+    out += fmt::format("\nproposal document ({} bytes, canonical JSON)\n  {}\n", d->proposal_document.size(),
+                       shown(d->proposal_document));
   if (!d->effects.empty()) {
     std::vector<std::vector<std::string>> eff = {{"INDEX", "STATE", "ATTEMPTS", "UPDATED", "CODE"}};
     for (const auto& e : d->effects)

@@ -16,14 +16,6 @@ constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
 
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
 
-jcs::Node effect_node(const Effect& e) {
-  auto n = jcs::Node::object();
-  n.set("failure_policy", jcs::Node::string(e.failure_policy));
-  n.set("kind", jcs::Node::string(e.kind));
-  n.set("target", jcs::Node::string(e.target));
-  return n;
-}
-
 Error invalid(const json::Value& at, std::string kind, std::string detail) {
   return make_parse_error(Code::Validation, std::move(kind), at.offset(), std::move(detail));
 }
@@ -36,6 +28,14 @@ Status require_hex_id(const json::Value& v, std::string_view value, std::string_
 }
 
 }  // namespace
+
+jcs::Node to_node(const Effect& e) {
+  auto n = jcs::Node::object();
+  n.set("failure_policy", jcs::Node::string(e.failure_policy));
+  n.set("kind", jcs::Node::string(e.kind));
+  n.set("target", jcs::Node::string(e.target));
+  return n;
+}
 
 Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
   json::ObjectReader r(v, what);
@@ -93,7 +93,7 @@ jcs::Node to_node(const Plan& plan) {
   auto n = jcs::Node::object();
   if (plan.effects) {
     auto effects = jcs::Node::array();
-    for (const auto& e : *plan.effects) effects.push(effect_node(e));
+    for (const auto& e : *plan.effects) effects.push(to_node(e));
     n.set("effects", std::move(effects));
   }
   n.set("nonce", jcs::Node::string(plan.nonce));
@@ -115,11 +115,15 @@ jcs::Node to_node(const Plan& plan) {
 
 Result<std::string> canonical_bytes(const Plan& plan) { return jcs::encode(to_node(plan), jcs::Profile::Hello); }
 
-Result<std::string> compute_proposal_id(const Plan& plan) {
+Result<std::string> proposal_document(const Plan& plan) {
   Plan p = plan;
   p.proposal_id.clear();
   for (auto& op : p.operations) op.after = Snapshot::absent();
-  DOT_ASSIGN_OR_RETURN(std::string bytes, canonical_bytes(p));
+  return canonical_bytes(p);
+}
+
+Result<std::string> compute_proposal_id(const Plan& plan) {
+  DOT_ASSIGN_OR_RETURN(std::string bytes, proposal_document(plan));
   return sha256_hex(bytes);
 }
 

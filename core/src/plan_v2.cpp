@@ -48,13 +48,7 @@ jcs::Node to_node(const PlanV2& plan) {
   }
   n.set("directories", std::move(dirs));
   auto effects = jcs::Node::array();
-  for (const auto& e : plan.effects) {
-    auto o = jcs::Node::object();
-    o.set("failure_policy", jcs::Node::string(e.failure_policy));
-    o.set("kind", jcs::Node::string(e.kind));
-    o.set("target", jcs::Node::string(e.target));
-    effects.push(std::move(o));
-  }
+  for (const auto& e : plan.effects) effects.push(to_node(e));
   n.set("effects", std::move(effects));
   n.set("nonce", jcs::Node::string(plan.nonce));
   auto ops = jcs::Node::array();

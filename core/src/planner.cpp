@@ -206,8 +206,10 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     plan.operations.push_back(Operation{Snapshot::absent(), t.snapshot, name});
     out.slots.push_back(PlannedSlot{name, std::move(t.content), {}});
   }
-  DOT_ASSIGN_OR_RETURN(plan.proposal_id, compute_proposal_id(plan));
-  DOT_TRY(root.store().set_proposal_id(txn, plan.proposal_id));
+  // What was proposed is kept whatever happens next (sealed or abandoned).
+  DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(plan));
+  plan.proposal_id = sha256_hex(proposal);
+  DOT_TRY(root.store().set_proposal_id(txn, plan.proposal_id, proposal));
 
   DOT_ASSIGN_OR_RETURN(dpp::MaterializeResult staged, call(s.materialize()));
   DOT_TRY(dpp::hello::check_artifacts(proposed.names, staged));

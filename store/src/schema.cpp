@@ -101,11 +101,17 @@ CREATE TABLE effect (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 3: the proposal document of every proposal, sealed or abandoned
+// (NULL for the rows before it, which never kept one).
+const char* const kMigrateTo3 = R"sql(
+ALTER TABLE txn ADD COLUMN proposal BLOB CHECK (proposal IS NULL OR length(proposal) <= 268435456);
+)sql";
+
 struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}};
 
 }  // namespace
 

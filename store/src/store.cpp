@@ -361,16 +361,29 @@ Status expect_state(const std::string& path, TxnId id, State actual, State wante
 
 }  // namespace
 
-Status Store::set_proposal_id(TxnId id, std::string_view proposal_id) {
+Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::string_view document) {
   DOT_TRY(impl_->writable());
   if (proposal_id.size() != 64 || !is_lower_hex(proposal_id))
     return make_error(Code::Validation, "proposal_id", "a proposal id is 64 lowercase hex characters");
+  if (document.size() > kMaxProposalBytes)
+    return make_error(Code::Validation, "proposal_document",
+                      fmt::format("a proposal document of {} bytes is over {}", document.size(), kMaxProposalBytes));
+  if (!document.empty() && sha256_hex(document) != proposal_id)
+    return make_error(Code::Validation, "proposal_document",
+                      fmt::format("the proposal document hashes to {}, not to the proposal id {}", sha256_hex(document),
+                                  proposal_id));
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "recording a proposal id"));
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("UPDATE txn SET proposal_id = ?2, updated_at_ms = ?3 WHERE id = ?1"));
-  DOT_TRY(s.bind(1, id).bind(2, proposal_id).bind(3, now_ms()).run());
+  DOT_ASSIGN_OR_RETURN(auto s,
+                       db.prepare("UPDATE txn SET proposal_id = ?2, proposal = ?4, updated_at_ms = ?3 WHERE id = ?1"));
+  s.bind(1, id).bind(2, proposal_id).bind(3, now_ms());
+  if (document.empty())
+    s.bind_null(4);
+  else
+    s.bind_blob(4, document);
+  DOT_TRY(s.run());
   DOT_TRY(txn.commit());
   impl_->fire("store.proposal.id");
   return {};

@@ -80,7 +80,7 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
   // Per transaction: state matches history, plan bytes match plan id, blobs.
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
       "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
-      "plan.txn_id IS NOT NULL, txn.proposal_id FROM txn LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id"));
+      "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal FROM txn LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id"));
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
@@ -102,6 +102,10 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
       problem(fmt::format("{}: state {} but its last event says {}", who, state_name(*st), state_name(ev->second)));
     }
     if (pruned && !is_finished(*st)) problem(fmt::format("{}: pruned while {}", who, state_name(*st)));
+    // A kept proposal document is what its proposal id is the hash of.
+    if (!s.is_null(9) && sha256_hex(s.blob(9)) != s.text(8))
+      problem(fmt::format("{}: the stored proposal document hashes to {}, not to the proposal id", who,
+                          sha256_hex(s.blob(9))));
     bool plan_row = s.i64(7) != 0;
     if (has_plan(*st) != plan_row) {
       problem(fmt::format("{}: {} {} a plan row", who, state_name(*st), plan_row ? "has" : "lacks"));

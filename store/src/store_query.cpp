@@ -245,7 +245,7 @@ Result<TxnDetail> Store::detail(TxnId id) {
         "SELECT " DOT_STORE_SUMMARY_COLUMNS ", "
         "txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
         "txn.stderr_truncated, plan.canonical, "
-        "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id) "
+        "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id), txn.proposal "
         "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -260,6 +260,7 @@ Result<TxnDetail> Store::detail(TxnId id) {
     d.plugin_stderr_truncated = s.i64(k + 5) != 0;
     d.canonical_plan = s.blob(k + 6);
     d.has_backups = s.i64(k + 7) != 0;
+    d.proposal_document = s.blob(k + 8);
   }
   DOT_ASSIGN_OR_RETURN(d.operations, read_operations(db, id));
   DOT_ASSIGN_OR_RETURN(d.effects, effects(id));

@@ -127,6 +127,44 @@ TEST_F(EngineTest, ExportAndPlanIdAgree) {
   EXPECT_NE(bad.err.find("DOT_E_VALIDATION"), std::string::npos) << bad.err;
 }
 
+// The proposal document (what the plugin proposed: the plan with every after
+// absent, hashing to the proposal id) is kept for every proposal, sealed or
+// abandoned, and `inspect show` prints it.
+TEST_F(EngineTest, ProposalDocumentIsKeptForEveryProposal) {
+  std::string sealed_id = plan_ok();
+  ASSERT_EQ(core({"apply", sealed_id}).code, 0);
+  CmdResult again = core({"plan", "--allow-audit-plugin", "--json"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  ASSERT_EQ(json_field(again.out, "state"), "NO_CHANGES") << again.out;
+  const std::string abandoned_id = json_field(again.out, "proposal_id");
+  auto st = store::Store::open(store::RootLayout::for_root(root_.string()).database, read_only());
+  ASSERT_TRUE(st.ok()) << st.error().line();
+  for (const std::string& id : {sealed_id, abandoned_id}) {
+    SCOPED_TRACE(id);
+    auto txn = st->find(id);
+    ASSERT_TRUE(txn.ok()) << txn.error().line();
+    auto d = st->detail(*txn);
+    ASSERT_TRUE(d.ok()) << d.error().line();
+    const std::string& doc = d->proposal_document;
+    ASSERT_FALSE(doc.empty());
+    EXPECT_EQ(sha256_hex(doc), d->summary.proposal_id);
+    auto proposed = decode_canonical_plan(doc);
+    ASSERT_TRUE(proposed.ok()) << proposed.error().line();
+    EXPECT_EQ(proposed->proposal_id, "");
+    ASSERT_EQ(proposed->operations.size(), 2u);
+    for (const auto& op : proposed->operations) EXPECT_EQ(op.after, Snapshot::absent());
+    EXPECT_EQ(proposed->operations[0].name, "hello.txt");
+    CmdResult js = core({"inspect", "show", id, "--json"});
+    ASSERT_EQ(js.code, 0) << js.err;
+    EXPECT_NE(js.out.find("\"proposal\":" + doc + ",\"proposal_verified\":true"), std::string::npos) << js.out;
+    CmdResult text = core({"inspect", "show", id});
+    ASSERT_EQ(text.code, 0) << text.err;
+    EXPECT_NE(text.out.find("proposal document (" + std::to_string(doc.size()) + " bytes"), std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("\"name\":\"welcome.txt\""), std::string::npos) << text.out;
+  }
+}
+
 // plan-id reads a version-2 document (vectors/plan/v2.json, written by an
 // independent implementation): its plan_id, and its proposal_id checked
 // against the proposal document it carries; a bare version-2 plan is refused.

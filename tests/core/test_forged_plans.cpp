@@ -134,7 +134,11 @@ class ForgedPlan : public EngineTest, public ::testing::WithParamInterface<Forge
     db.run("BEGIN IMMEDIATE");
     db.run("UPDATE plan SET canonical = CAST(?1 AS BLOB), effect_count = CAST(?2 AS INTEGER) WHERE txn_id = ?3",
            {*bytes, count, id});
-    db.run("UPDATE txn SET plan_id = ?1, proposal_id = ?2 WHERE id = ?3", {forged_id, plan.proposal_id, id});
+    // A forger who recomputes the ids rewrites the proposal document too.
+    auto document = proposal_document(plan);
+    EXPECT_TRUE(document.ok());
+    db.run("UPDATE txn SET plan_id = ?1, proposal_id = ?2, proposal = CAST(?4 AS BLOB) WHERE id = ?3",
+           {forged_id, plan.proposal_id, id, *document});
     for (std::size_t slot = 0; slot < plan.operations.size(); ++slot)
       db.run("UPDATE operation SET name = ?1 WHERE txn_id = ?2 AND slot = ?3",
              {plan.operations[slot].name, id, std::to_string(slot)});

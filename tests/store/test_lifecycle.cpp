@@ -50,6 +50,35 @@ class StoreLifecycle : public ::testing::Test {
   std::vector<std::string> points;
 };
 
+// The proposal document is kept with its id, only when it hashes to it.
+TEST_F(StoreLifecycle, ProposalDocumentIsKeptOnlyWhenItHashesToTheId) {
+  auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id);
+  const std::string doc = "{\"proposed\":true}";
+  auto wrong = store->set_proposal_id(*id, testing::hex64('e'), doc);
+  ASSERT_ERR(wrong, Code::Validation);
+  EXPECT_EQ(wrong.error().kind, "proposal_document");
+  auto before = store->detail(*id);
+  ASSERT_OK(before);
+  EXPECT_EQ(before->summary.proposal_id, "");
+  EXPECT_EQ(before->proposal_document, "");
+  ASSERT_OK(store->set_proposal_id(*id, sha256_hex(doc), doc));
+  ASSERT_OK(store->abandon(*id, Abandonment{"DOT_E_PROTOCOL", "later", ""}));
+  auto after = store->detail(*id);
+  ASSERT_OK(after);
+  EXPECT_EQ(after->summary.proposal_id, sha256_hex(doc));
+  EXPECT_EQ(after->proposal_document, doc);
+  auto clean = store->check();
+  ASSERT_OK(clean);
+  EXPECT_TRUE(clean->problems.empty());
+  // A document edited behind the store's back no longer hashes to the id.
+  raw("UPDATE txn SET proposal = CAST('{\"proposed\":false}' AS BLOB)");
+  auto c = store->check();
+  ASSERT_OK(c);
+  ASSERT_EQ(c->problems.size(), 1u);
+  EXPECT_NE(c->problems[0].find("proposal document"), std::string::npos) << c->problems[0];
+}
+
 TEST_F(StoreLifecycle, CreateRecordsRootIdAndSchema) {
   auto rid = store->root_id();
   ASSERT_OK(rid);

@@ -75,6 +75,7 @@ struct Plan {
 };
 
 jcs::Node to_node(const Snapshot& s);
+jcs::Node to_node(const Effect& e);
 // Strict decoding of one snapshot (`what` names it in errors): exact fields,
 // sha256 64 lowercase hex when it exists, the all-zero absent snapshot when
 // it does not. Code::Validation. Shared by both plan versions.
@@ -83,7 +84,11 @@ jcs::Node to_node(const Plan& plan);
 
 // Canonical (JCS hello) bytes of the plan exactly as stored and hashed.
 Result<std::string> canonical_bytes(const Plan& plan);
-// SHA-256 hex of the canonical plan with every `after` absent and proposal_id "".
+// The proposal document: the canonical plan with every `after` absent and
+// proposal_id "" (what the plugin proposed, with core's `before`
+// observations). Stored for every proposal, sealed or abandoned.
+Result<std::string> proposal_document(const Plan& plan);
+// SHA-256 hex of proposal_document(plan).
 Result<std::string> compute_proposal_id(const Plan& plan);
 // SHA-256 hex of canonical_bytes(plan).
 Result<std::string> compute_plan_id(const Plan& plan);

@@ -18,6 +18,9 @@ using TxnId = std::int64_t;
 // Artifacts, backups and plugin stderr are bounded like the targets they hold.
 inline constexpr std::size_t kMaxBlobBytes = 64 * 1024;
 inline constexpr std::size_t kMaxStderrBytes = 64 * 1024;
+// A proposal document (the plan as proposed, every `after` absent): a bound
+// on what one row keeps, the largest plan document core reads.
+inline constexpr std::size_t kMaxProposalBytes = std::size_t{256} << 20;
 
 struct PluginRecord {
   std::string plugin_id;       // manifest id, e.g. "org.dot.hello"
@@ -116,6 +119,9 @@ std::string_view display_status(const TxnSummary& t) noexcept;
 struct TxnDetail {
   TxnSummary summary;
   std::string canonical_plan;  // "" until sealed
+  // The proposal document (its SHA-256 is the proposal id): "" until the
+  // plugin proposed, and for proposals recorded before schema version 3.
+  std::string proposal_document;
   std::string plugin_digest;
   std::int64_t started_at_ms = 0;
   std::int64_t finished_at_ms = 0;  // sealed or abandoned; 0 while PROPOSING

@@ -27,7 +27,7 @@ namespace dot::store {
 
 // Schema version written by this build (PRAGMA user_version). Version 1 is the
 // pre-capability layout (no effect ledger, no effect count).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
@@ -91,8 +91,12 @@ class Store {
   // ---- proposals -------------------------------------------------------
   // A new PROPOSING row (and its event).
   Result<TxnId> begin_proposal(const ProposalStart& start);
-  // Records the proposal id once computed (before materialize).
-  Status set_proposal_id(TxnId id, std::string_view proposal_id);
+  // Records the proposal id once computed (before materialize) with the
+  // proposal document it is the SHA-256 of (kept for every proposal, sealed
+  // or abandoned: what was proposed). A document that does not hash to the id
+  // is DOT_E_VALIDATION. Only a caller without one (the store's own tests)
+  // leaves it empty; then none is kept.
+  Status set_proposal_id(TxnId id, std::string_view proposal_id, std::string_view document = {});
   // PROPOSING -> ABANDONED with the error and the plugin's bounded stderr.
   Status abandon(TxnId id, const Abandonment& why);
   // PROPOSING -> SEALED in one SQLite transaction: plan bytes, plan_id,
