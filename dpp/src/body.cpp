@@ -6,9 +6,9 @@
 
 namespace dot::dpp {
 
-json::ReadLimits body_limits() noexcept {
+json::ReadLimits body_limits(std::size_t max_bytes) noexcept {
   json::ReadLimits l;
-  l.max_bytes = kMaxBody;
+  l.max_bytes = max_bytes;
   l.max_depth = kMaxDepth;
   return l;
 }
@@ -21,7 +21,7 @@ Error body_error(const Error& e, std::string_view body, std::uint64_t body_offse
   if (kind == "bom") {
     // "First the whole body must be valid UTF-8": a BOM does not hide a later
     // invalid byte.
-    auto rest = json::validate(body.substr(3), body_limits());
+    auto rest = json::validate(body.substr(3), body_limits(body.size()));
     if (!rest.ok() && rest.error().kind == "utf8")
       return make_parse_error(Code::Protocol, "utf8", off + 3 + rest.error().offset.value_or(0), rest.error().detail);
     kind = "malformed";
@@ -38,14 +38,14 @@ Error body_error(const Error& e, std::string_view body, std::uint64_t body_offse
   return make_parse_error(Code::Protocol, std::move(kind), off, std::move(detail));
 }
 
-Status check_body(std::string_view body, std::uint64_t body_offset) {
-  auto st = json::validate(body, body_limits());
+Status check_body(std::string_view body, std::uint64_t body_offset, std::size_t max_bytes) {
+  auto st = json::validate(body, body_limits(max_bytes));
   if (!st.ok()) return body_error(st.error(), body, body_offset);
   return {};
 }
 
-Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offset) {
-  auto doc = json::parse(body, body_limits());
+Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offset, std::size_t max_bytes) {
+  auto doc = json::parse(body, body_limits(max_bytes));
   if (!doc.ok()) return body_error(doc.error(), body, body_offset);
   return doc;
 }

@@ -104,8 +104,8 @@ Result<std::optional<Frame>> FrameReader::next() {
       case HeaderState::Digits:
         if (c >= '0' && c <= '9') {
           length = length * 10 + static_cast<std::size_t>(c - '0');
-          if (length > kMaxBody)
-            return fail("length", at, fmt::format("length over the limit of {} bytes", kMaxBody));
+          if (length > max_body_)
+            return fail("length", at, fmt::format("length over the limit of {} bytes", max_body_));
         } else if (c == '\r') {
           state = HeaderState::Lf1;
         } else if (c == '\n') {
@@ -140,12 +140,16 @@ Result<std::optional<Frame>> FrameReader::next() {
   Frame frame;
   frame.offset = offset_;
   frame.body_offset = offset_ + pos;
-  frame.body.resize(length);
+  // The buffer follows the bytes that arrived, doubling from kMaxBody up to
+  // the announced length: memory is bounded by the limit and by what the
+  // peer actually sent, never by what it merely announced.
+  frame.body.resize(std::min(length, kMaxBody));
   std::size_t have = std::min(length, end_ - start_);
   std::memcpy(frame.body.data(), buf_ + start_, have);
   start_ += have;
   while (have < length) {
-    auto got = source_.read(frame.body.data() + have, length - have);
+    if (have == frame.body.size()) frame.body.resize(std::min(length, 2 * frame.body.size()));
+    auto got = source_.read(frame.body.data() + have, frame.body.size() - have);
     if (!got.ok()) {
       failed_ = std::move(got).error();
       return *failed_;
@@ -160,10 +164,10 @@ Result<std::optional<Frame>> FrameReader::next() {
   return std::optional<Frame>(std::move(frame));
 }
 
-Result<std::string> encode_frame(std::string_view body) {
-  if (body.empty() || body.size() > kMaxBody)
+Result<std::string> encode_frame(std::string_view body, std::size_t max_body) {
+  if (body.empty() || body.size() > max_body)
     return make_error(Code::Protocol, "length",
-                      fmt::format("a frame body must be 1 to {} bytes, not {}", kMaxBody, body.size()));
+                      fmt::format("a frame body must be 1 to {} bytes, not {}", max_body, body.size()));
   std::string out;
   out.reserve(body.size() + 32);
   out += kPrefix;
@@ -174,7 +178,7 @@ Result<std::string> encode_frame(std::string_view body) {
 }
 
 Status FrameWriter::write(std::string_view body) {
-  DOT_ASSIGN_OR_RETURN(std::string bytes, encode_frame(body));
+  DOT_ASSIGN_OR_RETURN(std::string bytes, encode_frame(body, max_body_));
   return sink_.write(bytes);
 }
 

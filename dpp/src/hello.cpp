@@ -5,30 +5,14 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "fields.h"
 
 namespace dot::dpp::hello {
 namespace {
 
-Error identity(std::string kind, std::string detail) {
-  return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
-}
+using fields::excerpt;
 
-std::string list(const std::vector<std::string>& v) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) out += fmt::format("{}\"{}\"", i ? "," : "", v[i]);
-  return out + "]";
-}
-
-// Plugin-supplied text in a detail line: printable ASCII only, bounded.
-std::string shown(std::string_view s) {
-  std::string out;
-  for (char c : s.substr(0, 80)) {
-    auto u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (s.size() > 80) out += "...";
-  return out;
-}
+using fields::list;
 
 }  // namespace
 
@@ -47,33 +31,9 @@ InitializeParams initialize_params(std::string_view assurance, std::string nonce
 }
 
 Status check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id) {
-  if (echo.id != manifest_id)
-    return identity("id", fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"", shown(echo.id),
-                                      manifest_id));
-  if (echo.protocol != sent.protocol)
-    return identity("protocol", fmt::format("the plugin echoed protocol {}, core sent {}", echo.protocol, sent.protocol));
-  if (echo.profile != sent.profile)
-    return identity("profile", fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"", shown(echo.profile),
-                                           sent.profile));
-  if (echo.assurance != sent.required_assurance)
-    return identity("assurance", fmt::format("the plugin echoed assurance \"{}\", core requires \"{}\"",
-                                             shown(echo.assurance), sent.required_assurance));
-  if (echo.nonce != sent.nonce) return identity("nonce", "the plugin echoed a different nonce");
-  const auto& got = echo.capabilities;
-  const auto& want = sent.capabilities;
-  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
-    if (i >= got.size())
-      return identity("capabilities", fmt::format("the plugin dropped capability \"{}\" (position {}); core sent {}",
-                                                  want[i], i, list(want)));
-    if (i >= want.size())
-      return identity("capabilities", fmt::format("the plugin added capability \"{}\" (position {}); core sent {}",
-                                                  shown(got[i]), i, list(want)));
-    if (got[i] != want[i])
-      return identity("capabilities",
-                      fmt::format("capability {} is \"{}\", core sent \"{}\" there (order matters); core sent {}", i,
-                                  shown(got[i]), want[i], list(want)));
-  }
-  return {};
+  DOT_TRY(fields::check_echo({sent.protocol, sent.profile, sent.required_assurance, sent.nonce},
+                             {echo.id, echo.protocol, echo.profile, echo.assurance, echo.nonce}, manifest_id));
+  return fields::check_capabilities(echo.capabilities, sent.capabilities, sent.capabilities);
 }
 
 bool is_slot_name(std::string_view name) noexcept {
@@ -92,7 +52,7 @@ Status check_plan_names(const std::vector<std::string>& names) {
     if (!is_slot_name(names[i]))
       return make_error(Code::PathEscape, "slot_name",
                         fmt::format("slot {} name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", i,
-                                    shown(names[i])));
+                                    excerpt(names[i])));
   if (names.empty() || names.size() > kMaxNames)
     return make_error(Code::Policy, "names",
                       fmt::format("a plan names 1 to {} files, this one {}", kMaxNames, names.size()));
@@ -127,7 +87,7 @@ Status check_hello_effects(const std::vector<EffectRequest>& effects) {
                       fmt::format("effect {{kind:\"{}\", target:\"{}\", failure_policy:\"{}\"}} is not the allowed "
                                   "root-sync request {{kind:\"sync\", target:\"managed-root\", "
                                   "failure_policy:\"required\"}}",
-                                  shown(e.kind), shown(e.target), shown(e.failure_policy)));
+                                  excerpt(e.kind), excerpt(e.target), excerpt(e.failure_policy)));
   return {};
 }
 
@@ -144,7 +104,7 @@ Status check_artifacts(const std::vector<std::string>& names, const MaterializeR
   for (std::size_t i = 0; i < arts.size(); ++i) {
     if (arts[i].name != names[i])
       return make_error(Code::ArtifactMismatch, "name",
-                        fmt::format("artifact {} is \"{}\", slot {} is \"{}\"", i, shown(arts[i].name), i, names[i]));
+                        fmt::format("artifact {} is \"{}\", slot {} is \"{}\"", i, excerpt(arts[i].name), i, names[i]));
     if (!is_sha256_hex(arts[i].sha256))
       return make_error(Code::ArtifactMismatch, "sha256",
                         fmt::format("artifact \"{}\" has no lowercase hex SHA-256", names[i]));

@@ -15,6 +15,7 @@
 #include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/jsonrpc.h"
+#include "fields.h"
 
 namespace dot::dpp {
 namespace {
@@ -56,6 +57,8 @@ struct HostSession::Impl {
     Impl& s_;
   };
 
+  explicit Impl(HostSessionOptions o) : opts(std::move(o)) {}
+
   HostSessionOptions opts;
   ChildProcess child;
   Clock::time_point deadline;
@@ -67,8 +70,14 @@ struct HostSession::Impl {
   bool killed = false;
   std::uint64_t stdout_total = 0;
   Stdout source{*this};
-  FrameReader reader{source};
+  FrameReader reader{source, opts.limits.max_frame_bytes};
   std::string waiting_for = "dot.initialize";
+  // General profile.
+  bool log_negotiated = false;
+  std::vector<LogEntry> logs;
+  std::optional<PluginErrorInfo> plugin_error;
+
+  bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
     return make_error(Code::Timeout, "timeout",
@@ -242,39 +251,95 @@ struct HostSession::Impl {
     return e;
   }
 
-  Status expect_phase(Phase p, Method m) {
+  // A session method may be called in its phase and for its profile only
+  // (`prof` empty: either profile).
+  Status expect_phase(Phase p, Method m, std::optional<Profile> prof = std::nullopt) {
     if (phase == Phase::Failed) return *failure;
+    if (prof && *prof != opts.profile)
+      return make_error(Code::Internal, "profile",
+                        fmt::format("dpp session: {} called with the other profile's types", method_name(m)));
     if (phase != p)
       return make_error(Code::Internal, "order",
                         fmt::format("dpp session: {} called out of order", method_name(m)));
     return {};
   }
 
+  // A dot.log notification read while `m` is outstanding (general profile).
+  Status accept_notification(Method m, const general::Reply& reply) {
+    if (reply.method != general::kLogMethod)
+      return protocol("notification_method",
+                      fmt::format("the plugin sent a \"{}\" notification during {}; only dot.log is allowed",
+                                  fields::excerpt(reply.method), waiting_for));
+    // During dot.initialize negotiation is not settled yet: initialize()
+    // decides once the echo is read.
+    if (m != Method::Initialize && !log_negotiated)
+      return protocol("log_not_negotiated",
+                      fmt::format("the plugin sent dot.log during {} without negotiating log", waiting_for));
+    auto log = general::decode_log_params(reply.params);
+    if (!log.ok()) {
+      Error e = log.error();
+      e.detail = fmt::format("dot.log during {}: {}", waiting_for, e.detail);
+      return e;
+    }
+    if (logs.size() >= opts.general_limits.max_log_messages)
+      return protocol("log_limit", fmt::format("the plugin sent more than {} dot.log messages (the negotiated "
+                                               "max_log_messages) during {}",
+                                               opts.general_limits.max_log_messages, waiting_for));
+    logs.push_back(LogEntry{std::move(log->level), std::move(log->message), m});
+    if (m != Method::Initialize && opts.on_log) opts.on_log(logs.back());
+    return {};
+  }
+
+  Error plugin_error_of(Method m, general::ErrorObject e) {
+    Error out = make_error(Code::PluginError, "error_response",
+                           fmt::format("plugin {} answered {} with error {}: {}", opts.plugin_id, method_name(m),
+                                       e.code, e.message));
+    plugin_error = PluginErrorInfo{m, std::move(e)};
+    return out;
+  }
+
   // One request/response exchange; the result's JSON lives in `doc`.
   Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
     waiting_for = std::string(method_name(m));
     if (Clock::now() >= deadline) return fail(timeout());
-    if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
+    // In the general profile whatever is read after a request is written
+    // belongs to it, so only the window before dot.initialize is checked.
+    if (!general() || m == Method::Initialize) {
+      if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
+    }
     auto body = encode_request(method_id(m), m, params);
     if (!body.ok()) return fail(body.error());
-    auto frame_bytes = encode_frame(*body);
+    auto frame_bytes = encode_frame(*body, opts.limits.max_frame_bytes);
     if (!frame_bytes.ok()) return fail(frame_bytes.error());
     if (auto st = write_stdin(*frame_bytes); !st.ok()) return fail(st.error());
-    auto frame = reader.next();
-    if (!frame.ok()) {
-      Error e = frame.error();
-      if (e.code == Code::Protocol && e.kind == "early_eof")
-        e.detail = fmt::format("{} (in the response to {})", e.detail, waiting_for);
-      return fail(std::move(e));
+    for (;;) {
+      auto frame = reader.next();
+      if (!frame.ok()) {
+        Error e = frame.error();
+        if (e.code == Code::Protocol && e.kind == "early_eof")
+          e.detail = fmt::format("{} (in the response to {})", e.detail, waiting_for);
+        return fail(std::move(e));
+      }
+      if (!frame->has_value())
+        return fail(protocol("eof", fmt::format("the plugin closed stdout without answering {}", waiting_for)));
+      auto parsed = parse_body((*frame)->body, (*frame)->body_offset, opts.limits.max_frame_bytes);
+      if (!parsed.ok()) return fail(parsed.error());
+      doc = std::move(parsed).value();
+      if (!general()) {
+        auto result = decode_response(doc, method_id(m), m);
+        if (!result.ok()) return fail(result.error());
+        return result;
+      }
+      auto reply = general::decode_reply(doc, method_id(m), m);
+      if (!reply.ok()) return fail(reply.error());
+      switch (reply->kind) {
+        case general::Reply::Kind::Result: return reply->result;
+        case general::Reply::Kind::Error: return fail(plugin_error_of(m, std::move(reply->error)));
+        case general::Reply::Kind::Notification:
+          if (auto st = accept_notification(m, *reply); !st.ok()) return fail(st.error());
+          break;
+      }
     }
-    if (!frame->has_value())
-      return fail(protocol("eof", fmt::format("the plugin closed stdout without answering {}", waiting_for)));
-    auto parsed = parse_body((*frame)->body, (*frame)->body_offset);
-    if (!parsed.ok()) return fail(parsed.error());
-    doc = std::move(parsed).value();
-    auto result = decode_response(doc, method_id(m), m);
-    if (!result.ok()) return fail(result.error());
-    return result;
   }
 
   template <typename T>
@@ -383,8 +448,8 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   ignore_sigpipe();
   DOT_TRY(become_child_subreaper());
 
-  auto impl = std::make_unique<Impl>();
-  impl->opts = std::move(options);
+  if (options.profile == Profile::General) options.limits = SessionLimits::of(options.general_limits);
+  auto impl = std::make_unique<Impl>(std::move(options));
   SpawnOptions& so = impl->opts.spawn;
   if (so.argv.empty()) so.argv = {"dot-plugin"};
   so.path.clear();
@@ -404,7 +469,7 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
 }
 
 Result<InitializeResult> HostSession::initialize(const InitializeParams& params) {
-  DOT_TRY(impl_->expect_phase(Phase::Initialize, Method::Initialize));
+  DOT_TRY(impl_->expect_phase(Phase::Initialize, Method::Initialize, Profile::Hello));
   json::Document doc;
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Initialize, to_node(params), doc));
   auto r = impl_->checked(decode_initialize_result(v));
@@ -413,7 +478,7 @@ Result<InitializeResult> HostSession::initialize(const InitializeParams& params)
 }
 
 Result<PlanResult> HostSession::plan() {
-  DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan));
+  DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan, Profile::Hello));
   json::Document doc;
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, jcs::Node::object(), doc));
   auto r = impl_->checked(decode_plan_result(v));
@@ -422,11 +487,55 @@ Result<PlanResult> HostSession::plan() {
 }
 
 Result<MaterializeResult> HostSession::materialize() {
-  DOT_TRY(impl_->expect_phase(Phase::Materialize, Method::Materialize));
+  DOT_TRY(impl_->expect_phase(Phase::Materialize, Method::Materialize, Profile::Hello));
   json::Document doc;
   DOT_ASSIGN_OR_RETURN(json::Value v,
                        impl_->call(Method::Materialize, to_node(MaterializeParams{impl_->opts.stage_dir}), doc));
   auto r = impl_->checked(decode_materialize_result(v));
+  if (r.ok()) impl_->phase = Phase::Validate;
+  return r;
+}
+
+Result<general::InitializeResult> HostSession::initialize(const general::InitializeParams& params) {
+  DOT_TRY(impl_->expect_phase(Phase::Initialize, Method::Initialize, Profile::General));
+  if (params.limits != impl_->opts.general_limits)
+    return make_error(Code::Internal, "limits", "dpp session: dot.initialize must send the session's limits");
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Initialize, general::to_node(params), doc));
+  auto r = impl_->checked(general::decode_initialize_result(v));
+  if (!r.ok()) return r;
+  // Negotiated: core offered log and the echo ends with it (a wrong echo
+  // otherwise fails general::check_identity anyway).
+  const auto& offered = params.capabilities;
+  const auto& echoed = r->capabilities;
+  impl_->log_negotiated = !offered.empty() && offered.back() == general::kLogCapability && echoed.size() == 5 &&
+                          echoed.back() == general::kLogCapability;
+  if (!impl_->logs.empty()) {
+    if (!impl_->log_negotiated)
+      return impl_->fail(protocol("log_not_negotiated",
+                                  "the plugin sent dot.log during dot.initialize without negotiating log"));
+    if (impl_->opts.on_log)
+      for (const LogEntry& e : impl_->logs) impl_->opts.on_log(e);
+  }
+  impl_->phase = Phase::Plan;
+  return r;
+}
+
+Result<general::PlanResult> HostSession::plan(const general::PlanParams& params) {
+  DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan, Profile::General));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, general::to_node(params), doc));
+  auto r = impl_->checked(general::decode_plan_result(v, impl_->opts.general_limits));
+  if (r.ok()) impl_->phase = Phase::Materialize;
+  return r;
+}
+
+Result<general::MaterializeResult> HostSession::materialize_general() {
+  DOT_TRY(impl_->expect_phase(Phase::Materialize, Method::Materialize, Profile::General));
+  json::Document doc;
+  DOT_ASSIGN_OR_RETURN(json::Value v,
+                       impl_->call(Method::Materialize, to_node(MaterializeParams{impl_->opts.stage_dir}), doc));
+  auto r = impl_->checked(general::decode_materialize_result(v, impl_->opts.general_limits));
   if (r.ok()) impl_->phase = Phase::Validate;
   return r;
 }
@@ -463,6 +572,19 @@ void HostSession::abort() noexcept {
     impl_->phase = Phase::Failed;
   }
   impl_->kill_all();
+}
+
+bool HostSession::log_negotiated() const noexcept { return impl_->log_negotiated; }
+const std::vector<LogEntry>& HostSession::logs() const noexcept { return impl_->logs; }
+const std::optional<PluginErrorInfo>& HostSession::plugin_error() const noexcept { return impl_->plugin_error; }
+
+SessionLimits SessionLimits::of(const general::Limits& l) {
+  SessionLimits s;
+  s.deadline = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(l.deadline_ms));
+  s.stdout_cap = static_cast<std::size_t>(l.max_stdout_bytes);
+  s.stderr_cap = static_cast<std::size_t>(l.max_stderr_bytes);
+  s.max_frame_bytes = static_cast<std::size_t>(l.max_frame_bytes);
+  return s;
 }
 
 const std::string& HostSession::stderr_bytes() const noexcept { return impl_->stderr_buf; }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "fields.h"
+
 namespace dot::dpp {
 namespace {
 
@@ -12,8 +14,12 @@ Error at(json::Value v, std::string kind, std::string detail) {
   return make_parse_error(Code::Protocol, std::move(kind), v.offset(), std::move(detail));
 }
 
-// A positive integer id spelled as plain digits (no sign, fraction, exponent
-// or leading zero), at most 2^53 - 1.
+Error missing(json::Value obj, std::string_view what, std::string_view name) {
+  return at(obj, "missing_field", fmt::format("the {} has no \"{}\" field", what, name));
+}
+
+}  // namespace
+
 Result<std::uint64_t> read_id(json::Value v, std::string_view what) {
   if (!v.is_number() || !v.is_integer_spelling())
     return at(v, "id", fmt::format("the {} id must be a positive integer", what));
@@ -32,12 +38,6 @@ Status check_version(json::Value v) {
     return at(v, "jsonrpc_version", "\"jsonrpc\" must be the string \"2.0\"");
   return {};
 }
-
-Error missing(json::Value obj, std::string_view what, std::string_view name) {
-  return at(obj, "missing_field", fmt::format("the {} has no \"{}\" field", what, name));
-}
-
-}  // namespace
 
 std::string_view method_name(Method m) noexcept {
   auto i = static_cast<std::size_t>(m);
@@ -64,6 +64,22 @@ Result<std::string> encode_request(std::uint64_t id, Method method, const jcs::N
   return jcs::encode(n, jcs::Profile::Rfc8785);
 }
 
+Status fields::check_response_envelope(json::Value root, const fields::ResponseMembers& m,
+                                       std::uint64_t expected_id, Method method) {
+  std::string what = fmt::format("response to {}", method_name(method));
+  if (!m.version) return missing(root, what, "jsonrpc");
+  DOT_TRY(check_version(*m.version));
+  if (!m.id) return missing(root, what, "id");
+  if (m.id->is_null() && m.error)
+    return at(*m.id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
+  DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*m.id, "response"));
+  if (got != expected_id)
+    return at(*m.id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
+  if (m.result && m.error)
+    return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+  return {};
+}
+
 Result<json::Value> decode_response(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
@@ -86,15 +102,7 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     if (!id) return at(root, "notification", fmt::format("a notification instead of the {}; notifications are not allowed", what));
     return at(root, "method_in_response", fmt::format("the {} carries \"method\" or \"params\"", what));
   }
-  if (!version) return missing(root, what, "jsonrpc");
-  DOT_TRY(check_version(*version));
-  if (!id) return missing(root, what, "id");
-  if (id->is_null() && error)
-    return at(*id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
-  DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*id, "response"));
-  if (got != expected_id)
-    return at(*id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
-  if (result && error) return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+  DOT_TRY(fields::check_response_envelope(root, {version, id, result, error}, expected_id, method));
   if (error) {
     // A well-formed error object fails the call with the plugin's words.
     if (!error->is_object()) return at(*error, "wrong_type", "\"error\" must be an object");

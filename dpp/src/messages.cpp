@@ -10,86 +10,10 @@
 #include <fmt/format.h>
 
 #include "dot/dpp/jsonrpc.h"
+#include "fields.h"
 
 namespace dot::dpp {
-namespace {
-
-Error wrong_type(json::Value v, std::string_view what, std::string_view expected) {
-  return make_parse_error(Code::Protocol, "wrong_type", v.offset(), fmt::format("{} must be {}", what, expected));
-}
-
-Result<std::string> string_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
-  auto v = r.required(name);
-  if (!v.ok()) return as_protocol(v.error());
-  if (!v->is_string()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "a string");
-  return std::string(v->as_string());
-}
-
-Result<std::uint64_t> uint_field(json::ObjectReader& r, std::string_view name, std::string_view what,
-                                 std::uint64_t max) {
-  auto v = r.required(name);
-  if (!v.ok()) return as_protocol(v.error());
-  if (!v->is_number() || !v->is_integer_spelling() || v->number_text()[0] == '-' ||
-      (v->number_text().size() > 1 && v->number_text()[0] == '0'))
-    return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "a non-negative integer");
-  std::uint64_t out = 0;
-  for (char c : v->number_text()) {
-    if (out > (max - static_cast<std::uint64_t>(c - '0')) / 10)
-      return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), fmt::format("at most {}", max));
-    out = out * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return out;
-}
-
-Result<bool> bool_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
-  auto v = r.required(name);
-  if (!v.ok()) return as_protocol(v.error());
-  if (!v->is_bool()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "true or false");
-  return v->as_bool();
-}
-
-Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
-  auto v = r.required(name);
-  if (!v.ok()) return as_protocol(v.error());
-  if (!v->is_array()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "an array");
-  return v;
-}
-
-Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
-                                                     std::string_view what) {
-  DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  for (json::Value e : arr.elements()) {
-    if (!e.is_string())
-      return wrong_type(e, fmt::format("{} field \"{}\" element {}", what, name, i), "a string");
-    out.emplace_back(e.as_string());
-    ++i;
-  }
-  return out;
-}
-
-Result<json::ObjectReader> object(json::Value v, std::string_view what) {
-  if (!v.is_object())
-    return make_parse_error(Code::Protocol, "not_object", v.offset(), fmt::format("{} must be an object", what));
-  return json::ObjectReader(v, what);
-}
-
-Status finish(const json::ObjectReader& r) {
-  auto st = r.finish();
-  if (!st.ok()) return as_protocol(st.error());
-  return {};
-}
-
-jcs::Node string_array(const std::vector<std::string>& v) {
-  auto n = jcs::Node::array();
-  for (const auto& s : v) n.push(jcs::Node::string(s));
-  return n;
-}
-
-jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
-
-}  // namespace
+using namespace fields;
 
 jcs::Node to_node(const InitializeParams& m) {
   auto n = jcs::Node::object();
@@ -154,9 +78,6 @@ jcs::Node to_node(const ValidatedResult& m) {
   return n;
 }
 
-// Integers are bounded by what JCS can carry exactly (2^53 - 1).
-constexpr std::uint64_t kMaxSafe = (std::uint64_t{1} << 53) - 1;
-
 Result<InitializeParams> decode_initialize_params(json::Value v) {
   constexpr std::string_view what = "dot.initialize params";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
@@ -188,18 +109,7 @@ Result<PlanResult> decode_plan_result(json::Value v) {
   constexpr std::string_view what = "dot.plan result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   PlanResult m;
-  DOT_ASSIGN_OR_RETURN(json::Value effects, array_field(r, "effects", what));
-  std::size_t i = 0;
-  for (json::Value e : effects.elements()) {
-    std::string ew = fmt::format("effect {}", i++);
-    DOT_ASSIGN_OR_RETURN(auto er, object(e, ew));
-    EffectRequest eff;
-    DOT_ASSIGN_OR_RETURN(eff.failure_policy, string_field(er, "failure_policy", ew));
-    DOT_ASSIGN_OR_RETURN(eff.kind, string_field(er, "kind", ew));
-    DOT_ASSIGN_OR_RETURN(eff.target, string_field(er, "target", ew));
-    DOT_TRY(finish(er));
-    m.effects.push_back(std::move(eff));
-  }
+  DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
   DOT_ASSIGN_OR_RETURN(m.names, string_array_field(r, "names", what));
   DOT_TRY(finish(r));
   return m;

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
+#include <string_view>
 
 #include "dot/base/error.h"
 
@@ -19,11 +21,28 @@ struct Case {
   Code code;             // expected DOT_E_* code
   const char* kind;      // expected error kind
   const char* detail;    // a substring the error detail must contain
-  bool needs_deadline;   // only these may take the full 5 s
+  bool needs_deadline;   // only these may take the full deadline
 };
 
 std::span<const Case> cases();
 const Case* find(const char* name);
+
+// The two helpers every case is written with (both catalogues):
+// "Content-Length: N\r\n\r\n" + body, and `s` with the first `from`
+// replaced by `to` (exit 99 when the honest body lacks it: a broken case).
+std::string frame(std::string_view body);
+std::string replace(std::string s, std::string_view from, std::string_view to);
+
+// The general profile's cases (tests/dpp/hostile/general.cpp, listed in
+// general_cases.list, names starting "general_"): honest org.dot.dpp/v1
+// plugins on the runtime (dot/dpp/runtime.h) breaking one rule each. They
+// echo the id below and the inputs they are sent; `needs_deadline` cases are
+// driven with a short deadline_ms (tests/dpp/test_hostile_general.cpp).
+inline constexpr std::string_view kGeneralPluginId = "org.dot.hostile";
+std::span<const Case> general_cases();
+const Case* find_general(const char* name);
+// The honest plugin they are made from (executable dpp-general-honest).
+int run_general_honest();
 
 }  // namespace dot::dpp::hostile
 

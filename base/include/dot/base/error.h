@@ -29,6 +29,7 @@ enum class Code : std::uint8_t {
   NotFound,            // DOT_E_NOT_FOUND
   Io,                  // DOT_E_IO: an input or output file the user named could not be used
   Internal,            // DOT_E_INTERNAL: a broken invariant of our own (a bug)
+  PluginError,         // DOT_E_PLUGIN_ERROR: a general-profile plugin answered with a JSON-RPC error
 };
 
 // "DOT_E_PROTOCOL" etc.

@@ -23,16 +23,19 @@
 
 #include "dot/base/json.h"
 #include "dot/base/result.h"
+#include "dot/dpp/frame.h"
 
 namespace dot::dpp {
 
-// The strict-reader limits of a DPP body (64 KiB, depth 16).
-json::ReadLimits body_limits() noexcept;
+// The strict-reader limits of a DPP body (`max_bytes`: 64 KiB for the hello
+// profile, the negotiated max_frame_bytes for the general one; depth 16).
+json::ReadLimits body_limits(std::size_t max_bytes = kMaxBody) noexcept;
 
 // Validates without building a tree (the decoder's fast path).
-Status check_body(std::string_view body, std::uint64_t body_offset);
+Status check_body(std::string_view body, std::uint64_t body_offset, std::size_t max_bytes = kMaxBody);
 // Validates and parses.
-Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offset);
+Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offset,
+                                  std::size_t max_bytes = kMaxBody);
 
 // Re-labels a strict-reader error on `body` (starting at stream offset
 // `body_offset`) as the DPP error described above.

@@ -1,19 +1,23 @@
 #pragma once
 // DPP framing: exactly `Content-Length: N\r\n\r\n` followed by N bytes
-// (1 <= N <= 65536), both directions (spec/dpp-hello.md, "Framing").
+// (1 <= N <= 65536), both directions (spec/dpp-hello.md, "Framing"). The
+// general profile negotiates a larger N (max_frame_bytes, 16 MiB) with the
+// same rules: a reader and writer take the limit at construction.
 //
 // FrameReader checks the header byte by byte as it arrives and stops at the
 // first byte that proves the frame illegal; it never asks its source for more
 // than the rest of the header line (64 bytes at most) or the rest of the
-// announced body, so it buffers at most one frame. Errors are Code::Protocol
+// announced body, so it buffers at most one frame; and the body buffer grows
+// with the bytes that actually arrive (doubling from 64 KiB), so a peer that
+// announces 16 MiB and sends ten bytes costs 64 KiB, not 16 MiB. Errors are Code::Protocol
 // with the kind and the stream offset of the offending byte:
 //
 //   kind          when
 //   header        a byte that cannot start or continue `Content-Length: `, or a
 //                 line end that is not CRLF (LF-only included)
 //   length        N with a sign, a space, a leading zero, no digits, a
-//                 non-digit, 0, or over 65536 (proven at the first digit that
-//                 makes it too big, so 20 digits fail at the sixth)
+//                 non-digit, 0, or over the limit (proven at the first digit
+//                 that makes it too big, so 20 digits fail at the sixth)
 //   extra_header  a second header line (Content-Type too)
 //   early_eof     the stream ends inside a frame (offset: where it ended)
 //
@@ -42,7 +46,9 @@ struct Frame {
 
 class FrameReader {
  public:
-  explicit FrameReader(ByteSource& source) : source_(source) {}
+  // `max_body` is the largest N accepted (kMaxBody, or a negotiated limit).
+  explicit FrameReader(ByteSource& source, std::size_t max_body = kMaxBody)
+      : source_(source), max_body_(max_body) {}
 
   // The next frame's raw body; nullopt at a clean end of stream. After an
   // error the reader stays failed (every later call returns the same error).
@@ -59,6 +65,7 @@ class FrameReader {
  private:
   Result<std::size_t> fill(std::size_t max);
   ByteSource& source_;
+  std::size_t max_body_;
   std::uint64_t offset_ = 0;
   std::uint64_t read_ = 0;
   // Header bytes read ahead of parsing (the header read may also take the
@@ -68,18 +75,19 @@ class FrameReader {
   std::optional<Error> failed_;
 };
 
-// `Content-Length: N\r\n\r\n` + body. A body that is empty or over kMaxBody is
-// Code::Protocol kind "length" (we never send what we would refuse).
-Result<std::string> encode_frame(std::string_view body);
+// `Content-Length: N\r\n\r\n` + body. A body that is empty or over `max_body`
+// is Code::Protocol kind "length" (we never send what we would refuse).
+Result<std::string> encode_frame(std::string_view body, std::size_t max_body = kMaxBody);
 
 class FrameWriter {
  public:
-  explicit FrameWriter(ByteSink& sink) : sink_(sink) {}
+  explicit FrameWriter(ByteSink& sink, std::size_t max_body = kMaxBody) : sink_(sink), max_body_(max_body) {}
   // One frame, header and body in a single write.
   Status write(std::string_view body);
 
  private:
   ByteSink& sink_;
+  std::size_t max_body_;
 };
 
 }  // namespace dot::dpp

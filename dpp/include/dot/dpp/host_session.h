@@ -42,26 +42,70 @@
 // was at its default (a plugin that closes its stdin must not kill the host).
 // SIGINT/SIGTERM handling is the caller's: destroying the session (or
 // abort()) from the normal path is enough to leave no process behind.
+//
+// The general profile org.dot.dpp/v1 (spec/dpp-general.md; options.profile):
+// the same session with the negotiated limits (options.general_limits: frame
+// body, stdout, stderr, deadline, operations, claims, log messages) and the
+// general message types (the overloads and *_general calls below). While a
+// request is outstanding the plugin may send `dot.log` notifications: each is
+// decoded (level, message at most 4096 bytes), counted against
+// max_log_messages over the whole invocation, kept with the method it came
+// during (logs()) and handed to options.on_log as it arrives. One that comes
+// during dot.initialize is held until the echo says whether log was
+// negotiated (its last capability). Any other method, a log without
+// negotiation or beyond the limit: DOT_E_PROTOCOL (kinds
+// notification_method, log_not_negotiated, log_limit, log_level,
+// log_message). Output after the dot.shutdown response is trailing_output as
+// in the hello profile; output present before dot.initialize is written is
+// unsolicited; anything read after a request is written belongs to it (core
+// writes each request as soon as it has read the previous response). An
+// error response fails the session with DOT_E_PLUGIN_ERROR (kind
+// error_response, detail `plugin <id> answered <method> with error <C>: <M>`);
+// plugin_error() keeps the code, message and data.
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dot/base/process.h"
 #include "dot/base/result.h"
 #include "dot/base/sandbox.h"
+#include "dot/dpp/frame.h"
+#include "dot/dpp/general.h"
 #include "dot/dpp/messages.h"
 
 namespace dot::dpp {
 
+// What the session enforces on the pipes. The defaults are the hello
+// profile's; a general session takes them from its negotiated limits.
 struct SessionLimits {
   std::chrono::milliseconds deadline{5000};
   std::size_t stdout_cap = 512 * 1024;
   std::size_t stderr_cap = 8 * 1024;
+  std::size_t max_frame_bytes = kMaxBody;
+  static SessionLimits of(const general::Limits& limits);
+};
+
+enum class Profile : std::uint8_t { Hello, General };
+
+// One accepted dot.log notification.
+struct LogEntry {
+  std::string level;
+  std::string message;
+  Method method = Method::Initialize;  // the request it came during
+  bool operator==(const LogEntry&) const = default;
+};
+
+// The error response that ended a general session.
+struct PluginErrorInfo {
+  Method method = Method::Initialize;
+  general::ErrorObject error;
 };
 
 struct HostSessionOptions {
@@ -77,7 +121,17 @@ struct HostSessionOptions {
   // itself sets exec_fd, path, env (exactly LANG=C and DOT_STAGE_ROOT), cwd,
   // the three stdio pipes and keep_fds (none).
   SpawnOptions spawn;
+  // Hello profile: enforced as given. General profile: ignored, replaced by
+  // SessionLimits::of(general_limits).
   SessionLimits limits;
+  Profile profile = Profile::Hello;
+  // General profile: the limits sent in dot.initialize (the params given to
+  // initialize() must carry exactly these) and enforced throughout.
+  general::Limits general_limits = general::kLimits;
+  // General profile: the manifest id, named in a DOT_E_PLUGIN_ERROR detail.
+  std::string plugin_id;
+  // General profile: called with each dot.log once it is accepted, in order.
+  std::function<void(const LogEntry&)> on_log;
   // The limits of the dot::Sandbox installed on `spawn` (process assurance),
   // or none (audit). Only used to say which layer killed a plugin.
   std::optional<SandboxLimits> containment;
@@ -101,6 +155,13 @@ class HostSession {
   Result<PlanResult> plan();
   // Request 3, {stage: options.stage_dir}.
   Result<MaterializeResult> materialize();
+
+  // The general profile's requests 1 to 3 (validate, shutdown and finish are
+  // shared). `params.limits` must equal options.general_limits (else
+  // Code::Internal); check the echo with general::check_identity.
+  Result<general::InitializeResult> initialize(const general::InitializeParams& params);
+  Result<general::PlanResult> plan(const general::PlanParams& params);
+  Result<general::MaterializeResult> materialize_general();
   // Request 4; a result other than {valid:true} fails (kind not_valid).
   Status validate();
   // Request 5; likewise.
@@ -110,6 +171,12 @@ class HostSession {
   Status finish();
   // Kill and reap everything now (idempotent). Later calls fail.
   void abort() noexcept;
+
+  // General profile: whether the echo negotiated log; the accepted dot.log
+  // messages in order; the error response that ended the session, if any.
+  bool log_negotiated() const noexcept;
+  const std::vector<LogEntry>& logs() const noexcept;
+  const std::optional<PluginErrorInfo>& plugin_error() const noexcept;
 
   // What the plugin wrote on stderr (at most stderr_cap bytes).
   const std::string& stderr_bytes() const noexcept;

@@ -36,6 +36,13 @@ inline constexpr std::int64_t kInvalidRequest = -32600;
 inline constexpr std::int64_t kMethodNotFound = -32601;
 inline constexpr std::int64_t kInvalidParams = -32602;
 
+// The envelope pieces every profile shares. A positive integer id spelled as
+// plain digits (no sign, fraction, exponent or leading zero), at most 2^53 - 1
+// (kind id; `what` is "request" or "response").
+Result<std::uint64_t> read_id(json::Value v, std::string_view what);
+// "jsonrpc" is exactly the string "2.0" (kind jsonrpc_version).
+Status check_version(json::Value v);
+
 // ---- host side ----
 
 // Canonical request body: {"id":N,"jsonrpc":"2.0","method":M,"params":P}.

@@ -1,0 +1,203 @@
+#pragma once
+// The general profile org.dot.dpp/v1 (spec/dpp-general.md), the message layer:
+// its types, each with a strict decoder (exact, case-sensitive names; unknown
+// and missing fields rejected; exact JSON types; Code::Protocol with the kinds
+// of messages.h and the offset of the offending value) and a canonical
+// encoder; the negotiation core offers and the check of the plugin's echo;
+// and the envelope of whatever the host reads while a request is outstanding
+// (a response, an error response, or a notification).
+//
+// Decoding is about shape and the negotiated limits only. What a plan means
+// (path rules, order, action and mode values: DOT_E_POLICY / DOT_E_PATH_ESCAPE)
+// is core's plan model, and the staged files against the claims are core's
+// stage check; nothing here validates a path beyond its JSON type.
+//
+// Kinds beyond messages.h, all Code::Protocol (every negotiated limit
+// breached is DOT_E_PROTOCOL):
+//   max_operations   more operations (or artifacts) than limits.max_operations
+//   max_file_bytes   an artifact claims more than limits.max_file_bytes
+//   max_total_bytes  the claims together exceed limits.max_total_bytes
+//   log_level        a dot.log level other than debug, info, warning, error
+//   log_message      a dot.log message over 4096 bytes
+//   error_message    an error response's message over 4096 bytes
+//   error_data       an error response's data over 4096 bytes in canonical form
+// and check_identity's DOT_E_PLUGIN_IDENTITY kinds: id, protocol, profile,
+// assurance, nonce, inputs, limits, capabilities.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/jcs.h"
+#include "dot/base/json.h"
+#include "dot/base/result.h"
+#include "dot/dpp/jsonrpc.h"
+#include "dot/dpp/messages.h"
+
+namespace dot::dpp::general {
+
+inline constexpr std::uint64_t kProtocol = 1;
+inline constexpr std::string_view kProfile = "org.dot.dpp/v1";
+inline constexpr std::string_view kLogCapability = "log";
+inline constexpr std::string_view kLogMethod = "dot.log";
+inline constexpr std::size_t kMaxLogMessageBytes = 4096;
+inline constexpr std::size_t kMaxErrorMessageBytes = 4096;
+inline constexpr std::size_t kMaxErrorDataBytes = 4096;
+
+// The limits object of dot.initialize. The member initialisers are the
+// profile's values (spec/dpp-general.md, "Negotiation"): kLimits.
+struct Limits {
+  std::uint64_t deadline_ms = 60000;              // spawn to exit
+  std::uint64_t max_frame_bytes = 16777216;       // one frame body, both directions
+  std::uint64_t max_stdout_bytes = 67108864;      // the whole invocation, notifications included
+  std::uint64_t max_stderr_bytes = 65536;         // kept; one byte more fails
+  std::uint64_t max_operations = 10000;
+  std::uint64_t max_file_bytes = 16777216;        // one written file
+  std::uint64_t max_total_bytes = 1073741824;     // all written files
+  std::uint64_t max_log_messages = 1000;          // the whole invocation
+  bool operator==(const Limits&) const = default;
+};
+inline constexpr Limits kLimits{};
+
+// dot.initialize params (host -> plugin).
+struct InitializeParams {
+  std::vector<std::string> capabilities;
+  std::vector<std::string> inputs;  // absolute directories, in registration order
+  Limits limits;
+  std::string nonce;                // 64 lowercase hex
+  std::string profile;
+  std::uint64_t protocol = kProtocol;
+  std::string required_assurance;   // "audit" | "process"
+  bool operator==(const InitializeParams&) const = default;
+};
+
+// dot.initialize result (plugin -> host): the echo.
+struct InitializeResult {
+  std::string assurance;
+  std::vector<std::string> capabilities;
+  std::string id;  // the manifest id, e.g. "org.dot.mirror"
+  std::vector<std::string> inputs;
+  Limits limits;
+  std::string nonce;
+  std::string profile;
+  std::uint64_t protocol = 0;
+  bool operator==(const InitializeResult&) const = default;
+};
+
+// dot.plan params: the paths this plugin owns in the root, ascending.
+struct PlanParams {
+  std::vector<std::string> managed;
+  bool operator==(const PlanParams&) const = default;
+};
+
+struct Operation {
+  std::string action;  // "write" | "remove" (checked by core's plan model)
+  std::uint64_t mode = 0;
+  std::string path;
+  bool operator==(const Operation&) const = default;
+};
+
+// dot.plan result.
+struct PlanResult {
+  std::vector<EffectRequest> effects;
+  std::vector<Operation> operations;
+  bool operator==(const PlanResult&) const = default;
+};
+
+struct Artifact {
+  std::string path;
+  std::string sha256;
+  std::uint64_t size = 0;
+  bool operator==(const Artifact&) const = default;
+};
+
+// dot.materialize result (its params are messages.h's MaterializeParams).
+struct MaterializeResult {
+  std::vector<Artifact> artifacts;
+  bool operator==(const MaterializeResult&) const = default;
+};
+
+// dot.log notification params.
+struct LogParams {
+  std::string level;  // debug | info | warning | error
+  std::string message;
+  bool operator==(const LogParams&) const = default;
+};
+
+// The error object of an error response. `data` is the canonical (RFC 8785)
+// text of the optional data value.
+struct ErrorObject {
+  std::int64_t code = 0;
+  std::string message;
+  std::optional<std::string> data;
+  bool operator==(const ErrorObject&) const = default;
+};
+
+// ["materialize","plan","post-commit-effects","validate","log"]: what core offers.
+std::vector<std::string> offered_capabilities();
+// The dot.initialize params core sends: the offered capabilities, kLimits.
+InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs);
+
+// The echo check: protocol, profile, assurance (= required), nonce, inputs
+// and limits exactly as sent, `id` equal to the manifest id, capabilities the
+// first four sent, in order, optionally followed by "log" when it was offered.
+// Returns whether log was negotiated. Errors DOT_E_PLUGIN_IDENTITY.
+Result<bool> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id);
+
+// The level and size rules of a dot.log message (kinds log_level, log_message).
+Status check_log(const LogParams& log);
+
+jcs::Node to_node(const Limits& m);
+jcs::Node to_node(const InitializeParams& m);
+jcs::Node to_node(const InitializeResult& m);
+jcs::Node to_node(const PlanParams& m);
+jcs::Node to_node(const Operation& m);
+jcs::Node to_node(const PlanResult& m);
+jcs::Node to_node(const Artifact& m);
+jcs::Node to_node(const MaterializeResult& m);
+jcs::Node to_node(const LogParams& m);
+// {"code":C,"data":D,"message":M}; `data` must be valid JSON text.
+Result<jcs::Node> to_node(const ErrorObject& m);
+
+Result<Limits> decode_limits(json::Value v);
+Result<InitializeParams> decode_initialize_params(json::Value v);
+Result<InitializeResult> decode_initialize_result(json::Value v);
+Result<PlanParams> decode_plan_params(json::Value v);
+// With the negotiated limits: at most limits.max_operations operations.
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits);
+// At most max_operations artifacts, each size at most max_file_bytes, all
+// together at most max_total_bytes (the claims; core checks the files).
+Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits);
+// Shape, then check_log.
+Result<LogParams> decode_log_params(json::Value v);
+// {code, message, data?}: code an integer within +-(2^53 - 1), message a
+// string, the size rules above.
+Result<ErrorObject> decode_error_object(json::Value v);
+
+// What the host reads while request `expected_id` (for `method`) is
+// outstanding.
+struct Reply {
+  enum class Kind : std::uint8_t { Result, Error, Notification };
+  Kind kind = Kind::Result;
+  json::Value result;        // Kind::Result
+  ErrorObject error;         // Kind::Error
+  std::string method;        // Kind::Notification: its method, any string
+  json::Value params;        // Kind::Notification
+};
+
+// The general envelope: a response exactly as messages.h's decode_response
+// checks it, except that an error object is a reply (decoded strictly) and
+// not a failure; and a message with "method" and neither "id", "result" nor
+// "error" is a notification {jsonrpc, method, params} (kinds jsonrpc_version,
+// wrong_type, missing_field, unknown_field). Which notifications are allowed
+// is the session's rule.
+Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id, Method method);
+
+// {"jsonrpc":"2.0","method":"dot.log","params":{"level":L,"message":M}}
+Result<std::string> encode_log(const LogParams& log);
+// An error response carrying `error` (with its data), id null when unknown.
+Result<std::string> encode_error_response(std::optional<std::uint64_t> id, const ErrorObject& error);
+
+}  // namespace dot::dpp::general

@@ -1,0 +1,93 @@
+#pragma once
+// The general-profile plugin runtime (spec/dpp-general.md): what a plugin
+// author links to speak org.dot.dpp/v1. The author supplies the handlers; the
+// runtime does the framing (16 MiB bodies), the decoding, the lifecycle order
+// (dot.initialize, dot.plan, dot.materialize, dot.validate, dot.shutdown,
+// ids 1..5), the echo, and every protocol answer:
+//
+//   a body that is not one JSON value            -32700, "id":null
+//   not a request object with "jsonrpc":"2.0",
+//     a string method and a positive integer id  -32600 (id echoed when valid)
+//   an id out of the order 1..5                  -32600
+//   an unknown method, or one out of order       -32601
+//   params that fail the method's schema (unknown,
+//     missing or mistyped fields, wrong profile,
+//     protocol, limits, assurance, nonce or
+//     capabilities)                              -32602
+//   a handler's error                            -32000, "Plugin error: <detail>"
+//   a result it cannot send (a string that is not
+//     UTF-8, a body over max_frame_bytes)        -32603
+//
+// Every message is valid UTF-8 of at most 4096 bytes (cut at a character
+// boundary); the reason also goes to the error sink. After each answer it
+// keeps reading. End of input after the dot.shutdown answer: exit
+// status 0; before it: 1. A frame that breaks the framing rules cannot be
+// answered: 1 at once, nothing more written. A failed write (the host went
+// away): 1. Diagnostics go to the error sink (stderr), never to stdout.
+//
+//   class Mirror : public dot::dpp::general::Plugin { ... };
+//   int main() { Mirror m; return dot::dpp::general::serve(m); }
+//
+// Logging: a handler may call ctx.log(level, message) while it runs, when
+// the plugin wants log (wants_log()) and core offered it; each call is one
+// dot.log notification written before the handler's answer. Outside a
+// handler, without negotiation, with a bad level or a message over 4096
+// bytes, or past max_log_messages, log() sends nothing and returns the error.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/result.h"
+#include "dot/dpp/byte_stream.h"
+#include "dot/dpp/general.h"
+
+namespace dot::dpp::general {
+
+class Runtime;
+
+// What a handler gets: the initialize params as received, and log().
+class Context {
+ public:
+  explicit Context(Runtime& rt) : rt_(rt) {}
+  Status log(std::string_view level, std::string_view message);
+  // Whether log was negotiated (during dot.initialize: will be).
+  bool log_negotiated() const noexcept;
+  const InitializeParams& initialize_params() const noexcept;
+
+ private:
+  Runtime& rt_;
+};
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  // The id the manifest names (echoed as "id").
+  virtual std::string id() const = 0;
+  // Ask for "log" when core offers it.
+  virtual bool wants_log() const { return false; }
+  // After the params passed the profile's checks, before the echo: a plugin
+  // may look at its inputs here. An error is answered -32000.
+  virtual Status initialize(Context& ctx, const InitializeParams& params);
+  // The operations, given the paths the plugin owns ("managed"). The runtime
+  // adds the one root-sync effect.
+  virtual Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>& managed) = 0;
+  // Write every planned `write` into `stage` (see write_staged_file) and
+  // return one artifact each, in operation order.
+  virtual Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage) = 0;
+};
+
+// The whole session over `in`/`out`, diagnostics to `err`; the exit status.
+int serve(Plugin& plugin, ByteSource& in, ByteSink& out, ByteSink& err);
+// stdin, stdout, stderr.
+int serve(Plugin& plugin);
+
+// Writes `bytes` at the relative `path` beneath `stage`, creating missing
+// folders (0700) component by component through descriptors, never through a
+// symlink (DOT_E_PATH_ESCAPE, as for a path that is not plain relative
+// names); the file is created exclusively (0600). Returns its artifact
+// {path, sha256, size}.
+Result<Artifact> write_staged_file(const std::string& stage, std::string_view path, std::string_view bytes);
+
+}  // namespace dot::dpp::general

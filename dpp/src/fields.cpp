@@ -1,0 +1,156 @@
+#include "fields.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dot/base/utf8.h"
+#include "dot/dpp/jsonrpc.h"
+
+namespace dot::dpp::fields {
+
+Error wrong_type(json::Value v, std::string_view what, std::string_view expected) {
+  return make_parse_error(Code::Protocol, "wrong_type", v.offset(), fmt::format("{} must be {}", what, expected));
+}
+
+Result<std::string> string_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_string()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "a string");
+  return std::string(v->as_string());
+}
+
+Result<std::uint64_t> uint_field(json::ObjectReader& r, std::string_view name, std::string_view what,
+                                 std::uint64_t max) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_number() || !v->is_integer_spelling() || v->number_text()[0] == '-' ||
+      (v->number_text().size() > 1 && v->number_text()[0] == '0'))
+    return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "a non-negative integer");
+  std::uint64_t out = 0;
+  for (char c : v->number_text()) {
+    if (out > (max - static_cast<std::uint64_t>(c - '0')) / 10)
+      return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), fmt::format("at most {}", max));
+    out = out * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return out;
+}
+
+Result<bool> bool_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_bool()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "true or false");
+  return v->as_bool();
+}
+
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
+  auto v = r.required(name);
+  if (!v.ok()) return as_protocol(v.error());
+  if (!v->is_array()) return wrong_type(*v, fmt::format("{} field \"{}\"", what, name), "an array");
+  return v;
+}
+
+Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
+                                                     std::string_view what) {
+  DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  for (json::Value e : arr.elements()) {
+    if (!e.is_string())
+      return wrong_type(e, fmt::format("{} field \"{}\" element {}", what, name, i), "a string");
+    out.emplace_back(e.as_string());
+    ++i;
+  }
+  return out;
+}
+
+Result<json::ObjectReader> object(json::Value v, std::string_view what) {
+  if (!v.is_object())
+    return make_parse_error(Code::Protocol, "not_object", v.offset(), fmt::format("{} must be an object", what));
+  return json::ObjectReader(v, what);
+}
+
+Status finish(const json::ObjectReader& r) {
+  auto st = r.finish();
+  if (!st.ok()) return as_protocol(st.error());
+  return {};
+}
+
+jcs::Node string_array(const std::vector<std::string>& v) {
+  auto n = jcs::Node::array();
+  for (const auto& s : v) n.push(jcs::Node::string(s));
+  return n;
+}
+
+jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
+
+std::string excerpt(std::string_view s) {
+  constexpr std::size_t kMax = 80;
+  std::string out = dot::shown(s.substr(0, kMax));
+  if (s.size() > kMax) out += "...";
+  return out;
+}
+
+Result<std::vector<EffectRequest>> effects_field(json::ObjectReader& r, std::string_view what) {
+  DOT_ASSIGN_OR_RETURN(json::Value effects, array_field(r, "effects", what));
+  std::vector<EffectRequest> out;
+  std::size_t i = 0;
+  for (json::Value e : effects.elements()) {
+    std::string ew = fmt::format("effect {}", i++);
+    DOT_ASSIGN_OR_RETURN(auto er, object(e, ew));
+    EffectRequest eff;
+    DOT_ASSIGN_OR_RETURN(eff.failure_policy, string_field(er, "failure_policy", ew));
+    DOT_ASSIGN_OR_RETURN(eff.kind, string_field(er, "kind", ew));
+    DOT_ASSIGN_OR_RETURN(eff.target, string_field(er, "target", ew));
+    DOT_TRY(finish(er));
+    out.push_back(std::move(eff));
+  }
+  return out;
+}
+
+std::string list(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += fmt::format("{}\"{}\"", i ? "," : "", v[i]);
+  return out + "]";
+}
+
+namespace {
+Error identity(std::string kind, std::string detail) {
+  return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
+}
+}  // namespace
+
+Status check_echo(const SentIdentity& sent, const EchoedIdentity& echo, std::string_view manifest_id) {
+  if (echo.id != manifest_id)
+    return identity("id", fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"", excerpt(echo.id),
+                                      manifest_id));
+  if (echo.protocol != sent.protocol)
+    return identity("protocol", fmt::format("the plugin echoed protocol {}, core sent {}", echo.protocol, sent.protocol));
+  if (echo.profile != sent.profile)
+    return identity("profile", fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"", excerpt(echo.profile),
+                                           sent.profile));
+  if (echo.assurance != sent.assurance)
+    return identity("assurance", fmt::format("the plugin echoed assurance \"{}\", core requires \"{}\"",
+                                             excerpt(echo.assurance), sent.assurance));
+  if (echo.nonce != sent.nonce) return identity("nonce", "the plugin echoed a different nonce");
+  return {};
+}
+
+Status check_capabilities(const std::vector<std::string>& got, const std::vector<std::string>& want,
+                          const std::vector<std::string>& sent) {
+  for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
+    if (i >= got.size())
+      return identity("capabilities", fmt::format("the plugin dropped capability \"{}\" (position {}); core sent {}",
+                                                  want[i], i, list(sent)));
+    if (i >= want.size())
+      return identity("capabilities", fmt::format("the plugin added capability \"{}\" (position {}); core sent {}",
+                                                  excerpt(got[i]), i, list(sent)));
+    if (got[i] != want[i])
+      return identity("capabilities",
+                      fmt::format("capability {} is \"{}\", core sent \"{}\" there (order matters); core sent {}", i,
+                                  excerpt(got[i]), want[i], list(sent)));
+  }
+  return {};
+}
+
+}  // namespace dot::dpp::fields

@@ -1,0 +1,80 @@
+#pragma once
+// The typed field readers and writers every DPP message decoder and encoder
+// of this library shares (hello and general profile alike), so that one rule
+// says what a "non-negative integer" or an "array of strings" is on the wire.
+// Errors are Code::Protocol with the kinds of messages.h and the offset of the
+// offending value. Internal to dot_dpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/jcs.h"
+#include "dot/base/json.h"
+#include "dot/base/result.h"
+#include "dot/dpp/jsonrpc.h"
+#include "dot/dpp/messages.h"
+
+namespace dot::dpp::fields {
+
+// Integers are bounded by what JCS can carry exactly (2^53 - 1).
+inline constexpr std::uint64_t kMaxSafe = (std::uint64_t{1} << 53) - 1;
+
+Error wrong_type(json::Value v, std::string_view what, std::string_view expected);
+Result<std::string> string_field(json::ObjectReader& r, std::string_view name, std::string_view what);
+// Plain digits (no sign, fraction, exponent or leading zero), at most `max`.
+Result<std::uint64_t> uint_field(json::ObjectReader& r, std::string_view name, std::string_view what,
+                                 std::uint64_t max);
+Result<bool> bool_field(json::ObjectReader& r, std::string_view name, std::string_view what);
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what);
+Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
+                                                     std::string_view what);
+// "effects": [{failure_policy, kind, target}], the one effect shape of both profiles.
+Result<std::vector<EffectRequest>> effects_field(json::ObjectReader& r, std::string_view what);
+// kind not_object when `v` is not an object.
+Result<json::ObjectReader> object(json::Value v, std::string_view what);
+// unknown_field for the first member nobody asked for.
+Status finish(const json::ObjectReader& r);
+
+// Plugin-supplied text in a detail line: its first 80 bytes through the one
+// escaper (dot::shown), then "..." if there was more. A detail must stay one
+// short line however much the plugin sent.
+std::string excerpt(std::string_view s);
+
+// ["a","b"] for a detail line (core's own strings).
+std::string list(const std::vector<std::string>& v);
+
+// ---- the identity echo both profiles check (DOT_E_PLUGIN_IDENTITY) ----
+struct SentIdentity {
+  std::uint64_t protocol;
+  std::string_view profile, assurance, nonce;
+};
+struct EchoedIdentity {
+  std::string_view id;
+  std::uint64_t protocol;
+  std::string_view profile, assurance, nonce;
+};
+// id (against the manifest), protocol, profile, assurance, nonce, in that order.
+Status check_echo(const SentIdentity& sent, const EchoedIdentity& echo, std::string_view manifest_id);
+// `got` equals `want` element by element, same order; details show `sent`
+// (what core offered).
+Status check_capabilities(const std::vector<std::string>& got, const std::vector<std::string>& want,
+                          const std::vector<std::string>& sent);
+
+// ---- the response envelope both profiles check (jsonrpc.cpp, general.cpp) ----
+// Its members, and the rules both apply to them: "jsonrpc" present and
+// "2.0", an id present, no error for id null, the id the one expected, never
+// both result and error (kinds missing_field, jsonrpc_version, id,
+// id_mismatch, unknown_field).
+struct ResponseMembers {
+  std::optional<json::Value> version, id, result, error;
+};
+Status check_response_envelope(json::Value root, const ResponseMembers& m, std::uint64_t expected_id,
+                               Method method);
+
+jcs::Node string_array(const std::vector<std::string>& v);
+jcs::Node uint_node(std::uint64_t v);
+
+}  // namespace dot::dpp::fields

@@ -1,0 +1,446 @@
+#include "dot/dpp/general.h"
+
+// See messages.cpp: g++ 12 at -O1 with sanitizers reports a false
+// -Wmaybe-uninitialized inside std::variant's move of jcs::Node.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "fields.h"
+
+namespace dot::dpp::general {
+namespace {
+
+using namespace fields;
+
+Error at(json::Value v, std::string kind, std::string detail) {
+  return make_parse_error(Code::Protocol, std::move(kind), v.offset(), std::move(detail));
+}
+
+Error identity(std::string kind, std::string detail) {
+  return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
+}
+
+
+// The echo is judged against what core sent: a member missing from it or
+// added to it (at the top or inside limits) is a wrong echo like a changed
+// value, DOT_E_PLUGIN_IDENTITY with the member as kind ("limits" for one of
+// the limits, "echo" for an added top-level member); a value of the wrong
+// JSON type stays a shape error (DOT_E_PROTOCOL).
+Error echo_error(Error e, std::string_view kind) {
+  if (e.code == Code::Protocol && (e.kind == "missing_field" || e.kind == "unknown_field")) {
+    e.code = Code::PluginIdentity;
+    e.kind = std::string(kind);
+  }
+  return e;
+}
+
+template <typename T>
+Result<T> echoed(Result<T> r, std::string_view kind) {
+  if (!r.ok()) return echo_error(std::move(r).error(), kind);
+  return r;
+}
+
+Status echoed(Status st, std::string_view kind) {
+  if (!st.ok()) return echo_error(st.error(), kind);
+  return st;
+}
+
+Result<Limits> limits_field(json::ObjectReader& r) {
+  auto v = r.required("limits");
+  if (!v.ok()) return as_protocol(v.error());
+  return decode_limits(*v);
+}
+
+}  // namespace
+
+std::vector<std::string> offered_capabilities() {
+  return {"materialize", "plan", "post-commit-effects", "validate", std::string(kLogCapability)};
+}
+
+InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs) {
+  InitializeParams p;
+  p.capabilities = offered_capabilities();
+  p.inputs = std::move(inputs);
+  p.limits = kLimits;
+  p.nonce = std::move(nonce);
+  p.profile = std::string(kProfile);
+  p.protocol = kProtocol;
+  p.required_assurance = std::string(assurance);
+  return p;
+}
+
+Result<bool> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id) {
+  DOT_TRY(check_echo({sent.protocol, sent.profile, sent.required_assurance, sent.nonce},
+                     {echo.id, echo.protocol, echo.profile, echo.assurance, echo.nonce}, manifest_id));
+  if (echo.inputs != sent.inputs)
+    return identity("inputs", fmt::format("the plugin echoed {} inputs that differ from the {} core sent",
+                                          echo.inputs.size(), sent.inputs.size()));
+  // Named limit by limit: which one differs is what a plugin author needs.
+  constexpr std::pair<std::string_view, std::uint64_t Limits::*> kKeys[] = {
+      {"deadline_ms", &Limits::deadline_ms},           {"max_file_bytes", &Limits::max_file_bytes},
+      {"max_frame_bytes", &Limits::max_frame_bytes},   {"max_log_messages", &Limits::max_log_messages},
+      {"max_operations", &Limits::max_operations},     {"max_stderr_bytes", &Limits::max_stderr_bytes},
+      {"max_stdout_bytes", &Limits::max_stdout_bytes}, {"max_total_bytes", &Limits::max_total_bytes},
+  };
+  for (const auto& [name, field] : kKeys)
+    if (echo.limits.*field != sent.limits.*field)
+      return identity("limits", fmt::format("the plugin echoed limits.{} {}, core sent {}", name, echo.limits.*field,
+                                            sent.limits.*field));
+  // The first four offered, in order, then "log" only if core offered it.
+  std::vector<std::string> want(sent.capabilities.begin(),
+                                sent.capabilities.begin() + static_cast<std::ptrdiff_t>(
+                                                                std::min<std::size_t>(4, sent.capabilities.size())));
+  const bool offered_log = sent.capabilities.size() == 5 && sent.capabilities[4] == kLogCapability;
+  const bool log = offered_log && echo.capabilities.size() == 5 && echo.capabilities[4] == kLogCapability;
+  if (log) want.emplace_back(kLogCapability);
+  DOT_TRY(check_capabilities(echo.capabilities, want, sent.capabilities));
+  return log;
+}
+
+Status check_log(const LogParams& log) {
+  if (log.level != "debug" && log.level != "info" && log.level != "warning" && log.level != "error")
+    return make_error(Code::Protocol, "log_level",
+                      fmt::format("dot.log level \"{}\" is not debug, info, warning or error", excerpt(log.level)));
+  if (log.message.size() > kMaxLogMessageBytes)
+    return make_error(Code::Protocol, "log_message",
+                      fmt::format("a dot.log message of {} bytes; at most {} are allowed", log.message.size(),
+                                  kMaxLogMessageBytes));
+  return {};
+}
+
+// ---- encoders ----
+
+jcs::Node to_node(const Limits& m) {
+  auto n = jcs::Node::object();
+  n.set("deadline_ms", uint_node(m.deadline_ms))
+      .set("max_file_bytes", uint_node(m.max_file_bytes))
+      .set("max_frame_bytes", uint_node(m.max_frame_bytes))
+      .set("max_log_messages", uint_node(m.max_log_messages))
+      .set("max_operations", uint_node(m.max_operations))
+      .set("max_stderr_bytes", uint_node(m.max_stderr_bytes))
+      .set("max_stdout_bytes", uint_node(m.max_stdout_bytes))
+      .set("max_total_bytes", uint_node(m.max_total_bytes));
+  return n;
+}
+
+jcs::Node to_node(const InitializeParams& m) {
+  auto n = jcs::Node::object();
+  n.set("capabilities", string_array(m.capabilities))
+      .set("inputs", string_array(m.inputs))
+      .set("limits", to_node(m.limits))
+      .set("nonce", jcs::Node::string(m.nonce))
+      .set("profile", jcs::Node::string(m.profile))
+      .set("protocol", uint_node(m.protocol))
+      .set("required_assurance", jcs::Node::string(m.required_assurance));
+  return n;
+}
+
+jcs::Node to_node(const InitializeResult& m) {
+  auto n = jcs::Node::object();
+  n.set("assurance", jcs::Node::string(m.assurance))
+      .set("capabilities", string_array(m.capabilities))
+      .set("id", jcs::Node::string(m.id))
+      .set("inputs", string_array(m.inputs))
+      .set("limits", to_node(m.limits))
+      .set("nonce", jcs::Node::string(m.nonce))
+      .set("profile", jcs::Node::string(m.profile))
+      .set("protocol", uint_node(m.protocol));
+  return n;
+}
+
+jcs::Node to_node(const PlanParams& m) {
+  auto n = jcs::Node::object();
+  n.set("managed", string_array(m.managed));
+  return n;
+}
+
+jcs::Node to_node(const Operation& m) {
+  auto n = jcs::Node::object();
+  n.set("action", jcs::Node::string(m.action)).set("mode", uint_node(m.mode)).set("path", jcs::Node::string(m.path));
+  return n;
+}
+
+jcs::Node to_node(const PlanResult& m) {
+  auto effects = jcs::Node::array();
+  for (const auto& e : m.effects) effects.push(dpp::to_node(e));
+  auto ops = jcs::Node::array();
+  for (const auto& o : m.operations) ops.push(to_node(o));
+  auto n = jcs::Node::object();
+  n.set("effects", std::move(effects)).set("operations", std::move(ops));
+  return n;
+}
+
+jcs::Node to_node(const Artifact& m) {
+  auto n = jcs::Node::object();
+  n.set("path", jcs::Node::string(m.path)).set("sha256", jcs::Node::string(m.sha256)).set("size", uint_node(m.size));
+  return n;
+}
+
+jcs::Node to_node(const MaterializeResult& m) {
+  auto arts = jcs::Node::array();
+  for (const auto& a : m.artifacts) arts.push(to_node(a));
+  auto n = jcs::Node::object();
+  n.set("artifacts", std::move(arts));
+  return n;
+}
+
+jcs::Node to_node(const LogParams& m) {
+  auto n = jcs::Node::object();
+  n.set("level", jcs::Node::string(m.level)).set("message", jcs::Node::string(m.message));
+  return n;
+}
+
+Result<jcs::Node> to_node(const ErrorObject& m) {
+  auto n = jcs::Node::object();
+  n.set("code", jcs::Node::integer(m.code));
+  if (m.data) {
+    auto doc = json::parse(*m.data);
+    if (!doc.ok()) return make_error(Code::Internal, "error_data", "the error data is not one JSON value");
+    n.set("data", jcs::Node::from(doc->root()));
+  }
+  n.set("message", jcs::Node::string(m.message));
+  return n;
+}
+
+Result<std::string> encode_log(const LogParams& log) {
+  auto n = jcs::Node::object();
+  n.set("jsonrpc", jcs::Node::string("2.0"))
+      .set("method", jcs::Node::string(std::string(kLogMethod)))
+      .set("params", to_node(log));
+  return jcs::encode(n, jcs::Profile::Rfc8785);
+}
+
+Result<std::string> encode_error_response(std::optional<std::uint64_t> id, const ErrorObject& error) {
+  DOT_ASSIGN_OR_RETURN(jcs::Node err, to_node(error));
+  auto n = jcs::Node::object();
+  n.set("error", std::move(err))
+      .set("id", id ? jcs::Node::integer(static_cast<std::int64_t>(*id)) : jcs::Node::null())
+      .set("jsonrpc", jcs::Node::string("2.0"));
+  return jcs::encode(n, jcs::Profile::Rfc8785);
+}
+
+// ---- decoders ----
+
+Result<Limits> decode_limits(json::Value v) {
+  constexpr std::string_view what = "limits";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  Limits m;
+  DOT_ASSIGN_OR_RETURN(m.deadline_ms, uint_field(r, "deadline_ms", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_file_bytes, uint_field(r, "max_file_bytes", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_frame_bytes, uint_field(r, "max_frame_bytes", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_log_messages, uint_field(r, "max_log_messages", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_operations, uint_field(r, "max_operations", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_stderr_bytes, uint_field(r, "max_stderr_bytes", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_stdout_bytes, uint_field(r, "max_stdout_bytes", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.max_total_bytes, uint_field(r, "max_total_bytes", what, kMaxSafe));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<InitializeParams> decode_initialize_params(json::Value v) {
+  constexpr std::string_view what = "dot.initialize params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  InitializeParams m;
+  DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
+  DOT_ASSIGN_OR_RETURN(m.inputs, string_array_field(r, "inputs", what));
+  DOT_ASSIGN_OR_RETURN(m.limits, limits_field(r));
+  DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
+  DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
+  DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
+  DOT_ASSIGN_OR_RETURN(m.required_assurance, string_field(r, "required_assurance", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<InitializeResult> decode_initialize_result(json::Value v) {
+  constexpr std::string_view what = "dot.initialize result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  InitializeResult m;
+  DOT_ASSIGN_OR_RETURN(m.assurance, echoed(string_field(r, "assurance", what), "assurance"));
+  DOT_ASSIGN_OR_RETURN(m.capabilities, echoed(string_array_field(r, "capabilities", what), "capabilities"));
+  DOT_ASSIGN_OR_RETURN(m.id, echoed(string_field(r, "id", what), "id"));
+  DOT_ASSIGN_OR_RETURN(m.inputs, echoed(string_array_field(r, "inputs", what), "inputs"));
+  DOT_ASSIGN_OR_RETURN(m.limits, echoed(limits_field(r), "limits"));
+  DOT_ASSIGN_OR_RETURN(m.nonce, echoed(string_field(r, "nonce", what), "nonce"));
+  DOT_ASSIGN_OR_RETURN(m.profile, echoed(string_field(r, "profile", what), "profile"));
+  DOT_ASSIGN_OR_RETURN(m.protocol, echoed(uint_field(r, "protocol", what, kMaxSafe), "protocol"));
+  DOT_TRY(echoed(finish(r), "echo"));
+  return m;
+}
+
+Result<PlanParams> decode_plan_params(json::Value v) {
+  constexpr std::string_view what = "dot.plan params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  PlanParams m;
+  DOT_ASSIGN_OR_RETURN(m.managed, string_array_field(r, "managed", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
+  constexpr std::string_view what = "dot.plan result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  PlanResult m;
+  DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
+  DOT_ASSIGN_OR_RETURN(json::Value ops, array_field(r, "operations", what));
+  // The count first: nothing is built for a plan over the limit.
+  if (ops.size() > limits.max_operations)
+    return at(ops, "max_operations",
+                fmt::format("the plugin planned {} operations; the negotiated limit is {}", ops.size(),
+                            limits.max_operations));
+  m.operations.reserve(ops.size());
+  std::size_t i = 0;
+  for (json::Value o : ops.elements()) {
+    std::string ow = fmt::format("operation {}", i++);
+    DOT_ASSIGN_OR_RETURN(auto orr, object(o, ow));
+    Operation op;
+    DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
+    DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
+    DOT_TRY(finish(orr));
+    m.operations.push_back(std::move(op));
+  }
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits) {
+  constexpr std::string_view what = "dot.materialize result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  MaterializeResult m;
+  DOT_ASSIGN_OR_RETURN(json::Value arts, array_field(r, "artifacts", what));
+  if (arts.size() > limits.max_operations)
+    return at(arts, "max_operations",
+                fmt::format("the plugin claims {} artifacts; the negotiated limit is {} operations", arts.size(),
+                            limits.max_operations));
+  m.artifacts.reserve(arts.size());
+  std::uint64_t total = 0;
+  std::size_t i = 0;
+  for (json::Value a : arts.elements()) {
+    std::string aw = fmt::format("artifact {}", i++);
+    DOT_ASSIGN_OR_RETURN(auto ar, object(a, aw));
+    Artifact art;
+    DOT_ASSIGN_OR_RETURN(art.path, string_field(ar, "path", aw));
+    DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));
+    DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
+    DOT_TRY(finish(ar));
+    if (art.size > limits.max_file_bytes)
+      return at(a, "max_file_bytes",
+                  fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size,
+                              limits.max_file_bytes));
+    // Both terms are at most 2^53 - 1: the sum cannot wrap.
+    total += art.size;
+    if (total > limits.max_total_bytes)
+      return at(a, "max_total_bytes",
+                  fmt::format("the claims reach {} bytes at {}; the negotiated limit is {} in all", total, aw,
+                              limits.max_total_bytes));
+    m.artifacts.push_back(std::move(art));
+  }
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<LogParams> decode_log_params(json::Value v) {
+  constexpr std::string_view what = "dot.log params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  LogParams m;
+  DOT_ASSIGN_OR_RETURN(m.level, string_field(r, "level", what));
+  DOT_ASSIGN_OR_RETURN(m.message, string_field(r, "message", what));
+  DOT_TRY(finish(r));
+  if (auto st = check_log(m); !st.ok()) {
+    Error e = st.error();
+    e.offset = v.offset();
+    return e;
+  }
+  return m;
+}
+
+Result<ErrorObject> decode_error_object(json::Value v) {
+  constexpr std::string_view what = "error object";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  ErrorObject m;
+  auto code = r.required("code");
+  if (!code.ok()) return as_protocol(code.error());
+  if (!code->is_number() || !code->is_integer_spelling())
+    return wrong_type(*code, "the error object's \"code\"", "an integer");
+  std::string_view t = code->number_text();
+  std::string_view digits = t[0] == '-' ? t.substr(1) : t;
+  // JSON-RPC codes are small; anything beyond what JCS carries exactly is
+  // refused (16 digits cannot overflow the accumulator).
+  std::uint64_t magnitude = 0;
+  for (char d : digits.substr(0, 17)) magnitude = magnitude * 10 + static_cast<std::uint64_t>(d - '0');
+  if (digits.size() > 16 || magnitude > kMaxSafe)
+    return wrong_type(*code, "the error object's \"code\"", "an integer within +-(2^53 - 1)");
+  m.code = t[0] == '-' ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
+  auto message = r.required("message");
+  if (!message.ok()) return as_protocol(message.error());
+  if (!message->is_string()) return wrong_type(*message, "the error object's \"message\"", "a string");
+  m.message = std::string(message->as_string());
+  if (m.message.size() > kMaxErrorMessageBytes)
+    return at(*message, "error_message",
+              fmt::format("the error message has {} bytes; at most {} are allowed", m.message.size(),
+                          kMaxErrorMessageBytes));
+  if (auto data = r.optional("data")) {
+    auto text = jcs::canonicalize(*data, jcs::Profile::Rfc8785);
+    if (!text.ok()) return at(*data, "error_data", fmt::format("the error data cannot be canonical: {}", text.error().detail));
+    if (text->size() > kMaxErrorDataBytes)
+      return at(*data, "error_data",
+                fmt::format("the error data has {} bytes in canonical form; at most {} are allowed", text->size(),
+                            kMaxErrorDataBytes));
+    m.data = std::move(text).value();
+  }
+  DOT_TRY(finish(r));
+  return m;
+}
+
+Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id, Method method) {
+  json::Value root = doc.root();
+  std::string what = fmt::format("response to {}", method_name(method));
+  if (root.is_array()) return at(root, "batch", fmt::format("the {} is a batch; batches are not allowed", what));
+  if (!root.is_object()) return at(root, "not_object", fmt::format("the {} must be a JSON object", what));
+
+  std::optional<json::Value> version, id, result, error, meth, params;
+  for (json::Member m : root.members()) {
+    if (m.key == "jsonrpc") version = m.value;
+    else if (m.key == "id") id = m.value;
+    else if (m.key == "result") result = m.value;
+    else if (m.key == "error") error = m.value;
+    else if (m.key == "method") meth = m.value;
+    else if (m.key == "params") params = m.value;
+    else
+      return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
+                              fmt::format("unknown field \"{}\" in the {}", m.key, what));
+  }
+  Reply reply;
+  if (meth || params) {
+    // A notification has method and params and nothing of a response.
+    if (id || result || error)
+      return at(root, "method_in_response", fmt::format("the {} carries \"method\" or \"params\"", what));
+    if (!version) return at(root, "missing_field", "the notification has no \"jsonrpc\" field");
+    DOT_TRY(check_version(*version));
+    if (!meth) return at(root, "missing_field", "the notification has no \"method\" field");
+    if (!meth->is_string()) return at(*meth, "wrong_type", "the notification's \"method\" must be a string");
+    if (!params) return at(root, "missing_field", "the notification has no \"params\" field");
+    reply.kind = Reply::Kind::Notification;
+    reply.method = std::string(meth->as_string());
+    reply.params = *params;
+    return reply;
+  }
+  DOT_TRY(check_response_envelope(root, {version, id, result, error}, expected_id, method));
+  if (error) {
+    DOT_ASSIGN_OR_RETURN(reply.error, decode_error_object(*error));
+    reply.kind = Reply::Kind::Error;
+    return reply;
+  }
+  if (!result) return at(root, "missing_field", fmt::format("the {} has no \"result\" field", what));
+  reply.kind = Reply::Kind::Result;
+  reply.result = *result;
+  return reply;
+}
+
+}  // namespace dot::dpp::general

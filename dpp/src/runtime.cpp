@@ -1,0 +1,308 @@
+#include "dot/dpp/runtime.h"
+
+// See messages.cpp: g++ 12 at -O1 with sanitizers reports a false
+// -Wmaybe-uninitialized inside std::variant's move of jcs::Node.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <cerrno>
+#include <optional>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/fd.h"
+#include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
+#include "dot/dpp/body.h"
+#include "dot/dpp/frame.h"
+#include "dot/dpp/jsonrpc.h"
+#include "fields.h"
+
+namespace dot::dpp::general {
+
+namespace {
+
+// Plugin-defined error code for a handler's failure (JSON-RPC reserves
+// -32099..-32000 for the server's own).
+constexpr std::int64_t kHandlerError = -32000;
+// JSON-RPC's internal error: the runtime cannot send what the handler built.
+constexpr std::int64_t kInternalError = -32603;
+
+// An error response's message: valid UTF-8 (a handler's detail may quote
+// bytes that are not) and at most kMaxErrorMessageBytes, cut at a character
+// boundary, so the host never refuses the answer itself.
+std::string error_message(std::string_view text) {
+  std::string out = utf8_repaired(text);
+  if (out.size() > kMaxErrorMessageBytes)
+    out.resize(utf8_valid_prefix(std::string_view(out).substr(0, kMaxErrorMessageBytes)));
+  return out;
+}
+
+}  // namespace
+
+class Runtime {
+ public:
+  Runtime(Plugin& plugin, ByteSource& in, ByteSink& out, ByteSink& err)
+      : plugin_(plugin), reader_(in, kLimits.max_frame_bytes), writer_(out, kLimits.max_frame_bytes), err_(err) {}
+
+  int run() {
+    for (;;) {
+      auto frame = reader_.next();
+      if (!frame.ok()) return give_up(frame.error());  // framing: nothing can be answered
+      if (!frame->has_value()) {
+        if (next_ == kDone) return 0;
+        note(fmt::format("DOT_E_PROTOCOL: the host closed stdin before {}", method_name(static_cast<Method>(next_))));
+        return 1;
+      }
+      auto doc = parse_body((*frame)->body, (*frame)->body_offset, kLimits.max_frame_bytes);
+      Status st = doc.ok() ? handle(*doc) : answer_error(std::nullopt, kParseError, "Parse error", doc.error());
+      if (!st.ok()) return give_up(st.error());  // the host no longer reads
+    }
+  }
+
+  Status log(std::string_view level, std::string_view message) {
+    if (!in_request_) return make_error(Code::Internal, "log", "dot.log is allowed only while a request is handled");
+    if (!log_) return make_error(Code::Internal, "log", "dot.log was not negotiated");
+    LogParams p{std::string(level), std::string(message)};
+    DOT_TRY(check_log(p));
+    if (logs_sent_ >= params_.limits.max_log_messages)
+      return make_error(Code::Protocol, "log_limit",
+                        fmt::format("more than {} dot.log messages", params_.limits.max_log_messages));
+    DOT_ASSIGN_OR_RETURN(std::string body, encode_log(p));
+    DOT_TRY(writer_.write(body));
+    ++logs_sent_;
+    return {};
+  }
+
+  bool log_negotiated() const noexcept { return log_; }
+  const InitializeParams& params() const noexcept { return params_; }
+
+ private:
+  static constexpr int kDone = 6;  // after dot.shutdown
+
+  void note(const std::string& line) { (void)err_.write(line + "\n"); }
+
+  int give_up(const Error& e) {
+    note(e.line());
+    return 1;
+  }
+
+  Status answer_error(std::optional<std::uint64_t> id, std::int64_t code, std::string_view what, const Error& why) {
+    note(why.line());
+    ErrorObject obj{code, error_message(fmt::format("{}: {}", what, why.message())), std::nullopt};
+    DOT_ASSIGN_OR_RETURN(std::string body, encode_error_response(id, obj));
+    return writer_.write(body);
+  }
+
+  Status invalid(std::optional<std::uint64_t> id, std::string detail, std::uint64_t offset) {
+    return answer_error(id, kInvalidRequest, "Invalid request",
+                        make_parse_error(Code::Protocol, "invalid_request", offset, std::move(detail)));
+  }
+
+  // The envelope, answered the way spec/dpp-general.md lists, then the method.
+  Status handle(const json::Document& doc) {
+    json::Value root = doc.root();
+    if (!root.is_object()) return invalid(std::nullopt, "not a request object", root.offset());
+    std::optional<json::Value> version, id, method, params;
+    std::optional<json::Member> unknown;
+    for (json::Member m : root.members()) {
+      if (m.key == "jsonrpc") version = m.value;
+      else if (m.key == "id") id = m.value;
+      else if (m.key == "method") method = m.value;
+      else if (m.key == "params") params = m.value;
+      else if (!unknown) unknown = m;
+    }
+    std::optional<std::uint64_t> rid;
+    if (id) {
+      auto got = read_id(*id, "request");
+      if (got.ok()) rid = *got;
+    }
+    if (!id) return invalid(std::nullopt, "a request needs an \"id\" (notifications are not requests)", root.offset());
+    if (!rid) return invalid(std::nullopt, "the request id is not a positive integer", id->offset());
+    if (unknown)
+      return invalid(rid, fmt::format("unknown member \"{}\" in the request", fields::excerpt(unknown->key)),
+                     unknown->key_offset);
+    if (!version) return invalid(rid, "the request has no \"jsonrpc\"", root.offset());
+    if (auto st = check_version(*version); !st.ok()) return invalid(rid, st.error().detail, version->offset());
+    if (!method || !method->is_string()) return invalid(rid, "the request needs a string \"method\"", root.offset());
+    auto m = method_from_name(method->as_string());
+    if (!m || next_ == kDone || *m != static_cast<Method>(next_)) {
+      std::string expected =
+          next_ == kDone ? std::string("nothing after dot.shutdown")
+                         : fmt::format("{}", method_name(static_cast<Method>(next_)));
+      return answer_error(rid, kMethodNotFound, "Method not found",
+                          make_parse_error(Code::Protocol, "method", method->offset(),
+                                           fmt::format("\"{}\" {}; expected {}", fields::excerpt(method->as_string()),
+                                                       m ? "is out of the lifecycle order" : "is not implemented",
+                                                       expected)));
+    }
+    if (*rid != static_cast<std::uint64_t>(next_))
+      return invalid(rid, fmt::format("id {} for {}; ids go 1..5 in method order", *rid, method_name(*m)),
+                     id->offset());
+    if (!params)
+      return answer_error(rid, kInvalidParams, "Invalid params",
+                          make_parse_error(Code::Protocol, "missing_field", root.offset(), "the request has no params"));
+    return dispatch(*rid, *m, *params);
+  }
+
+  Status bad_params(std::uint64_t id, const Error& e) { return answer_error(id, kInvalidParams, "Invalid params", e); }
+
+  // The profile's checks on dot.initialize beyond the schema.
+  static Status check_initialize(const InitializeParams& p) {
+    auto bad = [](std::string detail) { return make_error(Code::Protocol, "params", std::move(detail)); };
+    if (p.protocol != kProtocol) return bad(fmt::format("unsupported protocol {}", p.protocol));
+    if (p.profile != kProfile) return bad(fmt::format("unsupported profile \"{}\"", fields::excerpt(p.profile)));
+    if (p.required_assurance != "audit" && p.required_assurance != "process")
+      return bad(fmt::format("unknown required_assurance \"{}\"", fields::excerpt(p.required_assurance)));
+    if (!is_sha256_hex(p.nonce)) return bad("the nonce is not 64 lowercase hex");
+    if (!(p.limits == kLimits)) return bad("the limits are not the profile's");
+    auto offered = offered_capabilities();
+    bool with_log = p.capabilities == offered;
+    offered.pop_back();
+    if (!with_log && p.capabilities != offered) return bad("the capabilities are not the profile's");
+    return {};
+  }
+
+  Status dispatch(std::uint64_t id, Method m, json::Value params) {
+    Context ctx(*this);
+    Result<jcs::Node> result = jcs::Node::null();
+    in_request_ = true;
+    switch (m) {
+      case Method::Initialize: {
+        auto p = decode_initialize_params(params);
+        if (!p.ok()) return done(bad_params(id, p.error()));
+        if (auto st = check_initialize(*p); !st.ok()) return done(bad_params(id, st.error()));
+        params_ = *p;
+        log_ = plugin_.wants_log() && p->capabilities.size() == 5;
+        if (auto st = plugin_.initialize(ctx, params_); !st.ok()) {
+          log_ = false;
+          return done(handler_error(id, st.error()));
+        }
+        InitializeResult echo;
+        echo.assurance = p->required_assurance;
+        echo.capabilities = p->capabilities;
+        if (!log_) echo.capabilities.resize(4);
+        echo.id = plugin_.id();
+        echo.inputs = p->inputs;
+        echo.limits = p->limits;
+        echo.nonce = p->nonce;
+        echo.profile = p->profile;
+        echo.protocol = p->protocol;
+        result = to_node(echo);
+        break;
+      }
+      case Method::Plan: {
+        auto p = decode_plan_params(params);
+        if (!p.ok()) return done(bad_params(id, p.error()));
+        auto ops = plugin_.plan(ctx, p->managed);
+        if (!ops.ok()) return done(handler_error(id, ops.error()));
+        result = to_node(PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value()});
+        break;
+      }
+      case Method::Materialize: {
+        auto p = decode_materialize_params(params);
+        if (!p.ok()) return done(bad_params(id, p.error()));
+        auto arts = plugin_.materialize(ctx, p->stage);
+        if (!arts.ok()) return done(handler_error(id, arts.error()));
+        result = to_node(MaterializeResult{std::move(arts).value()});
+        break;
+      }
+      case Method::Validate:
+      case Method::Shutdown:
+        if (auto st = decode_empty_params(params); !st.ok()) return done(bad_params(id, st.error()));
+        result = dpp::to_node(ValidatedResult{true});
+        break;
+    }
+    in_request_ = false;
+    // What the handler built must still fit the wire: a result that cannot be
+    // encoded (a string that is not UTF-8) or is over max_frame_bytes is
+    // answered -32603 instead of being sent for the host to refuse.
+    auto body = encode_result(id, *result);
+    if (!body.ok()) return answer_error(id, kInternalError, "Internal error", body.error());
+    if (body->size() > kLimits.max_frame_bytes)
+      return answer_error(id, kInternalError, "Internal error",
+                          make_error(Code::Protocol, "length",
+                                     fmt::format("the {} result has {} bytes; a frame carries at most {}",
+                                                 method_name(m), body->size(), kLimits.max_frame_bytes)));
+    DOT_TRY(writer_.write(*body));
+    ++next_;
+    return {};
+  }
+
+  Status handler_error(std::uint64_t id, const Error& e) {
+    return answer_error(id, kHandlerError, "Plugin error", e);
+  }
+
+  // Every answer ends the request: no dot.log after it.
+  Status done(Status st) {
+    in_request_ = false;
+    return st;
+  }
+
+  Plugin& plugin_;
+  FrameReader reader_;
+  FrameWriter writer_;
+  ByteSink& err_;
+  int next_ = 1;  // the method (and id) expected next; kDone after dot.shutdown
+  bool in_request_ = false;
+  bool log_ = false;
+  std::size_t logs_sent_ = 0;
+  InitializeParams params_;
+};
+
+Status Context::log(std::string_view level, std::string_view message) { return rt_.log(level, message); }
+bool Context::log_negotiated() const noexcept { return rt_.log_negotiated(); }
+const InitializeParams& Context::initialize_params() const noexcept { return rt_.params(); }
+
+Status Plugin::initialize(Context&, const InitializeParams&) { return {}; }
+
+int serve(Plugin& plugin, ByteSource& in, ByteSink& out, ByteSink& err) {
+  Runtime rt(plugin, in, out, err);
+  return rt.run();
+}
+
+int serve(Plugin& plugin) {
+  FdSource in(STDIN_FILENO, "standard input");
+  FdSink out(STDOUT_FILENO, "standard output");
+  FdSink err(STDERR_FILENO, "standard error");
+  return serve(plugin, in, out, err);
+}
+
+Result<Artifact> write_staged_file(const std::string& stage, std::string_view path, std::string_view bytes) {
+  DOT_TRY(beneath::check_relative_path(path));
+  DOT_ASSIGN_OR_RETURN(UniqueFd dir, beneath::open_root(stage));
+  std::string_view rest = path;
+  for (auto slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
+    std::string name(rest.substr(0, slash));
+    const bool made = ::mkdirat(dir.get(), name.c_str(), 0700) == 0;
+    if (!made && errno != EEXIST) return beneath::errno_error(errno, "mkdirat", path);
+    // Opened beneath the folder already held: a symlink planted anywhere on
+    // the way is refused (DOT_E_PATH_ESCAPE), never followed.
+    auto sub = beneath::open_beneath(dir.get(), name, O_RDONLY | O_DIRECTORY);
+    if (!sub.ok()) {
+      // O_NOFOLLOW | O_DIRECTORY on a symlink says ENOTDIR: name it for what it is.
+      struct stat st {};
+      if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        return make_error(Code::PathEscape, "symlink",
+                          fmt::format("{} in the stage is a symlink; staged files are never written through one",
+                                      fields::excerpt(name)));
+      return sub.error();
+    }
+    // The umask may have taken bits away from a folder made here; core must
+    // be able to read it back.
+    if (made && ::fchmod(sub->get(), 0700) != 0) return beneath::errno_error(errno, "fchmod", path);
+    dir = std::move(sub).value();
+    rest.remove_prefix(slash + 1);
+  }
+  DOT_ASSIGN_OR_RETURN(beneath::CreatedFile file, beneath::create_exclusive(dir.get(), rest, 0600));
+  DOT_TRY(write_all(file.fd.get(), bytes, path));
+  return Artifact{std::string(path), sha256_hex(bytes), bytes.size()};
+}
+
+}  // namespace dot::dpp::general

@@ -1,0 +1,158 @@
+// The general profile's message layer (dot/dpp/general.h) over arbitrary
+// frame bodies: the host's reply envelope for each request, the typed
+// decoders of every message (results, params, dot.log, error objects), and
+// the echo check. Deterministic oracles:
+//   - every refusal is DOT_E_PROTOCOL, except the echo's missing or added
+//     members (DOT_E_PLUGIN_IDENTITY) and check_identity's verdicts;
+//   - whatever decodes re-encodes canonically and decodes to the same value;
+//   - a decoded plan or materialize result respects the limits it was
+//     decoded with (checked here again from the values, not from the code);
+//   - a decoded dot.log has one of the four levels and at most 4096 bytes;
+//     an error object's message and canonical data at most 4096 bytes, its
+//     code within +-(2^53 - 1), and its data canonical text that parses back.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "dot/base/jcs.h"
+#include "dot/dpp/body.h"
+#include "dot/dpp/general.h"
+#include "dot/dpp/jsonrpc.h"
+
+namespace {
+
+namespace g = dot::dpp::general;
+
+constexpr std::int64_t kMaxSafe = (std::int64_t{1} << 53) - 1;
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+// A refusal must carry one of the allowed codes.
+template <typename T>
+bool refused(const dot::Result<T>& r, bool identity_allowed = false) {
+  if (r.ok()) return false;
+  check(r.error().code == dot::Code::Protocol || (identity_allowed && r.error().code == dot::Code::PluginIdentity));
+  return true;
+}
+
+template <typename T, typename Decode>
+void round_trip(const T& value, Decode decode) {
+  auto bytes = dot::jcs::encode(g::to_node(value), dot::jcs::Profile::Rfc8785);
+  if (!bytes.ok()) return;  // e.g. integers the canonical form cannot carry
+  auto doc = dot::dpp::parse_body(*bytes, 0, g::kLimits.max_frame_bytes);
+  check(doc.ok());
+  auto again = decode(doc->root());
+  check(again.ok() && *again == value);
+}
+
+// Small limits too, so that the count and claim checks are reached by small inputs.
+constexpr g::Limits kSmall{.deadline_ms = 1,
+                           .max_frame_bytes = 4096,
+                           .max_stdout_bytes = 4096,
+                           .max_stderr_bytes = 1,
+                           .max_operations = 3,
+                           .max_file_bytes = 100,
+                           .max_total_bytes = 150,
+                           .max_log_messages = 1};
+
+void results(dot::json::Value v, dot::dpp::Method m) {
+  using dot::dpp::Method;
+  switch (m) {
+    case Method::Initialize: {
+      auto r = g::decode_initialize_result(v);
+      if (refused(r, true)) return;
+      round_trip(*r, g::decode_initialize_result);
+      auto sent = g::initialize_params("audit", std::string(64, 'a'), {"/in"});
+      auto verdict = g::check_identity(sent, *r, "org.dot.mirror");
+      if (!verdict.ok()) check(verdict.error().code == dot::Code::PluginIdentity);
+      return;
+    }
+    case Method::Plan:
+      for (const g::Limits& l : {g::kLimits, kSmall}) {
+        auto r = g::decode_plan_result(v, l);
+        if (refused(r)) continue;
+        check(r->operations.size() <= l.max_operations);
+        round_trip(*r, [&l](dot::json::Value x) { return g::decode_plan_result(x, l); });
+      }
+      return;
+    case Method::Materialize:
+      for (const g::Limits& l : {g::kLimits, kSmall}) {
+        auto r = g::decode_materialize_result(v, l);
+        if (refused(r)) continue;
+        check(r->artifacts.size() <= l.max_operations);
+        std::uint64_t total = 0;
+        for (const auto& a : r->artifacts) {
+          check(a.size <= l.max_file_bytes);
+          total += a.size;
+        }
+        check(total <= l.max_total_bytes);
+        round_trip(*r, [&l](dot::json::Value x) { return g::decode_materialize_result(x, l); });
+      }
+      return;
+    default: return;
+  }
+}
+
+void error_object(const g::ErrorObject& e) {
+  check(e.code >= -kMaxSafe && e.code <= kMaxSafe);
+  check(e.message.size() <= g::kMaxErrorMessageBytes);
+  if (e.data) {
+    check(e.data->size() <= g::kMaxErrorDataBytes);
+    auto data = dot::json::parse(*e.data);
+    check(data.ok());
+    auto again = dot::jcs::canonicalize(data->root(), dot::jcs::Profile::Rfc8785);
+    check(again.ok() && *again == *e.data);
+  }
+  // What the runtime would send back for it decodes to the same object.
+  auto body = g::encode_error_response(std::nullopt, e);
+  check(body.ok());
+  auto doc = dot::dpp::parse_body(*body, 0, g::kLimits.max_frame_bytes);
+  check(doc.ok());
+  auto back = g::decode_error_object(*doc->root().find("error"));
+  check(back.ok() && *back == e);
+}
+
+void log_params(const g::LogParams& p) {
+  check(p.level == "debug" || p.level == "info" || p.level == "warning" || p.level == "error");
+  check(p.message.size() <= g::kMaxLogMessageBytes);
+  round_trip(p, g::decode_log_params);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view body(reinterpret_cast<const char*>(data), size);
+  auto doc = dot::dpp::parse_body(body, 0, g::kLimits.max_frame_bytes);
+  if (!doc.ok()) return 0;
+  using dot::dpp::Method;
+  for (Method m : {Method::Initialize, Method::Plan, Method::Materialize, Method::Validate, Method::Shutdown}) {
+    auto reply = g::decode_reply(*doc, dot::dpp::method_id(m), m);
+    if (refused(reply)) continue;
+    switch (reply->kind) {
+      case g::Reply::Kind::Result: results(reply->result, m); break;
+      case g::Reply::Kind::Error: error_object(reply->error); break;
+      case g::Reply::Kind::Notification: {
+        auto p = g::decode_log_params(reply->params);
+        if (!refused(p)) log_params(*p);
+        break;
+      }
+    }
+  }
+  // The same body as params, the plugin's side of each message.
+  dot::json::Value root = doc->root();
+  auto ip = g::decode_initialize_params(root);
+  if (!refused(ip)) round_trip(*ip, g::decode_initialize_params);
+  auto pp = g::decode_plan_params(root);
+  if (!refused(pp)) round_trip(*pp, g::decode_plan_params);
+  auto lp = g::decode_log_params(root);
+  if (!refused(lp)) log_params(*lp);
+  auto eo = g::decode_error_object(root);
+  if (!refused(eo)) error_object(*eo);
+  results(root, Method::Initialize);
+  results(root, Method::Plan);
+  results(root, Method::Materialize);
+  return 0;
+}

@@ -1,0 +1,273 @@
+// The hostile plugins of the general profile org.dot.dpp/v1
+// (spec/dpp-general.md). Each is the honest plugin of the runtime
+// (dot/dpp/runtime.h) with its stdout passed through a hook that breaks
+// exactly one rule: the hook sees every frame the runtime writes (a
+// response, an error response or a dot.log) and writes what the case wants
+// instead. So every case speaks the profile correctly up to the one byte
+// that makes it hostile, and the runtime itself runs under each.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "dot/base/fd.h"
+#include "dot/dpp/body.h"
+#include "dot/dpp/runtime.h"
+#include "hostile.h"
+
+namespace dot::dpp::hostile {
+namespace {
+
+using general::kLimits;
+
+constexpr std::string_view kPath = "etc/app.conf";
+constexpr std::string_view kContent = "key = value\n";
+
+// Plans one write and stages it; asks for log only when told to, and then
+// says what it plans.
+class Honest final : public general::Plugin {
+ public:
+  Honest(bool log, bool fail_plan) : log_(log), fail_plan_(fail_plan) {}
+  std::string id() const override { return std::string(kGeneralPluginId); }
+  bool wants_log() const override { return log_; }
+  Result<std::vector<general::Operation>> plan(general::Context& ctx, const std::vector<std::string>&) override {
+    if (fail_plan_) return make_error(Code::Io, "input", "the source folder /src is gone");
+    if (ctx.log_negotiated()) DOT_TRY(ctx.log("info", "planning " + std::string(kPath)));
+    return std::vector<general::Operation>{{"write", 0644, std::string(kPath)}};
+  }
+  Result<std::vector<general::Artifact>> materialize(general::Context&, const std::string& stage) override {
+    DOT_ASSIGN_OR_RETURN(general::Artifact a, general::write_staged_file(stage, kPath, kContent));
+    return std::vector<general::Artifact>{a};
+  }
+
+ private:
+  bool log_, fail_plan_;
+};
+
+// `"key":<value>,` cut out of a canonical body (the value has no '}' or ']'
+// of its own nested below the first one closing it: limits, inputs).
+std::string drop(std::string body, std::string_view key, char closing) {
+  auto pos = body.find("\"" + std::string(key) + "\":");
+  if (pos == std::string::npos) std::exit(99);
+  auto end = body.find(closing, pos);
+  if (end == std::string::npos || end + 1 >= body.size() || body[end + 1] != ',') std::exit(99);
+  return body.erase(pos, end + 2 - pos);
+}
+
+std::string log_frame(std::string_view level, std::string_view message) {
+  return frame("{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"params\":{\"level\":\"" + std::string(level) +
+               "\",\"message\":\"" + std::string(message) + "\"}}");
+}
+
+std::string error_frame(std::string_view id, std::string_view error) {
+  return frame("{\"error\":" + std::string(error) + ",\"id\":" + std::string(id) + ",\"jsonrpc\":\"2.0\"}");
+}
+
+[[noreturn]] void sleep_forever() {
+  for (;;) ::pause();
+}
+
+// One frame the runtime is about to write.
+struct Out {
+  ByteSink& raw;
+  std::uint64_t id;  // the request it answers, 1..5; 0 for a notification
+  std::string body;
+  Status write(std::string_view bytes) { return raw.write(bytes); }
+  Status honest() { return raw.write(frame(body)); }
+};
+// Writes what the case wants for `o` (o.honest() to pass it on).
+using Hook = Status (*)(Out& o);
+
+class HookedSink final : public ByteSink {
+ public:
+  HookedSink(ByteSink& raw, Hook hook) : raw_(raw), hook_(hook) {}
+  // FrameWriter hands over one whole frame per write.
+  Status write(std::string_view bytes) override {
+    auto at = bytes.find("\r\n\r\n");
+    if (at == std::string_view::npos) std::exit(99);
+    std::string body(bytes.substr(at + 4));
+    auto doc = parse_body(body, 0, kLimits.max_frame_bytes);
+    if (!doc.ok()) std::exit(99);
+    auto id = doc->root().find("id");
+    Out o{raw_, id && !id->is_null() ? std::stoull(std::string(id->number_text())) : 0, std::move(body)};
+    return hook_(o);
+  }
+
+ private:
+  ByteSink& raw_;
+  Hook hook_;
+};
+
+struct Options {
+  bool log = false;        // ask for log
+  bool fail_plan = false;  // the plan handler fails
+};
+
+int serve_hooked(Hook hook, Options opt = {}) {
+  Honest plugin(opt.log, opt.fail_plan);
+  FdSource in(STDIN_FILENO, "standard input");
+  FdSink out(STDOUT_FILENO, "standard output");
+  FdSink err(STDERR_FILENO, "standard error");
+  HookedSink sink(out, hook);
+  return general::serve(plugin, in, sink, err);
+}
+
+// Answers request `n` with `expr` (in scope: Out& o) in place of the honest answer.
+#define AT(n, expr)                                   \
+  +[](Out& o) -> Status { return o.id == (n) ? o.write(expr) : o.honest(); }
+#define RUN(hook, ...) +[] { return serve_hooked(hook __VA_OPT__(, ) __VA_ARGS__); }
+
+// The operations array with `n` writes of distinct paths, as a plan result.
+std::string plan_with(std::size_t n) {
+  std::string ops;
+  for (std::size_t i = 0; i < n; ++i)
+    ops += (i ? "," : "") + std::string("{\"action\":\"write\",\"mode\":420,\"path\":\"f") + std::to_string(i) + "\"}";
+  return "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{\"effects\":[{\"failure_policy\":\"required\",\"kind\":\"sync\","
+         "\"target\":\"managed-root\"}],\"operations\":[" +
+         ops + "]}}";
+}
+
+// `n` artifact claims of `size` bytes each, as a materialize result.
+std::string claims(std::size_t n, std::uint64_t size) {
+  std::string arts;
+  for (std::size_t i = 0; i < n; ++i)
+    arts += (i ? "," : "") + std::string("{\"path\":\"f") + std::to_string(i) + "\",\"sha256\":\"" +
+            std::string(64, 'a') + "\",\"size\":" + std::to_string(size) + "}";
+  return "{\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"artifacts\":[" + arts + "]}}";
+}
+
+// The honest body padded with spaces after the value to exactly
+// max_frame_bytes: legal, and four of them pass max_stdout_bytes.
+std::string padded(std::string body) {
+  body.append(kLimits.max_frame_bytes - body.size(), ' ');
+  return frame(body);
+}
+
+const Case kGeneralCases[] = {
+    // ---- the echo (DOT_E_PLUGIN_IDENTITY before planning) ----
+    {"general_echo_limits_changed",
+     RUN(AT(1, frame(replace(o.body, "\"max_operations\":10000", "\"max_operations\":100000")))),
+     Code::PluginIdentity, "limits", "limits", false},
+    {"general_echo_limits_missing", RUN(AT(1, frame(drop(o.body, "limits", '}')))), Code::PluginIdentity, "limits",
+     "\"limits\"", false},
+    {"general_echo_limit_missing", RUN(AT(1, frame(replace(o.body, "\"max_log_messages\":1000,", "")))),
+     Code::PluginIdentity, "limits", "max_log_messages", false},
+    {"general_echo_limit_added",
+     RUN(AT(1, frame(replace(o.body, "\"max_log_messages\":1000,", "\"max_hooks\":1,\"max_log_messages\":1000,")))),
+     Code::PluginIdentity, "limits", "max_hooks", false},
+    {"general_echo_inputs_changed", RUN(AT(1, frame(replace(o.body, "\"inputs\":[\"/in\"]", "\"inputs\":[\"/\"]")))),
+     Code::PluginIdentity, "inputs", "inputs", false},
+    {"general_echo_inputs_missing", RUN(AT(1, frame(drop(o.body, "inputs", ']')))), Code::PluginIdentity, "inputs",
+     "\"inputs\"", false},
+    {"general_echo_member_added", RUN(AT(1, frame(replace(o.body, "\"id\":\"", "\"hooks\":[],\"id\":\"")))),
+     Code::PluginIdentity, "echo", "hooks", false},
+    {"general_echo_wrong_id",
+     RUN(AT(1, frame(replace(o.body, "\"org.dot.hostile\"", "\"org.dot.mirror\"")))), Code::PluginIdentity, "id",
+     "org.dot.mirror", false},
+    {"general_echo_profile_hello",
+     RUN(AT(1, frame(replace(o.body, "\"org.dot.dpp/v1\"", "\"org.dot.hello/v1\"")))), Code::PluginIdentity,
+     "profile", "org.dot.hello/v1", false},
+    {"general_echo_capability_added",
+     RUN(AT(1, frame(replace(o.body, "\"validate\"]", "\"validate\",\"exec\"]")))), Code::PluginIdentity,
+     "capabilities", "exec", false},
+    // ---- dot.log ----
+    {"general_log_without_negotiation", RUN(AT(2, log_frame("info", "planning") + frame(o.body))), Code::Protocol,
+     "log_not_negotiated", "during dot.plan without negotiating log", false},
+    {"general_log_during_initialize_without_negotiation",
+     RUN(AT(1, log_frame("info", "starting") + frame(o.body))), Code::Protocol, "log_not_negotiated",
+     "during dot.initialize", false},
+    {"general_log_after_shutdown", RUN(AT(5, frame(o.body) + log_frame("info", "bye")), Options{.log = true}),
+     Code::Protocol, "trailing_output", "after its dot.shutdown response", false},
+    {"general_log_1001",
+     RUN(AT(2,
+            [] {
+              std::string logs;
+              for (int i = 0; i <= 1000; ++i) logs += log_frame("debug", std::to_string(i));
+              return logs;
+            }() + frame(o.body)),
+         Options{.log = true}),
+     Code::Protocol, "log_limit", "more than 1000 dot.log messages", false},
+    {"general_log_oversized", RUN(AT(2, log_frame("info", std::string(4097, 'x')) + frame(o.body)), Options{.log = true}),
+     Code::Protocol, "log_message", "4097 bytes", false},
+    {"general_log_bad_level", RUN(AT(2, log_frame("fatal", "x") + frame(o.body)), Options{.log = true}),
+     Code::Protocol, "log_level", "fatal", false},
+    {"general_log_with_id",
+     RUN(AT(2, frame("{\"id\":2,\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"params\":{\"level\":\"info\","
+                     "\"message\":\"x\"}}") +
+                   frame(o.body)),
+         Options{.log = true}),
+     Code::Protocol, "method_in_response", "method", false},
+    {"general_notification_other_method",
+     RUN(AT(2, frame("{\"jsonrpc\":\"2.0\",\"method\":\"dot.progress\",\"params\":{}}") + frame(o.body)),
+         Options{.log = true}),
+     Code::Protocol, "notification_method", "dot.progress", false},
+    // ---- error responses ----
+    {"general_error_response",
+     RUN(AT(2, error_frame("2", "{\"code\":-32001,\"data\":{\"path\":\"/src\"},\"message\":\"source folder is gone\"}"))),
+     Code::PluginError, "error_response", "plugin org.dot.hostile answered dot.plan with error -32001: source folder is gone",
+     false},
+    // Not hooked at all: the runtime answers a failing handler itself.
+    {"general_handler_fails", RUN(+[](Out& o) { return o.honest(); }, Options{.fail_plan = true}), Code::PluginError,
+     "error_response", "answered dot.plan with error -32000: Plugin error: the source folder /src is gone", false},
+    {"general_error_message_oversized",
+     RUN(AT(2, error_frame("2", "{\"code\":-32001,\"message\":\"" + std::string(4097, 'm') + "\"}"))),
+     Code::Protocol, "error_message", "4097 bytes", false},
+    {"general_error_data_oversized",
+     RUN(AT(2, error_frame("2", "{\"code\":-32001,\"data\":\"" + std::string(4095, 'd') + "\",\"message\":\"m\"}"))),
+     Code::Protocol, "error_data", "4097 bytes", false},
+    {"general_error_for_id_null",
+     RUN(AT(2, error_frame("null", "{\"code\":-32600,\"message\":\"Invalid request\"}"))), Code::Protocol, "id",
+     "id null", false},
+    // ---- negotiated limits ----
+    {"general_frame_over_max", RUN(AT(2, std::string("Content-Length: 16777217\r\n\r\n"))), Code::Protocol, "length",
+     "over the limit of 16777216 bytes", false},
+    {"general_stdout_over_max", RUN(+[](Out& o) { return o.write(padded(o.body)); }), Code::Protocol,
+     "stdout_limit", "more than 67108864 bytes", false},
+    {"general_stderr_over_max",
+     +[] {
+       std::string noise(65537, 'e');
+       if (!write_all(STDERR_FILENO, noise, "stderr").ok()) return 1;
+       return serve_hooked(+[](Out& o) { return o.honest(); });
+     },
+     Code::Protocol, "stderr_limit", "more than 65536 bytes", false},
+    {"general_operations_over_max", RUN(AT(2, frame(plan_with(10001)))), Code::Protocol, "max_operations",
+     "10001 operations", false},
+    {"general_claim_over_max_file", RUN(AT(3, frame(claims(1, 16777217)))), Code::Protocol, "max_file_bytes",
+     "16777217 bytes", false},
+    {"general_claims_over_max_total", RUN(AT(3, frame(claims(65, 16777216)))), Code::Protocol, "max_total_bytes",
+     "1090519040 bytes", false},
+    {"general_plan_with_hooks",
+     RUN(AT(2, frame(replace(o.body, "\"operations\":", "\"hooks\":[],\"operations\":")))), Code::Protocol,
+     "unknown_field", "hooks", false},
+    // ---- the deadline (tests/dpp/test_hostile_general.cpp sends deadline_ms
+    // 2000 for these; the session takes its deadline from what it sends) ----
+    {"general_sleep_past_deadline", +[]() -> int { sleep_forever(); }, Code::Timeout, "timeout", "waiting for dot.initialize",
+     true},
+    {"general_hang_mid_frame",
+     RUN(+[](Out& o) -> Status {
+       std::string f = frame(o.body);
+       (void)o.write(std::string_view(f).substr(0, f.size() / 2));
+       sleep_forever();
+     }),
+     Code::Timeout, "timeout", "waiting for dot.initialize", true},
+};
+
+#undef AT
+#undef RUN
+
+}  // namespace
+
+std::span<const Case> general_cases() { return kGeneralCases; }
+
+int run_general_honest() {
+  return serve_hooked(+[](Out& o) { return o.honest(); }, Options{.log = true});
+}
+
+const Case* find_general(const char* name) {
+  for (const Case& c : kGeneralCases)
+    if (std::string_view(c.name) == name) return &c;
+  return nullptr;
+}
+
+}  // namespace dot::dpp::hostile

@@ -1,0 +1,178 @@
+// Every general-profile hostile plugin (tests/dpp/hostile/general.cpp),
+// driven the way core drives an org.dot.dpp/v1 plugin: each must be refused
+// with its own code, kind and detail, and leave no process behind. The honest
+// base they are all made from completes the same drive.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "drive.h"
+#include "dot/base/fd.h"
+#include "dot/base/process.h"
+#include "dot/base/sha256.h"
+#include "dot/dpp/general.h"
+#include "hostile.h"
+
+namespace dot::dpp {
+namespace {
+
+using testing::bin;
+using testing::TempStage;
+
+// The deadline cases are driven with this deadline_ms instead of the
+// profile's 60 s: the session takes its deadline from the limits it sends
+// (core always sends general::kLimits), and the suite should not wait a
+// minute per case.
+constexpr std::uint64_t kShortDeadlineMs = 2000;
+
+struct GeneralDrive {
+  Status status;
+  std::optional<PluginErrorInfo> plugin_error;
+  std::vector<LogEntry> logs;
+  general::PlanResult plan;
+  general::MaterializeResult artifacts;
+};
+
+struct DriveOptions {
+  general::Limits limits = general::kLimits;
+  std::string_view id = hostile::kGeneralPluginId;
+  std::vector<std::string> managed;
+};
+
+GeneralDrive drive_general(const std::string& exe, const std::string& stage, const DriveOptions& opt = {}) {
+  const general::Limits& limits = opt.limits;
+  GeneralDrive out;
+  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    out.status = make_error(Code::Io, "open", "cannot open " + exe);
+    return out;
+  }
+  HostSessionOptions o;
+  o.exec_fd = fd.get();
+  o.stage_dir = stage;
+  o.profile = Profile::General;
+  o.general_limits = limits;
+  o.plugin_id = std::string(opt.id);
+  auto s = HostSession::start(std::move(o));
+  if (!s.ok()) {
+    out.status = s.error();
+    return out;
+  }
+  auto run = [&]() -> Status {
+    auto nonce = random_hex32();
+    if (!nonce.ok()) return nonce.error();
+    auto sent = general::initialize_params("audit", *nonce, {"/in"});
+    sent.limits = limits;
+    DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s->initialize(sent));
+    DOT_TRY(general::check_identity(sent, echo, opt.id));
+    DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}));
+    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general());
+    DOT_TRY(s->validate());
+    DOT_TRY(s->shutdown());
+    return s->finish();
+  };
+  out.status = run();
+  s->abort();  // what core does on every failure path (a no-op after finish)
+  out.plugin_error = s->plugin_error();
+  out.logs = s->logs();
+  return out;
+}
+
+class GeneralHostile : public ::testing::TestWithParam<const hostile::Case*> {};
+
+TEST_P(GeneralHostile, IsRefusedWithItsCodeAndLeavesNoProcess) {
+  const hostile::Case& c = *GetParam();
+  TempStage stage;
+  DriveOptions opt;
+  if (c.needs_deadline) opt.limits.deadline_ms = kShortDeadlineMs;
+  auto t0 = Clock::now();
+  auto r = drive_general(bin(std::string("dpp-hostile-") + c.name), stage.path(), opt);
+  auto elapsed = Clock::now() - t0;
+  ASSERT_FALSE(r.status.ok()) << c.name << " was accepted";
+  const Error& e = r.status.error();
+  EXPECT_EQ(code_name(e.code), code_name(c.code)) << e.line();
+  EXPECT_EQ(e.kind, c.kind) << e.line();
+  EXPECT_NE(e.detail.find(c.detail), std::string::npos) << "detail lacks \"" << c.detail << "\": " << e.line();
+  // Only the hanging cases may reach a deadline; they reach the one sent.
+  if (c.needs_deadline) {
+    EXPECT_GE(elapsed, std::chrono::milliseconds(kShortDeadlineMs));
+  } else {
+    EXPECT_LT(elapsed, std::chrono::milliseconds(general::kLimits.deadline_ms / 2));
+  }
+  // An error response is kept whole; nothing else leaves one behind.
+  EXPECT_EQ(r.plugin_error.has_value(), c.code == Code::PluginError) << e.line();
+  EXPECT_TRUE(list_children().empty());
+}
+
+std::vector<const hostile::Case*> all_cases() {
+  std::vector<const hostile::Case*> v;
+  for (const auto& c : hostile::general_cases()) v.push_back(&c);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GeneralHostile, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<const hostile::Case*>& i) {
+                           return std::string(i.param->name);
+                         });
+
+TEST(GeneralHostileBase, TheHonestPluginCompletesWithItsLog) {
+  TempStage stage;
+  auto r = drive_general(bin("dpp-general-honest"), stage.path());
+  ASSERT_TRUE(r.status.ok()) << r.status.error().line();
+  ASSERT_EQ(r.artifacts.artifacts.size(), 1u);
+  EXPECT_EQ(r.artifacts.artifacts[0].path, "etc/app.conf");
+  auto staged = read_file(stage.path() + "/etc/app.conf", 100);
+  ASSERT_TRUE(staged.ok()) << staged.error().line();
+  EXPECT_EQ(r.artifacts.artifacts[0].sha256, sha256_hex(*staged));
+  ASSERT_EQ(r.logs.size(), 1u);
+  EXPECT_EQ(r.logs[0], (LogEntry{"info", "planning etc/app.conf", Method::Plan}));
+  EXPECT_TRUE(list_children().empty());
+}
+
+TEST(GeneralHostile, AnErrorResponseKeepsCodeMessageAndData) {
+  TempStage stage;
+  auto r = drive_general(bin("dpp-hostile-general_error_response"), stage.path());
+  ASSERT_TRUE(r.plugin_error.has_value());
+  EXPECT_EQ(r.plugin_error->method, Method::Plan);
+  EXPECT_EQ(r.plugin_error->error.code, -32001);
+  EXPECT_EQ(r.plugin_error->error.message, "source folder is gone");
+  EXPECT_EQ(r.plugin_error->error.data, std::optional<std::string>("{\"path\":\"/src\"}"));
+}
+
+// docs/writing-plugins.md shows this plugin whole: it must run as the page says.
+TEST(GeneralExample, TheSmallestPluginOfTheDocsCompletesASession) {
+  TempStage stage;
+  DriveOptions opt;
+  opt.id = "org.example.motd";
+  opt.managed = {"etc/x", "motd.old"};
+  auto r = drive_general(bin("dpp-example-motd"), stage.path(), opt);
+  ASSERT_TRUE(r.status.ok()) << r.status.error().line();
+  EXPECT_EQ(r.plan.operations,
+            (std::vector<general::Operation>{{"write", 0644, "motd"}, {"remove", 0, "motd.old"}}));
+  ASSERT_EQ(r.artifacts.artifacts.size(), 1u);
+  EXPECT_EQ(r.artifacts.artifacts[0], (general::Artifact{"motd", sha256_hex("Welcome.\n"), 9}));
+  auto staged = read_file(stage.path() + "/motd", 100);
+  EXPECT_EQ(staged.ok() ? *staged : "", "Welcome.\n");
+  ASSERT_EQ(r.logs.size(), 1u);
+  EXPECT_EQ(r.logs[0], (LogEntry{"info", "proposing motd", Method::Plan}));
+}
+
+TEST(GeneralHostileCatalogue, EveryListedCaseIsBuiltAsItsOwnExecutable) {
+  std::ifstream list(DOT_HOSTILE_GENERAL_LIST);
+  std::set<std::string> listed;
+  for (std::string line; std::getline(list, line);)
+    if (!line.empty() && line[0] != '#') listed.insert(line);
+  std::set<std::string> table;
+  for (const auto& c : hostile::general_cases()) {
+    EXPECT_TRUE(table.insert(c.name).second) << "duplicate case " << c.name;
+    EXPECT_EQ(::access(bin(std::string("dpp-hostile-") + c.name).c_str(), X_OK), 0) << c.name;
+  }
+  EXPECT_EQ(listed, table);
+}
+
+}  // namespace
+}  // namespace dot::dpp

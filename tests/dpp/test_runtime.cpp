@@ -1,0 +1,364 @@
+// The general-profile plugin runtime (dot/dpp/runtime.h) driven in process:
+// the host's side is a byte string of request frames, the plugin's answers
+// are read back frame by frame. Every answer of spec/dpp-general.md
+// ("Error responses") is produced here, and the runtime keeps reading after
+// each of them.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include "drive.h"
+#include "dot/base/fd.h"
+#include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
+#include "dot/dpp/body.h"
+#include "dot/dpp/runtime.h"
+
+namespace dot::dpp::general {
+namespace {
+
+using dot::dpp::testing::TempStage;
+
+const std::string kNonce(64, 'a');
+
+std::string frame(std::string_view body) {
+  return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+std::string request(std::uint64_t id, Method m, const jcs::Node& params) {
+  return frame(*encode_request(id, m, params));
+}
+
+std::string init_request(std::uint64_t id = 1, bool offer_log = true) {
+  auto p = initialize_params("audit", kNonce, {"/in"});
+  if (!offer_log) p.capabilities.pop_back();
+  return request(id, Method::Initialize, to_node(p));
+}
+
+class TestPlugin : public Plugin {
+ public:
+  std::string id() const override { return "org.dot.test"; }
+  bool wants_log() const override { return want_log; }
+  Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>& managed) override {
+    seen_managed = managed;
+    if (log_in_plan) log_status = ctx.log("info", "planning");
+    if (fail_plan) return make_error(Code::Io, "input", "cannot read the input");
+    return std::vector<Operation>{{"write", 420, "a/b.txt"}};
+  }
+  Result<std::vector<Artifact>> materialize(Context&, const std::string& stage) override {
+    auto a = write_staged_file(stage, "a/b.txt", "hello\n");
+    if (!a.ok()) return a.error();
+    return std::vector<Artifact>{*a};
+  }
+  bool want_log = false, log_in_plan = false, fail_plan = false;
+  std::vector<std::string> seen_managed;
+  Status log_status;
+};
+
+struct Answer {
+  std::string body;
+  std::unique_ptr<json::Document> doc;
+  json::Value root() const { return doc->root(); }
+  bool is_error() const { return root().find("error").has_value(); }
+  std::int64_t code() const { return std::stoll(std::string(root().find("error")->find("code")->number_text())); }
+  std::string id() const {
+    auto v = root().find("id");
+    return v->is_null() ? "null" : std::string(v->number_text());
+  }
+};
+
+struct Run {
+  int exit = -1;
+  std::vector<Answer> answers;
+  std::string stderr_text;
+};
+
+Run run(TestPlugin& plugin, const std::string& input) {
+  Run r;
+  MemorySource in(input, 7);  // split reads anywhere
+  StringSink out, err;
+  r.exit = serve(plugin, in, out, err);
+  r.stderr_text = err.out;
+  MemorySource back(out.out);
+  FrameReader reader(back, kLimits.max_frame_bytes);
+  for (;;) {
+    auto f = reader.next();
+    EXPECT_TRUE(f.ok()) << f.error().line();
+    if (!f.ok() || !f->has_value()) break;
+    Answer a;
+    a.body = (*f)->body;
+    auto d = parse_body(a.body, 0, kLimits.max_frame_bytes);
+    EXPECT_TRUE(d.ok());
+    a.doc = std::make_unique<json::Document>(std::move(d).value());
+    r.answers.push_back(std::move(a));
+  }
+  return r;
+}
+
+std::string honest_session(const std::string& stage) {
+  return init_request() + request(2, Method::Plan, to_node(PlanParams{{"old"}})) +
+         request(3, Method::Materialize, dpp::to_node(MaterializeParams{stage})) +
+         request(4, Method::Validate, jcs::Node::object()) + request(5, Method::Shutdown, jcs::Node::object());
+}
+
+TEST(Runtime, AnsweringAWholeSessionExitsZero) {
+  TempStage stage;
+  TestPlugin p;
+  p.want_log = true;
+  p.log_in_plan = true;
+  auto r = run(p, honest_session(stage.path()));
+  EXPECT_EQ(r.exit, 0) << r.stderr_text;
+  ASSERT_EQ(r.answers.size(), 6u);  // five answers and one dot.log
+  auto sent = initialize_params("audit", kNonce, {"/in"});
+  auto echo = decode_initialize_result(*r.answers[0].root().find("result"));
+  ASSERT_TRUE(echo.ok()) << echo.error().line();
+  auto negotiated = check_identity(sent, *echo, "org.dot.test");
+  ASSERT_TRUE(negotiated.ok()) << negotiated.error().line();
+  EXPECT_TRUE(*negotiated);
+  EXPECT_EQ(r.answers[1].body,
+            "{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"params\":{\"level\":\"info\",\"message\":\"planning\"}}");
+  EXPECT_TRUE(p.log_status.ok());
+  EXPECT_EQ(p.seen_managed, std::vector<std::string>{"old"});
+  auto plan = decode_plan_result(*r.answers[2].root().find("result"), kLimits);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->operations, (std::vector<Operation>{{"write", 420, "a/b.txt"}}));
+  EXPECT_EQ(plan->effects.size(), 1u);
+  auto arts = decode_materialize_result(*r.answers[3].root().find("result"), kLimits);
+  ASSERT_TRUE(arts.ok());
+  EXPECT_EQ(arts->artifacts, (std::vector<Artifact>{{"a/b.txt", sha256_hex("hello\n"), 6}}));
+  auto staged = read_file(stage.path() + "/a/b.txt", 100);
+  EXPECT_EQ(staged.ok() ? *staged : "", "hello\n");
+  struct stat st{};
+  ASSERT_EQ(::lstat((stage.path() + "/a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
+TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {
+  TempStage stage;
+  TestPlugin p;
+  p.log_in_plan = true;  // wants_log false
+  auto r = run(p, honest_session(stage.path()));
+  EXPECT_EQ(r.exit, 0);
+  ASSERT_EQ(r.answers.size(), 5u);
+  EXPECT_FALSE(p.log_status.ok());
+  EXPECT_EQ(r.answers[0].root().find("result")->find("capabilities")->size(), 4u);
+
+  TestPlugin q;
+  q.want_log = true;
+  q.log_in_plan = true;
+  r = run(q, init_request(1, false) + request(2, Method::Plan, to_node(PlanParams{})));
+  EXPECT_EQ(r.exit, 1);  // EOF before shutdown
+  ASSERT_EQ(r.answers.size(), 2u);
+  EXPECT_FALSE(q.log_status.ok());
+}
+
+struct Case {
+  const char* name;
+  std::string request;  // after a successful dot.initialize when `after_init`
+  bool after_init;
+  std::int64_t code;
+  const char* id;
+};
+
+class Answers : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Answers, EachRefusalIsAnsweredAndTheRuntimeKeepsReading) {
+  const Case& c = GetParam();
+  TestPlugin p;
+  TempStage stage;
+  // The refused request, then a whole honest session: the runtime must
+  // still answer everything and exit 0.
+  std::string input = c.after_init ? init_request() + c.request : c.request;
+  std::string rest = c.after_init ? honest_session(stage.path()).substr(init_request().size()) : honest_session(stage.path());
+  auto r = run(p, input + rest);
+  EXPECT_EQ(r.exit, 0) << r.stderr_text;
+  std::size_t i = c.after_init ? 1 : 0;
+  ASSERT_GT(r.answers.size(), i);
+  const Answer& a = r.answers[i];
+  ASSERT_TRUE(a.is_error()) << a.body;
+  EXPECT_EQ(a.code(), c.code) << a.body;
+  EXPECT_EQ(a.id(), c.id) << a.body;
+  EXPECT_EQ(r.answers.size(), 6u);
+  for (std::size_t k = 0; k < r.answers.size(); ++k)
+    if (k != i) {
+      EXPECT_FALSE(r.answers[k].is_error()) << r.answers[k].body;
+    }
+}
+
+std::string with_limits(std::string_view from, std::string_view to) {
+  std::string s = *encode_request(1, Method::Initialize, to_node(initialize_params("audit", kNonce, {})));
+  s.replace(s.find(from), from.size(), to);
+  return frame(s);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, Answers,
+    ::testing::Values(
+        Case{"not_json", frame("{\"id\":1,"), false, kParseError, "null"},
+        Case{"not_utf8", frame("{\"id\":\"\xff\"}"), false, kParseError, "null"},
+        Case{"duplicate_key", frame("{\"id\":1,\"id\":1}"), false, kParseError, "null"},
+        Case{"two_values", frame("{} {}"), false, kParseError, "null"},
+        Case{"array", frame("[{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{}}]"), false,
+             kInvalidRequest, "null"},
+        Case{"number", frame("1"), false, kInvalidRequest, "null"},
+        Case{"notification", frame("{\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{}}"), false,
+             kInvalidRequest, "null"},
+        Case{"id_zero", frame("{\"id\":0,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{}}"), false,
+             kInvalidRequest, "null"},
+        Case{"id_string", frame("{\"id\":\"1\",\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{}}"),
+             false, kInvalidRequest, "null"},
+        Case{"jsonrpc_1_0", frame("{\"id\":1,\"jsonrpc\":\"1.0\",\"method\":\"dot.initialize\",\"params\":{}}"), false,
+             kInvalidRequest, "1"},
+        Case{"no_jsonrpc", frame("{\"id\":1,\"method\":\"dot.initialize\",\"params\":{}}"), false, kInvalidRequest,
+             "1"},
+        Case{"method_number", frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":1,\"params\":{}}"), false,
+             kInvalidRequest, "1"},
+        Case{"unknown_member",
+             frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{},\"x\":1}"), false,
+             kInvalidRequest, "1"},
+        Case{"unknown_method", frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.exec\",\"params\":{}}"), false,
+             kMethodNotFound, "1"},
+        Case{"plan_first", frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.plan\",\"params\":{\"managed\":[]}}"),
+             false, kMethodNotFound, "1"},
+        Case{"initialize_twice", init_request(2), true, kMethodNotFound, "2"},
+        Case{"id_out_of_order", request(3, Method::Plan, to_node(PlanParams{})), true, kInvalidRequest, "3"},
+        Case{"no_params", frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\"}"), false,
+             kInvalidParams, "1"},
+        Case{"hello_params",
+             request(1, Method::Initialize, dpp::to_node(hello::initialize_params("audit", kNonce))), false,
+             kInvalidParams, "1"},
+        Case{"wrong_profile", with_limits("org.dot.dpp/v1", "org.dot.dpp/v2"), false, kInvalidParams, "1"},
+        Case{"wrong_protocol", with_limits("\"protocol\":1", "\"protocol\":2"), false, kInvalidParams, "1"},
+        Case{"limits_changed", with_limits("\"max_operations\":10000", "\"max_operations\":10001"), false,
+             kInvalidParams, "1"},
+        Case{"limits_missing_one", with_limits("\"max_operations\":10000,", ""), false, kInvalidParams, "1"},
+        Case{"limits_unknown", with_limits("\"max_operations\":10000,", "\"max_operations\":10000,\"max_hooks\":1,"),
+             false, kInvalidParams, "1"},
+        Case{"inputs_missing", with_limits("\"inputs\":[],", ""), false, kInvalidParams, "1"},
+        Case{"capabilities_reordered", with_limits("\"materialize\",\"plan\"", "\"plan\",\"materialize\""), false,
+             kInvalidParams, "1"},
+        Case{"assurance_unknown", with_limits("\"audit\"", "\"none\""), false, kInvalidParams, "1"},
+        Case{"nonce_short", with_limits(std::string(64, 'a'), "aa"), false, kInvalidParams, "1"},
+        Case{"plan_params_unknown",
+             frame("{\"id\":2,\"jsonrpc\":\"2.0\",\"method\":\"dot.plan\",\"params\":{\"managed\":[],\"x\":0}}"), true,
+             kInvalidParams, "2"},
+        Case{"plan_params_hello", request(2, Method::Plan, jcs::Node::object()), true, kInvalidParams, "2"}),
+    [](const ::testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+TEST(Runtime, AHandlerErrorIsAnsweredAsAPluginDefinedError) {
+  TestPlugin p;
+  p.fail_plan = true;
+  auto r = run(p, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
+  EXPECT_EQ(r.exit, 1);
+  ASSERT_EQ(r.answers.size(), 2u);
+  ASSERT_TRUE(r.answers[1].is_error());
+  EXPECT_EQ(r.answers[1].code(), -32000);
+  EXPECT_EQ(r.answers[1].id(), "2");
+  auto msg = r.answers[1].root().find("error")->find("message")->as_string();
+  EXPECT_NE(msg.find("cannot read the input"), std::string::npos) << msg;
+}
+
+TEST(Runtime, AnErrorMessageIsValidUtf8AndBoundedWhateverTheHandlerSaid) {
+  class Noisy : public TestPlugin {
+   public:
+    Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
+      // Invalid UTF-8 first, then a multi-byte character straddling the
+      // 4096-byte bound of the message.
+      return make_error(Code::Io, "input", "\xff\xfe " + std::string(5000, '\xc3') + "x");
+    }
+  } p;
+  auto r = run(p, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
+  ASSERT_EQ(r.answers.size(), 2u);
+  ASSERT_TRUE(r.answers[1].is_error()) << r.answers[1].body;
+  auto err = decode_error_object(*r.answers[1].root().find("error"));
+  ASSERT_TRUE(err.ok()) << err.error().line();  // the host's own decoder accepts it
+  EXPECT_EQ(err->code, -32000);
+  EXPECT_LE(err->message.size(), kMaxErrorMessageBytes);
+  EXPECT_GT(err->message.size(), kMaxErrorMessageBytes - 3);
+  EXPECT_EQ(utf8_valid_prefix(err->message), err->message.size());
+}
+
+TEST(Runtime, AResultThatCannotBeSentIsAnsweredAsAnInternalErrorAndReadingGoesOn) {
+  class Broken : public TestPlugin {
+   public:
+    Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
+      if (calls++ == 0) return std::vector<Operation>{{"write", 420, "bad\xff"}};
+      // Over max_frame_bytes once encoded.
+      return std::vector<Operation>(kLimits.max_frame_bytes / 40, Operation{"write", 420, "aaaaaaaaaa"});
+    }
+    int calls = 0;
+  } p;
+  auto plan2 = request(2, Method::Plan, to_node(PlanParams{}));
+  auto r = run(p, init_request() + plan2 + plan2);
+  EXPECT_EQ(r.exit, 1);  // no dot.shutdown
+  ASSERT_EQ(r.answers.size(), 3u);
+  for (std::size_t i : {1u, 2u}) {
+    ASSERT_TRUE(r.answers[i].is_error()) << r.answers[i].body.substr(0, 200);
+    EXPECT_EQ(r.answers[i].code(), -32603);
+    EXPECT_EQ(r.answers[i].id(), "2");
+  }
+  EXPECT_EQ(p.calls, 2);
+}
+
+TEST(Runtime, AFramingViolationEndsItWithoutAnotherByte) {
+  TestPlugin p;
+  auto r = run(p, init_request() + "Content-Length: 016\r\n\r\n{}");
+  EXPECT_EQ(r.exit, 1);
+  EXPECT_EQ(r.answers.size(), 1u);  // the echo only
+  EXPECT_NE(r.stderr_text.find("DOT_E_PROTOCOL: length"), std::string::npos) << r.stderr_text;
+  TestPlugin q;
+  auto big = run(q, "Content-Length: 16777217\r\n\r\n");
+  EXPECT_EQ(big.exit, 1);
+  EXPECT_TRUE(big.answers.empty());
+}
+
+TEST(Runtime, EndOfInputBeforeShutdownIsExitOne) {
+  TestPlugin p;
+  EXPECT_EQ(run(p, "").exit, 1);
+  EXPECT_EQ(run(p, init_request()).exit, 1);
+}
+
+TEST(Runtime, LogIsRefusedPastItsLimits) {
+  class Chatty : public TestPlugin {
+   public:
+    Status initialize(Context& ctx, const InitializeParams&) override { return ctx.log("debug", "during initialize"); }
+    Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>&) override {
+      for (int i = 0; i < 999; ++i)
+        if (!ctx.log("debug", "x").ok()) return make_error(Code::Internal, "t", "log refused early");
+      over = ctx.log("debug", "1001");
+      bad_level = ctx.log("fatal", "x");
+      big = ctx.log("info", std::string(4097, 'x'));
+      return std::vector<Operation>{};
+    }
+    Status over, bad_level, big;
+  } p;
+  p.want_log = true;
+  auto r = run(p, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
+  // The log during initialize, the echo, 999 logs, the plan: 1000 logs in all.
+  ASSERT_EQ(r.answers.size(), 1u + 1u + 999u + 1u);
+  EXPECT_FALSE(r.answers.back().is_error()) << r.answers.back().body;
+  EXPECT_FALSE(p.over.ok());
+  EXPECT_EQ(p.over.error().kind, "log_limit");
+  EXPECT_EQ(p.bad_level.error().kind, "log_level");
+  EXPECT_EQ(p.big.error().kind, "log_message");
+}
+
+TEST(Runtime, StagedFilesNeverFollowASymlink) {
+  TempStage stage;
+  ASSERT_EQ(::symlink("/tmp", (stage.path() + "/a").c_str()), 0);
+  auto a = write_staged_file(stage.path(), "a/b.txt", "x");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error().code, Code::PathEscape) << a.error().line();
+  struct stat st{};
+  EXPECT_NE(::lstat("/tmp/b.txt", &st), 0);  // nothing written through the link
+  for (const char* bad : {"../x", "/etc/x", "c//d", "c/./d", ""}) {
+    auto r = write_staged_file(stage.path(), bad, "x");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, Code::PathEscape) << bad;
+  }
+  EXPECT_TRUE(write_staged_file(stage.path(), "c/d/e", "").ok());
+  EXPECT_FALSE(write_staged_file(stage.path(), "c/d/e", "").ok());  // exclusive
+}
+
+}  // namespace
+}  // namespace dot::dpp::general
