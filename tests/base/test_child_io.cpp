@@ -24,6 +24,8 @@
 #include "dot/base/sealed_executable.h"
 #include "dot/base/stream_capture.h"
 
+#include "../common/process_gone.h"
+
 namespace dot {
 namespace {
 
@@ -192,20 +194,6 @@ TEST(WaitReady, APidfdEndsTheWaitWhenTheChildExits) {
   EXPECT_TRUE(child.wait_until(Clock::now() + 30s)->success());
 }
 
-bool gone(pid_t pid) {
-  // Gone, or a zombie that nobody will run again.
-  for (int i = 0; i < 400; ++i) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    auto close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
-    ::usleep(5000);
-  }
-  return false;
-}
-
 TEST(GroupKill, KillAndReapLeavesNoProcessOfTheGroup) {
   // As a subreaper the test inherits the sleepers when their shell dies, so
   // it can reap them itself instead of waiting for init to.
@@ -229,7 +217,7 @@ TEST(GroupKill, KillAndReapLeavesNoProcessOfTheGroup) {
   long pid;
   int checked = 0;
   while (in >> pid) {
-    EXPECT_TRUE(gone(static_cast<pid_t>(pid))) << "sleeper " << pid << " survived";
+    EXPECT_TRUE(process_gone(static_cast<pid_t>(pid))) << "sleeper " << pid << " survived";
     ++checked;
   }
   EXPECT_EQ(checked, 3);
@@ -259,7 +247,7 @@ TEST(GroupKill, TheSweepFindsADescendantThatLeftTheGroup) {
     child.kill_and_reap();
     // The leader is dead; the escaped sleeper is re-parented to us.
   }
-  EXPECT_TRUE(gone(escaped)) << "escaped descendant " << escaped << " survived the sweep";
+  EXPECT_TRUE(process_gone(escaped)) << "escaped descendant " << escaped << " survived the sweep";
 }
 
 struct TempDir {

@@ -14,6 +14,8 @@
 #include "dot/base/process.h"
 #include "dot/base/sha256.h"
 
+#include "../common/process_gone.h"
+
 namespace dot {
 namespace {
 
@@ -188,19 +190,6 @@ TEST(MetewandHello, TimeoutIsKeptAndNothingSurvives) {
   EXPECT_LT(linger.took, 3s);
 }
 
-bool gone(pid_t pid) {
-  for (int i = 0; i < 200; ++i) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    auto close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
-    ::usleep(5000);
-  }
-  return false;
-}
-
 TEST(MetewandHello, EvenADescendantThatLeftTheGroupDoesNotSurvive) {
   std::string pid_file = testing::TempDir() + "metewand-escape-" + std::to_string(::getpid());
   CliRun r = run({"metewand", "hello", "--", kWorker, "--escape", pid_file});
@@ -209,7 +198,7 @@ TEST(MetewandHello, EvenADescendantThatLeftTheGroupDoesNotSurvive) {
   long pid = 0;
   in >> pid;
   ASSERT_GT(pid, 1);
-  EXPECT_TRUE(gone(static_cast<pid_t>(pid))) << "escaped descendant " << pid << " survived";
+  EXPECT_TRUE(process_gone(static_cast<pid_t>(pid))) << "escaped descendant " << pid << " survived";
   ::unlink(pid_file.c_str());
 }
 

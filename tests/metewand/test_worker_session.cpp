@@ -14,6 +14,8 @@
 
 #include "dot/metewand/worker_session.h"
 
+#include "../common/process_gone.h"
+
 namespace dot::metewand {
 namespace {
 
@@ -31,21 +33,6 @@ SessionOptions options(std::vector<std::string> args = {}) {
   o.timeouts.operation = 5s;
   o.timeouts.shutdown = 5s;
   return o;
-}
-
-// Dead: no such process, or a zombie (an orphaned descendant is reparented
-// to whoever reaps here, which may be slow or never in a container).
-bool gone(pid_t pid) {
-  for (int i = 0; i < 200; ++i) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    auto close = line.rfind(')');
-    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return false;
 }
 
 std::string raw_file(const std::string& name, const std::string& bytes) {
@@ -73,7 +60,7 @@ std::string hello_error(SessionOptions o, std::vector<Capability> selected = {})
     if (!done.ok() && name.empty()) name = done.error().name();
   }
   EXPECT_FALSE(s->running());
-  EXPECT_TRUE(gone(pid)) << "worker " << pid << " survived";
+  EXPECT_TRUE(process_gone(pid)) << "worker " << pid << " survived";
   return name;
 }
 
@@ -100,7 +87,7 @@ TEST(WorkerSession, HelloAndCleanShutdown) {
   ASSERT_TRUE(st.ok()) << st.error().name() << ": " << st.error().message();
   EXPECT_TRUE(st->success());
   EXPECT_FALSE(s->running());
-  EXPECT_TRUE(gone(pid));
+  EXPECT_TRUE(process_gone(pid));
 }
 
 TEST(WorkerSession, OnlyTheProtocolPipesAndLogsAreInheritedAndStdinIsDevNull) {
@@ -208,12 +195,12 @@ TEST(WorkerSession, HelloTimeoutKillsTheWorkerAndItsGroup) {
   EXPECT_LT(took, 3s);
   EXPECT_FALSE(s->usable());
   EXPECT_FALSE(s->running());
-  EXPECT_TRUE(gone(pid));
+  EXPECT_TRUE(process_gone(pid));
   const std::string& err = s->stderr_log().bytes();
   auto at = err.find("grandchild=");
   ASSERT_NE(at, std::string::npos) << err;
   pid_t grandchild = static_cast<pid_t>(std::stol(err.substr(at + 11)));
-  EXPECT_TRUE(gone(grandchild)) << "grandchild " << grandchild << " survived";
+  EXPECT_TRUE(process_gone(grandchild)) << "grandchild " << grandchild << " survived";
   // A discarded session refuses further work.
   auto again = s->hello(WorkerRole::Implementation, kId);
   ASSERT_FALSE(again.ok());
@@ -228,7 +215,7 @@ TEST(WorkerSession, GroupIsKilledAfterACleanExitToo) {
   const std::string& err = s->stderr_log().bytes();
   auto at = err.find("grandchild=");
   ASSERT_NE(at, std::string::npos) << err;
-  EXPECT_TRUE(gone(static_cast<pid_t>(std::stol(err.substr(at + 11)))));
+  EXPECT_TRUE(process_gone(static_cast<pid_t>(std::stol(err.substr(at + 11)))));
 }
 
 TEST(WorkerSession, EndlessLineIsRefusedAtTheLimit) {
@@ -248,7 +235,7 @@ TEST(WorkerSession, ShutdownTimeoutKillsALingeringWorker) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().name(), "Timeout");
   EXPECT_EQ(st.error().phase, Phase::Shutdown);
-  EXPECT_TRUE(gone(pid));
+  EXPECT_TRUE(process_gone(pid));
 }
 
 TEST(WorkerSession, NonZeroExitIsUnsuccessful) {
@@ -294,7 +281,7 @@ TEST(WorkerSession, DestructorKillsARunningWorker) {
     ASSERT_TRUE(s.ok());
     pid = s->pid();
   }
-  EXPECT_TRUE(gone(pid));
+  EXPECT_TRUE(process_gone(pid));
 }
 
 }  // namespace
