@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "dot/base/fd.h"
 #include "dot/dpp/body.h"
-#include "dot/dpp/byte_stream.h"
+#include "dot/base/byte_stream.h"
 #include "dot/dpp/frame.h"
 #include "json_writer.h"
 #include "output.h"
@@ -38,7 +38,7 @@ int decode_frames_dpp(const FramesOptions& options) {
       return report(make_error(Code::Io, "open", fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
     fd = file.get();
   }
-  dpp::FdSource source(fd, options.input == "-" ? "standard input" : options.input);
+  FdSource source(fd, options.input == "-" ? "standard input" : options.input);
   dpp::FrameReader reader(source);
   std::uint64_t count = 0;
   for (;;) {

@@ -34,7 +34,7 @@ Error timeout_error(std::string_view what) {
 Status check_limits(Captures logs) {
   for (StreamCapture* log : logs)
     if (log->over_limit())
-      return make_error(Code::Protocol, "log_limit",
+      return make_error(Code::Protocol, "capture_limit",
                         fmt::format("{} had more than {} bytes", log->what(), log->cap()));
   return {};
 }

@@ -38,7 +38,7 @@ void BM_MemcpyRead(benchmark::State& state) {
   const std::string& s = stream();
   std::string buf(65536 + 64, '\0');
   for (auto _ : state) {
-    dot::dpp::MemorySource src(s);
+    dot::MemorySource src(s);
     for (;;) {
       auto n = src.read(buf.data(), buf.size());
       if (*n == 0) break;
@@ -51,7 +51,7 @@ void BM_MemcpyRead(benchmark::State& state) {
 void BM_FrameRead(benchmark::State& state) {
   const std::string& s = stream();
   for (auto _ : state) {
-    dot::dpp::MemorySource src(s);
+    dot::MemorySource src(s);
     dot::dpp::FrameReader r(src);
     for (;;) {
       auto f = r.next();
@@ -65,7 +65,7 @@ void BM_FrameRead(benchmark::State& state) {
 void BM_FrameReadAndCheckBody(benchmark::State& state) {
   const std::string& s = stream();
   for (auto _ : state) {
-    dot::dpp::MemorySource src(s);
+    dot::MemorySource src(s);
     dot::dpp::FrameReader r(src);
     for (;;) {
       auto f = r.next();

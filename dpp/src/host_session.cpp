@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/pipe_io.h"
+
 #include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/jsonrpc.h"
@@ -24,22 +26,6 @@ enum class Phase : std::uint8_t { Initialize, Plan, Materialize, Validate, Shutd
 
 Error protocol(std::string kind, std::string detail) {
   return make_error(Code::Protocol, std::move(kind), std::move(detail));
-}
-
-int ms_until(Clock::time_point deadline) {
-  auto now = Clock::now();
-  if (now >= deadline) return 0;
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-  return static_cast<int>(std::min<long long>(ms, 60'000));
-}
-
-void ignore_sigpipe() {
-  struct sigaction old{};
-  if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
-    struct sigaction ign{};
-    ign.sa_handler = SIG_IGN;
-    ::sigaction(SIGPIPE, &ign, nullptr);
-  }
 }
 
 }  // namespace
@@ -64,8 +50,8 @@ struct HostSession::Impl {
   Clock::time_point deadline;
   Phase phase = Phase::Initialize;
   std::optional<Error> failure;
-  std::string stderr_buf;
-  bool stderr_over = false;
+  StreamCapture err;  // the first stderr_cap bytes; one more fails the session
+  StreamCapture* captures[1] = {&err};
   bool stdout_eof = false;
   bool killed = false;
   std::uint64_t stdout_total = 0;
@@ -112,32 +98,16 @@ struct HostSession::Impl {
                                   d.cause));
   }
 
-  // Reads what stderr has now (nonblocking). Keeps the first stderr_cap
-  // bytes; one more byte fails the session.
-  Status drain_stderr() {
-    auto& fd = child.stderr_fd();
-    if (!fd) return {};
-    char buf[4096];
-    for (;;) {
-      ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN) return {};
-        fd.reset();
-        return {};
-      }
-      if (n == 0) {
-        fd.reset();
-        return {};
-      }
-      std::size_t room = opts.limits.stderr_cap - std::min(opts.limits.stderr_cap, stderr_buf.size());
-      stderr_buf.append(buf, std::min(room, static_cast<std::size_t>(n)));
-      if (static_cast<std::size_t>(n) > room) {
-        stderr_over = true;
-        return protocol("stderr_limit",
-                        fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
-      }
-    }
+  Error stderr_limit() {
+    return protocol("stderr_limit", fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
+  }
+
+  // The base layer's errors in this protocol's words: the deadline is the
+  // session's (dot-core killed the group), the log limit is stderr's.
+  Error local(Error e) {
+    if (e.code == Code::Timeout) return timeout();
+    if (e.kind == "capture_limit") return stderr_limit();
+    return e;
   }
 
   Result<std::size_t> read_stdout(char* buf, std::size_t max) {
@@ -145,37 +115,17 @@ struct HostSession::Impl {
     // Reading one byte past the cap proves the overflow.
     std::size_t allowed = opts.limits.stdout_cap + 1 - std::min<std::uint64_t>(stdout_total, opts.limits.stdout_cap);
     max = std::min(max, allowed);
-    for (;;) {
-      pollfd fds[2] = {{child.stdout_fd().get(), POLLIN, 0}, {child.stderr_fd().get(), POLLIN, 0}};
-      int nfds = child.stderr_fd() ? 2 : 1;
-      int timeout = ms_until(deadline);
-      if (timeout == 0) return timeout_error();
-      int r = ::poll(fds, static_cast<nfds_t>(nfds), timeout);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return make_error(Code::Io, "poll", fmt::format("poll on the plugin's pipes failed: {}", std::strerror(errno)));
-      }
-      if (r == 0) continue;  // the deadline check above ends the loop
-      if (nfds == 2 && fds[1].revents != 0) DOT_TRY(drain_stderr());
-      if (fds[0].revents == 0) continue;
-      ssize_t n = ::read(child.stdout_fd().get(), buf, max);
-      if (n < 0) {
-        if (errno == EINTR || errno == EAGAIN) continue;
-        return make_error(Code::Io, "read", fmt::format("cannot read the plugin's stdout: {}", std::strerror(errno)));
-      }
-      if (n == 0) {
-        stdout_eof = true;
-        return std::size_t{0};
-      }
-      stdout_total += static_cast<std::uint64_t>(n);
-      if (stdout_total > opts.limits.stdout_cap)
-        return protocol("stdout_limit",
-                        fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
-      return static_cast<std::size_t>(n);
+    auto n = read_before(child.stdout_fd().get(), buf, max, deadline, captures, "the plugin's stdout");
+    if (!n.ok()) return local(std::move(n).error());
+    if (*n == 0) {
+      stdout_eof = true;
+      return std::size_t{0};
     }
+    stdout_total += *n;
+    if (stdout_total > opts.limits.stdout_cap)
+      return protocol("stdout_limit", fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
+    return *n;
   }
-
-  Error timeout_error() { return timeout(); }
 
   // Output the plugin wrote before it was asked (the reader holds none after
   // a valid frame, so any byte that is already readable is unsolicited).
@@ -197,30 +147,14 @@ struct HostSession::Impl {
   }
 
   Status write_stdin(std::string_view bytes) {
-    auto& fd = child.stdin_fd();
-    while (!bytes.empty()) {
-      ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
-      if (n >= 0) {
-        bytes.remove_prefix(static_cast<std::size_t>(n));
-        continue;
-      }
-      if (errno == EINTR) continue;
-      // The plugin no longer reads its stdin (it closed it, or it exited).
-      // Whether the write or the plugin's exit came first is a race; the
-      // verdict must not be. So a refused write is not a verdict: the caller
-      // reads what the plugin left on stdout exactly as after a delivered
-      // request (an answer, garbage, or EOF followed by its exit status).
-      if (errno == EPIPE) return {};
-      if (errno != EAGAIN)
-        return make_error(Code::Io, "write", fmt::format("cannot write to the plugin's stdin: {}", std::strerror(errno)));
-      pollfd fds[2] = {{fd.get(), POLLOUT, 0}, {child.stderr_fd().get(), POLLIN, 0}};
-      int nfds = child.stderr_fd() ? 2 : 1;
-      int timeout = ms_until(deadline);
-      if (timeout == 0) return timeout_error();
-      int r = ::poll(fds, static_cast<nfds_t>(nfds), timeout);
-      if (r > 0 && nfds == 2 && fds[1].revents != 0) DOT_TRY(drain_stderr());
-    }
-    return {};
+    Status w = write_before(child.stdin_fd().get(), bytes, deadline, captures, "the plugin's stdin");
+    // The plugin no longer reads its stdin (it closed it, or it exited).
+    // Whether the write or the plugin's exit came first is a race; the
+    // verdict must not be. So a refused write is not a verdict: the caller
+    // reads what the plugin left on stdout exactly as after a delivered
+    // request (an answer, garbage, or EOF followed by its exit status).
+    if (w.ok() || w.error().kind == "closed") return {};
+    return local(std::move(w).error());
   }
 
   // Kills the group, reaps it and every orphan, collects what stderr still
@@ -234,10 +168,8 @@ struct HostSession::Impl {
       child.kill_group();
     }
     child.stdin_fd().reset();
-    if (child.stderr_fd() && !stderr_over) {
-      (void)drain_stderr();
-    }
-    child.stderr_fd().reset();
+    if (!err.over_limit()) err.drain();
+    err.close();
     child.stdout_fd().reset();
   }
 
@@ -369,23 +301,19 @@ struct HostSession::Impl {
     std::optional<ExitStatus> status;
     std::size_t survivors = 0;
     while (!stdout_eof || !exited) {
-      int timeout = ms_until(deadline);
-      if (timeout == 0) return fail(timeout_error());
-      pollfd fds[3];
-      nfds_t n = 0;
-      int out_i = -1, err_i = -1, pid_i = -1;
-      if (!stdout_eof) { out_i = static_cast<int>(n); fds[n++] = {child.stdout_fd().get(), POLLIN, 0}; }
-      if (child.stderr_fd()) { err_i = static_cast<int>(n); fds[n++] = {child.stderr_fd().get(), POLLIN, 0}; }
-      if (!exited && child.pidfd() >= 0) { pid_i = static_cast<int>(n); fds[n++] = {child.pidfd(), POLLIN, 0}; }
-      int r = ::poll(fds, n, exited || child.pidfd() >= 0 ? timeout : std::min(timeout, 10));
-      if (r < 0 && errno != EINTR)
-        return fail(make_error(Code::Io, "poll", fmt::format("poll failed: {}", std::strerror(errno))));
-      if (err_i >= 0 && fds[err_i].revents != 0) {
-        if (auto st = drain_stderr(); !st.ok()) return fail(st.error());
+      if (Clock::now() >= deadline) return fail(timeout());
+      int out_fd = stdout_eof ? -1 : child.stdout_fd().get();
+      int pid_fd = exited ? -1 : child.pidfd();
+      if (out_fd < 0 && pid_fd < 0) {
+        // No pidfd (a kernel before 5.3): the exit is polled every 10 ms.
+        (void)child.wait_until(std::min(deadline, Clock::now() + std::chrono::milliseconds(10)));
+      } else {
+        auto ready = wait_ready(out_fd, POLLIN, deadline, captures, pid_fd);
+        if (!ready.ok()) return fail(local(std::move(ready).error()));
       }
-      if (out_i >= 0 && fds[out_i].revents != 0) {
+      if (!stdout_eof) {
         char c;
-        ssize_t got = ::read(child.stdout_fd().get(), &c, 1);
+        ssize_t got = ::read(child.stdout_fd().get(), &c, 1);  // non-blocking
         if (got == 1) {
           ++stdout_total;
           return fail(make_parse_error(Code::Protocol, "trailing_output", stdout_total - 1,
@@ -393,7 +321,7 @@ struct HostSession::Impl {
         }
         if (got == 0) stdout_eof = true;
       }
-      if (!exited && (pid_i < 0 || fds[pid_i].revents != 0)) {
+      if (!exited) {
         status = child.try_wait();
         if (status) {
           exited = true;
@@ -410,13 +338,8 @@ struct HostSession::Impl {
       }
     }
     // Once everything is dead, stderr reaches EOF: keep the rest of it.
-    while (child.stderr_fd()) {
-      int timeout = ms_until(deadline);
-      if (timeout == 0) break;
-      pollfd p{child.stderr_fd().get(), POLLIN, 0};
-      if (::poll(&p, 1, timeout) <= 0) continue;
-      if (auto st = drain_stderr(); !st.ok()) return fail(st.error());
-    }
+    drain_until(captures, deadline);
+    if (err.over_limit()) return fail(stderr_limit());
     if (survivors != 0)
       return fail(protocol("survivor", fmt::format("the plugin left {} process{} running after it exited",
                                                    survivors, survivors == 1 ? "" : "es")));
@@ -445,7 +368,6 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   if (options.exec_fd < 0) return make_error(Code::Internal, "options", "dpp session: no executable descriptor");
   if (options.stage_dir.empty() || options.stage_dir[0] != '/')
     return make_error(Code::Internal, "options", "dpp session: the stage directory must be an absolute path");
-  ignore_sigpipe();
   DOT_TRY(become_child_subreaper());
 
   if (options.profile == Profile::General) options.limits = SessionLimits::of(options.general_limits);
@@ -464,7 +386,8 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   DOT_ASSIGN_OR_RETURN(impl->child, spawn(so));
   set_nonblocking(impl->child.stdin_fd().get(), true);
   set_nonblocking(impl->child.stdout_fd().get(), true);
-  set_nonblocking(impl->child.stderr_fd().get(), true);
+  impl->err = StreamCapture(std::move(impl->child.stderr_fd()), impl->opts.limits.stderr_cap,
+                            StreamCapture::Keep::FirstOrFail, "the plugin's stderr");
   return HostSession(std::move(impl));
 }
 
@@ -587,7 +510,7 @@ SessionLimits SessionLimits::of(const general::Limits& l) {
   return s;
 }
 
-const std::string& HostSession::stderr_bytes() const noexcept { return impl_->stderr_buf; }
+const std::string& HostSession::stderr_bytes() const noexcept { return impl_->err.bytes(); }
 std::uint64_t HostSession::stdout_bytes() const noexcept { return impl_->stdout_total; }
 pid_t HostSession::pid() const noexcept { return impl_->child.pid(); }
 bool HostSession::ended() const noexcept {

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   std::size_t chunk = data[0] % 32;  // 0: no extra limit
   std::string_view stream(reinterpret_cast<const char*>(data) + 1, size - 1);
-  dot::dpp::MemorySource src(stream, chunk);
+  dot::MemorySource src(stream, {chunk});
   dot::dpp::FrameReader reader(src);
   std::uint64_t last_end = 0;
   for (;;) {

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "dot/dpp/body.h"
-#include "dot/dpp/byte_stream.h"
+#include "dot/base/byte_stream.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/jsonrpc.h"
@@ -66,12 +66,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ++frames_in;
 
   Plugin plugin;
-  dot::dpp::MemorySource in(input, chunk);
-  dot::dpp::StringSink out, err;
+  dot::MemorySource in(input, {chunk});
+  dot::StringSink out, err;
   int status = g::serve(plugin, in, out, err);
   check(status == 0 || status == 1);
 
-  dot::dpp::MemorySource back(out.out);
+  dot::MemorySource back(out.out);
   dot::dpp::FrameReader reader(back, g::kLimits.max_frame_bytes);
   std::uint64_t next_result = 1;  // the id of the next result, 6 after dot.shutdown
   std::size_t responses = 0, logs = 0;

@@ -177,7 +177,7 @@ TEST(StreamCapture, OneByteOverAFailingCapEndsTheWait) {
   ASSERT_FALSE(r.ok());
   EXPECT_LT(Clock::now() - t0, 30s);
   EXPECT_EQ(r.error().code, Code::Protocol);
-  EXPECT_EQ(r.error().kind, "log_limit");
+  EXPECT_EQ(r.error().kind, "capture_limit");
   EXPECT_EQ(r.error().detail, "the plugin's stderr had more than 5 bytes");
   EXPECT_EQ(err.bytes(), "12345");
   EXPECT_TRUE(err.over_limit());

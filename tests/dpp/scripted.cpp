@@ -16,11 +16,11 @@
 #include <string_view>
 
 #include "dot/base/fd.h"
-#include "dot/dpp/byte_stream.h"
+#include "dot/base/byte_stream.h"
 #include "dot/dpp/frame.h"
 
 int main(int argc, char** argv) {
-  dot::dpp::FdSource in(STDIN_FILENO);
+  dot::FdSource in(STDIN_FILENO);
   dot::dpp::FrameReader reader(in, 16 * 1024 * 1024);
   for (int k = 1;; ++k) {
     auto frame = reader.next();

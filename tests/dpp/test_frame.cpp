@@ -14,7 +14,7 @@ struct Decoded {
 };
 
 Decoded decode_all(std::string_view bytes, std::size_t chunk = 0) {
-  MemorySource src(bytes, chunk);
+  MemorySource src(bytes, {chunk});
   FrameReader r(src);
   Decoded out;
   for (;;) {

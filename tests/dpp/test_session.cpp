@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,6 +74,22 @@ TEST(HostSession, DestroyingTheSessionKillsAndReapsThePlugin) {
     ASSERT_TRUE(echo.ok()) << echo.error().line();
   }
   EXPECT_NE(::kill(pid, 0), 0);
+  EXPECT_TRUE(list_children().empty());
+}
+
+// A library does not change the process's signal dispositions: a write to a
+// plugin that is gone is an error value (base's write_before blocks SIGPIPE
+// for the write), so a host that left SIGPIPE at its default survives
+// without the session ignoring it process-wide.
+TEST(HostSession, LeavesTheSigpipeDispositionAlone) {
+  struct sigaction dfl {}, old {}, after {};
+  dfl.sa_handler = SIG_DFL;
+  ASSERT_EQ(::sigaction(SIGPIPE, &dfl, &old), 0);
+  TempStage stage;
+  auto r = drive(bin("dpp-hostile-exits_before_shutdown"), stage.path());
+  ASSERT_EQ(::sigaction(SIGPIPE, &old, &after), 0);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
   EXPECT_TRUE(list_children().empty());
 }
 

@@ -8,7 +8,7 @@
 //   Code::Timeout  kind "timeout"    the deadline passed first
 //   Code::Io       kind "closed"     write: the reader is gone (EPIPE); SIGPIPE
 //                                    is never raised, whatever its disposition
-//   Code::Protocol kind "log_limit"  a FirstOrFail capture got more than its cap
+//   Code::Protocol kind "capture_limit"  a FirstOrFail capture got more than its cap
 //   Code::Io       kind "read", "write", "poll"  the system call failed
 // Each names `what` ("the provider's stdout"). Callers turn them into their
 // protocol's own errors.

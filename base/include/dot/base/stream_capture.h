@@ -20,7 +20,7 @@ class StreamCapture {
     First,        // the first `cap` bytes (what the child said first)
     Last,         // the last `cap` bytes (what the child said before it failed)
     FirstOrFail,  // the first `cap` bytes; one more is a limit violation
-                  // (pipe_io.h reports it as Code::Protocol kind "log_limit")
+                  // (pipe_io.h reports it as Code::Protocol kind "capture_limit")
   };
 
   StreamCapture() = default;  // closed and empty

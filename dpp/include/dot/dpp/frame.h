@@ -30,7 +30,7 @@
 #include <string_view>
 
 #include "dot/base/result.h"
-#include "dot/dpp/byte_stream.h"
+#include "dot/base/byte_stream.h"
 
 namespace dot::dpp {
 

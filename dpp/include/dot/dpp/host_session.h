@@ -38,8 +38,9 @@
 // SIGKILLed and reaped, and so is every orphan re-parented to this process (the
 // host is made a child subreaper by start(), so a grandchild that called setsid
 // is found too). After a failed call the session is dead: later calls return
-// the same error. start() also sets SIGPIPE to ignored in this process if it
-// was at its default (a plugin that closes its stdin must not kill the host).
+// the same error. A plugin that closes its stdin cannot kill the host with
+// SIGPIPE: the writes are base's (pipe_io.h), which block it for the write
+// and leave the process's disposition alone.
 // SIGINT/SIGTERM handling is the caller's: destroying the session (or
 // abort()) from the normal path is enough to leave no process behind.
 //

@@ -21,7 +21,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
-#include "dot/dpp/byte_stream.h"
+#include "dot/base/byte_stream.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/jsonrpc.h"
 #include "dot/dpp/messages.h"

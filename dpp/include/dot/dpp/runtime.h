@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "dot/base/result.h"
-#include "dot/dpp/byte_stream.h"
+#include "dot/base/byte_stream.h"
 #include "dot/dpp/general.h"
 
 namespace dot::dpp::general {
