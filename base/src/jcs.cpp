@@ -6,10 +6,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <cstdint>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "dot/base/jcs.h"
+#include "jcs_internal.h"
 #include "json_internal.h"
 
 namespace dot::jcs {
@@ -69,107 +73,195 @@ std::string spelled_double(double d) {
   return s;
 }
 
-// Canonical writer for parsed documents: iterative, so nesting depth is
-// bounded by the reader's limit and never by the call stack.
+// The canonical output as it is written: a buffer filled through a pointer,
+// after asking for a value's worst case once. With a sink, the buffer is
+// handed over and reused whenever it holds `chunk` bytes, so a large output
+// is written from a buffer that stays in the cache.
+class Output {
+ public:
+  Output(const ChunkSink* sink, std::size_t chunk, std::size_t expected)
+      : sink_(sink), chunk_(sink != nullptr ? std::max<std::size_t>(chunk, 1) : SIZE_MAX) {
+    grow(sink_ != nullptr ? chunk + 4096 : expected + 64);
+  }
+
+  char* room(std::size_t n) {
+    if (cap_ - used_ < n) grow(std::max(used_ + n, cap_ * 2));
+    return buf_.get() + used_;
+  }
+  void wrote(char* end) { used_ = static_cast<std::size_t>(end - buf_.get()); }
+  void put(char c) { *room(1) = c, ++used_; }
+  void put(std::string_view s) {
+    std::memcpy(room(s.size()), s.data(), s.size());
+    used_ += s.size();
+  }
+  // Whether a sink is waiting for the `chunk` bytes the buffer holds.
+  bool full() const { return used_ >= chunk_ && sink_ != nullptr; }
+  // Hands what the buffer holds to the sink.
+  Status flush() {
+    if (used_ == 0 || sink_ == nullptr) return {};
+    DOT_TRY((*sink_)(bytes()));
+    used_ = 0;
+    return {};
+  }
+  std::string_view bytes() const { return std::string_view(buf_.get(), used_); }
+
+ private:
+  void grow(std::size_t cap) {
+    auto bigger = std::make_unique_for_overwrite<char[]>(cap);
+    if (used_ != 0) std::memcpy(bigger.get(), buf_.get(), used_);
+    buf_ = std::move(bigger);
+    cap_ = cap;
+  }
+  const ChunkSink* sink_;
+  std::size_t chunk_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t cap_ = 0;
+  std::size_t used_ = 0;
+};
+
+// Canonical writer for parsed documents, straight from the Document's node
+// array: iterative, so nesting depth is bounded by the reader's limit and
+// never by the call stack. Its steps return bool and keep the error aside:
+// the loop runs once per value, and a Status per step costs more than the
+// step itself on small values.
 class ValueWriter {
  public:
-  ValueWriter(Profile profile, std::string& out) : profile_(profile), out_(out) {}
+  ValueWriter(const json::Document& doc, Profile profile, Output& out)
+      : doc_(doc), impl_(doc.impl()), nodes_(impl_.nodes.data()), text_(impl_.text()), profile_(profile), out_(out) {}
 
-  Status run(json::Value root) {
-    DOT_TRY(emit(root));
+  Status run(std::uint32_t root) {
+    stack_.clear();
+    members_.clear();
+    if (!emit(root)) return std::move(*error_);
     while (!stack_.empty()) {
       Frame& f = stack_.back();
       if (f.pos == f.count) {
-        out_ += f.object ? '}' : ']';
+        out_.put(f.object ? '}' : ']');
         if (f.object) members_.resize(f.base);
         stack_.pop_back();
         continue;
       }
-      if (f.pos > 0) out_ += ',';
-      json::Value next;
+      if (f.pos > 0) out_.put(',');
+      std::uint32_t next;
       if (f.object) {
         const MemberRef& m = members_[f.base + f.pos];
-        DOT_TRY(string(m.key, m.key_offset));
-        out_ += ':';
-        next = m.value;
+        if (!string(m.key, nodes_[m.key_node].offset)) return std::move(*error_);
+        out_.put(':');
+        next = m.key_node + 1;
       } else {
-        next = *f.it;
-        ++f.it;
+        next = f.next;
+        f.next = json::detail::next_of(nodes_, next);
       }
       ++f.pos;
-      DOT_TRY(emit(next));  // may push and invalidate f
+      if (!emit(next)) return std::move(*error_);  // may push and invalidate f
+      if (out_.full()) DOT_TRY(out_.flush());
     }
     return {};
   }
 
  private:
   struct MemberRef {
+    std::uint64_t order;  // json::detail::utf16_order_prefix(key)
     std::string_view key;
-    std::uint64_t key_offset;
-    json::Value value;
+    std::uint32_t key_node;  // the value is the node after it
   };
   struct Frame {
     bool object;
-    std::size_t base, pos, count;
-    json::Value::ElementIterator it;
+    std::uint32_t pos, count;
+    std::uint32_t next;  // arrays: the next element's node
+    std::size_t base;    // objects: members_[base, base + count)
   };
 
-  Status emit(json::Value v) {
-    switch (v.type()) {
-      case json::Type::Null: out_ += "null"; return {};
-      case json::Type::Bool: out_ += v.as_bool() ? "true" : "false"; return {};
-      case json::Type::Number: return number(v);
-      case json::Type::String: return string(v.as_string(), v.offset());
+  bool fail(Error e) {
+    error_ = std::move(e);
+    return false;
+  }
+
+  bool emit(std::uint32_t i) {
+    const json::detail::Node& n = nodes_[i];
+    switch (n.type) {
+      case json::Type::Null: out_.put("null"); return true;
+      case json::Type::Bool: out_.put(n.flag ? std::string_view("true") : std::string_view("false")); return true;
+      case json::Type::Number: return number(i);
+      case json::Type::String: return string(impl_.string_of(n), n.offset);
       case json::Type::Array:
-        out_ += '[';
-        stack_.push_back(Frame{false, 0, 0, v.size(), v.elements().begin()});
-        return {};
+        out_.put('[');
+        stack_.push_back(Frame{false, 0, n.lo(), i + 1, 0});
+        return true;
       case json::Type::Object: {
-        out_ += '{';
+        out_.put('{');
         std::size_t base = members_.size();
-        for (json::Member m : v.members()) members_.push_back(MemberRef{m.key, m.key_offset, m.value});
+        std::uint32_t key = i + 1;
+        // Wide objects sort by an integer prefix first; in small ones most
+        // keys differ in their first byte and the prefix would cost more
+        // than it saves (an order of 0 leaves every comparison to utf16_less).
+        bool wide = n.lo() > 8;
+        for (std::uint32_t m = 0; m < n.lo(); ++m, key = json::detail::next_of(nodes_, key + 1)) {
+          std::string_view k = impl_.string_of(nodes_[key]);
+          members_.push_back(MemberRef{wide ? json::detail::utf16_order_prefix(k) : 0, k, key});
+        }
         auto first = members_.begin() + static_cast<std::ptrdiff_t>(base);
-        std::sort(first, members_.end(), [](const MemberRef& x, const MemberRef& y) { return json::detail::utf16_less(x.key, y.key); });
-        stack_.push_back(Frame{true, base, 0, members_.size() - base, {}});
-        return {};
+        std::sort(first, members_.end(), [](const MemberRef& x, const MemberRef& y) {
+          return x.order != y.order ? x.order < y.order : json::detail::utf16_less(x.key, y.key);
+        });
+        stack_.push_back(Frame{true, 0, n.lo(), 0, base});
+        return true;
       }
     }
-    return violation("malformed", v.offset(), "unknown value type");
+    return fail(violation("malformed", n.offset, "unknown value type"));
   }
 
-  Status string(std::string_view s, std::uint64_t offset) {
-    if (profile_ == Profile::Hello) DOT_TRY(check_hello_string(s, offset));
-    append_string(out_, s);
-    return {};
-  }
-
-  Status number(json::Value v) {
-    double d = v.as_double();
-    std::string_view text = v.number_text();
-    if (!std::isfinite(d))  // the reader never produces these; guard the writer's contract anyway
-      return violation("invalid_number", v.offset(), "number is not finite");
+  bool string(std::string_view s, std::uint64_t offset) {
     if (profile_ == Profile::Hello) {
-      std::string_view shown = text.substr(0, 40);
-      if (!text.empty() && text[0] == '-')
-        return violation("negative", v.offset(), fmt::format("hello profile: negative number {}", shown));
-      if (!v.is_integer_spelling())
-        return violation("fraction", v.offset(),
-                         fmt::format("hello profile: number {} is not spelled as a plain integer", shown));
-      if (d > kMaxSafeInteger)
-        return violation("unsafe_integer", v.offset(),
-                         fmt::format("hello profile: integer {} is above 2^53-1", shown));
-    } else if (profile_ == Profile::Metewand) {
-      DOT_TRY(check_metewand_number(d, v.offset(), text.substr(0, 40)));
+      Status st = check_hello_string(s, offset);
+      if (!st.ok()) return fail(std::move(st).error());
     }
-    append_number(out_, d);
-    return {};
+    out_.wrote(detail::put_string(out_.room(detail::string_room(s.size())), s));
+    return true;
   }
 
+  bool number(std::uint32_t i) {
+    const json::detail::Node& n = nodes_[i];
+    double d = n.number();
+    if (!std::isfinite(d))  // the reader never produces these; guard the writer's contract anyway
+      return fail(violation("invalid_number", n.offset, "number is not finite"));
+    if (profile_ != Profile::Rfc8785) {
+      std::string_view text = json::Value(&doc_, i).number_text();
+      if (profile_ == Profile::Hello) {
+        std::string_view shown = text.substr(0, 40);
+        if (!text.empty() && text[0] == '-')
+          return fail(violation("negative", n.offset, fmt::format("hello profile: negative number {}", shown)));
+        if (!n.flag)
+          return fail(violation("fraction", n.offset,
+                                fmt::format("hello profile: number {} is not spelled as a plain integer", shown)));
+        if (d > kMaxSafeInteger)
+          return fail(
+              violation("unsafe_integer", n.offset, fmt::format("hello profile: integer {} is above 2^53-1", shown)));
+      } else {
+        Status st = check_metewand_number(d, n.offset, text.substr(0, 40));
+        if (!st.ok()) return fail(std::move(st).error());
+      }
+    }
+    out_.wrote(detail::put_spelled_number(out_.room(detail::kMaxNumberBytes), d, text_ + n.offset, n.flag));
+    return true;
+  }
+
+  const json::Document& doc_;
+  const json::Document::Impl& impl_;
+  const json::detail::Node* nodes_;
+  const char* text_;
   Profile profile_;
-  std::string& out_;
+  Output& out_;
   std::vector<Frame> stack_;
   std::vector<MemberRef> members_;
+  std::optional<Error> error_;
 };
+
+// Writes the canonical bytes of doc's value at `root` to `out`.
+Status write_value(const json::Document& doc, std::uint32_t root, Profile profile, Output& out) {
+  ValueWriter writer(doc, profile, out);
+  return writer.run(root);
+}
 
 Status encode_node(const Node& node, Profile profile, std::string& out) {
   const Node::Storage& s = node.storage();
@@ -257,21 +349,14 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
 }  // namespace
 
 Result<std::string> canonicalize(json::Value value, Profile profile) {
-  std::string out;
-  if (value.document()) out.reserve(value.document()->source().size());
-  ValueWriter writer(profile, out);
-  DOT_TRY(writer.run(value));
-  return out;
+  if (value.document() == nullptr) return violation("malformed", std::nullopt, "value of no document");
+  Output out(nullptr, 0, value.document()->source().size());
+  DOT_TRY(write_value(*value.document(), value.index(), profile, out));
+  return std::string(out.bytes());
 }
 
 Result<std::string> canonicalize_text(std::string_view json_text, Profile profile, const json::ReadLimits& limits) {
   json::Parser parser;
-  // The hello profile needs number spellings (-0, 1.0), which only the
-  // Document keeps; the others are written from the tape when all is well.
-  if (profile != Profile::Hello) {
-    std::string out;
-    if (parser.canonical_fast(json_text, limits, profile == Profile::Metewand, out)) return out;
-  }
   DOT_ASSIGN_OR_RETURN(json::Document doc, parser.parse(json_text, limits));
   return canonicalize(doc.root(), profile);
 }
@@ -279,20 +364,20 @@ Result<std::string> canonicalize_text(std::string_view json_text, Profile profil
 Status canonicalize_text_to(std::string_view json_text, Profile profile, const ChunkSink& sink,
                             const json::ReadLimits& limits, bool input_padded, std::size_t chunk) {
   chunk = std::max<std::size_t>(chunk, 1);
-  if (input_padded && profile != Profile::Hello) {
-    json::Parser parser;
-    std::string buffer;
-    Status sink_status;
-    bool written = parser.canonical_fast_padded(json_text, limits, profile == Profile::Metewand, chunk, buffer,
-                                                [&](std::string& out) {
-                                                  sink_status = sink(out);
-                                                  return sink_status.ok();
-                                                });
-    if (written) return sink_status;
+  json::Parser parser;
+  json::Document doc;
+  DOT_TRY(input_padded ? parser.parse_borrowed(json_text, doc, limits) : parser.parse_into(json_text, doc, limits));
+  if (profile == Profile::Rfc8785) {
+    // Once parsed, nothing can refuse the text under RFC 8785: the output
+    // may leave as it is written.
+    Output out(&sink, chunk, 0);
+    DOT_TRY(write_value(doc, 0, profile, out));
+    return out.flush();
   }
-  // The exact error path (or unpadded input): the whole output first.
-  DOT_ASSIGN_OR_RETURN(std::string out, canonicalize_text(json_text, profile, limits));
-  std::string_view rest = out;
+  // The subset profiles refuse values as they are written: the whole output first.
+  Output out(nullptr, 0, json_text.size());
+  DOT_TRY(write_value(doc, 0, profile, out));
+  std::string_view rest = out.bytes();
   while (!rest.empty()) {
     std::size_t n = std::min(rest.size(), chunk);
     DOT_TRY(sink(rest.substr(0, n)));

@@ -153,14 +153,6 @@ class FastPath {
     return check_tape();
   }
 
-  // simdjson's parse alone (for the tape canonicalizer).
-  bool parse_only(const char* padded, std::size_t size, const ReadLimits& limits) {
-    src_ = padded;
-    size_ = size;
-    if (!ensure_capacity(parser_, size, limits.max_depth)) return false;
-    return parser_.parse(reinterpret_cast<const std::uint8_t*>(src_), size_, false).error() == simdjson::SUCCESS;
-  }
-
  private:
   // Our rules simdjson does not apply (unique keys, depth), in one pass over
   // the tape that visits every entry once: members are read as key, value
@@ -280,204 +272,6 @@ class FastPath {
   std::vector<KeyRef> keys_;
 };
 
-// ---- canonical output straight from the tape ----
-//
-// RFC 8785 and Metewand output needs no source offsets or number spellings
-// unless something is wrong, so it is written from simdjson's tape without
-// building a Document. Anything unusual (an error of any kind, big integers,
-// a Metewand unsafe integer) returns false and the caller takes the
-// Document path, which produces the exact error.
-class TapeCanonicalizer {
- public:
-  explicit TapeCanonicalizer(simdjson::dom::parser& parser) : parser_(parser) {}
-
-  bool run(std::size_t max_depth, bool metewand, std::string& out) {
-    metewand_ = metewand;
-    return write(max_depth, out, 0, nullptr);
-  }
-
-  // After FastPath::run accepted the text (keys unique, depth within the
-  // limit) and, for Metewand, numbers_metewand_safe(): nothing can refuse the
-  // text any more, so output may leave in chunks.
-  bool run_streaming(std::size_t chunk, std::string& out, const std::function<bool(std::string&)>& flush) {
-    metewand_ = false;
-    sink_stopped_ = false;
-    if (!write(std::numeric_limits<std::size_t>::max(), out, std::max<std::size_t>(chunk, 1), &flush)) return false;
-    if (!sink_stopped_ && !out.empty()) flush(out);
-    return true;
-  }
-
-  // False when an integral number lies outside +-(2^53-1) (the Metewand rule).
-  bool numbers_metewand_safe() const {
-    const std::uint64_t* tape = parser_.doc.tape.get();
-    for (std::size_t t = 1;;) {
-      std::uint64_t word = tape[t];
-      switch (tape_type(word)) {
-        case kTapeRoot:
-          return true;
-        case kTapeInt64:
-        case kTapeUint64:
-        case kTapeDouble:
-          if (!metewand_safe(tape_type(word), tape[t + 1])) return false;
-          t += 2;
-          break;
-        default:
-          ++t;
-      }
-    }
-  }
-
- private:
-  static double number_value(char type, std::uint64_t bits) {
-    if (type == kTapeDouble) return std::bit_cast<double>(bits);
-    if (type == kTapeUint64) return static_cast<double>(bits);
-    return static_cast<double>(std::bit_cast<std::int64_t>(bits));
-  }
-  static bool metewand_safe(char type, std::uint64_t bits) {
-    double d = number_value(type, bits);
-    return !(std::trunc(d) == d && std::fabs(d) > 9007199254740991.0);
-  }
-
-  // With `flush`, `out` is handed over whenever it holds `chunk` bytes; a
-  // flush that fails ends the writing early (the caller's sink knows why).
-  bool write(std::size_t max_depth, std::string& out, std::size_t chunk,
-             const std::function<bool(std::string&)>* flush) {
-    tape_ = parser_.doc.tape.get();
-    strings_ = parser_.doc.string_buf.get();
-    stack_.clear();
-    members_.clear();
-    std::size_t depth = 0;
-    if (!emit(1, depth, max_depth, out)) return false;
-    while (!stack_.empty()) {
-      if (flush && out.size() >= chunk) {
-        if (!(*flush)(out)) {
-          sink_stopped_ = true;
-          return true;
-        }
-        out.clear();
-      }
-      Frame& f = stack_.back();
-      std::size_t value;
-      if (f.object) {
-        if (f.pos == f.count) {
-          out += '}';
-          members_.resize(f.base);
-          stack_.pop_back();
-          --depth;
-          continue;
-        }
-        if (f.pos > 0) out += ',';
-        const MemberRef& m = members_[f.base + f.pos];
-        jcs::append_string(out, m.key);
-        out += ':';
-        value = m.value;
-        ++f.pos;
-      } else {
-        if (f.next >= f.end) {
-          out += ']';
-          stack_.pop_back();
-          --depth;
-          continue;
-        }
-        if (f.pos > 0) out += ',';
-        value = f.next;
-        f.next = skip(value);
-        ++f.pos;
-      }
-      if (!emit(value, depth, max_depth, out)) return false;  // may push: f is stale now
-    }
-    return true;
-  }
-
-  struct MemberRef {
-    std::string_view key;
-    std::size_t value;
-  };
-  struct Frame {
-    bool object;
-    std::size_t base, pos, count;  // objects: members_[base, base + count)
-    std::size_t next, end;         // arrays: next element's tape index, the ']' entry
-  };
-
-  std::string_view string_at(std::size_t t) const {
-    const std::uint8_t* p = strings_ + (tape_[t] & kPayloadMask);
-    std::uint32_t len;
-    std::memcpy(&len, p, sizeof len);
-    return std::string_view(reinterpret_cast<const char*>(p + sizeof len), len);
-  }
-
-  std::size_t skip(std::size_t v) const {
-    char vt = tape_type(tape_[v]);
-    if (vt == kTapeStartArray || vt == kTapeStartObject) return payload32(tape_[v]);
-    if (vt == kTapeInt64 || vt == kTapeUint64 || vt == kTapeDouble) return v + 2;
-    return v + 1;
-  }
-
-  bool emit(std::size_t t, std::size_t& depth, std::size_t max_depth, std::string& out) {
-    std::uint64_t word = tape_[t];
-    switch (tape_type(word)) {
-      case kTapeStartObject: {
-        if (++depth > max_depth) return false;
-        std::size_t base = members_.size();
-        std::size_t end = payload32(word) - 1;
-        for (std::size_t k = t + 1; k < end; k = skip(k + 1)) members_.push_back(MemberRef{string_at(k), k + 1});
-        auto first = members_.begin() + static_cast<std::ptrdiff_t>(base);
-        std::sort(first, members_.end(),
-                  [](const MemberRef& x, const MemberRef& y) { return detail::utf16_less(x.key, y.key); });
-        for (std::size_t j = base + 1; j < members_.size(); ++j)
-          if (members_[j - 1].key == members_[j].key) return false;  // duplicate: the precise reader reports it
-        out += '{';
-        stack_.push_back(Frame{true, base, 0, members_.size() - base, 0, 0});
-        return true;
-      }
-      case kTapeStartArray:
-        if (++depth > max_depth) return false;
-        out += '[';
-        stack_.push_back(Frame{false, 0, 0, 0, t + 1, payload32(word) - 1});
-        return true;
-      case kTapeString:
-        jcs::append_string(out, string_at(t));
-        return true;
-      case kTapeInt64:
-      case kTapeUint64:
-      case kTapeDouble: {
-        char type = tape_type(word);
-        std::uint64_t bits = tape_[t + 1];
-        if (metewand_ && !metewand_safe(type, bits)) return false;
-        // An integer of at most 2^53 in magnitude is exactly its double, whose
-        // ECMAScript string is then its plain decimal digits: skip the
-        // shortest-digits search.
-        constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
-        if (type == kTapeInt64 || type == kTapeUint64) {
-          auto i = std::bit_cast<std::int64_t>(bits);
-          bool exact = type == kTapeUint64 ? bits <= kExact : (i >= -static_cast<std::int64_t>(kExact) && i <= static_cast<std::int64_t>(kExact));
-          if (exact) {
-            char digits[24];
-            auto res = type == kTapeUint64 ? std::to_chars(digits, digits + sizeof digits, bits)
-                                           : std::to_chars(digits, digits + sizeof digits, i);
-            out.append(digits, static_cast<std::size_t>(res.ptr - digits));
-            return true;
-          }
-        }
-        jcs::append_number(out, number_value(type, bits));
-        return true;
-      }
-      case kTapeTrue: out += "true"; return true;
-      case kTapeFalse: out += "false"; return true;
-      case kTapeNull: out += "null"; return true;
-      default: return false;
-    }
-  }
-
-  simdjson::dom::parser& parser_;
-  const std::uint64_t* tape_ = nullptr;
-  const std::uint8_t* strings_ = nullptr;
-  bool metewand_ = false;
-  bool sink_stopped_ = false;
-  std::vector<Frame> stack_;
-  std::vector<MemberRef> members_;
-};
-
 Status quick_envelope(std::string_view bytes, const ReadLimits& limits) {
   std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
   if (bytes.size() > max || (bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF"))
@@ -501,7 +295,6 @@ static_assert(kPadding >= simdjson::SIMDJSON_PADDING);
 struct Parser::State {
   simdjson::dom::parser simdjson;
   FastPath fast{simdjson};
-  TapeCanonicalizer canonical{simdjson};
   std::unique_ptr<char[]> padded;  // validate()'s copy of the input, reused
   std::size_t padded_capacity = 0;
 
@@ -541,11 +334,30 @@ Result<Document> Parser::parse(std::string_view bytes, const ReadLimits& limits)
   return doc;
 }
 
-Status Parser::parse_into(std::string_view bytes, Document& doc, const ReadLimits& limits) {
-  Document::Impl& impl = *doc.impl_;
+namespace {
+
+// A Document that holds no value (and lends nothing).
+void clear(Document::Impl& impl) {
   impl.nodes.clear();
   impl.strings.clear();
   impl.size = 0;
+  impl.borrowed = nullptr;
+}
+
+// The nodes of impl's text (impl.text() and impl.size set): the stage-1 tree
+// builder's, or the precise reader's with its verdict.
+Status build_nodes(FastPath& fast, Document::Impl& impl, const ReadLimits& limits) {
+  if (fast.run(impl.text(), impl.size, limits, &impl)) return {};
+  Status st = detail::parse_strict(impl, limits);
+  if (!st.ok()) clear(impl);
+  return st;
+}
+
+}  // namespace
+
+Status Parser::parse_into(std::string_view bytes, Document& doc, const ReadLimits& limits) {
+  Document::Impl& impl = *doc.impl_;
+  clear(impl);
   DOT_TRY(quick_envelope(bytes, limits));
   std::size_t need = bytes.size() + kPadding;
   if (impl.capacity < need) {
@@ -557,13 +369,20 @@ Status Parser::parse_into(std::string_view bytes, Document& doc, const ReadLimit
   if (!bytes.empty()) std::memcpy(impl.source.get(), bytes.data(), bytes.size());
   std::memset(impl.source.get() + bytes.size(), 0, kPadding);
   impl.size = bytes.size();
-  if (state_->fast.run(impl.source.get(), impl.size, limits, &impl)) return {};
-  Status st = detail::parse_strict(impl, limits);
-  if (!st.ok()) {
-    impl.nodes.clear();
-    impl.size = 0;
-  }
-  return st;
+  return build_nodes(state_->fast, impl, limits);
+}
+
+Status Parser::parse_borrowed(std::string_view bytes, Document& doc, const ReadLimits& limits) {
+  Document::Impl& impl = *doc.impl_;
+  clear(impl);
+  // The tree builder stops its scans at the padding's zero bytes; padding
+  // that is not all zeros is not lent but copied, as parse_into does.
+  const char* pad = bytes.data() + bytes.size();
+  if (std::any_of(pad, pad + kPadding, [](char c) { return c != 0; })) return parse_into(bytes, doc, limits);
+  DOT_TRY(quick_envelope(bytes, limits));
+  impl.borrowed = bytes.data();
+  impl.size = bytes.size();
+  return build_nodes(state_->fast, impl, limits);
 }
 
 Status Parser::validate(std::string_view bytes, const ReadLimits& limits) {
@@ -576,29 +395,6 @@ Status Parser::validate_padded(std::string_view bytes, const ReadLimits& limits)
   DOT_TRY(quick_envelope(bytes, limits));
   if (state_->fast.run(bytes.data(), bytes.size(), limits, nullptr)) return {};
   return strict_verdict(bytes, limits);
-}
-
-bool Parser::canonical_fast(std::string_view bytes, const ReadLimits& limits, bool metewand, std::string& out) {
-  std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
-  if (bytes.size() > max) return false;
-  if (!state_->fast.parse_only(state_->pad(bytes), bytes.size(), limits)) return false;
-  out.clear();
-  out.reserve(bytes.size());
-  return state_->canonical.run(limits.max_depth, metewand, out);
-}
-
-bool Parser::canonical_fast_padded(std::string_view bytes, const ReadLimits& limits, bool metewand,
-                                   std::size_t chunk, std::string& out,
-                                   const std::function<bool(std::string&)>& flush) {
-  std::size_t max = std::min(limits.max_bytes, detail::kMaxIndexableBytes);
-  if (bytes.size() > max || (bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF")) return false;
-  // The tape check (duplicate keys, depth) and the profile's number rule
-  // run over the whole text first: a refusal must leave the sink untouched.
-  if (!state_->fast.run(bytes.data(), bytes.size(), limits, nullptr)) return false;
-  if (metewand && !state_->canonical.numbers_metewand_safe()) return false;
-  out.clear();
-  out.reserve(chunk + 4096);
-  return state_->canonical.run_streaming(chunk, out, flush);
 }
 
 // ---- Document ----
@@ -622,7 +418,7 @@ Document::~Document() = default;
 Document::Document(Document&&) noexcept = default;
 Document& Document::operator=(Document&&) noexcept = default;
 
-std::string_view Document::source() const noexcept { return std::string_view(impl_->source.get(), impl_->size); }
+std::string_view Document::source() const noexcept { return std::string_view(impl_->text(), impl_->size); }
 
 Result<Document> parse(std::string_view bytes, const ReadLimits& limits) {
   Parser parser;

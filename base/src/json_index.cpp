@@ -16,30 +16,48 @@
 // decides with the exact error. fuzz_json_paths checks that both build
 // identical trees and accept the same texts.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <vector>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "json_internal.h"
 
 namespace dot::json::detail {
 namespace {
 
+// The value of each byte as a hex digit, or -1: a table, because escape-dense
+// strings read four of these per escape and the branches of hex_value
+// mispredict on them.
+constexpr auto kHexDigit = [] {
+  std::array<std::int8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
+  return t;
+}();
+
+// What each one-character escape (\n, \", ...) stands for, or 0.
+constexpr auto kShortEscape = [] {
+  std::array<char, 256> t{};
+  t['"'] = '"';
+  t['\\'] = '\\';
+  t['/'] = '/';
+  t['b'] = '\b';
+  t['f'] = '\f';
+  t['n'] = '\n';
+  t['r'] = '\r';
+  t['t'] = '\t';
+  return t;
+}();
+
 // Four hex digits at p, or -1.
 int hex4(const char* p) {
-  int v = 0;
-  for (int k = 0; k < 4; ++k) {
-    int h = hex_value(p[k]);
-    if (h < 0) return -1;
-    v = v * 16 + h;
-  }
-  return v;
+  int a = kHexDigit[static_cast<unsigned char>(p[0])], b = kHexDigit[static_cast<unsigned char>(p[1])];
+  int c = kHexDigit[static_cast<unsigned char>(p[2])], d = kHexDigit[static_cast<unsigned char>(p[3])];
+  if ((a | b | c | d) < 0) return -1;
+  return a << 12 | b << 8 | c << 4 | d;
 }
 
 // Writes the UTF-8 form of `cp` at `out`; returns the end.
@@ -61,22 +79,6 @@ char* put_utf8(char* out, std::uint32_t cp) {
   }
   return out;
 }
-
-#if defined(__SSE2__)
-// Bit k set when p[k] (k < 16) is a quote, a backslash or a control character.
-unsigned stop_mask(const char* p) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                    _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));  // v <= 0x1F
-  return static_cast<unsigned>(_mm_movemask_epi8(stop));
-}
-#else
-bool is_stop(char c) {
-  auto u = static_cast<unsigned char>(c);
-  return u == '"' || u == '\\' || u < 0x20;
-}
-#endif
 
 // The first byte at or after p that ends a run of plain string bytes: a
 // quote, a backslash or a control character. The source's zero padding
@@ -139,16 +141,16 @@ struct KeyRef {
 std::uint64_t bloom_bit(const KeyRef& key) { return std::uint64_t{1} << ((key.print * 0x9E3779B97F4A7C15ull) >> 58); }
 
 // Objects of up to kPairwise keys are checked for a repeated key as each key
-// arrives; larger ones are sorted once when they close.
+// arrives; larger ones are hashed once when they close.
 constexpr std::uint32_t kPairwise = 16;
 
 class IndexBuilder {
  public:
   IndexBuilder(Document::Impl& impl, const std::uint32_t* index, std::size_t count, std::size_t max_depth,
                IndexScratch& scratch)
-      : src_(impl.source.get()), n_(impl.size), index_(index), count_(count), max_depth_(max_depth),
+      : src_(impl.text()), n_(impl.size), index_(index), count_(count), max_depth_(max_depth),
         impl_(impl), nodes_(impl.nodes.data()), out_(nodes_), frames_(scratch.frames), prints_(scratch.prints),
-        keys_(scratch.keys), unescaped_(scratch.unescaped) {}
+        keys_(scratch.keys), slots_(scratch.slots), unescaped_(scratch.unescaped) {}
 
   // Nodes written so far (impl.nodes' size is set from it).
   std::size_t written() const { return static_cast<std::size_t>(out_ - nodes_); }
@@ -191,7 +193,7 @@ class IndexBuilder {
           break;
         }
         if (d != (f.object ? '}' : ']')) return false;
-        if (f.object && f.count > kPairwise && !keys_unique_sorted(f)) return false;
+        if (f.object && f.count > kPairwise && !keys_unique(f)) return false;
         close(f.node, f.count);
         prints_.resize(f.prints_base);
         frames_.pop_back();
@@ -278,14 +280,6 @@ class IndexBuilder {
       if (*stop != '\\') return 0;  // a control character
       const char* p = stop + 2;
       switch (stop[1]) {
-        case '"': *out++ = '"'; break;
-        case '\\': *out++ = '\\'; break;
-        case '/': *out++ = '/'; break;
-        case 'b': *out++ = '\b'; break;
-        case 'f': *out++ = '\f'; break;
-        case 'n': *out++ = '\n'; break;
-        case 'r': *out++ = '\r'; break;
-        case 't': *out++ = '\t'; break;
         case 'u': {
           int cp = hex4(p);
           if (cp < 0) return 0;
@@ -301,8 +295,11 @@ class IndexBuilder {
           out = put_utf8(out, static_cast<std::uint32_t>(cp));
           break;
         }
-        default:
-          return 0;
+        default: {  // the one-character escapes, from a table (a switch over them mispredicts)
+          char c = kShortEscape[static_cast<unsigned char>(stop[1])];
+          if (c == 0) return 0;
+          *out++ = c;
+        }
       }
       if (p >= limit) return 0;
       stop = string_stop(p);
@@ -370,14 +367,27 @@ class IndexBuilder {
     return false;
   }
 
-  // All keys of a large object, sorted once when it closes.
-  bool keys_unique_sorted(const IndexFrame& f) {
+  // All keys of a large object, checked once when it closes: each is looked
+  // up among the keys before it in an open-addressed table of twice the
+  // object's width (linear in the keys, where sorting them was n log n
+  // comparisons of long shared prefixes).
+  bool keys_unique(const IndexFrame& f) {
+    std::size_t mask = std::bit_ceil(std::size_t{f.count} * 2) - 1;
+    slots_.assign(mask + 1, 0);  // a key's index + 1; 0 is empty
     keys_.clear();
     std::uint32_t key = f.node + 1;
-    for (std::uint32_t j = 0; j < f.count; ++j, key = next_of(nodes_, key + 1))
-      keys_.push_back(impl_.string_of(nodes_[key]));
-    std::sort(keys_.begin(), keys_.end());
-    return std::adjacent_find(keys_.begin(), keys_.end()) == keys_.end();
+    for (std::uint32_t j = 0; j < f.count; ++j, key = next_of(nodes_, key + 1)) {
+      std::string_view k = impl_.string_of(nodes_[key]);
+      keys_.push_back(k);
+      for (std::size_t slot = std::hash<std::string_view>{}(k) & mask;; slot = (slot + 1) & mask) {
+        if (slots_[slot] == 0) {
+          slots_[slot] = j + 1;
+          break;
+        }
+        if (keys_[slots_[slot] - 1] == k) return false;
+      }
+    }
+    return true;
   }
 
   bool scalar(char c, std::uint32_t at, std::size_t si) {
@@ -416,9 +426,9 @@ class IndexBuilder {
   // 19 digits are exact in 64 bits and converted once; a decimal of up to 15
   // significant digits (exact in a double) with a power of ten up to 1e22
   // (exact too) takes one IEEE multiplication or division, which rounds
-  // correctly; anything else goes to from_chars. Out-of-range values
-  // (overflow, or underflow to zero) go to the precise reader, which tells
-  // them apart.
+  // correctly; anything else goes to from_chars. An underflow is zero (as
+  // in the precise reader); an overflow goes to the precise reader, which
+  // reports it.
   bool number(std::uint32_t at, std::size_t si) {
     static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -463,7 +473,14 @@ class IndexBuilder {
       value = exponent < 0 ? value / kPow10[-exponent] : value * kPow10[exponent];
     } else {
       auto res = std::from_chars(negative ? src_ + at + 1 : src_ + at, p, value);
-      if (res.ec != std::errc() || res.ptr != p) return false;
+      if (res.ec == std::errc::result_out_of_range) {
+        // Underflow is a valid number whose value is zero (1e-400); only an
+        // overflow is refused, and the precise reader reports it.
+        if (spelling_is_huge(std::string_view(src_ + at, static_cast<std::size_t>(p - (src_ + at))))) return false;
+        value = 0.0;
+      } else if (res.ec != std::errc() || res.ptr != p) {
+        return false;
+      }
     }
     if (negative) value = -value;  // "-0" is -0.0
     add(std::bit_cast<std::uint64_t>(value), at, Type::Number, integer);
@@ -481,6 +498,7 @@ class IndexBuilder {
   std::vector<IndexFrame>& frames_;
   std::vector<std::uint64_t>& prints_;  // of the first kPairwise keys of each open object
   std::vector<std::string_view>& keys_;
+  std::vector<std::uint32_t>& slots_;
   std::vector<char>& unescaped_;
 };
 

@@ -13,6 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "dot/base/json.h"
 #include "dot/base/utf8.h"
 
@@ -21,13 +25,31 @@ namespace dot::json::detail {
 // Character classes of RFC 8259, shared by the precise reader (json_strict.cpp)
 // and the tree builder over simdjson's index (json_index.cpp).
 inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // The value of one hex digit, or -1.
-inline int hex_value(char c) {
+constexpr int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
+}
+
+// The bytes a JSON string cannot hold raw: a quote, a backslash, a control
+// character. The reader stops at them to unescape, the canonical writer to
+// escape.
+#if defined(__SSE2__)
+// Bit k set when p[k] (k < 16) is a quote, a backslash or a control character.
+inline unsigned stop_mask(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                    _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));  // v <= 0x1F
+  return static_cast<unsigned>(_mm_movemask_epi8(stop));
+}
+#endif
+inline bool is_stop(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u == '"' || u == '\\' || u < 0x20;
 }
 
 // One value in pre-order, 16 bytes: an 8 MiB document has about 650,000
@@ -160,10 +182,14 @@ namespace dot::json {
 
 struct Document::Impl {
   std::string_view string_of(const detail::Node& n) const {
-    return std::string_view((n.flag ? strings.data() : source.get()) + n.lo(), n.hi());
+    return std::string_view((n.flag ? strings.data() : text()) + n.lo(), n.hi());
   }
+  // The input the nodes point into: the caller's own bytes when it lent them
+  // (Parser::parse_borrowed), else this Document's copy.
+  const char* text() const noexcept { return borrowed != nullptr ? borrowed : source.get(); }
   // The input followed by SIMDJSON_PADDING zero bytes (simdjson reads past the end).
   std::unique_ptr<char[]> source;
+  const char* borrowed = nullptr;  // lent bytes (with the same padding), or null
   std::size_t size = 0;
   std::size_t capacity = 0;  // of `source`, kept across Parser::parse_into calls
   detail::NodeArray nodes;
@@ -184,6 +210,7 @@ struct IndexScratch {
   std::vector<IndexFrame> frames;
   std::vector<std::uint64_t> prints;
   std::vector<std::string_view> keys;
+  std::vector<std::uint32_t> slots;  // the open-addressed table of keys_unique
   std::vector<char> unescaped;  // an escaped string's bytes before they go to the arena
 };
 
@@ -202,6 +229,10 @@ Status parse_strict(Document::Impl& impl, const ReadLimits& limits);
 
 using dot::utf8_valid_prefix;  // dot/base/utf8.h
 
+// from_chars reports both overflow and underflow as out of range; tells
+// them apart by the decimal magnitude of a grammar-checked spelling.
+bool spelling_is_huge(std::string_view text);
+
 // The checks that precede parsing: too_large, bom, utf8 (whole input).
 Status check_envelope(std::string_view bytes, const ReadLimits& limits);
 
@@ -211,6 +242,18 @@ Status check_envelope(std::string_view bytes, const ReadLimits& limits);
 inline bool utf16_less(std::string_view a, std::string_view b) {
   std::size_t n = std::min(a.size(), b.size());
   std::size_t k = 0;
+  // The first differing byte, 8 at a time (keys of wide objects share long
+  // prefixes): on little-endian x86 the lowest set bit of x ^ y is in it.
+  static_assert(std::endian::native == std::endian::little);
+  for (; k + 8 <= n; k += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + k, 8);
+    std::memcpy(&y, b.data() + k, 8);
+    if (x != y) {
+      k += static_cast<std::size_t>(std::countr_zero(x ^ y)) / 8;
+      break;
+    }
+  }
   while (k < n && a[k] == b[k]) ++k;
   if (k == n) return a.size() < b.size();
   auto la = static_cast<unsigned char>(a[k]);
@@ -222,6 +265,22 @@ inline bool utf16_less(std::string_view a, std::string_view b) {
   if (astral_a && high_bmp_b) return true;
   if (high_bmp_a && astral_b) return false;
   return la < lb;
+}
+
+// The first 8 bytes of `s` (zeros past its end) as a big-endian integer whose
+// order agrees with utf16_less: lead bytes EE-EF (U+E000-U+FFFF) rank above
+// F0-F4 (astral), as in UTF-16. A smaller prefix means a smaller key; equal
+// prefixes decide nothing (utf16_less then does). Sorting wide objects by it
+// settles most comparisons with one integer compare.
+inline std::uint64_t utf16_order_prefix(std::string_view s) {
+  std::uint64_t v = 0;
+  std::size_t n = std::min<std::size_t>(s.size(), 8);
+  for (std::size_t k = 0; k < 8; ++k) {
+    unsigned b = k < n ? static_cast<unsigned char>(s[k]) : 0;
+    if (b >= 0xEE) b = b >= 0xF0 ? b - 2 : b + 5;  // F0-F4 -> EE-F2, EE-EF -> F3-F4 (F5-FF never occur)
+    v = v << 8 | b;
+  }
+  return v;
 }
 
 // The JSON string literal of `s` for error details, shortened when long.

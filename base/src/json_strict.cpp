@@ -22,26 +22,9 @@ Error reject(std::string kind, std::uint64_t offset, std::string detail) {
   return make_parse_error(Code::Validation, std::move(kind), offset, std::move(detail));
 }
 
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
-// from_chars reports both overflow and underflow as out of range; tell them
-// apart by the decimal magnitude of the (grammar-checked) spelling.
+}  // namespace
+
 bool spelling_is_huge(std::string_view text) {
   std::size_t i = 0;
   if (i < text.size() && text[i] == '-') ++i;
@@ -71,10 +54,12 @@ bool spelling_is_huge(std::string_view text) {
   return magnitude + exponent > 0;
 }
 
+namespace {
+
 class StrictParser {
  public:
   StrictParser(Document::Impl& impl, const ReadLimits& limits)
-      : p_(impl.source.get()), n_(impl.size), max_depth_(limits.max_depth),
+      : p_(impl.text()), n_(impl.size), max_depth_(limits.max_depth),
         arena_(impl.strings), build_(impl.nodes, impl.strings) {}
 
   Status run() {
@@ -390,7 +375,7 @@ std::string quote_for_detail(std::string_view s) {
 }
 
 Status parse_strict(Document::Impl& impl, const ReadLimits& limits) {
-  std::string_view bytes(impl.source.get(), impl.size);
+  std::string_view bytes(impl.text(), impl.size);
   DOT_TRY(check_envelope(bytes, limits));
   impl.nodes.clear();
   impl.strings.clear();

@@ -1,12 +1,17 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <random>
+#include <vector>
 #include <cstring>
 #include <limits>
 #include <string>
 
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
+#include "jcs_internal.h"
 
 namespace dot::jcs {
 namespace {
@@ -63,6 +68,57 @@ TEST(JcsNumber, EcmascriptFormatting) {
   EXPECT_EQ(num(from_bits(0x0000000000000001ull)), "5e-324");
   EXPECT_EQ(num(from_bits(0x444b1ae4d6e2ef50ull)), "1e+21");
   EXPECT_EQ(num(from_bits(0x444b1ae4d6e2ef4full)), "999999999999999900000");
+}
+
+// The writer's short cut for numbers of at most 15 significant digits (their
+// spelling's digits are the shortest round-trip digits) against the general
+// path (std::to_chars' shortest digits) on the same value: random spellings
+// over the whole exponent range, every integer/fraction/exponent form, and
+// the edges (subnormals, 2^53, the 1e21 and 1e-7 switches, 15 and 16 digits).
+TEST(JcsNumber, SpelledDigitsAgreeWithTheShortestRoundTrip) {
+  auto check = [](const std::string& spelling) {
+    double value = 0;
+    const char* first = spelling.data() + (spelling[0] == '-' ? 1 : 0);
+    auto res = std::from_chars(first, spelling.data() + spelling.size(), value);
+    if (res.ec != std::errc()) return;  // overflow and underflow are the reader's business
+    if (spelling[0] == '-') value = -value;
+    bool integer = spelling.find_first_of(".eE") == std::string::npos;
+    char fast[detail::kMaxNumberBytes], general[detail::kMaxNumberBytes];
+    std::string_view a(fast, static_cast<std::size_t>(detail::put_spelled_number(fast, value, spelling.c_str(), integer) - fast));
+    std::string_view b(general, static_cast<std::size_t>(detail::put_number(general, value) - general));
+    ASSERT_EQ(a, b) << spelling;
+  };
+  for (const char* s : {"0", "-0", "0.0", "0e5", "1", "-1", "100", "1.0", "1.50", "12e3", "1.5E2", "0.000001", "1e-7",
+                        "1e21", "1e20", "999999999999999900000", "9007199254740992", "9007199254740993",
+                        "-9007199254740993", "18446744073709551616", "123456789012345678901234567890", "0.1", "0.3",
+                        "333333333.3333333", "123456789012345", "1234567890123456", "0.000123456789012345",
+                        "5e-324", "2.2250738585072014e-308", "2.225073858507201e-308", "2.2250738585072e-308",
+                        "1.7976931348623157e308", "1.79769313486231e308", "4.9406564584124654E-324", "1e-0000300",
+                        "100000000000000000000000", "1.000000000000000000001", "0.00000000000000000000000000001e29"})
+    check(s);
+  std::mt19937_64 rng(20261201);
+  for (int i = 0; i < 300000; ++i) {
+    std::string s = rng() % 2 ? "-" : "";
+    int digits = 1 + static_cast<int>(rng() % 17);
+    std::string d;
+    for (int k = 0; k < digits; ++k) d += static_cast<char>('0' + rng() % 10);
+    if (d[0] == '0') d[0] = static_cast<char>('1' + rng() % 9);
+    int zeros = static_cast<int>(rng() % 4);
+    switch (rng() % 3) {
+      case 0: s += d + std::string(static_cast<std::size_t>(zeros), '0'); break;  // an integer
+      case 1: {  // a decimal point inside or before the digits
+        auto point = rng() % (d.size() + 1);
+        s += point == 0 ? "0." + std::string(rng() % 8, '0') + d : d.substr(0, point) + "." + (point == d.size() ? "0" : d.substr(point));
+        break;
+      }
+      default: s += d;
+    }
+    if (rng() % 2) {
+      int e = static_cast<int>(rng() % 660) - 340;
+      s += (rng() % 2 ? "e" : "E") + std::string(e < 0 ? "-" : rng() % 2 ? "+" : "") + std::to_string(e < 0 ? -e : e);
+    }
+    check(s);
+  }
 }
 
 TEST(JcsString, Escapes) {
@@ -147,28 +203,99 @@ TEST(JcsCanonicalize, Idempotent) {
 // canonicalize_text writes RFC 8785 and Metewand output straight from
 // simdjson's tape; it must agree with the Document path byte for byte and
 // refuse exactly what the Document path refuses, with the same error.
-TEST(JcsCanonicalize, TapePathAgreesWithDocumentPath) {
-  const char* docs[] = {
+// The same texts canonicalized from a lent, zero-padded buffer (as the CLI
+// maps a file), from a buffer padded with other bytes (copied), and from a
+// plain string: the same bytes, or the same error line. Among them: a wide
+// object with a repeat (the hashed check), underflow (zero), numbers beyond
+// 2^64, and the depth limit.
+TEST(JcsCanonicalize, LentAndCopiedInputsAgree) {
+  std::string wide = "{";
+  for (int i = 0; i < 40; ++i) wide += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  std::string wide_ok = wide + "\"end\":0}";
+  std::string wide_repeat = wide + "\"k17\":0}";
+  const std::string docs[] = {
       "{\"b\":[1,2.5,-0,1e21,1e-7],\"a\":{\"\\ud83d\\ude00\":null,\"\\uffff\":true}}",
       "[\"\\u0000\\u001f\\\"\",\"\xC3\xA9\"]", "18446744073709551616", "[9007199254740992]", "[1e16, 0.5]",
-      "{\"a\":1,\"\\u0061\":2}", "[1e400]", "\"\\ud800\"", "[[[[]]]]", "{\"k\":{\"k\":{\"k\":{}}}}",
-      "\xEF\xBB\xBF[]", "[1,]", "{}", "[]", "[{}]", "{\"z\":0,\"y\":0,\"x\":0,\"w\":0,\"v\":0,\"u\":0,\"t\":0,\"s\":0,\"r\":0,"
-      "\"q\":0,\"p\":0,\"o\":0,\"n\":0,\"m\":0,\"l\":0,\"k\":0,\"j\":0,\"i\":0,\"j\":1}",
+      "{\"a\":1,\"\\u0061\":2}", "[1e400]", "[1e-400,-1E-400,0.0000e-99999]", "\"\\ud800\"", "[[[[]]]]",
+      "{\"k\":{\"k\":{\"k\":{}}}}", "\xEF\xBB\xBF[]", "[1,]", "{}", "[]", "[{}]", "123456789012345678901234567890e-5",
+      wide_ok, wide_repeat,
   };
   json::ReadLimits limits;
   limits.max_depth = 3;
-  for (const char* d : docs) {
-    for (Profile p : {Profile::Rfc8785, Profile::Metewand}) {
-      auto fast = canonicalize_text(d, p, limits);
-      auto doc = json::parse(d, limits);
-      Result<std::string> slow = doc.ok() ? canonicalize(doc->root(), p) : Result<std::string>(doc.error());
-      ASSERT_EQ(fast.ok(), slow.ok()) << d;
-      if (fast.ok()) {
-        EXPECT_EQ(*fast, *slow) << d;
-      } else {
-        EXPECT_EQ(fast.error().line(), slow.error().line()) << d;
+  for (const std::string& d : docs) {
+    for (Profile p : {Profile::Rfc8785, Profile::Metewand, Profile::Hello}) {
+      auto plain = canonicalize_text(d, p, limits);
+      for (char pad : {'\0', ' '}) {
+        std::string buffer = d + std::string(json::kPadding, pad);
+        std::string streamed;
+        auto st = canonicalize_text_to(
+            std::string_view(buffer.data(), d.size()), p,
+            [&](std::string_view piece) -> Status {
+              streamed.append(piece);
+              return {};
+            },
+            limits, true, 7);
+        ASSERT_EQ(st.ok(), plain.ok()) << d;
+        if (st.ok()) {
+          EXPECT_EQ(streamed, *plain) << d;
+        } else {
+          EXPECT_EQ(streamed, "") << d;
+          EXPECT_EQ(st.error().line(), plain.error().line()) << d;
+        }
       }
     }
+  }
+  EXPECT_EQ(canon("[1e-400,-1E-400]"), "[0,0]");
+  EXPECT_EQ(canon(wide_repeat), "ERROR duplicate_key");
+}
+
+// Keys are ordered by their UTF-16 code units, whatever the object's width
+// (wide ones sort by an integer prefix first): checked against an order
+// computed in UTF-16 here, on keys made to differ after long shared
+// prefixes and exactly where UTF-8 and UTF-16 orders disagree.
+TEST(JcsCanonicalize, WideObjectsSortByUtf16CodeUnits) {
+  auto utf16 = [](std::string_view s) {
+    std::u16string out;
+    for (std::size_t i = 0; i < s.size();) {
+      auto b = static_cast<unsigned char>(s[i]);
+      int len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+      std::uint32_t cp = len == 1 ? b : b & (0xFF >> (len + 1));
+      for (int k = 1; k < len; ++k) cp = cp << 6 | (static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]) & 0x3F);
+      if (cp >= 0x10000) {
+        out += static_cast<char16_t>(0xD800 + ((cp - 0x10000) >> 10));
+        out += static_cast<char16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF));
+      } else {
+        out += static_cast<char16_t>(cp);
+      }
+      i += static_cast<std::size_t>(len);
+    }
+    return out;
+  };
+  const char* pieces[] = {"a", "b", "\x7F", "\xC3\xA9", "\xE4\xB8\xAD", "\xED\x9F\xBF", "\xEE\x80\x80",
+                          "\xEF\xBF\xBD", "\xEF\xAC\x81", "\xF0\x9F\x98\x80", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF", ""};
+  std::mt19937_64 next(88172645463325252ull);
+  for (int round = 0; round < 200; ++round) {
+    int width = round % 2 == 0 ? 5 : 60;
+    std::vector<std::string> keys;
+    std::string prefix(next() % 12, 'p');
+    while (keys.size() < static_cast<std::size_t>(width)) {
+      std::string k = next() % 3 == 0 ? std::string() : prefix;
+      int n = 1 + static_cast<int>(next() % 4);
+      for (int j = 0; j < n; ++j) k += pieces[next() % (sizeof pieces / sizeof pieces[0])];
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    std::string text = "{";
+    for (std::size_t i = 0; i < keys.size(); ++i) text += (i ? ",\"" : "\"") + keys[i] + "\":" + std::to_string(i);
+    text += "}";
+    std::vector<std::string> sorted = keys;
+    std::sort(sorted.begin(), sorted.end(), [&](const std::string& a, const std::string& b) { return utf16(a) < utf16(b); });
+    std::string expected = "{";
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      auto at = std::find(keys.begin(), keys.end(), sorted[i]) - keys.begin();
+      expected += (i ? ",\"" : "\"") + sorted[i] + "\":" + std::to_string(at);
+    }
+    expected += "}";
+    ASSERT_EQ(canon(text), expected) << text;
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -199,3 +200,55 @@ TEST(VectorsCli, MissingPathIsAnError) {
 }
 
 }  // namespace
+
+#ifdef DOT_BENCH_CORPUS
+// bench_jcs_corpus (issue 18): deterministic from its seed, every shape about
+// the size asked for, each a text the strict reader accepts and whose
+// canonical form is a fixed point; and each shape holds what it is named for.
+TEST(JcsBenchCorpus, ShapesAreDeterministicValidAndWhatTheySay) {
+  std::string base = ::testing::TempDir() + "jcs_corpus_" + std::to_string(::getpid());
+  auto generate = [&](const std::string& dir, const std::string& seed) {
+    std::string cmd = "mkdir -p '" + dir + "' && '" + DOT_BIN_DIR + "/bench_jcs_corpus' '" + dir + "' 1 " + seed +
+                      " >/dev/null";
+    return std::system(cmd.c_str());
+  };
+  ASSERT_EQ(generate(base + "_a", "7"), 0);
+  ASSERT_EQ(generate(base + "_b", "7"), 0);
+  ASSERT_EQ(generate(base + "_c", "8"), 0);
+  for (const char* shape : {"numbers", "escapes", "utf8", "wide", "deep", "pretty", "records"}) {
+    std::string a = base + "_a/" + shape + ".json";
+    std::string text = slurp(a);
+    EXPECT_EQ(text, slurp(base + "_b/" + shape + ".json")) << shape;
+    EXPECT_LE(text.size(), std::size_t{1} << 20) << shape;
+    EXPECT_GE(text.size(), (std::size_t{1} << 20) - 65536) << shape;
+    if (std::string(shape) != "records") {  // doc_gen.h's document has no seed
+      EXPECT_NE(text, slurp(base + "_c/" + shape + ".json")) << shape;
+    }
+    CliRun once = dot_core("jcs canonicalize '" + a + "'");
+    EXPECT_EQ(once.exit_code, 0) << shape << once.err;
+    CliRun twice = dot_core("jcs canonicalize", once.out);
+    EXPECT_EQ(twice.out, once.out) << shape;
+  }
+  std::string numbers = slurp(base + "_a/numbers.json");
+  for (const char* needle : {"-0,", "E-", "e+", "5e-324", "1.7976931348623157", "1e-400", ".0,"})
+    EXPECT_NE(numbers.find(needle), std::string::npos) << needle;
+  EXPECT_NE(numbers.find("000000000000000000000"), std::string::npos);  // beyond 2^64 in plain digits
+  std::string escapes = slurp(base + "_a/escapes.json");
+  for (const char* needle : {"\\u001", "\\uD8", "\\ud8", "\\t", "\\\"", "\\/"})
+    EXPECT_NE(escapes.find(needle), std::string::npos) << needle;
+  std::string wide = slurp(base + "_a/wide.json");
+  EXPECT_NE(wide.find('\xF0'), std::string::npos);  // astral keys
+  EXPECT_NE(wide.find('\xEE'), std::string::npos);  // and BMP keys above the surrogates
+  std::string deep = dot_core("jcs canonicalize '" + base + "_a/deep.json'").out;
+  std::size_t depth = 0, deepest = 0;
+  for (char c : deep) {
+    if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    if (c == ']' || c == '}') --depth;
+  }
+  EXPECT_GE(deepest, std::size_t{100});
+  std::string pretty = slurp(base + "_a/pretty.json");
+  EXPECT_NE(pretty.find("\r\n"), std::string::npos);
+  EXPECT_NE(pretty.find(" \t "), std::string::npos);
+  std::system(("rm -rf '" + base + "_a' '" + base + "_b' '" + base + "_c'").c_str());
+}
+#endif

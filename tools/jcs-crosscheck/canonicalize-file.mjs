@@ -1,5 +1,5 @@
 // node canonicalize-file.mjs FILE: the npm package's canonical bytes of FILE on
-// stdout (the other side of bench/base/jcs_vs_npm.sh).
+// stdout (the npm side of bench/base/jcs_bench.sh).
 import canonicalize from 'canonicalize';
 import fs from 'node:fs';
 

@@ -206,19 +206,11 @@ class Parser {
   // values): no copy of the input is made unless the text is refused.
   Status validate_padded(std::string_view bytes, const ReadLimits& limits = {});
 
-  // For jcs::canonicalize_text: RFC 8785 bytes (Metewand rules when
-  // `metewand`) written straight from simdjson's tape when the text is plainly
-  // valid; false whenever the exact error path must decide.
-  bool canonical_fast(std::string_view bytes, const ReadLimits& limits, bool metewand, std::string& out);
-
-  // For jcs::canonicalize_to: the same, for bytes followed by kPadding
-  // readable bytes, handing the output to `flush` whenever `out` holds at
-  // least `chunk` bytes (and once at the end). Every check that can refuse
-  // the text runs before the first byte is written, so on false nothing has
-  // been flushed. `flush` returning false stops the writing (and the result
-  // is true: the text was fine, the sink was not).
-  bool canonical_fast_padded(std::string_view bytes, const ReadLimits& limits, bool metewand, std::size_t chunk,
-                             std::string& out, const std::function<bool(std::string&)>& flush);
+  // parse_into() of bytes followed by at least kPadding readable bytes that
+  // outlive `doc` and stay unchanged. When those bytes are zeros (a file
+  // mapped with a spare page), the Document points into the input instead of
+  // copying it (jcs canonicalize of a mapped file); otherwise it copies.
+  Status parse_borrowed(std::string_view bytes, Document& doc, const ReadLimits& limits = {});
 
  private:
   struct State;

@@ -4,6 +4,7 @@
 // shown to a person (append_shown).
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,9 @@ namespace dot {
 // only, so no overlong forms, surrogates or code points above U+10FFFF).
 // Equals bytes.size() exactly when the whole input is valid.
 std::size_t utf8_valid_prefix(std::string_view bytes) noexcept;
+
+// Appends the UTF-8 form of the Unicode scalar value `cp`.
+void append_utf8(std::string& out, std::uint32_t cp);
 
 // `bytes` with each byte that is not part of valid UTF-8 replaced by U+FFFD.
 // Valid input comes back unchanged.

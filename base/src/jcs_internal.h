@@ -1,0 +1,31 @@
+#pragma once
+// The leaf writers of canonical JSON, writing through a pointer into room the
+// caller has made (the canonical writer in jcs.cpp asks for a value's worst
+// case once, then writes without bounds checks). Not installed.
+#include <cstddef>
+#include <string_view>
+
+namespace dot::jcs::detail {
+
+// The longest ECMAScript string of a binary64 ("-1.2345678901234567e-308"
+// and "-0.0000012345678901234567" are 24 bytes), with room to spare.
+inline constexpr std::size_t kMaxNumberBytes = 32;
+
+// ECMAScript Number.prototype.toString of a finite `value` (-0 -> "0").
+char* put_number(char* p, double value);
+
+// The same string for a number parsed from the grammar-checked spelling at
+// `spelling` (followed by a byte that cannot continue it), whose value is
+// `value`: from the spelling's own digits when they are few enough to be the
+// shortest round-trip digits, which spares the search for those.
+// `integer_spelling`: no fraction, no exponent.
+char* put_spelled_number(char* p, double value, const char* spelling, bool integer_spelling);
+
+// Room put_string needs for `size` bytes of string: every byte may become a
+// six-byte \u00XX escape, plus the quotes, plus one 16-byte store past the end.
+inline constexpr std::size_t string_room(std::size_t size) { return 6 * size + 2 + 16; }
+
+// A JSON string literal with RFC 8785 escaping; `utf8` must be valid UTF-8.
+char* put_string(char* p, std::string_view utf8);
+
+}  // namespace dot::jcs::detail
