@@ -64,6 +64,8 @@ int decode_frames_adpp(const FramesOptions& options);
 struct AdppConformOptions {
   double timeout_s = 3.0;
   bool json = false;
+  bool list = false;
+  std::string suite = "profile";  // profile | semantics | all
   std::vector<std::string> cases;
   std::vector<std::string> provider;
 };

@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "dot/adpp/conformance.h"
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 #include "dot/base/fd.h"
@@ -78,13 +81,76 @@ std::string write_tmp(const Scratch& scratch, const std::string& name, const std
   return path;
 }
 
+std::size_t cases_in(Suite suite) {
+  std::size_t n = 0;
+  for (const auto& c : conformance_cases()) n += c.suite == suite ? 1 : 0;
+  return n;
+}
+
 TEST(AdppCli, ConformPassesAdppSim) {
   Scratch s;
   auto r = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--", kSim, "--config", DOT_SOURCE_DIR "/adpp/examples/basic.textproto"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
+  // The default run: the profile suite under its heading, no semantic case.
+  EXPECT_EQ(r.out.rfind("profile: the framed-stdio profile v1\n", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("PASS hello_metadata"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("21 passed, 0 failed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("semantics"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("\n{} passed, 0 failed\n", cases_in(Suite::Profile))), std::string::npos) << r.out;
   EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+// --suite all: each suite under its own heading with its own count, the
+// total last; --json gives every case its suite and counts per suite.
+TEST(AdppCli, ConformReportsTheSuitesApart) {
+  Scratch s;
+  auto r = run(s, {kCore, "adpp", "conform", "--suite", "all", "--timeout", "10", "--", kSim});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto profile = r.out.find("profile: the framed-stdio profile v1\n");
+  auto semantics = r.out.find("semantics: the device semantics of ADPP v1\n");
+  ASSERT_NE(profile, std::string::npos) << r.out;
+  ASSERT_NE(semantics, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("PASS hello_metadata"), semantics) << r.out;
+  EXPECT_GT(r.out.find("PASS list_devices"), semantics) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("  semantics: {} passed, 0 failed\n", cases_in(Suite::Semantics))), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(fmt::format("\n{} passed, 0 failed\n", conformance_cases().size())), std::string::npos) << r.out;
+
+  auto j = run(s, {kCore, "adpp", "conform", "--suite", "semantics", "--json", "--timeout", "10", "--", kBroken,
+                   "value-for-unknown-signal"});
+  EXPECT_EQ(j.code, 1) << j.out << j.err;
+  auto doc = dot::json::parse(j.out);
+  ASSERT_TRUE(doc.ok()) << j.out;
+  EXPECT_NE(j.out.find("\"name\":\"read_signals_unknown_signal\",\"suite\":\"semantics\",\"passed\":false"),
+            std::string::npos)
+      << j.out;
+  EXPECT_NE(j.out.find(fmt::format("\"suites\":{{\"semantics\":{{\"passed\":{},\"failed\":1}}}}",
+                                   cases_in(Suite::Semantics) - 1)),
+            std::string::npos)
+      << j.out;
+  EXPECT_EQ(j.out.find("\"suite\":\"profile\""), std::string::npos) << j.out;
+}
+
+// --list: every case, its suite, one line on what it checks; no provider needed.
+TEST(AdppCli, ConformListNamesEveryCaseWithItsSuite) {
+  Scratch s;
+  auto r = run(s, {kCore, "adpp", "conform", "--list"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  std::size_t lines = 0;
+  for (char c : r.out) lines += c == '\n' ? 1 : 0;
+  EXPECT_EQ(lines, conformance_cases().size()) << r.out;
+  for (const auto& c : conformance_cases()) {
+    auto at = r.out.find(std::string(c.name) + " ");
+    ASSERT_NE(at, std::string::npos) << c.name;
+    auto bol = r.out.rfind('\n', at);
+    std::string line = r.out.substr(bol == std::string::npos ? 0 : bol + 1);
+    line = line.substr(0, line.find('\n'));
+    EXPECT_EQ(line.rfind(std::string(suite_name(c.suite)) + " ", 0), 0u) << line;
+    EXPECT_NE(line.find(std::string(c.checks)), std::string::npos) << line;
+  }
+  auto j = run(s, {kCore, "adpp", "conform", "--list", "--json"});
+  EXPECT_EQ(j.code, 0);
+  EXPECT_NE(j.out.find("{\"name\":\"max_frame_request\",\"suite\":\"profile\",\"checks\":"), std::string::npos)
+      << j.out;
 }
 
 // `--` after --case starts the provider's argv: `--config F` is the
@@ -144,7 +210,7 @@ TEST(AdppCli, ConformTimeoutOptionShortensTheWindow) {
   auto start = Clock::now();
   auto r = run(s, {kCore, "adpp", "conform", "--timeout", "0.2", "--", kBroken, "hang"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("0 passed, 21 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("\n0 passed, {} failed\n", cases_in(Suite::Profile))), std::string::npos) << r.out;
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(20));
 }
 
@@ -152,6 +218,7 @@ TEST(AdppCli, ConformUsageAndHelp) {
   Scratch s;
   EXPECT_EQ(run(s, {kCore, "adpp", "conform"}).code, 2);
   EXPECT_EQ(run(s, {kCore, "adpp", "conform", "--timeout", "x", "--", kSim}).code, 2);
+  EXPECT_EQ(run(s, {kCore, "adpp", "conform", "--suite", "devices", "--", kSim}).code, 2);
   auto help = run(s, {kCore, "adpp", "conform", "--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Examples:"), std::string::npos);
