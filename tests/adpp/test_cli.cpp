@@ -284,8 +284,25 @@ TEST(AdppCli, AdppSimVersionAndBadArguments) {
   auto v = run(s, {kSim, "--version"});
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.out.rfind("adpp-sim ", 0), 0u);
-  EXPECT_EQ(run(s, {kSim, "--bogus"}).code, 2);
-  EXPECT_EQ(run(s, {kSim, "--config", "/nonexistent.textproto"}).code, 1);
+  // Errors before serving are never one of the profile's stream codes (0, 2, 3).
+  auto bogus = run(s, {kSim, "--bogus"});
+  EXPECT_EQ(bogus.code, 64);
+  EXPECT_NE(bogus.err.find("unknown argument: --bogus"), std::string::npos) << bogus.err;
+  EXPECT_EQ(run(s, {kSim, "--config"}).code, 64);
+  auto missing = run(s, {kSim, "--config", "/nonexistent.textproto"});
+  EXPECT_EQ(missing.code, 78);
+  EXPECT_NE(missing.err.find("DOT_E_VALIDATION"), std::string::npos) << missing.err;
+  std::string bad = write_tmp(s, "bad.textproto", "devices { device { device_id: \"a\" } }\n"
+                                                  "devices { device { device_id: \"a\" } }\n");
+  auto dup = run(s, {kSim, "--check-config", bad});
+  EXPECT_EQ(dup.code, 78);
+  EXPECT_NE(dup.err.find("appears twice"), std::string::npos) << dup.err;
+  auto good = run(s, {kSim, "--check-config", DOT_SOURCE_DIR "/adpp/examples/lab.textproto"});
+  EXPECT_EQ(good.code, 0) << good.err;
+  EXPECT_TRUE(good.out.empty()) << good.out;
+  auto help = run(s, {kSim, "--help"});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("64 usage error, 78 configuration error"), std::string::npos) << help.out;
 }
 
 }  // namespace
