@@ -12,6 +12,7 @@
 #include "dot/adpp/client.h"
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
+#include "dot/adpp/postscript.h"
 
 namespace dot::adpp {
 namespace {
@@ -55,22 +56,10 @@ class Case {
   milliseconds window() const { return options_.window; }
   milliseconds grace() const { return std::min(options_.exit_grace, options_.window); }
 
-  // The one place a failed case's detail gets how the provider ended: a
-  // provider that died (a closed pipe, a short frame, a missing answer) is
-  // always named with its exit status or signal, and its last stderr line is
-  // quoted. The grace covers the moment between its pipes closing and its
-  // exit becoming visible.
+  // The one place a failed case's detail gets how the provider ended
+  // (provider_postscript): a case never has to remember to.
   std::string annotate(std::string detail) {
-    if (!process_) return detail;
-    if (!exit_stated_) {
-      if (auto st = process_->wait_exit(Clock::now() + grace())) detail += fmt::format(" (provider: {})", st->describe());
-    }
-    std::string tail = process_->stderr_tail();
-    while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
-    auto nl = tail.rfind('\n');
-    if (nl != std::string::npos) tail.erase(0, nl + 1);
-    if (tail.size() > 160) tail = tail.substr(tail.size() - 160);
-    if (!tail.empty()) detail += fmt::format(" (stderr: {})", tail);
+    if (process_) detail += provider_postscript(*process_, grace(), exit_stated_);
     return detail;
   }
 

@@ -305,5 +305,136 @@ TEST(AdppCli, AdppSimVersionAndBadArguments) {
   EXPECT_NE(help.out.find("64 usage error, 78 configuration error"), std::string::npos) << help.out;
 }
 
+// ---- dot-core adpp hello|list|describe|read|call|health|wait-ready ----------
+
+std::vector<std::string> client(std::initializer_list<std::string> words, std::vector<std::string> provider = {}) {
+  std::vector<std::string> argv = {kCore, "adpp"};
+  argv.insert(argv.end(), words.begin(), words.end());
+  argv.push_back("--");
+  if (provider.empty()) provider = {kSim, "--config", DOT_SOURCE_DIR "/adpp/examples/basic.textproto"};
+  argv.insert(argv.end(), provider.begin(), provider.end());
+  return argv;
+}
+
+TEST(AdppClientCli, EveryRequestTypeAgainstAdppSim) {
+  Scratch s;
+  auto hello = run(s, client({"hello", "--json"}));
+  EXPECT_EQ(hello.code, 0) << hello.err;
+  auto doc = dot::json::parse(hello.out);
+  ASSERT_TRUE(doc.ok()) << hello.out;
+  EXPECT_NE(hello.out.find("\"request_id\":\"1\",\"status\":{\"code\":\"CODE_OK\"},\"hello\":{"), std::string::npos)
+      << hello.out;
+  EXPECT_NE(hello.out.find("\"provider_name\":\"adpp-sim\""), std::string::npos) << hello.out;
+  EXPECT_NE(hello.out.find("\"transport\":\"stdio+uint32_le\""), std::string::npos) << hello.out;
+
+  auto list = run(s, client({"list", "--health"}));
+  EXPECT_EQ(list.code, 0) << list.err;
+  // Commands that use devices wait for a provider that supports WaitReady
+  // first (adpp-sim takes 50 ms): the devices are up.
+  EXPECT_EQ(list.out.rfind("DEVICE    HEALTH  TYPE", 0), 0u) << list.out;
+  EXPECT_NE(list.out.find("\ntempctl0  "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("\nrelay0    "), std::string::npos) << list.out;
+
+  // A short sequence: one Describe per --device, in order.
+  auto describe = run(s, client({"describe", "--device", "tempctl0", "--device", "relay0"}));
+  EXPECT_EQ(describe.code, 0) << describe.err;
+  auto first = describe.out.find("device tempctl0 (sim.tempctl/1)");
+  auto second = describe.out.find("device relay0 (sim.relay/1)");
+  ASSERT_NE(first, std::string::npos) << describe.out;
+  ASSERT_NE(second, std::string::npos) << describe.out;
+  EXPECT_LT(first, second);
+  EXPECT_NE(describe.out.find("1   set_setpoint  value:DOUBLE  setpoint_c:DOUBLE\n"), std::string::npos) << describe.out;
+
+  auto read = run(s, client({"read", "--device", "relay0", "--signal", "mode", "--signal", "channel"}));
+  EXPECT_EQ(read.code, 0) << read.err;
+  EXPECT_NE(read.out.find("  mode     \"auto\"  OK       "), std::string::npos) << read.out;
+  EXPECT_NE(read.out.find("  channel  0       OK       "), std::string::npos) << read.out;
+
+  // Arguments as JSON, typed as the device declares them: 25 is a DOUBLE here.
+  auto call = run(s, client({"call", "--json", "--device", "tempctl0", "--function", "set_setpoint", "--args",
+                             "{\"value\": 25}"}));
+  EXPECT_EQ(call.code, 0) << call.err;
+  EXPECT_NE(call.out.find("\"setpoint_c\":{\"type\":\"VALUE_TYPE_DOUBLE\",\"double_value\":25}"), std::string::npos)
+      << call.out;
+  EXPECT_EQ(call.out.find("describe_device"), std::string::npos) << "only the Call is printed: " << call.out;
+  auto by_id = run(s, client({"call", "--device", "relay0", "--function", "1", "--args", "{\"channel\": 7}"}));
+  EXPECT_EQ(by_id.code, 0) << by_id.err;
+  EXPECT_NE(by_id.out.find("device relay0: call done, operation op-1"), std::string::npos) << by_id.out;
+
+  auto health = run(s, client({"health"}));
+  EXPECT_EQ(health.code, 0) << health.err;
+  EXPECT_NE(health.out.find("provider OK: running\n"), std::string::npos) << health.out;
+  auto ready = run(s, client({"wait-ready", "--max-wait", "5"}));
+  EXPECT_EQ(ready.code, 0) << ready.err;
+  EXPECT_NE(ready.out.find("ready\n"), std::string::npos) << ready.out;
+  EXPECT_NE(ready.out.find("init_time_ms  50"), std::string::npos) << ready.out;
+}
+
+// An error status is the provider's answer: printed, then exit 1 with a
+// DOT_E line naming the code and the provider's message.
+TEST(AdppClientCli, AnErrorStatusIsPrintedAndExitsOne) {
+  Scratch s;
+  auto r = run(s, client({"describe", "--device", "ghost", "--device", "relay0"}));
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("CODE_NOT_FOUND: no device \"ghost\"\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device relay0"), std::string::npos) << "the sequence goes on: " << r.out;
+  EXPECT_EQ(r.err, "DOT_E_PROTOCOL: DescribeDevice \"ghost\" answered CODE_NOT_FOUND: no device "
+                   "\"ghost\"\n");
+  auto json = run(s, client({"call", "--json", "--device", "tempctl0", "--function", "set_setpoint", "--args",
+                             "{\"value\": 99}"}));
+  EXPECT_EQ(json.code, 1);
+  EXPECT_NE(json.out.find("\"status\":{\"code\":\"CODE_INVALID_ARGUMENT\",\"message\":"), std::string::npos)
+      << json.out;
+}
+
+TEST(AdppClientCli, ArgumentsThatDoNotFitTheDeclaredTypeAreRefusedBeforeTheCall) {
+  Scratch s;
+  for (const char* args : {"{\"value\": \"hot\"}", "[25]", "{\"value\": 25", "{\"value\": true}"}) {
+    auto r = run(s, client({"call", "--device", "tempctl0", "--function", "set_setpoint", "--args", args}));
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_EQ(r.err.rfind("DOT_E_VALIDATION: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  auto big = run(s, client({"call", "--device", "relay0", "--function", "select_channel", "--args",
+                            "{\"channel\": 18446744073709551616}"}));
+  EXPECT_EQ(big.code, 1);
+  EXPECT_NE(big.err.find("an integer from 0 to 2^64-1"), std::string::npos) << big.err;
+  EXPECT_EQ(run(s, client({"call", "--function", "set_setpoint"})).code, 2);
+  EXPECT_EQ(run(s, client({"read"})).code, 2);
+}
+
+// What a broken provider does is a typed DOT_E line; a dead one is named
+// with its signal.
+TEST(AdppClientCli, ProviderFaultsAreTypedErrors) {
+  Scratch s;
+  struct Case {
+    std::vector<std::string> words;
+    std::string mode, line;
+  } cases[] = {
+      // It crashes on the WaitReady the client sends before using devices.
+      {{"list"}, "crash-mid-session", "DOT_E_PROTOCOL: WaitReady: the provider closed stdout"},
+      {{"hello"}, "unparseable-response", "DOT_E_PROTOCOL: parse at byte 0: Hello: the 10-byte payload is not a valid ADPP Response"},
+      {{"hello"}, "over-cap-response", "DOT_E_PROTOCOL: length at byte 0: Hello: frame length 1048822 exceeds the limit of 1048576"},
+      {{"hello"}, "wrong-id", "DOT_E_PROTOCOL: Hello: response carries request_id 2 for request 1"},
+      {{"hello", "--timeout", "0.3"}, "hang", "DOT_E_TIMEOUT: Hello: no complete response"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> argv = {kCore, "adpp"};
+    argv.insert(argv.end(), c.words.begin(), c.words.end());
+    argv.insert(argv.end(), {"--", kBroken, c.mode});
+    auto r = run(s, argv);
+    EXPECT_EQ(r.code, 1) << c.mode;
+    EXPECT_EQ(r.err.rfind(c.line, 0), 0u) << c.mode << ": " << r.err;
+  }
+  auto crash = run(s, {kCore, "adpp", "list", "--", kBroken, "crash-mid-session"});
+  EXPECT_NE(crash.err.find("(provider: killed by signal 11"), std::string::npos) << crash.err;
+  auto json = run(s, {kCore, "adpp", "health", "--json", "--", kBroken, "crash-mid-session"});
+  EXPECT_NE(json.out.find("{\"error\":{\"code\":\"DOT_E_PROTOCOL\",\"kind\":\"closed\""), std::string::npos)
+      << json.out;
+  auto missing = run(s, {kCore, "adpp", "hello", "--", "/nonexistent/provider"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.err.rfind("DOT_E_IO", 0), 0u) << missing.err;
+}
+
 }  // namespace
 }  // namespace dot::adpp
