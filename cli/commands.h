@@ -47,7 +47,7 @@ void add_inspect_commands(CLI::App& app, Context& ctx);    // inspect list|show|
 void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
 void add_doctor_command(CLI::App& app, Context& ctx);      // doctor
 void add_adopt_command(CLI::App& app, Context& ctx);       // adopt (cmd_adopt.cpp: sees core, like cmd_engine.cpp)
-void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform
+void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform, adpp hello|list|...
 void add_metewand_commands(CLI::App& app, Context& ctx);   // metewand hello
 
 // frames decode, one function per wire format (frames_<format>.cpp).
@@ -64,9 +64,26 @@ int decode_frames_adpp(const FramesOptions& options);
 struct AdppConformOptions {
   double timeout_s = 3.0;
   bool json = false;
+  bool list = false;
+  std::string suite = "profile";  // profile | semantics | all
   std::vector<std::string> cases;
   std::vector<std::string> provider;
 };
 int run_adpp_conform(const AdppConformOptions& options);
+
+// dot-core adpp hello|list|describe|read|call|health|wait-ready -- PROVIDER
+struct AdppClientOptions {
+  std::string verb;  // the subcommand's name
+  bool json = false;
+  double timeout_s = 5.0;
+  bool health = false;               // list: include_health
+  std::vector<std::string> devices;  // describe, read: one request per device; call: exactly one
+  std::vector<std::string> signals;  // read
+  std::string function;              // call: a function_id (digits) or a function_name
+  std::string args = "{}";           // call: a JSON object, name -> value
+  double max_wait_s = 0;             // wait-ready: max_wait_ms_hint (0: none)
+  std::vector<std::string> provider;
+};
+int run_adpp_client(const AdppClientOptions& options);
 
 }  // namespace dot::cli

@@ -80,8 +80,10 @@ Reply check_arg(const pb::ArgSpec& spec, const pb::Value& v) {
     return Reply::error(pb::Status::CODE_INVALID_ARGUMENT,
                         fmt::format("argument \"{}\" must be {}, got {}", spec.name(), pb::ValueType_Name(spec.type()),
                                     pb::ValueType_Name(v.type() != pb::VALUE_TYPE_UNSPECIFIED ? v.type() : got)));
+  // Semantics §8.3: numeric bounds are validated, and invalid input is
+  // INVALID_ARGUMENT (OUT_OF_RANGE is not one of the codes it allows).
   auto out_of_range = [&](std::string shown) {
-    return Reply::error(pb::Status::CODE_OUT_OF_RANGE,
+    return Reply::error(pb::Status::CODE_INVALID_ARGUMENT,
                         fmt::format("argument \"{}\" = {} is outside its declared range", spec.name(), shown));
   };
   switch (got) {
@@ -354,11 +356,9 @@ Reply SimProvider::call(const pb::CallRequest& request, pb::CallResponse& respon
     if (request.function_id() > d->functions.size())
       return Reply::error(pb::Status::CODE_NOT_FOUND, fmt::format("device \"{}\" has no function {}",
                                                                   request.device_id(), request.function_id()));
+    // Semantics §6.2: with both given, the provider MUST prefer function_id;
+    // the name is a human-readable convenience and a differing one is ignored.
     fn = &d->functions[request.function_id() - 1];
-    if (!request.function_name().empty() && request.function_name() != fn->spec().name())
-      return Reply::error(pb::Status::CODE_INVALID_ARGUMENT,
-                          fmt::format("function {} is \"{}\", not \"{}\"", request.function_id(), fn->spec().name(),
-                                      request.function_name()));
   } else if (!request.function_name().empty()) {
     for (const auto& f : d->functions)
       if (f.spec().name() == request.function_name()) fn = &f;

@@ -20,11 +20,20 @@
 //   hostile-stderr            writes terminal controls (ESC, OSC 52, C1 CSI) and a
 //                             byte that is not UTF-8 on stderr, then acts as
 //                             exit-code: its stderr is quoted in the case details
+//   reorder                   answers the requests that arrive in one read in
+//                             reverse order (allowed: semantics §4), a
+//                             malformed frame only after the answers before it
+//   value-for-unknown-signal  answers a ReadSignals naming an unknown signal OK,
+//                             with a made-up value for it
+//   crash-mid-session         answers Hello, dies by SIGSEGV on any other request
+//   cap-off-by-one            refuses a frame of exactly 1 MiB as over the cap
+//   lenient-cap               serves frames up to 2 MiB - 1 (over the profile's cap)
 #include <csignal>
 #include <cstdio>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -50,11 +59,16 @@ class Broken {
       for (;;) ::pause();
     }
     if (mode_ == "stdout-banner") write_raw("adpp-broken starting\n");
-    FrameReader reader;
+    std::uint32_t cap = kMaxFrameBytes;
+    if (mode_ == "cap-off-by-one") cap = kMaxFrameBytes - 1;
+    // Up to 2 MiB - 1: the 2 MiB prefix of oversized_prefix is still refused.
+    if (mode_ == "lenient-cap") cap = 2 * kMaxFrameBytes - 1;
+    FrameReader reader(cap);
     for (;;) {
       for (;;) {
         auto f = reader.next();
         if (!f.ok()) {
+          flush();
           malformed();
           if (reader.broken()) return 2;
           continue;
@@ -63,11 +77,19 @@ class Broken {
         pb::Request req;
         if (!parse_payload((*f)->payload, req, 0, "request").ok() ||
             req.payload_case() == pb::Request::PAYLOAD_NOT_SET) {
+          flush();
           malformed();
           continue;
         }
-        emit(handle_request(sim_, req));
+        if (mode_ == "crash-mid-session" && !req.has_hello()) crash();
+        pb::Response resp = answer(req);
+        if (mode_ == "reorder") {
+          held_.push_back(std::move(resp));
+        } else {
+          emit(std::move(resp));
+        }
       }
+      flush();
       char* area = reader.prepare(65536);
       ssize_t n = ::read(STDIN_FILENO, area, 65536);
       if (n <= 0) {
@@ -79,6 +101,49 @@ class Broken {
   }
 
  private:
+  pb::Response answer(const pb::Request& req) {
+    if (mode_ != "value-for-unknown-signal" || !req.has_read_signals()) return handle_request(sim_, req);
+    pb::Response resp = handle_request(sim_, req);
+    if (resp.status().code() == pb::Status::CODE_OK) return resp;
+    pb::Request probe;
+    probe.mutable_describe_device()->set_device_id(req.read_signals().device_id());
+    if (handle_request(sim_, probe).status().code() != pb::Status::CODE_OK) return resp;  // an unknown device
+    // Each signal read on its own; the ones the device lacks get a value anyway.
+    resp.clear_status();
+    resp.mutable_status()->set_code(pb::Status::CODE_OK);
+    auto* out = resp.mutable_read_signals();
+    out->Clear();
+    out->set_device_id(req.read_signals().device_id());
+    for (const auto& id : req.read_signals().signal_ids()) {
+      pb::Request one = req;
+      one.mutable_read_signals()->clear_signal_ids();
+      one.mutable_read_signals()->add_signal_ids(id);
+      pb::Response r = handle_request(sim_, one);
+      if (r.status().code() == pb::Status::CODE_OK) {
+        for (const auto& v : r.read_signals().values()) *out->add_values() = v;
+      } else {
+        auto* v = out->add_values();
+        v->set_signal_id(id);
+        v->mutable_value()->set_type(pb::VALUE_TYPE_DOUBLE);
+        v->mutable_value()->set_double_value(0);
+      }
+    }
+    return resp;
+  }
+
+  // The answers held back in reorder mode, newest first.
+  void flush() {
+    for (auto it = held_.rbegin(); it != held_.rend(); ++it) emit(std::move(*it));
+    held_.clear();
+  }
+
+  [[noreturn]] void crash() {
+    // The default action, not a sanitizer's handler that reports and exits 1.
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+    std::_Exit(70);
+  }
+
   void write_raw(std::string_view bytes) {
     if (mode_ == "drip") {
       for (char c : bytes) {
@@ -107,11 +172,7 @@ class Broken {
   }
 
   void malformed() {
-    if (mode_ == "crash-on-malformed") {
-      // The default action, not a sanitizer's handler that reports and exits 1.
-      std::signal(SIGSEGV, SIG_DFL);
-      std::raise(SIGSEGV);
-    }
+    if (mode_ == "crash-on-malformed") crash();
     if (mode_ == "exit-code" || mode_ == "hostile-stderr") std::_Exit(1);
     pb::Response r;
     r.set_request_id(0);
@@ -134,6 +195,7 @@ class Broken {
 
   std::string mode_;
   SimProvider& sim_;
+  std::vector<pb::Response> held_;
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 // case that names its fault.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "dot/adpp/conformance.h"
 
 namespace dot::adpp {
@@ -17,11 +19,14 @@ const std::string kBroken = DOT_BIN_DIR "/adpp-broken";
 // fixtures, the only ones that wait it out, get a short one.
 constexpr int kRoomy = 10000;
 
+const std::vector<Suite> kAll = {Suite::Profile, Suite::Semantics};
+
 ConformanceReport conform(const std::vector<std::string>& argv, milliseconds window = milliseconds(kRoomy),
-                          std::vector<std::string> only = {}) {
+                          std::vector<std::string> only = {}, std::vector<Suite> suites = kAll) {
   ConformanceOptions o;
   o.window = window;
   o.only = std::move(only);
+  o.suites = std::move(suites);
   auto r = run_conformance(argv, o);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().line());
   return r.ok() ? std::move(r).value() : ConformanceReport{};
@@ -42,9 +47,57 @@ const CaseResult* find(const ConformanceReport& r, std::string_view name) {
 TEST(AdppConformance, AdppSimPassesEveryCase) {
   for (const char* config : {"basic", "lab"}) {
     auto r = conform({kSim, "--config", std::string(DOT_SOURCE_DIR "/adpp/examples/") + config + ".textproto"});
-    EXPECT_EQ(r.cases.size(), conformance_case_names().size());
+    EXPECT_EQ(r.cases.size(), conformance_cases().size());
     EXPECT_TRUE(r.all_passed()) << config << "\n" << dump(r);
   }
+}
+
+// The default run is the framed-stdio profile and nothing else: every
+// profile case, no semantic one, counted apart.
+TEST(AdppConformance, DefaultRunIsExactlyTheProfileSuite) {
+  ConformanceOptions o;
+  o.window = milliseconds(kRoomy);
+  auto r = run_conformance({kSim}, o);
+  ASSERT_TRUE(r.ok()) << r.error().line();
+  std::vector<std::string> want, got;
+  for (const auto& c : conformance_cases())
+    if (c.suite == Suite::Profile) want.emplace_back(c.name);
+  for (const auto& c : r->cases) {
+    got.push_back(c.name);
+    EXPECT_EQ(c.suite, Suite::Profile) << c.name;
+  }
+  EXPECT_EQ(got, want);
+  for (const char* name : {"max_frame_request", "over_cap_request", "hello_metadata", "hello_unsupported_version",
+                           "hello_repeated", "request_id_64bit", "unknown_fields", "eof_exit", "coalesced"})
+    EXPECT_NE(std::find(got.begin(), got.end(), name), got.end()) << name;
+  EXPECT_EQ(r->passed(Suite::Profile), want.size()) << dump(*r);
+  EXPECT_EQ(r->passed(Suite::Semantics) + r->failed(Suite::Semantics), 0u);
+  o.suites = {Suite::Semantics};
+  auto sem = run_conformance({kSim}, o);
+  ASSERT_TRUE(sem.ok());
+  for (const auto& c : sem->cases) EXPECT_EQ(c.suite, Suite::Semantics) << c.name;
+  EXPECT_TRUE(sem->all_passed()) << dump(*sem);
+  EXPECT_EQ(sem->cases.size() + want.size(), conformance_cases().size());
+}
+
+// A provider that breaks only a device-semantics rule meets the profile: the
+// default run passes it, --suite semantics fails it.
+TEST(AdppConformance, ASemanticsFaultPassesTheDefaultRun) {
+  auto profile = conform({kBroken, "value-for-unknown-signal"}, milliseconds(kRoomy), {}, {Suite::Profile});
+  EXPECT_TRUE(profile.all_passed()) << dump(profile);
+  auto sem = conform({kBroken, "value-for-unknown-signal"}, milliseconds(kRoomy), {}, {Suite::Semantics});
+  EXPECT_EQ(sem.failed(Suite::Semantics), 1u) << dump(sem);
+}
+
+// Semantics §4: responses may come out of order. A provider answering two
+// coalesced Hellos newest first passes (matched by request_id), and so does
+// every other case.
+TEST(AdppConformance, OutOfOrderAnswersToCoalescedRequestsPass) {
+  auto r = conform({kBroken, "reorder"});
+  EXPECT_TRUE(r.all_passed()) << dump(r);
+  const CaseResult* c = find(r, "coalesced");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->detail.find("ids 2, 1"), std::string::npos) << c->detail;
 }
 
 TEST(AdppConformance, TheFixtureHarnessItselfPasses) {
@@ -103,7 +156,15 @@ INSTANTIATE_TEST_SUITE_P(
         Expectation{"wrong-id", "hello_metadata", "request_id", nullptr, kRoomy},
         Expectation{"no-metadata", "hello_metadata", "lacks \"transport\"", "coalesced", kRoomy},
         Expectation{"answer-then-abort", "trailing_garbage", "then killed by signal 6", "hello_metadata", kRoomy},
-        Expectation{"stdout-banner", "hello_metadata", "over-cap", nullptr, kRoomy}),
+        Expectation{"stdout-banner", "hello_metadata", "over-cap", nullptr, kRoomy},
+        // A provider that died mid-session is always named with its signal,
+        // not only "closed stdout".
+        Expectation{"crash-mid-session", "request_id_64bit", "killed by signal 11", "hello_metadata", kRoomy},
+        Expectation{"crash-mid-session", "list_devices", "killed by signal 11", "eof_exit", kRoomy},
+        Expectation{"value-for-unknown-signal", "read_signals_unknown_signal", "value for the unknown signal",
+                    "read_signals", kRoomy},
+        Expectation{"cap-off-by-one", "max_frame_request", "exactly 1048576 bytes", "hello_metadata", kRoomy},
+        Expectation{"lenient-cap", "over_cap_request", "CODE_OK", "max_frame_request", kRoomy}),
     [](const auto& param_info) {
       std::string n = std::string(param_info.param.mode) + "_" + param_info.param.failing_case;
       for (auto& ch : n)
@@ -119,11 +180,14 @@ TEST(AdppConformance, UnstartableProviderIsOneError) {
 
 TEST(AdppConformance, OnlySelectedCasesRun) {
   ConformanceOptions o;
-  o.only = {"zero_length", "eof_exit"};
+  // A named case runs whatever the suites say: get_health is a semantic case.
+  o.only = {"get_health", "zero_length"};
   auto r = run_conformance({kSim}, o);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->cases.size(), 2u);
   EXPECT_EQ(r->cases[0].name, "zero_length");
+  EXPECT_EQ(r->cases[1].name, "get_health");
+  EXPECT_EQ(r->cases[1].suite, Suite::Semantics);
   EXPECT_TRUE(r->all_passed());
   o.only = {"no_such_case"};
   EXPECT_FALSE(run_conformance({kSim}, o).ok());

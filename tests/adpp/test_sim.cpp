@@ -132,7 +132,19 @@ TEST(AdppSim, CallErrors) {
 
   auto too_hot = base;
   (*too_hot.mutable_args())["value"] = dbl(99);
-  EXPECT_EQ(call(too_hot), pb::Status::CODE_OUT_OF_RANGE);
+  // Semantics §8.3: a value outside the declared bounds is INVALID_ARGUMENT.
+  EXPECT_EQ(call(too_hot), pb::Status::CODE_INVALID_ARGUMENT);
+  auto too_cold = base;
+  (*too_cold.mutable_args())["value"] = dbl(4.5);
+  EXPECT_EQ(call(too_cold), pb::Status::CODE_INVALID_ARGUMENT);
+  pb::CallRequest channel;
+  channel.set_device_id("relay0");
+  channel.set_function_name("select_channel");
+  pb::Value eight;
+  eight.set_type(pb::VALUE_TYPE_UINT64);
+  eight.set_uint64_value(8);
+  (*channel.mutable_args())["channel"] = eight;
+  EXPECT_EQ(call(channel), pb::Status::CODE_INVALID_ARGUMENT);
 
   auto no_fn = base;
   no_fn.set_function_id(3);
@@ -147,10 +159,22 @@ TEST(AdppSim, CallErrors) {
   neither.set_function_id(0);
   EXPECT_EQ(call(neither), pb::Status::CODE_INVALID_ARGUMENT);
 
+  // Semantics §6.2: function_id wins over a differing function_name. Id 1 is
+  // set_setpoint; the name says set_heater, whose argument "on" is not given:
+  // the call runs set_setpoint.
   auto mismatch = base;
   mismatch.set_function_name("set_heater");
   (*mismatch.mutable_args())["value"] = dbl(20);
-  EXPECT_EQ(call(mismatch), pb::Status::CODE_INVALID_ARGUMENT);
+  pb::CallResponse by_id;
+  ASSERT_EQ(s.call(mismatch, by_id).code, pb::Status::CODE_OK);
+  EXPECT_EQ(by_id.results().at("setpoint_c").double_value(), 20.0);
+  EXPECT_EQ(by_id.results().count("heater_on"), 0u);
+  // An unknown id is NOT_FOUND even when the name is a real function's.
+  auto bad_id = base;
+  bad_id.set_function_id(9);
+  bad_id.set_function_name("set_setpoint");
+  (*bad_id.mutable_args())["value"] = dbl(20);
+  EXPECT_EQ(call(bad_id), pb::Status::CODE_NOT_FOUND);
 
   auto late = base;
   (*late.mutable_args())["value"] = dbl(20);
