@@ -75,7 +75,7 @@ struct Run {
 
 Run run(TestPlugin& plugin, const std::string& input) {
   Run r;
-  MemorySource in(input, 7);  // split reads anywhere
+  MemorySource in(input, {7});  // split reads anywhere
   StringSink out, err;
   r.exit = serve(plugin, in, out, err);
   r.stderr_text = err.out;
