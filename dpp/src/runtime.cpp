@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <optional>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -33,6 +34,10 @@ namespace {
 constexpr std::int64_t kHandlerError = -32000;
 // JSON-RPC's internal error: the runtime cannot send what the handler built.
 constexpr std::int64_t kInternalError = -32603;
+// The kind of invalid_params(): a handler's refusal of its params.
+constexpr std::string_view kInvalidParamsKind = "invalid_params";
+// How much of a source copy_staged_file holds at once.
+constexpr std::size_t kCopyChunkBytes = 64 * 1024;
 
 // An error response's message: valid UTF-8 (a handler's detail may quote
 // bytes that are not) and at most kMaxErrorMessageBytes, cut at a character
@@ -236,6 +241,7 @@ class Runtime {
   }
 
   Status handler_error(std::uint64_t id, const Error& e) {
+    if (e.code == Code::Protocol && e.kind == kInvalidParamsKind) return bad_params(id, e);
     return answer_error(id, kHandlerError, "Plugin error", e);
   }
 
@@ -274,7 +280,15 @@ int serve(Plugin& plugin) {
   return serve(plugin, in, out, err);
 }
 
-Result<Artifact> write_staged_file(const std::string& stage, std::string_view path, std::string_view bytes) {
+Error invalid_params(std::string detail) {
+  return make_error(Code::Protocol, std::string(kInvalidParamsKind), std::move(detail));
+}
+
+namespace {
+
+// `path` created exclusively (0600) beneath `stage`, its missing folders made
+// (0700) component by component through descriptors, never through a symlink.
+Result<beneath::CreatedFile> create_staged_file(const std::string& stage, std::string_view path) {
   DOT_TRY(beneath::check_relative_path(path));
   DOT_ASSIGN_OR_RETURN(UniqueFd dir, beneath::open_root(stage));
   std::string_view rest = path;
@@ -300,9 +314,39 @@ Result<Artifact> write_staged_file(const std::string& stage, std::string_view pa
     dir = std::move(sub).value();
     rest.remove_prefix(slash + 1);
   }
-  DOT_ASSIGN_OR_RETURN(beneath::CreatedFile file, beneath::create_exclusive(dir.get(), rest, 0600));
+  return beneath::create_exclusive(dir.get(), rest, 0600);
+}
+
+}  // namespace
+
+Result<Artifact> write_staged_file(const std::string& stage, std::string_view path, std::string_view bytes) {
+  DOT_ASSIGN_OR_RETURN(beneath::CreatedFile file, create_staged_file(stage, path));
   DOT_TRY(write_all(file.fd.get(), bytes, path));
   return Artifact{std::string(path), sha256_hex(bytes), bytes.size()};
+}
+
+Result<Artifact> copy_staged_file(const std::string& stage, std::string_view path, int source, std::uint64_t max_bytes) {
+  DOT_ASSIGN_OR_RETURN(beneath::CreatedFile file, create_staged_file(stage, path));
+  std::vector<char> chunk(kCopyChunkBytes);
+  Sha256 hash;
+  std::uint64_t size = 0;
+  for (;;) {
+    const ssize_t n = ::read(source, chunk.data(), chunk.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return beneath::errno_error(errno, "read", path);
+    }
+    if (n == 0) break;
+    const auto got = static_cast<std::uint64_t>(n);
+    if (got > max_bytes - size)
+      return make_error(Code::Io, "too_large",
+                        fmt::format("the source of {} has more than {} bytes", fields::excerpt(path), max_bytes));
+    std::string_view bytes(chunk.data(), got);
+    hash.update(bytes);
+    DOT_TRY(write_all(file.fd.get(), bytes, path));
+    size += got;
+  }
+  return Artifact{std::string(path), to_hex(hash.finish()), size};
 }
 
 }  // namespace dot::dpp::general

@@ -5,7 +5,9 @@
 // each of them.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "drive.h"
 #include "dot/base/fd.h"
@@ -358,6 +360,51 @@ TEST(Runtime, StagedFilesNeverFollowASymlink) {
   }
   EXPECT_TRUE(write_staged_file(stage.path(), "c/d/e", "").ok());
   EXPECT_FALSE(write_staged_file(stage.path(), "c/d/e", "").ok());  // exclusive
+}
+
+TEST(Runtime, AHandlersInvalidParamsIsAnsweredAsInvalidParams) {
+  class Picky : public TestPlugin {
+   public:
+    Status initialize(Context&, const InitializeParams& p) override {
+      if (p.inputs.size() != 2) return invalid_params("this plugin takes two inputs");
+      return {};
+    }
+  } p;
+  auto r = run(p, init_request() + init_request());
+  ASSERT_EQ(r.answers.size(), 2u);  // answered, and reading went on
+  for (const auto& a : r.answers) {
+    ASSERT_TRUE(a.is_error()) << a.body;
+    EXPECT_EQ(a.code(), -32602);
+    EXPECT_EQ(a.id(), "1");
+    auto msg = a.root().find("error")->find("message")->as_string();
+    EXPECT_EQ(msg, "Invalid params: this plugin takes two inputs");
+  }
+}
+
+TEST(Runtime, CopyStagedFileStreamsAnyLengthAndRefusesMoreThanItsLimit) {
+  TempStage stage, src;
+  std::string bytes;
+  for (int i = 0; bytes.size() < 200 * 1024 + 17; ++i) bytes += std::to_string(i) + ",";
+  const std::string source = src.path() + "/source";
+  ASSERT_TRUE(write_all(UniqueFd(::open(source.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)).get(), bytes).ok());
+  auto copy = [&](std::string_view path, std::uint64_t max) {
+    UniqueFd fd(::open(source.c_str(), O_RDONLY | O_CLOEXEC));
+    return copy_staged_file(stage.path(), path, fd.get(), max);
+  };
+  auto a = copy("d/e/exact", bytes.size());
+  ASSERT_TRUE(a.ok()) << a.error().line();
+  EXPECT_EQ(*a, (Artifact{"d/e/exact", sha256_hex(bytes), bytes.size()}));
+  auto staged = read_file(stage.path() + "/d/e/exact", 1 << 20);
+  EXPECT_EQ(staged.ok() ? *staged : "", bytes);
+  auto over = copy("d/e/short", bytes.size() - 1);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().kind, "too_large") << over.error().line();
+  auto empty = copy("empty", 0);
+  ASSERT_FALSE(empty.ok());  // 0 allowed, one byte is more
+  ASSERT_EQ(::symlink("/tmp", (stage.path() + "/link").c_str()), 0);
+  auto through = copy("link/x", bytes.size());
+  ASSERT_FALSE(through.ok());
+  EXPECT_EQ(through.error().code, Code::PathEscape) << through.error().line();
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 //     protocol, limits, assurance, nonce or
 //     capabilities)                              -32602
 //   a handler's error                            -32000, "Plugin error: <detail>"
+//   a handler's invalid_params(detail)           -32602, "Invalid params: <detail>"
 //   a result it cannot send (a string that is not
 //     UTF-8, a body over max_frame_bytes)        -32603
 //
@@ -83,11 +84,23 @@ int serve(Plugin& plugin, ByteSource& in, ByteSink& out, ByteSink& err);
 // stdin, stdout, stderr.
 int serve(Plugin& plugin);
 
+// What a handler returns for params its plugin refuses beyond the profile's
+// schema (a plugin that takes exactly one input, given two): answered -32602
+// "Invalid params" instead of -32000. Code::Protocol, kind "invalid_params".
+Error invalid_params(std::string detail);
+
 // Writes `bytes` at the relative `path` beneath `stage`, creating missing
 // folders (0700) component by component through descriptors, never through a
 // symlink (DOT_E_PATH_ESCAPE, as for a path that is not plain relative
 // names); the file is created exclusively (0600). Returns its artifact
 // {path, sha256, size}.
 Result<Artifact> write_staged_file(const std::string& stage, std::string_view path, std::string_view bytes);
+
+// The same with the bytes read from `source` (from its offset to end of
+// file) in chunks, hashed as they pass, never held whole: a file of any size
+// in constant memory. A source with more than `max_bytes` is refused once
+// the first byte over has been read (Code::Io, kind "too_large"); a read
+// error is Code::Io with its errno's kind.
+Result<Artifact> copy_staged_file(const std::string& stage, std::string_view path, int source, std::uint64_t max_bytes);
 
 }  // namespace dot::dpp::general
