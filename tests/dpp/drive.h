@@ -1,16 +1,21 @@
 #pragma once
-// Drives one plugin through a whole hello session the way core does: spawn
-// from an opened descriptor, initialize, identity check, plan, allowlists,
-// materialize, artifact claims, validate, shutdown, finish.
+// Drives one plugin through a whole session the way core does: spawn from an
+// opened descriptor, initialize, identity check, plan, (hello: allowlists),
+// materialize, (hello: artifact claims), validate, shutdown, finish. drive()
+// speaks the hello profile, drive_general() org.dot.dpp/v1.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "dot/base/sha256.h"
+#include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/host_session.h"
 
@@ -42,18 +47,21 @@ struct DriveResult {
 
 inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR) + "/" + name; }
 
+// Starts `exe` as core does: executed from a descriptor opened here and
+// needed only until start() returns.
+inline Result<HostSession> start(const std::string& exe, HostSessionOptions o) {
+  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return make_error(Code::Io, "open", "cannot open " + exe);
+  o.exec_fd = fd.get();
+  return HostSession::start(std::move(o));
+}
+
 inline DriveResult drive(const std::string& exe, const std::string& stage, SessionLimits limits = {}) {
   DriveResult out;
-  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    out.status = make_error(Code::Io, "open", "cannot open " + exe);
-    return out;
-  }
   HostSessionOptions o;
-  o.exec_fd = fd.get();
   o.stage_dir = stage;
   o.limits = limits;
-  auto s = HostSession::start(std::move(o));
+  auto s = start(exe, std::move(o));
   if (!s.ok()) {
     out.status = s.error();
     return out;
@@ -74,6 +82,62 @@ inline DriveResult drive(const std::string& exe, const std::string& stage, Sessi
   };
   out.status = run();
   s->abort();  // what core does on every failure path (a no-op after finish)
+  out.stderr_bytes = s->stderr_bytes();
+  return out;
+}
+
+struct GeneralDrive {
+  Status status;
+  std::optional<PluginErrorInfo> plugin_error;
+  std::vector<LogEntry> logs;
+  general::PlanResult plan;
+  general::MaterializeResult artifacts;
+  std::string stderr_bytes;
+};
+
+struct GeneralDriveOptions {
+  general::Limits limits = general::kLimits;
+  std::string id;  // the manifest id the echo must carry
+  std::vector<std::string> inputs = {"/in"};
+  std::vector<std::string> managed;
+  // Called after dot.plan answered, before dot.materialize is sent.
+  std::function<void()> before_materialize;
+  // End the session after dot.plan (what core does when planning fails).
+  bool stop_after_plan = false;
+};
+
+inline GeneralDrive drive_general(const std::string& exe, const std::string& stage, const GeneralDriveOptions& opt) {
+  const general::Limits& limits = opt.limits;
+  GeneralDrive out;
+  HostSessionOptions o;
+  o.stage_dir = stage;
+  o.profile = Profile::General;
+  o.general_limits = limits;
+  o.plugin_id = opt.id;
+  auto s = start(exe, std::move(o));
+  if (!s.ok()) {
+    out.status = s.error();
+    return out;
+  }
+  auto run = [&]() -> Status {
+    auto nonce = random_hex32();
+    if (!nonce.ok()) return nonce.error();
+    auto sent = general::initialize_params("audit", *nonce, opt.inputs);
+    sent.limits = limits;
+    DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s->initialize(sent));
+    DOT_TRY(general::check_identity(sent, echo, opt.id));
+    DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}));
+    if (opt.stop_after_plan) return {};
+    if (opt.before_materialize) opt.before_materialize();
+    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general());
+    DOT_TRY(s->validate());
+    DOT_TRY(s->shutdown());
+    return s->finish();
+  };
+  out.status = run();
+  s->abort();  // what core does on every failure path (a no-op after finish)
+  out.plugin_error = s->plugin_error();
+  out.logs = s->logs();
   out.stderr_bytes = s->stderr_bytes();
   return out;
 }

@@ -29,58 +29,12 @@ using testing::TempStage;
 // minute per case.
 constexpr std::uint64_t kShortDeadlineMs = 2000;
 
-struct GeneralDrive {
-  Status status;
-  std::optional<PluginErrorInfo> plugin_error;
-  std::vector<LogEntry> logs;
-  general::PlanResult plan;
-  general::MaterializeResult artifacts;
-};
+using testing::drive_general;
 
-struct DriveOptions {
-  general::Limits limits = general::kLimits;
-  std::string_view id = hostile::kGeneralPluginId;
-  std::vector<std::string> managed;
+// The hostile plugins answer as hostile::kGeneralPluginId.
+struct DriveOptions : testing::GeneralDriveOptions {
+  DriveOptions() { id = std::string(hostile::kGeneralPluginId); }
 };
-
-GeneralDrive drive_general(const std::string& exe, const std::string& stage, const DriveOptions& opt = {}) {
-  const general::Limits& limits = opt.limits;
-  GeneralDrive out;
-  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    out.status = make_error(Code::Io, "open", "cannot open " + exe);
-    return out;
-  }
-  HostSessionOptions o;
-  o.exec_fd = fd.get();
-  o.stage_dir = stage;
-  o.profile = Profile::General;
-  o.general_limits = limits;
-  o.plugin_id = std::string(opt.id);
-  auto s = HostSession::start(std::move(o));
-  if (!s.ok()) {
-    out.status = s.error();
-    return out;
-  }
-  auto run = [&]() -> Status {
-    auto nonce = random_hex32();
-    if (!nonce.ok()) return nonce.error();
-    auto sent = general::initialize_params("audit", *nonce, {"/in"});
-    sent.limits = limits;
-    DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s->initialize(sent));
-    DOT_TRY(general::check_identity(sent, echo, opt.id));
-    DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}));
-    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general());
-    DOT_TRY(s->validate());
-    DOT_TRY(s->shutdown());
-    return s->finish();
-  };
-  out.status = run();
-  s->abort();  // what core does on every failure path (a no-op after finish)
-  out.plugin_error = s->plugin_error();
-  out.logs = s->logs();
-  return out;
-}
 
 class GeneralHostile : public ::testing::TestWithParam<const hostile::Case*> {};
 
@@ -121,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(All, GeneralHostile, ::testing::ValuesIn(all_cases()),
 
 TEST(GeneralHostileBase, TheHonestPluginCompletesWithItsLog) {
   TempStage stage;
-  auto r = drive_general(bin("dpp-general-honest"), stage.path());
+  auto r = drive_general(bin("dpp-general-honest"), stage.path(), DriveOptions{});
   ASSERT_TRUE(r.status.ok()) << r.status.error().line();
   ASSERT_EQ(r.artifacts.artifacts.size(), 1u);
   EXPECT_EQ(r.artifacts.artifacts[0].path, "etc/app.conf");
@@ -135,7 +89,7 @@ TEST(GeneralHostileBase, TheHonestPluginCompletesWithItsLog) {
 
 TEST(GeneralHostile, AnErrorResponseKeepsCodeMessageAndData) {
   TempStage stage;
-  auto r = drive_general(bin("dpp-hostile-general_error_response"), stage.path());
+  auto r = drive_general(bin("dpp-hostile-general_error_response"), stage.path(), DriveOptions{});
   ASSERT_TRUE(r.plugin_error.has_value());
   EXPECT_EQ(r.plugin_error->method, Method::Plan);
   EXPECT_EQ(r.plugin_error->error.code, -32001);

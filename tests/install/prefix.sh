@@ -4,6 +4,7 @@
 # a private mount namespace, as on a machine that never built dot-core),
 # P/bin/dot-core runs init, register (the reference plugin from
 # P/libexec/dot-core/), plan and apply; `register --help` names that plugin;
+# the plugin dot-mirror is installed beside it;
 # the binaries name no build path and carry no RPATH; the man pages,
 # completions and docs are in place. Then the tree moves, and still works.
 set -euo pipefail
@@ -14,12 +15,12 @@ trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/p
 
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
-for f in bin/dot-core libexec/dot-core/dot-hello share/man/man1/dot-core.1 share/man/man1/dot-core-plan.1 \
+for f in bin/dot-core libexec/dot-core/dot-hello libexec/dot-core/dot-mirror share/man/man1/dot-core.1 share/man/man1/dot-core-plan.1 \
          share/bash-completion/completions/dot-core share/zsh/vendor-completions/_dot-core \
          share/doc/dot-core/user-guide.md share/doc/dot-core/README.md; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
-for exe in bin/dot-core libexec/dot-core/dot-hello; do
+for exe in bin/dot-core libexec/dot-core/dot-hello libexec/dot-core/dot-mirror; do
   ! readelf -d "$prefix/$exe" | grep -E 'RPATH|RUNPATH' || fail "$exe keeps an RPATH"
   if [ "$build_kind" != sanitized ]; then
     ! grep -qF -e "$build_dir" -e "$source_dir" "$prefix/$exe" || fail "$exe names the build or source tree"

@@ -1,0 +1,364 @@
+// dot-mirror (org.dot.mirror): the general-profile plugin (spec/dpp-general.md)
+// that proposes that the managed root mirror one source folder, SRC, its one
+// input. docs/user-guide.md ("dot-mirror") says what it does for a user.
+//
+// dot.initialize: exactly one input (else -32602), opened once
+//   (O_NOFOLLOW); every later read is beneath that descriptor, so the folder
+//   walked and the folder copied are the same whatever the path names later.
+// dot.plan: walks SRC through descriptors (openat2 beneath SRC, no symlink on
+//   any component, fstatat without following), one folder open at a time
+//   (under process assurance a plugin has 32 descriptors), with an explicit
+//   stack: the depth is bounded by the path rules (a folder whose path
+//   breaks them is not entered; 4095 bytes allow at most 2048 levels).
+//   Each regular file is one `write`, its mode mapped to the allowed set
+//   (mapped_mode); each `managed` path that SRC no longer has as a regular
+//   file one `remove`. What cannot be proposed is skipped with a dot.log
+//   warning: symlinks (never followed), FIFOs, sockets, devices, and names
+//   core's path rules refuse (core::check_path, the rule core itself applies,
+//   so the plugin never sends a path core would refuse).
+// dot.materialize: copies each planned file into the stage in chunks
+//   (copy_staged_file), after checking that it is the file dot.plan saw
+//   (device, inode, size, mode, mtime and ctime), and again after the copy;
+//   a file that changed is an error response naming it.
+//
+// What cannot be mirrored is an error response (-32000), never a partial
+// plan that would remove what it could not see: a source file over
+// max_file_bytes, sources over max_total_bytes together, more operations
+// than max_operations, a folder of SRC that cannot be read.
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/fd.h"
+#include "dot/base/utf8.h"
+#include "dot/core/path_rules.h"
+#include "dot/dpp/runtime.h"
+
+namespace dot::mirror {
+namespace {
+
+namespace g = dot::dpp::general;
+
+constexpr std::string_view kId = "org.dot.mirror";
+
+// The allowed mode nearest a source file's, never granting more: any execute
+// bit makes it executable (0700), any group or other read bit makes it
+// readable by all (0644, 0755); write stays the owner's alone. Set-id and
+// sticky bits are dropped.
+std::uint64_t mapped_mode(mode_t mode) {
+  const bool exec = (mode & 0111) != 0;
+  const bool shared = (mode & 0044) != 0;
+  if (exec) return shared ? 0755 : 0700;
+  return shared ? 0644 : 0600;
+}
+
+// A source path in a message: plugin-side text, escaped (dot::shown) and
+// cut, so that a message stays within dot.log's 4096 bytes.
+std::string show(std::string_view path) {
+  constexpr std::size_t kShown = 256;
+  std::string out = "\"" + shown(path.substr(0, kShown)) + "\"";
+  if (path.size() > kShown) out += fmt::format(" ({} bytes)", path.size());
+  return out;
+}
+
+// A regular file of SRC as dot.plan saw it: what materialize copies, and
+// how it tells that the file changed in between.
+struct SourceFile {
+  std::string path;
+  std::uint64_t mode = 0;  // mapped
+  struct stat seen {};
+};
+
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_mode == b.st_mode && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+// The folder prefixes of `path` ("a" and "a/b" of "a/b/c").
+template <typename F>
+void for_each_parent(std::string_view path, F&& f) {
+  for (auto slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1))
+    f(path.substr(0, slash));
+}
+
+// dot.log warnings within max_log_messages (counted over the whole run):
+// each is sent while room is left for the two closing lines; the rest are
+// counted and summed up in one. Nothing is sent when log was not negotiated.
+class Notes {
+ public:
+  Notes(g::Context& ctx, std::uint64_t& sent) : ctx_(ctx), sent_(sent) {}
+
+  void warn(const std::string& message) {
+    if (sent_ + kClosing < ctx_.initialize_params().limits.max_log_messages) {
+      send("warning", message);
+    } else {
+      ++held_;
+    }
+  }
+  // The summary of what was held back, then `line` at info.
+  void close(const std::string& line) {
+    if (held_ > 0) send("warning", fmt::format("{} more entries of the source were skipped (not listed: at most {} "
+                                               "dot.log messages per run)",
+                                               held_, ctx_.initialize_params().limits.max_log_messages));
+    send("info", line);
+  }
+
+ private:
+  static constexpr std::uint64_t kClosing = 2;
+  void send(std::string_view level, const std::string& message) {
+    if (ctx_.log_negotiated() && ctx_.log(level, message).ok()) ++sent_;
+  }
+  g::Context& ctx_;
+  std::uint64_t& sent_;
+  std::uint64_t held_ = 0;
+};
+
+class Mirror final : public g::Plugin {
+ public:
+  std::string id() const override { return std::string(kId); }
+  bool wants_log() const override { return true; }
+
+  Status initialize(g::Context&, const g::InitializeParams& params) override {
+    if (params.inputs.size() != 1)
+      return g::invalid_params(fmt::format("dot-mirror takes exactly one input (the folder to mirror), "
+                                           "given {}; register it with one --input",
+                                           params.inputs.size()));
+    const std::string& src = params.inputs[0];
+    if (src.empty() || src.front() != '/')
+      return g::invalid_params(fmt::format("the input {} is not an absolute path", show(src)));
+    auto fd = beneath::open_root(src);
+    if (!fd.ok()) {
+      Error e = std::move(fd).error();
+      e.detail = fmt::format("cannot open the source folder: {}", e.detail);
+      return e;
+    }
+    src_ = std::move(fd).value();
+    src_name_ = src;
+    return {};
+  }
+
+  Result<std::vector<g::Operation>> plan(g::Context& ctx, const std::vector<std::string>& managed) override {
+    const g::Limits& limits = ctx.initialize_params().limits;
+    DOT_TRY(check_managed(managed));
+    Notes notes(ctx, logs_sent_);
+    DOT_TRY(walk(notes, limits));
+
+    std::unordered_set<std::string_view> written;
+    for (const auto& f : files_) written.insert(f.path);
+    std::vector<std::string_view> removed;
+    for (const auto& path : managed)
+      if (!written.count(path)) removed.push_back(path);
+    std::unordered_set<std::string_view> removed_set(removed.begin(), removed.end());
+
+    // No path of a plan may be a parent folder of another: a path that is a
+    // file on one side and a folder on the other is removed first, and the
+    // write waits for the next plan (what it needs: the old side gone).
+    // Copies, not views: files_ is compacted below while they are looked up.
+    std::unordered_set<std::string> deferred;
+    for (std::string_view r : removed)
+      for_each_parent(r, [&](std::string_view parent) {
+        if (written.count(parent) && deferred.emplace(parent).second)
+          notes.warn(fmt::format("{} waits for the next plan: the root still holds managed files beneath it, which "
+                                 "this plan removes; once it is applied and the folder is gone (dot-core never "
+                                 "removes a folder it did not create), plan again",
+                                 show(parent)));
+      });
+    for (const auto& f : files_)
+      for_each_parent(f.path, [&](std::string_view parent) {
+        if (removed_set.count(parent) && deferred.emplace(f.path).second)
+          notes.warn(fmt::format("{} waits for the next plan: the managed file {} is in its way and this plan "
+                                 "removes it",
+                                 show(f.path), show(parent)));
+      });
+    if (!deferred.empty())
+      std::erase_if(files_, [&](const SourceFile& f) { return deferred.count(f.path) > 0; });
+
+    std::vector<g::Operation> ops;
+    ops.reserve(files_.size() + removed.size());
+    for (const auto& f : files_) ops.push_back({"write", f.mode, f.path});
+    for (std::string_view r : removed) ops.push_back({"remove", 0, std::string(r)});
+    // std::string compares as unsigned bytes: UTF-8 byte order.
+    std::sort(ops.begin(), ops.end(), [](const g::Operation& a, const g::Operation& b) { return a.path < b.path; });
+    if (ops.size() > limits.max_operations)
+      return make_error(Code::Protocol, "max_operations",
+                        fmt::format("mirroring {} takes {} operations ({} writes, {} removals), more than "
+                                    "max_operations {}",
+                                    show(src_name_), ops.size(), files_.size(), removed.size(),
+                                    limits.max_operations));
+    // Sound by construction; checked with core's own rules all the same, so
+    // that a source changing under the walk (a name listed twice) is this
+    // plugin's error and never a plan core refuses.
+    std::vector<core::ProposedOperation> proposed;
+    proposed.reserve(ops.size());
+    for (const auto& op : ops) proposed.push_back({op.action, op.mode, op.path});
+    if (auto st = core::check_proposed_operations(proposed); !st.ok())
+      return make_error(Code::Internal, "invalid_plan",
+                        fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
+                                    show(src_name_), st.error().message()));
+    notes.close(fmt::format("mirroring {}: {} files to write, {} managed paths to remove", show(src_name_),
+                            files_.size(), removed.size()));
+    return ops;
+  }
+
+  Result<std::vector<g::Artifact>> materialize(g::Context&, const std::string& stage) override {
+    std::vector<g::Artifact> artifacts;
+    artifacts.reserve(files_.size());
+    for (const auto& f : files_) {
+      // O_NONBLOCK: a FIFO put in the file's place must not stall the open.
+      auto fd = beneath::open_beneath(src_.get(), f.path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+      if (!fd.ok()) return changed(f, fd.error().message());
+      struct stat now {};
+      if (::fstat(fd->get(), &now) != 0) return beneath::errno_error(errno, "fstat", f.path);
+      if (!same_file(now, f.seen)) return changed(f, "its size, inode, mode or times differ");
+      // At most the size dot.plan saw (within max_file_bytes, take()).
+      auto art = g::copy_staged_file(stage, f.path, fd->get(), static_cast<std::uint64_t>(f.seen.st_size));
+      if (!art.ok()) {
+        if (art.error().kind == "too_large") return changed(f, "it grew");
+        return art.error();
+      }
+      if (::fstat(fd->get(), &now) != 0) return beneath::errno_error(errno, "fstat", f.path);
+      if (!same_file(now, f.seen) || art->size != static_cast<std::uint64_t>(f.seen.st_size))
+        return changed(f, "it changed while it was copied");
+      artifacts.push_back(std::move(art).value());
+    }
+    return artifacts;
+  }
+
+ private:
+  Error changed(const SourceFile& f, std::string_view why) const {
+    return make_error(Code::ArtifactMismatch, "source_changed",
+                      fmt::format("{} in {} changed since dot.plan ({}); plan again", show(f.path), show(src_name_),
+                                  why));
+  }
+
+  // `managed` is core's: paths of its plan model, ascending, none a folder of
+  // another. Anything else is not a list this plugin can act on.
+  static Status check_managed(const std::vector<std::string>& managed) {
+    std::unordered_set<std::string_view> all;
+    for (std::size_t i = 0; i < managed.size(); ++i) {
+      if (auto st = core::check_path(managed[i]); !st.ok())
+        return g::invalid_params(fmt::format("managed: {}", st.error().detail));
+      if (i > 0 && !(managed[i - 1] < managed[i]))
+        return g::invalid_params(fmt::format("managed: {} is not after {} in ascending byte order",
+                                             show(managed[i]), show(managed[i - 1])));
+      all.insert(managed[i]);
+    }
+    for (const auto& path : managed) {
+      Status bad;
+      for_each_parent(path, [&](std::string_view parent) {
+        if (bad.ok() && all.count(parent))
+          bad = g::invalid_params(fmt::format("managed: {} is a folder of {}; it cannot be a file too",
+                                              show(parent), show(path)));
+      });
+      DOT_TRY(bad);
+    }
+    return {};
+  }
+
+  // Every regular file of SRC into files_, skipping (with a warning) what
+  // cannot be proposed. Folders are read one at a time, each opened beneath
+  // SRC's descriptor by its relative path.
+  Status walk(Notes& notes, const g::Limits& limits) {
+    files_.clear();
+    std::uint64_t total = 0;
+    std::vector<std::string> pending{""};  // folders to read; "" is SRC itself
+    while (!pending.empty()) {
+      const std::string dir = std::move(pending.back());
+      pending.pop_back();
+      UniqueFd held;
+      if (!dir.empty()) {
+        auto opened = beneath::open_beneath(src_.get(), dir, O_RDONLY | O_DIRECTORY);
+        if (!opened.ok()) return unreadable(dir, opened.error());
+        held = std::move(opened).value();
+      }
+      const int fd = dir.empty() ? src_.get() : held.get();
+      auto names = beneath::list_entries(fd);
+      if (!names.ok()) return unreadable(dir, names.error());
+      // Sorted, so that the warnings come in the same order on every run.
+      std::sort(names->begin(), names->end());
+      std::vector<std::string> subfolders;
+      for (const auto& name : *names) {
+        const std::string path = dir.empty() ? name : dir + "/" + name;
+        struct stat st {};
+        if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+          if (errno == ENOENT) continue;  // gone since it was listed
+          return unreadable(path, beneath::errno_error(errno, "fstatat", path));
+        }
+        const bool folder = S_ISDIR(st.st_mode);
+        if (auto rule = core::check_path(path); !rule.ok()) {
+          notes.warn(fmt::format("skipped {}: {} (the plan cannot carry it)",
+                                 folder ? "a folder and everything in it" : "an entry", rule.error().detail));
+          continue;
+        }
+        if (folder) {
+          subfolders.push_back(path);
+        } else if (S_ISREG(st.st_mode)) {
+          DOT_TRY(take(path, st, total, limits));
+        } else if (S_ISLNK(st.st_mode)) {
+          notes.warn(fmt::format("skipped the symlink {} (dot-mirror never follows a symlink)", show(path)));
+        } else {
+          notes.warn(fmt::format("skipped {}: a {}, not a regular file", show(path),
+                                 beneath::file_type_name(beneath::file_type(st.st_mode))));
+        }
+      }
+      // Depth first, in name order.
+      pending.insert(pending.end(), std::make_move_iterator(subfolders.rbegin()),
+                     std::make_move_iterator(subfolders.rend()));
+    }
+    // Depth first is not byte order ("a-b" sorts before "a/x"); the writes
+    // and their artifacts go in the plan's order.
+    std::sort(files_.begin(), files_.end(), [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+    return {};
+  }
+
+  Status take(const std::string& path, const struct stat& st, std::uint64_t& total, const g::Limits& limits) {
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size > limits.max_file_bytes)
+      return make_error(Code::Protocol, "max_file_bytes",
+                        fmt::format("{} in {} has {} bytes, more than max_file_bytes {}", show(path),
+                                    show(src_name_), size, limits.max_file_bytes));
+    total += size;
+    if (total > limits.max_total_bytes)
+      return make_error(Code::Protocol, "max_total_bytes",
+                        fmt::format("the files of {} hold more than max_total_bytes {} together", show(src_name_),
+                                    limits.max_total_bytes));
+    if (files_.size() >= limits.max_operations)
+      return make_error(Code::Protocol, "max_operations",
+                        fmt::format("{} holds more than max_operations {} regular files", show(src_name_),
+                                    limits.max_operations));
+    files_.push_back(SourceFile{path, mapped_mode(st.st_mode), st});
+    return {};
+  }
+
+  Error unreadable(std::string_view path, Error e) const {
+    e.detail = fmt::format("cannot read {} in {}: {}", path.empty() ? std::string("the top folder") : show(path),
+                           show(src_name_), e.detail);
+    return e;
+  }
+
+  UniqueFd src_;
+  std::string src_name_;
+  std::vector<SourceFile> files_;  // the writes of the plan, in path order
+  std::uint64_t logs_sent_ = 0;
+};
+
+}  // namespace
+}  // namespace dot::mirror
+
+int main() {
+  dot::mirror::Mirror plugin;
+  return dot::dpp::general::serve(plugin);
+}

@@ -1,0 +1,484 @@
+// dot-mirror (plugins/dot-mirror) driven the way core drives a general
+// plugin: the built executable under HostSession's general profile, with a
+// temporary source folder and stage. Every plan it answers is also put
+// through core's own plan-path rules (the plan core would accept).
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "dot/base/beneath.h"
+#include "dot/base/fd.h"
+#include "dot/base/process.h"
+#include "dot/base/sha256.h"
+#include "dot/core/path_rules.h"
+#include "drive.h"
+
+namespace dot::dpp {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::bin;
+using testing::GeneralDrive;
+using testing::GeneralDriveOptions;
+using Ops = std::vector<general::Operation>;
+using Files = std::map<std::string, std::string>;
+
+// A fresh 0700 folder, removed by descriptor (paths below it may be longer
+// than PATH_MAX, which std::filesystem::remove_all cannot reach).
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "dot-mirror-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+  }
+  ~TempDir() {
+    if (path_.empty()) return;
+    UniqueFd parent(::open(fs::temp_directory_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    (void)beneath::remove_tree(parent.get(), fs::path(path_).filename().string());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Creates `rel` (its folders too) below `root` through descriptors, whatever
+// the length of the whole path, with `bytes` and exactly `mode`.
+void put(const std::string& root, std::string_view rel, std::string_view bytes, mode_t mode = 0644) {
+  UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir) << root;
+  std::string_view rest = rel;
+  for (auto slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
+    std::string name(rest.substr(0, slash));
+    (void)::mkdirat(dir.get(), name.c_str(), 0755);
+    UniqueFd sub(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    ASSERT_TRUE(sub) << name;
+    dir = std::move(sub);
+    rest.remove_prefix(slash + 1);
+  }
+  std::string name(rest);
+  UniqueFd f(::openat(dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  ASSERT_TRUE(f) << rel;
+  ASSERT_TRUE(write_all(f.get(), bytes, "test file").ok());
+  ASSERT_EQ(::fchmod(f.get(), mode), 0);
+}
+
+struct Run {
+  GeneralDrive r;
+  Ops ops;
+  std::map<std::string, std::string> stage_files;  // every regular file in the stage: its bytes
+  std::set<std::string> stage_other;  // anything else in the stage but folders
+};
+
+// Everything below `dirfd`, through descriptors (the stage may hold paths
+// longer than PATH_MAX).
+void list_tree(int dirfd, const std::string& prefix, std::map<std::string, std::string>& files,
+               std::set<std::string>& other) {
+  auto names = beneath::list_entries(dirfd);
+  ASSERT_TRUE(names.ok()) << names.error().line();
+  for (const auto& name : *names) {
+    const std::string rel = prefix + name;
+    struct stat st {};
+    ASSERT_EQ(::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW), 0) << rel;
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      ASSERT_TRUE(sub) << rel;
+      list_tree(sub.get(), rel + "/", files, other);
+    } else if (S_ISREG(st.st_mode)) {
+      UniqueFd f(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+      ASSERT_TRUE(f) << rel;
+      auto bytes = read_all(f.get(), 1 << 20, rel);
+      ASSERT_TRUE(bytes.ok()) << bytes.error().line();
+      files[rel] = *bytes;
+    } else {
+      other.insert(rel);
+    }
+  }
+}
+
+Run mirror(const std::string& src, std::vector<std::string> managed = {}, GeneralDriveOptions opt = {}) {
+  Run out;
+  TempDir stage;
+  opt.id = "org.dot.mirror";
+  opt.inputs = {src};
+  opt.managed = std::move(managed);
+  out.r = testing::drive_general(bin("dot-mirror"), stage.path(), opt);
+  out.ops = out.r.plan.operations;
+  UniqueFd top(::open(stage.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  list_tree(top.get(), "", out.stage_files, out.stage_other);
+  EXPECT_TRUE(list_children().empty());
+  // Whatever it answered is a plan core accepts.
+  std::vector<core::ProposedOperation> proposed;
+  for (const auto& op : out.ops) proposed.push_back({op.action, op.mode, op.path});
+  auto st = core::check_proposed_operations(proposed);
+  EXPECT_TRUE(st.ok()) << st.error().line();
+  return out;
+}
+
+std::vector<std::string> warnings(const GeneralDrive& r) {
+  std::vector<std::string> w;
+  for (const auto& l : r.logs) {
+    EXPECT_EQ(l.method, Method::Plan) << l.message;
+    if (l.level == "warning") w.push_back(l.message);
+  }
+  return w;
+}
+
+// One of the warnings holds `text`.
+void expect_warning(const std::vector<std::string>& warnings, std::string_view text) {
+  EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(),
+                          [&](const std::string& w) { return w.find(text) != std::string::npos; }))
+      << "no warning holds \"" << text << "\" in " << ::testing::PrintToString(warnings);
+}
+
+void expect_plugin_error(const GeneralDrive& r, Method method, std::int64_t code, std::string_view text) {
+  ASSERT_FALSE(r.status.ok()) << "accepted";
+  EXPECT_EQ(code_name(r.status.error().code), code_name(Code::PluginError)) << r.status.error().line();
+  ASSERT_TRUE(r.plugin_error.has_value()) << r.status.error().line();
+  EXPECT_EQ(r.plugin_error->method, method) << r.plugin_error->error.message;
+  EXPECT_EQ(r.plugin_error->error.code, code) << r.plugin_error->error.message;
+  EXPECT_NE(r.plugin_error->error.message.find(text), std::string::npos)
+      << "message lacks \"" << text << "\": " << r.plugin_error->error.message;
+}
+
+std::uint64_t mode_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST(Mirror, TheSampleTreeIsProposedCopiedAndHashed) {
+  const std::string src = std::string(DOT_SOURCE_DIR) + "/examples/mirror-sample";
+  auto m = mirror(src);
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  // Git keeps the execute bit and nothing else of a mode: the rest depends
+  // on the checkout's umask, so each expected mode follows the mapping from
+  // the file as checked out.
+  ASSERT_NE(mode_of(src + "/bin/greet.sh") & 0100, 0u) << "the sample script lost its execute bit";
+  auto shared = [&](const char* rel) { return (mode_of(src + "/" + rel) & 0044) != 0; };
+  Ops want = {{"write", shared("README.txt") ? 0644u : 0600u, "README.txt"},
+              {"write", shared("bin/greet.sh") ? 0755u : 0700u, "bin/greet.sh"},
+              {"write", shared("config/app.conf") ? 0644u : 0600u, "config/app.conf"},
+              {"write", shared("config/nested/deep/level.conf") ? 0644u : 0600u, "config/nested/deep/level.conf"},
+              {"write", shared("notes/caf\xc3\xa9.txt") ? 0644u : 0600u, "notes/caf\xc3\xa9.txt"}};
+  EXPECT_EQ(m.ops, want);
+  ASSERT_EQ(m.r.artifacts.artifacts.size(), want.size());
+  std::map<std::string, std::string> expect_stage;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    auto bytes = read_file(src + "/" + want[i].path, 1 << 20);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(m.r.artifacts.artifacts[i], (general::Artifact{want[i].path, sha256_hex(*bytes), bytes->size()}));
+    expect_stage[want[i].path] = *bytes;
+  }
+  EXPECT_EQ(m.stage_files, expect_stage);
+  EXPECT_TRUE(m.stage_other.empty());
+  EXPECT_TRUE(warnings(m.r).empty());
+  ASSERT_EQ(m.r.logs.size(), 1u);
+  EXPECT_EQ(m.r.logs[0].level, "info");
+  EXPECT_NE(m.r.logs[0].message.find("5 files to write, 0 managed paths to remove"), std::string::npos)
+      << m.r.logs[0].message;
+}
+
+TEST(Mirror, ModesMapToTheAllowedSetNeverGrantingMore) {
+  TempDir src;
+  const std::vector<std::pair<mode_t, std::uint64_t>> cases = {
+      {0600, 0600}, {0400, 0600}, {0000, 0600}, {0640, 0644}, {0604, 0644}, {0644, 0644}, {0666, 0644},
+      {0700, 0700}, {0100, 0700}, {0710, 0700}, {0701, 0700}, {0750, 0755}, {0705, 0755}, {0777, 0755},
+      {04755, 0755}, {02711, 0700}, {01644, 0644}};
+  Ops want;
+  for (const auto& [from, to] : cases) {
+    char name[16];
+    std::snprintf(name, sizeof name, "m%05o", static_cast<unsigned>(from));
+    put(src.path(), name, "x", from);
+    want.push_back({"write", to, name});
+  }
+  std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  GeneralDriveOptions opt;
+  opt.stop_after_plan = true;  // mode 0000 is readable by root only
+  auto m = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, want);
+}
+
+TEST(Mirror, ManagedPathsTheSourceNoLongerHasAreRemoved) {
+  TempDir src;
+  put(src.path(), "keep.txt", "kept\n");
+  put(src.path(), "sub/new.txt", "new\n");
+  ASSERT_EQ(::symlink("keep.txt", (src.path() + "/was-a-file").c_str()), 0);
+  ASSERT_EQ(::mkdir((src.path() + "/was-file-now-empty-folder").c_str(), 0755), 0);
+  auto m = mirror(src.path(), {"gone.txt", "keep.txt", "sub/old.txt", "was-a-file", "was-file-now-empty-folder",
+                               "zzz/deep/file"});
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  Ops want = {{"remove", 0, "gone.txt"},           {"write", 0644, "keep.txt"},
+              {"write", 0644, "sub/new.txt"},      {"remove", 0, "sub/old.txt"},
+              {"remove", 0, "was-a-file"},         {"remove", 0, "was-file-now-empty-folder"},
+              {"remove", 0, "zzz/deep/file"}};
+  EXPECT_EQ(m.ops, want);
+  EXPECT_EQ(m.stage_files, (Files{{"keep.txt", "kept\n"}, {"sub/new.txt", "new\n"}}));
+  ASSERT_EQ(m.r.artifacts.artifacts.size(), 2u);
+  EXPECT_EQ(m.r.artifacts.artifacts[1].path, "sub/new.txt");
+  EXPECT_NE(m.r.logs.back().message.find("2 files to write, 5 managed paths to remove"), std::string::npos);
+}
+
+TEST(Mirror, AnEmptySourceProposesNothingOrOnlyRemovals) {
+  TempDir src;
+  auto m = mirror(src.path());
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_TRUE(m.ops.empty());
+  EXPECT_TRUE(m.r.artifacts.artifacts.empty());
+  EXPECT_TRUE(m.stage_files.empty());
+  auto again = mirror(src.path(), {"a", "b/c"});
+  ASSERT_TRUE(again.r.status.ok()) << again.r.status.error().line();
+  EXPECT_EQ(again.ops, (Ops{{"remove", 0, "a"}, {"remove", 0, "b/c"}}));
+  EXPECT_TRUE(again.r.artifacts.artifacts.empty());
+}
+
+TEST(Mirror, SymlinksFifosAndSocketsAreSkippedWithWarningsNeverFollowed) {
+  TempDir src, outside;
+  put(outside.path(), "secret.txt", "outside\n");
+  put(src.path(), "a.txt", "a\n");
+  put(src.path(), "sub/inner.txt", "inner\n");
+  ASSERT_EQ(::symlink("a.txt", (src.path() + "/link-to-file").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.path().c_str(), (src.path() + "/link-to-folder").c_str()), 0);
+  ASSERT_EQ(::symlink("sub", (src.path() + "/sub/loop").c_str()), 0);
+  ASSERT_EQ(::mkfifo((src.path() + "/fifo").c_str(), 0644), 0);
+  UniqueFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_TRUE(sock);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string sock_path = src.path() + "/sock";
+  ASSERT_LT(sock_path.size(), sizeof addr.sun_path);
+  std::copy(sock_path.begin(), sock_path.end(), addr.sun_path);
+  ASSERT_EQ(::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto m = mirror(src.path(), {"fifo", "link-to-file"});
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a.txt"},
+                        {"remove", 0, "fifo"},
+                        {"remove", 0, "link-to-file"},
+                        {"write", 0644, "sub/inner.txt"}}));
+  EXPECT_EQ(m.stage_files, (Files{{"a.txt", "a\n"}, {"sub/inner.txt", "inner\n"}}));
+  auto w = warnings(m.r);
+  EXPECT_EQ(w.size(), 5u);
+  expect_warning(w, "skipped the symlink \"link-to-file\"");
+  expect_warning(w, "skipped the symlink \"link-to-folder\"");
+  expect_warning(w, "skipped the symlink \"sub/loop\"");
+  expect_warning(w, "skipped \"fifo\": a FIFO, not a regular file");
+  expect_warning(w, "skipped \"sock\": a socket, not a regular file");
+}
+
+TEST(Mirror, NamesThePathRulesRefuseAreSkippedWithWarnings) {
+  TempDir src;
+  put(src.path(), "ok.txt", "ok\n");
+  put(src.path(), "ctl\x01name", "x");
+  put(src.path(), "new\nline", "x");
+  put(src.path(), "bad\xff.txt", "x");
+  put(src.path(), "del\x7f/inside.txt", "x");
+  put(src.path(), ".dot/state.db", "x");
+  put(src.path(), "sub/.dot/allowed.txt", "nested\n");  // only the top-level .dot is core's
+  // 20 folders of 200 bytes: 4020 bytes with their slashes. A file of 75
+  // bytes there is exactly 4095 bytes long (the last path allowed); the
+  // folder beside it is too (4095), and its file "x" (4097) is not.
+  std::string deep;
+  for (int i = 0; i < 20; ++i) deep += std::string(200, static_cast<char>('a' + i)) + "/";
+  ASSERT_EQ(deep.size(), 4020u);
+  const std::string longest = deep + std::string(75, 'f');
+  put(src.path(), longest, "deepest\n");
+  put(src.path(), deep + std::string(75, 'g') + "/x", "too deep\n");
+  auto m = mirror(src.path());
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"write", 0644, longest}, {"write", 0644, "ok.txt"}, {"write", 0644, "sub/.dot/allowed.txt"}}));
+  ASSERT_EQ(m.r.artifacts.artifacts.size(), 3u);
+  EXPECT_EQ(m.r.artifacts.artifacts[0], (general::Artifact{longest, sha256_hex("deepest\n"), 8}));
+  EXPECT_EQ(m.stage_files, (Files{{longest, "deepest\n"}, {"ok.txt", "ok\n"}, {"sub/.dot/allowed.txt", "nested\n"}}));
+  auto w = warnings(m.r);
+  EXPECT_EQ(w.size(), 6u) << ::testing::PrintToString(w);
+  expect_warning(w, "control byte 0x01");
+  expect_warning(w, "control byte 0x0a");
+  expect_warning(w, "is not valid UTF-8");
+  expect_warning(w, "skipped a folder and everything in it: path \"del\\x7f\" holds the control byte 0x7f");
+  expect_warning(w, "skipped a folder and everything in it: path \".dot\" is inside core's state folder");
+  expect_warning(w, "is longer than 4095 bytes");
+  for (const auto& msg : w) EXPECT_LE(msg.size(), general::kMaxLogMessageBytes);
+}
+
+TEST(Mirror, AFileAndAFolderOfTheSameNameNeverMakeAnInvalidPlan) {
+  // The source has a file where the root has managed files beneath a folder
+  // of that name ("a"), and a folder where the root has a managed file
+  // ("d"). "a-b" sorts between "a" and "a/c" in byte order.
+  TempDir src;
+  put(src.path(), "a", "now a file\n");
+  put(src.path(), "a-b", "x\n");
+  put(src.path(), "d/f", "f\n");
+  put(src.path(), "d/g", "g\n");
+  put(src.path(), "dz", "z\n");  // kept, and moved over the waiting ones
+  put(src.path(), "e", "e\n");
+  auto m = mirror(src.path(), {"a/c", "a/d/e", "d"});
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a-b"},
+                        {"remove", 0, "a/c"},
+                        {"remove", 0, "a/d/e"},
+                        {"remove", 0, "d"},
+                        {"write", 0644, "dz"},
+                        {"write", 0644, "e"}}));
+  EXPECT_EQ(m.stage_files, (Files{{"a-b", "x\n"}, {"dz", "z\n"}, {"e", "e\n"}}));
+  auto w = warnings(m.r);
+  EXPECT_EQ(w.size(), 3u) << ::testing::PrintToString(w);
+  expect_warning(w, "\"a\" waits for the next plan");
+  expect_warning(w, "\"d/f\" waits for the next plan: the managed file \"d\"");
+  expect_warning(w, "\"d/g\" waits for the next plan");
+  // Once those removals are applied, the next plan writes what waited.
+  auto next = mirror(src.path(), {"a-b", "dz", "e"});
+  ASSERT_TRUE(next.r.status.ok()) << next.r.status.error().line();
+  EXPECT_EQ(next.ops, (Ops{{"write", 0644, "a"}, {"write", 0644, "a-b"}, {"write", 0644, "d/f"},
+                           {"write", 0644, "d/g"}, {"write", 0644, "dz"}, {"write", 0644, "e"}}));
+}
+
+// A file that is not the one dot.plan saw is refused by name, whatever
+// changed: its size, its inode, its mode, its type, its existence.
+TEST(Mirror, AFileChangedBetweenPlanAndMaterializeIsAnErrorNamingIt) {
+  const std::vector<std::pair<std::string, std::function<void(const std::string&)>>> changes = {
+      {"grew", [](const std::string& f) { put(fs::path(f).parent_path(), "file.txt", "original\nand more\n"); }},
+      {"replaced",
+       [](const std::string& f) {
+         put(fs::path(f).parent_path(), "other", "ORIGINAL\n");
+         ASSERT_EQ(::rename((fs::path(f).parent_path() / "other").c_str(), f.c_str()), 0);
+       }},
+      {"chmod", [](const std::string& f) { ASSERT_EQ(::chmod(f.c_str(), 0755), 0); }},
+      {"fifo",
+       [](const std::string& f) {
+         ASSERT_EQ(::unlink(f.c_str()), 0);
+         ASSERT_EQ(::mkfifo(f.c_str(), 0644), 0);
+       }},
+      {"removed", [](const std::string& f) { ASSERT_EQ(::unlink(f.c_str()), 0); }},
+      {"symlink",
+       [](const std::string& f) {
+         ASSERT_EQ(::unlink(f.c_str()), 0);
+         ASSERT_EQ(::symlink("/etc/passwd", f.c_str()), 0);
+       }},
+  };
+  for (const auto& [name, change] : changes) {
+    SCOPED_TRACE(name);
+    TempDir src;
+    put(src.path(), "a.txt", "a\n");
+    put(src.path(), "dir/file.txt", "original\n");
+    GeneralDriveOptions opt;
+    opt.before_materialize = [&, &change = change] { change(src.path() + "/dir/file.txt"); };
+    auto m = mirror(src.path(), {}, opt);
+    EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a.txt"}, {"write", 0644, "dir/file.txt"}}));
+    expect_plugin_error(m.r, Method::Materialize, -32000, "\"dir/file.txt\" in \"" + src.path() + "\" changed since dot.plan");
+  }
+}
+
+TEST(Mirror, ItTakesExactlyOneAbsoluteInput) {
+  TempDir src;
+  for (const auto& inputs : std::vector<std::vector<std::string>>{{}, {src.path(), src.path()}}) {
+    GeneralDriveOptions opt;
+    opt.inputs = inputs;
+    opt.id = "org.dot.mirror";
+    TempDir stage;
+    auto r = testing::drive_general(bin("dot-mirror"), stage.path(), opt);
+    expect_plugin_error(r, Method::Initialize, -32602,
+                        "dot-mirror takes exactly one input (the folder to mirror), given " +
+                            std::to_string(inputs.size()));
+    EXPECT_TRUE(list_children().empty());
+  }
+  GeneralDriveOptions opt;
+  opt.id = "org.dot.mirror";
+  opt.inputs = {"relative/src"};
+  TempDir stage;
+  auto r = testing::drive_general(bin("dot-mirror"), stage.path(), opt);
+  expect_plugin_error(r, Method::Initialize, -32602, "the input \"relative/src\" is not an absolute path");
+}
+
+TEST(Mirror, ASourceThatIsMissingASymlinkOrAFileIsAnError) {
+  TempDir dir;
+  put(dir.path(), "real/x", "x");
+  put(dir.path(), "file", "x");
+  ASSERT_EQ(::symlink("real", (dir.path() + "/link").c_str()), 0);
+  for (const char* name : {"missing", "link", "file"}) {
+    SCOPED_TRACE(name);
+    auto m = mirror(dir.path() + "/" + name);
+    expect_plugin_error(m.r, Method::Initialize, -32000, "cannot open the source folder");
+  }
+}
+
+TEST(Mirror, AManagedListThatIsNotCoresIsInvalidParams) {
+  TempDir src;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"b", "a"}, "\"a\" is not after \"b\""},
+      {{"a", "a"}, "\"a\" is not after \"a\""},
+      {{"a", "a/b"}, "\"a\" is a folder of \"a/b\""},
+      {{"../x"}, "has a \"..\" component"},
+      {{".dot/x"}, "core's state folder"},
+  };
+  for (const auto& [managed, text] : cases) {
+    SCOPED_TRACE(text);
+    auto m = mirror(src.path(), managed);
+    expect_plugin_error(m.r, Method::Plan, -32602, text);
+  }
+}
+
+TEST(Mirror, MoreThanMaxOperationsIsAnErrorAndTheLimitItselfIsFine) {
+  TempDir src;
+  UniqueFd dir(::open(src.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  for (int i = 0; i < 10000; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "f%05d", i);
+    UniqueFd f(::openat(dir.get(), name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    ASSERT_TRUE(f);
+  }
+  GeneralDriveOptions opt;
+  opt.stop_after_plan = true;
+  auto at = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
+  EXPECT_EQ(at.ops.size(), 10000u);
+  auto plus_removal = mirror(src.path(), {"gone"}, opt);
+  expect_plugin_error(plus_removal.r, Method::Plan, -32000,
+                      "takes 10001 operations (10000 writes, 1 removals), more than max_operations 10000");
+  UniqueFd f(::openat(dir.get(), "one-more", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  auto over = mirror(src.path(), {}, opt);
+  expect_plugin_error(over.r, Method::Plan, -32000, "holds more than max_operations 10000 regular files");
+}
+
+TEST(Mirror, AFileOverMaxFileBytesIsAnError) {
+  TempDir src;
+  put(src.path(), "big", "");
+  ASSERT_EQ(::truncate((src.path() + "/big").c_str(), static_cast<off_t>(general::kLimits.max_file_bytes)), 0);
+  GeneralDriveOptions opt;
+  opt.stop_after_plan = true;
+  auto at = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
+  EXPECT_EQ(at.ops, (Ops{{"write", 0644, "big"}}));
+  ASSERT_EQ(::truncate((src.path() + "/big").c_str(), static_cast<off_t>(general::kLimits.max_file_bytes + 1)), 0);
+  auto over = mirror(src.path(), {}, opt);
+  expect_plugin_error(over.r, Method::Plan, -32000, "\"big\" in \"" + src.path() + "\" has 16777217 bytes, more than max_file_bytes 16777216");
+}
+
+TEST(Mirror, WarningsStayWithinMaxLogMessages) {
+  TempDir src;
+  put(src.path(), "real.txt", "r\n");
+  for (int i = 0; i < 1500; ++i)
+    ASSERT_EQ(::symlink("real.txt", (src.path() + "/l" + std::to_string(i)).c_str()), 0);
+  auto m = mirror(src.path());
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"write", 0644, "real.txt"}}));
+  ASSERT_EQ(m.r.logs.size(), general::kLimits.max_log_messages);
+  EXPECT_EQ(m.r.logs[m.r.logs.size() - 2].message,
+            "502 more entries of the source were skipped (not listed: at most 1000 dot.log messages per run)");
+  EXPECT_EQ(m.r.logs.back().level, "info");
+}
+
+}  // namespace
+}  // namespace dot::dpp
