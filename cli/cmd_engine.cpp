@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,9 @@ struct EngineOptions {
   std::string id;
   std::string plugin;
   std::string assurance;
+  std::string plugin_id;             // register --id
+  std::string profile;               // register --profile
+  std::vector<std::string> inputs;   // register --input
   std::string file;
   bool replace = false;
   bool allow_audit = false;
@@ -132,28 +136,46 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
 }
 
 // ---- register -------------------------------------------------------------
+// The manifest keys `register --json` and `status --json` share, in
+// canonical order up to "profile" (each caller adds what follows).
+void manifest_fields(JsonWriter& w, const core::Manifest& m) {
+  w.key("assurance").string(m.assurance);
+  w.key("id").string(m.id);
+  w.key("inputs").begin_array();
+  for (const auto& dir : m.inputs) w.string(dir);
+  w.end_array();
+  w.key("profile").string(m.profile);
+}
+
 int run_register(const EngineOptions& o) {
   auto assurance = core::assurance_from_name(o.assurance);
   if (!assurance.ok()) return report(assurance.error(), o.json);
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
-  auto reg = core::register_plugin(*root, o.plugin, *assurance, o.replace);
+  core::RegisterRequest request;
+  request.plugin_path = o.plugin;
+  request.id = o.plugin_id;
+  request.profile = o.profile;
+  request.assurance = *assurance;
+  request.inputs = o.inputs;
+  request.replace = o.replace;
+  auto reg = core::register_plugin(*root, request);
   if (!reg.ok()) return report(reg.error(), o.json);
   const core::Manifest& m = reg->manifest;
   if (o.json) {
     JsonWriter w;
     w.begin_object();
-    w.key("assurance").string(m.assurance);
-    w.key("id").string(m.id);
-    w.key("profile").string(m.profile);
+    manifest_fields(w, m);
     w.key("protocol").number(m.protocol);
     w.key("replaced").boolean(reg->replaced);
     w.key("sha256").string(m.sha256);
     w.end_object();
     return print_json(std::move(w));
   }
-  return print_human(fmt::format("{} plugin {} ({} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
-                                 shown(m.id), shown(m.assurance), shown(m.sha256)));
+  std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
+                                shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
+  for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
+  return print_human(out);
 }
 
 // ---- plan -----------------------------------------------------------------
@@ -167,6 +189,7 @@ int run_plan(const EngineOptions& o) {
   core::InterruptGuard interrupt;
   core::PlanOptions options;
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
+  options.plugin_id = o.plugin_id;
   options.interrupt = &interrupt;
   auto planned = core::make_plan(*root, options);
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
@@ -296,8 +319,8 @@ int run_status(const EngineOptions& o) {
   auto root = open_root(o, Access::ReadOnly);
   if (!root.ok()) return report(root.error(), o.json);
   store::Store& st = root->store();
-  auto plugin = st.plugin();
-  if (!plugin.ok()) return report(plugin.error(), o.json);
+  auto plugins = core::list_plugins(*root);
+  if (!plugins.ok()) return report(plugins.error(), o.json);
   auto unfinished = st.in_flight();
   if (!unfinished.ok()) return report(unfinished.error(), o.json);
   store::ListFilter sealed_filter;
@@ -305,16 +328,23 @@ int run_status(const EngineOptions& o) {
   sealed_filter.limit = 0;
   auto sealed = st.list(sealed_filter);
   if (!sealed.ok()) return report(sealed.error(), o.json);
+  auto newest = st.list(store::ListFilter{std::nullopt, 1});
+  if (!newest.ok()) return report(newest.error(), o.json);
   auto count = st.count();
   if (!count.ok()) return report(count.error(), o.json);
   auto drift = core::find_drift(*root);
   if (!drift.ok()) return report(drift.error(), o.json);
-  std::optional<core::Manifest> manifest;
-  if (*plugin) {
-    auto m = core::decode_manifest((*plugin)->manifest);
-    if (m.ok()) manifest = *m;
-  }
   if (o.json) {
+    auto manifest_json = [](JsonWriter& w, const core::ListedPlugin& p) {
+      if (!p.manifest) {
+        w.null();
+        return;
+      }
+      w.begin_object();
+      manifest_fields(w, *p.manifest);
+      w.key("sha256").string(p.manifest->sha256);
+      w.end_object();
+    };
     JsonWriter w;
     w.begin_object();
     w.key("drift").begin_array();
@@ -326,28 +356,46 @@ int run_status(const EngineOptions& o) {
       w.end_object();
     }
     w.end_array();
-    w.key("plugin");
-    if (manifest) {
-      w.begin_object();
-      w.key("assurance").string(manifest->assurance);
-      w.key("id").string(manifest->id);
-      w.key("profile").string(manifest->profile);
-      w.key("sha256").string(manifest->sha256);
-      w.end_object();
-    } else {
+    // The newest transaction, whatever its state.
+    w.key("last");
+    if (newest->empty()) {
       w.null();
+    } else {
+      const store::TxnSummary& t = newest->front();
+      w.begin_object();
+      w.key("plan_id").string_or_null(t.plan_id);
+      w.key("plugin_id").string(t.plugin_id);
+      w.key("proposal_id").string_or_null(t.proposal_id);
+      w.key("status").string(store::display_status(t));
+      w.end_object();
     }
+    // "plugin": the root's only plugin (null with none or several);
+    // "plugins": every one, by id.
+    w.key("plugin");
+    if (plugins->size() == 1)
+      manifest_json(w, plugins->front());
+    else
+      w.null();
+    w.key("plugins").begin_array();
+    for (const auto& p : *plugins) manifest_json(w, p);
+    w.end_array();
     w.key("recovery_required").boolean(!unfinished->empty());
     w.key("root").string(root->layout().root);
     w.key("root_id").string(root->root_id());
     w.key("sealed").begin_array();
-    for (const auto& t : *sealed) w.string(t.plan_id);
+    for (const auto& t : *sealed) {
+      w.begin_object();
+      w.key("plan_id").string(t.plan_id);
+      w.key("plugin_id").string(t.plugin_id);
+      w.end_object();
+    }
     w.end_array();
     w.key("transactions").number(*count);
     w.key("unfinished").begin_array();
     for (const auto& t : *unfinished) {
       w.begin_object();
       w.key("plan_id").string(t.plan_id);
+      w.key("plugin_id").string(t.plugin_id);
       w.key("state").string(store::state_name(t.state));
       w.key("status").string(store::display_status(t));
       w.end_object();
@@ -357,22 +405,36 @@ int run_status(const EngineOptions& o) {
     return print_json(std::move(w));
   }
   std::string out = fmt::format("root     {}\nroot id  {}\n", shown(root->layout().root), shown(root->root_id()));
-  if (manifest)
-    out += fmt::format("plugin   {} ({} assurance) sha256 {}\n", shown(manifest->id), shown(manifest->assurance),
-                       shown(manifest->sha256));
-  else
+  if (plugins->empty())
     out += fmt::format("plugin   none registered (run {})\n", core::register_command(root->layout()));
+  for (const auto& p : *plugins) {
+    if (!p.manifest) {
+      out += fmt::format("plugin   {} (its stored manifest does not decode)\n", shown(p.record.plugin_id));
+      continue;
+    }
+    const core::Manifest& m = *p.manifest;
+    out += fmt::format("plugin   {} ({}, {} assurance) sha256 {}\n", shown(m.id), shown(m.profile),
+                       shown(m.assurance), shown(m.sha256));
+    for (const auto& dir : m.inputs) out += fmt::format("  input  {}\n", shown(dir));
+  }
   out += fmt::format("transactions  {}\n", *count);
   if (unfinished->empty()) {
     out += "unfinished    none\n";
   } else {
     for (const auto& t : *unfinished)
-      out += fmt::format("unfinished    {}  {}  (run {})\n", short_id(t.plan_id), store::display_status(t),
+      out += fmt::format("unfinished    {}  {}  from {}  (run {})\n", short_id(t.plan_id), store::display_status(t),
+                         shown(t.plugin_id),
                          store::command_for(root->layout(),
                                             t.state == store::State::Committed ? "retry-effects" : "recover"));
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
-  for (const auto& t : *sealed) out += fmt::format("  {}\n", shown(t.plan_id));
+  for (const auto& t : *sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));
+  if (!newest->empty()) {
+    const store::TxnSummary& t = newest->front();
+    const std::string& id = t.plan_id.empty() ? t.proposal_id : t.plan_id;
+    out += fmt::format("last          {}  {}  from {}\n", id.empty() ? fmt::format("{}{}", store::kRowIdPrefix, t.id) : short_id(id),
+                       store::display_status(t), shown(t.plugin_id));
+  }
   // Targets that no longer hold what the last applied plan wrote.
   if (drift->empty()) {
     out += "drift         none\n";
@@ -445,18 +507,31 @@ void add_store_commands(CLI::App& app, Context& ctx) { add_store_group(app, ctx,
 void add_engine_commands(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<EngineOptions>();
 
-  auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable as the root's one plugin");
+  auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable under its plugin id");
   add_root_option(reg, o->root);
   reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
   reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
-  reg->add_flag("--replace", o->replace, "Swap the registered plugin (only when no transaction is unfinished)");
+  reg->add_option("--id", o->plugin_id,
+                  "Plugin id, like org.example.tool (default org.dot.hello); unique in the root");
+  reg->add_option("--profile", o->profile,
+                  "org.dot.dpp/v1 | org.dot.hello/v1 (default org.dot.hello/v1, only for org.dot.hello)")
+      ->check(CLI::IsMember({"org.dot.dpp/v1", "org.dot.hello/v1"}));
+  reg->add_option("--input", o->inputs,
+                  "A directory the plugin may read (absolute, no symlink on the way; repeatable, at most 16, "
+                  "kept in this order; org.dot.dpp/v1 only)");
+  reg->add_flag("--replace", o->replace,
+                "Swap the plugin registered under this id (only when no transaction is unfinished)");
   add_json_flag(reg, *o);
   // The example names the reference plugin installed with this dot-core,
   // when there is one. (The callback adds to the footer text, which CLI11
   // copies from the parent: it is cleared first.)
   reg->footer(std::string())->footer([] {
-    return "Example:\n  dot-core register --root ~/managed --plugin " +
-           shown(reference_plugin_path().value_or("/abs/path/to/plugin")) + " --assurance audit";
+    return "Without --id and --profile: the hello plugin (--id org.dot.hello --profile org.dot.hello/v1).\n"
+           "Examples:\n  dot-core register --root ~/managed --plugin " +
+           shown(reference_plugin_path().value_or("/abs/path/to/plugin")) +
+           " --assurance audit\n"
+           "  dot-core register --root ~/managed --plugin /abs/path/to/dot-mirror --id org.dot.mirror \\\n"
+           "      --profile org.dot.dpp/v1 --assurance process --input /home/me/dotfiles";
   });
   reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
 
@@ -466,10 +541,12 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   auto* sandbox = plan->add_flag("--require-process-sandbox", o->require_sandbox,
                                  "Run the plugin only under Linux process containment (fails closed)");
   audit->excludes(sandbox);
+  plan->add_option("--plugin", o->plugin_id, "The registered plugin id to run (needed when the root has several)");
   add_json_flag(plan, *o);
   plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
-  plan->footer("Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExample:\n"
-               "  dot-core plan --root ~/managed --allow-audit-plugin");
+  plan->footer("Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
+               "  dot-core plan --root ~/managed --allow-audit-plugin\n"
+               "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
 
   auto* apply = app.add_subcommand("apply", "Apply a sealed plan atomically, then run its root-sync effect");
@@ -505,7 +582,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   discard->footer("Example:\n  dot-core discard --root ~/managed 3f2a1b2c");
   discard->callback([&ctx, o] { ctx.action = [o] { return run_discard(*o); }; });
 
-  auto* status = app.add_subcommand("status", "Show the root, its plugin, unfinished transactions and drifted targets (read-only)");
+  auto* status = app.add_subcommand("status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)");
   add_root_option(status, o->root);
   add_json_flag(status, *o);
   status->footer("Example:\n  dot-core status --root ~/managed --json");

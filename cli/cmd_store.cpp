@@ -287,9 +287,9 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
     return emit_json(std::move(w).line());
   }
   if (rows->empty()) return emit_text("no transactions\n");
-  std::vector<std::vector<std::string>> t = {{"ID", "STATE", "CREATED", "OPS", "EFFECTS", "CODE"}};
+  std::vector<std::vector<std::string>> t = {{"ID", "STATE", "CREATED", "PLUGIN", "OPS", "EFFECTS", "CODE"}};
   for (const auto& r : *rows)
-    t.push_back({short_id(r), std::string(store::state_name(r.state)), format_time_ms(r.created_at_ms),
+    t.push_back({short_id(r), std::string(store::state_name(r.state)), format_time_ms(r.created_at_ms), r.plugin_id,
                  std::to_string(r.operation_count), r.effect_count ? std::to_string(*r.effect_count) : "-",
                  r.code.empty() ? "-" : r.code});
   return emit_text(table(t));

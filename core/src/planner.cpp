@@ -167,7 +167,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   if (options.consent == Assurance::Process) {
     SandboxPolicy policy;
     policy.executable_fd = pinned.exec_fd.get();
-    policy.executable_path = root.layout().plugin_copy;
+    policy.executable_path = pinned.copy_path;
     policy.stage_fd = stage.fd();
     DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
     sandbox.emplace(std::move(prepared));
@@ -272,7 +272,7 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
                                   store::command_for(root.layout(), "retry-effects")));
   // Before anything is recorded: a kernel without a layer never starts the plugin.
   if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
-  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root));
+  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, options.plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec.manifest));
   if (manifest.assurance == "process" && options.consent != Assurance::Process)
     return make_error(Code::Policy, "assurance",
@@ -300,7 +300,7 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
       return make_error(Code::PluginIdentity, "manifest",
                         fmt::format("the stored manifest does not name plugin {} as its plugin row does",
                                     dpp::hello::kPluginId));
-    DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root));
+    DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
     root.hooks().reached("plan.plugin_hashed");
     if (options.after_hash) options.after_hash(options.after_hash_ctx);
     return run_proposal(root, options, manifest, pinned, txn, session);

@@ -14,6 +14,8 @@
 #include "dot/base/json.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
+#include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 
 namespace dot::core {
@@ -26,14 +28,29 @@ Result<Assurance> assurance_from_name(std::string_view name) {
   return make_error(Code::Validation, "assurance", fmt::format("assurance \"{}\" is not audit or process", name));
 }
 
+namespace {
+
+bool is_hello_profile(std::string_view profile) { return profile == dpp::hello::kProfile; }
+
+}  // namespace
+
 Result<std::string> encode_manifest(const Manifest& m) {
   auto n = jcs::Node::object();
   n.set("assurance", jcs::Node::string(m.assurance));
   n.set("id", jcs::Node::string(m.id));
+  if (!is_hello_profile(m.profile)) {
+    auto inputs = jcs::Node::array();
+    for (const auto& dir : m.inputs) inputs.push(jcs::Node::string(dir));
+    n.set("inputs", std::move(inputs));
+  } else if (!m.inputs.empty()) {
+    return make_error(Code::Internal, "manifest", "a hello-profile manifest has no inputs");
+  }
   n.set("profile", jcs::Node::string(m.profile));
   n.set("protocol", jcs::Node::integer(static_cast<std::int64_t>(m.protocol)));
   n.set("sha256", jcs::Node::string(m.sha256));
-  return jcs::encode(n, jcs::Profile::Hello);
+  // The hello form is encoded exactly as before (its bytes are what existing
+  // roots store); the general profile's inputs are paths, any UTF-8.
+  return jcs::encode(n, is_hello_profile(m.profile) ? jcs::Profile::Hello : jcs::Profile::Rfc8785);
 }
 
 Result<Manifest> decode_manifest(std::string_view canonical) {
@@ -42,7 +59,8 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
     e.detail = "stored plugin manifest: " + e.detail;
     return e;
   };
-  auto doc = json::parse(canonical, json::ReadLimits{.max_bytes = 4096, .max_depth = 4});
+  // 16 inputs of 4095 bytes, each byte escaped at most as \u00XX.
+  auto doc = json::parse(canonical, json::ReadLimits{.max_bytes = 1 << 20, .max_depth = 4});
   if (!doc.ok()) return relabel(std::move(doc).error());
   json::ObjectReader r(doc->root(), "manifest");
   Manifest m;
@@ -51,29 +69,186 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   auto profile = r.required_string("profile");
   auto protocol = r.required_uint("protocol", 1 << 20);
   auto sha = r.required_string("sha256");
-  for (const Status& s : {a.ok() ? Status{} : Status(a.error()), id.ok() ? Status{} : Status(id.error()),
-                          profile.ok() ? Status{} : Status(profile.error()),
-                          protocol.ok() ? Status{} : Status(protocol.error()), sha.ok() ? Status{} : Status(sha.error()),
-                          r.finish()})
+  // The hello form has no inputs key (finish() refuses one); the general
+  // profile's always has one. Another profile may have it or not: the
+  // planner refuses the profile itself, naming it.
+  std::optional<Result<json::Value>> inputs;
+  if (profile.ok() && *profile == dpp::general::kProfile) {
+    inputs.emplace(r.required_array("inputs"));
+  } else if (profile.ok() && !is_hello_profile(*profile)) {
+    if (auto v = r.optional("inputs")) inputs.emplace(*v);
+  }
+  auto status_of = [](const auto& res) { return res.ok() ? Status{} : Status(res.error()); };
+  for (const Status& s : {status_of(a), status_of(id), status_of(profile), status_of(protocol), status_of(sha),
+                          inputs ? status_of(*inputs) : Status{}, r.finish()})
     if (!s.ok()) return relabel(s.error());
   m.assurance = std::string(*a);
   m.id = std::string(*id);
   m.profile = std::string(*profile);
   m.protocol = *protocol;
   m.sha256 = std::string(*sha);
+  if (inputs) {
+    if (!(**inputs).is_array())
+      return make_error(Code::PluginIdentity, "manifest", "stored plugin manifest: inputs is not an array");
+    for (json::Value v : (**inputs).elements()) {
+      if (!v.is_string())
+        return make_error(Code::PluginIdentity, "manifest", "stored plugin manifest: an input is not a string");
+      m.inputs.emplace_back(v.as_string());
+    }
+  }
   if (!is_sha256_hex(m.sha256) || !assurance_from_name(m.assurance).ok())
     return make_error(Code::PluginIdentity, "manifest", "stored plugin manifest has an invalid digest or assurance");
   return m;
 }
 
-Result<Registration> register_plugin(Root& root, const std::string& plugin_path, Assurance assurance, bool replace) {
+Status check_plugin_id(std::string_view id) {
+  // ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$ by hand: a first label starting with a
+  // letter, then one or more ".label" with non-empty labels.
+  auto bad = [&](std::string_view why) {
+    return make_error(Code::Policy, "plugin_id",
+                      fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
+                                  "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
+                                  id, why, kMaxPluginIdBytes));
+  };
+  if (id.size() > kMaxPluginIdBytes) return bad(fmt::format("is {} bytes long", id.size()));
+  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return bad("does not start with a lowercase letter");
+  std::size_t labels = 1;
+  bool label_empty = false;
+  for (char c : id) {
+    if (c == '.') {
+      if (label_empty) return bad("has an empty label");
+      ++labels;
+      label_empty = true;
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') {
+      label_empty = false;
+    } else {
+      return bad("has a character other than a-z, 0-9, '-' and '.'");
+    }
+  }
+  if (label_empty) return bad("has an empty label");
+  if (labels < 2) return bad("has no '.'");
+  return {};
+}
+
+namespace {
+
+// Opens the input directory `path` from "/" one component at a time, never
+// following a symlink (O_PATH | O_NOFOLLOW | O_DIRECTORY on each), and
+// refuses an input that is the managed root, lies inside it, or contains it
+// (the plugin could then read the state folder: the store, other plugins'
+// copies). The path must be exactly "/" + components without ".", "..",
+// empty components or a trailing '/', so what is stored is what was checked.
+Status check_input(const Root& root, const std::string& path) {
+  auto policy = [&](std::string kind, std::string why) {
+    return make_error(Code::Policy, std::move(kind), fmt::format("--input {}: {}", path, why));
+  };
+  if (path.empty() || path.front() != '/') return policy("input_path", "not an absolute path");
+  if (path.size() > kMaxInputBytes)
+    return policy("input_path", fmt::format("{} bytes long (at most {})", path.size(), kMaxInputBytes));
+  if (utf8_valid_prefix(path) != path.size()) return policy("input_path", "not valid UTF-8");
+  struct stat root_st {};
+  if (::fstat(root.root_fd(), &root_st) != 0) return beneath::errno_error(errno, "stat", root.layout().root);
+  auto is_root = [&](const struct stat& st) { return st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino; };
+  auto overlap = [&]() { return policy("input_root", "the managed root, inside it or above it: a plugin never reads the root's state folder"); };
+
+  UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dir) return beneath::errno_error(errno, "open", "/");
+  std::string walked;
+  std::size_t pos = 1;
+  while (pos <= path.size() && path != "/") {
+    std::size_t slash = path.find('/', pos);
+    std::string name = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    if (name.empty() || name == "." || name == "..")
+      return policy("input_path", "not a plain absolute path (an empty, \".\" or \"..\" component)");
+    walked += "/" + name;
+    UniqueFd next(::openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+    if (!next) {
+      int err = errno;
+      struct stat st {};
+      if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+        return make_error(Code::PathEscape, "symlink",
+                          fmt::format("--input {}: {} is a symlink (never followed)", path, walked));
+      if (err == ENOTDIR) return policy("input_type", fmt::format("{} is not a directory", walked));
+      return beneath::errno_error(err, "open input", walked);
+    }
+    dir = std::move(next);
+    struct stat st {};
+    if (::fstat(dir.get(), &st) != 0) return beneath::errno_error(errno, "stat", walked);
+    if (is_root(st)) return overlap();
+    if (slash == std::string::npos) break;
+    pos = slash + 1;
+    if (pos == path.size()) return policy("input_path", "not a plain absolute path (a trailing '/')");
+  }
+  // Above the root: walk up from the root's own descriptor to "/".
+  struct stat input_st {};
+  if (::fstat(dir.get(), &input_st) != 0) return beneath::errno_error(errno, "stat", path);
+  UniqueFd up(::openat(root.root_fd(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!up) return beneath::errno_error(errno, "open", root.layout().root);
+  for (int depth = 0; depth < 4096; ++depth) {
+    UniqueFd parent(::openat(up.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!parent) return beneath::errno_error(errno, "open the parent of", root.layout().root);
+    struct stat pst {}, cst {};
+    if (::fstat(parent.get(), &pst) != 0 || ::fstat(up.get(), &cst) != 0)
+      return beneath::errno_error(errno, "stat a parent of", root.layout().root);
+    if (pst.st_dev == input_st.st_dev && pst.st_ino == input_st.st_ino) return overlap();
+    if (pst.st_dev == cst.st_dev && pst.st_ino == cst.st_ino) break;  // "/"
+    up = std::move(parent);
+  }
+  return {};
+}
+
+// The manifest a request asks for (everything but the digest), every field
+// checked; nothing is touched.
+Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req) {
+  Manifest m;
+  m.assurance = std::string(assurance_name(req.assurance));
+  m.id = req.id.empty() ? std::string(dpp::hello::kPluginId) : req.id;
+  DOT_TRY(check_plugin_id(m.id));
+  if (req.profile.empty() && m.id != dpp::hello::kPluginId)
+    return make_error(Code::Policy, "profile",
+                      fmt::format("plugin {} needs --profile {} (only {} may leave it out)", m.id,
+                                  dpp::general::kProfile, dpp::hello::kPluginId));
+  m.profile = req.profile.empty() ? std::string(dpp::hello::kProfile) : req.profile;
+  if (is_hello_profile(m.profile)) {
+    if (m.id != dpp::hello::kPluginId)
+      return make_error(Code::Policy, "profile",
+                        fmt::format("profile {} is only for plugin id {} (got {})", m.profile, dpp::hello::kPluginId, m.id));
+    if (!req.inputs.empty())
+      return make_error(Code::Policy, "inputs",
+                        fmt::format("profile {} has no inputs; --input needs --profile {}", m.profile,
+                                    dpp::general::kProfile));
+    m.protocol = dpp::hello::kProtocol;
+  } else if (m.profile == dpp::general::kProfile) {
+    m.protocol = dpp::general::kProtocol;
+  } else {
+    return make_error(Code::Policy, "profile",
+                      fmt::format("profile \"{}\" is not {} or {}", m.profile, dpp::hello::kProfile,
+                                  dpp::general::kProfile));
+  }
+  if (req.inputs.size() > kMaxInputs)
+    return make_error(Code::Policy, "inputs", fmt::format("{} --input directories (at most {})", req.inputs.size(), kMaxInputs));
+  for (std::size_t i = 0; i < req.inputs.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j)
+      if (req.inputs[j] == req.inputs[i])
+        return make_error(Code::Policy, "inputs", fmt::format("--input {} is given twice", req.inputs[i]));
+    DOT_TRY(check_input(root, req.inputs[i]));
+  }
+  m.inputs = req.inputs;
+  return m;
+}
+
+}  // namespace
+
+Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
+  const std::string& plugin_path = req.plugin_path;
   if (plugin_path.empty() || plugin_path.front() != '/')
     return make_error(Code::Policy, "plugin_path",
                       fmt::format("--plugin must be an absolute path (got \"{}\"): plugins are never looked up", plugin_path));
-  DOT_ASSIGN_OR_RETURN(auto existing, root.store().plugin());
-  if (existing && !replace)
+  DOT_ASSIGN_OR_RETURN(Manifest m, requested_manifest(root, req));
+  DOT_ASSIGN_OR_RETURN(auto existing, root.store().plugin(m.id));
+  if (existing && !req.replace)
     return make_error(Code::Conflict, "plugin_registered",
-                      fmt::format("the root already has a plugin ({}); use --replace to swap it", existing->plugin_id));
+                      fmt::format("the root already has a plugin {}; use --replace to swap it", existing->plugin_id));
   if (existing) {
     DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
     if (!unfinished.empty())
@@ -98,17 +273,13 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
   if (bytes.size() < 4 || bytes.compare(0, 4, "\x7f" "ELF") != 0)
     return make_error(Code::Policy, "plugin_not_elf", fmt::format("plugin {} is not an ELF executable", plugin_path));
 
-  Manifest m;
-  m.assurance = std::string(assurance_name(assurance));
-  m.id = std::string(dpp::hello::kPluginId);
-  m.profile = std::string(dpp::hello::kProfile);
-  m.protocol = dpp::hello::kProtocol;
   m.sha256 = sha256_hex(bytes);
   DOT_ASSIGN_OR_RETURN(std::string manifest_bytes, encode_manifest(m));
 
   // The copy is written, renamed into place and synced beneath the state
-  // folder's descriptor.
+  // folder's descriptor, under the id's own name.
   const int state_fd = root.dirs().state_fd.get();
+  const std::string copy_name = store::plugin_copy_name(m.id);
   DOT_ASSIGN_OR_RETURN(beneath::CreatedFile copy, beneath::create_temp(state_fd, "plugin.new-", 0500));
   auto cleanup = [&](Error e) {
     ::unlinkat(state_fd, copy.name.c_str(), 0);
@@ -117,7 +288,7 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
   if (auto s = write_all(copy.fd.get(), bytes, copy.name); !s.ok()) return cleanup(s.error());
   if (auto s = beneath::fsync_fd(copy.fd.get(), copy.name); !s.ok()) return cleanup(s.error());
   copy.fd.reset();
-  if (auto s = beneath::rename_entry(state_fd, copy.name, store::kPluginName, /*no_replace=*/!existing); !s.ok())
+  if (auto s = beneath::rename_entry(state_fd, copy.name, copy_name, /*no_replace=*/!existing); !s.ok())
     return cleanup(s.error());
   DOT_TRY(beneath::fsync_fd(state_fd, root.layout().state_dir));
 
@@ -125,7 +296,7 @@ Result<Registration> register_plugin(Root& root, const std::string& plugin_path,
   rec.plugin_id = m.id;
   rec.sha256 = m.sha256;
   rec.manifest = manifest_bytes;
-  DOT_TRY(root.store().register_plugin(rec, replace));
+  DOT_TRY(root.store().register_plugin(rec, req.replace));
   return Registration{m, existing.has_value()};
 }
 
@@ -133,20 +304,49 @@ std::string register_command(const store::RootLayout& layout) {
   return store::command_for(layout, "register") + " --plugin PATH --assurance audit|process";
 }
 
-Result<store::PluginRecord> registered_plugin(Root& root) {
-  DOT_ASSIGN_OR_RETURN(auto rec, root.store().plugin());
-  if (!rec)
+Result<store::PluginRecord> registered_plugin(Root& root, std::string_view plugin_id) {
+  DOT_ASSIGN_OR_RETURN(std::vector<store::PluginRecord> all, root.store().plugins());
+  if (all.empty())
     return make_error(Code::Policy, "no_plugin",
                       fmt::format("no plugin is registered; run `{}` first", register_command(root.layout())));
-  return std::move(*rec);
+  std::string ids;
+  for (const auto& p : all) ids += (ids.empty() ? "" : ", ") + p.plugin_id;
+  if (plugin_id.empty()) {
+    if (all.size() == 1) return std::move(all.front());
+    return make_error(Code::Policy, "plugin_required",
+                      fmt::format("{} plugins are registered ({}): pass --plugin ID to choose one", all.size(), ids));
+  }
+  for (auto& p : all)
+    if (p.plugin_id == plugin_id) return std::move(p);
+  return make_error(Code::Policy, "unknown_plugin",
+                    fmt::format("no plugin {} is registered (registered: {}): pass --plugin ID with one of them",
+                                plugin_id, ids));
 }
 
-Result<PinnedPlugin> open_pinned_plugin(Root& root) {
-  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root));
+Result<std::vector<ListedPlugin>> list_plugins(Root& root) {
+  DOT_ASSIGN_OR_RETURN(std::vector<store::PluginRecord> all, root.store().plugins());
+  std::vector<ListedPlugin> out;
+  for (auto& rec : all) {
+    ListedPlugin p;
+    if (auto m = decode_manifest(rec.manifest); m.ok()) p.manifest = std::move(*m);
+    p.record = std::move(rec);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) {
+  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec.manifest));
   if (m.sha256 != rec.sha256)
     return make_error(Code::PluginIdentity, "manifest", "the stored manifest and the plugin row disagree on the digest");
-  auto opened = root.dirs().open_entry(store::kPluginName, O_RDONLY);
+  // The copy's name comes from the id: a manifest naming another id than
+  // its row would run another plugin's copy.
+  if (m.id != rec.plugin_id || !check_plugin_id(m.id).ok())
+    return make_error(Code::PluginIdentity, "manifest",
+                      fmt::format("the stored manifest of plugin {} names another id", rec.plugin_id));
+  const std::string copy_name = store::plugin_copy_name(m.id);
+  auto opened = root.dirs().open_entry(copy_name, O_RDONLY);
   if (!opened.ok()) {
     Error e = std::move(opened).error();
     if (e.code != Code::PathEscape) e.code = Code::PluginIdentity;
@@ -166,7 +366,7 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root) {
     return make_error(Code::PluginIdentity, "digest",
                       fmt::format("the pinned plugin changed after register: sha256 {} but the manifest pins {}",
                                   sealed.sha256, m.sha256));
-  return PinnedPlugin{std::move(m), std::move(sealed.fd)};
+  return PinnedPlugin{std::move(m), std::move(sealed.fd), root.dirs().entry_path(copy_name)};
 }
 
 }  // namespace dot::core

@@ -18,6 +18,11 @@
 
 namespace dot::store {
 
+std::string plugin_copy_name(std::string_view plugin_id) {
+  if (plugin_id == "org.dot.hello") return kPluginName;
+  return std::string(kPluginName) + "-" + std::string(plugin_id);
+}
+
 RootLayout RootLayout::for_root(const std::string& dir) {
   std::filesystem::path p(dir);
   std::error_code ec;

@@ -107,25 +107,42 @@ const char* const kMigrateTo3 = R"sql(
 ALTER TABLE txn ADD COLUMN proposal BLOB CHECK (proposal IS NULL OR length(proposal) <= 268435456);
 )sql";
 
+// Version 4: several plugins per root, one row per plugin id (the id is the
+// key; version 1 allowed one row, id = 1). The row a root already has moves
+// over unchanged (manifest bytes included), so an existing root's one hello
+// plugin keeps working without a flag.
+const char* const kMigrateTo4 = R"sql(
+CREATE TABLE plugin_v4 (
+  plugin_id TEXT PRIMARY KEY NOT NULL CHECK (length(plugin_id) BETWEEN 1 AND 128),
+  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+  manifest BLOB NOT NULL,
+  registered_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO plugin_v4 (plugin_id, sha256, manifest, registered_at_ms)
+  SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin;
+DROP TABLE plugin;
+ALTER TABLE plugin_v4 RENAME TO plugin;
+)sql";
+
 struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}};
 
 }  // namespace
 
-Status migrate(Db& db, int from) {
+Status migrate(Db& db, int from, int to) {
   int version = from;
   for (const Migration& m : kMigrations) {
-    if (m.to <= version) continue;
+    if (m.to <= version || m.to > to) continue;
     DOT_TRY(db.exec(m.sql, fmt::format("migration to schema version {}", m.to)));
     version = m.to;
   }
-  if (version != kSchemaVersion)
+  if (version != to)
     return make_error(Code::Internal, "migration",
-                      fmt::format("{}: no migration path from version {} to {}", db.path(), from, kSchemaVersion));
-  std::string pragma = fmt::format("PRAGMA user_version = {}", kSchemaVersion);
+                      fmt::format("{}: no migration path from version {} to {}", db.path(), from, to));
+  std::string pragma = fmt::format("PRAGMA user_version = {}", to);
   return db.exec(pragma.c_str(), "setting the schema version");
 }
 

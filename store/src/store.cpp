@@ -296,17 +296,37 @@ Result<std::string> Store::root_id() {
   return s.text(0);
 }
 
-Result<std::optional<PluginRecord>> Store::plugin() {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE id = 1"));
-  DOT_ASSIGN_OR_RETURN(bool row, s.step());
-  if (!row) return std::optional<PluginRecord>{};
+namespace {
+PluginRecord plugin_row(detail::Stmt& s) {
   PluginRecord r;
   r.plugin_id = s.text(0);
   r.sha256 = s.text(1);
   r.manifest = s.blob(2);
   r.registered_at_ms = s.i64(3);
-  return std::optional<PluginRecord>(std::move(r));
+  return r;
+}
+}  // namespace
+
+Result<std::optional<PluginRecord>> Store::plugin(std::string_view plugin_id) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1"));
+  s.bind(1, plugin_id);
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return std::optional<PluginRecord>{};
+  return std::optional<PluginRecord>(plugin_row(s));
+}
+
+Result<std::vector<PluginRecord>> Store::plugins() {
+  // BINARY collation: byte order of the UTF-8 ids.
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin ORDER BY plugin_id"));
+  std::vector<PluginRecord> out;
+  while (true) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    out.push_back(plugin_row(s));
+  }
+  return out;
 }
 
 Status Store::register_plugin(const PluginRecord& record, bool replace) {
@@ -317,14 +337,15 @@ Status Store::register_plugin(const PluginRecord& record, bool replace) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id FROM plugin WHERE id = 1"));
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id FROM plugin WHERE plugin_id = ?1"));
+    s.bind(1, record.plugin_id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && !replace)
       return make_error(Code::Conflict, "registered",
-                        fmt::format("a plugin ({}) is already registered; replace it explicitly", s.text(0)));
+                        fmt::format("a plugin {} is already registered; replace it explicitly", s.text(0)));
   }
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-      "INSERT OR REPLACE INTO plugin (id, plugin_id, sha256, manifest, registered_at_ms) VALUES (1, ?1, ?2, ?3, ?4)"));
+      "INSERT OR REPLACE INTO plugin (plugin_id, sha256, manifest, registered_at_ms) VALUES (?1, ?2, ?3, ?4)"));
   DOT_TRY(s.bind(1, record.plugin_id).bind(2, record.sha256).bind_blob(3, record.manifest).bind(4, now_ms()).run());
   DOT_TRY(txn.commit());
   impl_->fire("store.plugin");

@@ -18,22 +18,13 @@
 #include "dot/base/sha256.h"
 #include "dot/dpp/plugin.h"
 #include "engine_harness.h"
+#include "raw_sql.h"
 
 namespace dot::core::testing {
 namespace {
 
 const std::string kHello(dpp::HelloPlugin::content("hello.txt"));
 const std::string kWelcome(dpp::HelloPlugin::content("welcome.txt"));
-
-void sql(const fs::path& db, const std::string& statement) {
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  char* err = nullptr;
-  int rc = sqlite3_exec(h, statement.c_str(), nullptr, nullptr, &err);
-  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
-  sqlite3_free(err);
-  sqlite3_close(h);
-}
 
 TEST_F(EngineTest, PlanApplyInspectEndToEnd) {
   CmdResult plan = core({"plan", "--allow-audit-plugin"});

@@ -12,6 +12,7 @@
 #include "dot/base/jcs.h"
 #include "dot/store/root.h"
 #include "helpers.h"
+#include "schema.h"
 #include "run_cli.h"
 
 namespace dot::store {
@@ -257,6 +258,88 @@ TEST(capability, FailedMigrationLeavesVersionOneUntouched) {
   ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
   EXPECT_NE(sqlite3_exec(db, "SELECT effect_count FROM plan", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
+}
+
+}  // namespace
+}  // namespace dot::store
+
+namespace dot::store {
+namespace {
+
+// The plugin rows as plain SQLite sees them: "id sha256 manifest registered_at" per row.
+std::vector<std::string> raw_plugin_rows(const std::string& db_path) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT plugin_id || ' ' || sha256 || ' ' || CAST(manifest AS TEXT) || ' ' || "
+                               "registered_at_ms FROM plugin ORDER BY plugin_id",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  while (sqlite3_step(s) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(capability, VersionThreeRootKeepsItsOnePluginAndTakesMore) {
+  // A database exactly as a version-3 release left it (the v1 fixture with
+  // the migrations to 2 and 3): its one plugin row (id = 1, the hello
+  // plugin) moves to the version-4 table with every byte unchanged, and the
+  // migrated root takes a second plugin beside it.
+  TempDir t;
+  std::string db_path = t / "store.db";
+  build("v1-all-states.sql", db_path);
+  {
+    detail::Db db;
+    ASSERT_OK(db.open(db_path, false, 5000));
+    auto txn = detail::WriteTxn::begin(db);
+    ASSERT_OK(txn);
+    ASSERT_OK(detail::migrate(db, 1, 3));
+    ASSERT_OK(txn->commit());
+  }
+  int version = 0;
+  (void)raw_rows(db_path, &version);
+  ASSERT_EQ(version, 3);
+  const auto before = raw_plugin_rows(db_path);
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before.front().rfind("org.dot.hello ", 0), 0u) << before.front();
+  {
+    // Version 3's plugin table holds one row only.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+    EXPECT_NE(sqlite3_exec(db,
+                           "INSERT INTO plugin VALUES (2, 'org.dot.mirror', "
+                           "'3333333333333333333333333333333333333333333333333333333333333333', x'7b7d', 1)",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+
+  auto store = Store::open(db_path);
+  ASSERT_OK(store);
+  EXPECT_EQ(store->opened_version(), 3);
+  (void)raw_rows(db_path, &version);
+  EXPECT_EQ(version, kSchemaVersion);
+  EXPECT_EQ(raw_plugin_rows(db_path), before);
+  auto hello = store->plugin("org.dot.hello");
+  ASSERT_OK(hello);
+  ASSERT_TRUE(hello->has_value());
+  EXPECT_EQ((*hello)->manifest,
+            "{\"assurance\":\"audit\",\"id\":\"org.dot.hello\",\"profile\":\"org.dot.hello/v1\",\"protocol\":1,"
+            "\"sha256\":\"ce800245ffe6724eeb4e42648927c1dfb11d35234dfacdb02068455a0c995df1\"}");
+  PluginRecord mirror{"org.dot.mirror", testing::hex64('3'), "{}", 0};
+  ASSERT_OK(store->register_plugin(mirror, false));
+  auto all = store->plugins();
+  ASSERT_OK(all);
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].plugin_id, "org.dot.hello");
+  EXPECT_EQ((*all)[1].plugin_id, "org.dot.mirror");
+  EXPECT_EQ(raw_plugin_rows(db_path).front(), before.front());
+  auto check = store->check();
+  ASSERT_OK(check);
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST(StoreCrash, EveryDurableStepSurvivesSigkillRightAfterItsCommit) {
     auto check = s->check();
     ASSERT_OK(check);
     EXPECT_TRUE(check->problems.empty()) << check->problems.front();
-    auto plugin = s->plugin();
+    auto plugin = s->plugin("org.dot.hello");
     ASSERT_OK(plugin);
     EXPECT_TRUE(plugin->has_value());
     auto count = s->count();

@@ -333,7 +333,7 @@ TEST_F(StoreLifecycle, InFlightListsUnfinishedTransactions) {
 }
 
 TEST_F(StoreLifecycle, PluginRegistration) {
-  auto none = store->plugin();
+  auto none = store->plugin("org.dot.hello");
   ASSERT_OK(none);
   EXPECT_FALSE(none->has_value());
   PluginRecord r{"org.dot.hello", testing::hex64('1'), "{\"id\":\"org.dot.hello\"}", 0};
@@ -341,12 +341,39 @@ TEST_F(StoreLifecycle, PluginRegistration) {
   ASSERT_ERR(store->register_plugin(r, false), Code::Conflict);
   r.sha256 = testing::hex64('2');
   ASSERT_OK(store->register_plugin(r, true));
-  auto got = store->plugin();
+  auto got = store->plugin("org.dot.hello");
   ASSERT_OK(got);
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->sha256, testing::hex64('2'));
   EXPECT_EQ((*got)->manifest, r.manifest);
   EXPECT_GT((*got)->registered_at_ms, 0);
+}
+
+TEST_F(StoreLifecycle, SeveralPluginsEachUnderItsId) {
+  // Schema version 4: one row per plugin id. Registering another id leaves
+  // the first alone; replacing one touches only that one.
+  PluginRecord hello{"org.dot.hello", testing::hex64('1'), "{\"id\":\"org.dot.hello\"}", 0};
+  PluginRecord mirror{"org.dot.mirror", testing::hex64('3'), "{\"id\":\"org.dot.mirror\"}", 0};
+  PluginRecord alpha{"com.alpha.tool", testing::hex64('4'), "{\"id\":\"com.alpha.tool\"}", 0};
+  ASSERT_OK(store->register_plugin(hello, false));
+  ASSERT_OK(store->register_plugin(mirror, false));
+  ASSERT_OK(store->register_plugin(alpha, false));
+  ASSERT_ERR(store->register_plugin(mirror, false), Code::Conflict);
+  mirror.sha256 = testing::hex64('5');
+  ASSERT_OK(store->register_plugin(mirror, true));
+  auto all = store->plugins();
+  ASSERT_OK(all);
+  ASSERT_EQ(all->size(), 3u);
+  // Byte order of the ids.
+  EXPECT_EQ((*all)[0].plugin_id, "com.alpha.tool");
+  EXPECT_EQ((*all)[1].plugin_id, "org.dot.hello");
+  EXPECT_EQ((*all)[2].plugin_id, "org.dot.mirror");
+  EXPECT_EQ((*all)[1].sha256, testing::hex64('1'));
+  EXPECT_EQ((*all)[1].manifest, hello.manifest);
+  EXPECT_EQ((*all)[2].sha256, testing::hex64('5'));
+  auto none = store->plugin("org.dot.other");
+  ASSERT_OK(none);
+  EXPECT_FALSE(none->has_value());
 }
 
 TEST_F(StoreLifecycle, ReadOnlyStoreRefusesWrites) {

@@ -38,6 +38,9 @@ struct PlanOptions {
   // plan's stage; a kernel without a layer fails closed with
   // DOT_E_SANDBOX_UNAVAILABLE before anything is recorded or started.
   Assurance consent = Assurance::Audit;
+  // The plugin to run (`plan --plugin ID`); empty: the root's only plugin
+  // (registered_plugin's rules and errors).
+  std::string plugin_id;
   std::chrono::milliseconds deadline{5000};
   // Signals: the plugin's group is killed on SIGINT/SIGTERM.
   InterruptGuard* interrupt = nullptr;

@@ -1,16 +1,20 @@
 #pragma once
-// The root's one plugin: `register` pins a copy of an ELF executable and its
-// digest with the manifest {assurance, id, profile, protocol, sha256}; `plan`
-// copies the pinned file into a sealed memfd, hashes the sealed copy and
-// executes that same descriptor (dot/base/sealed_executable.h): the bytes
-// that run are the bytes that were checked, even if the pinned file is
-// rewritten in place meanwhile.
+// The root's plugins, each under its own id (spec/dpp-general.md,
+// "Registration and manifest"): `register` pins a copy of an ELF executable
+// and its digest with the manifest {assurance, id, profile, protocol, sha256}
+// (plus `inputs` for the general profile); `plan` copies the pinned file into
+// a sealed memfd, hashes the sealed copy and executes that same descriptor
+// (dot/base/sealed_executable.h): the bytes that run are the bytes that were
+// checked, even if the pinned file is rewritten in place meanwhile.
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
+#include "dot/core/plan_v2.h"
 #include "dot/core/root.h"
 
 namespace dot::core {
@@ -21,10 +25,15 @@ Result<Assurance> assurance_from_name(std::string_view name);
 
 struct Manifest {
   std::string assurance;  // "audit" | "process"
-  std::string id;         // "org.dot.hello"
-  std::string profile;    // "org.dot.hello/v1"
+  std::string id;         // "org.dot.hello", "org.dot.mirror", ...
+  std::string profile;    // "org.dot.hello/v1" | "org.dot.dpp/v1"
   std::uint64_t protocol = 1;
   std::string sha256;     // of the pinned copy
+  // The directories the plugin may read, in registration order. The hello
+  // profile has none and its manifest has no `inputs` key (its bytes are
+  // exactly what earlier releases stored); the general profile's always has
+  // one (possibly empty).
+  std::vector<std::string> inputs;
   bool operator==(const Manifest&) const = default;
 };
 Result<std::string> encode_manifest(const Manifest& m);  // canonical JSON
@@ -32,32 +41,68 @@ Result<Manifest> decode_manifest(std::string_view canonical);
 
 // Largest executable `register` accepts.
 inline constexpr std::size_t kMaxPluginBytes = 64 * 1024 * 1024;
+// At most this many --input directories, each at most this many bytes.
+inline constexpr std::size_t kMaxInputs = 16;
+inline constexpr std::size_t kMaxInputBytes = 4095;
 
+// DOT_E_POLICY (kind plugin_id) naming the id unless it matches the spec's
+// pattern ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$ and is at most kMaxPluginIdBytes
+// (plan_v2.h) long.
+Status check_plugin_id(std::string_view id);
+
+struct RegisterRequest {
+  std::string plugin_path;           // absolute path of the ELF executable
+  std::string id;                    // "" = org.dot.hello
+  std::string profile;               // "" = org.dot.hello/v1 (only for org.dot.hello)
+  Assurance assurance = Assurance::Audit;
+  std::vector<std::string> inputs;   // general profile only; kept in this order
+  bool replace = false;
+};
 struct Registration {
   Manifest manifest;
   bool replaced = false;
 };
-// Copies the ELF executable at `plugin_path` (absolute) into the state folder
-// (mode 0500, created exclusively, fsync'd, renamed into place) and stores the
-// manifest. An existing plugin is replaced only with `replace`, and only when
-// no transaction is unfinished (DOT_E_RECOVERY_REQUIRED otherwise). A script,
-// a relative path or a non-regular file is DOT_E_POLICY naming the reason.
-Result<Registration> register_plugin(Root& root, const std::string& plugin_path, Assurance assurance, bool replace);
+// Checks the request (id, profile, inputs: every --input absolute, an
+// existing directory reached without a symlink in any component, not the
+// managed root, inside it or above it; at most kMaxInputs, no repeats),
+// copies the ELF executable into the state folder under the id's own name
+// (store::plugin_copy_name; mode 0500, created exclusively, fsync'd, renamed
+// into place) and stores the manifest. A plugin already registered under
+// the id is replaced only with `replace`, and only when no transaction is
+// unfinished (DOT_E_RECOVERY_REQUIRED otherwise); other plugins are never
+// touched. Any refusal changes nothing: a script, a relative path, a
+// non-regular file, a bad id, profile or input is DOT_E_POLICY (a symlink on
+// an input's way DOT_E_PATH_ESCAPE, a missing one DOT_E_IO) naming it.
+Result<Registration> register_plugin(Root& root, const RegisterRequest& request);
 
 // The command that registers a plugin at this root, for hints:
 // `dot-core register --root R --plugin PATH --assurance audit|process`.
 std::string register_command(const store::RootLayout& layout);
-// The registered plugin's row; none is DOT_E_POLICY (no_plugin) whose detail
-// says how to register one.
-Result<store::PluginRecord> registered_plugin(Root& root);
+
+// The plugin a command works with: `plugin_id`, or, when it is empty, the
+// root's only plugin. DOT_E_POLICY when none is registered (kind no_plugin,
+// saying how to register one), when `plugin_id` is not registered (kind
+// unknown_plugin) or when it is empty and several are (kind plugin_required);
+// the detail lists the registered ids and says to pass --plugin ID.
+Result<store::PluginRecord> registered_plugin(Root& root, std::string_view plugin_id);
+
+// Every registered plugin, ascending by id, with its manifest (nullopt when
+// the stored manifest does not decode: status still shows the row).
+struct ListedPlugin {
+  store::PluginRecord record;
+  std::optional<Manifest> manifest;
+};
+Result<std::vector<ListedPlugin>> list_plugins(Root& root);
 
 struct PinnedPlugin {
   Manifest manifest;
-  UniqueFd exec_fd;  // the sealed memfd whose digest matched the manifest
+  UniqueFd exec_fd;       // the sealed memfd whose digest matched the manifest
+  std::string copy_path;  // DIR/.dot/<copy name>, for messages and the sandbox's loader lookup
 };
-// Opens the pinned copy, seals a copy of it, hashes the sealed copy and
-// compares it with the manifest: DOT_E_PLUGIN_IDENTITY on any difference,
-// DOT_E_POLICY when no plugin is registered.
-Result<PinnedPlugin> open_pinned_plugin(Root& root);
+// Opens the pinned copy of registered_plugin(root, plugin_id), seals a copy
+// of it, hashes the sealed copy and compares it with the manifest:
+// DOT_E_PLUGIN_IDENTITY on any difference (the manifest's id included),
+// registered_plugin's errors when there is no such plugin.
+Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 
 }  // namespace dot::core

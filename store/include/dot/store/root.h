@@ -10,7 +10,8 @@
 //   DIR/.dot/            0700, our hidden state folder
 //   DIR/.dot/store.db    the SQLite journal (plus store.db-wal, store.db-shm)
 //   DIR/.dot/lock        flock(2) target of the root's exclusive lock
-//   DIR/.dot/plugin      the pinned plugin copy (core, `register`)
+//   DIR/.dot/plugin      the pinned copy of org.dot.hello (core, `register`)
+//   DIR/.dot/plugin-ID   the pinned copy of every other plugin id
 //   DIR/.dot/stage/      per-plan stage directories (core, `plan`)
 
 #include <string>
@@ -39,6 +40,13 @@ inline constexpr const char* kDatabaseName = "store.db";
 inline constexpr const char* kLockName = "lock";
 inline constexpr const char* kPluginName = "plugin";
 inline constexpr const char* kStageName = "stage";
+
+// The state-folder entry holding the pinned copy of plugin `plugin_id` (an
+// id core already checked: lowercase letters, digits, '-' and '.'):
+// kPluginName for org.dot.hello, as every root before several plugins per
+// root has it, "plugin-" + id for any other. Never "plugin.new-...", the
+// prefix of the copies being written.
+std::string plugin_copy_name(std::string_view plugin_id);
 
 // Creates a new managed root: DIR (0700; an existing path of any kind is
 // refused with DOT_E_IO kind "exists"), DIR/.dot (0700), the lock file (0600)

@@ -26,8 +26,9 @@
 namespace dot::store {
 
 // Schema version written by this build (PRAGMA user_version). Version 1 is the
-// pre-capability layout (no effect ledger, no effect count).
-inline constexpr int kSchemaVersion = 3;
+// pre-capability layout (no effect ledger, no effect count); version 4 keys
+// the plugin table by plugin id (several plugins per root).
+inline constexpr int kSchemaVersion = 4;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
@@ -83,9 +84,13 @@ class Store {
 
   // ---- root and plugin -------------------------------------------------
   Result<std::string> root_id();
-  Result<std::optional<PluginRecord>> plugin();
-  // Stores the root's one plugin; an existing one is replaced only when
-  // `replace` (otherwise DOT_E_CONFLICT).
+  // The plugin registered under `plugin_id`, if any.
+  Result<std::optional<PluginRecord>> plugin(std::string_view plugin_id);
+  // Every registered plugin, ascending by plugin id (byte order).
+  Result<std::vector<PluginRecord>> plugins();
+  // Stores a plugin under its id; a plugin already registered under that id
+  // is replaced only when `replace` (otherwise DOT_E_CONFLICT). Other
+  // plugins' rows are never touched.
   Status register_plugin(const PluginRecord& record, bool replace);
 
   // ---- proposals -------------------------------------------------------
