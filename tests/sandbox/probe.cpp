@@ -139,11 +139,11 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-std::string act_spin_cpu() {
+std::string act_spin_cpu(double seconds) {
   volatile unsigned long sink = 0;
-  while (cpu_seconds() < 3.0)
+  while (cpu_seconds() < seconds)
     for (int i = 0; i < 100000; ++i) sink = sink + static_cast<unsigned long>(i);
-  return "spun 3 s of CPU";
+  return "spun " + std::to_string(static_cast<int>(seconds)) + " s of CPU";
 }
 
 // With `survive_limit`, SIGXFSZ is ignored and the limit shows as EFBIG;
@@ -489,7 +489,11 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
   if (act == "exec-sh") return act_exec_sh(plugin ? dir + "/sh-ran" : "");
   if (act == "exec-sh-fd") return act_exec_sh_fd();
   if (act == "alloc-2g") return act_alloc_2g();
-  if (act == "spin-cpu") return act_spin_cpu();
+  if (act == "spin-cpu") return act_spin_cpu(3.0);
+  if (act == "spin-cpu-ignore-xcpu") {
+    ::signal(SIGXCPU, SIG_IGN);  // past the soft limit, on to the hard one
+    return act_spin_cpu(4.0);
+  }
   if (act == "write-1m" || act == "write-1m-sigxfsz") {
     // In the working directory (the stage), where writing is allowed: only
     // the file-size limit stands in the way. A plugin removes it again, so

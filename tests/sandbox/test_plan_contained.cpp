@@ -222,14 +222,14 @@ TEST_F(PlanProbe, SpinTheCpuFor3s) {
   start("spin-cpu");
   CmdResult boxed = plan("process");
   EXPECT_EQ(boxed.code, 1);
-  // RLIMIT_CPU (soft = hard) is enforced with SIGKILL, which the host tells
-  // from any other SIGKILL by the CPU time the plugin used. On a machine so
-  // loaded that 2 s of CPU take more than 5 s of wall time, the session
-  // deadline comes first and the host kills the plugin itself.
+  // RLIMIT_CPU's soft limit sends SIGXCPU, which names its cause whatever
+  // CPU time the status reports. On a machine so loaded that 2 s of CPU take
+  // more than 5 s of wall time, the session deadline comes first and the
+  // host kills the plugin itself.
   const std::regex cpu_limit(
-      "DOT_E_PROTOCOL: the plugin was killed by SIGKILL \\(signal 9\\) while core waited for dot\\.initialize: "
-      "it reached the 2 s CPU limit, which the kernel enforces with SIGKILL \\(process containment, RLIMIT_CPU, "
-      "soft = hard; [12]\\.[0-9][0-9] s of CPU by the scheduler's exact count\\)\n");
+      "DOT_E_PROTOCOL: the plugin was killed by SIGXCPU \\(signal 24\\) while core waited for dot\\.initialize: "
+      "it reached the 2 s CPU limit, which the kernel enforces with SIGXCPU \\(process containment, RLIMIT_CPU; "
+      "[0-9]\\.[0-9][0-9] s of CPU by the scheduler's exact count\\)\n");
   const std::string deadline =
       "DOT_E_TIMEOUT: the plugin passed its 5000 ms deadline waiting for dot.initialize; dot-core killed its "
       "process group with SIGKILL\n";
