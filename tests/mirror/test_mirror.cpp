@@ -466,6 +466,26 @@ TEST(Mirror, AFileOverMaxFileBytesIsAnError) {
   expect_plugin_error(over.r, Method::Plan, -32000, "\"big\" in \"" + src.path() + "\" has 16777217 bytes, more than max_file_bytes 16777216");
 }
 
+TEST(Mirror, SourcesOverMaxTotalBytesTogetherAreAnError) {
+  // Sparse files: the walk only looks at their sizes.
+  TempDir src;
+  const auto each = static_cast<off_t>(general::kLimits.max_file_bytes);
+  const std::uint64_t count = general::kLimits.max_total_bytes / general::kLimits.max_file_bytes;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::string name = "f" + std::to_string(i);
+    put(src.path(), name, "");
+    ASSERT_EQ(::truncate((src.path() + "/" + name).c_str(), each), 0);
+  }
+  GeneralDriveOptions opt;
+  opt.stop_after_plan = true;
+  auto at = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
+  EXPECT_EQ(at.ops.size(), count);
+  put(src.path(), "one-byte-more", "x");
+  auto over = mirror(src.path(), {}, opt);
+  expect_plugin_error(over.r, Method::Plan, -32000, "hold more than max_total_bytes 1073741824 together");
+}
+
 TEST(Mirror, WarningsStayWithinMaxLogMessages) {
   TempDir src;
   put(src.path(), "real.txt", "r\n");
