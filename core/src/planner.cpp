@@ -309,8 +309,10 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   if (outcome.ok()) return outcome;
 
   Error error = std::move(outcome).error();
-  std::string stderr_bytes = session.stderr_bytes();
+  // Abort first: it kills the group and drains what stderr still holds, so
+  // a line the plugin wrote just before the answer that failed is kept.
   if (session.host) session.host->abort();
+  std::string stderr_bytes = session.stderr_bytes();
   store::Abandonment why;
   why.code = std::string(code_name(error.code));
   why.detail = error.message();
