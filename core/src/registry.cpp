@@ -369,4 +369,19 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
   return PinnedPlugin{std::move(m), std::move(sealed.fd), root.dirs().entry_path(copy_name)};
 }
 
+Result<std::vector<std::string>> owned_paths(Root& root, std::string_view plugin_id) {
+  return root.store().owned_paths(plugin_id);
+}
+
+Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths) {
+  DOT_ASSIGN_OR_RETURN(std::vector<store::PathOwner> owners, root.store().owners_of(paths));
+  for (const auto& o : owners)
+    if (o.plugin_id != plugin_id)
+      return make_error(Code::Policy, "owned_by_other",
+                        fmt::format("path \"{}\" is owned by plugin {} (written by transaction {}): plugin {} may "
+                                    "neither write nor remove it",
+                                    o.path, o.plugin_id, o.txn, plugin_id));
+  return {};
+}
+
 }  // namespace dot::core

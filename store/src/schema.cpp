@@ -124,11 +124,45 @@ DROP TABLE plugin;
 ALTER TABLE plugin_v4 RENAME TO plugin;
 )sql";
 
+// Version 5: path ownership (spec/dpp-general.md, "Plan": a path another
+// plugin owns cannot be written or removed). The rule lives in one place,
+// the view derived_owner over the one source of truth, the operation rows:
+// a path's owner is the plugin of the newest (highest txn id) COMMITTED or
+// DONE transaction with an operation on it, when that operation wrote it
+// (after_sha256 non-empty); a removal leaves it unowned, and a rolled-back
+// transaction never counts (the same "newest applied plan" rule `status`
+// uses for drift). path_owner is that view materialized and kept current in
+// the SQLite transaction of every state change that alters it
+// (Store::transition into COMMITTED or ROLLING_BACK), so one plugin's paths
+// are an index range whatever the history's length; operation_by_name finds
+// a path's newest applied operation by walking back from its newest one
+// (the view is written so that `WHERE path = ?` reaches into it: one path
+// costs its own index range, never the whole history). Filled from the
+// history the root already has; `store check` compares it with the view.
+const char* const kMigrateTo5 = R"sql(
+CREATE INDEX operation_by_name ON operation (name, txn_id);
+CREATE VIEW derived_owner (path, plugin_id, txn_id) AS
+SELECT n.name, t.plugin_id, o.txn_id FROM (SELECT DISTINCT name FROM operation) n
+JOIN operation o ON o.name = n.name
+  AND o.txn_id = (SELECT o2.txn_id FROM operation o2 JOIN txn t2 ON t2.id = o2.txn_id
+                  WHERE o2.name = n.name AND t2.state IN ('COMMITTED','DONE')
+                  ORDER BY o2.txn_id DESC LIMIT 1)
+JOIN txn t ON t.id = o.txn_id
+WHERE o.after_sha256 <> '';
+CREATE TABLE path_owner (
+  path TEXT PRIMARY KEY NOT NULL,
+  plugin_id TEXT NOT NULL,
+  txn_id INTEGER NOT NULL REFERENCES txn (id)
+) WITHOUT ROWID;
+CREATE INDEX path_owner_by_plugin ON path_owner (plugin_id, path);
+INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner;
+)sql";
+
 struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5}};
 
 }  // namespace
 

@@ -591,9 +591,69 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
     DOT_TRY(s.bind(1, id).bind(2, state_name(to)).bind(3, at).bind_opt(4, code).bind_opt(5, detail).run());
   }
   DOT_TRY(impl_->add_event(id, to, at, code, detail));
+  // Entering COMMITTED makes this transaction's writes and removes count
+  // for ownership; entering ROLLING_BACK from COMMITTED or DONE stops them
+  // counting (PREPARED and COMMITTING never counted). Same SQLite
+  // transaction as the state change: path_owner never disagrees with it.
+  if (to == State::Committed ||
+      (to == State::RollingBack && (from == State::Committed || from == State::Done)))
+    DOT_TRY(impl_->refresh_owners(id));
   DOT_TRY(txn.commit());
   impl_->fire(fmt::format("store.transition.{}", state_name(to)));
   return {};
+}
+
+Status Store::Impl::refresh_owners(TxnId id) {
+  // Re-derives the owner of exactly the paths transaction `id` touches from
+  // derived_owner (the schema's one statement of the rule), path by path:
+  // `WHERE path = ?` reaches into the view, so each costs its own
+  // operation_by_name range (a statement over all of them would not).
+  std::vector<std::string> names;
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT name FROM operation WHERE txn_id = ?1"));
+    s.bind(1, id);
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      names.push_back(s.text(0));
+    }
+  }
+  for (const auto& name : names) {
+    DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM path_owner WHERE path = ?1"));
+    DOT_TRY(drop.bind(1, name).run());
+    DOT_ASSIGN_OR_RETURN(auto add, db.prepare(
+        "INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner "
+        "WHERE path = ?1"));
+    DOT_TRY(add.bind(1, name).run());
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> Store::owned_paths(std::string_view plugin_id) {
+  // path_owner_by_plugin: one index range, already in BINARY (byte) order.
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
+  s.bind(1, plugin_id);
+  std::vector<std::string> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    out.push_back(s.text(0));
+  }
+  return out;
+}
+
+Result<std::vector<PathOwner>> Store::owners_of(const std::vector<std::string>& paths) {
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(impl_->db));
+  std::vector<PathOwner> out;
+  for (const auto& p : paths) {
+    // The connection's statement cache hands back the same compiled statement.
+    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1"));
+    s.bind(1, p);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (row) out.push_back(PathOwner{p, s.text(0), s.i64(1)});
+  }
+  return out;
 }
 
 Status Store::note(TxnId id, std::string_view code, std::string_view detail) {

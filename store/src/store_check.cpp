@@ -186,6 +186,26 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
     if (*st == State::Done && effect_count && succeeded != *effect_count)
       problem(fmt::format("{}: DONE with {} of {} effects succeeded", who, succeeded, *effect_count));
   }
+  // path_owner is derived_owner kept current: any row one has and the
+  // other lacks is drift (a forged row, or a change that bypassed transition()).
+  {
+    DOT_ASSIGN_OR_RETURN(auto owners, db.prepare(
+        "SELECT 'kept', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM path_owner EXCEPT "
+        "SELECT path, plugin_id, txn_id FROM derived_owner) UNION ALL "
+        "SELECT 'derived', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM derived_owner EXCEPT "
+        "SELECT path, plugin_id, txn_id FROM path_owner) ORDER BY 2, 1"));
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, owners.step());
+      if (!row) break;
+      problem(owners.text(0) == "kept"
+                  ? fmt::format("path owner: \"{}\" is kept as owned by {} (transaction {}), which the committed "
+                                "operations do not say",
+                                owners.text(1), owners.text(2), owners.i64(3))
+                  : fmt::format("path owner: \"{}\" is owned by {} (transaction {}) by the committed operations, "
+                                "but not kept so",
+                                owners.text(1), owners.text(2), owners.i64(3)));
+    }
+  }
   return report;
 }
 

@@ -23,6 +23,9 @@ struct Store::Impl {
   Result<State> state_of(TxnId id);
   Status add_event(TxnId id, State state, std::int64_t at_ms, std::string_view code,
                    std::string_view detail);
+  // Re-derives path_owner for the paths transaction `id` operates on
+  // (inside the caller's write transaction, after its state changed).
+  Status refresh_owners(TxnId id);
   // Summary columns, shared by list/summary/in_flight (see kSummarySelect).
   Result<TxnSummary> read_summary(detail::Stmt& s) const;
 };

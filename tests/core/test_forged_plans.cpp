@@ -142,6 +142,9 @@ class ForgedPlan : public EngineTest, public ::testing::WithParamInterface<Forge
     for (std::size_t slot = 0; slot < plan.operations.size(); ++slot)
       db.run("UPDATE operation SET name = ?1 WHERE txn_id = ?2 AND slot = ?3",
              {plan.operations[slot].name, id, std::to_string(slot)});
+    // ...and the path owners its renamed operations imply (schema 5).
+    db.run("DELETE FROM path_owner");
+    db.run("INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner");
     std::size_t effects = plan.effects ? plan.effects->size() : 0;
     db.run("DELETE FROM effect WHERE txn_id = ?1 AND idx >= ?2", {id, std::to_string(effects)});
     if (db.run("SELECT state FROM txn WHERE id = ?1", {id}) == std::vector<std::string>{"DONE"})

@@ -8,6 +8,9 @@
 
 #include <map>
 
+#include "dot/base/sha256.h"
+#include "dot/core/registry.h"
+#include "dot/core/root.h"
 #include "engine_harness.h"
 #include "raw_sql.h"
 
@@ -293,6 +296,7 @@ TEST_F(Registry, VersionThreeRootPlansWithoutAFlag) {
       "  sha256 TEXT NOT NULL CHECK (length(sha256) = 64), manifest BLOB NOT NULL, registered_at_ms INTEGER NOT NULL);"
       "INSERT INTO plugin_v3 SELECT 1, plugin_id, sha256, manifest, registered_at_ms FROM plugin;"
       "DROP TABLE plugin; ALTER TABLE plugin_v3 RENAME TO plugin;"
+      "DROP VIEW derived_owner; DROP TABLE path_owner; DROP INDEX operation_by_name;"
       "PRAGMA user_version = 3; COMMIT;");
   ASSERT_EQ(plugin_rows(db()), row);
   const std::string plan_id = plan_ok();
@@ -310,6 +314,55 @@ TEST_F(Registry, VersionThreeRootPlansWithoutAFlag) {
   // And it takes a second plugin now.
   ASSERT_EQ(register_general("org.example.two", {src_.string()}).code, 0);
   EXPECT_EQ(plugin_rows(db()).substr(0, row.size()), row);
+}
+
+TEST_F(Registry, OwnedPathsAreManagedAndAnotherPluginsPathIsRefusedNamingItsOwner) {
+  // A committed plan of org.example.two, through the store as the
+  // version-2 applier commits one; then the calls the planner makes.
+  auto root = Root::open(root_.string(), Access::Mutating);
+  ASSERT_TRUE(root.ok()) << root.error().line();
+  store::Store& st = root->store();
+  auto id = st.begin_proposal({"org.example.two", std::string(64, 'd'), 0});
+  ASSERT_TRUE(id.ok()) << id.error().line();
+  store::SealInput in;
+  std::vector<store::Blob> backups;
+  for (const char* path : {"b/x.conf", "a.conf"}) {
+    store::Blob a;
+    a.slot = static_cast<std::uint32_t>(in.artifacts.size());
+    a.bytes = std::string(path) + " content\n";
+    a.sha256 = sha256_hex(a.bytes);
+    in.operations.push_back({path, "", a.sha256});
+    in.artifacts.push_back(a);
+    store::Blob absent;
+    absent.slot = a.slot;
+    absent.exists = false;
+    backups.push_back(absent);
+  }
+  in.canonical_plan = "{\"ownership\":\"test\"}";
+  in.plan_id = sha256_hex(in.canonical_plan);
+  in.proposal_id = sha256_hex("proposal");
+  ASSERT_TRUE(st.set_proposal_id(*id, in.proposal_id).ok());
+  ASSERT_TRUE(st.seal(*id, in).ok());
+  ASSERT_TRUE(st.prepare(*id, backups).ok());
+  ASSERT_TRUE(st.transition(*id, store::State::Committing).ok());
+  auto before = owned_paths(*root, "org.example.two");
+  ASSERT_TRUE(before.ok());
+  EXPECT_TRUE(before->empty()) << "COMMITTING owns nothing yet";
+  ASSERT_TRUE(st.transition(*id, store::State::Committed).ok());
+
+  auto managed = owned_paths(*root, "org.example.two");
+  ASSERT_TRUE(managed.ok()) << managed.error().line();
+  EXPECT_EQ(*managed, (std::vector<std::string>{"a.conf", "b/x.conf"}));
+  auto none = owned_paths(*root, "org.dot.hello");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_TRUE(check_ownership(*root, "org.example.two", {"a.conf", "b/x.conf", "new.conf"}).ok());
+  auto refused = check_ownership(*root, "org.dot.hello", {"new.conf", "b/x.conf"});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Code::Policy);
+  EXPECT_EQ(refused.error().kind, "owned_by_other");
+  EXPECT_NE(refused.error().detail.find("\"b/x.conf\" is owned by plugin org.example.two"), std::string::npos)
+      << refused.error().detail;
 }
 
 }  // namespace

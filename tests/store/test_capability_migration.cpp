@@ -153,6 +153,34 @@ TEST_P(capability, FixtureMigratesWithPlanIdsUnchanged) {
   EXPECT_TRUE(points.empty());
 }
 
+TEST_P(capability, MigrationFillsPathOwnersFromTheAppliedHistory) {
+  // Schema version 5 derives every path's owner from the history a root
+  // already has: each fixture has a DONE hello plan, so both hello targets
+  // belong to org.dot.hello, written by its newest DONE or COMMITTED
+  // transaction (what the raw rows say, independently).
+  TempDir t;
+  std::string db_path = t / "store.db";
+  build(GetParam(), db_path);
+  int version = 0;
+  auto rows = raw_rows(db_path, &version);
+  TxnId newest_applied = 0;
+  for (const auto& [id, row] : rows)
+    if (row.state == "DONE" || row.state == "COMMITTED") newest_applied = id;
+  ASSERT_NE(newest_applied, 0);
+  auto store = Store::open(db_path);
+  ASSERT_OK(store);
+  auto owned = store->owned_paths("org.dot.hello");
+  ASSERT_OK(owned);
+  EXPECT_EQ(*owned, (std::vector<std::string>{"hello.txt", "welcome.txt"}));
+  auto owners = store->owners_of({"welcome.txt"});
+  ASSERT_OK(owners);
+  ASSERT_EQ(owners->size(), 1u);
+  EXPECT_EQ(owners->front().txn, newest_applied);
+  auto check = store->check();
+  ASSERT_OK(check);
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+}
+
 TEST_P(capability, InspectShowsTheUnmigratedFixture) {
   // inspect on a root whose database is still version 1: it migrates on open
   // and shows every plan exactly as hashed.

@@ -486,5 +486,145 @@ TEST_F(StoreLifecycle, PruneDropsBlobsOfOldFinishedOnly) {
   EXPECT_EQ(again->pruned, 0u);
 }
 
+
+// ---- path ownership ---------------------------------------------------------
+
+class StoreOwnership : public StoreLifecycle {
+ protected:
+  // One transaction of `plugin` operating on `paths` (each a write, or a
+  // remove when its name starts with '-': its operation row's after digest
+  // is "", as a version-2 remove's is), taken up to `to` through the API.
+  TxnId run(const std::string& plugin, const std::vector<std::string>& paths, State to) {
+    auto id = store->begin_proposal({plugin, testing::hex64('d'), 0});
+    EXPECT_TRUE(id.ok());
+    SealInput in;
+    in.proposal_id = sha256_hex(fmt::format("proposal {}", ++n_));
+    std::vector<std::string> removes;
+    std::string doc;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      std::string path = paths[i];
+      if (path.front() == '-') removes.push_back(path = path.substr(1));
+      Blob a;
+      a.slot = static_cast<std::uint32_t>(i);
+      a.bytes = fmt::format("{} of plan {}\n", path, n_);
+      a.sha256 = sha256_hex(a.bytes);
+      in.operations.push_back({path, "", a.sha256});
+      in.artifacts.push_back(a);
+      doc += path + a.sha256;
+    }
+    in.canonical_plan = fmt::format("{{\"n\":{},\"ops\":\"{}\"}}", n_, sha256_hex(doc));
+    in.plan_id = sha256_hex(in.canonical_plan);
+    EXPECT_TRUE(store->set_proposal_id(*id, in.proposal_id).ok());
+    auto sealed = store->seal(*id, in);
+    EXPECT_TRUE(sealed.ok()) << sealed.error().line();
+    // The version-1 seal stores a write per operation; a version-2 remove's
+    // row has no after digest.
+    for (const auto& r : removes) raw(fmt::format("UPDATE operation SET after_sha256 = '' WHERE txn_id = {} AND name = '{}'", *id, r));
+    if (to == State::Sealed) return *id;
+    EXPECT_TRUE(store->prepare(*id, testing::make_backups(paths.size())).ok());
+    for (State s : {State::Committing, State::Committed, State::Done}) {
+      if (to == State::Prepared) break;
+      auto t = store->transition(*id, s);
+      EXPECT_TRUE(t.ok()) << t.error().line();
+      if (s == to) break;
+    }
+    return *id;
+  }
+  std::vector<std::string> owned(const std::string& plugin) {
+    auto r = store->owned_paths(plugin);
+    EXPECT_TRUE(r.ok()) << r.error().line();
+    return r.ok() ? *r : std::vector<std::string>{"<error>"};
+  }
+  std::string problems() {
+    auto c = store->check();
+    if (!c.ok()) return c.error().line();
+    std::string out;
+    for (const auto& p : c->problems) out += p + "\n";
+    return out;
+  }
+  using Paths = std::vector<std::string>;
+  int n_ = 0;
+};
+
+TEST_F(StoreOwnership, CommittedWritesOwnRemovesReleaseRollbacksRestore) {
+  EXPECT_EQ(owned("org.example.a"), Paths{});
+  // Paths in UTF-8 byte order: "Z" < "a" < "a/z" < "b" < "é".
+  TxnId t1 = run("org.example.a", {"b", "a/z", "\xc3\xa9", "Z", "a"}, State::Done);
+  EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "b", "\xc3\xa9"}));
+  // Only COMMITTED and DONE count: a sealed, a prepared and a committing
+  // transaction own nothing yet.
+  run("org.example.b", {"s"}, State::Sealed);
+  run("org.example.b", {"p"}, State::Prepared);
+  TxnId committing = run("org.example.b", {"c"}, State::Committing);
+  EXPECT_EQ(owned("org.example.b"), Paths{});
+  ASSERT_OK(store->transition(committing, State::Committed));
+  EXPECT_EQ(owned("org.example.b"), Paths{"c"});
+  ASSERT_OK(store->transition(committing, State::Done));
+  // A removal releases the path; the other paths stay owned.
+  TxnId t3 = run("org.example.a", {"-b"}, State::Done);
+  EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "\xc3\xa9"}));
+  // The store keeps what was applied; the planner refuses another plugin's
+  // path before sealing (check_ownership). Here b writes a's "a".
+  TxnId t4 = run("org.example.b", {"a"}, State::Done);
+  EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a/z", "\xc3\xa9"}));
+  EXPECT_EQ(owned("org.example.b"), (Paths{"a", "c"}));
+  auto owners = store->owners_of({"zz", "a", "Z", "b", "c"});
+  ASSERT_OK(owners);
+  EXPECT_EQ(*owners, (std::vector<PathOwner>{{"a", "org.example.b", t4}, {"Z", "org.example.a", t1},
+                                             {"c", "org.example.b", committing}}));
+  // Rolling t4 back gives "a" back to a, in the ROLLING_BACK transition.
+  ASSERT_OK(store->transition(t4, State::RollingBack));
+  EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "\xc3\xa9"}));
+  EXPECT_EQ(owned("org.example.b"), Paths{"c"});
+  ASSERT_OK(store->transition(t4, State::RolledBack));
+  EXPECT_EQ(owned("org.example.b"), Paths{"c"});
+  // Rolling the removal back makes "b" a's again.
+  ASSERT_OK(store->transition(t3, State::RollingBack));
+  ASSERT_OK(store->transition(t3, State::RolledBack));
+  EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "b", "\xc3\xa9"}));
+  // A transaction rolled back before it committed never counted.
+  TxnId never = run("org.example.c", {"n"}, State::Prepared);
+  ASSERT_OK(store->transition(never, State::RollingBack));
+  ASSERT_OK(store->transition(never, State::RolledBack));
+  EXPECT_EQ(owned("org.example.c"), Paths{});
+  EXPECT_EQ(problems(), "");
+  // Pruning keeps the operation rows: ownership is unchanged and checks clean.
+  ASSERT_OK(store->prune(0));
+  EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "b", "\xc3\xa9"}));
+  EXPECT_EQ(problems(), "");
+}
+
+TEST_F(StoreOwnership, OnePathsOwnerIsAnIndexRangeNotAHistoryScan) {
+  // What transition() re-derives per path, and the migration and the check
+  // read whole: the view with `path = ?` must reach operation_by_name, never
+  // scan the operation or txn tables (100,000 transactions would then cost
+  // every commit their whole history).
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(store->path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT path, plugin_id, txn_id FROM derived_owner WHERE path = 'x'",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  std::string plan;
+  while (sqlite3_step(st) == SQLITE_ROW) plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "\n";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_NE(plan.find("operation_by_name (name=?)"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("SCAN operation"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("SCAN t"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("txn_by_state"), std::string::npos) << plan;
+}
+
+TEST_F(StoreOwnership, CheckReportsAKeptOwnerTheOperationsDoNotSay) {
+  run("org.example.a", {"x", "y"}, State::Done);
+  EXPECT_EQ(problems(), "");
+  raw("UPDATE path_owner SET plugin_id = 'org.example.evil' WHERE path = 'x'");
+  raw("DELETE FROM path_owner WHERE path = 'y'");
+  const std::string p = problems();
+  EXPECT_NE(p.find("\"x\" is kept as owned by org.example.evil"), std::string::npos) << p;
+  EXPECT_NE(p.find("\"x\" is owned by org.example.a"), std::string::npos) << p;
+  EXPECT_NE(p.find("\"y\" is owned by org.example.a"), std::string::npos) << p;
+}
+
 }  // namespace
 }  // namespace dot::store

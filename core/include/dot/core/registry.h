@@ -105,4 +105,17 @@ struct PinnedPlugin {
 // registered_plugin's errors when there is no such plugin.
 Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 
+// ---- path ownership (spec/dpp-general.md, "Plan") ---------------------------
+// A path belongs to the plugin whose applied plan (COMMITTED or DONE, not
+// rolled back) wrote it last, until a plan removes it (store::Store's
+// path_owner; dot-core's own history decides, never the plugin).
+//
+// The paths `plugin_id` owns, ascending by UTF-8 bytes: dot.plan's `managed`.
+Result<std::vector<std::string>> owned_paths(Root& root, std::string_view plugin_id);
+// The planner's check before it seals: none of `paths` (the operations'
+// paths, writes and removes alike) is owned by a plugin other than
+// `plugin_id`. DOT_E_POLICY (kind owned_by_other) naming the first such path
+// and its owner otherwise.
+Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths);
+
 }  // namespace dot::core

@@ -156,6 +156,14 @@ struct AppliedPlan {
   std::string canonical_plan;  // verified: hashes to plan_id
 };
 
+// A path and the plugin that owns it (Store::owners_of).
+struct PathOwner {
+  std::string path;
+  std::string plugin_id;
+  TxnId txn = 0;               // the transaction that wrote it last
+  bool operator==(const PathOwner&) const = default;
+};
+
 struct ListFilter {
   std::optional<State> state;
   std::size_t limit = 50;      // 0 = no limit

@@ -27,8 +27,9 @@ namespace dot::store {
 
 // Schema version written by this build (PRAGMA user_version). Version 1 is the
 // pre-capability layout (no effect ledger, no effect count); version 4 keys
-// the plugin table by plugin id (several plugins per root).
-inline constexpr int kSchemaVersion = 4;
+// the plugin table by plugin id (several plugins per root); version 5 keeps
+// the owner of every path (path_owner).
+inline constexpr int kSchemaVersion = 5;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
@@ -92,6 +93,21 @@ class Store {
   // is replaced only when `replace` (otherwise DOT_E_CONFLICT). Other
   // plugins' rows are never touched.
   Status register_plugin(const PluginRecord& record, bool replace);
+
+  // ---- path ownership --------------------------------------------------
+  // Which plugin owns each path (spec/dpp-general.md, "Plan"): the plugin of
+  // the newest COMMITTED or DONE transaction with an operation on the path,
+  // when that operation wrote it (after_sha256 non-empty; a removal leaves
+  // the path unowned; a rolled-back transaction never counts). Derived from
+  // the operation rows, kept current by transition() in the same SQLite
+  // transaction as the state change (into COMMITTED, into ROLLING_BACK), so
+  // both calls are index lookups however long the history is; check()
+  // compares it with the derivation.
+  //
+  // The paths `plugin_id` owns, ascending by UTF-8 bytes: dot.plan's `managed`.
+  Result<std::vector<std::string>> owned_paths(std::string_view plugin_id);
+  // The owner of each of `paths` that has one (in the order of `paths`).
+  Result<std::vector<PathOwner>> owners_of(const std::vector<std::string>& paths);
 
   // ---- proposals -------------------------------------------------------
   // A new PROPOSING row (and its event).
