@@ -15,6 +15,7 @@ std::span<const CommandGroup> all_command_groups() {
        add_engine_commands},
       {{"adopt"}, add_adopt_command},
       {{"doctor"}, add_doctor_command},
+      {{"dpp"}, add_dpp_commands},
       {{"adpp"}, add_adpp_commands},
       {{"metewand"}, add_metewand_commands},
   };

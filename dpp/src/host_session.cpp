@@ -5,9 +5,11 @@
 #include <csignal>
 #include <cstring>
 #include <optional>
+#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -147,13 +149,48 @@ struct HostSession::Impl {
   }
 
   Status write_stdin(std::string_view bytes) {
+    if (!opts.bytewise) {
+      DOT_TRY(write_piece(bytes));
+      return {};
+    }
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      DOT_ASSIGN_OR_RETURN(bool reading, write_piece(bytes.substr(i, 1)));
+      if (!reading) return {};
+      DOT_TRY(wait_read());
+    }
+    return {};
+  }
+
+  // Until the plugin has read everything written so far (what is still in
+  // the pipe, FIONREAD on our end), exited, or the deadline passed. Polled
+  // finely: a whole request is delivered this way.
+  Status wait_read() {
+    const int fd = child.stdin_fd().get();
+    for (;;) {
+      int pending = 0;
+      if (::ioctl(fd, FIONREAD, &pending) != 0 || pending <= 0) return {};
+      if (Clock::now() >= deadline) return timeout();
+      for (StreamCapture* c : captures)
+        if (c->open()) c->drain();
+      if (err.over_limit()) return stderr_limit();
+      if (child.pidfd() >= 0) {
+        pollfd p{child.pidfd(), POLLIN, 0};
+        if (::poll(&p, 1, 0) == 1) return {};  // it exited: the rest stays unread
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  // Whether the plugin still reads its stdin.
+  Result<bool> write_piece(std::string_view bytes) {
     Status w = write_before(child.stdin_fd().get(), bytes, deadline, captures, "the plugin's stdin");
     // The plugin no longer reads its stdin (it closed it, or it exited).
     // Whether the write or the plugin's exit came first is a race; the
     // verdict must not be. So a refused write is not a verdict: the caller
     // reads what the plugin left on stdout exactly as after a delivered
     // request (an answer, garbage, or EOF followed by its exit status).
-    if (w.ok() || w.error().kind == "closed") return {};
+    if (w.ok()) return true;
+    if (w.error().kind == "closed") return false;
     return local(std::move(w).error());
   }
 
@@ -234,16 +271,18 @@ struct HostSession::Impl {
   Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
     waiting_for = std::string(method_name(m));
     if (Clock::now() >= deadline) return fail(timeout());
-    // In the general profile whatever is read after a request is written
-    // belongs to it, so only the window before dot.initialize is checked.
-    if (!general() || m == Method::Initialize) {
-      if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
-    }
     auto body = encode_request(method_id(m), m, params);
     if (!body.ok()) return fail(body.error());
     auto frame_bytes = encode_frame(*body, opts.limits.max_frame_bytes);
     if (!frame_bytes.ok()) return fail(frame_bytes.error());
-    if (auto st = write_stdin(*frame_bytes); !st.ok()) return fail(st.error());
+    std::string bytes = opts.deliver ? opts.deliver(m, std::move(*frame_bytes)) : std::move(*frame_bytes);
+    const bool sent_ahead = opts.deliver && bytes.empty();
+    // In the general profile whatever is read after a request is written
+    // belongs to it, so only the window before dot.initialize is checked.
+    if (!sent_ahead && (!general() || m == Method::Initialize)) {
+      if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
+    }
+    if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
     for (;;) {
       auto frame = reader.next();
       if (!frame.ok()) {
@@ -293,10 +332,22 @@ struct HostSession::Impl {
 
   Status finish_session() {
     waiting_for = "the end of the plugin's stdout after dot.shutdown";
+    DOT_ASSIGN_OR_RETURN(ExitStatus status, close_and_reap("its dot.shutdown response"));
+    if (!status.success())
+      return fail(protocol("exit_status",
+                           fmt::format("the plugin ended with {} after a clean session; exit 0 is required",
+                                       status.describe())));
+    return {};
+  }
+
+  // Closes stdin; then stdout must reach EOF with nothing more written after
+  // `after` (trailing output), the plugin exit leaving no survivor, and
+  // stderr stay within its cap. Its exit status, whatever it is.
+  Result<ExitStatus> close_and_reap(std::string_view after) {
     child.stdin_fd().reset();
+    const std::string trailing = fmt::format("the plugin wrote output after {}", after);
     // Trailing output: any byte after the shutdown response.
-    if (reader.buffered() != 0)
-      return fail(protocol("trailing_output", "the plugin wrote output after its dot.shutdown response"));
+    if (reader.buffered() != 0) return fail(protocol("trailing_output", trailing));
     bool exited = false;
     std::optional<ExitStatus> status;
     std::size_t survivors = 0;
@@ -316,8 +367,7 @@ struct HostSession::Impl {
         ssize_t got = ::read(child.stdout_fd().get(), &c, 1);  // non-blocking
         if (got == 1) {
           ++stdout_total;
-          return fail(make_parse_error(Code::Protocol, "trailing_output", stdout_total - 1,
-                                       "the plugin wrote output after its dot.shutdown response"));
+          return fail(make_parse_error(Code::Protocol, "trailing_output", stdout_total - 1, trailing));
         }
         if (got == 0) stdout_eof = true;
       }
@@ -343,13 +393,22 @@ struct HostSession::Impl {
     if (survivors != 0)
       return fail(protocol("survivor", fmt::format("the plugin left {} process{} running after it exited",
                                                    survivors, survivors == 1 ? "" : "es")));
-    if (!status->success())
-      return fail(protocol("exit_status",
-                           fmt::format("the plugin ended with {} after a clean session; exit 0 is required",
-                                       status->describe())));
     kill_all();
     phase = Phase::Ended;
-    return {};
+    return *status;
+  }
+
+  Result<json::Document> probe(std::string_view bytes) {
+    waiting_for = "the answer to a request core itself never sends";
+    if (Clock::now() >= deadline) return fail(timeout());
+    if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
+    auto frame = reader.next();
+    if (!frame.ok()) return fail(frame.error());
+    if (!frame->has_value())
+      return fail(protocol("eof", fmt::format("the plugin closed stdout without {}", waiting_for)));
+    auto parsed = parse_body((*frame)->body, (*frame)->body_offset, opts.limits.max_frame_bytes);
+    if (!parsed.ok()) return fail(parsed.error());
+    return parsed;
   }
 };
 
@@ -371,6 +430,7 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   DOT_TRY(become_child_subreaper());
 
   if (options.profile == Profile::General) options.limits = SessionLimits::of(options.general_limits);
+  if (options.deadline_override.count() > 0) options.limits.deadline = options.deadline_override;
   auto impl = std::make_unique<Impl>(std::move(options));
   SpawnOptions& so = impl->opts.spawn;
   if (so.argv.empty()) so.argv = {"dot-plugin"};
@@ -486,6 +546,21 @@ Status HostSession::finish() {
   if (impl_->phase != Phase::Finish)
     return make_error(Code::Internal, "order", "dpp session: finish() called before a successful dot.shutdown");
   return impl_->finish_session();
+}
+
+Result<json::Document> HostSession::probe(std::string_view bytes) {
+  if (impl_->phase == Phase::Failed) return *impl_->failure;
+  if (impl_->phase == Phase::Finish || impl_->phase == Phase::Ended)
+    return make_error(Code::Internal, "order", "dpp session: probe() after dot.shutdown");
+  return impl_->probe(bytes);
+}
+
+Result<ExitStatus> HostSession::close_early() {
+  if (impl_->phase == Phase::Failed) return *impl_->failure;
+  if (impl_->phase == Phase::Finish || impl_->phase == Phase::Ended)
+    return make_error(Code::Internal, "order", "dpp session: close_early() after dot.shutdown; use finish()");
+  impl_->waiting_for = "the end of the plugin's stdout after stdin was closed before dot.shutdown";
+  return impl_->close_and_reap("core closed its stdin before dot.shutdown");
 }
 
 void HostSession::abort() noexcept {

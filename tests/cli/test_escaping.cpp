@@ -226,6 +226,30 @@ TEST_F(Escaping, APluginsErrorMessageIsOneEscapedLine) {
   EXPECT_EQ(raw_control(j.err), "");
 }
 
+// dpp conform quotes the plugin's error message in its case lines and in
+// its error line: each escaped on its line; --json carries the words exactly.
+TEST_F(Escaping, DppConformShowsThePluginsWordsEscaped) {
+  const std::vector<std::string> args = {"dpp", "conform", "--profile", "org.dot.hello/v1", "--case", "lifecycle",
+                                         "--", bin("cli-hostile-error")};
+  CmdResult r = run_core(exe_, args);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_EQ(raw_control(r.out), "");
+  EXPECT_EQ(raw_control(r.err), "");
+  EXPECT_NE(r.out.find("  FAIL lifecycle"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(kShownText), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find(kShownText), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.begin() + 2, "--json");
+  CmdResult j = run_core(exe_, json_args);
+  EXPECT_EQ(j.code, 1);
+  auto doc = json::parse(j.out);
+  ASSERT_TRUE(doc.ok()) << j.out;
+  std::string quoted;
+  append_json_string(quoted, kHostileText);
+  EXPECT_NE(j.out.find(quoted.substr(1, quoted.size() - 2)), std::string::npos) << j.out;
+}
+
 TEST_F(Escaping, InspectShowsStoredStderrEscapedAndJsonRepaired) {
   use_plugin("text");
   std::string id = plan_ok();

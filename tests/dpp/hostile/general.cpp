@@ -5,6 +5,7 @@
 // response, an error response or a dot.log) and writes what the case wants
 // instead. So every case speaks the profile correctly up to the one byte
 // that makes it hostile, and the runtime itself runs under each.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -28,7 +29,8 @@ constexpr std::string_view kContent = "key = value\n";
 // says what it plans.
 class Honest final : public general::Plugin {
  public:
-  Honest(bool log, bool fail_plan) : log_(log), fail_plan_(fail_plan) {}
+  Honest(bool log, bool fail_plan, bool write_outside = false)
+      : log_(log), fail_plan_(fail_plan), write_outside_(write_outside) {}
   std::string id() const override { return std::string(kGeneralPluginId); }
   bool wants_log() const override { return log_; }
   Result<std::vector<general::Operation>> plan(general::Context& ctx, const std::vector<std::string>&) override {
@@ -38,11 +40,16 @@ class Honest final : public general::Plugin {
   }
   Result<std::vector<general::Artifact>> materialize(general::Context&, const std::string& stage) override {
     DOT_ASSIGN_OR_RETURN(general::Artifact a, general::write_staged_file(stage, kPath, kContent));
+    if (write_outside_) {
+      // Beside the stage, in the folder that holds it: not a staged file.
+      UniqueFd f(::open((stage + "/../escaped.txt").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+      if (!f) return make_error(Code::Io, "open", "cannot write beside the stage");
+    }
     return std::vector<general::Artifact>{a};
   }
 
  private:
-  bool log_, fail_plan_;
+  bool log_, fail_plan_, write_outside_;
 };
 
 // `"key":<value>,` cut out of a canonical body (the value has no '}' or ']'
@@ -100,12 +107,13 @@ class HookedSink final : public ByteSink {
 };
 
 struct Options {
-  bool log = false;        // ask for log
-  bool fail_plan = false;  // the plan handler fails
+  bool log = false;            // ask for log
+  bool fail_plan = false;      // the plan handler fails
+  bool write_outside = false;  // materialize also writes beside the stage
 };
 
 int serve_hooked(Hook hook, Options opt = {}) {
-  Honest plugin(opt.log, opt.fail_plan);
+  Honest plugin(opt.log, opt.fail_plan, opt.write_outside);
   FdSource in(STDIN_FILENO, "standard input");
   FdSink out(STDOUT_FILENO, "standard output");
   FdSink err(STDERR_FILENO, "standard error");
@@ -253,10 +261,59 @@ const Case kGeneralCases[] = {
      Code::Timeout, "timeout", "waiting for dot.initialize", true},
 };
 
+// A dot.log already written in this process (general_log_when_not_offered).
+bool g_logged = false;
+
+// The broken plugins of `dot-core dpp conform` (tests/core/test_dpp_conform.cpp
+// says which of its cases each must fail): core's own lifecycle with log
+// offered completes for each; one answer the profile requires is wrong.
+const Case kConformCases[] = {
+    {"general_writes_outside_stage", RUN(+[](Out& o) { return o.honest(); }, Options{.write_outside = true}),
+     Code::PathEscape, "outside_stage", "escaped.txt", false},
+    // The -32700 error is not sent: the runtime gives up (exit 1).
+    {"general_silent_on_parse_error",
+     RUN(+[](Out& o) -> Status {
+       if (o.body.find("\"code\":-32700") != std::string::npos)
+         return make_error(Code::Io, "write", "the parse error is not answered");
+       return o.honest();
+     }),
+     Code::Protocol, "eof", "without", false},
+    {"general_result_for_unknown_method",
+     RUN(+[](Out& o) -> Status {
+       if (o.body.find("\"code\":-32601") == std::string::npos) return o.honest();
+       return o.write(frame("{\"id\":" + std::to_string(o.id) + ",\"jsonrpc\":\"2.0\",\"result\":{}}"));
+     }),
+     Code::Protocol, "error_response", "got a result", false},
+    // Logs during dot.plan whether or not log was negotiated.
+    {"general_log_when_not_offered",
+     RUN(+[](Out& o) -> Status {
+       if (o.id == 0) g_logged = true;
+       if (o.id != 2 || g_logged) return o.honest();
+       return o.write(log_frame("info", "planning") + frame(o.body));
+     },
+         Options{.log = true}),
+     Code::Protocol, "log_not_negotiated", "without negotiating log", false},
+    // Exit 0 where the profile requires 1: at end of input before dot.shutdown.
+    {"general_exit_0_at_early_eof",
+     +[] {
+       int rc = serve_hooked(+[](Out& o) { return o.honest(); });
+       return rc == 1 ? 0 : rc;
+     },
+     Code::Protocol, "exit_status", "exit 0", false},
+};
+
 #undef AT
 #undef RUN
 
 }  // namespace
+
+std::span<const Case> conform_cases() { return kConformCases; }
+
+const Case* find_conform(const char* name) {
+  for (const Case& c : kConformCases)
+    if (std::string_view(c.name) == name) return &c;
+  return nullptr;
+}
 
 std::span<const Case> general_cases() { return kGeneralCases; }
 

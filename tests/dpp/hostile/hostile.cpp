@@ -393,6 +393,7 @@ const Case* find(const char* name) {
 extern "C" int dot_dpp_run_hostile(const char* name) {
   const auto* c = dot::dpp::hostile::find(name);
   if (c == nullptr) c = dot::dpp::hostile::find_general(name);
+  if (c == nullptr) c = dot::dpp::hostile::find_conform(name);
   if (c == nullptr) {
     std::fprintf(stderr, "hostile: unknown case %s\n", name);
     return 99;

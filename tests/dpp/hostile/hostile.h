@@ -44,6 +44,12 @@ const Case* find_general(const char* name);
 // The honest plugin they are made from (executable dpp-general-honest).
 int run_general_honest();
 
+// The broken plugins of `dot-core dpp conform` (conform_cases.list, in
+// general.cpp): honest on core's own lifecycle, each wrong in one answer the
+// profile requires (code, kind and detail: what conform reports).
+std::span<const Case> conform_cases();
+const Case* find_conform(const char* name);
+
 }  // namespace dot::dpp::hostile
 
 // The stub executables call this with their case name.

@@ -136,6 +136,21 @@ struct HostSessionOptions {
   // The limits of the dot::Sandbox installed on `spawn` (process assurance),
   // or none (audit). Only used to say which layer killed a plugin.
   std::optional<SandboxLimits> containment;
+
+  // For `dot-core dpp conform` only (core/dpp_conformance.h); dot-core's own
+  // sessions leave these as they are.
+  // Each request is written one byte at a time, each byte once the plugin has
+  // read the one before (what is still in the pipe, FIONREAD), so the plugin
+  // reads core's frames in as many pieces as a pipe can cut them.
+  bool bytewise = false;
+  // What is written for each request instead of its frame. Coalesced delivery
+  // writes later requests together with the first and returns "" for them:
+  // such a request was already asked, so output read before it is its answer,
+  // not unsolicited.
+  std::function<std::string(Method, std::string frame)> deliver;
+  // The whole invocation's deadline instead of the profile's (0: the
+  // profile's: limits.deadline, or general_limits.deadline_ms).
+  std::chrono::milliseconds deadline_override{0};
 };
 
 class HostSession {
@@ -172,6 +187,18 @@ class HostSession {
   Status finish();
   // Kill and reap everything now (idempotent). Later calls fail.
   void abort() noexcept;
+
+  // For `dot-core dpp conform` only. Writes `bytes` as they are (what core
+  // itself never sends: a malformed or out-of-order request) before the next
+  // request, and reads the one frame the plugin answers with, returned parsed
+  // with its envelope unchecked. The session's limits and deadline hold as
+  // for a request; the next request is the one that was due.
+  Result<json::Document> probe(std::string_view bytes);
+  // For `dot-core dpp conform` only: ends the session before dot.shutdown.
+  // Closes stdin, requires EOF on stdout with nothing more written (kind
+  // trailing_output), no survivor and stderr within its cap, and returns the
+  // plugin's exit status, whatever it is.
+  Result<ExitStatus> close_early();
 
   // General profile: whether the echo negotiated log; the accepted dot.log
   // messages in order; the error response that ended the session, if any.

@@ -1,0 +1,117 @@
+// dot-core dpp conform: what a DPP profile requires of a plugin, checked
+// against the plugin run the way dot-core runs it (core/dpp_conformance.h).
+// Like cmd_engine.cpp this file sees core, so it is compiled into each
+// dot-core executable; it prints the conformance commands' way
+// (conform_output.h).
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "conform_output.h"
+#include "dot/core/dpp_conformance.h"
+#include "dot/dpp/general.h"
+#include "dot/dpp/hello.h"
+#include "numbers.h"
+#include "output.h"
+#include "usage.h"
+
+namespace dot::cli {
+namespace {
+
+struct DppConformOptions {
+  std::string profile{dpp::general::kProfile};
+  std::string id;
+  std::vector<std::string> inputs;
+  double timeout_s = 0;  // 0: the profile's deadline
+  bool json = false;
+  bool list = false;
+  std::vector<std::string> cases;
+  std::vector<std::string> plugin;
+};
+
+dpp::Profile profile_of(const std::string& name) {
+  return name == dpp::hello::kProfile ? dpp::Profile::Hello : dpp::Profile::General;
+}
+
+ConformPrint profile_group(dpp::Profile profile) {
+  ConformPrint p;
+  p.group_key = "profile";
+  p.groups = {{core::conform::profile_name(profile),
+               profile == dpp::Profile::Hello ? "the DPP hello profile" : "the DPP general profile"}};
+  return p;
+}
+
+int run_dpp_conform(const DppConformOptions& a) {
+  const dpp::Profile profile = profile_of(a.profile);
+  ConformPrint p = profile_group(profile);
+  const std::string_view group = p.groups.front().name;
+  auto infos = core::conform::cases(profile);
+  if (a.list) {
+    for (const auto& c : infos) p.cases.push_back({c.name, group, c.checks, false, {}, 0});
+    return print_conform_list(p, a.json);
+  }
+  core::conform::Options o;
+  o.profile = profile;
+  o.command = a.plugin;
+  o.id = a.id;
+  o.inputs = a.inputs;
+  o.deadline = std::chrono::milliseconds(static_cast<long long>(std::llround(a.timeout_s * 1000.0)));
+  o.only = a.cases;
+  auto result = core::conform::run(o);
+  if (!result.ok()) return report(result.error(), a.json);
+  for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+  p.head = [&](JsonWriter& w) {
+    w.key("plugin").begin_array();
+    for (const auto& arg : a.plugin) w.string(arg);
+    w.end_array();
+    w.key("profile").string(group);
+    w.key("sha256").string(result->sha256);
+  };
+  return print_conform_report(p, a.json);
+}
+
+}  // namespace
+
+void add_dpp_commands(CLI::App& app, Context& ctx) {
+  auto* dpp_group = app.add_subcommand("dpp", "DPP plugins: check one against its profile");
+  dpp_group->require_subcommand(1);
+  auto* conform = dpp_group->add_subcommand(
+      "conform", "Run the DPP conformance cases against a plugin, launched the way dot-core launches it");
+  auto args = std::make_shared<DppConformOptions>();
+  conform
+      ->add_option("--profile", args->profile,
+                   "org.dot.dpp/v1 (the general profile, the default) or org.dot.hello/v1")
+      ->check(CLI::IsMember({std::string(dpp::general::kProfile), std::string(dpp::hello::kProfile)}))
+      ->default_str(std::string(dpp::general::kProfile));
+  conform->add_option("--id", args->id,
+                      "General profile: the id the plugin is registered with; its echo must carry it (default: any)");
+  add_repeatable_option(conform, "--input", args->inputs,
+                        "General profile: a folder sent in dot.initialize's inputs (repeatable, in order)");
+  add_seconds_option(conform, "--timeout", args->timeout_s,
+                     "Each case's deadline, seconds (default: the profile's, 5 hello, 60 general)", 0.05, 600.0);
+  conform->add_flag("--json", args->json, "One JSON document with every case");
+  add_repeatable_option(conform, "--case", args->cases, "Run only this case (repeatable, one case per --case)");
+  conform->add_flag("--list", args->list, "List the profile's cases with what each checks; run nothing");
+  conform->add_option("plugin", args->plugin, "The plugin's path and arguments, after --");
+  conform->footer(
+      "Each case runs a fresh plugin process the way dot-core does: executed from a sealed, hashed copy,\n"
+      "environment exactly LANG=C and DOT_STAGE_ROOT, working directory a fresh empty stage (in a fresh\n"
+      "folder that must hold nothing else afterwards), own process group, the profile's deadline and\n"
+      "stdout/stderr caps. One line per case, then `N passed, N failed`; exit 0 only when every case\n"
+      "passes, else 1 (DOT_E_PROTOCOL: N of M cases failed; first: ...).\n"
+      "Examples:\n"
+      "  dot-core dpp conform -- build/release/bin/dpp-example-motd\n"
+      "  dot-core dpp conform --profile org.dot.hello/v1 -- build/release/bin/dot-hello\n"
+      "  dot-core dpp conform --id org.example.motd --case parse_error --json -- ./my-plugin\n"
+      "  dot-core dpp conform --list");
+  conform->callback([&ctx, args] {
+    // The plugin is required unless --list (a usage error, exit 2, like any missing argument).
+    if (!args->list && args->plugin.empty()) throw CLI::RequiredError("plugin (the command line after --)");
+    ctx.action = [args] { return run_dpp_conform(*args); };
+  });
+}
+
+}  // namespace dot::cli

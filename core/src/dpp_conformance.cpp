@@ -1,0 +1,575 @@
+#include "dot/core/dpp_conformance.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <set>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/path_search.h"
+#include "dot/base/sealed_executable.h"
+#include "dot/base/sha256.h"
+#include "dot/core/path_rules.h"
+#include "dot/core/registry.h"
+#include "dot/dpp/body.h"
+#include "dot/dpp/frame.h"
+#include "dot/dpp/general.h"
+#include "dot/dpp/hello.h"
+#include "dot/dpp/jsonrpc.h"
+
+namespace dot::core::conform {
+namespace {
+
+using std::chrono::milliseconds;
+namespace general = dpp::general;
+
+struct Outcome {
+  bool passed = false;
+  std::string detail;
+};
+Outcome pass(std::string detail) { return {true, std::move(detail)}; }
+Outcome fail(std::string detail) { return {false, std::move(detail)}; }
+Outcome fail(const Error& e) { return {false, e.line()}; }
+
+// What byte-by-byte delivery adds to the deadline (as much again, and this):
+// the plugin is not to blame for the time core takes to hand it its requests.
+constexpr milliseconds kBytewiseAllowance{2000};
+// Nesting below the stage a plugin's folders may have before the walk stops
+// (the path rules allow 4095 bytes, so 2048 one-byte components at most).
+constexpr int kMaxStageDepth = 2048;
+
+// The executable, sealed once: every case executes this same descriptor.
+struct Sealed {
+  UniqueFd fd;
+  std::string sha256;
+};
+
+// A fresh temporary folder holding only the stage (0700), removed with all
+// it holds on every path. The plugin's working directory is the stage (as
+// under dot-core); what it writes beside the stage shows up in the folder.
+class Workspace {
+ public:
+  static Result<Workspace> create(const std::string& temp_dir) {
+    std::error_code ec;
+    std::filesystem::path tmp = temp_dir.empty() ? std::filesystem::temp_directory_path(ec) : std::filesystem::path(temp_dir);
+    if (ec) return make_error(Code::Io, "tmpdir", fmt::format("no temporary folder: {}", ec.message()));
+    std::string tmpl = (tmp / "dot-conform-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) return beneath::errno_error(errno, "mkdtemp", tmpl);
+    Workspace w;
+    w.name_ = std::filesystem::path(tmpl).filename().string();
+    DOT_ASSIGN_OR_RETURN(w.parent_fd_, beneath::open_root(tmp.string()));
+    w.owned_ = true;
+    DOT_ASSIGN_OR_RETURN(w.dir_fd_, beneath::open_beneath(w.parent_fd_.get(), w.name_, O_RDONLY | O_DIRECTORY));
+    if (::mkdirat(w.dir_fd_.get(), "stage", 0700) != 0) return beneath::errno_error(errno, "mkdir", tmpl + "/stage");
+    DOT_ASSIGN_OR_RETURN(w.stage_fd_, beneath::open_beneath(w.dir_fd_.get(), "stage", O_RDONLY | O_DIRECTORY));
+    struct stat st {};
+    if (::fstat(w.stage_fd_.get(), &st) != 0) return beneath::errno_error(errno, "stat", tmpl + "/stage");
+    w.stage_dev_ = st.st_dev;
+    w.stage_ino_ = st.st_ino;
+    w.stage_path_ = tmpl + "/stage";
+    return w;
+  }
+  Workspace() = default;
+  Workspace(Workspace&& o) noexcept
+      : parent_fd_(std::move(o.parent_fd_)), dir_fd_(std::move(o.dir_fd_)), stage_fd_(std::move(o.stage_fd_)),
+        name_(std::move(o.name_)), stage_path_(std::move(o.stage_path_)), stage_dev_(o.stage_dev_),
+        stage_ino_(o.stage_ino_), owned_(std::exchange(o.owned_, false)) {}
+  Workspace& operator=(Workspace&&) = delete;
+  ~Workspace() {
+    if (!owned_) return;
+    stage_fd_.reset();
+    dir_fd_.reset();
+    (void)beneath::remove_tree(parent_fd_.get(), name_);
+  }
+
+  const std::string& stage_path() const { return stage_path_; }
+  int stage_fd() const { return stage_fd_.get(); }
+
+  // Nothing beside the stage, and the stage still the folder made for it.
+  Status check_alone() const {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir_fd_.get()));
+    for (const auto& n : names)
+      if (n != "stage")
+        return make_error(Code::PathEscape, "outside_stage",
+                          fmt::format("the plugin wrote \"{}\" beside its stage (in the stage's parent folder)", n));
+    struct stat st {};
+    if (::fstatat(dir_fd_.get(), "stage", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_dev != stage_dev_ || st.st_ino != stage_ino_)
+      return make_error(Code::PathEscape, "stage_replaced", "the stage folder was removed or replaced");
+    return {};
+  }
+
+ private:
+  UniqueFd parent_fd_, dir_fd_, stage_fd_;
+  std::string name_, stage_path_;
+  dev_t stage_dev_ = 0;
+  ino_t stage_ino_ = 0;
+  bool owned_ = false;
+};
+
+Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
+
+// One artifact as claimed, whatever the profile calls its path.
+struct Claim {
+  std::string path;
+  std::string sha256;
+  std::uint64_t size = 0;
+};
+
+// The staged-file rules of a profile.
+struct StageRules {
+  std::uint64_t max_file_bytes = 0;
+  bool hello = false;  // also: mode 0600, size at least 1, no folders
+};
+
+// Every entry beneath `dirfd` ("" prefix at the stage), files and folders
+// apart, without following a symlink.
+Status walk(int dirfd, const std::string& prefix, int depth, std::set<std::string>& files,
+            std::set<std::string>& folders) {
+  if (depth > kMaxStageDepth) return mismatch(fmt::format("the stage nests folders deeper than {}", kMaxStageDepth));
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dirfd));
+  for (const auto& n : names) {
+    std::string rel = prefix.empty() ? n : prefix + "/" + n;
+    struct stat st {};
+    if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return beneath::errno_error(errno, "stat", rel);
+    if (!S_ISDIR(st.st_mode)) {
+      files.insert(rel);
+      continue;
+    }
+    folders.insert(rel);
+    DOT_ASSIGN_OR_RETURN(UniqueFd sub, beneath::open_beneath(dirfd, n, O_RDONLY | O_DIRECTORY));
+    DOT_TRY(walk(sub.get(), rel, depth + 1, files, folders));
+  }
+  return {};
+}
+
+// Once the plugin is gone: each claim read back from the stage (never
+// through a symlink), and nothing else there but the claimed files and the
+// folders that hold them. The codes are core's (spec/cli.md).
+Status check_stage(const Workspace& ws, const std::vector<Claim>& claims, const StageRules& rules) {
+  for (const auto& c : claims) {
+    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
+                         beneath::observe_beneath(ws.stage_fd(), c.path,
+                                                  {.max_bytes = static_cast<std::size_t>(rules.max_file_bytes)}));
+    if (o.type == beneath::FileType::Symlink)
+      return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", c.path));
+    if (!o.exists()) return mismatch(fmt::format("staged {} is missing", c.path));
+    if (o.type != beneath::FileType::Regular)
+      return mismatch(fmt::format("staged {} is a {}, not a regular file", c.path, beneath::file_type_name(o.type)));
+    if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", c.path, o.nlink));
+    if (rules.hello && o.mode != 0600)
+      return mismatch(fmt::format("staged {} has mode {:04o}, not 0600", c.path, o.mode));
+    if (o.too_large || o.size > rules.max_file_bytes || (rules.hello && o.size == 0))
+      return mismatch(fmt::format("staged {} has a size outside {}..{}", c.path, rules.hello ? 1 : 0,
+                                  rules.max_file_bytes));
+    if (o.size != c.size)
+      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", c.path, o.size, c.size));
+    if (o.sha256 != c.sha256)
+      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", c.path, o.sha256, c.sha256));
+  }
+  std::set<std::string> files, folders;
+  DOT_TRY(walk(ws.stage_fd(), "", 0, files, folders));
+  std::set<std::string> claimed, parents;
+  for (const auto& c : claims) {
+    claimed.insert(c.path);
+    for (auto slash = c.path.find('/'); slash != std::string::npos; slash = c.path.find('/', slash + 1))
+      parents.insert(c.path.substr(0, slash));
+  }
+  for (const auto& f : files)
+    if (!claimed.count(f)) return mismatch(fmt::format("the stage holds {} which no artifact names", f));
+  for (const auto& d : folders)
+    if (!parents.count(d)) return mismatch(fmt::format("the stage holds the folder {} which holds no artifact", d));
+  return {};
+}
+
+Result<std::string> request_frame(std::uint64_t id, dpp::Method m, const jcs::Node& params) {
+  DOT_ASSIGN_OR_RETURN(std::string body, dpp::encode_request(id, m, params));
+  return dpp::encode_frame(body, general::kLimits.max_frame_bytes);
+}
+
+// How core's frames reach the plugin.
+enum class Delivery : std::uint8_t { Whole, Bytewise, Coalesced };
+
+// One case: its workspace and the one plugin process it starts.
+class Case {
+ public:
+  Case(const Options& o, const Sealed& exe) : o_(o), exe_(exe) {}
+
+  Result<dpp::HostSession*> start(Delivery delivery = Delivery::Whole) {
+    DOT_ASSIGN_OR_RETURN(Workspace ws, Workspace::create(o_.temp_dir));
+    ws_.emplace(std::move(ws));
+    dpp::HostSessionOptions ho;
+    ho.exec_fd = exe_.fd.get();
+    ho.stage_dir = ws_->stage_path();
+    ho.profile = o_.profile;
+    ho.spawn.argv = {"dot-plugin"};
+    ho.spawn.argv.insert(ho.spawn.argv.end(), o_.command.begin() + 1, o_.command.end());
+    // Named in a DOT_E_PLUGIN_ERROR detail ("plugin <id> answered ...").
+    ho.plugin_id = o_.id.empty() ? std::string("under test") : o_.id;
+    milliseconds deadline = o_.deadline.count() > 0 ? o_.deadline
+                            : general() ? milliseconds(general::kLimits.deadline_ms)
+                                        : dpp::SessionLimits{}.deadline;
+    if (delivery == Delivery::Bytewise) {
+      ho.bytewise = true;
+      deadline = deadline * 2 + kBytewiseAllowance;
+    }
+    ho.deadline_override = deadline;
+    if (delivery == Delivery::Coalesced) {
+      DOT_ASSIGN_OR_RETURN(std::string rest, later_requests());
+      ho.deliver = [rest = std::move(rest)](dpp::Method m, std::string frame) {
+        return m == dpp::Method::Initialize ? frame + rest : std::string();
+      };
+    }
+    DOT_ASSIGN_OR_RETURN(dpp::HostSession s, dpp::HostSession::start(std::move(ho)));
+    session_.emplace(std::move(s));
+    return &*session_;
+  }
+
+  bool general() const { return o_.profile == dpp::Profile::General; }
+  const Options& options() const { return o_; }
+  const Workspace& workspace() const { return *ws_; }
+  dpp::HostSession& session() { return *session_; }
+
+  // The whole lifecycle from dot.initialize, as dot-core runs it; what was
+  // seen when it passed. The staged files and the folder around the stage
+  // are read back only when `check_files` (the lifecycle case's job: the
+  // other cases are about the protocol, so one file fault fails one case).
+  Result<std::string> lifecycle(bool offer_log = true, bool check_files = false) {
+    return general() ? general_lifecycle(offer_log, check_files) : hello_lifecycle(check_files);
+  }
+
+  ~Case() {
+    // The process first (it may still be writing into the workspace).
+    if (session_) session_->abort();
+    session_.reset();
+    ws_.reset();
+  }
+
+ private:
+  // Requests 2..5 exactly as the session encodes them (coalesced delivery).
+  Result<std::string> later_requests() const {
+    using dpp::Method;
+    std::string out;
+    jcs::Node plan = general() ? general::to_node(general::PlanParams{}) : jcs::Node::object();
+    DOT_ASSIGN_OR_RETURN(std::string f2, request_frame(2, Method::Plan, plan));
+    DOT_ASSIGN_OR_RETURN(std::string f3, request_frame(3, Method::Materialize,
+                                                       dpp::to_node(dpp::MaterializeParams{ws_->stage_path()})));
+    DOT_ASSIGN_OR_RETURN(std::string f4, request_frame(4, Method::Validate, jcs::Node::object()));
+    DOT_ASSIGN_OR_RETURN(std::string f5, request_frame(5, Method::Shutdown, jcs::Node::object()));
+    return f2 + f3 + f4 + f5;
+  }
+
+  Result<std::string> hello_lifecycle(bool check_files) {
+    dpp::HostSession& s = *session_;
+    DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
+    dpp::InitializeParams sent = dpp::hello::initialize_params(dpp::hello::kAssuranceAudit, nonce);
+    DOT_ASSIGN_OR_RETURN(dpp::InitializeResult echo, s.initialize(sent));
+    DOT_TRY(dpp::hello::check_identity(sent, echo, dpp::hello::kPluginId));
+    DOT_ASSIGN_OR_RETURN(dpp::PlanResult plan, s.plan());
+    DOT_TRY(dpp::hello::check_hello_allowlists(plan));
+    DOT_ASSIGN_OR_RETURN(dpp::MaterializeResult staged, s.materialize());
+    DOT_TRY(dpp::hello::check_artifacts(plan.names, staged));
+    DOT_TRY(s.validate());
+    DOT_TRY(s.shutdown());
+    DOT_TRY(s.finish());
+    std::vector<Claim> claims;
+    for (const auto& a : staged.artifacts) claims.push_back(Claim{a.name, a.sha256, a.size});
+    if (!check_files) return fmt::format("{} artifacts, exit 0", claims.size());
+    DOT_TRY(check_stage(*ws_, claims, StageRules{dpp::hello::kMaxArtifactSize, true}));
+    DOT_TRY(ws_->check_alone());
+    return fmt::format("{} files staged as claimed, nothing else written, exit 0", claims.size());
+  }
+
+  Result<std::string> general_lifecycle(bool offer_log, bool check_files) {
+    dpp::HostSession& s = *session_;
+    DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
+    general::InitializeParams sent = general::initialize_params("audit", nonce, o_.inputs);
+    if (!offer_log) sent.capabilities.pop_back();
+    DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
+    DOT_ASSIGN_OR_RETURN(bool log, general::check_identity(sent, echo, o_.id.empty() ? echo.id : o_.id));
+    DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}));
+    DOT_TRY(dpp::hello::check_hello_effects(plan.effects));
+    std::vector<ProposedOperation> proposed;
+    std::vector<std::string_view> writes;
+    for (const auto& op : plan.operations) {
+      proposed.push_back(ProposedOperation{op.action, op.mode, op.path});
+      if (op.action == "write") writes.push_back(op.path);
+    }
+    DOT_TRY(check_proposed_operations(proposed));
+    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
+    if (staged.artifacts.size() != writes.size())
+      return mismatch(fmt::format("{} artifacts for {} planned writes", staged.artifacts.size(), writes.size()));
+    std::vector<Claim> claims;
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      const auto& a = staged.artifacts[i];
+      if (a.path != writes[i])
+        return mismatch(fmt::format("artifact {} is {}, but write {} of the plan is {}", i + 1, a.path, i + 1,
+                                    writes[i]));
+      claims.push_back(Claim{a.path, a.sha256, a.size});
+    }
+    DOT_TRY(s.validate());
+    DOT_TRY(s.shutdown());
+    DOT_TRY(s.finish());
+    if (check_files) {
+      DOT_TRY(check_stage(*ws_, claims, StageRules{general::kLimits.max_file_bytes, false}));
+      DOT_TRY(ws_->check_alone());
+    }
+    return fmt::format("id {}, {} operations, {} {}, log {}{}, exit 0", echo.id, plan.operations.size(),
+                       claims.size(), check_files ? "files staged as claimed, nothing else written" : "artifacts",
+                       log ? "negotiated" : "not negotiated",
+                       s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()));
+  }
+
+  const Options& o_;
+  const Sealed& exe_;
+  std::optional<Workspace> ws_;
+  std::optional<dpp::HostSession> session_;
+};
+
+Outcome lifecycle_case(Case& c, Delivery delivery, bool offer_log = true, bool check_files = false) {
+  auto s = c.start(delivery);
+  if (!s.ok()) return fail(s.error());
+  auto r = c.lifecycle(offer_log, check_files);
+  if (!r.ok()) return fail(r.error());
+  return pass(std::move(*r));
+}
+
+Outcome case_lifecycle(Case& c) { return lifecycle_case(c, Delivery::Whole, true, true); }
+Outcome case_lifecycle_without_log(Case& c) { return lifecycle_case(c, Delivery::Whole, false); }
+Outcome case_fragmented(Case& c) { return lifecycle_case(c, Delivery::Bytewise); }
+Outcome case_coalesced(Case& c) { return lifecycle_case(c, Delivery::Coalesced); }
+
+std::string id_text(std::optional<std::uint64_t> id) { return id ? std::to_string(*id) : std::string("null"); }
+
+// A JSON value in a detail: a number or null as written, a string quoted
+// (cut at 64 bytes), anything else by its type.
+std::string value_text(json::Value v) {
+  if (v.is_null()) return "null";
+  if (v.is_number()) return std::string(v.number_text());
+  if (v.is_string()) {
+    std::string_view text = v.as_string();
+    return fmt::format("\"{}{}\"", text.substr(0, 64), text.size() > 64 ? "..." : "");
+  }
+  if (v.is_bool()) return v.as_bool() ? "true" : "false";
+  return v.is_array() ? "an array" : "an object";
+}
+
+// The error response a probe must get: exactly jsonrpc "2.0", the id, and an
+// error object with `code`. What it was instead, when it was not.
+Result<general::ErrorObject> expect_error(json::Value root, std::int64_t code, std::optional<std::uint64_t> id) {
+  auto wrong = [&](std::string got) {
+    return make_error(Code::Protocol, "error_response",
+                      fmt::format("expected error {} with id {}, got {}", code, id_text(id), got));
+  };
+  if (!root.is_object()) return wrong("a JSON value that is not an object");
+  std::optional<json::Value> version, rid, error, result;
+  for (json::Member m : root.members()) {
+    if (m.key == "jsonrpc") version = m.value;
+    else if (m.key == "id") rid = m.value;
+    else if (m.key == "error") error = m.value;
+    else if (m.key == "result") result = m.value;
+    else return wrong(fmt::format("a response with the unknown member \"{}\"", m.key));
+  }
+  if (result) return wrong("a result");
+  if (!error) return wrong("a message without \"error\"");
+  if (!version || !dpp::check_version(*version).ok()) return wrong("a response without \"jsonrpc\":\"2.0\"");
+  if (!rid) return wrong("an error without \"id\"");
+  if (id) {
+    auto got = dpp::read_id(*rid, "response");
+    if (!got.ok() || *got != *id)
+      return wrong(fmt::format("id {}", value_text(*rid)));
+  } else if (!rid->is_null()) {
+    return wrong(fmt::format("id {}", value_text(*rid)));
+  }
+  auto obj = general::decode_error_object(*error);
+  if (!obj.ok()) return wrong(fmt::format("a malformed error object: {}", obj.error().message()));
+  if (obj->code != code) return wrong(fmt::format("error {}: {}", obj->code, obj->message));
+  return obj;
+}
+
+// A request core never sends, the error the profile requires for it, and
+// then the whole lifecycle on the same process: the plugin keeps reading.
+Outcome probe_case(Case& c, std::string_view body, std::int64_t code, std::optional<std::uint64_t> id) {
+  auto s = c.start();
+  if (!s.ok()) return fail(s.error());
+  auto frame = dpp::encode_frame(body, general::kLimits.max_frame_bytes);
+  if (!frame.ok()) return fail(frame.error());
+  auto doc = (*s)->probe(*frame);
+  if (!doc.ok())
+    return fail(fmt::format("expected error {} with id {}, got: {}", code, id_text(id), doc.error().line()));
+  auto err = expect_error(doc->root(), code, id);
+  if (!err.ok()) return fail(err.error().detail);
+  auto r = c.lifecycle();
+  if (!r.ok()) return fail(fmt::format("answered error {}, then the lifecycle failed: {}", code, r.error().line()));
+  return pass(fmt::format("error {} ({}), then the lifecycle", code, err->message));
+}
+
+// dot.initialize params core would send, as canonical text, changed by `edit`.
+std::string initialize_body(const Options& o, const std::function<void(general::InitializeParams&)>& edit) {
+  auto nonce = random_hex32();
+  general::InitializeParams p = general::initialize_params("audit", nonce.ok() ? *nonce : std::string(64, '0'), o.inputs);
+  edit(p);
+  auto body = dpp::encode_request(1, dpp::Method::Initialize, general::to_node(p));
+  return body.ok() ? *body : std::string();
+}
+
+Outcome case_parse_error(Case& c) {
+  return probe_case(c, "{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":", dpp::kParseError,
+                    std::nullopt);
+}
+Outcome case_invalid_request(Case& c) {
+  return probe_case(c, "{\"id\":1,\"jsonrpc\":\"1.0\",\"method\":\"dot.initialize\",\"params\":{}}",
+                    dpp::kInvalidRequest, 1);
+}
+Outcome case_request_without_id(Case& c) {
+  return probe_case(c, "{\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{}}", dpp::kInvalidRequest,
+                    std::nullopt);
+}
+Outcome case_unknown_method(Case& c) {
+  return probe_case(c, "{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.frobnicate\",\"params\":{}}",
+                    dpp::kMethodNotFound, 1);
+}
+Outcome case_method_out_of_order(Case& c) {
+  return probe_case(c, "{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.plan\",\"params\":{\"managed\":[]}}",
+                    dpp::kMethodNotFound, 1);
+}
+Outcome case_wrong_profile(Case& c) {
+  std::string body = initialize_body(c.options(), [](auto& p) { p.profile = std::string(dpp::hello::kProfile); });
+  return probe_case(c, body, dpp::kInvalidParams, 1);
+}
+Outcome case_wrong_limits(Case& c) {
+  std::string body = initialize_body(c.options(), [](auto& p) { p.limits.max_operations = 1; });
+  return probe_case(c, body, dpp::kInvalidParams, 1);
+}
+Outcome case_unknown_param(Case& c) {
+  std::string body = initialize_body(c.options(), [](auto&) {});
+  // {"id":1,...,"params":{...}}: one member more at the end of params.
+  if (body.size() < 2) return fail("internal error: no dot.initialize body");
+  body.insert(body.size() - 2, ",\"zz_unknown\":true");
+  return probe_case(c, body, dpp::kInvalidParams, 1);
+}
+
+Outcome case_eof_before_shutdown(Case& c) {
+  auto s = c.start();
+  if (!s.ok()) return fail(s.error());
+  dpp::HostSession& h = **s;
+  auto nonce = random_hex32();
+  if (!nonce.ok()) return fail(nonce.error());
+  general::InitializeParams sent = general::initialize_params("audit", *nonce, c.options().inputs);
+  auto echo = h.initialize(sent);
+  if (!echo.ok()) return fail(echo.error());
+  auto identity = general::check_identity(sent, *echo, c.options().id.empty() ? echo->id : c.options().id);
+  if (!identity.ok()) return fail(identity.error());
+  auto plan = h.plan(general::PlanParams{});
+  if (!plan.ok()) return fail(plan.error());
+  auto st = h.close_early();
+  if (!st.ok()) return fail(st.error());
+  if (!st->exited() || st->code != 1)
+    return fail(fmt::format("expected exit 1 when stdin closes before dot.shutdown, got {}", st->describe()));
+  return pass("stdin closed after dot.plan: nothing more on stdout, exit 1");
+}
+
+struct CaseDef {
+  CaseInfo info;
+  bool hello;  // in the hello profile's suite (every case is in the general one)
+  Outcome (*run)(Case&);
+};
+
+constexpr CaseDef kCases[] = {
+    {{"lifecycle",
+      "the five requests as dot-core sends them (general: log offered): echo exact, results within the schemas and "
+      "core's rules, staged files as claimed and nothing else, nothing beside the stage, after dot.shutdown EOF and "
+      "exit 0, stderr within its cap, dot.log only as negotiated and within limits, the deadline kept"},
+     true, case_lifecycle},
+    {{"lifecycle_without_log", "the lifecycle with log not offered: the echo carries exactly four capabilities, no dot.log"},
+     false, case_lifecycle_without_log},
+    {{"fragmented", "the lifecycle with core's frames written a byte at a time, each once the plugin read the one before"},
+     true, case_fragmented},
+    {{"coalesced", "the lifecycle with all five requests in one write before any answer is read: answered in order"},
+     true, case_coalesced},
+    {{"parse_error", "a body that is not JSON: error -32700 with id null, then the whole lifecycle"}, false,
+     case_parse_error},
+    {{"invalid_request", "a request with \"jsonrpc\":\"1.0\" and id 1: error -32600 with id 1, then the lifecycle"},
+     false, case_invalid_request},
+    {{"request_without_id", "a request without an id: error -32600 with id null, then the lifecycle"}, false,
+     case_request_without_id},
+    {{"unknown_method", "dot.frobnicate with id 1: error -32601 with id 1, then the lifecycle"}, false,
+     case_unknown_method},
+    {{"method_out_of_order", "dot.plan before dot.initialize: error -32601 with id 1, then the lifecycle"}, false,
+     case_method_out_of_order},
+    {{"wrong_profile", "dot.initialize for org.dot.hello/v1: error -32602 with id 1, then the lifecycle"}, false,
+     case_wrong_profile},
+    {{"wrong_limits", "dot.initialize with max_operations 1: error -32602 with id 1, then the lifecycle"}, false,
+     case_wrong_limits},
+    {{"unknown_param", "dot.initialize with an unknown params member: error -32602 with id 1, then the lifecycle"},
+     false, case_unknown_param},
+    {{"eof_before_shutdown", "stdin closed after dot.plan: nothing more on stdout, exit 1"}, false,
+     case_eof_before_shutdown},
+};
+
+bool in_profile(const CaseDef& c, dpp::Profile p) { return p == dpp::Profile::General || c.hello; }
+
+}  // namespace
+
+std::size_t Report::passed() const noexcept {
+  return static_cast<std::size_t>(std::count_if(cases.begin(), cases.end(), [](const auto& c) { return c.passed; }));
+}
+
+std::string_view profile_name(dpp::Profile profile) noexcept {
+  return profile == dpp::Profile::Hello ? dpp::hello::kProfile : general::kProfile;
+}
+
+std::vector<CaseInfo> cases(dpp::Profile profile) {
+  std::vector<CaseInfo> out;
+  for (const auto& c : kCases)
+    if (in_profile(c, profile)) out.push_back(c.info);
+  return out;
+}
+
+Result<Report> run(const Options& options) {
+  if (options.command.empty()) return make_error(Code::Internal, "usage", "no plugin command given");
+  std::vector<const CaseDef*> selected;
+  for (const auto& name : options.only) {
+    auto it = std::find_if(std::begin(kCases), std::end(kCases), [&](const CaseDef& c) {
+      return c.info.name == name && in_profile(c, options.profile);
+    });
+    if (it == std::end(kCases))
+      return make_error(Code::NotFound, "case",
+                        fmt::format("{} has no conformance case \"{}\"", profile_name(options.profile), name));
+  }
+  for (const auto& c : kCases) {
+    if (!in_profile(c, options.profile)) continue;
+    if (options.only.empty() || std::find(options.only.begin(), options.only.end(), c.info.name) != options.only.end())
+      selected.push_back(&c);
+  }
+
+  DOT_ASSIGN_OR_RETURN(std::string path, find_executable(options.command.front()));
+  DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable_file(path, "the plugin", kMaxPluginBytes));
+  Sealed exe{std::move(sealed.fd), std::move(sealed.sha256)};
+
+  Report report;
+  report.sha256 = exe.sha256;
+  // One case at a time, as dot-core runs one plugin at a time: the orphans a
+  // plugin leaves are re-parented to this process, and only one session
+  // sweeping them at a time tells whose they are (a survivor is its case's).
+  for (const CaseDef* def : selected) {
+    CaseResult& out = report.cases.emplace_back();
+    out.name = std::string(def->info.name);
+    auto start = Clock::now();
+    Case c(options, exe);
+    Outcome o = def->run(c);
+    out.passed = o.passed;
+    out.detail = std::move(o.detail);
+    out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+  }
+  return report;
+}
+
+}  // namespace dot::core::conform
