@@ -79,7 +79,7 @@ Status check_interrupt(const PlanOptions& options) {
   return {};
 }
 
-Status start_session(Root& root, const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
+Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
                      dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session) {
   ho.exec_fd = pinned.exec_fd.get();
   ho.stage_dir = stage.path();
@@ -116,7 +116,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   dpp::HostSessionOptions ho;
   ho.limits.deadline = options.deadline;
   std::optional<Sandbox> sandbox;
-  DOT_TRY(start_session(root, options, pinned, stage, std::move(ho), sandbox, session));
+  DOT_TRY(start_session(options, pinned, stage, std::move(ho), sandbox, session));
   dpp::HostSession& s = *session.host;
 
   DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
@@ -239,7 +239,7 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
       if (manifest.id != rec.plugin_id)
         return make_error(Code::PluginIdentity, "manifest",
                           "the stored manifest does not name the plugin its plugin row names");
-      DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root));
+      DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
       root.hooks().reached("plan.plugin_hashed");
       if (options.after_hash) options.after_hash(options.after_hash_ctx);
       return run_general_proposal(root, options, manifest, pinned, txn, session);

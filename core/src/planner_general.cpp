@@ -58,7 +58,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
       options.on_log(store::LogRecord{e.level, e.message, std::string(dpp::method_name(e.method))});
     };
   std::optional<Sandbox> sandbox;
-  DOT_TRY(start_session(root, options, pinned, stage, std::move(ho), sandbox, session));
+  DOT_TRY(start_session(options, pinned, stage, std::move(ho), sandbox, session));
   dpp::HostSession& s = *session.host;
 
   DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
@@ -66,13 +66,14 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   const std::string_view assurance = sandbox ? "process" : "audit";
   if (assurance != manifest.assurance)
     return make_error(Code::Internal, "assurance", "negotiated assurance differs from the manifest's");
-  // The manifest's inputs arrive with several plugins per root; until then
-  // a general plugin is registered without any.
-  const general::InitializeParams sent = general::initialize_params(assurance, nonce, {});
+  // The inputs the plugin was registered with, in registration order.
+  const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs);
   DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, call(s.initialize(sent)));
   DOT_ASSIGN_OR_RETURN(bool log_negotiated, general::check_identity(sent, echo, manifest.id));
   (void)log_negotiated;  // the session enforces it
-  general::PlanParams asked;  // managed: the paths it owns (none are tracked yet)
+  // managed: the paths this plugin owns in the root. Core does not track
+  // ownership yet, so it is empty (every plugin is asked as the first time).
+  general::PlanParams asked;
   DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, call(s.plan(asked)));
   DOT_TRY(check_effects(proposed));
   {

@@ -40,7 +40,7 @@ R during(const PlanOptions& options, R result) {
 // process assurance inside a Sandbox prepared for that descriptor and stage
 // (`sandbox` keeps it alive for the session); the plugin's group is handed
 // to the interrupt guard.
-Status start_session(Root& root, const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
+Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
                      dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session);
 
 // The general profile's proposal (planner_general.cpp).

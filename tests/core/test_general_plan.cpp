@@ -15,7 +15,6 @@
 
 #include "../common/process_gone.h"
 #include "dot/base/sha256.h"
-#include "dot/core/registry.h"
 #include "engine_harness.h"
 
 namespace dot::core::testing {
@@ -50,34 +49,17 @@ class GeneralPlan : public EngineTest {
  protected:
   void SetUp() override {
     EngineTest::SetUp();
-    // Register the test plugin as today's register does, then make its
-    // manifest a general one (org.dot.dpp/v1, its own id): the minimal means
-    // until `register --id --profile` exists.
-    auto reg = core({"register", "--plugin", bin("core-general-plugin"), "--assurance", "audit", "--replace"});
+    // The test plugin as a second, general plugin of the root.
+    auto reg = core({"register", "--plugin", bin("core-general-plugin"), "--assurance", "audit", "--id",
+                     "org.test.gplan", "--profile", "org.dot.dpp/v1"});
     ASSERT_EQ(reg.code, 0) << reg.err;
-    auto layout = store::RootLayout::for_root(root_.string());
-    auto st = store::Store::open(layout.database);
-    ASSERT_TRUE(st.ok()) << st.error().line();
-    auto rec = st->plugin();
-    ASSERT_TRUE(rec.ok() && *rec);
-    auto m = decode_manifest((*rec)->manifest);
-    ASSERT_TRUE(m.ok());
-    m->id = "org.test.gplan";
-    m->profile = "org.dot.dpp/v1";
-    auto bytes = encode_manifest(*m);
-    ASSERT_TRUE(bytes.ok());
-    store::PluginRecord general = **rec;
-    general.plugin_id = m->id;
-    general.manifest = *bytes;
-    auto replaced = st->register_plugin(general, true);
-    ASSERT_TRUE(replaced.ok()) << replaced.error().line();
   }
 
   CmdResult plan_case(const std::string& name, std::vector<std::string> extra = {}) {
     spit(base_ / "case", name + "\n");
     std::error_code ec;
     fs::remove(base_ / "pid", ec);
-    std::vector<std::string> args = {"plan", "--allow-audit-plugin", "--json"};
+    std::vector<std::string> args = {"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin", "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
     return core(args);
   }
@@ -186,7 +168,7 @@ TEST_F(GeneralPlan, SealsAVersion2PlanWithFoldersModesARemoveAndNoOpsLeftOut) {
 TEST_F(GeneralPlan, HumanOutputShowsDiffsSummariesFoldersAndVerboseLogs) {
   seal_fixture();
   spit(base_ / "case", "seal\n");
-  CmdResult r = core({"plan", "--allow-audit-plugin", "--verbose"});
+  CmdResult r = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin", "--verbose"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("create folder bin/ (mode 0700)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("create folder dir/sub/ (mode 0700)"), std::string::npos) << r.out;
@@ -207,7 +189,7 @@ TEST_F(GeneralPlan, EveryOperationANoOpIsNoChanges) {
   CmdResult r = plan_case("noop");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json_field(r.out, "state"), "NO_CHANGES");
-  auto human = core({"plan", "--allow-audit-plugin"});
+  auto human = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"});
   EXPECT_EQ(human.code, 0);
   EXPECT_EQ(human.out.rfind("no changes", 0), 0u) << human.out;
   EXPECT_EQ(tree(root_), before);
