@@ -18,6 +18,7 @@
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_document.h"
+#include "dot/core/plan_v2.h"
 #include "dot/core/planner.h"
 #include "dot/core/recovery.h"
 #include "dot/core/registry.h"
@@ -47,6 +48,7 @@ struct EngineOptions {
   bool require_sandbox = false;
   bool json = false;
   bool pager = false;
+  bool verbose = false;
 };
 
 Result<Root> open_root(const EngineOptions& o, Access access) {
@@ -179,6 +181,111 @@ int run_register(const EngineOptions& o) {
 }
 
 // ---- plan -----------------------------------------------------------------
+// A dot.log message for a person: every field escaped on one line (the
+// message is plugin-controlled text; its level and method are checked names).
+std::string log_line(const store::LogRecord& l) {
+  return fmt::format("log {} during {}: {}\n", shown(l.level), shown(l.method), shown(l.message));
+}
+
+void logs_json(JsonWriter& w, const std::vector<store::LogRecord>& logs) {
+  w.key("logs").begin_array();
+  for (const auto& l : logs) {
+    w.begin_object();
+    w.key("level").string(l.level);
+    w.key("message").string(l.message);
+    w.key("method").string(l.method);
+    w.end_object();
+  }
+  w.end_array();
+}
+
+// Text a unified diff can show: both sides kept (small), valid UTF-8, no NUL.
+bool diffable(const core::PathSlot& s) {
+  auto text = [](const std::optional<std::string>& c) {
+    return c && utf8_valid_prefix(*c) == c->size() && c->find('\0') == std::string::npos;
+  };
+  const bool before_ok = !s.before.exists || text(s.before_content);
+  return s.action == core::Action::Write && before_ok && text(s.after_content);
+}
+
+std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
+
+// One operation of a version-2 plan for a person: a unified diff for text, a
+// one-line summary for a binary or large file or a remove, and the mode
+// change when there is one.
+std::string path_slot_text(const core::PathSlot& s) {
+  const std::string path = shown(s.path);
+  if (s.action == core::Action::Remove)
+    return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
+  std::string out;
+  if (!s.before.exists)
+    out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
+  else if (s.before.mode != s.after.mode)
+    out += fmt::format("mode {} {} -> {}\n", path, mode_text(s.before.mode), mode_text(s.after.mode));
+  if (s.before.exists && s.before.sha256 == s.after.sha256) return out;
+  if (diffable(s)) {
+    out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
+    return out;
+  }
+  out += fmt::format("binary or large {}: {} -> {} bytes, sha256 {} -> {}\n", path,
+                     s.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
+                     s.before.exists ? s.before.sha256.substr(0, 12) : std::string("-"), s.after.sha256.substr(0, 12));
+  return out;
+}
+
+int print_general_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+  const core::PlanV2& plan = planned.plan_v2;
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("directories").begin_array();
+    for (const auto& d : plan.directories) {
+      w.begin_object();
+      w.key("mode").number(d.mode);
+      w.key("path").string(d.path);
+      w.end_object();
+    }
+    w.end_array();
+    logs_json(w, planned.logs);
+    w.key("operations").begin_array();
+    for (const auto& s : planned.path_slots) {
+      const bool text = diffable(s);
+      w.begin_object();
+      w.key("action").string(core::action_name(s.action));
+      w.key("after");
+      snapshot_json(w, s.after);
+      w.key("before");
+      snapshot_json(w, s.before);
+      w.key("binary").boolean(s.action == core::Action::Write && !text);
+      w.key("diff");
+      if (text)
+        w.string(core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content}));
+      else
+        w.null();
+      w.key("path").string(s.path);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("plan_id").string_or_null(planned.plan_id);
+    w.key("proposal_id").string(plan.proposal_id);
+    w.key("state").string(planned.no_changes ? store::kNoChangesCode : "SEALED");
+    w.key("version").number(plan.version);
+    w.end_object();
+    return print_json(std::move(w));
+  }
+  if (planned.no_changes)
+    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
+                                   plan.proposal_id));
+  std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
+                                shown(plan.plugin_id), plan.proposal_id);
+  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
+                     plan.directories.size(), plan.effects.size());
+  for (const auto& d : plan.directories) out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
+  for (const auto& s : planned.path_slots) out += path_slot_text(s);
+  out += fmt::format("\napply it with: {} {}\n", store::command_for(root.layout(), "apply"), short_id(planned.plan_id));
+  return print_human(out, Paint::Diff, o.pager);
+}
+
 int run_plan(const EngineOptions& o) {
   if (o.allow_audit == o.require_sandbox) {
     std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
@@ -191,8 +298,15 @@ int run_plan(const EngineOptions& o) {
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
   options.interrupt = &interrupt;
+  // --verbose: each dot.log message on stderr as it arrives, escaped.
+  if (o.verbose)
+    options.on_log = [](const store::LogRecord& l) {
+      const std::string line = log_line(l);
+      std::fwrite(line.data(), 1, line.size(), stderr);
+    };
   auto planned = core::make_plan(*root, options);
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
+  if (planned->version == core::kPlanVersion2) return print_general_plan(o, *planned, *root);
   const core::Plan& plan = planned->plan;
   // The plan is sealed (or, changing nothing, recorded as such) from here
   // on: nothing below may report a failure for it (the output is JSON for
@@ -471,10 +585,16 @@ int run_export(const EngineOptions& o) {
   sealed.canonical_plan = detail->canonical_plan;
   sealed.effect_count = detail->summary.effect_count;
   sealed.operations = detail->operations;
+  sealed.streamed = detail->streamed;
+  sealed.proposal_document = detail->proposal_document;
   if (auto verified = core::judge_sealed_plan(sealed, root->root_id()); !verified.ok())
     return report(verified.error(), true);
   JsonWriter w;
-  w.begin_object().key("plan").raw(detail->canonical_plan).key("plan_id").string(detail->summary.plan_id).end_object();
+  w.begin_object().key("plan").raw(detail->canonical_plan).key("plan_id").string(detail->summary.plan_id);
+  // A version-2 plan's proposal_id is checked against its proposal document
+  // (plan_document.h): it travels with the plan.
+  if (detail->streamed) w.key("proposal").raw(detail->proposal_document);
+  w.end_object();
   return print_json(std::move(w));
 }
 
@@ -544,6 +664,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   plan->add_option("--plugin", o->plugin_id, "The registered plugin id to run (needed when the root has several)");
   add_json_flag(plan, *o);
   plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
+  plan->add_flag("--verbose", o->verbose, "Show the plugin's dot.log messages on stderr as they arrive");
   plan->footer("Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
                "  dot-core plan --root ~/managed --allow-audit-plugin\n"
                "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");

@@ -122,6 +122,16 @@ std::string show_json(const TxnDetail& d) {
   for (const auto& e : d.events) event_json(w, e);
   w.end_array();
   w.key("backups").boolean(d.has_backups);
+  // A general-profile proposal's dot.log messages, exact.
+  w.key("logs").begin_array();
+  for (const auto& l : d.logs) {
+    w.begin_object();
+    w.key("level").string(l.level);
+    w.key("message").string(l.message);
+    w.key("method").string(l.method);
+    w.end_object();
+  }
+  w.end_array();
   if (!d.plugin_stderr.empty()) {
     w.key("plugin_stderr").string(d.plugin_stderr);
     w.key("plugin_stderr_truncated").boolean(d.plugin_stderr_truncated);
@@ -295,6 +305,15 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
   return emit_text(table(t));
 }
 
+// A proposal's dot.log messages for a person (the message is plugin text:
+// table() shows each cell on one line, escaped).
+std::string log_table(const std::vector<store::LogRecord>& logs) {
+  if (logs.empty()) return {};
+  std::vector<std::vector<std::string>> t = {{"LEVEL", "DURING", "MESSAGE"}};
+  for (const auto& l : logs) t.push_back({l.level, l.method, l.message});
+  return "\nplugin log\n" + table(t);
+}
+
 int run_show(const CommonOptions& o, const std::string& id) {
   auto db = open_read_only(o.root);
   if (!db.ok()) return report(db.error(), o.json);
@@ -352,6 +371,7 @@ int run_show(const CommonOptions& o, const std::string& id) {
                     e.detail});
     out += "\nevents\n" + table(ev);
   }
+  out += log_table(d->logs);
   if (!d->plugin_stderr.empty()) {
     out += "\nplugin stderr" + std::string(d->plugin_stderr_truncated ? " (truncated)" : "") + "\n";
     std::string_view rest = d->plugin_stderr;
@@ -379,12 +399,14 @@ int run_events(const CommonOptions& o, const std::string& id) {
     w.end_array();
     return emit_json(std::move(w).line());
   }
-  if (evs->empty()) return emit_text("no events\n");
+  auto logs = db->logs(*txn);
+  if (!logs.ok()) return report(logs.error(), o.json);
+  if (evs->empty()) return emit_text("no events\n" + log_table(*logs));
   std::vector<std::vector<std::string>> t = {{"SEQ", "AT", "STATE", "CODE", "DETAIL"}};
   for (const auto& e : *evs)
     t.push_back({std::to_string(e.seq), format_time_ms(e.at_ms), std::string(store::state_name(e.state)),
                  e.code.empty() ? "-" : e.code, e.detail});
-  return emit_text(table(t));
+  return emit_text(table(t) + log_table(*logs));
 }
 
 void add_common(CLI::App* cmd, CommonOptions& o, bool json) {

@@ -1,5 +1,6 @@
 #include "dot/base/beneath.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -171,6 +172,33 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
   }
   // Read through the descriptor, not st_size: the bytes hashed are the bytes
   // that are there, and growth past the limit while we read is still caught.
+  if (!options.keep_content) {
+    // Only the digest: streamed through one bounded buffer, so observing a
+    // file of max_bytes never holds max_bytes.
+    constexpr std::size_t kChunk = 64 * 1024;
+    std::string buf(std::min<std::size_t>(kChunk, options.max_bytes + 1), '\0');
+    Sha256 hash;
+    std::uint64_t have = 0;
+    for (;;) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), options.max_bytes + 1 - have));
+      if (want == 0) break;
+      ssize_t n = ::pread(fd, buf.data(), want, static_cast<off_t>(have));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return errno_error(errno, "read", "an opened file");
+      }
+      if (n == 0) break;
+      hash.update(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      have += static_cast<std::uint64_t>(n);
+    }
+    o.size = have;
+    if (have > options.max_bytes) {
+      o.too_large = true;
+      return o;
+    }
+    o.sha256 = to_hex(hash.finish());
+    return o;
+  }
   std::string content;
   content.resize(options.max_bytes + 1);
   std::size_t have = 0;

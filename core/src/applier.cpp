@@ -35,8 +35,42 @@ Status refuse_if_unfinished(Root& root) {
                                     : store::command_for(root.layout(), "recover")));
 }
 
+Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id) {
+  const std::string& id = sealed.plan_id;
+  auto decoded = decode_canonical_plan_v2(sealed.canonical_plan);
+  if (!decoded.ok()) return tampered(id, decoded.error().message());
+  PlanV2 plan = std::move(decoded).value();
+  if (plan.proposal_id.empty()) return tampered(id, "it is a proposal document, not a sealed plan");
+  if (auto s = check_proposal_binding(plan, sealed.proposal_document); !s.ok())
+    return tampered(id, s.error().message());
+  if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
+  if (plan.root_id != root_id)
+    return make_error(Code::Policy, "other_root",
+                      fmt::format("plan {} was sealed for root {}, not this root ({})", id, plan.root_id, root_id));
+  if (sealed.effect_count != std::optional<std::uint32_t>(static_cast<std::uint32_t>(plan.effects.size())))
+    return tampered(id, "its effect count differs from the stored one");
+  bool same_rows = sealed.operations.size() == plan.operations.size();
+  for (std::size_t i = 0; same_rows && i < plan.operations.size(); ++i) {
+    const PathOperation& op = plan.operations[i];
+    const store::OperationSummary& row = sealed.operations[i];
+    same_rows = row.name == op.path && row.before_sha256 == op.before.sha256 && row.after_sha256 == op.after.sha256;
+  }
+  if (!same_rows) return tampered(id, "its stored operation rows differ from its operations");
+  return plan;
+}
+
 Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
   const std::string& id = sealed.plan_id;
+  // A version-2 plan (its files streamed) is verified as one, then refused:
+  // this build seals them but its applier speaks version 1 only.
+  if (sealed.streamed) {
+    auto verified = verify_sealed_plan_v2(sealed, root_id);
+    if (!verified.ok()) return std::move(verified).error();
+    return make_error(Code::Policy, "plan_version",
+                      fmt::format("plan {} is a version-2 plan ({}); this dot-core cannot apply, roll back or "
+                                  "recover version-2 plans yet: nothing was changed",
+                                  id, kGeneralProfile));
+  }
   auto decoded = decode_canonical_plan(sealed.canonical_plan);
   if (!decoded.ok()) return tampered(id, decoded.error().message());
   Plan plan = std::move(decoded).value();
@@ -62,6 +96,11 @@ Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_vie
 }
 
 Status judge_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
+  if (sealed.streamed) {
+    auto verified = verify_sealed_plan_v2(sealed, root_id);
+    if (!verified.ok()) return std::move(verified).error();
+    return {};
+  }
   auto verified = verify_sealed_plan(sealed, root_id);
   if (!verified.ok()) return std::move(verified).error();
   return {};

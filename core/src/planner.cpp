@@ -15,80 +15,14 @@
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
 #include "dot/core/target.h"
+#include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/host_session.h"
+#include "planner_internal.h"
+#include "stage.h"
 
 namespace dot::core {
 namespace {
-
-// A fresh, empty stage directory (0700) for one plan, removed on every path.
-// Everything goes by descriptor: the stage folder DIR/.dot/stage is opened
-// beneath the state folder (a symlink there is DOT_E_PATH_ESCAPE naming it,
-// so nothing is ever created in or removed from where it points), the plan's
-// directory is made and opened beneath that, and the cleanup removes through
-// the stage folder's descriptor (beneath::remove_tree), never by path.
-class Stage {
- public:
-  static Result<Stage> create(const store::OpenedRoot& dirs, store::TxnId txn) {
-    if (::mkdirat(dirs.state_fd.get(), store::kStageName, 0700) != 0 && errno != EEXIST)
-      return beneath::errno_error(errno, "mkdir", dirs.entry_path(store::kStageName));
-    Stage s;
-    DOT_ASSIGN_OR_RETURN(s.parent_fd_, dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY));
-    DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
-    s.name_ = fmt::format("{}-{}", txn, rnd.substr(0, 16));
-    s.path_ = fmt::format("{}/{}", dirs.layout.stage_dir, s.name_);
-    if (::mkdirat(s.parent_fd_.get(), s.name_.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", s.path_);
-    s.owned_ = true;
-    DOT_ASSIGN_OR_RETURN(s.fd_, beneath::open_beneath(s.parent_fd_.get(), s.name_, O_RDONLY | O_DIRECTORY));
-    struct stat st {};
-    if (::fstat(s.fd_.get(), &st) != 0) return beneath::errno_error(errno, "stat", s.path_);
-    s.dev_ = st.st_dev;
-    s.ino_ = st.st_ino;
-    return s;
-  }
-  Stage() = default;
-  Stage(Stage&& o) noexcept
-      : parent_fd_(std::move(o.parent_fd_)), name_(std::move(o.name_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)),
-        dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
-  Stage& operator=(Stage&&) = delete;
-  ~Stage() {
-    if (!owned_) return;
-    fd_.reset();
-    // The root lock is held: everything in the stage folder is this plan's
-    // (an audit plugin may litter next to its own stage).
-    (void)beneath::remove_tree(parent_fd_.get(), name_);
-    auto litter = beneath::list_entries(parent_fd_.get());
-    if (litter.ok())
-      for (const auto& n : *litter) (void)beneath::remove_tree(parent_fd_.get(), n);
-  }
-  // Where the plugin is told to write (its working directory and the
-  // materialize request); core itself only uses the descriptors.
-  const std::string& path() const { return path_; }
-  int fd() const { return fd_.get(); }
-
-  // The name still holds the directory we made (not a symlink, not a new one).
-  Status check_unchanged() const {
-    struct stat st {};
-    if (::fstatat(parent_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
-        st.st_dev != dev_ || st.st_ino != ino_)
-      return make_error(Code::PathEscape, "stage_replaced",
-                        fmt::format("the stage directory {} was replaced during materialize", path_));
-    return {};
-  }
-  Result<std::set<std::string>> entries() const {
-    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(fd_.get()));
-    return std::set<std::string>(names.begin(), names.end());
-  }
-
- private:
-  UniqueFd parent_fd_;  // DIR/.dot/stage
-  std::string name_;    // this plan's directory in it
-  std::string path_;
-  UniqueFd fd_;
-  dev_t dev_ = 0;
-  ino_t ino_ = 0;
-  bool owned_ = false;
-};
 
 Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
 
@@ -133,37 +67,25 @@ Status verify_stage_contents(const Stage& stage, const dpp::MaterializeResult& c
   return {};
 }
 
+}  // namespace
+
 Error interrupted_error(int sig) {
   return make_error(Code::Protocol, "interrupted",
                     fmt::format("interrupted by {}: the plugin's process group was killed", sig == SIGINT ? "SIGINT" : "SIGTERM"));
 }
 
-struct Session {
-  std::optional<dpp::HostSession> host;
-  std::string stderr_bytes() const { return host ? host->stderr_bytes() : std::string(); }
-};
+Status check_interrupt(const PlanOptions& options) {
+  if (options.interrupt && options.interrupt->interrupted()) return interrupted_error(options.interrupt->signal());
+  return {};
+}
 
-Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const Manifest& manifest, PinnedPlugin& pinned,
-                                 store::TxnId txn, Session& session) {
-  auto check_interrupt = [&]() -> Status {
-    if (options.interrupt && options.interrupt->interrupted()) return interrupted_error(options.interrupt->signal());
-    return {};
-  };
-  // Calls that fail because a signal killed the plugin report the signal.
-  auto call = [&](auto&& result) {
-    if (!result.ok() && options.interrupt && options.interrupt->interrupted())
-      return decltype(result)(interrupted_error(options.interrupt->signal()));
-    return std::forward<decltype(result)>(result);
-  };
-
-  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.dirs(), txn));
-  dpp::HostSessionOptions ho;
+Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
+                     dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session) {
   ho.exec_fd = pinned.exec_fd.get();
   ho.stage_dir = stage.path();
   ho.spawn.argv = {"dot-plugin"};
   // Process assurance: containment for this descriptor and this stage. It
   // must outlive the spawn (the child reads it between fork and exec).
-  std::optional<Sandbox> sandbox;
   if (options.consent == Assurance::Process) {
     SandboxPolicy policy;
     policy.executable_fd = pinned.exec_fd.get();
@@ -174,13 +96,28 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
     DOT_TRY(sandbox->apply_to(ho.spawn));
     ho.containment = sandbox->limits();
   }
-  ho.limits.deadline = options.deadline;
-  DOT_TRY(check_interrupt());
+  DOT_TRY(check_interrupt(options));
   DOT_ASSIGN_OR_RETURN(dpp::HostSession host, dpp::HostSession::start(std::move(ho)));
   session.host.emplace(std::move(host));
-  dpp::HostSession& s = *session.host;
-  if (options.interrupt) options.interrupt->set_plugin_group(s.pid());
+  if (options.interrupt) options.interrupt->set_plugin_group(session.host->pid());
   pinned.exec_fd.reset();
+  return {};
+}
+
+namespace {
+
+Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const Manifest& manifest, PinnedPlugin& pinned,
+                                 store::TxnId txn, Session& session) {
+  auto check_interrupt = [&]() -> Status { return core::check_interrupt(options); };
+  // Calls that fail because a signal killed the plugin report the signal.
+  auto call = [&](auto&& result) { return during(options, std::forward<decltype(result)>(result)); };
+
+  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.dirs(), txn));
+  dpp::HostSessionOptions ho;
+  ho.limits.deadline = options.deadline;
+  std::optional<Sandbox> sandbox;
+  DOT_TRY(start_session(options, pinned, stage, std::move(ho), sandbox, session));
+  dpp::HostSession& s = *session.host;
 
   DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
   // "process" is sent only because core installed the containment itself.
@@ -262,6 +199,13 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
 
 }  // namespace
 
+std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs) {
+  std::vector<store::LogRecord> out;
+  out.reserve(logs.size());
+  for (const auto& l : logs) out.push_back(store::LogRecord{l.level, l.message, std::string(dpp::method_name(l.method))});
+  return out;
+}
+
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
   if (!unfinished.empty())
@@ -290,6 +234,16 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
 
   Session session;
   Result<PlanOutcome> outcome = [&]() -> Result<PlanOutcome> {
+    if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
+      // The id the echo is held to is the manifest's, which must be its row's.
+      if (manifest.id != rec.plugin_id)
+        return make_error(Code::PluginIdentity, "manifest",
+                          "the stored manifest does not name the plugin its plugin row names");
+      DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
+      root.hooks().reached("plan.plugin_hashed");
+      if (options.after_hash) options.after_hash(options.after_hash_ctx);
+      return run_general_proposal(root, options, manifest, pinned, txn, session);
+    }
     if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
       return make_error(Code::PluginIdentity, "manifest",
                         fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
@@ -317,8 +271,16 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   why.code = std::string(code_name(error.code));
   why.detail = error.message();
   why.plugin_stderr = std::move(stderr_bytes);
+  std::vector<store::LogRecord> logs;
+  if (session.host) {
+    logs = log_records(session.host->logs());
+    // An error response keeps the plugin's code and message (in the detail)
+    // and its data, canonical JSON.
+    if (const auto& pe = session.host->plugin_error(); pe && pe->error.data && error.code == Code::PluginError)
+      why.detail += fmt::format("; data {}", *pe->error.data);
+  }
   // Keep the session's error even if recording it fails: it is the cause.
-  (void)root.store().abandon(txn, why);
+  (void)root.store().abandon(txn, why, logs);
   return error;
 }
 

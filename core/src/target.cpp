@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/utf8.h"
+
 namespace dot::core {
 namespace {
 
@@ -115,6 +117,87 @@ Result<ObservedTarget> observe_target(int root_fd, std::string_view name) {
   ObservedTarget t;
   t.snapshot = snapshot_of(o);
   t.content = std::move(o.content);
+  return t;
+}
+
+namespace {
+
+std::string path_shown(std::string_view path) { return fmt::format("\"{}\"", shown(path.substr(0, 512))); }
+
+Status check_parent_policy(std::string_view folder, const FileObservation& o) {
+  auto refuse = [&](std::string why) {
+    return make_error(Code::Policy, "parent", fmt::format("parent folder {} {}", path_shown(folder), why));
+  };
+  if (o.type == FileType::Symlink)
+    return make_error(Code::PathEscape, "symlink",
+                      fmt::format("parent folder {} is a symlink (never followed)", path_shown(folder)));
+  if (o.type != FileType::Directory)
+    return refuse(fmt::format("is a {}, not a folder", beneath::file_type_name(o.type)));
+  if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+  if (o.mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", o.mode));
+  return {};
+}
+
+Status check_path_target_policy(std::string_view path, const FileObservation& o, std::uint64_t max_file_bytes) {
+  if (!o.exists()) return {};
+  auto refuse = [&](std::string why) {
+    return make_error(Code::Policy, "target", fmt::format("target {} {}", path_shown(path), why));
+  };
+  if (o.type == FileType::Symlink)
+    return make_error(Code::PathEscape, "symlink",
+                      fmt::format("target {} is a symlink (never followed)", path_shown(path)));
+  if (o.type == FileType::Directory) return refuse("is a folder, not a regular file");
+  if (o.type != FileType::Regular)
+    return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
+  if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
+  if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+  if (o.mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
+  if (o.mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", o.mode));
+  if (o.too_large || o.size > max_file_bytes)
+    return refuse(fmt::format("is larger than max_file_bytes {}", max_file_bytes));
+  return {};
+}
+
+}  // namespace
+
+Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
+                                       std::size_t keep_bytes, ParentFolders& parents) {
+  PathTarget t;
+  for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
+    std::string_view folder = path.substr(0, slash);
+    auto known = parents.find(folder);
+    bool exists = false;
+    if (known != parents.end()) {
+      exists = known->second;
+    } else {
+      // Its own parents were judged first (this loop), so a symlink on the
+      // way is already refused; only the folder itself is looked at here.
+      DOT_ASSIGN_OR_RETURN(FileObservation o, beneath::observe_beneath(root_fd, folder, {.max_bytes = 0}));
+      exists = o.exists();
+      if (exists) DOT_TRY(check_parent_policy(folder, o));
+      parents.emplace(std::string(folder), exists);
+    }
+    // Below a missing folder nothing exists (and nothing is looked up).
+    if (!exists) {
+      for (std::size_t s = path.find('/', slash + 1); s != std::string_view::npos; s = path.find('/', s + 1))
+        parents.emplace(std::string(path.substr(0, s)), false);
+      t.snapshot = Snapshot::absent();
+      return t;
+    }
+  }
+  // Small files are read once with their bytes; a larger one is hashed
+  // streaming (observe_fd keeps no bytes then).
+  FileObservation o;
+  if (keep_bytes > 0) {
+    DOT_ASSIGN_OR_RETURN(o, beneath::observe_beneath(root_fd, path, {.max_bytes = keep_bytes, .keep_content = true}));
+  }
+  if (keep_bytes == 0 || o.too_large) {
+    DOT_ASSIGN_OR_RETURN(o, beneath::observe_beneath(root_fd, path, {.max_bytes = max_file_bytes}));
+  }
+  DOT_TRY(check_path_target_policy(path, o, max_file_bytes));
+  t.snapshot = snapshot_of(o);
+  t.size = o.size;
+  if (o.exists() && !o.too_large && o.size <= keep_bytes) t.content = std::move(o.content);
   return t;
 }
 

@@ -158,11 +158,48 @@ CREATE INDEX path_owner_by_plugin ON path_owner (plugin_id, path);
 INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner;
 )sql";
 
+// Version 6: the general profile (spec/dpp-general.md). A version-2 plan's
+// files are too large to be one value in memory: each written file (and, at
+// apply, each backup) is a row of its own keyed by (txn, operation index),
+// written and read with SQLite's incremental blob I/O in bounded chunks
+// (file_blobs.cpp). plan.streamed says where a plan's artifacts are: 0 the
+// version-1 `artifact` table, 1 `file_artifact`, one row per operation that
+// writes (after_sha256 non-empty). proposal_log keeps a proposal's dot.log
+// messages in the order they came.
+const char* const kMigrateTo6 = R"sql(
+ALTER TABLE plan ADD COLUMN streamed INTEGER NOT NULL DEFAULT 0 CHECK (streamed IN (0, 1));
+CREATE TABLE file_artifact (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  idx INTEGER NOT NULL CHECK (idx >= 0),
+  size INTEGER NOT NULL CHECK (size >= 0 AND size <= 16777216),
+  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+  bytes BLOB NOT NULL,
+  PRIMARY KEY (txn_id, idx)
+);
+CREATE TABLE file_backup (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  idx INTEGER NOT NULL CHECK (idx >= 0),
+  present INTEGER NOT NULL CHECK (present IN (0, 1)),
+  size INTEGER NOT NULL CHECK (size >= 0 AND size <= 16777216),
+  sha256 TEXT NOT NULL,
+  bytes BLOB NOT NULL,
+  PRIMARY KEY (txn_id, idx)
+);
+CREATE TABLE proposal_log (
+  txn_id INTEGER NOT NULL REFERENCES txn (id),
+  seq INTEGER NOT NULL CHECK (seq >= 0),
+  level TEXT NOT NULL CHECK (level IN ('debug','info','warning','error')),
+  method TEXT NOT NULL,
+  message BLOB NOT NULL CHECK (length(message) <= 4096),
+  PRIMARY KEY (txn_id, seq)
+) WITHOUT ROWID;
+)sql";
+
 struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5}, {6, kMigrateTo6}};
 
 }  // namespace
 

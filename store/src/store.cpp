@@ -14,6 +14,7 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
+#include "file_blobs.h"
 #include "schema.h"
 #include "store_impl.h"
 
@@ -373,6 +374,48 @@ Result<TxnId> Store::begin_proposal(const ProposalStart& start) {
 
 namespace {
 
+// A proposal's dot.log messages as the session accepted them (its rules,
+// again, as a bound on what one row holds).
+Status check_logs(const std::vector<LogRecord>& logs) {
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const LogRecord& l = logs[i];
+    if (l.message.size() > 4096 || l.method.empty() ||
+        !(l.level == "debug" || l.level == "info" || l.level == "warning" || l.level == "error"))
+      return make_error(Code::Validation, "log", fmt::format("log message {} has a bad level, method or size", i));
+  }
+  return {};
+}
+
+Status insert_logs(detail::Db& db, TxnId id, const std::vector<LogRecord>& logs) {
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+        "INSERT INTO proposal_log (txn_id, seq, level, method, message) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, logs[i].level).bind(4, logs[i].method)
+                .bind_blob(5, logs[i].message).run());
+  }
+  return {};
+}
+
+// A version-2 plan's files against its operation rows: exactly one per
+// operation with an after digest, carrying that digest.
+Status check_streamed_files(const SealInput& in, const std::string& path) {
+  if (!in.artifacts.empty())
+    return make_error(Code::ArtifactMismatch, "count", "a streamed plan carries its artifacts as files");
+  if (!in.files.empty() && !in.open_file)
+    return make_error(Code::Internal, "open_file", "a streamed plan's files need an opener");
+  DOT_TRY(detail::check_file_shapes(in.files, in.operations.size(), FileKind::Artifact, path));
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < in.operations.size(); ++i) {
+    const std::string& after = in.operations[i].after_sha256;
+    const bool has_file = next < in.files.size() && in.files[next].index == i;
+    if (after.empty() != !has_file || (has_file && in.files[next].sha256 != after))
+      return make_error(Code::ArtifactMismatch, "digest",
+                        fmt::format("operation {} and its artifact disagree (after digest \"{}\")", i, after));
+    if (has_file) ++next;
+  }
+  return {};
+}
+
 Status expect_state(const std::string& path, TxnId id, State actual, State wanted, std::string_view step) {
   if (actual == wanted) return {};
   return make_error(Code::RecoveryRequired, "illegal_transition",
@@ -410,12 +453,14 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
   return {};
 }
 
-Status Store::abandon(TxnId id, const Abandonment& why) {
+Status Store::abandon(TxnId id, const Abandonment& why, const std::vector<LogRecord>& logs) {
   DOT_TRY(impl_->writable());
   auto& db = impl_->db;
+  DOT_TRY(check_logs(logs));
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "abandoning"));
+  DOT_TRY(insert_logs(db, id, logs));
   std::int64_t at = now_ms();
   bool truncated = why.plugin_stderr.size() > kMaxStderrBytes;
   std::string_view err = std::string_view(why.plugin_stderr).substr(0, kMaxStderrBytes);
@@ -465,9 +510,13 @@ Status Store::seal(TxnId id, const SealInput& in) {
   if (digest != in.plan_id)
     return make_error(Code::Validation, "plan_id",
                       fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
-  if (in.artifacts.size() != in.operations.size())
+  if (in.streamed) {
+    DOT_TRY(check_streamed_files(in, path()));
+  } else if (in.artifacts.size() != in.operations.size() || !in.files.empty()) {
     return make_error(Code::ArtifactMismatch, "count",
                       fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
+  }
+  DOT_TRY(check_logs(in.logs));
   for (std::size_t i = 0; i < in.artifacts.size(); ++i) {
     if (!in.artifacts[i].exists)
       return make_error(Code::ArtifactMismatch, "absent", fmt::format("artifact {} is marked absent", i));
@@ -491,10 +540,10 @@ Status Store::seal(TxnId id, const SealInput& in) {
   std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
   {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count) VALUES (?1, ?2, ?3, ?4)"));
+        "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count, streamed) VALUES (?1, ?2, ?3, ?4, ?5)"));
     s.bind(1, id).bind_blob(2, in.canonical_plan).bind(3, at);
     if (in.effect_count) s.bind(4, static_cast<std::int64_t>(*in.effect_count)); else s.bind_null(4);
-    DOT_TRY(s.run());
+    DOT_TRY(s.bind(5, std::int64_t{in.streamed ? 1 : 0}).run());
   }
   for (std::size_t i = 0; i < in.operations.size(); ++i) {
     const auto& op = in.operations[i];
@@ -502,11 +551,17 @@ Status Store::seal(TxnId id, const SealInput& in) {
         "INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
     DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, op.name).bind(4, op.before_sha256)
                 .bind(5, op.after_sha256).run());
+    if (in.streamed) continue;
     DOT_ASSIGN_OR_RETURN(auto a, db.prepare(
         "INSERT INTO artifact (txn_id, slot, bytes, sha256) VALUES (?1, ?2, ?3, ?4)"));
     DOT_TRY(a.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind_blob(3, in.artifacts[i].bytes)
                 .bind(4, in.artifacts[i].sha256).run());
   }
+  // Each file streams from its descriptor into its row, checked as it goes;
+  // any difference rolls the whole seal back.
+  for (const FileBlob& f : in.files)
+    DOT_TRY(detail::insert_file(db, id, FileKind::Artifact, f, in.open_file, row_name(id, in.plan_id)));
+  DOT_TRY(insert_logs(db, id, in.logs));
   bool truncated = in.plugin_stderr.size() > kMaxStderrBytes;
   std::string_view err = std::string_view(in.plugin_stderr).substr(0, kMaxStderrBytes);
   {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "file_blobs.h"
 #include "store_impl.h"
 
 namespace dot::store {
@@ -17,6 +18,40 @@ bool has_plan(State s) {
 // and a committed transaction can later be rolled back.
 bool may_have_ledger(State s) {
   return s == State::Committed || s == State::Done || s == State::RollingBack || s == State::RolledBack;
+}
+
+// A transaction's streamed files, each streamed through and hashed (one
+// chunk in memory at a time): length and digest as the row says, indexes
+// ascending and within the plan, artifacts exactly the operations with an
+// after digest (the digest theirs) when `match_operations`.
+template <class Problem>
+Status check_files(detail::Db& db, TxnId id, const std::string& who, std::size_t ops, FileKind kind,
+                   bool match_operations, std::size_t& count, Store::CheckReport& report, Problem&& problem) {
+  DOT_ASSIGN_OR_RETURN(auto files, detail::stored_files(db, id, kind));
+  count = files.size();
+  const std::string_view what = detail::file_kind_name(kind);
+  std::vector<FileBlob> blobs;
+  for (const auto& f : files) {
+    ++report.blobs;
+    blobs.push_back(f.blob);
+    DOT_ASSIGN_OR_RETURN(detail::StreamedBlob got, detail::stream_blob(db, detail::file_table(kind), f.rowid, nullptr));
+    if (got.length != f.blob.size)
+      problem(fmt::format("{}: {} {} holds {} bytes, not its {}", who, what, f.blob.index, got.length, f.blob.size));
+    else if (f.blob.exists && got.sha256 != f.blob.sha256)
+      problem(fmt::format("{}: {} {} does not match its digest", who, what, f.blob.index));
+  }
+  if (auto shapes = detail::check_file_shapes(blobs, ops, kind, who); !shapes.ok())
+    problem(shapes.error().detail);
+  if (!match_operations) return {};
+  DOT_ASSIGN_OR_RETURN(auto rows, read_operations(db, id));
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const bool has_file = next < files.size() && files[next].blob.index == i;
+    if (rows[i].after_sha256.empty() == has_file || (has_file && files[next].blob.sha256 != rows[i].after_sha256))
+      problem(fmt::format("{}: operation {} and its artifact disagree", who, i));
+    if (has_file) ++next;
+  }
+  return {};
 }
 
 }  // namespace
@@ -80,7 +115,8 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
   // Per transaction: state matches history, plan bytes match plan id, blobs.
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
       "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
-      "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal FROM txn LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id"));
+      "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal, plan.streamed FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+      "ORDER BY txn.id"));
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
@@ -124,6 +160,8 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
       sealed.plan_id = plan_id;
       sealed.proposal_id = s.text(8);
       sealed.canonical_plan = s.blob(5);
+      sealed.streamed = s.i64(10) != 0;
+      sealed.proposal_document = s.blob(9);
       if (effect_count) sealed.effect_count = static_cast<std::uint32_t>(*effect_count);
       DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, id));
       if (auto verdict = judge(sealed, root_id); !verdict.ok())
@@ -153,6 +191,19 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
     std::size_t artifacts = 0, backups = 0;
     DOT_TRY(blob_check("SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1", "artifact", false, artifacts));
     DOT_TRY(blob_check("SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1", "backup", true, backups));
+    const bool streamed = s.i64(10) != 0;
+    std::size_t files = 0, file_backups = 0;
+    DOT_TRY(check_files(db, id, who, ops, FileKind::Artifact, streamed && !pruned, files, report, problem));
+    DOT_TRY(check_files(db, id, who, ops, FileKind::Backup, false, file_backups, report, problem));
+    if (!streamed && (files != 0 || file_backups != 0))
+      problem(fmt::format("{}: a version-1 plan has streamed files", who));
+    if (streamed) {
+      if (artifacts != 0 || backups != 0) problem(fmt::format("{}: a streamed plan has version-1 blobs", who));
+      // Artifacts are the writing operations only (checked in check_files);
+      // backups, once there, one per operation as in version 1.
+      artifacts = ops;
+      backups = file_backups;
+    }
     if (!pruned && artifacts != ops)
       problem(fmt::format("{}: {} artifacts for {} operations", who, artifacts, ops));
     bool needs_backups = *st != State::Sealed && *st != State::Discarded && *st != State::Stale;
@@ -230,6 +281,12 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
     DOT_TRY(a.bind(1, id).run());
     DOT_ASSIGN_OR_RETURN(auto b, db.prepare("DELETE FROM backup WHERE txn_id = ?1"));
     DOT_TRY(b.bind(1, id).run());
+    DOT_ASSIGN_OR_RETURN(auto fa, db.prepare("DELETE FROM file_artifact WHERE txn_id = ?1"));
+    DOT_TRY(fa.bind(1, id).run());
+    DOT_ASSIGN_OR_RETURN(auto fb, db.prepare("DELETE FROM file_backup WHERE txn_id = ?1"));
+    DOT_TRY(fb.bind(1, id).run());
+    DOT_ASSIGN_OR_RETURN(auto lg, db.prepare("DELETE FROM proposal_log WHERE txn_id = ?1"));
+    DOT_TRY(lg.bind(1, id).run());
     DOT_ASSIGN_OR_RETURN(auto e, db.prepare("DELETE FROM event WHERE txn_id = ?1"));
     DOT_TRY(e.bind(1, id).run());
     DOT_ASSIGN_OR_RETURN(auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "file_blobs.h"
 #include "store_impl.h"
 
 namespace dot::store {
@@ -245,7 +246,8 @@ Result<TxnDetail> Store::detail(TxnId id) {
         "SELECT " DOT_STORE_SUMMARY_COLUMNS ", "
         "txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
         "txn.stderr_truncated, plan.canonical, "
-        "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id), txn.proposal "
+        "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id) OR "
+        "EXISTS (SELECT 1 FROM file_backup WHERE file_backup.txn_id = txn.id), txn.proposal, plan.streamed "
         "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -261,11 +263,26 @@ Result<TxnDetail> Store::detail(TxnId id) {
     d.canonical_plan = s.blob(k + 6);
     d.has_backups = s.i64(k + 7) != 0;
     d.proposal_document = s.blob(k + 8);
+    d.streamed = !s.is_null(k + 9) && s.i64(k + 9) != 0;
   }
   DOT_ASSIGN_OR_RETURN(d.operations, read_operations(db, id));
   DOT_ASSIGN_OR_RETURN(d.effects, effects(id));
   DOT_ASSIGN_OR_RETURN(d.events, events(id));
+  DOT_ASSIGN_OR_RETURN(d.logs, logs(id));
   return d;
+}
+
+Result<std::vector<LogRecord>> Store::logs(TxnId id) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
+      "SELECT level, method, message FROM proposal_log WHERE txn_id = ?1 ORDER BY seq"));
+  s.bind(1, id);
+  std::vector<LogRecord> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    out.push_back(LogRecord{s.text(0), s.blob(2), s.text(1)});
+  }
+  return out;
 }
 
 namespace {
@@ -303,6 +320,57 @@ Result<std::vector<Blob>> read_blobs(detail::Db& db, const char* sql, TxnId id, 
 
 }  // namespace
 
+namespace {
+
+// A version-2 plan's files against its operation rows (metadata only: the
+// bytes are verified as read_file streams them): one artifact per operation
+// with an after digest, carrying it; backups, once there, one per operation.
+Status load_streamed_files(detail::Db& db, SealedPlan& p, const std::string& who) {
+  auto tampered = [&](std::string why) {
+    return make_error(Code::RecoveryRequired, "tampered", fmt::format("{}: {}", who, why));
+  };
+  DOT_ASSIGN_OR_RETURN(auto artifacts, detail::stored_files(db, p.id, FileKind::Artifact));
+  DOT_ASSIGN_OR_RETURN(auto backups, detail::stored_files(db, p.id, FileKind::Backup));
+  for (auto& f : artifacts) p.files.push_back(std::move(f.blob));
+  for (auto& f : backups) p.file_backups.push_back(std::move(f.blob));
+  if (!detail::check_file_shapes(p.files, p.operations.size(), FileKind::Artifact, who).ok() ||
+      !detail::check_file_shapes(p.file_backups, p.operations.size(), FileKind::Backup, who).ok())
+    return tampered("its stored files break the file rules");
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < p.operations.size(); ++i) {
+    const std::string& after = p.operations[i].after_sha256;
+    const bool has_file = next < p.files.size() && p.files[next].index == i;
+    if (after.empty() == has_file || (has_file && p.files[next].sha256 != after))
+      return tampered(fmt::format("operation {} and its stored artifact disagree", i));
+    if (has_file) ++next;
+  }
+  if (!p.file_backups.empty() && p.file_backups.size() != p.operations.size())
+    return tampered(fmt::format("{} backups for {} operations", p.file_backups.size(), p.operations.size()));
+  return {};
+}
+
+}  // namespace
+
+Status Store::read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& out) {
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(auto files, detail::stored_files(db, id, kind));
+  const std::string who = fmt::format("{}: transaction {}", path(), id);
+  for (const auto& f : files) {
+    if (f.blob.index != index) continue;
+    DOT_ASSIGN_OR_RETURN(detail::StreamedBlob got, detail::stream_blob(db, detail::file_table(kind), f.rowid, &out));
+    if (got.length != f.blob.size || (f.blob.exists && got.sha256 != f.blob.sha256) ||
+        (!f.blob.exists && got.length != 0))
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: stored {} {} has {} bytes hashing to {}, not its {} bytes {}", who,
+                                    detail::file_kind_name(kind), index, got.length, got.sha256, f.blob.size,
+                                    f.blob.sha256));
+    return {};
+  }
+  return make_error(Code::NotFound, "no_file",
+                    fmt::format("{} has no stored {} for operation {}", who, detail::file_kind_name(kind), index));
+}
+
 Result<SealedPlan> Store::load_sealed(TxnId id) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
@@ -333,6 +401,19 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   if (p.operations.size() != t.operation_count)
     return make_error(Code::RecoveryRequired, "tampered",
                       fmt::format("{}: {} operation rows for {} operations", who, p.operations.size(), t.operation_count));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
+                                            "WHERE plan.txn_id = ?1"));
+    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    p.streamed = row && s.i64(0) != 0;
+    if (row) p.proposal_document = s.blob(1);
+  }
+  if (p.streamed) {
+    DOT_TRY(load_streamed_files(db, p, who));
+    DOT_ASSIGN_OR_RETURN(p.effects, effects(id));
+    return p;
+  }
   DOT_ASSIGN_OR_RETURN(p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot",
                                                id, false, "artifact", who));
   if (p.artifacts.size() != t.operation_count)

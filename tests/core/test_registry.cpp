@@ -297,6 +297,9 @@ TEST_F(Registry, VersionThreeRootPlansWithoutAFlag) {
       "INSERT INTO plugin_v3 SELECT 1, plugin_id, sha256, manifest, registered_at_ms FROM plugin;"
       "DROP TABLE plugin; ALTER TABLE plugin_v3 RENAME TO plugin;"
       "DROP VIEW derived_owner; DROP TABLE path_owner; DROP INDEX operation_by_name;"
+      // and without version 6's general-profile tables.
+      "DROP TABLE file_artifact; DROP TABLE file_backup; DROP TABLE proposal_log;"
+      "ALTER TABLE plan DROP COLUMN streamed;"
       "PRAGMA user_version = 3; COMMIT;");
   ASSERT_EQ(plugin_rows(db()), row);
   const std::string plan_id = plan_ok();

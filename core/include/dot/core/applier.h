@@ -12,6 +12,7 @@
 #include "dot/base/result.h"
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
+#include "dot/core/plan_v2.h"
 #include "dot/core/root.h"
 #include "dot/store/records.h"
 
@@ -25,7 +26,16 @@ namespace dot::core {
 // `plan` enforced when it sealed (plan.h check_plan_invariants): a row edited
 // in the database with its ids recomputed is still refused. Anything else is
 // DOT_E_RECOVERY_REQUIRED (kind tampered) or DOT_E_POLICY (another root's plan).
+// A version-2 plan (sealed.streamed) is verified with verify_sealed_plan_v2
+// and then refused with DOT_E_POLICY (kind plan_version): this build seals
+// version-2 plans but cannot apply them yet.
 Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id);
+// The same checks of a version-2 plan: canonical RFC 8785 bytes decoding as
+// a sealed plan, bound to its stored proposal document (plan_v2.h
+// check_proposal_binding) and its stored proposal id, sealed for `root_id`,
+// its effect count and operation rows (path, before and after digests) the
+// stored ones.
+Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id);
 // verify_sealed_plan as the store's plan judge (Store::check): `store check`.
 Status judge_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id);
 

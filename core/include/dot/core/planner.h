@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "dot/base/result.h"
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
+#include "dot/core/plan_v2.h"
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
 #include "dot/store/records.h"
@@ -48,12 +50,31 @@ struct PlanOptions {
   // spawned from the same descriptor (the identity race test swaps the file).
   void (*after_hash)(void* ctx) = nullptr;
   void* after_hash_ctx = nullptr;
+  // General profile: each dot.log message as it arrives (plan --verbose).
+  std::function<void(const store::LogRecord&)> on_log;
 };
 
 struct PlannedSlot {
   std::string name;
   std::string before;  // bytes of the target ("" when absent)
   std::string after;   // staged bytes
+};
+
+// One operation of a version-2 plan as `plan` shows it: its snapshots, the
+// sizes, and the bytes of either side when small enough for a diff
+// (planner_general.cpp keeps at most kDiffFileBytes per file, kDiffTotalBytes
+// per plan; beyond that a one-line summary is shown).
+inline constexpr std::size_t kDiffFileBytes = 64 * 1024;
+inline constexpr std::size_t kDiffTotalBytes = 8 * 1024 * 1024;
+struct PathSlot {
+  std::string path;
+  Action action = Action::Write;
+  Snapshot before;
+  Snapshot after;
+  std::uint64_t before_size = 0;
+  std::uint64_t after_size = 0;
+  std::optional<std::string> before_content;
+  std::optional<std::string> after_content;
 };
 
 struct PlanOutcome {
@@ -65,10 +86,20 @@ struct PlanOutcome {
   std::string plan_id;
   std::vector<PlannedSlot> slots;
   std::string plugin_stderr;
+  // The general profile (org.dot.dpp/v1): version kPlanVersion2, the plan
+  // in plan_v2 (sealed; when no_changes, the proposal as proposed, every
+  // after filled in), one PathSlot per operation of plan_v2, and the
+  // plugin's dot.log messages in order. `plan` and `slots` stay empty.
+  std::uint64_t version = kPlanVersion;
+  PlanV2 plan_v2;
+  std::vector<PathSlot> path_slots;
+  std::vector<store::LogRecord> logs;
 };
 
 // Errors carry their DOT_E_* code; after PROPOSING the proposal is ABANDONED
-// with that code before the error is returned.
+// with that code before the error is returned. The manifest's profile picks
+// the planner: org.dot.hello/v1 (this file's model) or org.dot.dpp/v1
+// (planner_general.cpp: version-2 plans, spec/dpp-general.md).
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options);
 
 // A unified diff of one slot (libdtl), "--- a/NAME" / "+++ b/NAME" headers.

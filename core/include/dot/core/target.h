@@ -5,6 +5,8 @@
 // is a named crash point and, for the commit, a fault point (test_hooks.h).
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +42,28 @@ struct ObservedTarget {
 };
 // Observes `name` directly under the root and applies the policy.
 Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
+
+// ---- the general profile (spec/dpp-general.md "Plan") -------------------
+// A target that exists must be a regular, single-link file owned by the
+// effective uid, without setuid, setgid, sticky or group/other write bits,
+// of at most max_file_bytes; every existing parent folder a real folder
+// owned by the effective uid without group/other write bits. A symlink
+// (target or parent) is Code::PathEscape; anything else outside the policy
+// Code::Policy, the detail naming the path and the rule.
+struct PathTarget {
+  Snapshot snapshot;                   // absent, or the five fields
+  std::uint64_t size = 0;
+  std::optional<std::string> content;  // when it exists and has at most keep_bytes
+};
+// The parent folders already judged for one plan, by relative path: true
+// when the folder exists (and passed the parent policy), false when missing.
+using ParentFolders = std::map<std::string, bool, std::less<>>;
+// Observes `path` (already past path_rules.h) beneath the root, its parents
+// first, component by component (each judged once per plan through
+// `parents`); below a missing parent nothing exists. The digest streams; the
+// bytes are kept when at most `keep_bytes`.
+Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
+                                       std::size_t keep_bytes, ParentFolders& parents);
 
 // The re-check before a rename (and the precondition check of apply): the
 // target still passes the policy and equals `expected`. Symlink:

@@ -3,11 +3,14 @@
 // their digests; it never parses a plan (core owns the plan model).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "dot/base/fd.h"
+#include "dot/base/result.h"
 #include "dot/store/state.h"
 
 namespace dot::store {
@@ -33,6 +36,35 @@ struct ProposalStart {
   std::string plugin_id;
   std::string plugin_digest;   // 64 hex
   std::int64_t started_at_ms = 0;  // 0: the store uses now
+};
+
+// A version-2 plan's files (spec/dpp-general.md limits max_file_bytes and
+// max_total_bytes): each file at most kMaxFileBlobBytes, a plan's files
+// together at most kMaxPlanFileBytes. They are streamed, never held whole.
+inline constexpr std::uint64_t kMaxFileBlobBytes = std::uint64_t{16} << 20;
+inline constexpr std::uint64_t kMaxPlanFileBytes = std::uint64_t{1} << 30;
+
+// One streamed file: the artifact a version-2 write installs, or the backup
+// apply keeps of a target, keyed by its operation's index in the plan.
+enum class FileKind : std::uint8_t { Artifact, Backup };
+struct FileBlob {
+  std::uint32_t index = 0;     // the operation's index in the plan
+  bool exists = true;          // backups only: false = the target was absent
+  std::uint64_t size = 0;      // 0 when !exists
+  std::string sha256;          // lowercase hex of the bytes ("" when !exists)
+  bool operator==(const FileBlob&) const = default;
+};
+// Opens the bytes of `blob` for the store to read from their start to their
+// end (read(2), so a fresh descriptor per call). The store reads at most
+// size + 1 bytes in bounded chunks, hashing them.
+using FileOpener = std::function<Result<UniqueFd>(const FileBlob& blob)>;
+
+// One dot.log message of a general-profile proposal, kept in arrival order.
+struct LogRecord {
+  std::string level;           // debug | info | warning | error
+  std::string message;         // plugin text, at most 4096 bytes, exact
+  std::string method;          // the request it came during, e.g. "dot.plan"
+  bool operator==(const LogRecord&) const = default;
 };
 
 // The reason of a proposal that ended without a plan because it would change
@@ -72,6 +104,14 @@ struct SealInput {
   std::vector<Blob> artifacts;               // slot order, one per operation
   std::string plugin_stderr;                 // kept for inspect (may be empty)
   std::int64_t sealed_at_ms = 0;             // 0: now
+  // A version-2 plan: its artifacts are `files`, not `artifacts` (which
+  // stays empty): one per operation with an after digest, ascending index,
+  // each read through `open_file` within the seal's SQLite transaction and
+  // checked (size and digest, DOT_E_ARTIFACT_MISMATCH).
+  bool streamed = false;
+  std::vector<FileBlob> files;
+  FileOpener open_file;
+  std::vector<LogRecord> logs;               // the proposal's dot.log messages
 };
 
 struct Event {
@@ -132,6 +172,8 @@ struct TxnDetail {
   std::vector<EffectEntry> effects;
   std::vector<Event> events;
   bool has_backups = false;
+  std::vector<LogRecord> logs;  // dot.log messages, in order
+  bool streamed = false;        // a version-2 plan (files in file_artifact)
 };
 
 // A sealed plan as apply and recovery need it, re-verified on load.
@@ -146,6 +188,12 @@ struct SealedPlan {
   std::vector<Blob> artifacts;
   std::vector<Blob> backups;   // empty before PREPARED
   std::vector<EffectEntry> effects;
+  // A version-2 plan: its files (metadata only; Store::read_file streams the
+  // bytes) and its proposal document (the preimage of proposal_id).
+  bool streamed = false;
+  std::vector<FileBlob> files;
+  std::vector<FileBlob> file_backups;  // empty before PREPARED
+  std::string proposal_document;
 };
 
 // A plan that wrote targets and was not undone (DONE or COMMITTED), as

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dot/base/byte_stream.h"
 #include "dot/base/result.h"
 #include "dot/store/commit_hook.h"
 #include "dot/store/records.h"
@@ -28,8 +29,9 @@ namespace dot::store {
 // Schema version written by this build (PRAGMA user_version). Version 1 is the
 // pre-capability layout (no effect ledger, no effect count); version 4 keys
 // the plugin table by plugin id (several plugins per root); version 5 keeps
-// the owner of every path (path_owner).
-inline constexpr int kSchemaVersion = 5;
+// the owner of every path (path_owner); version 6 adds the general
+// profile's streamed files and dot.log messages.
+inline constexpr int kSchemaVersion = 6;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
@@ -119,17 +121,29 @@ class Store {
   // leaves it empty; then none is kept.
   Status set_proposal_id(TxnId id, std::string_view proposal_id, std::string_view document = {});
   // PROPOSING -> ABANDONED with the error and the plugin's bounded stderr.
-  Status abandon(TxnId id, const Abandonment& why);
+  // `logs`: the proposal's dot.log messages, kept in order (general profile).
+  Status abandon(TxnId id, const Abandonment& why, const std::vector<LogRecord>& logs = {});
   // PROPOSING -> SEALED in one SQLite transaction: plan bytes, plan_id,
   // proposal_id, effect count, operations, artifacts (each digest checked
   // against its bytes: DOT_E_ARTIFACT_MISMATCH; plan_id against the bytes:
   // DOT_E_VALIDATION). A plan_id already stored is DOT_E_CONFLICT.
   Status seal(TxnId id, const SealInput& input);
 
+  // ---- version-2 files (streamed) ------------------------------------------
+  // Streams the stored bytes of file `index` (an operation index) of a
+  // version-2 plan to `out` in chunks of at most 1 MiB, hashing them; the
+  // length and digest are checked at the end against the row's: a mismatch
+  // is DOT_E_RECOVERY_REQUIRED (tampered), and whatever `out` already got
+  // must then be discarded. No such file (or pruned): DOT_E_NOT_FOUND.
+  Status read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& out);
+
   // ---- transactions ----------------------------------------------------
   // Loads a sealed plan with its artifacts, backups and ledger, recomputing
   // plan_id from the stored bytes and every blob's digest: any mismatch is
   // DOT_E_RECOVERY_REQUIRED naming the row. Never returns unverified bytes.
+  // A version-2 plan (streamed) comes with its files' metadata, each checked
+  // against its operation row, and its proposal document; its files' bytes
+  // are read with read_file (verified as they stream).
   Result<SealedPlan> load_sealed(TxnId id);
   // SEALED -> PREPARED, storing the backups (slot order) in the same SQLite
   // transaction.
@@ -166,6 +180,8 @@ class Store {
   Result<TxnSummary> summary(TxnId id);
   Result<TxnDetail> detail(TxnId id);
   Result<std::vector<Event>> events(TxnId id);
+  // A general-profile proposal's dot.log messages, in the order they came.
+  Result<std::vector<LogRecord>> logs(TxnId id);
   Result<std::size_t> count();
   // For every target name any DONE or COMMITTED transaction wrote, the
   // newest such transaction: each plan once, newest first, its bytes
@@ -188,14 +204,15 @@ class Store {
   // PRAGMA integrity_check and foreign_key_check, plus our invariants: every
   // event history follows legal transitions and ends in the row's state, the
   // ledger matches each plan's effect count and state, every blob and plan
-  // matches its digest; and, with a judge, every stored plan the judge
+  // matches its digest (a version-2 plan's files streamed, one chunk at a
+  // time, one per writing operation); and, with a judge, every stored plan the judge
   // refuses (one problem per plan, naming each violation). A check that
   // cannot run at all is an error; a violation is a problem in the report.
   Result<CheckReport> check(PlanJudge judge = nullptr);
   struct PruneReport {
     std::size_t pruned = 0;  // transactions whose blobs and events were dropped
   };
-  // Drops the blobs (artifacts, backups, plugin stderr) and events of all but
+  // Drops the blobs (artifacts, backups, streamed files, plugin stderr) and events of all but
   // the newest `keep` finished transactions (is_finished), keeping their
   // summary rows, operations, ledger and plan bytes (so plan ids stay
   // verifiable). Never touches an unfinished one. load_sealed on a pruned

@@ -1,0 +1,96 @@
+#pragma once
+// The stage of one plan (both profiles): a fresh private folder the plugin
+// writes its files into, reached and removed only through descriptors.
+// Internal to core.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/fd.h"
+#include "dot/base/result.h"
+#include "dot/base/sha256.h"
+#include "dot/core/root.h"
+#include "dot/store/root.h"
+
+namespace dot::core {
+
+// A fresh, empty stage directory (0700) for one plan, removed on every path.
+// Everything goes by descriptor: the stage folder DIR/.dot/stage is opened
+// beneath the state folder (a symlink there is DOT_E_PATH_ESCAPE naming it,
+// so nothing is ever created in or removed from where it points), the plan's
+// directory is made and opened beneath that, and the cleanup removes through
+// the stage folder's descriptor (beneath::remove_tree), never by path.
+class Stage {
+ public:
+  static Result<Stage> create(const store::OpenedRoot& dirs, store::TxnId txn) {
+    if (::mkdirat(dirs.state_fd.get(), store::kStageName, 0700) != 0 && errno != EEXIST)
+      return beneath::errno_error(errno, "mkdir", dirs.entry_path(store::kStageName));
+    Stage s;
+    DOT_ASSIGN_OR_RETURN(s.parent_fd_, dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY));
+    DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
+    s.name_ = fmt::format("{}-{}", txn, rnd.substr(0, 16));
+    s.path_ = fmt::format("{}/{}", dirs.layout.stage_dir, s.name_);
+    if (::mkdirat(s.parent_fd_.get(), s.name_.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", s.path_);
+    s.owned_ = true;
+    DOT_ASSIGN_OR_RETURN(s.fd_, beneath::open_beneath(s.parent_fd_.get(), s.name_, O_RDONLY | O_DIRECTORY));
+    struct stat st {};
+    if (::fstat(s.fd_.get(), &st) != 0) return beneath::errno_error(errno, "stat", s.path_);
+    s.dev_ = st.st_dev;
+    s.ino_ = st.st_ino;
+    return s;
+  }
+  Stage() = default;
+  Stage(Stage&& o) noexcept
+      : parent_fd_(std::move(o.parent_fd_)), name_(std::move(o.name_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)),
+        dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
+  Stage& operator=(Stage&&) = delete;
+  ~Stage() {
+    if (!owned_) return;
+    fd_.reset();
+    // The root lock is held: everything in the stage folder is this plan's
+    // (an audit plugin may litter next to its own stage).
+    (void)beneath::remove_tree(parent_fd_.get(), name_);
+    auto litter = beneath::list_entries(parent_fd_.get());
+    if (litter.ok())
+      for (const auto& n : *litter) (void)beneath::remove_tree(parent_fd_.get(), n);
+  }
+  // Where the plugin is told to write (its working directory and the
+  // materialize request); core itself only uses the descriptors.
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+
+  // The name still holds the directory we made (not a symlink, not a new one).
+  Status check_unchanged() const {
+    struct stat st {};
+    if (::fstatat(parent_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_dev != dev_ || st.st_ino != ino_)
+      return make_error(Code::PathEscape, "stage_replaced",
+                        fmt::format("the stage directory {} was replaced during materialize", path_));
+    return {};
+  }
+  Result<std::set<std::string>> entries() const {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(fd_.get()));
+    return std::set<std::string>(names.begin(), names.end());
+  }
+
+ private:
+  UniqueFd parent_fd_;  // DIR/.dot/stage
+  std::string name_;    // this plan's directory in it
+  std::string path_;
+  UniqueFd fd_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  bool owned_ = false;
+};
+
+}  // namespace dot::core

@@ -1,0 +1,182 @@
+#include "dot/core/stage_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <deque>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
+
+namespace dot::core {
+namespace {
+
+constexpr std::size_t kReadChunk = 256 * 1024;
+
+std::string quoted(std::string_view path) { return fmt::format("\"{}\"", shown(path.substr(0, 512))); }
+
+Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
+
+Error staged_symlink(std::string_view path) {
+  return make_error(Code::PathEscape, "staged_symlink",
+                    fmt::format("staged {} is or passes through a symlink (never followed)", quoted(path)));
+}
+
+// Opens a staged entry as itself: a symlink anywhere on the way or as the
+// entry is a staged symlink; any other failure to open is a missing file.
+Result<UniqueFd> open_entry(int stage_fd, std::string_view path) {
+  auto fd = beneath::open_beneath(stage_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (fd.ok()) return fd;
+  if (fd.error().code == Code::PathEscape) return staged_symlink(path);
+  return mismatch(fmt::format("staged {} cannot be opened: {}", quoted(path), fd.error().detail));
+}
+
+// The file behind `fd` is what a staged artifact must be.
+Result<struct stat> regular_single_link(int fd, std::string_view path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return beneath::errno_error(errno, "fstat", quoted(path));
+  if (!S_ISREG(st.st_mode))
+    return mismatch(fmt::format("staged {} is a {}, not a regular file", quoted(path),
+                                beneath::file_type_name(beneath::file_type(st.st_mode))));
+  if (st.st_nlink != 1)
+    return mismatch(fmt::format("staged {} has {} hard links (a staged file has exactly 1)", quoted(path), st.st_nlink));
+  return st;
+}
+
+}  // namespace
+
+Result<UniqueFd> open_staged_file(int stage_fd, std::string_view path) {
+  DOT_ASSIGN_OR_RETURN(UniqueFd fd, open_entry(stage_fd, path));
+  DOT_ASSIGN_OR_RETURN(struct stat st, regular_single_link(fd.get(), path));
+  (void)st;
+  return fd;
+}
+
+Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
+                                           std::span<const dpp::general::Artifact> claimed,
+                                           const StageLimits& limits) {
+  // The claims first, before a byte is read: the negotiated limits
+  // (DOT_E_PROTOCOL), then one claim per write, in order.
+  std::uint64_t total = 0;
+  for (const auto& a : claimed) {
+    if (a.size > limits.max_file_bytes)
+      return make_error(Code::Protocol, "max_file_bytes",
+                        fmt::format("artifact {} claims {} bytes, more than max_file_bytes {}", quoted(a.path),
+                                    a.size, limits.max_file_bytes));
+    total += a.size;  // each at most 2^24 and at most 10^4 of them: no wrap
+    if (total > limits.max_total_bytes)
+      return make_error(Code::Protocol, "max_total_bytes",
+                        fmt::format("the artifacts claim more than max_total_bytes {} by {}", limits.max_total_bytes,
+                                    quoted(a.path)));
+  }
+  for (std::size_t i = 0; i < std::max(claimed.size(), writes.size()); ++i) {
+    if (i >= claimed.size())
+      return mismatch(fmt::format("no artifact for the write of {} (operation order)", quoted(writes[i])));
+    if (i >= writes.size())
+      return mismatch(fmt::format("artifact {} stands for no write of the plan", quoted(claimed[i].path)));
+    if (claimed[i].path != writes[i])
+      return mismatch(fmt::format("artifact {} where the write of {} comes (operation order)", quoted(claimed[i].path),
+                                  quoted(writes[i])));
+  }
+
+  std::vector<StagedFile> out;
+  std::size_t kept = 0;
+  auto buf = std::make_unique<char[]>(kReadChunk);
+  for (const auto& a : claimed) {
+    DOT_ASSIGN_OR_RETURN(UniqueFd fd, open_entry(stage_fd, a.path));
+    DOT_ASSIGN_OR_RETURN(struct stat st, regular_single_link(fd.get(), a.path));
+    if (static_cast<std::uint64_t>(st.st_size) != a.size)
+      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), st.st_size,
+                                  a.size));
+    StagedFile f;
+    f.path = a.path;
+    const bool keep = a.size <= limits.keep_file_bytes && kept + a.size <= limits.keep_total_bytes;
+    if (keep) f.content.emplace();
+    // Up to one byte past the claim: a file that grows while it is read is
+    // seen growing, never cut at its claim.
+    Sha256 hash;
+    std::uint64_t done = 0;
+    for (;;) {
+      const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kReadChunk, a.size + 1 - done));
+      ssize_t n = ::pread(fd.get(), buf.get(), want, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return beneath::errno_error(errno, "read", quoted(a.path));
+      if (n == 0) break;
+      done += static_cast<std::uint64_t>(n);
+      if (done > a.size) return mismatch(fmt::format("staged {} grew past its claimed {} bytes while read", quoted(a.path), a.size));
+      std::string_view bytes(buf.get(), static_cast<std::size_t>(n));
+      hash.update(bytes);
+      if (keep) f.content->append(bytes);
+    }
+    if (done != a.size)
+      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), done, a.size));
+    f.size = done;
+    f.sha256 = to_hex(hash.finish());
+    if (f.sha256 != a.sha256)
+      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", quoted(a.path), f.sha256,
+                                  shown(a.sha256.substr(0, 64))));
+    if (keep) kept += a.size;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifact> claimed) {
+  std::set<std::string, std::less<>> files, folders;
+  for (const auto& a : claimed) {
+    files.insert(a.path);
+    for (std::size_t slash = a.path.find('/'); slash != std::string::npos; slash = a.path.find('/', slash + 1))
+      folders.insert(a.path.substr(0, slash));
+  }
+  // Breadth first, one folder descriptor open at a time (each reopened
+  // beneath the stage, symlinks refused), however deep the paths go.
+  std::deque<std::string> queue{""};
+  while (!queue.empty()) {
+    const std::string folder = std::move(queue.front());
+    queue.pop_front();
+    UniqueFd dir;
+    if (folder.empty()) {
+      dir.reset(::fcntl(stage_fd, F_DUPFD_CLOEXEC, 0));
+      if (!dir) return beneath::errno_error(errno, "dup", "the stage");
+    } else {
+      auto opened = beneath::open_beneath(stage_fd, folder, O_RDONLY | O_DIRECTORY);
+      if (!opened.ok()) {
+        if (opened.error().code == Code::PathEscape) return staged_symlink(folder);
+        return mismatch(fmt::format("staged folder {} cannot be opened: {}", quoted(folder), opened.error().detail));
+      }
+      dir = std::move(opened).value();
+    }
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir.get()));
+    for (const auto& name : names) {
+      const std::string path = folder.empty() ? name : folder + "/" + name;
+      struct stat st {};
+      if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) continue;
+        return beneath::errno_error(errno, "stat", quoted(path));
+      }
+      if (S_ISLNK(st.st_mode)) return staged_symlink(path);
+      if (files.contains(path)) {
+        if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+          return mismatch(fmt::format("staged {} changed after it was read", quoted(path)));
+        continue;
+      }
+      if (folders.contains(path) && S_ISDIR(st.st_mode)) {
+        queue.push_back(path);
+        continue;
+      }
+      return mismatch(fmt::format("the stage holds {} ({}), which no artifact names", quoted(path),
+                                  beneath::file_type_name(beneath::file_type(st.st_mode))));
+    }
+  }
+  return {};
+}
+
+}  // namespace dot::core

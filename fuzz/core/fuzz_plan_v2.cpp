@@ -1,0 +1,73 @@
+// Stored version-2 plan decoding (dot/core/plan_v2.h, plan_document.h) over
+// arbitrary bytes: what `store check`, export and every load run on a plan
+// read back from the database, and what `plan-id` runs on a document.
+// Deterministic oracles:
+//   - every refusal carries one of the codes the model documents
+//     (Validation, Policy, PathEscape, Protocol);
+//   - a plan that decodes from canonical bytes re-encodes to exactly those
+//     bytes, and its ids are the SHA-256 of what they claim to hash;
+//   - whatever decodes keeps every rule: paths pass check_plan_paths, the one
+//     root-sync effect, directories ascending with mode 0700;
+//   - a plan and the proposal document made from it bind (when the plan
+//     holds no no-op), and a document decodes to the same plan_id it claims.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/sha256.h"
+#include "dot/core/path_rules.h"
+#include "dot/core/plan_document.h"
+#include "dot/core/plan_v2.h"
+
+namespace {
+
+void check(bool ok) {
+  if (!ok) std::abort();
+}
+
+template <typename T>
+bool refused(const dot::Result<T>& r) {
+  if (r.ok()) return false;
+  const dot::Code c = r.error().code;
+  check(c == dot::Code::Validation || c == dot::Code::Policy || c == dot::Code::PathEscape ||
+        c == dot::Code::Protocol);
+  return true;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  auto plan = dot::core::decode_canonical_plan_v2(bytes);
+  if (!refused(plan)) {
+    auto again = dot::core::canonical_bytes(*plan);
+    check(again.ok() && *again == bytes);
+    std::vector<std::string_view> paths;
+    for (const auto& op : plan->operations) paths.push_back(op.path);
+    check(dot::core::check_plan_paths(paths).ok());
+    check(plan->effects.size() == 1);
+    for (std::size_t i = 0; i < plan->directories.size(); ++i) {
+      check(plan->directories[i].mode == dot::core::kCreatedFolderMode);
+      if (i > 0) check(plan->directories[i - 1].path < plan->directories[i].path);
+    }
+    auto plan_id = dot::core::compute_plan_id(*plan);
+    check(plan_id.ok() && *plan_id == dot::sha256_hex(bytes));
+    auto document = dot::core::proposal_document(*plan);
+    check(document.ok());
+    if (!plan->proposal_id.empty() && !plan->operations.empty()) {
+      bool any_noop = false;
+      for (const auto& op : plan->operations) any_noop = any_noop || dot::core::is_general_noop(op);
+      auto sealed = dot::core::seal_from_proposal(*plan);
+      check(sealed.ok());
+      if (!any_noop) check(dot::core::check_proposal_binding(*sealed, *document).ok());
+    }
+  }
+  auto doc = dot::core::decode_plan_document(bytes);
+  if (!refused(doc)) {
+    check(doc->plan_id.size() == 64);
+    check(doc->claimed_plan_id.empty() || doc->claimed_plan_id == doc->plan_id);
+  }
+  return 0;
+}

@@ -1,0 +1,186 @@
+// The org.dot.dpp/v1 plugin of the general planner's tests
+// (test_general_plan.cpp), on the plugin runtime. One executable, many
+// behaviours: the test writes the case name into the file `case` beside the
+// managed root (the stage is ROOT/.dot/stage/NAME, so that file is
+// ../../../../case from the stage) and the plugin writes its pid into `pid`
+// there, so that the test can tell it is gone. Audit assurance only (it
+// reads outside its stage).
+//
+// Cases: seal, noop, and one per rejection the spec puts at plan level
+// (see the table in test_general_plan.cpp). A case that must send bytes the
+// runtime would never send (a path that is not UTF-8, claims over the
+// limits, an error with data) rewrites one frame on its way out.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "dot/base/byte_stream.h"
+#include "dot/base/sha256.h"
+#include "dot/dpp/runtime.h"
+#include "hostile.h"
+
+namespace g = dot::dpp::general;
+using dot::Result;
+using dot::Status;
+
+namespace {
+
+std::string g_case;
+std::string g_base;  // the folder holding the root and the case file
+
+std::string base_of_stage(const std::string& stage) {
+  std::string p = stage;
+  for (int i = 0; i < 4; ++i) p = p.substr(0, p.rfind('/'));
+  return p;
+}
+
+// Bytes of a file the plan writes as binary: every byte value.
+std::string binary_bytes() {
+  std::string s;
+  for (int i = 0; i < 512; ++i) s += static_cast<char>(i & 0xff);
+  return s;
+}
+
+const std::string kUtf8Name = "dir/sub/\xc3\xbc" "ber.txt";  // dir/sub/über.txt
+
+class GeneralPlugin final : public g::Plugin {
+ public:
+  std::string id() const override { return "org.test.gplan"; }
+  bool wants_log() const override { return true; }
+
+  Result<std::vector<g::Operation>> plan(g::Context& ctx, const std::vector<std::string>&) override {
+    const std::string& c = g_case;
+    if (c == "seal") {
+      DOT_TRY(ctx.log("info", "proposing 5 operations"));
+      DOT_TRY(ctx.log("warning", "escape \x1b[31mred\x1b[0m and a\nnew line"));
+      return std::vector<g::Operation>{{"write", 0755, "bin/tool"},
+                                       {"write", 0644, "conf.txt"},
+                                       {"write", 0600, kUtf8Name},
+                                       {"remove", 0, "old.txt"},
+                                       {"write", 0644, "same.txt"}};
+    }
+    if (c == "noop") return std::vector<g::Operation>{{"remove", 0, "absent.txt"}, {"write", 0644, "same.txt"}};
+    auto one = [](std::string path) { return std::vector<g::Operation>{{"write", 0644, std::move(path)}}; };
+    if (c == "unsorted") return std::vector<g::Operation>{{"write", 0644, "b"}, {"write", 0644, "a"}};
+    if (c == "duplicate") return std::vector<g::Operation>{{"write", 0644, "a"}, {"write", 0644, "a"}};
+    if (c == "parent_of") return std::vector<g::Operation>{{"write", 0644, "a"}, {"write", 0644, "a/b"}};
+    if (c == "dot_dot") return one("a/../b");
+    if (c == "absolute") return one("/etc/passwd");
+    if (c == "nul") return one(std::string("a\0b", 3));
+    if (c == "control") return one("a\x1b" "b");
+    if (c == "not_utf8") return one("NOT-UTF8");  // rewritten on the way out
+    if (c == "component_too_long") return one(std::string(256, 'c'));
+    if (c == "path_too_long") {
+      std::string p;
+      while (p.size() < 4096) p += std::string(200, 'p') + "/";
+      return one(p + "f");
+    }
+    if (c == "state_folder") return one(".dot/evil");
+    if (c == "symlinked_parent") return one("link/file");
+    if (c == "target_folder") return one("folder");
+    if (c == "bad_mode") return std::vector<g::Operation>{{"write", 0666, "a"}};
+    if (c == "error_response") return one("a");  // answered with an error on the way out
+    if (c == "handler_error") return dot::make_error(dot::Code::Io, "source", "the source folder is gone");
+    if (c == "total_over_max") {
+      std::vector<g::Operation> ops;
+      for (int i = 0; i < 65; ++i) ops.push_back({"write", 0644, "f" + std::to_string(100 + i)});
+      return ops;
+    }
+    return one("a.txt");
+  }
+
+  Result<std::vector<g::Artifact>> materialize(g::Context&, const std::string& stage) override {
+    const std::string& c = g_case;
+    if (c == "seal") {
+      std::vector<g::Artifact> out;
+      DOT_ASSIGN_OR_RETURN(g::Artifact tool, g::write_staged_file(stage, "bin/tool", binary_bytes()));
+      DOT_ASSIGN_OR_RETURN(g::Artifact conf, g::write_staged_file(stage, "conf.txt", "key = new\nother = 1\n"));
+      DOT_ASSIGN_OR_RETURN(g::Artifact uber, g::write_staged_file(stage, kUtf8Name, "gr\xc3\xbc\xc3\x9f dich\n"));
+      DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));
+      return std::vector<g::Artifact>{tool, conf, uber, same};
+    }
+    if (c == "noop") {
+      DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));
+      return std::vector<g::Artifact>{same};
+    }
+    if (c == "total_over_max") return std::vector<g::Artifact>{};  // claims rewritten on the way out
+    DOT_ASSIGN_OR_RETURN(g::Artifact a, g::write_staged_file(stage, "a.txt", "staged\n"));
+    const std::string file = stage + "/a.txt";
+    if (c == "file_over_max") {
+      // The file really is one byte over max_file_bytes, and claimed so.
+      if (::truncate(file.c_str(), static_cast<off_t>(g::kLimits.max_file_bytes + 1)) != 0) std::exit(98);
+      std::ifstream in(file, std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      a.size = bytes.size();
+      a.sha256 = dot::sha256_hex(bytes);
+    } else if (c == "extra_file") {
+      DOT_ASSIGN_OR_RETURN(g::Artifact extra, g::write_staged_file(stage, "more/extra.txt", "not claimed\n"));
+      (void)extra;
+    } else if (c == "staged_symlink") {
+      ::unlink(file.c_str());
+      if (::symlink("/etc/hostname", file.c_str()) != 0) std::exit(98);
+    } else if (c == "staged_symlink_folder") {
+      if (::symlink("/etc", (stage + "/elsewhere").c_str()) != 0) std::exit(98);
+    } else if (c == "hard_link") {
+      if (::link(file.c_str(), (stage + "/b.txt").c_str()) != 0) std::exit(98);
+    } else if (c == "wrong_digest") {
+      a.sha256 = std::string(64, '0');
+    } else if (c == "wrong_size") {
+      a.size += 1;
+    }
+    return std::vector<g::Artifact>{a};
+  }
+};
+
+// Rewrites one frame the runtime writes, for the cases that send what the
+// runtime never would.
+class CaseSink final : public dot::ByteSink {
+ public:
+  explicit CaseSink(dot::ByteSink& raw) : raw_(raw) {}
+  Status write(std::string_view bytes) override {
+    auto at = bytes.find("\r\n\r\n");
+    std::string body(at == std::string_view::npos ? bytes : bytes.substr(at + 4));
+    const bool plan = body.find("\"id\":2,") != std::string::npos;
+    const bool materialize = body.find("\"id\":3,") != std::string::npos;
+    namespace h = dot::dpp::hostile;
+    if (g_case == "not_utf8" && plan) return raw_.write(h::frame(h::replace(body, "NOT-UTF8", "a\xff" "b")));
+    if (g_case == "error_response" && plan)
+      return raw_.write(h::frame(
+          "{\"error\":{\"code\":-32001,\"data\":{\"missing\":\"/src\"},\"message\":\"no source folder\"},\"id\":2,"
+          "\"jsonrpc\":\"2.0\"}"));
+    if (g_case == "total_over_max" && materialize) {
+      std::string arts;
+      for (int i = 0; i < 65; ++i)
+        arts += (i ? "," : "") + std::string("{\"path\":\"f") + std::to_string(100 + i) + "\",\"sha256\":\"" +
+                std::string(64, 'a') + "\",\"size\":16777216}";
+      return raw_.write(h::frame("{\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"artifacts\":[" + arts + "]}}"));
+    }
+    return raw_.write(bytes);
+  }
+
+ private:
+  dot::ByteSink& raw_;
+};
+
+}  // namespace
+
+int main() {
+  const char* stage = std::getenv("DOT_STAGE_ROOT");
+  if (!stage) return 97;
+  g_base = base_of_stage(stage);
+  {
+    std::ifstream in(g_base + "/case");
+    std::getline(in, g_case);
+    std::ofstream(g_base + "/pid") << ::getpid() << "\n";
+  }
+  GeneralPlugin plugin;
+  dot::FdSource in(STDIN_FILENO, "standard input");
+  dot::FdSink out(STDOUT_FILENO, "standard output");
+  dot::FdSink err(STDERR_FILENO, "standard error");
+  CaseSink sink(out);
+  return g::serve(plugin, in, sink, err);
+}

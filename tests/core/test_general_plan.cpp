@@ -1,0 +1,271 @@
+// `dot-core plan` for the general profile org.dot.dpp/v1 (spec/dpp-general.md
+// "Plan", "Materialize and validate", "Plan model and ids", dot.log, error
+// responses), end to end through the product binary with the test plugin
+// core-general-plugin (general_plugin.cpp): a plan that seals (nested paths,
+// a UTF-8 name, modes, a created folder, a remove, a no-op left out),
+// NO_CHANGES, and one hostile case per rejection at plan level, each with
+// its code, nothing written beneath the root, an ABANDONED row and no
+// plugin process left.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "../common/process_gone.h"
+#include "dot/base/sha256.h"
+#include "engine_harness.h"
+
+namespace dot::core::testing {
+namespace {
+
+// Every entry beneath the root but the state folder: path -> type, mode and
+// bytes (what "nothing written" is checked against).
+std::map<std::string, std::string> tree(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const auto rel = fs::relative(it->path(), root).string();
+    if (rel == ".dot") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    struct stat st {};
+    ::lstat(it->path().c_str(), &st);
+    std::string v = fmt::format("{:o}", st.st_mode);
+    if (S_ISREG(st.st_mode)) v += ":" + sha256_hex(slurp(it->path()));
+    out[rel] = v;
+  }
+  return out;
+}
+
+std::vector<json::Value> items(json::Value v) {
+  std::vector<json::Value> out;
+  for (json::Value e : v.elements()) out.push_back(e);
+  return out;
+}
+
+class GeneralPlan : public EngineTest {
+ protected:
+  void SetUp() override {
+    EngineTest::SetUp();
+    // The test plugin as a second, general plugin of the root.
+    auto reg = core({"register", "--plugin", bin("core-general-plugin"), "--assurance", "audit", "--id",
+                     "org.test.gplan", "--profile", "org.dot.dpp/v1"});
+    ASSERT_EQ(reg.code, 0) << reg.err;
+  }
+
+  CmdResult plan_case(const std::string& name, std::vector<std::string> extra = {}) {
+    spit(base_ / "case", name + "\n");
+    std::error_code ec;
+    fs::remove(base_ / "pid", ec);
+    std::vector<std::string> args = {"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return core(args);
+  }
+
+  pid_t plugin_pid() {
+    std::string s = slurp(base_ / "pid");
+    return s.empty() ? 0 : static_cast<pid_t>(std::stol(s));
+  }
+
+  store::TxnDetail last_detail() {
+    auto layout = store::RootLayout::for_root(root_.string());
+    auto st = store::Store::open(layout.database, read_only());
+    EXPECT_TRUE(st.ok());
+    auto l = st->list(store::ListFilter{std::nullopt, 1});
+    EXPECT_TRUE(l.ok() && !l->empty());
+    auto d = st->detail(l->front().id);
+    EXPECT_TRUE(d.ok());
+    return d.ok() ? *d : store::TxnDetail{};
+  }
+
+  // The root the seal case plans against: a file to edit, one to remove,
+  // one already as proposed (a no-op), one more (a folder with a file).
+  void seal_fixture() {
+    spit(root_ / "conf.txt", "key = old\nother = 1\n", 0600);
+    spit(root_ / "old.txt", "remove me\n", 0644);
+    spit(root_ / "same.txt", "unchanged\n", 0644);
+    fs::create_directory(root_ / "dir");
+    ::chmod((root_ / "dir").c_str(), 0700);
+  }
+};
+
+TEST_F(GeneralPlan, SealsAVersion2PlanWithFoldersModesARemoveAndNoOpsLeftOut) {
+  seal_fixture();
+  const auto before = tree(root_);
+  CmdResult r = plan_case("seal");
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_EQ(tree(root_), before) << "plan wrote beneath the root";
+  EXPECT_TRUE(process_gone(plugin_pid()));
+  auto doc = json::parse(r.out);
+  ASSERT_TRUE(doc.ok()) << r.out;
+  auto root = doc->root();
+  EXPECT_EQ(root.find("state")->as_string(), "SEALED");
+  EXPECT_EQ(root.find("version")->number_text(), "2");
+  const std::string plan_id(root.find("plan_id")->as_string());
+  // Created folders: dir exists, dir/sub and bin do not.
+  auto dirs = items(*root.find("directories"));
+  std::vector<std::string> folders;
+  for (auto d : dirs) folders.emplace_back(d.find("path")->as_string());
+  EXPECT_EQ(folders, (std::vector<std::string>{"bin", "dir/sub"}));
+  // Operations in path order without the no-op same.txt.
+  std::vector<std::string> paths, actions;
+  for (auto op : items(*root.find("operations"))) {
+    paths.emplace_back(op.find("path")->as_string());
+    actions.emplace_back(op.find("action")->as_string());
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{"bin/tool", "conf.txt", "dir/sub/\xc3\xbc" "ber.txt", "old.txt"}));
+  EXPECT_EQ(actions, (std::vector<std::string>{"write", "write", "write", "remove"}));
+  auto ops = items(*root.find("operations"));
+  // bin/tool is binary: no diff; conf.txt a text diff with its mode change.
+  EXPECT_TRUE(ops[0].find("binary")->as_bool());
+  EXPECT_TRUE(ops[0].find("diff")->is_null());
+  const std::string diff(ops[1].find("diff")->as_string());
+  EXPECT_NE(diff.find("-key = old\n+key = new\n"), std::string::npos) << diff;
+  // The log, exact in --json, in order, with the method it came during.
+  auto logs = items(*root.find("logs"));
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[1].find("message")->as_string(), "escape \x1b[31mred\x1b[0m and a\nnew line");
+  EXPECT_EQ(logs[1].find("method")->as_string(), "dot.plan");
+
+  // Stored: SEALED, the proposal document (no-op included) and the log;
+  // store check streams the files and judges the plan.
+  auto d = last_detail();
+  EXPECT_EQ(d.summary.state, store::State::Sealed);
+  EXPECT_EQ(d.summary.plan_id, plan_id);
+  EXPECT_NE(d.proposal_document.find("same.txt"), std::string::npos);
+  EXPECT_EQ(d.canonical_plan.find("same.txt"), std::string::npos);
+  EXPECT_EQ(d.logs.size(), 2u);
+  EXPECT_EQ(store_problems(), "");
+  auto check = core({"store", "check", "--json"});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+
+  // plan-id of what export writes recomputes the same id (both versions).
+  auto exported = core({"export", plan_id.substr(0, 12)});
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  spit(base_ / "exported.json", exported.out);
+  auto id = run_core(kProductCore, {"plan-id", (base_ / "exported.json").string()});
+  EXPECT_EQ(id.code, 0) << id.err;
+  EXPECT_EQ(id.out, plan_id + "\n");
+
+  // Human output: the log escaped, never raw, in inspect show and events.
+  auto show = core({"inspect", "show", plan_id.substr(0, 12)});
+  EXPECT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("escape \\x1b[31mred\\x1b[0m and a\\x0anew line"), std::string::npos) << show.out;
+  EXPECT_EQ(show.out.find('\x1b'), std::string::npos);
+  auto events = core({"inspect", "events", plan_id.substr(0, 12)});
+  EXPECT_NE(events.out.find("proposing 5 operations"), std::string::npos) << events.out;
+
+  // apply of a version-2 plan refuses cleanly until the applier speaks it.
+  auto apply = core({"apply", plan_id.substr(0, 12)});
+  EXPECT_EQ(apply.code, 1);
+  EXPECT_NE(apply.err.find("DOT_E_POLICY"), std::string::npos) << apply.err;
+  EXPECT_EQ(tree(root_), before);
+  EXPECT_EQ(state_of(plan_id), "SEALED");
+}
+
+TEST_F(GeneralPlan, HumanOutputShowsDiffsSummariesFoldersAndVerboseLogs) {
+  seal_fixture();
+  spit(base_ / "case", "seal\n");
+  CmdResult r = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin", "--verbose"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("create folder bin/ (mode 0700)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("create folder dir/sub/ (mode 0700)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("binary or large bin/tool"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mode conf.txt 0600 -> 0644"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+key = new"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("create dir/sub/\xc3\xbc" "ber.txt (mode 0600"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("remove old.txt"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("same.txt"), std::string::npos) << r.out;
+  // --verbose: the log on stderr as it arrives, escaped.
+  EXPECT_NE(r.err.find("log warning during dot.plan: escape \\x1b[31mred"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos);
+}
+
+TEST_F(GeneralPlan, EveryOperationANoOpIsNoChanges) {
+  spit(root_ / "same.txt", "unchanged\n", 0644);
+  const auto before = tree(root_);
+  CmdResult r = plan_case("noop");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json_field(r.out, "state"), "NO_CHANGES");
+  auto human = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"});
+  EXPECT_EQ(human.code, 0);
+  EXPECT_EQ(human.out.rfind("no changes", 0), 0u) << human.out;
+  EXPECT_EQ(tree(root_), before);
+  auto d = last_detail();
+  EXPECT_EQ(d.summary.state, store::State::Abandoned);
+  EXPECT_EQ(d.summary.code, store::kNoChangesCode);
+  EXPECT_FALSE(d.proposal_document.empty());
+  EXPECT_EQ(store_problems(), "");
+}
+
+struct Hostile {
+  const char* name;
+  const char* code;
+  const char* detail;  // a substring of the error line
+  bool proposal;       // the proposal document is stored (the plan result passed)
+};
+
+// One per rejection the spec puts at plan level.
+const Hostile kHostile[] = {
+    {"unsorted", "DOT_E_POLICY", "ascending UTF-8 byte order", false},
+    {"duplicate", "DOT_E_POLICY", "appears twice", false},
+    {"parent_of", "DOT_E_POLICY", "is a parent folder of", false},
+    {"dot_dot", "DOT_E_PATH_ESCAPE", "\"..\"", false},
+    {"absolute", "DOT_E_PATH_ESCAPE", "absolute", false},
+    {"nul", "DOT_E_POLICY", "control byte 0x00", false},
+    {"control", "DOT_E_POLICY", "control byte 0x1b", false},
+    {"not_utf8", "DOT_E_PROTOCOL", "", false},
+    {"component_too_long", "DOT_E_POLICY", "component longer than 255", false},
+    {"path_too_long", "DOT_E_POLICY", "longer than 4095", false},
+    {"state_folder", "DOT_E_POLICY", "state folder", false},
+    {"bad_mode", "DOT_E_POLICY", "mode", false},
+    {"symlinked_parent", "DOT_E_PATH_ESCAPE", "symlink", false},
+    {"target_folder", "DOT_E_POLICY", "is a folder", false},
+    {"file_over_max", "DOT_E_PROTOCOL", "max_file_bytes", true},
+    {"total_over_max", "DOT_E_PROTOCOL", "max_total_bytes", true},
+    {"extra_file", "DOT_E_ARTIFACT_MISMATCH", "no artifact names", true},
+    {"staged_symlink", "DOT_E_PATH_ESCAPE", "symlink", true},
+    {"staged_symlink_folder", "DOT_E_PATH_ESCAPE", "elsewhere", true},
+    {"hard_link", "DOT_E_ARTIFACT_MISMATCH", "hard links", true},
+    {"wrong_digest", "DOT_E_ARTIFACT_MISMATCH", "sha256", true},
+    {"wrong_size", "DOT_E_ARTIFACT_MISMATCH", "bytes but the plugin claimed", true},
+    {"error_response", "DOT_E_PLUGIN_ERROR", "with error -32001: no source folder", false},
+    {"handler_error", "DOT_E_PLUGIN_ERROR", "with error -32000", false},
+};
+
+TEST_F(GeneralPlan, EveryPlanLevelRejectionHasItsCodeAndWritesNothing) {
+  // What the path cases meet beneath the root.
+  fs::create_directory(base_ / "elsewhere");
+  fs::create_directory_symlink(base_ / "elsewhere", root_ / "link");
+  fs::create_directory(root_ / "folder");
+  ::chmod((root_ / "folder").c_str(), 0700);
+  const auto before = tree(root_);
+  for (const Hostile& h : kHostile) {
+    SCOPED_TRACE(h.name);
+    CmdResult r = plan_case(h.name);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_EQ(r.err.rfind(std::string(h.code) + ":", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(h.detail), std::string::npos) << r.err;
+    EXPECT_EQ(tree(root_), before) << "written beneath the root";
+    EXPECT_TRUE(fs::is_empty(base_ / "elsewhere"));
+    const pid_t pid = plugin_pid();
+    EXPECT_GT(pid, 0);
+    EXPECT_TRUE(process_gone(pid)) << "plugin " << pid << " left running";
+    EXPECT_TRUE(stage_leftovers().empty());
+    auto d = last_detail();
+    EXPECT_EQ(d.summary.state, store::State::Abandoned);
+    EXPECT_EQ(d.summary.code, h.code);
+    EXPECT_EQ(!d.proposal_document.empty(), h.proposal) << d.proposal_document.substr(0, 200);
+    if (std::string_view(h.name) == "error_response") {
+      // The plugin's code, message and data are kept.
+      EXPECT_NE(d.detail.find("with error -32001: no source folder"), std::string::npos) << d.detail;
+      EXPECT_NE(d.detail.find("{\"missing\":\"/src\"}"), std::string::npos) << d.detail;
+    }
+  }
+  EXPECT_EQ(store_problems(), "");
+}
+
+}  // namespace
+}  // namespace dot::core::testing
