@@ -21,6 +21,7 @@
 #include "dot/base/sha256.h"
 #include "dot/core/effects.h"
 #include "dot/core/path_rules.h"
+#include "dot/core/registry.h"
 #include "dot/core/stage_reader.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
@@ -71,9 +72,10 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, call(s.initialize(sent)));
   DOT_ASSIGN_OR_RETURN(bool log_negotiated, general::check_identity(sent, echo, manifest.id));
   (void)log_negotiated;  // the session enforces it
-  // managed: the paths this plugin owns in the root. Core does not track
-  // ownership yet, so it is empty (every plugin is asked as the first time).
+  // managed: the paths this plugin owns in the root, from dot-core's own
+  // history (never from what a plugin claims).
   general::PlanParams asked;
+  DOT_ASSIGN_OR_RETURN(asked.managed, owned_paths(root, manifest.id));
   DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, call(s.plan(asked)));
   DOT_TRY(check_effects(proposed));
   {
@@ -120,6 +122,14 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(plan));
   const std::string proposal_id = sha256_hex(proposal);
   DOT_TRY(root.store().set_proposal_id(txn, proposal_id, proposal));
+  // Checked once the proposal is stored, so that `inspect show` of the
+  // refusal shows what the plugin wanted to touch.
+  {
+    std::vector<std::string> paths;
+    paths.reserve(plan.operations.size());
+    for (const auto& op : plan.operations) paths.push_back(op.path);
+    DOT_TRY(check_ownership(root, manifest.id, paths));
+  }
 
   DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, call(s.materialize_general()));
   std::vector<std::string> writes;

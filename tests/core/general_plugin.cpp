@@ -6,7 +6,8 @@
 // there, so that the test can tell it is gone. Audit assurance only (it
 // reads outside its stage).
 //
-// Cases: seal, noop, and one per rejection the spec puts at plan level
+// Cases: seal, noop, hello_owned (a path the hello plugin owns), and one
+// per rejection the spec puts at plan level
 // (see the table in test_general_plan.cpp). A case that must send bytes the
 // runtime would never send (a path that is not UTF-8, claims over the
 // limits, an error with data) rewrites one frame on its way out.
@@ -52,8 +53,14 @@ class GeneralPlugin final : public g::Plugin {
   std::string id() const override { return "org.test.gplan"; }
   bool wants_log() const override { return true; }
 
-  Result<std::vector<g::Operation>> plan(g::Context& ctx, const std::vector<std::string>&) override {
+  Result<std::vector<g::Operation>> plan(g::Context& ctx, const std::vector<std::string>& managed) override {
     const std::string& c = g_case;
+    {
+      // What dot.plan's managed held, one path per line, for the test.
+      std::ofstream out(g_base + "/managed");
+      for (const auto& m : managed) out << m << "\n";
+    }
+    if (c == "hello_owned") return std::vector<g::Operation>{{"write", 0644, "hello.txt"}};
     if (c == "seal") {
       DOT_TRY(ctx.log("info", "proposing 5 operations"));
       DOT_TRY(ctx.log("warning", "escape \x1b[31mred\x1b[0m and a\nnew line"));

@@ -200,6 +200,73 @@ TEST_F(GeneralPlan, EveryOperationANoOpIsNoChanges) {
   EXPECT_EQ(store_problems(), "");
 }
 
+TEST_F(GeneralPlan, OwnedPathsAreManagedAndAnotherPluginsPathsAreRefusedWithTheProposalKept) {
+  // The hello plugin's applied plan owns hello.txt and welcome.txt.
+  CmdResult sealed = core({"plan", "--plugin", "org.dot.hello", "--allow-audit-plugin", "--json"});
+  ASSERT_EQ(sealed.code, 0) << sealed.err;
+  CmdResult applied = core({"apply", json_field(sealed.out, "plan_id")});
+  ASSERT_EQ(applied.code, 0) << applied.err;
+  // A later committed plan of org.test.gplan, written through the store as
+  // the version-2 applier commits one, takes b/x.conf and welcome.txt.
+  {
+    auto root = Root::open(root_.string(), Access::Mutating);
+    ASSERT_TRUE(root.ok()) << root.error().line();
+    store::Store& st = root->store();
+    auto id = st.begin_proposal({"org.test.gplan", std::string(64, 'd'), 0});
+    ASSERT_TRUE(id.ok()) << id.error().line();
+    store::SealInput in;
+    std::vector<store::Blob> backups;
+    for (const char* path : {"b/x.conf", "welcome.txt"}) {
+      store::Blob a;
+      a.slot = static_cast<std::uint32_t>(in.artifacts.size());
+      a.bytes = std::string(path) + "\n";
+      a.sha256 = sha256_hex(a.bytes);
+      in.operations.push_back({path, "", a.sha256});
+      in.artifacts.push_back(a);
+      store::Blob absent;
+      absent.slot = a.slot;
+      absent.exists = false;
+      backups.push_back(absent);
+    }
+    in.canonical_plan = "{\"ownership\":\"test\"}";
+    in.plan_id = sha256_hex(in.canonical_plan);
+    in.proposal_id = sha256_hex("proposal");
+    ASSERT_TRUE(st.set_proposal_id(*id, in.proposal_id).ok());
+    ASSERT_TRUE(st.seal(*id, in).ok());
+    ASSERT_TRUE(st.prepare(*id, backups).ok());
+    ASSERT_TRUE(st.transition(*id, store::State::Committing).ok());
+    ASSERT_TRUE(st.transition(*id, store::State::Committed).ok());
+    ASSERT_TRUE(st.transition(*id, store::State::Done).ok());
+  }
+  const auto before = tree(root_);
+
+  // The general plugin is handed what it owns, in UTF-8 byte order.
+  CmdResult own = plan_case("noop");
+  ASSERT_EQ(own.code, 0) << own.err;
+  EXPECT_EQ(slurp(base_ / "managed"), "b/x.conf\nwelcome.txt\n");
+
+  // It may not write what the hello plugin owns: refused naming the owner,
+  // with the proposal kept for `inspect show`.
+  CmdResult theirs = plan_case("hello_owned");
+  EXPECT_EQ(theirs.code, 1) << theirs.out;
+  EXPECT_EQ(theirs.err.rfind("DOT_E_POLICY:", 0), 0u) << theirs.err;
+  EXPECT_NE(theirs.err.find("path \"hello.txt\" is owned by plugin org.dot.hello"), std::string::npos) << theirs.err;
+  auto d = last_detail();
+  EXPECT_EQ(d.summary.state, store::State::Abandoned);
+  EXPECT_NE(d.proposal_document.find("hello.txt"), std::string::npos) << d.proposal_document;
+  EXPECT_EQ(tree(root_), before);
+  EXPECT_TRUE(process_gone(plugin_pid()));
+
+  // And the hello plugin may not replace what the general plugin owns.
+  CmdResult hello = core({"plan", "--plugin", "org.dot.hello", "--allow-audit-plugin", "--json"});
+  EXPECT_EQ(hello.code, 1) << hello.out;
+  EXPECT_EQ(hello.err.rfind("DOT_E_POLICY:", 0), 0u) << hello.err;
+  EXPECT_NE(hello.err.find("path \"welcome.txt\" is owned by plugin org.test.gplan"), std::string::npos)
+      << hello.err;
+  EXPECT_EQ(tree(root_), before);
+  // (No store check: the seeded plan row is not a decodable plan.)
+}
+
 struct Hostile {
   const char* name;
   const char* code;
