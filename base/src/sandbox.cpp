@@ -33,7 +33,9 @@ constexpr std::uint64_t kFsExecute = 1ULL << 0;
 constexpr std::uint64_t kFsWriteFile = 1ULL << 1;
 constexpr std::uint64_t kFsReadFile = 1ULL << 2;
 constexpr std::uint64_t kFsReadDir = 1ULL << 3;
+constexpr std::uint64_t kFsRemoveDir = 1ULL << 4;
 constexpr std::uint64_t kFsRemoveFile = 1ULL << 5;
+constexpr std::uint64_t kFsMakeDir = 1ULL << 7;
 constexpr std::uint64_t kFsMakeReg = 1ULL << 8;
 constexpr std::uint64_t kFsAbi1All = (1ULL << 13) - 1;  // EXECUTE .. MAKE_SYM
 constexpr std::uint64_t kFsRefer = 1ULL << 13;          // ABI 2
@@ -311,12 +313,16 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   if (!st->files.loader_cache.empty())
     DOT_TRY(add_path_rule(st->ruleset.get(), st->files.loader_cache, kFsReadFile, false));
   if (policy.stage_fd >= 0) {
-    // Regular files only: no directories, links, devices, sockets or fifos,
-    // and no rename into or out of the stage (REFER stays denied).
+    // Regular files only (and folders when the policy asks): no links,
+    // devices, sockets or fifos, and no rename into or out of the stage
+    // (REFER stays denied).
     std::uint64_t rw = kFsReadFile | kFsWriteFile | kFsReadDir | kFsRemoveFile | kFsMakeReg;
     if (abi >= 3) rw |= kFsTruncate;
+    if (policy.stage_folders) rw |= kFsMakeDir | kFsRemoveDir;
     DOT_TRY(add_rule(st->ruleset.get(), policy.stage_fd, rw, "the stage directory"));
   }
+  for (int fd : policy.read_only_dir_fds)
+    DOT_TRY(add_rule(st->ruleset.get(), fd, kFsReadFile | kFsReadDir, "an input directory"));
 
   DOT_ASSIGN_OR_RETURN(st->seccomp, sandbox_detail::build_seccomp_filter());
   st->prog.len = static_cast<unsigned short>(st->seccomp.insns.size());

@@ -254,9 +254,11 @@ Result<SeccompProgram> build_seccomp_filter() {
     return filter_error("clone", rc);
   // Landlock does not mediate chmod, and a capability-less root still owns
   // every root-owned file it can open (its libraries too). Path-based chmod
-  // is not allowed at all; fchmod only to 0600, the one mode a staged file has.
-  if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchmod), arg_cmp(1, SCMP_CMP_EQ, 0600))) != 0)
-    return filter_error("fchmod", rc);
+  // is not allowed at all; fchmod only to 0600, the one mode a staged file
+  // has, and 0700, the one mode a staged folder has (general profile).
+  for (const scmp_datum_t mode : {0600, 0700})
+    if ((rc = add_rule(f.ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchmod), arg_cmp(1, SCMP_CMP_EQ, mode))) != 0)
+      return filter_error("fchmod", rc);
   if ((rc = seccomp_rule_add(f.ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0)) != 0)
     return filter_error("clone3", rc);
   for (int opt : kAllowedPrctl) {

@@ -80,7 +80,8 @@ Status check_interrupt(const PlanOptions& options) {
 }
 
 Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
-                     dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session) {
+                     dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session,
+                     const ProfileContainment& profile) {
   ho.exec_fd = pinned.exec_fd.get();
   ho.stage_dir = stage.path();
   ho.spawn.argv = {"dot-plugin"};
@@ -91,6 +92,9 @@ Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Sta
     policy.executable_fd = pinned.exec_fd.get();
     policy.executable_path = pinned.copy_path;
     policy.stage_fd = stage.fd();
+    policy.limits = profile.limits;
+    policy.stage_folders = profile.stage_folders;
+    for (const UniqueFd& dir : profile.inputs) policy.read_only_dir_fds.push_back(dir.get());
     DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
     sandbox.emplace(std::move(prepared));
     DOT_TRY(sandbox->apply_to(ho.spawn));

@@ -38,10 +38,16 @@ R during(const PlanOptions& options, R result) {
 // Spawns the pinned plugin (its sealed descriptor, then closed) for `stage`
 // with the caller's session options (profile, limits, log handler): under
 // process assurance inside a Sandbox prepared for that descriptor and stage
-// (`sandbox` keeps it alive for the session); the plugin's group is handed
-// to the interrupt guard.
+// (`sandbox` keeps it alive for the session) shaped by `profile`; the
+// plugin's group is handed to the interrupt guard.
+struct ProfileContainment {
+  SandboxLimits limits;           // the hello profile's are the defaults
+  std::vector<UniqueFd> inputs;   // readable directories (open_input's descriptors)
+  bool stage_folders = false;     // nested paths in the stage
+};
 Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
-                     dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session);
+                     dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session,
+                     const ProfileContainment& profile = {});
 
 // The general profile's proposal (planner_general.cpp).
 Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options, const Manifest& manifest,

@@ -132,13 +132,11 @@ Status check_plugin_id(std::string_view id) {
 
 namespace {
 
-// Opens the input directory `path` from "/" one component at a time, never
-// following a symlink (O_PATH | O_NOFOLLOW | O_DIRECTORY on each), and
-// refuses an input that is the managed root, lies inside it, or contains it
-// (the plugin could then read the state folder: the store, other plugins'
-// copies). The path must be exactly "/" + components without ".", "..",
-// empty components or a trailing '/', so what is stored is what was checked.
-Status check_input(const Root& root, const std::string& path) {
+}  // namespace
+
+// The path must be exactly "/" + components without ".", "..", empty
+// components or a trailing '/', so what is stored is what was checked.
+Result<UniqueFd> open_input(const Root& root, const std::string& path) {
   auto policy = [&](std::string kind, std::string why) {
     return make_error(Code::Policy, std::move(kind), fmt::format("--input {}: {}", path, why));
   };
@@ -194,8 +192,10 @@ Status check_input(const Root& root, const std::string& path) {
     if (pst.st_dev == cst.st_dev && pst.st_ino == cst.st_ino) break;  // "/"
     up = std::move(parent);
   }
-  return {};
+  return dir;
 }
+
+namespace {
 
 // The manifest a request asks for (everything but the digest), every field
 // checked; nothing is touched.
@@ -231,7 +231,7 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
     for (std::size_t j = 0; j < i; ++j)
       if (req.inputs[j] == req.inputs[i])
         return make_error(Code::Policy, "inputs", fmt::format("--input {} is given twice", req.inputs[i]));
-    DOT_TRY(check_input(root, req.inputs[i]));
+    DOT_ASSIGN_OR_RETURN(UniqueFd checked, open_input(root, req.inputs[i]));
   }
   m.inputs = req.inputs;
   return m;

@@ -21,7 +21,8 @@
 // With an argument it prints one line, `<act>: <outcome>`, and exits 0 (it
 // may of course be killed first). Without one it prints that line on stderr
 // and then serves the DPP hello profile, putting the line into hello.txt, so
-// that an act that succeeded shows in the sealed plan.
+// that an act that succeeded shows in the sealed plan (or, asked for the
+// general profile, org.dot.dpp/v1 as plugin org.test.probe, into probe.txt).
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -75,6 +76,15 @@ std::string act_read_outside(const std::string& path) {
   std::string s(buf, static_cast<std::size_t>(n));
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   return "read " + s;
+}
+
+std::string act_list(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno_text(errno);
+  char buf[4096];
+  long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+  ::close(fd);
+  return n < 0 ? errno_text(errno) : "listed the folder";
 }
 
 std::string act_write_outside(const std::string& path) {
@@ -483,6 +493,10 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
   if (act == "hash") return "sha256(abc) " + sha256_hex("abc");
   if (act == "none" || act == "wrong-assurance") return "nothing attempted";
   if (act == "read-outside") return act_read_outside(dir + "/secret");
+  // A general plugin's declared input is <dir>/input (readable, never writable).
+  if (act == "read-input") return act_read_outside(dir + "/input/inside.txt");
+  if (act == "list-input") return act_list(dir + "/input");
+  if (act == "write-input") return act_write_outside(dir + "/input/written");
   if (act == "write-outside") return act_write_outside(dir + "/written-outside");
   if (act.rfind("connect-", 0) == 0) return act_connect(std::atoi(act.c_str() + 8));
   if (act == "connect") return act_connect(port_from(dir));
@@ -621,14 +635,51 @@ bool write_stage_file(const std::string& stage, const std::string& name, const s
   return ::close(fd) == 0 && ok;
 }
 
+// The text of `"key":<open>...<close>` in a flat JSON text (core's limits
+// object and inputs array hold no nested brackets).
+std::string raw_member(const std::string& json, const std::string& key, char open, char close) {
+  auto k = json.find("\"" + key + "\":" + open);
+  if (k == std::string::npos) return "";
+  auto end = json.find(close, k);
+  return end == std::string::npos ? "" : json.substr(k, end + 1 - k);
+}
+
+// The general profile org.dot.dpp/v1: one written file, probe.txt, holding
+// the act's outcome (the plugin is registered as org.test.probe).
+std::string general_result(const std::string& method, const std::string& body, const std::string& act,
+                           const std::string& outcome) {
+  if (method == "dot.initialize")
+    return "{\"assurance\":\"" + string_field(body, "required_assurance") +
+           "\",\"capabilities\":[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\"],"
+           "\"id\":\"org.test.probe\"," + raw_member(body, "inputs", '[', ']') + "," +
+           raw_member(body, "limits", '{', '}') + ",\"nonce\":\"" + string_field(body, "nonce") +
+           "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1}";
+  if (method == "dot.plan")
+    return "{\"effects\":[{\"failure_policy\":\"required\",\"kind\":\"sync\",\"target\":\"managed-root\"}],"
+           "\"operations\":[{\"action\":\"write\",\"mode\":420,\"path\":\"probe.txt\"}]}";
+  if (method == "dot.materialize") {
+    const std::string text = "probe " + act + ": " + outcome + "\n";
+    if (!write_stage_file(string_field(body, "stage"), "probe.txt", text)) return "";
+    return "{\"artifacts\":[{\"path\":\"probe.txt\",\"sha256\":\"" + sha256_hex(text) +
+           "\",\"size\":" + std::to_string(text.size()) + "}]}";
+  }
+  if (method == "dot.validate" || method == "dot.shutdown") return "{\"valid\":true}";
+  return "";
+}
+
 int serve_dpp(const std::string& act, const std::string& outcome) {
   std::string body;
   std::string asked;  // required_assurance as core sent it, shown in welcome.txt
+  bool general = false;
   while (read_frame(body)) {
     long id = id_field(body);
     std::string method = string_field(body, "method");
     std::string result;
-    if (method == "dot.initialize") {
+    if (method == "dot.initialize") general = string_field(body, "profile") == "org.dot.dpp/v1";
+    if (general) {
+      result = general_result(method, body, act, outcome);
+      if (result.empty()) return 5;
+    } else if (method == "dot.initialize") {
       std::string assurance = string_field(body, "required_assurance");
       asked = assurance;
       if (act == "wrong-assurance") assurance = assurance == "process" ? "audit" : "process";

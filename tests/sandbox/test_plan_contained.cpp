@@ -98,6 +98,21 @@ class PlanProbe : public ::testing::Test {
     if (json) args.push_back("--json");
     return dot_core(args);
   }
+  // The same probe as a general-profile plugin (org.test.probe) whose one
+  // declared input is <targets>/input.
+  CmdResult plan_general(const std::string& assurance) {
+    const std::string plugin = kBin + "/sandbox-plan-probe-" + act_;
+    CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin", plugin, "--assurance", assurance,
+                              "--id", "org.test.probe", "--profile", "org.dot.dpp/v1", "--input",
+                              (targets_ / "input").string(), "--replace"});
+    EXPECT_EQ(reg.code, 0) << reg.err;
+    return dot_core({"plan", "--root", root_.string(), "--plugin", "org.test.probe",
+                     assurance == "process" ? "--require-process-sandbox" : "--allow-audit-plugin"});
+  }
+  void make_input() {
+    fs::create_directories(targets_ / "input");
+    std::ofstream(targets_ / "input" / "inside.txt") << "INSIDE-" << ::getpid() << "\n";
+  }
   // The newest transaction of the root, as `inspect` would read it.
   store::TxnDetail newest_txn() {
     store::OpenOptions o;
@@ -151,6 +166,91 @@ TEST_F(PlanProbe, ReadOutsideTheRoot) {
   ASSERT_EQ(boxed.code, 0) << boxed.err;
   EXPECT_TRUE(contains(boxed.out, "probe read-outside: blocked (Permission denied)")) << boxed.out;
   EXPECT_FALSE(contains(boxed.out, "TOPSECRET"));
+  expect_clean_stage();
+}
+
+// A general plugin under process assurance reads its declared inputs
+// (files and listings) and nothing else; it never writes them.
+TEST_F(PlanProbe, GeneralPluginReadsItsDeclaredInput) {
+  start("read-input");
+  make_input();
+  CmdResult boxed = plan_general("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "probe read-input: read INSIDE-")) << boxed.out;
+  expect_clean_stage();
+}
+
+TEST_F(PlanProbe, GeneralPluginListsItsDeclaredInput) {
+  start("list-input");
+  make_input();
+  CmdResult boxed = plan_general("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "probe list-input: listed the folder")) << boxed.out;
+}
+
+TEST_F(PlanProbe, GeneralPluginReadsNothingBesideItsInput) {
+  start("read-outside");
+  make_input();
+  CmdResult audit = plan_general("audit");
+  ASSERT_EQ(audit.code, 0) << audit.err;
+  EXPECT_TRUE(contains(audit.out, "probe read-outside: read TOPSECRET-")) << audit.out;
+  CmdResult boxed = plan_general("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "probe read-outside: blocked (Permission denied)")) << boxed.out;
+  EXPECT_FALSE(contains(boxed.out, "TOPSECRET"));
+}
+
+TEST_F(PlanProbe, GeneralPluginNeverWritesItsInput) {
+  start("write-input");
+  make_input();
+  CmdResult audit = plan_general("audit");
+  ASSERT_EQ(audit.code, 0) << audit.err;
+  EXPECT_TRUE(fs::exists(targets_ / "input" / "written"));
+  fs::remove(targets_ / "input" / "written");
+  CmdResult boxed = plan_general("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "probe write-input: blocked (Permission denied)")) << boxed.out;
+  EXPECT_FALSE(fs::exists(targets_ / "input" / "written"));
+}
+
+// The input is checked again at every plan: swapped for a symlink after
+// register (to a folder the plugin was never granted), the plugin never
+// starts.
+TEST_F(PlanProbe, GeneralPluginsInputSwappedForASymlinkIsRefusedBeforeItStarts) {
+  start("write-input");
+  make_input();
+  ASSERT_EQ(plan_general("process").code, 0);
+  fs::rename(targets_ / "input", targets_ / "real-input");
+  fs::create_directory_symlink(targets_ / "real-input", targets_ / "input");
+  CmdResult r = dot_core({"plan", "--root", root_.string(), "--plugin", "org.test.probe", "--require-process-sandbox"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.err.rfind("DOT_E_PATH_ESCAPE:", 0), 0u) << r.err;
+  EXPECT_TRUE(contains(r.err, "is a symlink (never followed)")) << r.err;
+  EXPECT_FALSE(fs::exists(targets_ / "real-input" / "written"));
+  expect_clean_stage();
+}
+
+// dot-mirror, the real general plugin, contained: it reads its source (the
+// declared input) and stages a file well past the hello profile's 64 KiB
+// file-size limit (the general profile's own limits are the binding ones).
+TEST_F(PlanProbe, DotMirrorPlansItsSourceUnderProcessAssurance) {
+#ifdef DOT_SANITIZED
+  GTEST_SKIP() << "dot-mirror is sanitizer-built in this preset and cannot start under a 1 GiB address space";
+#endif
+  start("none");
+  fs::path src = targets_ / "input";
+  fs::create_directories(src / "etc" / "sub");
+  std::ofstream(src / "etc" / "sub" / "small.conf") << "key = value\n";
+  std::ofstream(src / "big.bin") << std::string(1 << 20, 'b');
+  CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin", kBin + "/dot-mirror", "--assurance",
+                            "process", "--id", "org.dot.mirror", "--profile", "org.dot.dpp/v1", "--input",
+                            src.string()});
+  ASSERT_EQ(reg.code, 0) << reg.err;
+  CmdResult r = dot_core({"plan", "--root", root_.string(), "--require-process-sandbox", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "\"state\":\"SEALED\"")) << r.out;
+  EXPECT_TRUE(contains(r.out, "big.bin")) << r.out;
+  EXPECT_TRUE(contains(r.out, "etc/sub/small.conf")) << r.out;
   expect_clean_stage();
 }
 

@@ -116,6 +116,13 @@ struct SandboxPolicy {
   // whatever its path names later (a symlink, another directory) is never
   // granted. -1: none.
   int stage_fd = -1;
+  // Folders in the stage too (make and remove them): a general-profile
+  // plugin stages nested paths.
+  bool stage_folders = false;
+  // Read-only directories (list them, read their files, beneath them too),
+  // each given by an open descriptor (O_PATH is enough) for the same reason:
+  // a general plugin's declared inputs.
+  std::vector<int> read_only_dir_fds;
   SandboxLimits limits;
 };
 

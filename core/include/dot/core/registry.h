@@ -105,6 +105,18 @@ struct PinnedPlugin {
 // registered_plugin's errors when there is no such plugin.
 Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 
+// Opens a general plugin's input directory `path` (register checks each
+// --input with it, the planner again before every run) from "/" one
+// component at a time, never following a symlink (O_PATH | O_NOFOLLOW |
+// O_DIRECTORY on each), and refuses an input that is the managed root, lies
+// inside it, or contains it (the plugin could then read the state folder:
+// the store, other plugins' copies). Returns the O_PATH descriptor of the
+// directory that was checked: process containment grants read access to
+// that inode, never to what the path names later. DOT_E_POLICY (kinds
+// input_path, input_type, input_root), DOT_E_PATH_ESCAPE for a symlink,
+// DOT_E_IO for a missing directory.
+Result<UniqueFd> open_input(const Root& root, const std::string& path);
+
 // ---- path ownership (spec/dpp-general.md, "Plan") ---------------------------
 // A path belongs to the plugin whose applied plan (COMMITTED or DONE, not
 // rolled back) wrote it last, until a plan removes it (store::Store's
