@@ -127,7 +127,7 @@ class Output {
 class ValueWriter {
  public:
   ValueWriter(const json::Document& doc, Profile profile, Output& out)
-      : doc_(doc), impl_(doc.impl()), nodes_(impl_.nodes.data()), text_(impl_.text()), profile_(profile), out_(out) {}
+      : doc_(doc), impl_(doc.impl()), nodes_(impl_.nodes.data()), profile_(profile), out_(out) {}
 
   Status run(std::uint32_t root) {
     stack_.clear();
@@ -242,14 +242,13 @@ class ValueWriter {
         if (!st.ok()) return fail(std::move(st).error());
       }
     }
-    out_.wrote(detail::put_spelled_number(out_.room(detail::kMaxNumberBytes), d, text_ + n.offset, n.flag));
+    out_.wrote(detail::put_number(out_.room(detail::kMaxNumberBytes), d));
     return true;
   }
 
   const json::Document& doc_;
   const json::Document::Impl& impl_;
   const json::detail::Node* nodes_;
-  const char* text_;
   Profile profile_;
   Output& out_;
   std::vector<Frame> stack_;

@@ -14,13 +14,6 @@ inline constexpr std::size_t kMaxNumberBytes = 32;
 // ECMAScript Number.prototype.toString of a finite `value` (-0 -> "0").
 char* put_number(char* p, double value);
 
-// The same string for a number parsed from the grammar-checked spelling at
-// `spelling` (followed by a byte that cannot continue it), whose value is
-// `value`: from the spelling's own digits when they are few enough to be the
-// shortest round-trip digits, which spares the search for those.
-// `integer_spelling`: no fraction, no exponent.
-char* put_spelled_number(char* p, double value, const char* spelling, bool integer_spelling);
-
 // Room put_string needs for `size` bytes of string: every byte may become a
 // six-byte \u00XX escape, plus the quotes, plus one 16-byte store past the end.
 inline constexpr std::size_t string_room(std::size_t size) { return 6 * size + 2 + 16; }

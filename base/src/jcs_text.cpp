@@ -1,12 +1,13 @@
 // The two leaf writers of canonical JSON: numbers (ECMAScript formatting) and
 // strings (RFC 8785 escaping). Everything else in jcs.cpp builds on these.
 #include <array>
-#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
+
+#include <dragonbox/dragonbox.h>
 
 #include "dot/base/jcs.h"
 #include "jcs_internal.h"
@@ -64,83 +65,20 @@ char* put_number(char* p, double value) {
     *p++ = '-';
     value = -value;
   }
-  // Shortest round-trip digits in scientific form: "d[.ddd]e[+-]x".
-  char buf[40];
-  char* end = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific).ptr;
+  // An integer below 2^53 is its own shortest round-trip digits and is
+  // written plainly (it is below 1e21): the common case, without the search.
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (value < kExactIntegers) {
+    auto integer = static_cast<std::uint64_t>(value);
+    if (static_cast<double>(integer) == value) return std::to_chars(p, p + 20, integer).ptr;
+  }
+  // Dragonbox: the shortest digits that read back as `value` (round to
+  // nearest, ties to even), the closest to it when several are that short,
+  // as ECMAScript's Number::toString asks; trailing zeros removed.
+  auto decimal = jkj::dragonbox::to_decimal(value);
   char digits[20];
-  int k = 0;
-  const char* s = buf;
-  for (; *s != 'e'; ++s)
-    if (*s != '.') digits[k++] = *s;
-  bool negative = s[1] == '-';
-  int exp10 = 0;
-  for (s += 2; s < end; ++s) exp10 = exp10 * 10 + (*s - '0');
-  return put_es_form(p, digits, k, (negative ? -exp10 : exp10) + 1);
-}
-
-// Why the spelling's digits may be used: any decimal of at most DBL_DIG (15)
-// significant digits in the normal range survives decimal -> binary64 ->
-// 15-digit decimal unchanged, so no two such decimals share a double. The
-// spelling (trailing zeros dropped) is one of them and rounds to `value`;
-// the shortest round-trip digits are another that rounds to `value`, and are
-// no longer; so they are the spelling's. Subnormals have fewer significant
-// bits and take the general path.
-char* put_spelled_number(char* p, double value, const char* s, bool integer_spelling) {
-  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53: every integer up to it is a double
-  double magnitude = std::fabs(value);
-  if (integer_spelling && magnitude <= kExactIntegers) {  // its digits are its value's: plain, below 1e21
-    if (value == 0) {  // -0 -> "0"
-      *p++ = '0';
-      return p;
-    }
-    if (value < 0) *p++ = '-';
-    return std::to_chars(p, p + 20, static_cast<std::uint64_t>(magnitude)).ptr;
-  }
-  if (value == 0 || magnitude < DBL_MIN || !std::isfinite(value)) return put_number(p, value);
-  using json::detail::is_digit;
-  if (*s == '-') ++s;
-  char digits[16];
-  int k = 0;        // significant digits kept
-  int zeros = 0;    // zeros since the last nonzero significant digit (kept only if another follows)
-  long long n = 0;  // the decimal point's position after the first significant digit
-  // Keeps a significant digit; false past 15 of them.
-  auto keep = [&](char c) {
-    if (c == '0') {
-      ++zeros;
-      return true;
-    }
-    if (k + zeros >= 15) return false;
-    for (; zeros > 0; --zeros) digits[k++] = '0';
-    digits[k++] = c;
-    return true;
-  };
-  for (; is_digit(*s); ++s) {
-    if (k == 0 && *s == '0') continue;  // the "0" of "0.5"
-    ++n;
-    if (!keep(*s)) return put_number(p, value);
-  }
-  if (*s == '.') {
-    for (++s; is_digit(*s); ++s) {
-      if (k == 0 && *s == '0') {
-        --n;  // 0.05: the point is one place before the first significant digit
-        continue;
-      }
-      if (!keep(*s)) return put_number(p, value);
-    }
-  }
-  if (*s == 'e' || *s == 'E') {
-    ++s;
-    bool minus = *s == '-';
-    if (*s == '-' || *s == '+') ++s;
-    long long e = 0;
-    for (; is_digit(*s); ++s) {
-      e = e * 10 + (*s - '0');
-      if (e > 1'000'000'000) return put_number(p, value);  // legal (1e-0000...), but not worth a fast path
-    }
-    n += minus ? -e : e;
-  }
-  if (value < 0) *p++ = '-';
-  return put_es_form(p, digits, k, static_cast<int>(n));
+  auto k = static_cast<int>(std::to_chars(digits, digits + sizeof digits, decimal.significand).ptr - digits);
+  return put_es_form(p, digits, k, k + decimal.exponent);
 }
 
 namespace {

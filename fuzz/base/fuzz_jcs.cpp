@@ -1,10 +1,10 @@
 // Canonical JSON on any bytes, all three profiles: an accepted text's output
 // is itself accepted and canonical (idempotent), a profile subset never
 // accepts what RFC 8785 refuses, the subsets agree with RFC 8785's bytes, and
-// every binary64 bit pattern's ECMAScript string reads back as the same value.
-// A built copy (jcs::Node, whose numbers take the general to_chars path)
-// must encode to the same bytes as the parsed text, whose numbers the writer
-// may take from their spelled digits.
+// every binary64 bit pattern's ECMAScript string reads back as the same value
+// and has the same significant digits as std::to_chars' shortest form (an
+// implementation independent of the writer's Dragonbox). A built copy
+// (jcs::Node) must encode to the same bytes as the parsed text.
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -30,6 +30,20 @@ void check_number(const std::uint8_t* data, std::size_t size) {
   auto res = std::from_chars(s.data(), s.data() + s.size(), back);
   if (res.ec != std::errc() || res.ptr != s.data() + s.size()) std::abort();
   if (back != d) std::abort();  // -0 prints as 0, which compares equal
+  // The significant digits, without the sign, point, exponent and the zeros
+  // around them, against those of std::to_chars' shortest scientific form.
+  auto significant = [](std::string_view text) {
+    text = text.substr(0, text.find_first_of("eE"));
+    std::string digits;
+    for (char c : text)
+      if (c >= '0' && c <= '9' && !(digits.empty() && c == '0')) digits += c;
+    while (!digits.empty() && digits.back() == '0') digits.pop_back();
+    return digits;
+  };
+  char shortest[64];
+  auto sci = std::to_chars(shortest, shortest + sizeof shortest, d, std::chars_format::scientific);
+  if (significant(s) != significant(std::string_view(shortest, static_cast<std::size_t>(sci.ptr - shortest))))
+    std::abort();
   // And the string must be valid JSON with that value.
   auto doc = dot::json::parse(s);
   if (!doc.ok() || doc->root().as_double() != d) std::abort();
