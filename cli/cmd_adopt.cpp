@@ -10,7 +10,9 @@
 
 #include "commands.h"
 
+#include "dot/core/go_adopt.h"
 #include "dot/core/go_root.h"
+#include "dot/core/test_hooks.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -23,9 +25,8 @@ struct AdoptOptions {
   bool json = false;
 };
 
-int print_survey_json(const core::go::Survey& s) {
+void write_survey(JsonWriter& w, const core::go::Survey& s) {
   const core::go::Transaction* t = s.active ? &*s.active : nullptr;
-  JsonWriter w;
   w.begin_object();
   w.key("finish").string(core::go::finish_name(s.finish));
   w.key("format").string("go-hello");
@@ -44,6 +45,11 @@ int print_survey_json(const core::go::Survey& s) {
   w.key("root_id").string(s.root_id);
   w.key("state").string(s.state);
   w.end_object();
+}
+
+int print_survey_json(const core::go::Survey& s) {
+  JsonWriter w;
+  write_survey(w, s);
   (void)write_stdout(std::move(w).line());
   return kExitOk;
 }
@@ -77,9 +83,36 @@ int print_survey_human(const core::go::Survey& s) {
 int run_adopt(const AdoptOptions& o) {
   std::string dir = std::filesystem::absolute(o.root).lexically_normal().string();
   if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  auto s = core::go::survey(dir);
-  if (!s.ok()) return report(s.error(), o.json);
-  return o.json ? print_survey_json(*s) : print_survey_human(*s);
+  if (o.dry_run) {
+    auto s = core::go::survey(dir);
+    if (!s.ok()) return report(s.error(), o.json);
+    return o.json ? print_survey_json(*s) : print_survey_human(*s);
+  }
+  auto hooks = core::TestHooks::from_environment();
+  if (!hooks.ok()) return report(hooks.error(), o.json);
+  auto a = core::go::adopt(dir, *hooks);
+  if (!a.ok()) return report(a.error(), o.json);
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("finished");
+    write_survey(w, a->finished);
+    w.key("found");
+    write_survey(w, a->found);
+    w.key("steps").begin_array();
+    for (const auto& step : a->steps) w.string(step);
+    w.end_array();
+    w.end_object();
+    (void)write_stdout(std::move(w).line());
+    return kExitOk;
+  }
+  std::string out = fmt::format("Go reference root {}: {}, {}\n", shown(a->found.root), a->found.state,
+                                core::go::generation_name(a->found.generation));
+  for (const auto& step : a->steps) out += fmt::format("  finished     {}\n", step);
+  if (a->steps.empty()) out += "  finished     nothing to finish\n";
+  out += fmt::format("  state now    {}\n", a->finished.state);
+  (void)print_text(out);
+  return kExitOk;
 }
 
 }  // namespace
@@ -90,12 +123,11 @@ void add_adopt_command(CLI::App& app, Context& ctx) {
   // Never found by walking up or from $DOT_ROOT: a reference root is not a
   // managed root of ours yet, and adopting is named explicitly.
   cmd->add_option("--root", o->root, "The reference's managed root")->required();
-  // Importing the root into dot-core's journal is not in this version:
-  // only the read-only survey is.
-  cmd->add_flag("--dry-run", o->dry_run, "Only recognise, verify and report; change nothing (required for now)")
-      ->required();
+  cmd->add_flag("--dry-run", o->dry_run, "Only recognise, verify and report; change nothing");
   cmd->add_flag("--json", o->json, "Machine-readable output");
-  cmd->footer("Changes no byte and creates no file (not even a lock).\nExample:\n"
+  cmd->footer("--dry-run changes no byte and creates no file (not even a lock).\n"
+              "Without it, an interrupted transaction, rollback, archive or post-commit effect is finished\n"
+              "the way the reference's own recover / retry-effects / archive finishes it.\nExample:\n"
               "  dot-core adopt --root ~/managed --dry-run");
   cmd->callback([&ctx, o] { ctx.action = [o] { return run_adopt(*o); }; });
 }

@@ -371,6 +371,9 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
   t.backups = backups.size();
   WalRead wal;
   if (wal_bytes) {
+    struct stat st {};
+    if (::fstatat(fd, "wal", &st, AT_SYMLINK_NOFOLLOW) == 0)
+      t.wal_mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     DOT_ASSIGN_OR_RETURN(wal, parse_wal(r, *wal_bytes, at("wal")));
   }
   t.wal = wal.states;
@@ -426,6 +429,8 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     if (bak != op.before)
       return r.refuse(Code::ArtifactMismatch, "backup", at(fmt::format("backup-{}", i)),
                       fmt::format("is {}, the plan saw {} before {}", show(bak), show(op.before), op.name));
+    t.artifact_bytes.push_back(a->second.content);
+    t.backup_bytes.push_back(b == backups.end() ? std::nullopt : std::optional<std::string>(b->second.content));
   }
   const bool committed = std::find(t.wal.begin(), t.wal.end(), WalState::Committed) != t.wal.end();
   if (ledger_bytes) {
@@ -460,16 +465,26 @@ Result<Snapshot> target_snapshot(const Reader& r, std::string_view name) {
 // What the reference's recover checks before it rolls a slot back: the
 // target is still `before` (nothing to do) or still `after` (restored from
 // the backup); anything else is someone's edit it preserves as evidence.
-Status check_rollback_targets(const Reader& r, const Transaction& t) {
-  for (const auto& op : t.plan->operations) {
+Result<std::vector<std::size_t>> check_rollback_targets(const Reader& r, const Transaction& t) {
+  std::vector<std::size_t> restore;
+  for (std::size_t i = 0; i < t.plan->operations.size(); ++i) {
+    const Operation& op = t.plan->operations[i];
     DOT_ASSIGN_OR_RETURN(Snapshot now, target_snapshot(r, op.name));
+    if (now != op.before) restore.push_back(i);
     if (now != op.before && now != op.after)
       return r.refuse(Code::RecoveryRequired, "concurrent_edit", op.name,
                       fmt::format("was edited since the reference's transaction {} (now {}); its recover refuses "
                                   "this (concurrent edit, preserve evidence) and so does adopt",
                                   t.plan_id, show(now)));
+    // Restoring writes a new file, which gets our group: a `before` of
+    // another group could not come back as it was (a mix, never all-before).
+    if (now != op.before && op.before.exists && op.before.gid != ::getegid())
+      return r.refuse(Code::Policy, "group", op.name,
+                      fmt::format("must be restored with gid {}, but files we create get gid {}; adopt cannot "
+                                  "roll the reference's transaction {} back exactly (run it as that group)",
+                                  op.before.gid, ::getegid(), t.plan_id));
   }
-  return {};
+  return restore;
 }
 
 // What the reference's archive re-checks: every target is still what the
@@ -608,7 +623,7 @@ std::string writer_form(const Plan& plan, std::string_view plan_id) {
   return out;
 }
 
-Result<Survey> survey(const std::string& dir) {
+Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
   Survey s;
   s.root = dir;
   // The root itself: a directory reached without a symlink, 0700, ours.
@@ -630,6 +645,9 @@ Result<Survey> survey(const std::string& dir) {
     if (o.exists()) {
       DOT_TRY(r.check_file(o, kLockName));
       if (o.mode != 0600) return r.refuse(Code::Policy, "mode", kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
+      s.has_lock = true;
+    }
+    if (o.exists() && !options.caller_holds_lock) {
       auto fd = beneath::open_beneath(r.fd(), kLockName, O_RDONLY);
       if (!fd.ok()) return rename_error(std::move(fd).error(), r, kLockName);
       if (::flock(fd->get(), LOCK_SH | LOCK_NB) != 0) {
@@ -638,7 +656,6 @@ Result<Survey> survey(const std::string& dir) {
         return beneath::errno_error(errno, "flock", r.path(kLockName));
       }
       lock = std::move(*fd);
-      s.has_lock = true;
     }
   }
 
@@ -647,6 +664,10 @@ Result<Survey> survey(const std::string& dir) {
   for (const auto& name : top) {
     if (name == ".dot") {
       s.has_dot_core_state = true;
+      continue;
+    }
+    if (name == kImportDir) {
+      s.has_partial_import = true;
       continue;
     }
     if (name.rfind(".dot-next-", 0) == 0) {
@@ -778,7 +799,7 @@ Result<Survey> survey(const std::string& dir) {
     if (txn->state == "ABANDONED") {
       s.finish = Finish::Discard;
     } else if (txn->state == "PREPARED" || txn->state == "COMMITTING" || txn->state == "ROLLING_BACK") {
-      DOT_TRY(check_rollback_targets(r, *txn));
+      DOT_ASSIGN_OR_RETURN(s.to_restore, check_rollback_targets(r, *txn));
       s.finish = Finish::AllBefore;
     } else if (txn->state == "ROLLED_BACK") {
       s.finish = Finish::AllBefore;

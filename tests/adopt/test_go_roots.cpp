@@ -541,13 +541,5 @@ TEST(DryRunCli, BadInputIsOneTypedLineAndExitOne) {
   EXPECT_NE(j.out.find("\"code\":\"DOT_E_ARTIFACT_MISMATCH\""), std::string::npos) << j.out;
 }
 
-TEST(DryRunCli, WithoutDryRunItIsAUsageErrorForNow) {
-  Bad b("committed");
-  const std::string before = fingerprint(b.root);
-  CmdResult r = dot_core({"adopt", "--root", b.root.string()});
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_EQ(fingerprint(b.root), before);
-}
-
 }  // namespace
 }  // namespace dot::adopt_test

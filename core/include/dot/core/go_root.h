@@ -18,6 +18,7 @@
 // reference").
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,13 @@ struct Transaction {
   bool has_ledger = false;
   std::size_t artifacts = 0;  // artifact-N files present
   std::size_t backups = 0;    // backup-N files present
+  // Their bytes, by slot, as verified against the plan (the import keeps
+  // them); a slot without a backup has none here.
+  std::vector<std::string> artifact_bytes;
+  std::vector<std::optional<std::string>> backup_bytes;
+  // When `wal` last changed (nanoseconds since the epoch): the order the
+  // generations of a history were made in, which their names do not say.
+  std::int64_t wal_mtime_ns = 0;
   bool has_stage = false;     // stage/ inside (moved there by archive)
   // The reference's status word for it alone: ABANDONED, PREPARED,
   // COMMITTING, COMMITTED, POST_COMMIT_PENDING, POST_COMMIT_FAILED,
@@ -111,6 +119,9 @@ struct Survey {
   bool has_stage = false;
   std::vector<std::string> next_files;  // .dot-next-N leftovers
   std::optional<ArchiveIntent> archive;
+  // The slots the reference's recover will restore (ascending): those whose
+  // target is not its `before` now (the others it skips).
+  std::vector<std::size_t> to_restore;
   // The active transaction: `.dot-txn`, or while ARCHIVING the one being
   // archived (wherever the renames left it).
   std::optional<Transaction> active;
@@ -118,6 +129,19 @@ struct Survey {
   std::vector<Transaction> history;
   // dot-core's own state folder (.dot) exists beside the reference's files.
   bool has_dot_core_state = false;
+  // An import `adopt` began and never made durable (its folder is
+  // kImportDir); the next `adopt` starts it again.
+  bool has_partial_import = false;
+};
+
+// The folder `adopt` builds dot-core's state folder in before one rename
+// makes it `.dot` (go_adopt.h): only ever `adopt`'s own, never the user's.
+inline constexpr std::string_view kImportDir = ".dot-adopting";
+
+struct SurveyOptions {
+  // The caller (adopt) already holds the reference's lock exclusively; the
+  // survey does not take it again.
+  bool caller_holds_lock = false;
 };
 
 // Recognises and verifies the reference root at `dir` (absolute or relative;
@@ -138,7 +162,7 @@ struct Survey {
 //   DOT_E_RECOVERY_REQUIRED  a target edited by someone else where the
 //                      reference's recover or archive would refuse it;
 //   DOT_E_CONFLICT     a reference command holds the root's lock.
-Result<Survey> survey(const std::string& dir);
+Result<Survey> survey(const std::string& dir, const SurveyOptions& options = {});
 
 // One sentence: what finishing the survey's root will do.
 std::string describe_finish(const Survey& s);
