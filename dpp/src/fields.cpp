@@ -50,6 +50,16 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
   return v;
 }
 
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what,
+                                std::uint64_t max, std::string_view kind) {
+  DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
+  if (arr.size() > max)
+    return make_parse_error(Code::Protocol, std::string(kind), arr.offset(),
+                            fmt::format("the {} holds {} {}; the negotiated limit is {} ({})", what, arr.size(), name,
+                                        max, kind));
+  return arr;
+}
+
 Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
                                                      std::string_view what) {
   DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));

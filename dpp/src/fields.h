@@ -29,6 +29,11 @@ Result<std::uint64_t> uint_field(json::ObjectReader& r, std::string_view name, s
                                  std::uint64_t max);
 Result<bool> bool_field(json::ObjectReader& r, std::string_view name, std::string_view what);
 Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what);
+// An array member of at most `max` elements (the negotiated limit `kind`):
+// the count is judged first, so nothing is built for an array over it
+// (Code::Protocol, kind `kind`, at the array).
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what,
+                                std::uint64_t max, std::string_view kind);
 Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
                                                      std::string_view what);
 // "effects": [{failure_policy, kind, target}], the one effect shape of both profiles.

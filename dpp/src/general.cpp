@@ -287,12 +287,8 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   PlanResult m;
   DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
-  DOT_ASSIGN_OR_RETURN(json::Value ops, array_field(r, "operations", what));
-  // The count first: nothing is built for a plan over the limit.
-  if (ops.size() > limits.max_operations)
-    return at(ops, "max_operations",
-                fmt::format("the plugin planned {} operations; the negotiated limit is {}", ops.size(),
-                            limits.max_operations));
+  DOT_ASSIGN_OR_RETURN(json::Value ops,
+                       array_field(r, "operations", what, limits.max_operations, "max_operations"));
   m.operations.reserve(ops.size());
   std::size_t i = 0;
   for (json::Value o : ops.elements()) {
@@ -313,11 +309,8 @@ Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits&
   constexpr std::string_view what = "dot.materialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   MaterializeResult m;
-  DOT_ASSIGN_OR_RETURN(json::Value arts, array_field(r, "artifacts", what));
-  if (arts.size() > limits.max_operations)
-    return at(arts, "max_operations",
-                fmt::format("the plugin claims {} artifacts; the negotiated limit is {} operations", arts.size(),
-                            limits.max_operations));
+  DOT_ASSIGN_OR_RETURN(json::Value arts,
+                       array_field(r, "artifacts", what, limits.max_operations, "max_operations"));
   m.artifacts.reserve(arts.size());
   std::uint64_t total = 0;
   std::size_t i = 0;
