@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
@@ -81,5 +83,68 @@ Status check_response_envelope(json::Value root, const ResponseMembers& m, std::
 
 jcs::Node string_array(const std::vector<std::string>& v);
 jcs::Node uint_node(std::uint64_t v);
+
+// ---- dot.materialize's result, one codec for both profiles ----
+// {"artifacts": [{KEY, "sha256", "size"}, ...]}: the hello profile names a
+// staged file by KEY "name", the general profile by "path". `file` is the
+// member of the profile's artifact type A that KEY carries.
+template <typename A>
+struct ArtifactKey {
+  std::string_view key;
+  std::string A::*file;
+};
+
+template <typename A>
+jcs::Node artifact_node(const A& a, ArtifactKey<A> k) {
+  auto n = jcs::Node::object();
+  n.set(std::string(k.key), jcs::Node::string(a.*k.file))
+      .set("sha256", jcs::Node::string(a.sha256))
+      .set("size", uint_node(a.size));
+  return n;
+}
+
+template <typename A>
+jcs::Node artifacts_node(const std::vector<A>& artifacts, ArtifactKey<A> k) {
+  auto arts = jcs::Node::array();
+  for (const A& a : artifacts) arts.push(artifact_node(a, k));
+  auto n = jcs::Node::object();
+  n.set("artifacts", std::move(arts));
+  return n;
+}
+
+// With `max_count`, more artifacts than that are refused before any is
+// decoded (kind max_operations); `each(artifact, value, what)` judges every
+// artifact once its fields are read (the general profile's byte limits).
+template <typename A, typename Each>
+Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k, std::optional<std::uint64_t> max_count,
+                                        Each each) {
+  constexpr std::string_view what = "dot.materialize result";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  DOT_ASSIGN_OR_RETURN(json::Value arts, max_count ? array_field(r, "artifacts", what, *max_count, "max_operations")
+                                                   : array_field(r, "artifacts", what));
+  std::vector<A> out;
+  if (max_count) out.reserve(arts.size());
+  std::size_t i = 0;
+  for (json::Value a : arts.elements()) {
+    std::string aw = fmt::format("artifact {}", i++);
+    DOT_ASSIGN_OR_RETURN(auto ar, object(a, aw));
+    A art;
+    DOT_ASSIGN_OR_RETURN(art.*k.file, string_field(ar, k.key, aw));
+    DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));
+    DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
+    DOT_TRY(finish(ar));
+    DOT_TRY(each(art, a, aw));
+    out.push_back(std::move(art));
+  }
+  DOT_TRY(finish(r));
+  return out;
+}
+
+// Unbounded but by the frame, each artifact judged later (the hello profile:
+// hello.h check_artifacts holds the names to the plan).
+template <typename A>
+Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k) {
+  return decode_artifacts(v, k, std::nullopt, [](const A&, json::Value, std::string_view) { return Status{}; });
+}
 
 }  // namespace dot::dpp::fields

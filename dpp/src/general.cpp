@@ -50,6 +50,9 @@ Status echoed(Status st, std::string_view kind) {
   return st;
 }
 
+// The general profile names a staged file by its "path" beneath the root.
+constexpr ArtifactKey<Artifact> kArtifactKey{"path", &Artifact::path};
+
 Result<Limits> limits_field(json::ObjectReader& r) {
   auto v = r.required("limits");
   if (!v.ok()) return as_protocol(v.error());
@@ -175,19 +178,9 @@ jcs::Node to_node(const PlanResult& m) {
   return n;
 }
 
-jcs::Node to_node(const Artifact& m) {
-  auto n = jcs::Node::object();
-  n.set("path", jcs::Node::string(m.path)).set("sha256", jcs::Node::string(m.sha256)).set("size", uint_node(m.size));
-  return n;
-}
+jcs::Node to_node(const Artifact& m) { return artifact_node(m, kArtifactKey); }
 
-jcs::Node to_node(const MaterializeResult& m) {
-  auto arts = jcs::Node::array();
-  for (const auto& a : m.artifacts) arts.push(to_node(a));
-  auto n = jcs::Node::object();
-  n.set("artifacts", std::move(arts));
-  return n;
-}
+jcs::Node to_node(const MaterializeResult& m) { return artifacts_node(m.artifacts, kArtifactKey); }
 
 jcs::Node to_node(const LogParams& m) {
   auto n = jcs::Node::object();
@@ -306,35 +299,22 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
 }
 
 Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits) {
-  constexpr std::string_view what = "dot.materialize result";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  MaterializeResult m;
-  DOT_ASSIGN_OR_RETURN(json::Value arts,
-                       array_field(r, "artifacts", what, limits.max_operations, "max_operations"));
-  m.artifacts.reserve(arts.size());
   std::uint64_t total = 0;
-  std::size_t i = 0;
-  for (json::Value a : arts.elements()) {
-    std::string aw = fmt::format("artifact {}", i++);
-    DOT_ASSIGN_OR_RETURN(auto ar, object(a, aw));
-    Artifact art;
-    DOT_ASSIGN_OR_RETURN(art.path, string_field(ar, "path", aw));
-    DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));
-    DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
-    DOT_TRY(finish(ar));
+  auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
     if (art.size > limits.max_file_bytes)
       return at(a, "max_file_bytes",
-                  fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size,
-                              limits.max_file_bytes));
+                fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size,
+                            limits.max_file_bytes));
     // Both terms are at most 2^53 - 1: the sum cannot wrap.
     total += art.size;
     if (total > limits.max_total_bytes)
       return at(a, "max_total_bytes",
-                  fmt::format("the claims reach {} bytes at {}; the negotiated limit is {} in all", total, aw,
-                              limits.max_total_bytes));
-    m.artifacts.push_back(std::move(art));
-  }
-  DOT_TRY(finish(r));
+                fmt::format("the claims reach {} bytes at {}; the negotiated limit is {} in all", total, aw,
+                            limits.max_total_bytes));
+    return {};
+  };
+  MaterializeResult m;
+  DOT_ASSIGN_OR_RETURN(m.artifacts, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits));
   return m;
 }
 

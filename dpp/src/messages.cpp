@@ -15,6 +15,11 @@
 namespace dot::dpp {
 using namespace fields;
 
+namespace {
+// The hello profile names a staged file by "name".
+constexpr ArtifactKey<Artifact> kArtifactKey{"name", &Artifact::name};
+}  // namespace
+
 jcs::Node to_node(const InitializeParams& m) {
   auto n = jcs::Node::object();
   n.set("capabilities", string_array(m.capabilities))
@@ -58,19 +63,9 @@ jcs::Node to_node(const MaterializeParams& m) {
   return n;
 }
 
-jcs::Node to_node(const Artifact& m) {
-  auto n = jcs::Node::object();
-  n.set("name", jcs::Node::string(m.name)).set("sha256", jcs::Node::string(m.sha256)).set("size", uint_node(m.size));
-  return n;
-}
+jcs::Node to_node(const Artifact& m) { return artifact_node(m, kArtifactKey); }
 
-jcs::Node to_node(const MaterializeResult& m) {
-  auto arts = jcs::Node::array();
-  for (const auto& a : m.artifacts) arts.push(to_node(a));
-  auto n = jcs::Node::object();
-  n.set("artifacts", std::move(arts));
-  return n;
-}
+jcs::Node to_node(const MaterializeResult& m) { return artifacts_node(m.artifacts, kArtifactKey); }
 
 jcs::Node to_node(const ValidatedResult& m) {
   auto n = jcs::Node::object();
@@ -125,22 +120,8 @@ Result<MaterializeParams> decode_materialize_params(json::Value v) {
 }
 
 Result<MaterializeResult> decode_materialize_result(json::Value v) {
-  constexpr std::string_view what = "dot.materialize result";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   MaterializeResult m;
-  DOT_ASSIGN_OR_RETURN(json::Value arts, array_field(r, "artifacts", what));
-  std::size_t i = 0;
-  for (json::Value a : arts.elements()) {
-    std::string aw = fmt::format("artifact {}", i++);
-    DOT_ASSIGN_OR_RETURN(auto ar, object(a, aw));
-    Artifact art;
-    DOT_ASSIGN_OR_RETURN(art.name, string_field(ar, "name", aw));
-    DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));
-    DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
-    DOT_TRY(finish(ar));
-    m.artifacts.push_back(std::move(art));
-  }
-  DOT_TRY(finish(r));
+  DOT_ASSIGN_OR_RETURN(m.artifacts, decode_artifacts(v, kArtifactKey));
   return m;
 }
 
