@@ -101,6 +101,13 @@ Result<bool> wait_ready(int fd, short events, Deadline deadline, Captures logs, 
   }
 }
 
+bool readable_now(int fd) noexcept {
+  pollfd p{fd, POLLIN, 0};
+  // A hang-up or an error is reported alone (without POLLIN) for a drained
+  // pipe whose writer is gone: readable too, the read returns 0 or fails.
+  return ::poll(&p, 1, 0) == 1;
+}
+
 Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline deadline, Captures logs,
                                 std::string_view what) {
   set_nonblocking(fd, true);

@@ -135,8 +135,7 @@ struct HostSession::Impl {
     if (reader.buffered() != 0)
       return protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
     if (stdout_eof || !child.stdout_fd()) return {};
-    pollfd p{child.stdout_fd().get(), POLLIN, 0};
-    if (::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0) {
+    if (readable_now(child.stdout_fd().get())) {
       char c;
       ssize_t n = ::read(child.stdout_fd().get(), &c, 1);
       if (n == 1) {
@@ -173,10 +172,8 @@ struct HostSession::Impl {
       for (StreamCapture* c : captures)
         if (c->open()) c->drain();
       if (err.over_limit()) return stderr_limit();
-      if (child.pidfd() >= 0) {
-        pollfd p{child.pidfd(), POLLIN, 0};
-        if (::poll(&p, 1, 0) == 1) return {};  // it exited: the rest stays unread
-      }
+      // A pidfd is readable once the process exited: the rest stays unread.
+      if (child.pidfd() >= 0 && readable_now(child.pidfd())) return {};
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }

@@ -332,8 +332,7 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     int watch = protocol_ended ? -1 : s.response.get();
     if (!s.wait_for(watch, POLLIN, s.child.pidfd())) break;
     if (protocol_ended) continue;
-    pollfd p{s.response.get(), POLLIN, 0};
-    if (::poll(&p, 1, 0) == 1) {
+    if (readable_now(s.response.get())) {
       if (auto e = read_leftover()) {
         s.discard();
         return *e;

@@ -83,6 +83,21 @@ TEST(PipeIo, ReadTakesWhatIsThereAndZeroAtTheEnd) {
   EXPECT_EQ(*end, 0u);
 }
 
+TEST(PipeIo, ReadableNowWithoutWaiting) {
+  auto p = make_pipe();
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(readable_now(p->read.get()));  // nothing yet: no wait either
+  ASSERT_TRUE(write_all(p->write.get(), "x").ok());
+  EXPECT_TRUE(readable_now(p->read.get()));
+  char c;
+  ASSERT_EQ(::read(p->read.get(), &c, 1), 1);
+  EXPECT_FALSE(readable_now(p->read.get()));
+  // The writer gone: the end of the stream is there to be read.
+  p->write.reset();
+  EXPECT_TRUE(readable_now(p->read.get()));
+  EXPECT_EQ(::read(p->read.get(), &c, 1), 0);
+}
+
 TEST(PipeIo, NothingIsReadOnceTheDeadlineHasPassed) {
   auto p = make_pipe();
   ASSERT_TRUE(p.ok());

@@ -32,6 +32,12 @@ using Captures = std::span<StreamCapture* const>;
 // alone: true once some log had something (or none is open any more).
 Result<bool> wait_ready(int fd, short events, Deadline deadline, Captures logs = {}, int also = -1);
 
+// Whether a read of `fd` would not block right now: bytes are waiting, the
+// writer is gone (end of stream) or an error is pending; the read says
+// which. Never waits: how a protocol layer looks, between its own reads,
+// for output nobody asked for yet.
+bool readable_now(int fd) noexcept;
+
 // Reads at most `max` (>= 1) bytes as soon as some are there: how many, 0 at
 // end of stream.
 Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline deadline, Captures logs,
