@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sstream>
 
@@ -41,32 +42,55 @@ struct RawRow {
   std::string canonical;
 };
 
-// What the file holds, read with plain SQLite (no store code involved).
-std::map<std::int64_t, RawRow> raw_rows(const std::string& db_path, int* user_version) {
-  std::map<std::int64_t, RawRow> rows;
+// Runs `query` on the file with plain SQLite, read-only (no store code
+// involved): `row` sees each row.
+void each_row(const std::string& db_path, const char* query, const std::function<void(sqlite3_stmt*)>& row) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db,
-                               "SELECT txn.id, txn.state, txn.plan_id, plan.canonical FROM txn "
-                               "LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id",
-                               -1, &s, nullptr),
-            SQLITE_OK);
-  while (sqlite3_step(s) == SQLITE_ROW) {
-    RawRow r;
-    r.state = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
-    if (auto p = sqlite3_column_text(s, 2)) r.plan_id = reinterpret_cast<const char*>(p);
-    if (auto b = sqlite3_column_blob(s, 3))
-      r.canonical.assign(static_cast<const char*>(b), static_cast<std::size_t>(sqlite3_column_bytes(s, 3)));
-    rows[sqlite3_column_int64(s, 0)] = r;
-  }
-  sqlite3_finalize(s);
-  EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr), SQLITE_OK);
-  EXPECT_EQ(sqlite3_step(s), SQLITE_ROW);
-  *user_version = sqlite3_column_int(s, 0);
+  EXPECT_EQ(sqlite3_prepare_v2(db, query, -1, &s, nullptr), SQLITE_OK) << query;
+  while (sqlite3_step(s) == SQLITE_ROW) row(s);
   sqlite3_finalize(s);
   sqlite3_close(db);
+}
+
+// What the file holds: every transaction with its plan, and user_version
+// (-1 when it cannot be read).
+std::map<std::int64_t, RawRow> raw_rows(const std::string& db_path, int* user_version) {
+  std::map<std::int64_t, RawRow> rows;
+  each_row(db_path,
+           "SELECT txn.id, txn.state, txn.plan_id, plan.canonical FROM txn "
+           "LEFT JOIN plan ON plan.txn_id = txn.id ORDER BY txn.id",
+           [&](sqlite3_stmt* s) {
+             RawRow r;
+             r.state = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+             if (auto p = sqlite3_column_text(s, 2)) r.plan_id = reinterpret_cast<const char*>(p);
+             if (auto b = sqlite3_column_blob(s, 3))
+               r.canonical.assign(static_cast<const char*>(b), static_cast<std::size_t>(sqlite3_column_bytes(s, 3)));
+             rows[sqlite3_column_int64(s, 0)] = r;
+           });
+  *user_version = -1;
+  each_row(db_path, "PRAGMA user_version", [&](sqlite3_stmt* s) { *user_version = sqlite3_column_int(s, 0); });
   return rows;
+}
+
+// A fixture script built into `db_path`, and what plain SQLite reads back.
+struct Built {
+  std::map<std::int64_t, RawRow> rows;
+  int version = 0;
+};
+Built built(const std::string& script, const std::string& db_path) {
+  build(script, db_path);
+  Built b;
+  b.rows = raw_rows(db_path, &b.version);
+  return b;
+}
+
+// store check finds nothing wrong.
+void expect_checks_clean(Store& store) {
+  auto check = store.check();
+  ASSERT_OK(check);
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
 }
 
 // The plan ids the generator printed in the script's header, so the test
@@ -93,10 +117,9 @@ class capability : public ::testing::TestWithParam<const char*> {};
 TEST_P(capability, FixtureMigratesWithPlanIdsUnchanged) {
   TempDir t;
   std::string db_path = t / "store.db";
-  build(GetParam(), db_path);
-  int version = 0;
-  auto before = raw_rows(db_path, &version);
-  ASSERT_EQ(version, 1);
+  const Built fixture = built(GetParam(), db_path);
+  ASSERT_EQ(fixture.version, 1);
+  const auto& before = fixture.rows;
   ASSERT_FALSE(before.empty());
   auto pinned = header_plan_ids(GetParam());
   ASSERT_FALSE(pinned.empty());
@@ -109,6 +132,7 @@ TEST_P(capability, FixtureMigratesWithPlanIdsUnchanged) {
   EXPECT_EQ(store->opened_version(), 1);
   EXPECT_EQ(points, std::vector<std::string>{fmt::format("store.migrate.{}", kSchemaVersion)});
 
+  int version = 0;
   auto after = raw_rows(db_path, &version);
   EXPECT_EQ(version, kSchemaVersion);
   ASSERT_EQ(after.size(), before.size());
@@ -141,9 +165,7 @@ TEST_P(capability, FixtureMigratesWithPlanIdsUnchanged) {
     ASSERT_OK(found);
     EXPECT_EQ(*found, id);
   }
-  auto check = store->check();
-  ASSERT_OK(check);
-  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+  expect_checks_clean(*store);
 
   // A second open finds the current version and migrates nothing.
   points.clear();
@@ -160,11 +182,8 @@ TEST_P(capability, MigrationFillsPathOwnersFromTheAppliedHistory) {
   // transaction (what the raw rows say, independently).
   TempDir t;
   std::string db_path = t / "store.db";
-  build(GetParam(), db_path);
-  int version = 0;
-  auto rows = raw_rows(db_path, &version);
   TxnId newest_applied = 0;
-  for (const auto& [id, row] : rows)
+  for (const auto& [id, row] : built(GetParam(), db_path).rows)
     if (row.state == "DONE" || row.state == "COMMITTED") newest_applied = id;
   ASSERT_NE(newest_applied, 0);
   auto store = Store::open(db_path);
@@ -176,9 +195,7 @@ TEST_P(capability, MigrationFillsPathOwnersFromTheAppliedHistory) {
   ASSERT_OK(owners);
   ASSERT_EQ(owners->size(), 1u);
   EXPECT_EQ(owners->front().txn, newest_applied);
-  auto check = store->check();
-  ASSERT_OK(check);
-  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+  expect_checks_clean(*store);
 }
 
 TEST_P(capability, InspectShowsTheUnmigratedFixture) {
@@ -188,10 +205,7 @@ TEST_P(capability, InspectShowsTheUnmigratedFixture) {
   std::string root = t / "root";
   ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
   ASSERT_EQ(::mkdir((root + "/.dot").c_str(), 0700), 0);
-  std::string db_path = root + "/.dot/store.db";
-  build(GetParam(), db_path);
-  int version = 0;
-  auto rows = raw_rows(db_path, &version);
+  const auto rows = built(GetParam(), root + "/.dot/store.db").rows;
 
   auto list = testing::run_program({testing::dot_core(), "inspect", "list", "--root", root, "--json", "--limit", "0"},
                                    t.path());
@@ -258,9 +272,7 @@ TEST(capability, MigratedPreCapabilityCommitHasNoLedgerAndCompletes) {
   EXPECT_EQ(flying->front().state, State::Committed);
   ASSERT_ERR(store->effect_attempt(id, 0), Code::RecoveryRequired);
   ASSERT_OK(store->transition(id, State::Done));
-  auto check = store->check();
-  ASSERT_OK(check);
-  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+  expect_checks_clean(*store);
 }
 
 TEST(capability, FailedMigrationLeavesVersionOneUntouched) {
@@ -297,17 +309,10 @@ namespace {
 // The plugin rows as plain SQLite sees them: "id sha256 manifest registered_at" per row.
 std::vector<std::string> raw_plugin_rows(const std::string& db_path) {
   std::vector<std::string> out;
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* s = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db,
-                               "SELECT plugin_id || ' ' || sha256 || ' ' || CAST(manifest AS TEXT) || ' ' || "
-                               "registered_at_ms FROM plugin ORDER BY plugin_id",
-                               -1, &s, nullptr),
-            SQLITE_OK);
-  while (sqlite3_step(s) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
-  sqlite3_finalize(s);
-  sqlite3_close(db);
+  each_row(db_path,
+           "SELECT plugin_id || ' ' || sha256 || ' ' || CAST(manifest AS TEXT) || ' ' || "
+           "registered_at_ms FROM plugin ORDER BY plugin_id",
+           [&](sqlite3_stmt* s) { out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(s, 0))); });
   return out;
 }
 
@@ -365,9 +370,7 @@ TEST(capability, VersionThreeRootKeepsItsOnePluginAndTakesMore) {
   EXPECT_EQ((*all)[0].plugin_id, "org.dot.hello");
   EXPECT_EQ((*all)[1].plugin_id, "org.dot.mirror");
   EXPECT_EQ(raw_plugin_rows(db_path).front(), before.front());
-  auto check = store->check();
-  ASSERT_OK(check);
-  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+  expect_checks_clean(*store);
 }
 
 }  // namespace
