@@ -1,8 +1,8 @@
 #pragma once
 // Drives one plugin through a whole session the way core does: spawn from an
 // opened descriptor, initialize, identity check, plan, (hello: allowlists),
-// materialize, (hello: artifact claims), validate, shutdown, finish. drive()
-// speaks the hello profile, drive_general() org.dot.dpp/v1.
+// materialize, (hello: artifact claims), validate, shutdown, finish: one
+// drive() for both profiles (DriveOptions::profile).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,10 +39,37 @@ class TempStage {
   std::string path_;
 };
 
+struct DriveOptions {
+  Profile profile = Profile::Hello;
+  SessionLimits limits;  // the hello session's (a general session's come from general_limits)
+  // ---- the general profile ----
+  general::Limits general_limits = general::kLimits;  // sent, and kept by the session
+  std::string id;  // the manifest id the echo must carry
+  std::vector<std::string> inputs = {"/in"};
+  std::vector<std::string> managed;
+  // Called after dot.plan answered, before dot.materialize is sent.
+  std::function<void()> before_materialize;
+  // End the session after dot.plan (what core does when planning fails).
+  bool stop_after_plan = false;
+};
+
+// The general profile, the echo to carry manifest id `id`.
+inline DriveOptions general_options(std::string id) {
+  DriveOptions o;
+  o.profile = Profile::General;
+  o.id = std::move(id);
+  return o;
+}
+
 struct DriveResult {
   Status status;
   std::string stderr_bytes;
-  MaterializeResult artifacts;
+  MaterializeResult hello;  // the hello profile's claims
+  // The general profile's answers, error response and log.
+  general::PlanResult plan;
+  general::MaterializeResult artifacts;
+  std::optional<PluginErrorInfo> plugin_error;
+  std::vector<LogEntry> logs;
 };
 
 inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR) + "/" + name; }
@@ -56,80 +83,46 @@ inline Result<HostSession> start(const std::string& exe, HostSessionOptions o) {
   return HostSession::start(std::move(o));
 }
 
-inline DriveResult drive(const std::string& exe, const std::string& stage, SessionLimits limits = {}) {
+inline DriveResult drive(const std::string& exe, const std::string& stage, const DriveOptions& opt = {}) {
+  const bool is_general = opt.profile == Profile::General;
   DriveResult out;
   HostSessionOptions o;
   o.stage_dir = stage;
-  o.limits = limits;
-  auto s = start(exe, std::move(o));
-  if (!s.ok()) {
-    out.status = s.error();
-    return out;
-  }
-  auto run = [&]() -> Status {
-    auto nonce = random_hex32();
-    if (!nonce.ok()) return nonce.error();
-    InitializeParams sent = hello::initialize_params("audit", *nonce);
-    DOT_ASSIGN_OR_RETURN(InitializeResult echo, s->initialize(sent));
-    DOT_TRY(hello::check_identity(sent, echo, hello::kPluginId));
-    DOT_ASSIGN_OR_RETURN(PlanResult plan, s->plan());
-    DOT_TRY(hello::check_hello_allowlists(plan));
-    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize());
-    DOT_TRY(hello::check_artifacts(plan.names, out.artifacts));
-    DOT_TRY(s->validate());
-    DOT_TRY(s->shutdown());
-    return s->finish();
-  };
-  out.status = run();
-  s->abort();  // what core does on every failure path (a no-op after finish)
-  out.stderr_bytes = s->stderr_bytes();
-  return out;
-}
-
-struct GeneralDrive {
-  Status status;
-  std::optional<PluginErrorInfo> plugin_error;
-  std::vector<LogEntry> logs;
-  general::PlanResult plan;
-  general::MaterializeResult artifacts;
-  std::string stderr_bytes;
-};
-
-struct GeneralDriveOptions {
-  general::Limits limits = general::kLimits;
-  std::string id;  // the manifest id the echo must carry
-  std::vector<std::string> inputs = {"/in"};
-  std::vector<std::string> managed;
-  // Called after dot.plan answered, before dot.materialize is sent.
-  std::function<void()> before_materialize;
-  // End the session after dot.plan (what core does when planning fails).
-  bool stop_after_plan = false;
-};
-
-inline GeneralDrive drive_general(const std::string& exe, const std::string& stage, const GeneralDriveOptions& opt) {
-  const general::Limits& limits = opt.limits;
-  GeneralDrive out;
-  HostSessionOptions o;
-  o.stage_dir = stage;
-  o.profile = Profile::General;
-  o.general_limits = limits;
+  o.profile = opt.profile;
+  o.limits = opt.limits;
+  o.general_limits = opt.general_limits;
   o.plugin_id = opt.id;
   auto s = start(exe, std::move(o));
   if (!s.ok()) {
     out.status = s.error();
     return out;
   }
-  auto run = [&]() -> Status {
-    auto nonce = random_hex32();
-    if (!nonce.ok()) return nonce.error();
-    auto sent = general::initialize_params("audit", *nonce, opt.inputs);
-    sent.limits = limits;
+  // Each profile's requests up to dot.materialize's answer and its checks.
+  auto hello = [&]() -> Status {
+    DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
+    InitializeParams sent = hello::initialize_params("audit", nonce);
+    DOT_ASSIGN_OR_RETURN(InitializeResult echo, s->initialize(sent));
+    DOT_TRY(hello::check_identity(sent, echo, hello::kPluginId));
+    DOT_ASSIGN_OR_RETURN(PlanResult plan, s->plan());
+    DOT_TRY(hello::check_hello_allowlists(plan));
+    DOT_ASSIGN_OR_RETURN(out.hello, s->materialize());
+    return hello::check_artifacts(plan.names, out.hello);
+  };
+  auto general = [&]() -> Status {
+    DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
+    auto sent = general::initialize_params("audit", nonce, opt.inputs);
+    sent.limits = opt.general_limits;
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s->initialize(sent));
     DOT_TRY(general::check_identity(sent, echo, opt.id));
     DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}));
     if (opt.stop_after_plan) return {};
     if (opt.before_materialize) opt.before_materialize();
     DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general());
+    return {};
+  };
+  auto run = [&]() -> Status {
+    DOT_TRY(is_general ? general() : hello());
+    if (is_general && opt.stop_after_plan) return {};
     DOT_TRY(s->validate());
     DOT_TRY(s->shutdown());
     return s->finish();

@@ -85,16 +85,14 @@ struct Outcome {
 Outcome run(const Script& script, const general::Limits& limits = general::kLimits) {
   Outcome out;
   TempStage stage;
-  UniqueFd fd(::open(bin("dpp-scripted").c_str(), O_RDONLY | O_CLOEXEC));
   HostSessionOptions o;
-  o.exec_fd = fd.get();
   o.stage_dir = stage.path();
   o.profile = Profile::General;
   o.general_limits = limits;
   o.plugin_id = std::string(kId);
   o.on_log = [&out](const LogEntry& e) { out.seen.push_back(e); };
   o.spawn.argv = {"dpp-scripted", script.init, script.plan, script.materialize, script.validate, script.shutdown};
-  auto s = HostSession::start(std::move(o));
+  auto s = testing::start(bin("dpp-scripted"), std::move(o));
   if (!s.ok()) {
     out.status = s.error();
     return out;
@@ -320,12 +318,10 @@ TEST(GeneralSession, ARequestFromThePluginIsRefused) {
 
 TEST(GeneralSession, TheProfilesTypesCannotBeMixed) {
   TempStage stage;
-  UniqueFd fd(::open(bin("dpp-scripted").c_str(), O_RDONLY | O_CLOEXEC));
   HostSessionOptions o;
-  o.exec_fd = fd.get();
   o.stage_dir = stage.path();
   o.profile = Profile::General;
-  auto s = HostSession::start(std::move(o));
+  auto s = testing::start(bin("dpp-scripted"), std::move(o));
   ASSERT_TRUE(s.ok()) << s.error().line();
   auto hello_init = s->initialize(hello::initialize_params("audit", kNonce));
   EXPECT_EQ(hello_init.error().code, Code::Internal);

@@ -27,8 +27,8 @@ TEST(HostSession, DotHelloCompletesACleanSession) {
   auto r = drive(bin("dot-hello"), stage.path());
   ASSERT_TRUE(r.status.ok()) << r.status.error().line() << "\nstderr: " << r.stderr_bytes;
   EXPECT_EQ(r.stderr_bytes, "");
-  ASSERT_EQ(r.artifacts.artifacts.size(), 2u);
-  for (const auto& a : r.artifacts.artifacts) {
+  ASSERT_EQ(r.hello.artifacts.size(), 2u);
+  for (const auto& a : r.hello.artifacts) {
     std::string path = stage.path() + "/" + a.name;
     struct stat st{};
     ASSERT_EQ(::lstat(path.c_str(), &st), 0) << path;
@@ -117,9 +117,9 @@ TEST(HostSession, StdoutCapIsEnforcedAtTheByte) {
   // dot-hello's answers total well under 2 KiB; a lowered cap proves the
   // limit logic that the 512 KiB default applies.
   TempStage stage;
-  SessionLimits limits;
-  limits.stdout_cap = 300;
-  auto r = drive(bin("dot-hello"), stage.path(), limits);
+  testing::DriveOptions opt;
+  opt.limits.stdout_cap = 300;
+  auto r = drive(bin("dot-hello"), stage.path(), opt);
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.error().code, Code::Protocol);
   EXPECT_EQ(r.status.error().kind, "stdout_limit");

@@ -30,8 +30,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::bin;
-using testing::GeneralDrive;
-using testing::GeneralDriveOptions;
+using testing::DriveOptions;
+using testing::DriveResult;
 using Ops = std::vector<general::Operation>;
 using Files = std::map<std::string, std::string>;
 
@@ -76,7 +76,7 @@ void put(const std::string& root, std::string_view rel, std::string_view bytes, 
 }
 
 struct Run {
-  GeneralDrive r;
+  DriveResult r;
   Ops ops;
   std::map<std::string, std::string> stage_files;  // every regular file in the stage: its bytes
   std::set<std::string> stage_other;  // anything else in the stage but folders
@@ -108,13 +108,14 @@ void list_tree(int dirfd, const std::string& prefix, std::map<std::string, std::
   }
 }
 
-Run mirror(const std::string& src, std::vector<std::string> managed = {}, GeneralDriveOptions opt = {}) {
+Run mirror(const std::string& src, std::vector<std::string> managed = {}, DriveOptions opt = {}) {
   Run out;
   TempDir stage;
+  opt.profile = Profile::General;
   opt.id = "org.dot.mirror";
   opt.inputs = {src};
   opt.managed = std::move(managed);
-  out.r = testing::drive_general(bin("dot-mirror"), stage.path(), opt);
+  out.r = testing::drive(bin("dot-mirror"), stage.path(), opt);
   out.ops = out.r.plan.operations;
   UniqueFd top(::open(stage.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   list_tree(top.get(), "", out.stage_files, out.stage_other);
@@ -127,7 +128,7 @@ Run mirror(const std::string& src, std::vector<std::string> managed = {}, Genera
   return out;
 }
 
-std::vector<std::string> warnings(const GeneralDrive& r) {
+std::vector<std::string> warnings(const DriveResult& r) {
   std::vector<std::string> w;
   for (const auto& l : r.logs) {
     EXPECT_EQ(l.method, Method::Plan) << l.message;
@@ -143,7 +144,7 @@ void expect_warning(const std::vector<std::string>& warnings, std::string_view t
       << "no warning holds \"" << text << "\" in " << ::testing::PrintToString(warnings);
 }
 
-void expect_plugin_error(const GeneralDrive& r, Method method, std::int64_t code, std::string_view text) {
+void expect_plugin_error(const DriveResult& r, Method method, std::int64_t code, std::string_view text) {
   ASSERT_FALSE(r.status.ok()) << "accepted";
   EXPECT_EQ(code_name(r.status.error().code), code_name(Code::PluginError)) << r.status.error().line();
   ASSERT_TRUE(r.plugin_error.has_value()) << r.status.error().line();
@@ -205,7 +206,7 @@ TEST(Mirror, ModesMapToTheAllowedSetNeverGrantingMore) {
     want.push_back({"write", to, name});
   }
   std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
-  GeneralDriveOptions opt;
+  DriveOptions opt;
   opt.stop_after_plan = true;  // mode 0000 is readable by root only
   auto m = mirror(src.path(), {}, opt);
   ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
@@ -373,7 +374,7 @@ TEST(Mirror, AFileChangedBetweenPlanAndMaterializeIsAnErrorNamingIt) {
     TempDir src;
     put(src.path(), "a.txt", "a\n");
     put(src.path(), "dir/file.txt", "original\n");
-    GeneralDriveOptions opt;
+    DriveOptions opt;
     opt.before_materialize = [&, &change = change] { change(src.path() + "/dir/file.txt"); };
     auto m = mirror(src.path(), {}, opt);
     EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a.txt"}, {"write", 0644, "dir/file.txt"}}));
@@ -384,21 +385,19 @@ TEST(Mirror, AFileChangedBetweenPlanAndMaterializeIsAnErrorNamingIt) {
 TEST(Mirror, ItTakesExactlyOneAbsoluteInput) {
   TempDir src;
   for (const auto& inputs : std::vector<std::vector<std::string>>{{}, {src.path(), src.path()}}) {
-    GeneralDriveOptions opt;
+    auto opt = testing::general_options("org.dot.mirror");
     opt.inputs = inputs;
-    opt.id = "org.dot.mirror";
     TempDir stage;
-    auto r = testing::drive_general(bin("dot-mirror"), stage.path(), opt);
+    auto r = testing::drive(bin("dot-mirror"), stage.path(), opt);
     expect_plugin_error(r, Method::Initialize, -32602,
                         "dot-mirror takes exactly one input (the folder to mirror), given " +
                             std::to_string(inputs.size()));
     EXPECT_TRUE(list_children().empty());
   }
-  GeneralDriveOptions opt;
-  opt.id = "org.dot.mirror";
+  auto opt = testing::general_options("org.dot.mirror");
   opt.inputs = {"relative/src"};
   TempDir stage;
-  auto r = testing::drive_general(bin("dot-mirror"), stage.path(), opt);
+  auto r = testing::drive(bin("dot-mirror"), stage.path(), opt);
   expect_plugin_error(r, Method::Initialize, -32602, "the input \"relative/src\" is not an absolute path");
 }
 
@@ -439,7 +438,7 @@ TEST(Mirror, MoreThanMaxOperationsIsAnErrorAndTheLimitItselfIsFine) {
     UniqueFd f(::openat(dir.get(), name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     ASSERT_TRUE(f);
   }
-  GeneralDriveOptions opt;
+  DriveOptions opt;
   opt.stop_after_plan = true;
   auto at = mirror(src.path(), {}, opt);
   ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
@@ -456,7 +455,7 @@ TEST(Mirror, AFileOverMaxFileBytesIsAnError) {
   TempDir src;
   put(src.path(), "big", "");
   ASSERT_EQ(::truncate((src.path() + "/big").c_str(), static_cast<off_t>(general::kLimits.max_file_bytes)), 0);
-  GeneralDriveOptions opt;
+  DriveOptions opt;
   opt.stop_after_plan = true;
   auto at = mirror(src.path(), {}, opt);
   ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
@@ -476,7 +475,7 @@ TEST(Mirror, SourcesOverMaxTotalBytesTogetherAreAnError) {
     put(src.path(), name, "");
     ASSERT_EQ(::truncate((src.path() + "/" + name).c_str(), each), 0);
   }
-  GeneralDriveOptions opt;
+  DriveOptions opt;
   opt.stop_after_plan = true;
   auto at = mirror(src.path(), {}, opt);
   ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
