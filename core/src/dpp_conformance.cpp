@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <set>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,6 +17,7 @@
 #include "dot/base/sha256.h"
 #include "dot/core/path_rules.h"
 #include "dot/core/registry.h"
+#include "dot/core/stage_reader.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/general.h"
@@ -41,9 +41,6 @@ Outcome fail(const Error& e) { return {false, e.line()}; }
 // What byte-by-byte delivery adds to the deadline (as much again, and this):
 // the plugin is not to blame for the time core takes to hand it its requests.
 constexpr milliseconds kBytewiseAllowance{2000};
-// Nesting below the stage a plugin's folders may have before the walk stops
-// (the path rules allow 4095 bytes, so 2048 one-byte components at most).
-constexpr int kMaxStageDepth = 2048;
 
 // The executable, sealed once: every case executes this same descriptor.
 struct Sealed {
@@ -113,81 +110,6 @@ class Workspace {
   ino_t stage_ino_ = 0;
   bool owned_ = false;
 };
-
-Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
-
-// One artifact as claimed, whatever the profile calls its path.
-struct Claim {
-  std::string path;
-  std::string sha256;
-  std::uint64_t size = 0;
-};
-
-// The staged-file rules of a profile.
-struct StageRules {
-  std::uint64_t max_file_bytes = 0;
-  bool hello = false;  // also: mode 0600, size at least 1, no folders
-};
-
-// Every entry beneath `dirfd` ("" prefix at the stage), files and folders
-// apart, without following a symlink.
-Status walk(int dirfd, const std::string& prefix, int depth, std::set<std::string>& files,
-            std::set<std::string>& folders) {
-  if (depth > kMaxStageDepth) return mismatch(fmt::format("the stage nests folders deeper than {}", kMaxStageDepth));
-  DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dirfd));
-  for (const auto& n : names) {
-    std::string rel = prefix.empty() ? n : prefix + "/" + n;
-    struct stat st {};
-    if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return beneath::errno_error(errno, "stat", rel);
-    if (!S_ISDIR(st.st_mode)) {
-      files.insert(rel);
-      continue;
-    }
-    folders.insert(rel);
-    DOT_ASSIGN_OR_RETURN(UniqueFd sub, beneath::open_beneath(dirfd, n, O_RDONLY | O_DIRECTORY));
-    DOT_TRY(walk(sub.get(), rel, depth + 1, files, folders));
-  }
-  return {};
-}
-
-// Once the plugin is gone: each claim read back from the stage (never
-// through a symlink), and nothing else there but the claimed files and the
-// folders that hold them. The codes are core's (spec/cli.md).
-Status check_stage(const Workspace& ws, const std::vector<Claim>& claims, const StageRules& rules) {
-  for (const auto& c : claims) {
-    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
-                         beneath::observe_beneath(ws.stage_fd(), c.path,
-                                                  {.max_bytes = static_cast<std::size_t>(rules.max_file_bytes)}));
-    if (o.type == beneath::FileType::Symlink)
-      return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", c.path));
-    if (!o.exists()) return mismatch(fmt::format("staged {} is missing", c.path));
-    if (o.type != beneath::FileType::Regular)
-      return mismatch(fmt::format("staged {} is a {}, not a regular file", c.path, beneath::file_type_name(o.type)));
-    if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", c.path, o.nlink));
-    if (rules.hello && o.mode != 0600)
-      return mismatch(fmt::format("staged {} has mode {:04o}, not 0600", c.path, o.mode));
-    if (o.too_large || o.size > rules.max_file_bytes || (rules.hello && o.size == 0))
-      return mismatch(fmt::format("staged {} has a size outside {}..{}", c.path, rules.hello ? 1 : 0,
-                                  rules.max_file_bytes));
-    if (o.size != c.size)
-      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", c.path, o.size, c.size));
-    if (o.sha256 != c.sha256)
-      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", c.path, o.sha256, c.sha256));
-  }
-  std::set<std::string> files, folders;
-  DOT_TRY(walk(ws.stage_fd(), "", 0, files, folders));
-  std::set<std::string> claimed, parents;
-  for (const auto& c : claims) {
-    claimed.insert(c.path);
-    for (auto slash = c.path.find('/'); slash != std::string::npos; slash = c.path.find('/', slash + 1))
-      parents.insert(c.path.substr(0, slash));
-  }
-  for (const auto& f : files)
-    if (!claimed.count(f)) return mismatch(fmt::format("the stage holds {} which no artifact names", f));
-  for (const auto& d : folders)
-    if (!parents.count(d)) return mismatch(fmt::format("the stage holds the folder {} which holds no artifact", d));
-  return {};
-}
 
 Result<std::string> request_frame(std::uint64_t id, dpp::Method m, const jcs::Node& params) {
   DOT_ASSIGN_OR_RETURN(std::string body, dpp::encode_request(id, m, params));
@@ -279,12 +201,13 @@ class Case {
     DOT_TRY(s.validate());
     DOT_TRY(s.shutdown());
     DOT_TRY(s.finish());
-    std::vector<Claim> claims;
-    for (const auto& a : staged.artifacts) claims.push_back(Claim{a.name, a.sha256, a.size});
-    if (!check_files) return fmt::format("{} artifacts, exit 0", claims.size());
-    DOT_TRY(check_stage(*ws_, claims, StageRules{dpp::hello::kMaxArtifactSize, true}));
+    const std::size_t n = staged.artifacts.size();
+    if (!check_files) return fmt::format("{} artifacts, exit 0", n);
+    // The plugin is gone: the stage is read as the planner reads it.
+    DOT_TRY(read_hello_stage(ws_->stage_fd(), staged));
+    DOT_TRY(check_hello_stage_holds_only(ws_->stage_fd(), staged));
     DOT_TRY(ws_->check_alone());
-    return fmt::format("{} files staged as claimed, nothing else written, exit 0", claims.size());
+    return fmt::format("{} files staged as claimed, nothing else written, exit 0", n);
   }
 
   Result<std::string> general_lifecycle(bool offer_log, bool check_files) {
@@ -297,32 +220,27 @@ class Case {
     DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}));
     DOT_TRY(dpp::hello::check_hello_effects(plan.effects));
     std::vector<ProposedOperation> proposed;
-    std::vector<std::string_view> writes;
+    std::vector<std::string> writes;
     for (const auto& op : plan.operations) {
       proposed.push_back(ProposedOperation{op.action, op.mode, op.path});
       if (op.action == "write") writes.push_back(op.path);
     }
     DOT_TRY(check_proposed_operations(proposed));
     DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
-    if (staged.artifacts.size() != writes.size())
-      return mismatch(fmt::format("{} artifacts for {} planned writes", staged.artifacts.size(), writes.size()));
-    std::vector<Claim> claims;
-    for (std::size_t i = 0; i < writes.size(); ++i) {
-      const auto& a = staged.artifacts[i];
-      if (a.path != writes[i])
-        return mismatch(fmt::format("artifact {} is {}, but write {} of the plan is {}", i + 1, a.path, i + 1,
-                                    writes[i]));
-      claims.push_back(Claim{a.path, a.sha256, a.size});
-    }
+    // The claims as the planner judges them (the files are read below).
+    const StageLimits limits;
+    DOT_TRY(check_claims(writes, staged.artifacts, limits));
     DOT_TRY(s.validate());
     DOT_TRY(s.shutdown());
     DOT_TRY(s.finish());
     if (check_files) {
-      DOT_TRY(check_stage(*ws_, claims, StageRules{general::kLimits.max_file_bytes, false}));
+      // The plugin is gone: the stage is read as the planner reads it.
+      DOT_TRY(read_stage(ws_->stage_fd(), writes, staged.artifacts, limits));
+      DOT_TRY(check_stage_holds_only(ws_->stage_fd(), staged.artifacts));
       DOT_TRY(ws_->check_alone());
     }
     return fmt::format("id {}, {} operations, {} {}, log {}{}, exit 0", echo.id, plan.operations.size(),
-                       claims.size(), check_files ? "files staged as claimed, nothing else written" : "artifacts",
+                       writes.size(), check_files ? "files staged as claimed, nothing else written" : "artifacts",
                        log ? "negotiated" : "not negotiated",
                        s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()));
   }

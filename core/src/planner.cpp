@@ -14,6 +14,7 @@
 #include "dot/base/beneath.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
+#include "dot/core/stage_reader.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
@@ -24,31 +25,11 @@
 namespace dot::core {
 namespace {
 
-Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
-
-// Core reads every staged file itself: the plugin's claims are only claims.
+// Core reads every staged file itself (stage_reader.h): the plugin's claims
+// are only claims.
 Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::MaterializeResult& claimed) {
   DOT_TRY(stage.check_unchanged());
-  std::vector<std::string> contents;
-  for (const auto& a : claimed.artifacts) {
-    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
-                         beneath::observe_beneath(stage.fd(), a.name, {.max_bytes = kMaxTargetBytes, .keep_content = true}));
-    if (o.type == beneath::FileType::Symlink)
-      return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", a.name));
-    if (!o.exists()) return mismatch(fmt::format("staged {} is missing", a.name));
-    if (o.type != beneath::FileType::Regular)
-      return mismatch(fmt::format("staged {} is a {}, not a regular file", a.name, beneath::file_type_name(o.type)));
-    if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", a.name, o.nlink));
-    if (o.mode != kArtifactMode)
-      return mismatch(fmt::format("staged {} has mode {:04o}, not {:04o}", a.name, o.mode, kArtifactMode));
-    if (o.too_large || o.size == 0 || o.size > kMaxTargetBytes)
-      return mismatch(fmt::format("staged {} has a size outside 1..{}", a.name, kMaxTargetBytes));
-    if (o.size != a.size)
-      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", a.name, o.size, a.size));
-    if (o.sha256 != a.sha256)
-      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", a.name, o.sha256, a.sha256));
-    contents.push_back(std::move(o.content));
-  }
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, read_hello_stage(stage.fd(), claimed));
   DOT_TRY(stage.check_unchanged());
   return contents;
 }
@@ -59,12 +40,7 @@ Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::Mat
 // session itself reports (a survivor, an exit status) comes first.
 Status verify_stage_contents(const Stage& stage, const dpp::MaterializeResult& claimed) {
   DOT_TRY(stage.check_unchanged());
-  DOT_ASSIGN_OR_RETURN(auto present, stage.entries());
-  std::set<std::string> expected;
-  for (const auto& a : claimed.artifacts) expected.insert(a.name);
-  for (const auto& n : present)
-    if (!expected.count(n)) return mismatch(fmt::format("the stage holds {} which no artifact names", n));
-  return {};
+  return check_hello_stage_holds_only(stage.fd(), claimed);
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,10 +76,6 @@ class Stage {
       return make_error(Code::PathEscape, "stage_replaced",
                         fmt::format("the stage directory {} was replaced during materialize", path_));
     return {};
-  }
-  Result<std::set<std::string>> entries() const {
-    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(fd_.get()));
-    return std::set<std::string>(names.begin(), names.end());
   }
 
  private:

@@ -15,6 +15,8 @@
 #include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
+#include "dot/core/plan.h"
+#include "dot/core/target.h"
 
 namespace dot::core {
 namespace {
@@ -60,11 +62,9 @@ Result<UniqueFd> open_staged_file(int stage_fd, std::string_view path) {
   return fd;
 }
 
-Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const dpp::general::Artifact> claimed,
-                                           const StageLimits& limits) {
-  // The claims first, before a byte is read: the negotiated limits
-  // (DOT_E_PROTOCOL), then one claim per write, in order.
+Status check_claims(std::span<const std::string> writes, std::span<const dpp::general::Artifact> claimed,
+                    const StageLimits& limits) {
+  // The negotiated limits (DOT_E_PROTOCOL) first, then one claim per write.
   std::uint64_t total = 0;
   for (const auto& a : claimed) {
     if (a.size > limits.max_file_bytes)
@@ -86,6 +86,14 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
       return mismatch(fmt::format("artifact {} where the write of {} comes (operation order)", quoted(claimed[i].path),
                                   quoted(writes[i])));
   }
+  return {};
+}
+
+Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
+                                           std::span<const dpp::general::Artifact> claimed,
+                                           const StageLimits& limits) {
+  // The claims first, before a byte is read.
+  DOT_TRY(check_claims(writes, claimed, limits));
 
   std::vector<StagedFile> out;
   std::size_t kept = 0;
@@ -176,6 +184,39 @@ Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifa
                                   beneath::file_type_name(beneath::file_type(st.st_mode))));
     }
   }
+  return {};
+}
+
+Result<std::vector<std::string>> read_hello_stage(int stage_fd, const dpp::MaterializeResult& claimed) {
+  std::vector<std::string> contents;
+  for (const auto& a : claimed.artifacts) {
+    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
+                         beneath::observe_beneath(stage_fd, a.name, {.max_bytes = kMaxTargetBytes, .keep_content = true}));
+    if (o.type == beneath::FileType::Symlink)
+      return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", a.name));
+    if (!o.exists()) return mismatch(fmt::format("staged {} is missing", a.name));
+    if (o.type != beneath::FileType::Regular)
+      return mismatch(fmt::format("staged {} is a {}, not a regular file", a.name, beneath::file_type_name(o.type)));
+    if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", a.name, o.nlink));
+    if (o.mode != kArtifactMode)
+      return mismatch(fmt::format("staged {} has mode {:04o}, not {:04o}", a.name, o.mode, kArtifactMode));
+    if (o.too_large || o.size == 0 || o.size > kMaxTargetBytes)
+      return mismatch(fmt::format("staged {} has a size outside 1..{}", a.name, kMaxTargetBytes));
+    if (o.size != a.size)
+      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", a.name, o.size, a.size));
+    if (o.sha256 != a.sha256)
+      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", a.name, o.sha256, a.sha256));
+    contents.push_back(std::move(o.content));
+  }
+  return contents;
+}
+
+Status check_hello_stage_holds_only(int stage_fd, const dpp::MaterializeResult& claimed) {
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> present, beneath::list_entries(stage_fd));
+  std::set<std::string, std::less<>> expected;
+  for (const auto& a : claimed.artifacts) expected.insert(a.name);
+  for (const auto& n : present)
+    if (!expected.contains(n)) return mismatch(fmt::format("the stage holds {} which no artifact names", n));
   return {};
 }
 

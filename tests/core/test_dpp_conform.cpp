@@ -178,6 +178,26 @@ TEST(DppConform, EachBrokenPluginFailsOnItsCase) {
   EXPECT_EQ(temp_dir().entries(), std::set<std::string>{});
 }
 
+// conform reads the stage with the planner's own reader (stage_reader.h):
+// each hello plugin that lies about what it staged fails `lifecycle` with
+// the code `plan` gives it (tests/core/test_engine.cpp, ArtifactLie).
+TEST(DppConform, StagedFileLiesFailTheLifecycleWithPlansCode) {
+  const std::pair<const char*, const char*> kLies[] = {
+      {"staged_symlink", "DOT_E_PATH_ESCAPE"},      {"replaced_stage", "DOT_E_PATH_ESCAPE"},
+      {"wrong_mode", "DOT_E_ARTIFACT_MISMATCH"},    {"wrong_digest", "DOT_E_ARTIFACT_MISMATCH"},
+      {"wrong_size", "DOT_E_ARTIFACT_MISMATCH"},    {"changed_bytes", "DOT_E_ARTIFACT_MISMATCH"},
+      {"extra_file", "DOT_E_ARTIFACT_MISMATCH"},    {"hard_link", "DOT_E_ARTIFACT_MISMATCH"},
+  };
+  for (const auto& [lie, code] : kLies) {
+    SCOPED_TRACE(lie);
+    Report r = conform(dpp::Profile::Hello, bin(std::string("core-artifact-") + lie), {"lifecycle"});
+    ASSERT_EQ(r.cases.size(), 1u);
+    EXPECT_FALSE(r.cases[0].passed) << dump(r);
+    EXPECT_EQ(r.cases[0].detail.rfind(std::string(code) + ": ", 0), 0u) << r.cases[0].detail;
+  }
+  EXPECT_EQ(temp_dir().entries(), std::set<std::string>{});
+}
+
 TEST(DppConform, UnknownCasesAndMissingPluginsAreErrors) {
   Options o;
   o.profile = dpp::Profile::Hello;

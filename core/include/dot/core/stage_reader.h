@@ -24,6 +24,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
 #include "dot/dpp/general.h"
+#include "dot/dpp/messages.h"
 
 namespace dot::core {
 
@@ -44,9 +45,14 @@ struct StagedFile {
   std::optional<std::string> content;  // when kept (StageLimits)
 };
 
-// Reads every claimed artifact beneath `stage_fd`: one per path of
-// `writes` (the plan's write paths, in operation order), in that order; each
-// a regular single-link file of exactly its claimed size and digest.
+// The claims alone, before a byte is read: each within max_file_bytes and
+// all within max_total_bytes (DOT_E_PROTOCOL), and exactly one per path of
+// `writes` (the plan's write paths, in operation order), in that order.
+Status check_claims(std::span<const std::string> writes, std::span<const dpp::general::Artifact> claimed,
+                    const StageLimits& limits);
+
+// Reads every claimed artifact beneath `stage_fd` once check_claims holds;
+// each a regular single-link file of exactly its claimed size and digest.
 Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
                                            std::span<const dpp::general::Artifact> claimed,
                                            const StageLimits& limits);
@@ -55,6 +61,15 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
 // way: every entry is visited through descriptors (never following a
 // symlink). Run once the plugin is gone.
 Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifact> claimed);
+
+// ---- the hello profile (spec/dpp-hello.md): flat names, no folders ----
+// Each claimed artifact read back beneath `stage_fd`: a regular single-link
+// file of mode 0600 (plan.h kArtifactMode), 1 to kMaxTargetBytes bytes, of
+// its claimed size and digest; a symlink DOT_E_PATH_ESCAPE, anything else
+// DOT_E_ARTIFACT_MISMATCH. The bytes of each, in claim order.
+Result<std::vector<std::string>> read_hello_stage(int stage_fd, const dpp::MaterializeResult& claimed);
+// The stage holds nothing but the claimed artifacts. Run once the plugin is gone.
+Status check_hello_stage_holds_only(int stage_fd, const dpp::MaterializeResult& claimed);
 
 // Opens staged `path` for reading (regular, single link, no symlink on the
 // way): how the seal streams a verified file into the store, which checks
