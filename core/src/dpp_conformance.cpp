@@ -111,6 +111,23 @@ class Workspace {
   bool owned_ = false;
 };
 
+// The general profile's identity check, against --id when given; without
+// it the echoed id must still be a plugin id (spec/dpp-general.md,
+// "Registration and manifest"): one that could never be registered is wrong.
+Result<bool> check_general_identity(const Options& o, const general::InitializeParams& sent,
+                                    const general::InitializeResult& echo) {
+  if (o.id.empty()) {
+    if (auto why = plugin_id_problem(echo.id)) {
+      constexpr std::size_t kShown = 80;
+      return make_error(Code::PluginIdentity, "id",
+                        fmt::format("the plugin says it is \"{}{}\", which is not a plugin id: it {}",
+                                    std::string_view(echo.id).substr(0, kShown), echo.id.size() > kShown ? "..." : "",
+                                    *why));
+    }
+  }
+  return general::check_identity(sent, echo, o.id.empty() ? echo.id : o.id);
+}
+
 Result<std::string> request_frame(std::uint64_t id, dpp::Method m, const jcs::Node& params) {
   DOT_ASSIGN_OR_RETURN(std::string body, dpp::encode_request(id, m, params));
   return dpp::encode_frame(body, general::kLimits.max_frame_bytes);
@@ -216,7 +233,7 @@ class Case {
     general::InitializeParams sent = general::initialize_params("audit", nonce, o_.inputs);
     if (!offer_log) sent.capabilities.pop_back();
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
-    DOT_ASSIGN_OR_RETURN(bool log, general::check_identity(sent, echo, o_.id.empty() ? echo.id : o_.id));
+    DOT_ASSIGN_OR_RETURN(bool log, check_general_identity(o_, sent, echo));
     DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}));
     DOT_TRY(dpp::hello::check_hello_effects(plan.effects));
     std::vector<ProposedOperation> proposed;
@@ -383,7 +400,7 @@ Outcome case_eof_before_shutdown(Case& c) {
   general::InitializeParams sent = general::initialize_params("audit", *nonce, c.options().inputs);
   auto echo = h.initialize(sent);
   if (!echo.ok()) return fail(echo.error());
-  auto identity = general::check_identity(sent, *echo, c.options().id.empty() ? echo->id : c.options().id);
+  auto identity = check_general_identity(c.options(), sent, *echo);
   if (!identity.ok()) return fail(identity.error());
   auto plan = h.plan(general::PlanParams{});
   if (!plan.ok()) return fail(plan.error());
@@ -453,6 +470,8 @@ std::vector<CaseInfo> cases(dpp::Profile profile) {
 
 Result<Report> run(const Options& options) {
   if (options.command.empty()) return make_error(Code::Internal, "usage", "no plugin command given");
+  // An id nothing could be registered with (DOT_E_POLICY, as register says).
+  if (!options.id.empty()) DOT_TRY(check_plugin_id(options.id));
   std::vector<const CaseDef*> selected;
   for (const auto& name : options.only) {
     auto it = std::find_if(std::begin(kCases), std::end(kCases), [&](const CaseDef& c) {

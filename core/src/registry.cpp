@@ -101,33 +101,36 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   return m;
 }
 
-Status check_plugin_id(std::string_view id) {
+std::optional<std::string> plugin_id_problem(std::string_view id) {
   // ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$ by hand: a first label starting with a
   // letter, then one or more ".label" with non-empty labels.
-  auto bad = [&](std::string_view why) {
-    return make_error(Code::Policy, "plugin_id",
-                      fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
-                                  "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
-                                  id, why, kMaxPluginIdBytes));
-  };
-  if (id.size() > kMaxPluginIdBytes) return bad(fmt::format("is {} bytes long", id.size()));
-  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return bad("does not start with a lowercase letter");
+  if (id.size() > kMaxPluginIdBytes) return fmt::format("is {} bytes long", id.size());
+  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return "does not start with a lowercase letter";
   std::size_t labels = 1;
   bool label_empty = false;
   for (char c : id) {
     if (c == '.') {
-      if (label_empty) return bad("has an empty label");
+      if (label_empty) return "has an empty label";
       ++labels;
       label_empty = true;
     } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') {
       label_empty = false;
     } else {
-      return bad("has a character other than a-z, 0-9, '-' and '.'");
+      return "has a character other than a-z, 0-9, '-' and '.'";
     }
   }
-  if (label_empty) return bad("has an empty label");
-  if (labels < 2) return bad("has no '.'");
-  return {};
+  if (label_empty) return "has an empty label";
+  if (labels < 2) return "has no '.'";
+  return std::nullopt;
+}
+
+Status check_plugin_id(std::string_view id) {
+  auto why = plugin_id_problem(id);
+  if (!why) return {};
+  return make_error(Code::Policy, "plugin_id",
+                    fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
+                                "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
+                                id, *why, kMaxPluginIdBytes));
 }
 
 namespace {

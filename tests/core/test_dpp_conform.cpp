@@ -159,6 +159,9 @@ TEST(DppConform, EachBrokenPluginFailsOnItsCase) {
       {G, "dpp-hostile-general_exit_0_at_early_eof", {"eof_before_shutdown"}, "expected exit 1"},
       {G, "dpp-hostile-general_stderr_over_max", {}, "more than 65536 bytes on stderr"},
       {G, "dpp-hostile-general_echo_wrong_id", {}, "DOT_E_PLUGIN_IDENTITY", {}, milliseconds(0), "org.dot.hostile"},
+      // Without --id the echoed id must still be a plugin id.
+      {G, "dpp-hostile-general_echo_malformed_id", {}, "DOT_E_PLUGIN_IDENTITY: the plugin says it is \"hostile\", "
+       "which is not a plugin id: it has no '.'"},
       {G, "dpp-hostile-general_sleep_past_deadline", {"lifecycle"}, "DOT_E_TIMEOUT", {"lifecycle"},
        milliseconds(1000)},
       // The hello reference plugin does not speak the general profile.
@@ -207,6 +210,15 @@ TEST(DppConform, UnknownCasesAndMissingPluginsAreErrors) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, Code::NotFound);
   o.only.clear();
+  // An id register would refuse: nothing runs.
+  o.profile = dpp::Profile::General;
+  o.command = {bin("dpp-example-motd")};
+  o.id = "Org.example.motd";
+  auto bad_id = run(o);
+  ASSERT_FALSE(bad_id.ok());
+  EXPECT_EQ(bad_id.error().code, Code::Policy);
+  EXPECT_EQ(bad_id.error().kind, "plugin_id");
+  o.id.clear();
   o.command = {"/nonexistent/plugin"};
   auto missing = run(o);
   ASSERT_FALSE(missing.ok());
@@ -307,6 +319,10 @@ TEST(DppConformCli, UsageAndCaseErrors) {
   auto unknown = dot_core({"dpp", "conform", "--case", "no_such_case", "--", bin("dpp-example-motd")});
   EXPECT_EQ(unknown.code, 1);
   EXPECT_EQ(unknown.err.rfind("DOT_E_NOT_FOUND: ", 0), 0u) << unknown.err;
+  auto bad_id = dot_core({"dpp", "conform", "--id", "motd", "--", bin("dpp-example-motd")});
+  EXPECT_EQ(bad_id.code, 1);
+  EXPECT_EQ(bad_id.err.rfind("DOT_E_POLICY: plugin id \"motd\" has no '.'", 0), 0u) << bad_id.err;
+  EXPECT_TRUE(bad_id.out.empty()) << bad_id.out;
 }
 
 }  // namespace

@@ -293,6 +293,10 @@ const Case kConformCases[] = {
      },
          Options{.log = true}),
      Code::Protocol, "log_not_negotiated", "without negotiating log", false},
+    // Echoes an id no root could register it with (no '.'): wrong without
+    // --id too (every case's lifecycle checks the echo).
+    {"general_echo_malformed_id", RUN(AT(1, frame(replace(o.body, "\"org.dot.hostile\"", "\"hostile\"")))),
+     Code::PluginIdentity, "id", "which is not a plugin id: it has no '.'", false},
     // Exit 0 where the profile requires 1: at end of input before dot.shutdown.
     {"general_exit_0_at_early_eof",
      +[] {

@@ -38,7 +38,9 @@ struct Options {
   // followed by these arguments.
   std::vector<std::string> command;
   // General profile: the id the echo must carry (what it would be registered
-  // with); empty accepts any. The hello profile's id is org.dot.hello.
+  // with; one register would refuse is DOT_E_POLICY before anything runs);
+  // empty accepts any id that is one (spec/dpp-general.md's pattern). The
+  // hello profile's id is org.dot.hello.
   std::string id;
   // General profile: the inputs sent in dot.initialize (absolute folders).
   std::vector<std::string> inputs;
@@ -81,9 +83,9 @@ std::string_view profile_name(dpp::Profile profile) noexcept;
 std::vector<CaseInfo> cases(dpp::Profile profile);
 
 // Runs the cases. An error only when nothing can run: the executable cannot
-// be found, opened or sealed (Code::Io, a script Code::Policy), no temporary
-// folder can be made, or `only` names a case the profile does not have
-// (Code::NotFound).
+// be found, opened or sealed (Code::Io, a script Code::Policy), `id` is not
+// a plugin id (Code::Policy), no temporary folder can be made, or `only`
+// names a case the profile does not have (Code::NotFound).
 Result<Report> run(const Options& options);
 
 }  // namespace dot::core::conform
