@@ -7,11 +7,13 @@
 
 namespace dot::jcs::detail {
 
-// The longest ECMAScript string of a binary64 ("-1.2345678901234567e-308"
-// and "-0.0000012345678901234567" are 24 bytes), with room to spare.
-inline constexpr std::size_t kMaxNumberBytes = 32;
+// Room put_number needs: the longest ECMAScript string of a binary64
+// ("-1.2345678901234567e-308" and "-0.0000012345678901234567" are 24 bytes),
+// and room for its fixed-size copies past the end of what it keeps.
+inline constexpr std::size_t kMaxNumberBytes = 64;
 
-// ECMAScript Number.prototype.toString of a finite `value` (-0 -> "0").
+// ECMAScript Number.prototype.toString of a finite `value` (-0 -> "0"),
+// written at `p`, which has kMaxNumberBytes of room.
 char* put_number(char* p, double value);
 
 // Room put_string needs for `size` bytes of string: every byte may become a

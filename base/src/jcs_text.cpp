@@ -17,41 +17,66 @@ namespace dot::jcs {
 namespace detail {
 namespace {
 
+// The digits are moved in fixed 24-byte pieces (they are at most 17, the
+// zeros that pad them at most 20): a copy of a constant size is two moves,
+// one of a variable size a call to memcpy. The buffers are sized for it.
+constexpr std::size_t kPiece = 24;
+constexpr std::size_t kDigitsRoom = 17 + kPiece;  // a significand's digits, readable kPiece past any of them
+static_assert(kMaxNumberBytes >= 17 + 1 + kPiece, "put_es_form writes up to a piece past the 17th digit");
+
 // ECMAScript Number::toString of the positive value 0.d1..dk x 10^n, from its
-// shortest round-trip digits d1..dk (no trailing zeros) and n, the position
-// of the decimal point relative to them.
+// shortest round-trip digits d1..dk (no trailing zeros, k <= 17) at `digits`
+// (kDigitsRoom bytes) and n, the position of the decimal point relative to
+// them.
 char* put_es_form(char* p, const char* digits, int k, int n) {
-  if (k <= n && n <= 21) {  // an integer below 1e21: all its digits
-    std::memcpy(p, digits, static_cast<std::size_t>(k));
-    p += k;
-    std::memset(p, '0', static_cast<std::size_t>(n - k));
-    return p + (n - k);
+  if (k <= n && n <= 21) {  // an integer below 1e21: all its digits, then zeros
+    std::memcpy(p, digits, kPiece);
+    std::memset(p + k, '0', kPiece);
+    return p + n;
   }
-  if (0 < n && n <= 21) {  // 123.45
-    std::memcpy(p, digits, static_cast<std::size_t>(n));
-    p += n;
-    *p++ = '.';
-    std::memcpy(p, digits + n, static_cast<std::size_t>(k - n));
-    return p + (k - n);
+  if (0 < n && n <= 21) {  // 123.45 (n < k here)
+    std::memcpy(p, digits, kPiece);
+    p[n] = '.';
+    std::memcpy(p + n + 1, digits + n, kPiece);
+    return p + k + 1;
   }
   if (-6 < n && n <= 0) {  // 0.00012345
-    *p++ = '0';
-    *p++ = '.';
-    std::memset(p, '0', static_cast<std::size_t>(-n));
-    p += -n;
-    std::memcpy(p, digits, static_cast<std::size_t>(k));
-    return p + k;
+    std::memcpy(p, "0.00000", 8);
+    std::memcpy(p + 2 - n, digits, kPiece);
+    return p + 2 - n + k;
   }
   *p++ = digits[0];  // 1.2345e+21, 5e-324
   if (k > 1) {
-    *p++ = '.';
-    std::memcpy(p, digits + 1, static_cast<std::size_t>(k - 1));
-    p += k - 1;
+    *p = '.';
+    std::memcpy(p + 1, digits + 1, kPiece);
+    p += k;
   }
   *p++ = 'e';
   int e = n - 1;
   *p++ = e >= 0 ? '+' : '-';
   return std::to_chars(p, p + 4, e >= 0 ? e : -e).ptr;
+}
+
+// "00" "01" ... "99": two digits per division.
+constexpr auto kDigitPairs = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
+    t[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}();
+
+// The decimal digits of `v` (below 10^17, as a shortest significand is) at
+// `p`; returns the end. The last eight are written in four fixed steps from
+// the pair table, only the leading part by to_chars' loop: most significands
+// have 16 or 17 digits, and a loop over all of them costs twice as much.
+char* put_significand(char* p, std::uint64_t v) {
+  if (v < 100000000) return std::to_chars(p, p + 8, v).ptr;
+  p = std::to_chars(p, p + 9, v / 100000000).ptr;
+  auto low = static_cast<std::uint32_t>(v % 100000000);
+  for (int i = 3; i >= 0; --i, low /= 100) std::memcpy(p + 2 * i, &kDigitPairs[2 * (low % 100)], 2);
+  return p + 8;
 }
 
 }  // namespace
@@ -76,8 +101,8 @@ char* put_number(char* p, double value) {
   // nearest, ties to even), the closest to it when several are that short,
   // as ECMAScript's Number::toString asks; trailing zeros removed.
   auto decimal = jkj::dragonbox::to_decimal(value);
-  char digits[20];
-  auto k = static_cast<int>(std::to_chars(digits, digits + sizeof digits, decimal.significand).ptr - digits);
+  char digits[kDigitsRoom] = {};
+  auto k = static_cast<int>(put_significand(digits, decimal.significand) - digits);
   return put_es_form(p, digits, k, k + decimal.exponent);
 }
 

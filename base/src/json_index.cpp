@@ -11,7 +11,7 @@
 // source, and only escaped strings are written to the arena.
 //
 // This path only accepts: anything it does not understand exactly (every
-// error, numbers from_chars will not take, lone surrogates, duplicate keys,
+// error, numbers that overflow, lone surrogates, duplicate keys,
 // depth) makes it return false, and the precise reader in json_strict.cpp
 // decides with the exact error. fuzz_json_paths checks that both build
 // identical trees and accept the same texts.
@@ -19,10 +19,13 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string_view>
 #include <vector>
+
+#include <fast_float/fast_float.h>
 
 #include "json_internal.h"
 
@@ -422,65 +425,53 @@ class IndexBuilder {
   }
 
   // RFC 8259's number grammar, then the value, always the correctly rounded
-  // binary64 (what from_chars gives the precise reader): integers of up to
-  // 19 digits are exact in 64 bits and converted once; a decimal of up to 15
-  // significant digits (exact in a double) with a power of ten up to 1e22
-  // (exact too) takes one IEEE multiplication or division, which rounds
-  // correctly; anything else goes to from_chars. An underflow is zero (as
-  // in the precise reader); an overflow goes to the precise reader, which
-  // reports it.
+  // binary64 (what from_chars gives the precise reader): an integer of up to
+  // 19 digits is exact in 64 bits and converted once (the conversion rounds
+  // correctly); every other spelling goes to fast_float, which has the
+  // one-operation fast path for short decimals itself. An underflow is zero
+  // (as in the precise reader); an overflow goes to the precise reader,
+  // which reports it.
   bool number(std::uint32_t at, std::size_t si) {
-    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char* p = src_ + at;
     bool negative = *p == '-';
     if (negative) ++p;
+    const char* digits = p;
     std::uint64_t mantissa = 0;
-    int digits = 0;  // in `mantissa`, leading zeros included
     if (*p == '0') {
       ++p;
     } else if (is_digit(*p)) {
-      for (; is_digit(*p); ++p, ++digits) mantissa = mantissa * 10 + static_cast<std::uint64_t>(*p - '0');
+      for (; is_digit(*p); ++p) mantissa = mantissa * 10 + static_cast<std::uint64_t>(*p - '0');
     } else {
       return false;
     }
     bool integer = true;
-    int exponent = 0;  // of ten, applied to `mantissa`
     if (*p == '.') {
       integer = false;
       ++p;
       if (!is_digit(*p)) return false;
-      for (; is_digit(*p); ++p, ++digits, --exponent) mantissa = mantissa * 10 + static_cast<std::uint64_t>(*p - '0');
+      while (is_digit(*p)) ++p;
     }
     if (*p == 'e' || *p == 'E') {
       integer = false;
       ++p;
-      bool minus = *p == '-';
       if (*p == '+' || *p == '-') ++p;
       if (!is_digit(*p)) return false;
-      int e = 0;
-      for (; is_digit(*p); ++p)
-        if (e < 100000) e = e * 10 + (*p - '0');
-      exponent += minus ? -e : e;
+      while (is_digit(*p)) ++p;
     }
     auto end = static_cast<std::size_t>(p - src_);
     if (end > n_ || !ends_at(end, si)) return false;
     double value;
-    if (integer && digits <= 19) {
+    if (integer && p - digits <= 19) {
       value = static_cast<double>(mantissa);
-    } else if (!integer && digits <= 15 && exponent >= -22 && exponent <= 22) {
-      value = static_cast<double>(mantissa);
-      value = exponent < 0 ? value / kPow10[-exponent] : value * kPow10[exponent];
     } else {
-      auto res = std::from_chars(negative ? src_ + at + 1 : src_ + at, p, value);
-      if (res.ec == std::errc::result_out_of_range) {
-        // Underflow is a valid number whose value is zero (1e-400); only an
-        // overflow is refused, and the precise reader reports it.
-        if (spelling_is_huge(std::string_view(src_ + at, static_cast<std::size_t>(p - (src_ + at))))) return false;
-        value = 0.0;
-      } else if (res.ec != std::errc() || res.ptr != p) {
-        return false;
-      }
+      // fast_float (libstdc++'s from_chars wraps the same algorithm, behind
+      // a call and an error check for the range): an underflow reads as
+      // zero, an overflow as infinity.
+      auto res = fast_float::from_chars(digits, p, value);
+      if (res.ec != std::errc() || res.ptr != p) return false;
+      // Underflow is a valid number whose value is zero (1e-400); only an
+      // overflow is refused, and the precise reader reports it.
+      if (std::isinf(value)) return false;
     }
     if (negative) value = -value;  // "-0" is -0.0
     add(std::bit_cast<std::uint64_t>(value), at, Type::Number, integer);

@@ -6,6 +6,8 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -151,6 +153,18 @@ TEST(JsonIndexBuilder, DeclinesWhatItMustNotAccept) {
       {"[1e]", "malformed", 3},
       {"[.5]", "malformed", 1},
       {"[+1]", "malformed", 1},
+      // Spellings a general float reader takes and JSON does not: the
+      // builder's grammar check comes before the value.
+      {"[1.e5]", "malformed", 3},
+      {"[-.5]", "malformed", 2},
+      {"[-01]", "malformed", 3},
+      {"[1e+]", "malformed", 4},
+      {"[inf]", "malformed", 1},
+      {"[-inf]", "malformed", 2},
+      {"[nan]", "malformed", 2},
+      {"[0x10]", "malformed", 2},
+      {"[1.5e308.5]", "malformed", 8},
+      {"[1.7976931348623159e308]", "invalid_number", 1},
       {"\"x\"y", "trailing", 3},
       {"1 2", "trailing", 2},
       {"[1]]", "trailing", 3},
@@ -237,6 +251,59 @@ TEST(JsonIndexBuilder, NumbersMatchFromCharsBitForBit) {
     EXPECT_EQ(fast.nodes[i + 1].payload, std::bit_cast<std::uint64_t>(want)) << s;
     EXPECT_EQ(fast.nodes[i + 1].flag, s.find_first_of(".eE") == std::string::npos) << s;
   }
+}
+
+// Every other spelling is read by fast_float: the same bits as from_chars
+// (the precise reader's) on what is hard to round: subnormals and the
+// underflow edge, the overflow edge, more digits than 19 (integers beyond
+// 2^64, long fractions, leading and trailing zeros), exponents over the
+// whole range, padded with zeros.
+TEST(JsonIndexBuilder, HardNumbersMatchFromCharsBitForBit) {
+  std::vector<std::string> spellings = {
+      "5e-324", "4.9406564584124654e-324", "2.4703282292062328e-324", "2.4703282292062327e-324",
+      "2.2250738585072011e-308", "2.2250738585072012e-308", "2.2250738585072014E-308", "1.7976931348623157e308",
+      "1.7976931348623158e+308", "17976931348623157" + std::string(292, '0'),
+      "9007199254740993", "9007199254740993.0", "18446744073709551615", "18446744073709551616",
+      "123456789012345678901234567890", "0.000000000000000000000000000000000000000001", "1e-0000000000000000324",
+      "0e999999999999", "-0.0e-5", "1.00000000000000011102230246251565404236316680908203125",
+      "1.00000000000000011102230246251565404236316680908203124", "7.8614659464614570648E87", "1e23", "8.41e21"};
+  std::mt19937_64 rng(20261202);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s = rng() % 2 ? "-" : "";
+    int int_digits = static_cast<int>(rng() % 41);
+    s += int_digits == 0 ? '0' : static_cast<char>('1' + rng() % 9);
+    for (int d = 1; d < int_digits; ++d) s += static_cast<char>('0' + rng() % 10);
+    if (int_digits == 0 || rng() % 2) {
+      s += '.';
+      int frac_digits = 1 + static_cast<int>(rng() % 40);
+      for (int d = 0; d < frac_digits; ++d) s += static_cast<char>('0' + (rng() % 3 == 0 ? 0 : rng() % 10));
+    }
+    if (rng() % 4 != 0) {
+      s += (rng() % 2) ? 'e' : 'E';
+      long e = static_cast<long>(rng() % 700) - 360 - int_digits;
+      s += e < 0 ? "-" : rng() % 2 ? "+" : "";
+      s += std::string(rng() % 3, '0') + std::to_string(e < 0 ? -e : e);
+    }
+    spellings.push_back(s);
+  }
+  std::size_t read = 0;
+  for (const std::string& s : spellings) {
+    double want = 0;
+    auto res = std::from_chars(s.data() + (s[0] == '-'), s.data() + s.size(), want);
+    std::string text = "[" + s + "]";
+    Document::Impl fast;
+    if (std::isinf(std::strtod(s.c_str(), nullptr))) {  // overflow: left to the precise reader
+      EXPECT_FALSE(build(text, fast)) << s;
+      continue;
+    }
+    if (res.ec == std::errc::result_out_of_range) want = 0;  // underflow: zero
+    ASSERT_EQ(res.ptr, s.data() + s.size()) << s;
+    if (s[0] == '-') want = -want;
+    ASSERT_TRUE(build(text, fast)) << s;
+    EXPECT_EQ(fast.nodes[1].payload, std::bit_cast<std::uint64_t>(want)) << s;
+    ++read;
+  }
+  EXPECT_GT(read, 10000u);
 }
 
 // Parser::parse_into takes this path for every valid text; the rest of the
