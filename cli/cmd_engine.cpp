@@ -210,18 +210,23 @@ bool diffable(const core::PathSlot& s) {
 
 std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
 
-// One operation of a version-2 plan for a person: a unified diff for text, a
-// one-line summary for a binary or large file or a remove, and the mode
-// change when there is one.
+// One operation of a version-2 plan for a person: a line saying what happens
+// to the path (create, change, mode, remove), then a unified diff for text
+// or a one-line summary for a binary or large file.
 std::string path_slot_text(const core::PathSlot& s) {
   const std::string path = shown(s.path);
   if (s.action == core::Action::Remove)
     return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
   std::string out;
+  const std::string modes = s.before.mode == s.after.mode
+                                ? mode_text(s.after.mode)
+                                : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
   if (!s.before.exists)
     out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
-  else if (s.before.mode != s.after.mode)
-    out += fmt::format("mode {} {} -> {}\n", path, mode_text(s.before.mode), mode_text(s.after.mode));
+  else if (s.before.sha256 != s.after.sha256)
+    out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
+  else
+    out += fmt::format("mode {} {}\n", path, modes);
   if (s.before.exists && s.before.sha256 == s.after.sha256) return out;
   if (diffable(s)) {
     out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
