@@ -142,6 +142,14 @@ std::string show_json(const TxnDetail& d) {
 
 // ---- human tables ---------------------------------------------------------
 
+// The columns a shown() cell takes: one per code point (shown() leaves only
+// valid UTF-8), so that a name like notes/café.txt keeps the columns after
+// it aligned.
+std::size_t columns(std::string_view cell) {
+  return static_cast<std::size_t>(
+      std::count_if(cell.begin(), cell.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 // Left-aligned columns separated by two spaces; the last column is not padded.
 // A cell is one line whatever it holds (a stored name, code or detail may be
 // anything a plugin or a forged row put there): each is shown() on its own.
@@ -151,7 +159,7 @@ std::string table(std::vector<std::vector<std::string>> rows) {
     if (width.size() < r.size()) width.resize(r.size(), 0);
     for (std::size_t i = 0; i < r.size(); ++i) {
       r[i] = shown(r[i]);
-      width[i] = std::max(width[i], r[i].size());
+      width[i] = std::max(width[i], columns(r[i]));
     }
   }
   std::string out;
@@ -159,7 +167,7 @@ std::string table(std::vector<std::vector<std::string>> rows) {
     std::string line;
     for (std::size_t i = 0; i < r.size(); ++i) {
       line += r[i];
-      if (i + 1 < r.size()) line.append(width[i] - r[i].size() + 2, ' ');
+      if (i + 1 < r.size()) line.append(width[i] - columns(r[i]) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line;

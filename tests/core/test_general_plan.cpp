@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -154,6 +155,26 @@ TEST_F(GeneralPlan, SealsAVersion2PlanWithFoldersModesARemoveAndNoOpsLeftOut) {
   EXPECT_EQ(show.code, 0) << show.err;
   EXPECT_NE(show.out.find("escape \\x1b[31mred\\x1b[0m and a\\x0anew line"), std::string::npos) << show.out;
   EXPECT_EQ(show.out.find('\x1b'), std::string::npos);
+  // The operations table stays aligned past the UTF-8 name: its AFTER
+  // column starts at the same column (code points) on every row.
+  {
+    const auto table = show.out.substr(show.out.find("\noperations\n") + 12);
+    std::set<std::size_t> after_columns;
+    std::size_t at = 0;
+    for (int row = 0; row < 5; ++row) {
+      const std::size_t end = table.find('\n', at);
+      const std::string line = table.substr(at, end - at);
+      std::size_t cols = 0, last_gap = 0;
+      for (std::size_t i = 0; i < line.size(); ++i) {
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
+        if (i >= 2 && line[i] != ' ' && line[i - 1] == ' ' && line[i - 2] == ' ') last_gap = cols;
+        ++cols;
+      }
+      after_columns.insert(last_gap);
+      at = end + 1;
+    }
+    EXPECT_EQ(after_columns.size(), 1u) << table;
+  }
   auto events = core({"inspect", "events", plan_id.substr(0, 12)});
   EXPECT_NE(events.out.find("proposing 5 operations"), std::string::npos) << events.out;
 
