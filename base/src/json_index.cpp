@@ -55,32 +55,31 @@ constexpr auto kShortEscape = [] {
   return t;
 }();
 
-// Four hex digits at p, or -1.
-int hex4(const char* p) {
+// Four hex digits at p, or -1. Inlined: escape-dense strings read one or two
+// of these per escape, and the call cost as much as the digits.
+[[gnu::always_inline]] inline int hex4(const char* p) {
   int a = kHexDigit[static_cast<unsigned char>(p[0])], b = kHexDigit[static_cast<unsigned char>(p[1])];
   int c = kHexDigit[static_cast<unsigned char>(p[2])], d = kHexDigit[static_cast<unsigned char>(p[3])];
   if ((a | b | c | d) < 0) return -1;
   return a << 12 | b << 8 | c << 4 | d;
 }
 
-// Writes the UTF-8 form of `cp` at `out`; returns the end.
-char* put_utf8(char* out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    *out++ = static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    *out++ = static_cast<char>(0xC0 | (cp >> 6));
-    *out++ = static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    *out++ = static_cast<char>(0xE0 | (cp >> 12));
-    *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out++ = static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    *out++ = static_cast<char>(0xF0 | (cp >> 18));
-    *out++ = static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    *out++ = static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    *out++ = static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return out;
+// Writes the UTF-8 form of the scalar value `cp` at `out` with one 4-byte
+// store whatever its length, and returns the end (the caller has room: a
+// \u escape spans six bytes or twelve for the one to four it stands for).
+// All four forms are computed and the length picks one: in escape-dense
+// strings the lengths come in random order, and a branch per length
+// mispredicted on most escapes.
+[[gnu::always_inline]] inline char* put_utf8(char* out, std::uint32_t cp) {
+  const std::uint32_t c0 = 0x80 | (cp & 0x3F), c1 = 0x80 | ((cp >> 6) & 0x3F), c2 = 0x80 | ((cp >> 12) & 0x3F);
+  const std::uint32_t forms[4] = {cp, (0xC0 | cp >> 6) | c0 << 8, (0xE0 | cp >> 12) | c1 << 8 | c0 << 16,
+                                  (0xF0 | cp >> 18) | c2 << 8 | c1 << 16 | c0 << 24};
+  const int length = 1 + (cp >= 0x80) + (cp >= 0x800) + (cp >= 0x10000);
+  const std::uint32_t w = forms[length - 1];
+  const char bytes[4] = {static_cast<char>(w), static_cast<char>(w >> 8), static_cast<char>(w >> 16),
+                         static_cast<char>(w >> 24)};
+  std::memcpy(out, bytes, sizeof bytes);
+  return out + length;
 }
 
 // The first byte at or after p that ends a run of plain string bytes: a
@@ -320,10 +319,16 @@ class IndexBuilder {
   }
 
   // Copies [from, to) to `out` in 16-byte steps (a run between escapes is
-  // short: this beats a call to memcpy), writing up to 15 bytes past the
-  // run's end and reading up to 15 past `to` (source or padding).
+  // short: this beats a call to memcpy), writing up to 16 bytes past the
+  // run's end and reading up to 16 past `to` (source or padding). The first
+  // step is taken even for an empty run: escapes often follow one another,
+  // and a test for that mispredicted on them.
   static char* copy_run(char* out, const char* from, const char* to) {
-    for (const char* p = from; p < to; p += 16) std::memcpy(out + (p - from), p, 16);
+    const char* p = from;
+    do {
+      std::memcpy(out + (p - from), p, 16);
+      p += 16;
+    } while (p < to);
     return out + (to - from);
   }
 

@@ -103,6 +103,41 @@ TEST(JsonIndexBuilder, BuildsWhatThePreciseReaderBuilds) {
   for (const char* text : texts) expect_builds_like_strict(text);
 }
 
+// Escape-dense strings: the UTF-8 of every escape is written with one 4-byte
+// store whatever its length, and runs between escapes are copied 16 bytes at
+// a time even when empty. Escapes of each length and at each edge (U+007F /
+// U+0080, U+07FF / U+0800, U+FFFF, the first and last surrogate pairs),
+// short escapes, and runs of 0 to 40 plain bytes between them, in random
+// order and in keys too, build what the precise reader builds.
+TEST(JsonIndexBuilder, EscapeDenseStringsBuildWhatThePreciseReaderBuilds) {
+  const char* escapes[] = {R"(\u0000)", R"(\u001F)", R"(\u0041)", R"(\u007f)", R"(\u0080)", R"(\u07FF)",
+                           R"(\u0800)", R"(\ud7ff)", R"(\uE000)", R"(\uffff)", R"(\uD800\uDC00)",
+                           R"(\udbff\udfff)", R"(\ud83d\ude00)", R"(\n)", R"(\")", R"(\\)", R"(\/)", R"(\b)",
+                           R"(\t)"};
+  std::mt19937_64 rng(20261202);
+  for (int round = 0; round < 300; ++round) {
+    std::string text = "{";
+    int members = 1 + static_cast<int>(rng() % 6);
+    for (int m = 0; m < members; ++m) {
+      for (int part = 0; part < 2; ++part) {  // a key, then its value
+        text += '"';
+        text += std::to_string(m) + (part == 0 ? "k" : "");  // keys stay unique
+        int pieces = static_cast<int>(rng() % 30);
+        for (int k = 0; k < pieces; ++k) {
+          if (rng() % 3 == 0) {
+            text += std::string(rng() % 41, static_cast<char>('a' + rng() % 26));
+          } else {
+            text += escapes[rng() % std::size(escapes)];
+          }
+        }
+        text += part == 0 ? "\":" : "\"";
+      }
+      text += m + 1 < members ? "," : "}";
+    }
+    expect_builds_like_strict(text);
+  }
+}
+
 TEST(JsonIndexBuilder, ObjectsAroundThePairwiseLimit) {
   for (int keys : {15, 16, 17, 40}) {
     std::string obj = "{";
