@@ -73,9 +73,97 @@ int print_survey_human(const core::go::Survey& s) {
   std::string leftovers;
   for (const auto& n : s.next_files) leftovers += (leftovers.empty() ? "" : ", ") + n;
   if (s.has_stage) leftovers += std::string(leftovers.empty() ? "" : ", ") + ".dot-stage/";
+  if (s.has_partial_import)
+    leftovers += std::string(leftovers.empty() ? "" : ", ") + std::string(core::go::kImportDir) + "/ (an import adopt began and never made durable; it starts again)";
   if (!leftovers.empty()) out += fmt::format("  leftovers    {}\n", leftovers);
   out += fmt::format("  finish       {}\n", core::go::describe_finish(s));
   out += "dry run: nothing was changed\n";
+  (void)print_text(out);
+  return kExitOk;
+}
+
+// A root adopt already imported: what its adoption record says.
+int print_adopted(const core::go::Adopted& a, bool json) {
+  if (json) {
+    JsonWriter w;
+    w.begin_object();
+    w.key("adopted").boolean(true);
+    w.key("cleanup_pending").boolean(a.cleanup_pending);
+    w.key("finish").string(a.cleanup_pending ? "cleanup" : "nothing");
+    w.key("format").string("go-hello");
+    w.key("generation").string(a.record.generation);
+    w.key("history").begin_array().end_array();
+    w.key("plan_id").null();
+    w.key("proposal_id").null();
+    w.key("root_id").string(a.record.root_id);
+    w.key("state").string("ADOPTED");
+    w.end_object();
+    (void)write_stdout(std::move(w).line());
+    return kExitOk;
+  }
+  std::string out = fmt::format("adopted Go reference root, root id {}\n", a.record.root_id);
+  out += fmt::format("  adopted from {} ({}), {} transaction(s) imported\n", a.record.state, a.record.generation,
+                     a.record.transactions);
+  out += a.cleanup_pending ? "  cleanup      interrupted: the reference's files are still there; adopt removes them\n"
+                           : "  cleanup      done: nothing left to adopt\n";
+  out += "dry run: nothing was changed\n";
+  (void)print_text(out);
+  return kExitOk;
+}
+
+std::string_view outcome_name(core::go::AdoptOutcome o) {
+  switch (o) {
+    case core::go::AdoptOutcome::Adopted: return "adopted";
+    case core::go::AdoptOutcome::CleanupFinished: return "cleanup-finished";
+    case core::go::AdoptOutcome::AlreadyAdopted: return "already-adopted";
+  }
+  return "adopted";
+}
+
+int print_result_json(const core::go::AdoptResult& a) {
+  const bool surveyed = a.outcome == core::go::AdoptOutcome::Adopted;
+  JsonWriter w;
+  w.begin_object();
+  w.key("finished");
+  if (surveyed) write_survey(w, a.finished);
+  else w.null();
+  w.key("found");
+  if (surveyed) write_survey(w, a.found);
+  else w.null();
+  w.key("imported").number(static_cast<std::uint64_t>(surveyed ? a.record.transactions : 0));
+  w.key("outcome").string(outcome_name(a.outcome));
+  w.key("removed").number(static_cast<std::uint64_t>(a.removed));
+  w.key("root_id").string(a.record.root_id);
+  w.key("steps").begin_array();
+  for (const auto& step : a.steps) w.string(step);
+  w.end_array();
+  w.end_object();
+  (void)write_stdout(std::move(w).line());
+  return kExitOk;
+}
+
+int print_result_human(const core::go::AdoptResult& a, const std::string& dir) {
+  std::string out;
+  switch (a.outcome) {
+    case core::go::AdoptOutcome::AlreadyAdopted:
+      out = fmt::format("{} is already adopted (root id {}): nothing to do\n", shown(dir), a.record.root_id);
+      break;
+    case core::go::AdoptOutcome::CleanupFinished:
+      out = fmt::format("{} was adopted (root id {}); the interrupted cleanup is finished: {} reference entries removed\n",
+                        shown(dir), a.record.root_id, a.removed);
+      break;
+    case core::go::AdoptOutcome::Adopted:
+      out = fmt::format("adopted Go reference root {}\n", shown(dir));
+      out += fmt::format("  root id      {} (kept)\n", a.record.root_id);
+      out += fmt::format("  found        {}, {}\n", a.found.state, core::go::generation_name(a.found.generation));
+      for (const auto& step : a.steps) out += fmt::format("  finished     {}\n", step);
+      out += fmt::format("  imported     {} transaction(s), original ids kept\n", a.record.transactions);
+      if (a.finished.manifest)
+        out += fmt::format("  plugin       org.dot.hello, sha256 {}, assurance {}\n", a.finished.manifest->sha256,
+                           a.finished.manifest->assurance);
+      out += fmt::format("  removed      {} reference entries (.dot-root last)\n", a.removed);
+      break;
+  }
   (void)print_text(out);
   return kExitOk;
 }
@@ -84,6 +172,9 @@ int run_adopt(const AdoptOptions& o) {
   std::string dir = std::filesystem::absolute(o.root).lexically_normal().string();
   if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   if (o.dry_run) {
+    auto adopted = core::go::find_adoption(dir);
+    if (!adopted.ok()) return report(adopted.error(), o.json);
+    if (*adopted) return print_adopted(**adopted, o.json);
     auto s = core::go::survey(dir);
     if (!s.ok()) return report(s.error(), o.json);
     return o.json ? print_survey_json(*s) : print_survey_human(*s);
@@ -92,27 +183,7 @@ int run_adopt(const AdoptOptions& o) {
   if (!hooks.ok()) return report(hooks.error(), o.json);
   auto a = core::go::adopt(dir, *hooks);
   if (!a.ok()) return report(a.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.key("finished");
-    write_survey(w, a->finished);
-    w.key("found");
-    write_survey(w, a->found);
-    w.key("steps").begin_array();
-    for (const auto& step : a->steps) w.string(step);
-    w.end_array();
-    w.end_object();
-    (void)write_stdout(std::move(w).line());
-    return kExitOk;
-  }
-  std::string out = fmt::format("Go reference root {}: {}, {}\n", shown(a->found.root), a->found.state,
-                                core::go::generation_name(a->found.generation));
-  for (const auto& step : a->steps) out += fmt::format("  finished     {}\n", step);
-  if (a->steps.empty()) out += "  finished     nothing to finish\n";
-  out += fmt::format("  state now    {}\n", a->finished.state);
-  (void)print_text(out);
-  return kExitOk;
+  return o.json ? print_result_json(*a) : print_result_human(*a, dir);
 }
 
 }  // namespace
@@ -127,7 +198,8 @@ void add_adopt_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--json", o->json, "Machine-readable output");
   cmd->footer("--dry-run changes no byte and creates no file (not even a lock).\n"
               "Without it, an interrupted transaction, rollback, archive or post-commit effect is finished\n"
-              "the way the reference's own recover / retry-effects / archive finishes it.\nExample:\n"
+              "the way the reference's own recover / retry-effects / archive finishes it, every transaction is\n"
+              "imported into dot-core's journal with its original ids, and the reference's files are removed.\nExample:\n"
               "  dot-core adopt --root ~/managed --dry-run");
   cmd->callback([&ctx, o] { ctx.action = [o] { return run_adopt(*o); }; });
 }

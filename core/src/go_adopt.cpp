@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -13,7 +14,12 @@
 #include "dot/base/beneath.h"
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
+#include "dot/base/json.h"
+#include "dot/core/plan.h"
+#include "dot/core/registry.h"
 #include "dot/core/target.h"
+#include "dot/store/root.h"
+#include "dot/store/store.h"
 
 namespace dot::core::go {
 namespace {
@@ -207,11 +213,297 @@ Result<UniqueFd> lock_reference(const std::string& root, int root_fd) {
   return std::move(*fd);
 }
 
+// ---- the import -------------------------------------------------------------
+
+// The event code of every imported transaction's first event (inspect
+// events shows it; spec/transactions.md keeps codes for DOT_E_* names and
+// outcome words such as NO_CHANGES).
+constexpr std::string_view kAdoptedCode = "ADOPTED";
+constexpr std::string_view kHelloPluginId = "org.dot.hello";
+
+std::string adoption_json(const AdoptionRecord& r) {
+  return fmt::format(R"({{"generation":"{}","root_id":"{}","state":"{}","transactions":{}}})", r.generation, r.root_id,
+                     r.state, r.transactions);
+}
+
+Result<AdoptionRecord> parse_adoption(std::string_view bytes, std::string_view where) {
+  auto bad = [&] {
+    return make_error(Code::Store, "adoption_record", fmt::format("{}: is not an adoption record adopt writes", where));
+  };
+  auto doc = json::parse(bytes);
+  if (!doc.ok() || !doc->root().is_object() || doc->root().size() != 4) return bad();
+  AdoptionRecord r;
+  for (auto [key, out] : {std::pair<std::string_view, std::string*>{"generation", &r.generation},
+                          {"root_id", &r.root_id},
+                          {"state", &r.state}}) {
+    auto v = doc->root().find(key);
+    if (!v || !v->is_string()) return bad();
+    *out = std::string(v->as_string());
+  }
+  auto n = doc->root().find("transactions");
+  if (!n || !n->is_number() || !n->is_integer_spelling() || n->number_text().size() > 9 || n->number_text()[0] == '-')
+    return bad();
+  r.transactions = static_cast<std::size_t>(std::stoul(std::string(n->number_text())));
+  if (!is_sha256_hex(r.root_id) || adoption_json(r) != bytes) return bad();
+  return r;
+}
+
+// The order the reference made its transactions in: archived generations
+// by when their journal last changed (their names, plan ids, say nothing
+// of it; the plan id breaks a tie), then the active one.
+std::vector<const Transaction*> in_order(const Survey& s) {
+  std::vector<const Transaction*> out;
+  for (const auto& h : s.history) out.push_back(&h);
+  std::sort(out.begin(), out.end(), [](const Transaction* a, const Transaction* b) {
+    return a->wal_mtime_ns != b->wal_mtime_ns ? a->wal_mtime_ns < b->wal_mtime_ns : a->plan_id < b->plan_id;
+  });
+  if (s.active) out.push_back(&*s.active);
+  return out;
+}
+
+// A stage the plugin wrote and no transaction followed: the reference's
+// newest status calls it ABANDONED, and so is it recorded (without a plan).
+Transaction lone_stage() {
+  Transaction t;
+  t.dir = std::string(kStageDir);
+  t.state = "ABANDONED";
+  return t;
+}
+
+// One reference transaction into the store, through the store's own
+// transitions (so every event history is one `store check` accepts): the
+// proposal with its document, the seal with the original plan bytes (its
+// canonical form, which its plan id hashes) and artifacts, the prepare with
+// its backups, then the journal replayed record by record with the effect
+// ledger where the reference wrote it (after COMMITTED). A finished
+// COMMITTED transaction ends DONE, as dot-core's own do.
+Status record_transaction(store::Store& st, const Transaction& t, std::string_view plugin_digest,
+                          std::string_view found_state) {
+  store::ProposalStart start;
+  start.plugin_id = std::string(kHelloPluginId);
+  start.plugin_digest = t.plan ? t.plan->plugin_digest : std::string(plugin_digest);
+  DOT_ASSIGN_OR_RETURN(store::TxnId id, st.begin_proposal(start));
+  const char* kind = !t.plan ? "no sealed plan" : t.plan->pre_capability() ? "a pre-capability plan (no effects key)"
+                                                                             : "an effects plan";
+  DOT_TRY(st.note(id, kAdoptedCode,
+                  fmt::format("adopted from the Go reference: {} in reference state {}{}, {}; its ids and plan bytes "
+                              "are the reference's",
+                              t.dir, found_state,
+                              found_state == t.state ? std::string() : fmt::format(" (finished by adopt: {})", t.state),
+                              kind)));
+  if (t.plan) {
+    DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(*t.plan));
+    DOT_TRY(st.set_proposal_id(id, t.proposal_id, proposal));
+  }
+  if (t.state == "ABANDONED") {
+    if (t.plan)
+      DOT_TRY(st.note(id, kAdoptedCode, fmt::format("the reference's plan.json (plan_id {}), never prepared: {}", t.plan_id,
+                                                    t.plan_bytes)));
+    store::Abandonment why;
+    why.code = std::string(code_name(Code::RecoveryRequired));
+    why.detail = fmt::format("adopted from the Go reference: {} never reached a durable PREPARED; its leftovers were "
+                             "discarded, the targets were never touched",
+                             t.dir);
+    return st.abandon(id, why);
+  }
+  const Plan& plan = *t.plan;
+  store::SealInput in;
+  in.plan_id = t.plan_id;
+  in.proposal_id = t.proposal_id;
+  DOT_ASSIGN_OR_RETURN(in.canonical_plan, canonical_bytes(plan));
+  if (plan.effects) in.effect_count = static_cast<std::uint32_t>(plan.effects->size());
+  std::vector<store::Blob> backups;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const Operation& op = plan.operations[i];
+    in.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
+    store::Blob a;
+    a.slot = static_cast<std::uint32_t>(i);
+    a.bytes = t.artifact_bytes[i];
+    a.sha256 = op.after.sha256;
+    in.artifacts.push_back(std::move(a));
+    store::Blob b;
+    b.slot = static_cast<std::uint32_t>(i);
+    b.exists = op.before.exists;
+    if (b.exists) {
+      b.bytes = *t.backup_bytes[i];
+      b.sha256 = op.before.sha256;
+    }
+    backups.push_back(std::move(b));
+  }
+  DOT_TRY(st.seal(id, in));
+  DOT_TRY(st.prepare(id, backups));
+  store::State now = store::State::Prepared;
+  for (std::size_t i = 1; i < t.wal.size(); ++i) {
+    switch (t.wal[i]) {
+      case WalState::Prepared: break;  // only ever first (go_root.cpp checks the succession)
+      case WalState::Committing: now = store::State::Committing; break;
+      case WalState::Committed: now = store::State::Committed; break;
+      case WalState::RollingBack:
+        // The reference writes ROLLING_BACK again when it resumes a rollback;
+        // dot-core's graph has it once.
+        if (now == store::State::RollingBack) continue;
+        now = store::State::RollingBack;
+        break;
+      case WalState::RolledBack: now = store::State::RolledBack; break;
+    }
+    DOT_TRY(st.transition(id, now));
+    if (now != store::State::Committed) continue;
+    for (EffectState e : t.ledger) {
+      if (e == EffectState::Attempted) {
+        DOT_TRY(st.effect_attempt(id, 0));
+      } else {
+        DOT_TRY(st.effect_finish(id, 0, e == EffectState::Succeeded ? store::EffectState::Succeeded : store::EffectState::Failed,
+                                 e == EffectState::Failed ? code_name(Code::PostCommit) : std::string_view(),
+                                 e == EffectState::Failed ? "the reference recorded this attempt FAILED" : ""));
+      }
+    }
+  }
+  if (now == store::State::Committed)
+    DOT_TRY(st.transition(id, store::State::Done, {},
+                          plan.pre_capability() ? "adopted: pre-capability transaction, complete without a ledger"
+                                                : "adopted: every post-commit effect SUCCEEDED"));
+  return {};
+}
+
+// The reference's entries the cleanup removes, the marker last.
+std::vector<std::string> reference_entries(int root_fd) {
+  std::vector<std::string> out;
+  auto names = beneath::list_entries(root_fd);
+  if (names.ok())
+    for (const auto& n : *names)
+      if (n.rfind(".dot-next-", 0) == 0) out.push_back(n);
+  for (std::string_view n : {kStageDir, kArchiveIntent, kTxnDir, kHistoryDir, kManifestName, kPluginName, kLockName})
+    out.emplace_back(n);
+  return out;
+}
+
+class Importer {
+ public:
+  Importer(std::string root, int root_fd, const TestHooks& hooks) : root_(std::move(root)), fd_(root_fd), hooks_(hooks) {}
+
+  std::string path(std::string_view rel) const { return fmt::format("{}/{}", root_, rel); }
+
+  // Builds `.dot-adopting` completely, then renames it `.dot`. Returns the
+  // lock of the new state folder, held (dot-core commands wait for the
+  // cleanup with DOT_E_CONFLICT).
+  Result<UniqueFd> run(const Survey& found, const Survey& s, AdoptionRecord& rec) const {
+    const std::string tmp(kImportDir);
+    // A partial import of an earlier run: never made durable, so dropped.
+    DOT_TRY(remove(tmp));
+    if (::mkdirat(fd_, tmp.c_str(), 0700) != 0) return beneath::errno_error(errno, "mkdir", path(tmp));
+    DOT_ASSIGN_OR_RETURN(UniqueFd dir, beneath::open_beneath(fd_, tmp, O_RDONLY | O_DIRECTORY));
+    if (::fchmod(dir.get(), 0700) != 0) return beneath::errno_error(errno, "fchmod", path(tmp));
+    const std::string at = path(tmp);
+
+    DOT_ASSIGN_OR_RETURN(beneath::CreatedFile lock, beneath::create_exclusive(dir.get(), store::kLockName, 0600));
+    if (::flock(lock.fd.get(), LOCK_EX | LOCK_NB) != 0) return beneath::errno_error(errno, "flock", at + "/lock");
+    DOT_TRY(beneath::fsync_fd(lock.fd.get(), at + "/lock"));
+
+    std::string digest;
+    if (s.manifest) {
+      digest = s.manifest->sha256;
+      DOT_TRY(copy_plugin(dir.get(), at, digest));
+    }
+    rec.root_id = s.root_id;
+    rec.generation = std::string(generation_name(found.generation));
+    rec.state = found.state;
+    {
+      store::OpenOptions options;
+      options.commit_hook = [this](std::string_view) { hooks_.reached("adopt.import.store"); };
+      DOT_ASSIGN_OR_RETURN(store::Store st, store::Store::create(fmt::format("{}/{}", at, store::kDatabaseName), s.root_id, options));
+      if (s.manifest) {
+        core::Manifest m;
+        m.assurance = s.manifest->assurance;
+        m.id = std::string(kHelloPluginId);
+        m.profile = "org.dot.hello/v1";
+        m.protocol = 1;
+        m.sha256 = digest;
+        store::PluginRecord p;
+        p.plugin_id = m.id;
+        p.sha256 = digest;
+        DOT_ASSIGN_OR_RETURN(p.manifest, encode_manifest(m));
+        DOT_TRY(st.register_plugin(p, false));
+      }
+      std::vector<const Transaction*> all = in_order(s);
+      const Transaction stage_only = lone_stage();
+      if (!s.active && s.state == "ABANDONED") all.push_back(&stage_only);
+      for (const Transaction* t : all) {
+        // The state the reference left it in, before adopt finished it.
+        const bool was_active = found.active && !t->plan_id.empty() && t->plan_id == found.active->plan_id;
+        DOT_TRY(record_transaction(st, *t, digest, was_active ? found.state : t->state));
+        ++rec.transactions;
+      }
+    }  // closed: SQLite checkpoints its journal into store.db
+    {
+      DOT_ASSIGN_OR_RETURN(UniqueFd db, beneath::open_beneath(dir.get(), store::kDatabaseName, O_RDONLY));
+      DOT_TRY(beneath::fsync_fd(db.get(), at + "/" + store::kDatabaseName));
+      DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir.get(), kAdoptionRecordName, 0600));
+      DOT_TRY(write_all(f.fd.get(), adoption_json(rec), at));
+      DOT_TRY(beneath::fsync_fd(f.fd.get(), at));
+    }
+    DOT_TRY(beneath::fsync_fd(dir.get(), at));
+    hooks_.reached("adopt.import.built");
+    // The one durable step of the import.
+    if (::renameat2(fd_, tmp.c_str(), fd_, store::kStateDirName, RENAME_NOREPLACE) != 0)
+      return beneath::errno_error(errno, "rename", at);
+    DOT_TRY(beneath::fsync_fd(fd_, root_));
+    hooks_.reached("adopt.import.durable");
+    return std::move(lock.fd);
+  }
+
+  // The reference's files, the marker last (section "cleanup" above).
+  Result<std::size_t> clean_up() const {
+    std::size_t removed = 0;
+    for (const auto& name : reference_entries(fd_)) {
+      DOT_ASSIGN_OR_RETURN(std::size_t n, beneath::remove_tree(fd_, name));
+      removed += n;
+    }
+    DOT_TRY(beneath::fsync_fd(fd_, root_));
+    hooks_.reached("adopt.cleanup.files");
+    DOT_ASSIGN_OR_RETURN(std::size_t n, beneath::remove_tree(fd_, kMarkerName));
+    DOT_TRY(beneath::fsync_fd(fd_, root_));
+    hooks_.reached("adopt.cleanup.marker");
+    return removed + n;
+  }
+
+ private:
+  Status remove(std::string_view name) const {
+    DOT_ASSIGN_OR_RETURN(std::size_t n, beneath::remove_tree(fd_, name));
+    if (n) DOT_TRY(beneath::fsync_fd(fd_, root_));
+    return {};
+  }
+
+  // The reference's plugin copy, byte for byte, as the pinned copy of
+  // org.dot.hello (mode 0500), checked against the manifest's digest again.
+  Status copy_plugin(int dir, const std::string& at, const std::string& digest) const {
+    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
+                         beneath::observe_beneath(fd_, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes, .keep_content = true}));
+    if (o.type != beneath::FileType::Regular || o.sha256 != digest)
+      return make_error(Code::PluginIdentity, "digest",
+                        fmt::format("{}: changed while adopt read it (it no longer hashes to {})", path(kPluginName), digest));
+    DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir, store::plugin_copy_name(kHelloPluginId), 0500));
+    DOT_TRY(write_all(f.fd.get(), o.content, at));
+    return beneath::fsync_fd(f.fd.get(), at);
+  }
+
+  std::string root_;
+  int fd_;
+  const TestHooks& hooks_;
+};
+
 }  // namespace
 
 std::vector<std::string> adopt_crash_points(const Survey& s) {
   std::vector<std::string> out;
-  if (!s.active || !s.active->plan) return out;
+  // The import and the cleanup, whatever the state: the first store commit
+  // in the folder being built, the folder complete, the rename that makes it
+  // durable, the reference's files gone, the marker gone.
+  const std::vector<std::string> import = {"adopt.import.store", "adopt.import.built", "adopt.import.durable",
+                                           "adopt.cleanup.files", "adopt.cleanup.marker"};
+  if (!s.active || !s.active->plan) {
+    out.insert(out.end(), import.begin(), import.end());
+    return out;
+  }
   const Transaction& t = *s.active;
   if (s.state == "ARCHIVING") {
     if (t.dir == kTxnDir) {
@@ -230,14 +522,68 @@ std::vector<std::string> adopt_crash_points(const Survey& s) {
     }
     out.push_back("adopt.go.rolled_back");
   }
+  out.insert(out.end(), import.begin(), import.end());
   return out;
+}
+
+Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
+  DOT_ASSIGN_OR_RETURN(UniqueFd root_fd, beneath::open_root(dir));
+  DOT_ASSIGN_OR_RETURN(beneath::FileObservation state, beneath::observe_beneath(root_fd.get(), store::kStateDirName));
+  if (!state.exists()) return std::optional<Adopted>();
+  // Only the record is read here: a state folder without one (or without a
+  // store) is not an adoption, and the survey says what it is.
+  const std::string state_dir = fmt::format("{}/{}", dir, store::kStateDirName);
+  if (state.type == beneath::FileType::Symlink)
+    return make_error(Code::PathEscape, "symlink", fmt::format("{}: is a symlink (refused, never followed)", state_dir));
+  if (state.type != beneath::FileType::Directory)
+    return make_error(Code::Validation, "dot_core_root", fmt::format("{}: is a {}, not dot-core's state folder", state_dir,
+                                                                    beneath::file_type_name(state.type)));
+  DOT_ASSIGN_OR_RETURN(UniqueFd state_fd, beneath::open_beneath(root_fd.get(), store::kStateDirName, O_RDONLY | O_DIRECTORY));
+  auto fd = beneath::open_beneath(state_fd.get(), kAdoptionRecordName, O_RDONLY);
+  if (!fd.ok()) {
+    if (beneath::error_errno(fd.error()) == ENOENT) return std::optional<Adopted>();
+    return std::move(fd).error();
+  }
+  const std::string where = fmt::format("{}/{}", state_dir, kAdoptionRecordName);
+  DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(fd->get(), 4096, where));
+  Adopted a;
+  DOT_ASSIGN_OR_RETURN(a.record, parse_adoption(bytes, where));
+  DOT_ASSIGN_OR_RETURN(beneath::FileObservation marker,
+                       beneath::observe_beneath(root_fd.get(), kMarkerName, beneath::ObserveOptions{.keep_content = true}));
+  a.cleanup_pending = marker.exists();
+  // The marker left beside the adopted state must be the adopted root's.
+  if (a.cleanup_pending && (marker.type != beneath::FileType::Regular ||
+                            marker.content != fmt::format("{}{}\n", kMarkerPrefix, a.record.root_id)))
+    return make_error(Code::Validation, "not_reference_root",
+                      fmt::format("{}/{}: is not the marker of the root adopted into {} (root id {})", dir, kMarkerName,
+                                  state_dir, a.record.root_id));
+  return std::optional<Adopted>(std::move(a));
 }
 
 Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
   AdoptResult out;
+  DOT_ASSIGN_OR_RETURN(std::optional<Adopted> adopted, find_adoption(dir));
+  if (adopted) {
+    out.record = adopted->record;
+    if (!adopted->cleanup_pending) {
+      out.outcome = AdoptOutcome::AlreadyAdopted;
+      return out;
+    }
+    // Adopted, its cleanup interrupted: finished under dot-core's own lock.
+    DOT_ASSIGN_OR_RETURN(store::OpenedRoot opened, store::open_root(dir));
+    DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(opened));
+    DOT_ASSIGN_OR_RETURN(out.removed, Importer(dir, opened.root_fd.get(), hooks).clean_up());
+    out.outcome = AdoptOutcome::CleanupFinished;
+    return out;
+  }
   // Verified before anything is created (not even the lock): a folder that
   // is not a reference root, or one that is not sound, is left untouched.
   DOT_ASSIGN_OR_RETURN(out.found, survey(dir));
+  if (out.found.has_dot_core_state)
+    return make_error(Code::Validation, "dot_core_root",
+                      fmt::format("{}/{}: dot-core's state folder is already there and was not made by adopt; a root is "
+                                  "either the reference's or dot-core's (nothing was changed)",
+                                  dir, store::kStateDirName));
   DOT_ASSIGN_OR_RETURN(UniqueFd root_fd, beneath::open_root(dir));
   DOT_ASSIGN_OR_RETURN(UniqueFd lock, lock_reference(dir, root_fd.get()));
   // Again under the lock: what is finished is what is there now.
@@ -253,8 +599,15 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
   } else if (s.finish == Finish::AllBefore && s.state != "ROLLED_BACK") {
     DOT_TRY(f.roll_back(*s.active));
     out.steps.push_back(fmt::format("{} rolled back from {}: ROLLED_BACK, every target as before", s.active->plan_id, s.state));
+  } else if (s.finish == Finish::Discard) {
+    out.steps.push_back("leftovers that never reached a durable PREPARED: recorded ABANDONED, then discarded");
   }
   DOT_ASSIGN_OR_RETURN(out.finished, survey(dir, SurveyOptions{.caller_holds_lock = true}));
+
+  Importer imp(dir, root_fd.get(), hooks);
+  DOT_ASSIGN_OR_RETURN(UniqueFd state_lock, imp.run(out.found, out.finished, out.record));
+  DOT_ASSIGN_OR_RETURN(out.removed, imp.clean_up());
+  out.outcome = AdoptOutcome::Adopted;
   return out;
 }
 

@@ -93,14 +93,19 @@ class Sim {
     if (st == "idle-after-init") return out_;
     // register (every command's Open made the lock first).
     put(root_ / ".dot-lock", "", 0600);
-    const std::string plugin = fmt::format("#!/bin/sh\n# stand-in for the reference's dot-hello, seed {}\n", spec_.seed);
+    const std::string plugin = !spec_.plugin_bytes.empty()
+                                   ? spec_.plugin_bytes
+                                   : fmt::format("#!/bin/sh\n# stand-in for the reference's dot-hello, seed {}\n", spec_.seed);
     out_.plugin_digest = sha256_hex(plugin);
     put(root_ / ".dot-plugin", plugin, 0500);
     put(root_ / ".dot-plugin.json",
         fmt::format(R"({{"id":"org.dot.hello","sha256":"{}","protocol":1,{}"assurance":"audit"}})", out_.plugin_digest,
                     spec_.manifest_profile ? R"("profile":"org.dot.hello/v1",)" : ""),
         0600);
-    if (spec_.user_file) put(root_ / "hello.txt", "old\n", 0600);
+    if (spec_.user_file) {
+      put(root_ / "hello.txt", "old\n", 0600);
+      regroup(root_ / "hello.txt", spec_.user_file_gid);
+    }
     for (int k = 0; k < spec_.history; ++k) {
       stop_.clear();
       apply();
@@ -134,9 +139,20 @@ class Sim {
   }
 
  private:
-  bool hit(const std::string& point) const { return !stop_.empty() && point == stop_; }
+  static void regroup(const fs::path& p, unsigned gid) {
+    if (gid != 0 && ::chown(p.c_str(), static_cast<uid_t>(-1), gid) != 0) fail("chown (needs root) " + p.string());
+  }
+    bool hit(const std::string& point) const { return !stop_.empty() && point == stop_; }
   fs::path txn() const { return root_ / ".dot-txn"; }
-  void wal(WalRec r) { append(txn() / "wal", std::string(kWal[r]) + "\n"); }
+  // Each record a second after the one before, as a person's commands are:
+  // the journal's time is the only order of archived generations on disk.
+  void wal(WalRec r) {
+    const fs::path p = txn() / "wal";
+    append(p, std::string(kWal[r]) + "\n");
+    const struct timespec t[2] = {{1700000000 + clock_, 0}, {1700000000 + clock_, 0}};
+    ++clock_;
+    if (::utimensat(AT_FDCWD, p.c_str(), t, AT_SYMLINK_NOFOLLOW) != 0) fail("utimensat " + p.string());
+  }
   void ledger(const char* state) {
     const std::string key = sha256_hex(cur_.plan_id + ":commit:0");
     append(txn() / "effects.wal", fmt::format(R"({{"index":0,"idempotency_key":"{}","state":"{}"}})", key, state) + "\n");
@@ -148,8 +164,10 @@ class Sim {
     const fs::path stage = root_ / ".dot-stage";
     make_dir(stage);
     put(stage / kSlots[0], kHelloBytes, 0600);
+    regroup(stage / kSlots[0], spec_.stage_gid);
     if (hit("stage-partial")) return true;
     put(stage / kSlots[1], kHelloBytes, 0600);
+    regroup(stage / kSlots[1], spec_.stage_gid);
     if (hit("staged")) return true;
     plan_ = GoPlan{};
     plan_.root_id = out_.root_id;
@@ -166,8 +184,12 @@ class Sim {
     if (hit("prepare-created")) return true;
     for (std::size_t i = 0; i < plan_.ops.size(); ++i) {
       const GoOp& op = plan_.ops[i];
-      if (op.before.exists) put(txn() / fmt::format("backup-{}", i), slurp(root_ / op.name), op.before.mode);
+      if (op.before.exists) {
+        put(txn() / fmt::format("backup-{}", i), slurp(root_ / op.name), op.before.mode);
+        regroup(txn() / fmt::format("backup-{}", i), static_cast<unsigned>(op.before.gid == ::getegid() ? 0 : op.before.gid));
+      }
       put(txn() / fmt::format("artifact-{}", i), slurp(stage / op.name), 0600);
+      regroup(txn() / fmt::format("artifact-{}", i), spec_.stage_gid);
       if (hit(fmt::format("prepare-artifact-{}", i))) return true;
     }
     put(txn() / "plan.json", go_writer_form(plan_, plan_id), 0600);
@@ -266,6 +288,7 @@ class Sim {
   GoTxnIds cur_;
   std::string stop_;
   int applies_ = 0;
+  long clock_ = 0;
 };
 
 }  // namespace

@@ -32,6 +32,15 @@ struct GoRootSpec {
   // The manifest of the oldest host (3e6408f) has no "profile".
   bool manifest_profile = true;
   unsigned seed = 1;
+  // The registered plugin's bytes; empty: a stand-in script (enough for
+  // every reader; a test that plans after adopting copies a real plugin).
+  std::string plugin_bytes;
+  // Group ids other than ours (0: ours), for the ownership refusals; only
+  // root can give them: the files the reference's process staged (stage
+  // files and artifacts, so its plans seal that group in `after`), and the
+  // user file with its backups.
+  unsigned stage_gid = 0;
+  unsigned user_file_gid = 0;
 };
 
 struct GoTxnIds {

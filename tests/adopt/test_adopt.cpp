@@ -2,8 +2,11 @@
 // from tests/adopt's own generator: every state of section 8 in both
 // generations is finished to the outcome the reference's own recover /
 // retry-effects / archive reaches (section 8's last column), every target
-// all-before or all-after; a kill at every durable step of that leaves a
-// reference root that `adopt` (or the reference) finishes the same way.
+// all-before or all-after, and imported: every transaction in dot-core's
+// journal with its original ids, the reference's files gone; a second adopt
+// is a no-op. A kill at every durable step leaves either a reference root
+// that `adopt` finishes the same way, or the adopted root complete (its
+// cleanup finished by the next adopt). After adoption every command works.
 
 #include <gtest/gtest.h>
 
@@ -11,11 +14,15 @@
 #include <sys/file.h>
 
 #include <csignal>
+#include <functional>
 #include <map>
 
+#include "dot/core/applier.h"
 #include "dot/core/go_adopt.h"
 #include "dot/core/go_root.h"
+#include "dot/core/plan.h"
 #include "../core/engine_harness.h"
+#include "cases.h"
 #include "go_root_gen.h"
 #include "tree.h"
 
@@ -28,24 +35,7 @@ using core::testing::dot_core;
 using core::testing::kHookedCore;
 using core::testing::run_core;
 
-std::string gen_name(GoGen g) { return g == GoGen::Effects ? "effects" : "pre-capability"; }
 
-struct Case {
-  GoGen gen;
-  std::string state;
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << gen_name(c.gen) << " " << c.state; }
-std::vector<Case> all_cases() {
-  std::vector<Case> out;
-  for (GoGen g : {GoGen::PreCapability, GoGen::Effects})
-    for (const auto& s : go_states(g)) out.push_back({g, s});
-  return out;
-}
-std::string case_name(const ::testing::TestParamInfo<Case>& c) {
-  std::string n = gen_name(c.param.gen) + "_" + c.param.state;
-  std::replace(n.begin(), n.end(), '-', '_');
-  return n;
-}
 
 // What the reference's own finishing leaves (section 8): the state its
 // status then names, and the targets.
@@ -100,29 +90,84 @@ bool targets_are(const fs::path& root, const core::Plan& plan, bool after) {
   return true;
 }
 
-// The root once finished: what the reference's status would name, the
-// targets all-before or all-after, history as the reference leaves it.
-void expect_finished(const Made& m, const go::Survey& found, const std::string& why) {
-  auto s = go::survey(m.root.string());
-  ASSERT_TRUE(s.ok()) << why << ": " << s.error().line();
+const std::vector<std::string> kReferenceEntries = {".dot-root", ".dot-lock", ".dot-plugin", ".dot-plugin.json",
+                                                    ".dot-txn", ".dot-history", ".dot-stage", ".dot-archive",
+                                                    ".dot-next-0", ".dot-next-1", ".dot-adopting"};
+
+// What the store must hold for one reference transaction once adopted.
+std::string adopted_state(const std::string& go_state) {
+  if (go_state == "COMMITTED") return "DONE";
+  return go_state;  // ROLLED_BACK, ABANDONED
+}
+
+// The adopted root: the reference's files gone, the targets as the
+// reference's finishing leaves them, and the store holding every
+// transaction with its original ids, in the order they were made, its
+// ledger, an ADOPTED event each, the plugin pinned, `store check` clean.
+void expect_adopted(const Made& m, const go::Survey& found, const std::string& why) {
+  for (const auto& e : kReferenceEntries) EXPECT_FALSE(fs::exists(fs::symlink_status(m.root / e))) << why << ": " << e << " left";
   const Outcome want = outcome_of(found.state);
-  EXPECT_EQ(s->state, want.state) << why;
   if (want.targets != Targets::Untouched) {
     ASSERT_TRUE(found.active && found.active->plan) << why;
     EXPECT_TRUE(targets_are(m.root, *found.active->plan, want.targets == Targets::After))
         << why << ": hello=" << m.hello() << " welcome=" << m.welcome();
   }
-  EXPECT_EQ(s->history.size(), found.history.size() + (want.archived ? 1 : 0)) << why;
-  if (!want.archived && found.active) {
-    ASSERT_TRUE(s->active.has_value()) << why;
-    EXPECT_EQ(s->active->plan_id, found.active->plan_id) << why;
+  auto layout = store::RootLayout::for_root(m.root.string());
+  auto st = store::Store::open(layout.database, core::testing::read_only());
+  ASSERT_TRUE(st.ok()) << why << ": " << st.error().line();
+  EXPECT_EQ(*st->root_id(), found.root_id) << why;
+  // Expected rows, oldest first: the archived generations in the order the
+  // generator made them, then the active transaction.
+  struct Row {
+    std::string plan_id, proposal_id, state;
+  };
+  std::vector<Row> rows;
+  for (const auto& h : m.go.history) rows.push_back({h.plan_id, h.proposal_id, adopted_state(h.state)});
+  if (found.active) {
+    const std::string st_name = found.state == "ABANDONED" ? "ABANDONED"
+                                : want.targets == Targets::Before || found.active->state == "ROLLED_BACK" ? "ROLLED_BACK"
+                                                                                                           : "DONE";
+    // An abandoned transaction keeps its proposal id, not a plan id.
+    rows.push_back({st_name == "ABANDONED" ? "" : found.active->plan_id, found.active->proposal_id, st_name});
+  } else if (found.state == "ABANDONED") {
+    rows.push_back({"", "", "ABANDONED"});  // a stage alone
   }
-  EXPECT_FALSE(s->archive.has_value()) << why;
+  auto list = st->list(store::ListFilter{std::nullopt, 0});
+  ASSERT_TRUE(list.ok()) << why;
+  ASSERT_EQ(list->size(), rows.size()) << why;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const store::TxnSummary& t = (*list)[rows.size() - 1 - i];  // list is newest first
+    EXPECT_EQ(t.plan_id, rows[i].plan_id) << why << " row " << i;
+    EXPECT_EQ(t.proposal_id, rows[i].proposal_id) << why << " row " << i;
+    EXPECT_EQ(store::state_name(t.state), rows[i].state) << why << " row " << i;
+    EXPECT_EQ(t.effect_count.has_value(), !t.plan_id.empty() && m.spec.gen == GoGen::Effects) << why << " row " << i;
+    auto events = st->events(t.id);
+    ASSERT_TRUE(events.ok());
+    EXPECT_TRUE(std::any_of(events->begin(), events->end(), [](const store::Event& e) { return e.code == "ADOPTED"; }))
+        << why << " row " << i;
+    if (t.state == store::State::Done && t.effect_count) {
+      auto ledger = st->effects(t.id);
+      ASSERT_TRUE(ledger.ok());
+      ASSERT_EQ(ledger->size(), 1u) << why;
+      EXPECT_EQ(ledger->front().state, store::EffectState::Succeeded) << why;
+    }
+  }
+  if (found.manifest) {
+    auto plugin = st->plugin("org.dot.hello");
+    ASSERT_TRUE(plugin.ok() && plugin->has_value()) << why;
+    EXPECT_EQ((*plugin)->sha256, m.go.plugin_digest) << why;
+    EXPECT_EQ(sha256_hex(slurp(m.root / ".dot" / "plugin")), m.go.plugin_digest) << why;
+  }
+  auto report = st->check(core::judge_sealed_plan);
+  ASSERT_TRUE(report.ok()) << why << ": " << report.error().line();
+  std::string problems;
+  for (const auto& p : report->problems) problems += p + "\n";
+  EXPECT_EQ(problems, "") << why;
 }
 
-class Finish : public ::testing::TestWithParam<Case> {};
+class Adopt : public ::testing::TestWithParam<Case> {};
 
-TEST_P(Finish, ReachesTheReferencesOwnOutcome) {
+TEST_P(Adopt, FinishesAsTheReferenceWouldThenImportsEverything) {
   const Case& c = GetParam();
   for (bool user_file : {false, true}) {
     const std::string why = fmt::format("{} {} user_file={}", gen_name(c.gen), c.state, user_file);
@@ -131,18 +176,24 @@ TEST_P(Finish, ReachesTheReferencesOwnOutcome) {
     ASSERT_TRUE(found.ok()) << why << ": " << found.error().line();
     CmdResult r = dot_core({"adopt", "--root", m.root.string(), "--json"});
     ASSERT_EQ(r.code, 0) << why << ": " << r.err;
-    expect_finished(m, *found, why);
-    // The reference's recover (and so adopt) has nothing left to do.
+    EXPECT_NE(r.out.find(R"("outcome":"adopted")"), std::string::npos) << r.out;
+    expect_adopted(m, *found, why);
+    // A second adopt is a clear no-op, and dry-run says what the root is.
     const std::string settled = fingerprint(m.root);
-    CmdResult again = dot_core({"adopt", "--root", m.root.string(), "--json"});
+    CmdResult again = dot_core({"adopt", "--root", m.root.string()});
     ASSERT_EQ(again.code, 0) << why << ": " << again.err;
+    EXPECT_NE(again.out.find("is already adopted"), std::string::npos) << again.out;
+    CmdResult dry = dot_core({"adopt", "--root", m.root.string(), "--dry-run", "--json"});
+    ASSERT_EQ(dry.code, 0) << dry.err;
+    EXPECT_NE(dry.out.find(R"("cleanup_pending":false)"), std::string::npos) << dry.out;
+    EXPECT_NE(dry.out.find(R"("state":"ADOPTED")"), std::string::npos) << dry.out;
     EXPECT_EQ(fingerprint(m.root), settled) << why << ": a second run changed the root";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(GoRoots, Finish, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(GoRoots, Adopt, ::testing::ValuesIn(all_cases()), case_name);
 
-// ---- the crash matrix of finishing -------------------------------------------
+// ---- the crash matrix -----------------------------------------------------------
 
 struct CrashCase {
   GoGen gen;
@@ -154,7 +205,7 @@ void PrintTo(const CrashCase& c, std::ostream* os) { *os << gen_name(c.gen) << "
 std::vector<CrashCase> crash_cases() {
   std::vector<CrashCase> out;
   for (const Case& c : all_cases()) {
-    Made m(c, true);
+    Made m(c, true, 1);
     auto s = go::survey(m.root.string());
     if (!s.ok()) continue;  // the survey test reports it
     for (const auto& p : go::adopt_crash_points(*s)) out.push_back({c.gen, c.state, p});
@@ -168,24 +219,35 @@ std::string crash_name(const ::testing::TestParamInfo<CrashCase>& c) {
   return n;
 }
 
-class FinishCrash : public ::testing::TestWithParam<CrashCase> {};
+class AdoptCrash : public ::testing::TestWithParam<CrashCase> {};
 
-TEST_P(FinishCrash, LeavesAReferenceRootThatAdoptFinishes) {
+TEST_P(AdoptCrash, LeavesTheReferenceRootIntactOrTheAdoptedRootComplete) {
   const CrashCase& c = GetParam();
-  Made m(Case{c.gen, c.state}, true);
+  Made m(Case{c.gen, c.state}, true, 1);
   auto found = go::survey(m.root.string());
   ASSERT_TRUE(found.ok()) << found.error().line();
   CmdResult r = run_core(kHookedCore, {"adopt", "--root", m.root.string()}, {"DOT_TEST_CRASH_AT=" + c.point});
   ASSERT_EQ(r.signal, SIGKILL) << "the crash point was not reached: " << r.code << " " << r.err;
-  // A reference root the reference itself could resume: it verifies.
-  auto mid = go::survey(m.root.string());
-  ASSERT_TRUE(mid.ok()) << mid.error().line();
+  auto adopted = go::find_adoption(m.root.string());
+  ASSERT_TRUE(adopted.ok()) << adopted.error().line();
+  if (*adopted) {
+    // The adopted root is complete; only the reference's files may remain,
+    // and dry-run says so.
+    CmdResult dry = dot_core({"adopt", "--root", m.root.string(), "--dry-run", "--json"});
+    ASSERT_EQ(dry.code, 0) << dry.err;
+    EXPECT_NE(dry.out.find(fmt::format(R"("cleanup_pending":{})", (*adopted)->cleanup_pending)), std::string::npos) << dry.out;
+  } else {
+    // The reference root, intact: it verifies, and no dot-core state is live.
+    auto mid = go::survey(m.root.string());
+    ASSERT_TRUE(mid.ok()) << mid.error().line();
+    EXPECT_FALSE(fs::exists(m.root / ".dot"));
+  }
   CmdResult again = dot_core({"adopt", "--root", m.root.string()});
   ASSERT_EQ(again.code, 0) << again.err;
-  expect_finished(m, *found, "after the crash at " + c.point);
+  expect_adopted(m, *found, "after the crash at " + c.point);
 }
 
-INSTANTIATE_TEST_SUITE_P(GoRoots, FinishCrash, ::testing::ValuesIn(crash_cases()), crash_name);
+INSTANTIATE_TEST_SUITE_P(GoRoots, AdoptCrash, ::testing::ValuesIn(crash_cases()), crash_name);
 
 // ---- refusals: typed, nothing changed ---------------------------------------
 
@@ -233,13 +295,211 @@ TEST(FinishRefusal, AFailingEffectIsRecordedFailedAndRetried) {
   auto s = go::survey(m.root.string());
   ASSERT_TRUE(s.ok()) << s.error().line();
   EXPECT_EQ(s->state, "POST_COMMIT_FAILED");
+  // The next adopt runs it again under the same key and imports the ledger
+  // as the reference wrote it: ATTEMPTED, FAILED, ATTEMPTED, SUCCEEDED.
   CmdResult again = dot_core({"adopt", "--root", m.root.string()});
   ASSERT_EQ(again.code, 0) << again.err;
-  auto done = go::survey(m.root.string());
-  ASSERT_TRUE(done.ok());
-  EXPECT_EQ(done->state, "COMMITTED");
-  ASSERT_TRUE(done->active.has_value());
-  EXPECT_EQ(done->active->ledger.size(), 4u);  // ATTEMPTED, FAILED, ATTEMPTED, SUCCEEDED
+  auto layout = store::RootLayout::for_root(m.root.string());
+  auto st = store::Store::open(layout.database, core::testing::read_only());
+  ASSERT_TRUE(st.ok());
+  auto id = st->find(s->active->plan_id);
+  ASSERT_TRUE(id.ok());
+  auto ledger = st->effects(*id);
+  ASSERT_TRUE(ledger.ok() && ledger->size() == 1u);
+  EXPECT_EQ(ledger->front().state, store::EffectState::Succeeded);
+  EXPECT_EQ(ledger->front().attempts, 2u);
+}
+
+// ---- after adoption, every command works ---------------------------------------
+
+struct AfterAdoption : ::testing::TestWithParam<GoGen> {
+  CmdResult core(std::vector<std::string> args, const fs::path& root) {
+    args.push_back("--root");
+    args.push_back(root.string());
+    return dot_core(args);
+  }
+};
+
+TEST_P(AfterAdoption, EveryCommandWorksOnTheAdoptedTransactions) {
+  Scratch scratch;
+  const fs::path root = scratch.dir() / "root";
+  GoRootSpec spec;
+  spec.gen = GetParam();
+  spec.state = "committed";
+  spec.user_file = true;
+  spec.history = 2;
+  // The reference's plugin is a real hello plugin here, so plan can run it.
+  spec.plugin_bytes = slurp(core::testing::bin("dot-hello"));
+  const GoRoot made = make_go_root(root, spec);
+  CmdResult a = dot_core({"adopt", "--root", root.string()});
+  ASSERT_EQ(a.code, 0) << a.err;
+  const std::string& id = made.active.plan_id;
+
+  CmdResult status = core({"status"}, root);
+  EXPECT_EQ(status.code, 0) << status.err;
+  CmdResult list = core({"inspect", "list", "--json"}, root);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_NE(list.out.find(id), std::string::npos) << list.out;
+  for (const auto& h : made.history) EXPECT_NE(list.out.find(h.plan_id), std::string::npos) << list.out;
+  CmdResult show = core({"inspect", "show", id}, root);
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find(made.active.proposal_id), std::string::npos) << show.out;
+  if (spec.gen == GoGen::PreCapability) {
+    EXPECT_NE(show.out.find("pre-capability"), std::string::npos) << show.out;
+  }
+  CmdResult events = core({"inspect", "events", id}, root);
+  ASSERT_EQ(events.code, 0) << events.err;
+  EXPECT_NE(events.out.find("adopted from the Go reference: .dot-txn in reference state COMMITTED"), std::string::npos)
+      << events.out;
+
+  // export gives the document plan-id verifies: the reference's plan id.
+  CmdResult exp = core({"export", id}, root);
+  ASSERT_EQ(exp.code, 0) << exp.err;
+  core::testing::spit(scratch.dir() / "plan.json", exp.out);
+  CmdResult pid = dot_core({"plan-id", (scratch.dir() / "plan.json").string()});
+  ASSERT_EQ(pid.code, 0) << pid.err;
+  EXPECT_NE(pid.out.find(id), std::string::npos) << pid.out;
+
+  CmdResult check = core({"store", "check"}, root);
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+
+  // Rolling the adopted last transaction back restores its backups: the
+  // targets as its plan saw them before.
+  auto found = go::survey(root.string());
+  ASSERT_FALSE(found.ok()) << "the reference's files are gone";
+  CmdResult rb = core({"rollback", id}, root);
+  ASSERT_EQ(rb.code, 0) << rb.err;
+  auto layout = store::RootLayout::for_root(root.string());
+  {
+    auto st = store::Store::open(layout.database, core::testing::read_only());
+    ASSERT_TRUE(st.ok());
+    auto sealed = st->load_sealed(*st->find(id));
+    ASSERT_TRUE(sealed.ok()) << sealed.error().line();
+    auto plan = core::decode_canonical_plan(sealed->canonical_plan);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_TRUE(targets_are(root, *plan, false)) << slurp(root / "hello.txt");
+  }
+  CmdResult check2 = core({"store", "check"}, root);
+  EXPECT_EQ(check2.code, 0) << check2.out << check2.err;
+
+  // And the adopted plugin seals new plans.
+  CmdResult plan = core({"plan", "--allow-audit-plugin", "--json"}, root);
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_EQ(core::testing::json_field(plan.out, "plan_id").size(), 64u) << plan.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(GoRoots, AfterAdoption, ::testing::Values(GoGen::PreCapability, GoGen::Effects),
+                         [](const ::testing::TestParamInfo<GoGen>& g) {
+                           return g.param == GoGen::Effects ? std::string("effects") : std::string("pre_capability");
+                         });
+
+// A target edited after a COMMITTED transaction is the user's file: adopted
+// as it is, and status shows it as drift.
+TEST(AdoptDrift, AnEditAfterCommitIsLeftAndShownAsDrift) {
+  Made m(Case{GoGen::Effects, "committed"}, true, 0);
+  core::testing::spit(m.root / "welcome.txt", "mine now\n");
+  CmdResult a = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(slurp(m.root / "welcome.txt"), "mine now\n");
+  CmdResult status = dot_core({"status", "--root", m.root.string()});
+  EXPECT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("welcome.txt"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("drift"), std::string::npos) << status.out;
+}
+
+// ---- bad input through the command: typed, nothing changed ----------------------
+
+struct BadCase {
+  const char* name;
+  const char* state;
+  std::function<void(const fs::path&)> spoil;
+  const char* code;
+};
+
+void refused_unchanged(const fs::path& root, const char* code, const std::string& why) {
+  const std::string before = fingerprint(root);
+  CmdResult r = dot_core({"adopt", "--root", root.string()});
+  EXPECT_EQ(r.code, 1) << why << ": " << r.out;
+  EXPECT_EQ(r.err.rfind(std::string(code) + ": ", 0), 0u) << why << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << why << ": " << r.err;
+  EXPECT_EQ(fingerprint(root), before) << why << ": changed";
+}
+
+TEST(AdoptBadInput, EachIsTypedAndChangesNothing) {
+  const std::vector<BadCase> cases = {
+      {"root not 0700", "committed", [](const fs::path& r) { ::chmod(r.c_str(), 0750); }, "DOT_E_POLICY"},
+      {"plan ids do not match", "committing",
+       [](const fs::path& r) {
+         std::string p = slurp(r / ".dot-txn/plan.json");
+         p.replace(p.find("\"nonce\":\"") + 9, 1, p[p.find("\"nonce\":\"") + 9] == 'a' ? "b" : "a");
+         core::testing::spit(r / ".dot-txn/plan.json", p);
+       },
+       "DOT_E_VALIDATION"},
+      {"unknown WAL record", "committed",
+       [](const fs::path& r) { core::testing::spit(r / ".dot-txn/wal", "{\"state\":\"PREPARED\"}\n{\"state\":\"DONE\"}\n"); },
+       "DOT_E_VALIDATION"},
+      {"illegal WAL succession", "committed",
+       [](const fs::path& r) {
+         core::testing::spit(r / ".dot-txn/wal", "{\"state\":\"PREPARED\"}\n{\"state\":\"COMMITTED\"}\n");
+       },
+       "DOT_E_VALIDATION"},
+      {"artifact differs", "prepared",
+       [](const fs::path& r) { core::testing::spit(r / ".dot-txn/artifact-1", "not sealed\n"); }, "DOT_E_ARTIFACT_MISMATCH"},
+      {"backup differs", "renamed-1",
+       [](const fs::path& r) { core::testing::spit(r / ".dot-txn/backup-0", "not old\n"); }, "DOT_E_ARTIFACT_MISMATCH"},
+      {"manifest digest", "registered",
+       [](const fs::path& r) {
+         ::chmod((r / ".dot-plugin").c_str(), 0700);
+         core::testing::spit(r / ".dot-plugin", "#!/bin/sh\n# another plugin\n", 0500);
+       },
+       "DOT_E_PLUGIN_IDENTITY"},
+      {"archive intent naming a missing generation", "archived",
+       [](const fs::path& r) {
+         core::testing::spit(r / ".dot-archive", std::string(R"({"plan_id":")") + std::string(64, 'a') + R"(","stage":false})");
+       },
+       "DOT_E_VALIDATION"},
+      {"symlink among the reference's files", "committed",
+       [](const fs::path& r) {
+         fs::rename(r / ".dot-txn/artifact-0", r / "elsewhere");
+         fs::create_symlink(r / "elsewhere", r / ".dot-txn/artifact-0");
+       },
+       "DOT_E_PATH_ESCAPE"},
+      {"target edited where recover would refuse", "flushed-1",
+       [](const fs::path& r) { core::testing::spit(r / "hello.txt", "edited\n"); }, "DOT_E_RECOVERY_REQUIRED"},
+      {"dot-core state not made by adopt", "committed",
+       [](const fs::path& r) { fs::create_directory(r / ".dot"); }, "DOT_E_VALIDATION"},
+  };
+  for (const auto& c : cases) {
+    Made m(Case{GoGen::Effects, c.state}, true, 1);
+    c.spoil(m.root);
+    refused_unchanged(m.root, c.code, c.name);
+  }
+}
+
+// Ownership (docs/user-guide.md, "Coming from the Go reference"): a plan the
+// reference sealed for another group is refused, since dot-core keeps only
+// plans whose `after` is owned by the user and group running it; a target
+// whose `before` has another group cannot be restored exactly by us.
+TEST(AdoptBadInput, AnotherGroupIsRefusedAndChangesNothing) {
+  ASSERT_EQ(::geteuid(), 0u) << "giving files another group needs root";
+  for (const char* state : {"committed", "prepared"}) {
+    Scratch scratch;
+    GoRootSpec spec;
+    spec.state = state;
+    spec.user_file = true;
+    spec.stage_gid = 4242;
+    make_go_root(scratch.dir() / "root", spec);
+    refused_unchanged(scratch.dir() / "root", "DOT_E_POLICY", std::string("stage group, ") + state);
+  }
+  Scratch scratch;
+  GoRootSpec spec;
+  spec.state = "renamed-0";
+  spec.user_file = true;
+  spec.user_file_gid = 4242;
+  make_go_root(scratch.dir() / "root", spec);
+  CmdResult dry = dot_core({"adopt", "--root", (scratch.dir() / "root").string(), "--dry-run"});
+  EXPECT_NE(dry.err.find("gid 4242"), std::string::npos) << dry.err;
+  refused_unchanged(scratch.dir() / "root", "DOT_E_POLICY", "user file group");
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "dot/core/go_root.h"
 #include "dot/core/plan_document.h"
 #include "../core/engine_harness.h"
+#include "cases.h"
 #include "go_root_gen.h"
 #include "tree.h"
 
@@ -73,7 +74,6 @@ const std::map<std::string, Expect>& expectations() {
   return m;
 }
 
-std::string gen_name(GoGen g) { return g == GoGen::Effects ? "effects" : "pre-capability"; }
 
 // ---- dot-core reads the plan of spec/go-roots.md section 10 -----------------
 
@@ -97,21 +97,8 @@ TEST(GoRootReader, DecodesAndReencodesTheSection10PlanJson) {
 
 // ---- every state, both generations ------------------------------------------
 
-struct Case {
-  GoGen gen;
-  std::string state;
-};
 
-// How a case shows in test output (and in ctest's list): its generation and
-// state, not its bytes.
-void PrintTo(const Case& c, std::ostream* os) { *os << gen_name(c.gen) << " " << c.state; }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> out;
-  for (GoGen g : {GoGen::PreCapability, GoGen::Effects})
-    for (const auto& s : go_states(g)) out.push_back({g, s});
-  return out;
-}
 
 class EveryState : public ::testing::TestWithParam<Case> {};
 
@@ -170,11 +157,6 @@ TEST_P(EveryState, SurveyNamesStateIdsAndFinishAndChangesNothing) {
   if (c.gen == GoGen::PreCapability && c.state != "idle-after-init") check_survey(c, true, 1, false);
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& c) {
-  std::string n = gen_name(c.param.gen) + "_" + c.param.state;
-  std::replace(n.begin(), n.end(), '-', '_');
-  return n;
-}
 
 INSTANTIATE_TEST_SUITE_P(GoRoots, EveryState, ::testing::ValuesIn(all_cases()), case_name);
 

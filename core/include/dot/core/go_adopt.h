@@ -14,10 +14,30 @@
 //    or `adopt` again, resumes. A target someone edited is refused before
 //    anything is written (go::survey), as the reference refuses it.
 //
+// 3. Import: dot-core's state folder is built beside, as `.dot-adopting`
+//    (go::kImportDir): the store keeps the reference's root id, the
+//    reference's plugin copy is registered as the root's org.dot.hello with
+//    its digest and assurance, and every transaction (each archived
+//    generation in the order its journal last changed, then the active one)
+//    is recorded with its original plan bytes and ids, its journal replayed
+//    state by state, its artifacts, backups and effect ledger, and an ADOPTED
+//    event naming where it came from and in which reference state. The
+//    adoption record `.dot/adopted.json` says the root was adopted. One
+//    rename makes it `.dot`: before it the reference root is intact (a later
+//    `adopt` removes the partial folder and starts again), after it the
+//    adopted root is complete.
+// 4. Cleanup: only then are the reference's files removed (`.dot-next-N`,
+//    `.dot-stage`, `.dot-archive`, `.dot-txn`, `.dot-history`, the
+//    registration, `.dot-lock`), `.dot-root` last: while the marker is there
+//    beside an adopted `.dot`, `adopt` knows the cleanup was interrupted and
+//    finishes it; once it is gone, `adopt` is a no-op.
+//
 // Every durable step is a crash point (test_hooks.h), named in
 // adopt_crash_points and docs/engine.md.
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dot/base/result.h"
@@ -26,10 +46,32 @@
 
 namespace dot::core::go {
 
+// What `.dot/adopted.json` says (written by the import, compact JSON).
+struct AdoptionRecord {
+  std::string root_id;
+  std::string generation;      // generation_name of the reference root
+  std::string state;           // the reference's status word when adopt found it
+  std::size_t transactions = 0;
+};
+inline constexpr std::string_view kAdoptionRecordName = "adopted.json";
+
+// A root whose reference files were already imported: `.dot` holds an
+// adoption record. nullopt for any other folder.
+struct Adopted {
+  AdoptionRecord record;
+  bool cleanup_pending = false;  // the reference's `.dot-root` is still there
+};
+Result<std::optional<Adopted>> find_adoption(const std::string& dir);
+
+enum class AdoptOutcome { Adopted, CleanupFinished, AlreadyAdopted };
+
 struct AdoptResult {
+  AdoptOutcome outcome = AdoptOutcome::Adopted;
   Survey found;                     // the root as it was found, before any change
   Survey finished;                  // the root once finished (terminal or idle)
   std::vector<std::string> steps;   // what finishing did, one line each
+  AdoptionRecord record;            // what the import recorded
+  std::size_t removed = 0;          // reference entries removed by the cleanup
 };
 
 // Locks, verifies and finishes the reference root at `dir` (absolute).
@@ -40,7 +82,8 @@ struct AdoptResult {
 // next `adopt` resumes).
 Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks = {});
 
-// The crash points of finishing `survey`'s root, in the order reached.
+// The crash points of adopting `survey`'s root (finishing, import, cleanup),
+// in the order reached.
 std::vector<std::string> adopt_crash_points(const Survey& survey);
 
 }  // namespace dot::core::go
