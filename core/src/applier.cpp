@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "apply_internal.h"
 #include "dot/core/effects.h"
 #include "dot/core/rollback.h"
 #include "dot/core/target.h"
 
 namespace dot::core {
-namespace {
 
 Error tampered(std::string_view plan_id, std::string detail) {
   return make_error(Code::RecoveryRequired, "tampered",
@@ -21,7 +21,13 @@ Error interrupted_error(const Root& root, int sig, std::string_view plan_id, sto
                                 store::command_for(root.layout(), "recover")));
 }
 
-}  // namespace
+Error make_stale(Root& root, store::TxnId txn, Error e) {
+  if (e.code == Code::Policy) e.code = Code::Conflict;
+  if (auto s = root.store().transition(txn, store::State::Stale, code_name(e.code), e.message()); !s.ok())
+    return std::move(s).error();
+  e.detail += "; the plan is now STALE (nothing was written): re-plan";
+  return e;
+}
 
 Status refuse_if_unfinished(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
@@ -62,14 +68,12 @@ Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::strin
 Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
   const std::string& id = sealed.plan_id;
   // A version-2 plan (its files streamed) is verified as one, then refused:
-  // this build seals them but its applier speaks version 1 only.
+  // it is no version-1 Plan.
   if (sealed.streamed) {
     auto verified = verify_sealed_plan_v2(sealed, root_id);
     if (!verified.ok()) return std::move(verified).error();
     return make_error(Code::Policy, "plan_version",
-                      fmt::format("plan {} is a version-2 plan ({}); this dot-core cannot apply, roll back or "
-                                  "recover version-2 plans yet: nothing was changed",
-                                  id, kGeneralProfile));
+                      fmt::format("plan {} is a version-2 plan ({}), not a version-1 one", id, kGeneralProfile));
   }
   auto decoded = decode_canonical_plan(sealed.canonical_plan);
   if (!decoded.ok()) return tampered(id, decoded.error().message());
@@ -106,9 +110,11 @@ Status judge_sealed_plan(const store::SealedPlan& sealed, std::string_view root_
   return {};
 }
 
-Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn) {
+namespace {
+
+Result<LoadedPlan> verify_loaded_plan(Root& root, store::SealedPlan sealed) {
   LoadedPlan lp;
-  DOT_ASSIGN_OR_RETURN(lp.sealed, root.store().load_sealed(txn));
+  lp.sealed = std::move(sealed);
   const std::string& id = lp.sealed.plan_id;
   DOT_ASSIGN_OR_RETURN(lp.plan, verify_sealed_plan(lp.sealed, root.root_id()));
   const auto& ops = lp.plan.operations;
@@ -135,6 +141,38 @@ Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn) {
   return lp;
 }
 
+Result<LoadedPlanV2> verify_loaded_plan_v2(Root& root, store::SealedPlan sealed) {
+  LoadedPlanV2 lp;
+  DOT_ASSIGN_OR_RETURN(lp.plan, verify_sealed_plan_v2(sealed, root.root_id()));
+  const auto& ops = lp.plan.operations;
+  // The store checked the backups' shape and the artifacts against the
+  // operation rows, which verify_sealed_plan_v2 checked against the plan.
+  for (std::size_t i = 0; i < sealed.file_backups.size(); ++i) {
+    const store::FileBlob& b = sealed.file_backups[i];
+    if (b.index != i || b.exists != ops[i].before.exists || (b.exists && b.sha256 != ops[i].before.sha256))
+      return tampered(sealed.plan_id, fmt::format("the backup of operation {} differs from its before snapshot", i));
+  }
+  lp.sealed = std::move(sealed);
+  return lp;
+}
+
+}  // namespace
+
+Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn) {
+  DOT_ASSIGN_OR_RETURN(store::SealedPlan sealed, root.store().load_sealed(txn));
+  return verify_loaded_plan(root, std::move(sealed));
+}
+
+Result<VerifiedPlan> load_any_verified_plan(Root& root, store::TxnId txn) {
+  DOT_ASSIGN_OR_RETURN(store::SealedPlan sealed, root.store().load_sealed(txn));
+  if (sealed.streamed) {
+    DOT_ASSIGN_OR_RETURN(LoadedPlanV2 v2, verify_loaded_plan_v2(root, std::move(sealed)));
+    return VerifiedPlan(std::move(v2));
+  }
+  DOT_ASSIGN_OR_RETURN(LoadedPlan v1, verify_loaded_plan(root, std::move(sealed)));
+  return VerifiedPlan(std::move(v1));
+}
+
 Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt) {
   store::Store& st = root.store();
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
@@ -144,7 +182,9 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
     return make_error(Code::Policy, "not_sealed",
                       fmt::format("plan {} is {}, not SEALED: a sealed plan applies exactly once", summary.plan_id,
                                   store::state_name(summary.state)));
-  DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, txn));
+  DOT_ASSIGN_OR_RETURN(VerifiedPlan verified, load_any_verified_plan(root, txn));
+  if (const auto* v2 = std::get_if<LoadedPlanV2>(&verified)) return apply_plan_v2(root, *v2, interrupt);
+  LoadedPlan& lp = std::get<LoadedPlan>(verified);
   const std::string& plan_id = lp.sealed.plan_id;
   if (lp.plan.pre_capability())
     return make_error(Code::Policy, "pre_capability",
@@ -164,13 +204,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
       same = make_error(Code::Conflict, "changed",
                         fmt::format("target {} changed since it was observed at plan time", ops[i].name));
     }
-    if (!same.ok()) {
-      Error e = same.error();
-      if (e.code == Code::Policy) e.code = Code::Conflict;
-      DOT_TRY(st.transition(txn, store::State::Stale, code_name(e.code), e.message()));
-      e.detail += "; the plan is now STALE (nothing was written): re-plan";
-      return e;
-    }
+    if (!same.ok()) return make_stale(root, txn, same.error());
     store::Blob b;
     b.slot = static_cast<std::uint32_t>(i);
     b.exists = ops[i].before.exists;

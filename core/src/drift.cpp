@@ -1,22 +1,24 @@
 #include "dot/core/drift.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "dot/base/beneath.h"
 #include "dot/core/plan.h"
+#include "dot/core/plan_v2.h"
+#include "dot/dpp/general.h"
 #include "dot/core/target.h"
 
 namespace dot::core {
 namespace {
 
-// Why `now` is not `after` (nullopt: it is).
-std::optional<Drift> compare(const Operation& op, const beneath::FileObservation& now) {
-  const Snapshot& want = op.after;
+// Why `now` is not `want`, what the plan left at `name` (nullopt: it is).
+std::optional<Drift> compare(std::string_view name, const Snapshot& want, const beneath::FileObservation& now) {
   Drift d;
-  d.name = op.name;
+  d.name = name;
   if (!now.exists()) {
     if (!want.exists) return std::nullopt;
     d.reason = DriftReason::Missing;
@@ -70,19 +72,38 @@ Result<std::vector<Drift>> find_drift(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto applied, root.store().applied_plans());
   std::vector<Drift> out;
   std::set<std::string> seen;  // newest plan first: the first to name a target wins
-  for (const auto& p : applied) {
-    DOT_ASSIGN_OR_RETURN(Plan plan, decode_canonical_plan(p.canonical_plan));
-    for (const Operation& op : plan.operations) {
-      if (!seen.insert(op.name).second) continue;
-      // decode_canonical_plan checked the name against the slot pattern: one
-      // entry directly under the root.
-      DOT_ASSIGN_OR_RETURN(beneath::FileObservation now,
-                           beneath::observe_beneath(root.root_fd(), op.name, {.max_bytes = kMaxTargetBytes}));
-      if (auto d = compare(op, now)) {
-        d->plan_id = p.plan_id;
-        out.push_back(std::move(*d));
-      }
+  auto judge = [&](const store::AppliedPlan& p, const std::string& name, const Snapshot& after,
+                   std::size_t max_bytes) -> Status {
+    if (!seen.insert(name).second) return {};
+    auto now = beneath::observe_beneath(root.root_fd(), name, {.max_bytes = max_bytes});
+    std::optional<Drift> d;
+    if (now.ok()) {
+      d = compare(name, after, *now);
+    } else if (now.error().code == Code::PathEscape || beneath::error_errno(now.error()) == ENOTDIR) {
+      // A version-2 path whose folder became a symlink or a file: the
+      // target is not there as a file of its own (nothing is followed).
+      d = Drift{name, DriftReason::NotRegular, {}, "a symlink or a file where a folder on its path was"};
+    } else {
+      return std::move(now).error();
     }
+    if (d) {
+      d->plan_id = p.plan_id;
+      out.push_back(std::move(*d));
+    }
+    return {};
+  };
+  for (const auto& p : applied) {
+    if (p.streamed) {
+      // decode_canonical_plan_v2 checked every path against path_rules.h.
+      DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_canonical_plan_v2(p.canonical_plan));
+      for (const PathOperation& op : plan.operations)
+        DOT_TRY(judge(p, op.path, op.after, dpp::general::kLimits.max_file_bytes));
+      continue;
+    }
+    DOT_ASSIGN_OR_RETURN(Plan plan, decode_canonical_plan(p.canonical_plan));
+    // decode_canonical_plan checked each name against the slot pattern: one
+    // entry directly under the root.
+    for (const Operation& op : plan.operations) DOT_TRY(judge(p, op.name, op.after, kMaxTargetBytes));
   }
   std::sort(out.begin(), out.end(), [](const Drift& a, const Drift& b) { return a.name < b.name; });
   return out;

@@ -18,7 +18,10 @@ namespace {
 // wrote (someone replaced it since): there is nothing of ours to flush, and
 // the folder's fsync that follows makes whatever entry is there durable.
 Status sync_target(int root_fd, const std::string& name, const TestHooks& hooks, const std::string& fault_point) {
-  auto replaced = [](const Error& e) { return e.code == Code::PathEscape || beneath::error_errno(e) == ENOENT; };
+  auto replaced = [](const Error& e) {
+    const int err = beneath::error_errno(e);
+    return e.code == Code::PathEscape || err == ENOENT || err == ENOTDIR;
+  };
   auto path = beneath::open_beneath(root_fd, name, O_PATH);
   if (!path.ok()) return replaced(path.error()) ? Status{} : Status(std::move(path).error());
   struct stat st {};
@@ -30,20 +33,47 @@ Status sync_target(int root_fd, const std::string& name, const TestHooks& hooks,
   return beneath::fsync_fd(file->get(), name);
 }
 
+// Re-opens folder `folder` beneath the root ("" is the root) and fsyncs it.
+// A folder that is gone or replaced by a symlink holds none of our entries
+// any more: nothing of ours to flush there.
+Status sync_folder(int root_fd, const std::string& folder, const TestHooks& hooks, const std::string& fault_point) {
+  UniqueFd opened;
+  int fd = root_fd;
+  if (!folder.empty()) {
+    auto dir = beneath::open_beneath(root_fd, folder, O_RDONLY | O_DIRECTORY);
+    if (!dir.ok()) {
+      const Error& e = dir.error();
+      const int err = beneath::error_errno(e);
+      if (e.code == Code::PathEscape || err == ENOENT || err == ENOTDIR) return {};
+      return std::move(dir).error();
+    }
+    opened = std::move(dir).value();
+    fd = opened.get();
+  }
+  if (int err = hooks.fault(fault_point)) return beneath::errno_error(err, "fsync", folder.empty() ? "." : folder);
+  return beneath::fsync_fd(fd, folder.empty() ? "the managed root" : folder);
+}
+
 // One run of root-sync. The first run fsyncs the root folder: every target
-// was already written to a temp file, fsynced, renamed and its folder fsynced
-// by the commit. A retried run (the ledger shows an earlier attempt that
-// failed or was cut short) cannot trust that: after a failed fsync Linux may
-// already have dropped the dirty pages it could not write and marked them
-// clean, so fsync'ing the folder again would report success with nothing on
-// disk. It re-establishes durability from the data instead: every target of
-// the plan re-opened and fsynced, then the folder (docs/engine.md, "Retried effects").
-Status root_sync(Root& root, std::uint32_t i, const Plan& plan, bool retried) {
+// was already written to a temp file, made durable, renamed and its folder
+// fsynced by the commit. A retried run (the ledger shows an earlier attempt
+// that failed or was cut short) cannot trust that: after a failed fsync
+// Linux may already have dropped the dirty pages it could not write and
+// marked them clean, so fsync'ing the folder again would report success with
+// nothing on disk. It re-establishes durability from the data instead: every
+// target of the plan re-opened and fsynced, then every folder it touched,
+// then the root (docs/engine.md, "Retried effects").
+Status root_sync(Root& root, std::uint32_t i, const SyncTargets& targets, bool retried) {
   const TestHooks& hooks = root.hooks();
   if (retried) {
-    for (std::size_t slot = 0; slot < plan.operations.size(); ++slot) {
+    for (std::size_t slot = 0; slot < targets.files.size(); ++slot) {
       std::string p = fmt::format("effect{}.slot{}", i, slot);
-      DOT_TRY(sync_target(root.root_fd(), plan.operations[slot].name, hooks, p + ".sync"));
+      DOT_TRY(sync_target(root.root_fd(), targets.files[slot], hooks, p + ".sync"));
+      hooks.reached(p + ".synced");
+    }
+    for (std::size_t dir = 0; dir < targets.folders.size(); ++dir) {
+      std::string p = fmt::format("effect{}.dir{}", i, dir);
+      DOT_TRY(sync_folder(root.root_fd(), targets.folders[dir], hooks, p + ".sync"));
       hooks.reached(p + ".synced");
     }
   }
@@ -56,6 +86,13 @@ Status root_sync(Root& root, std::uint32_t i, const Plan& plan, bool retried) {
 bool is_root_sync(const Effect& effect) noexcept { return effect == root_sync_effect(); }
 
 Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, const Plan& plan) {
+  SyncTargets targets;
+  for (const Operation& op : plan.operations) targets.files.push_back(op.name);
+  return run_effects(root, txn, plan_id, *plan.effects, targets);
+}
+
+Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, const std::vector<Effect>& effects,
+                   const SyncTargets& targets) {
   DOT_ASSIGN_OR_RETURN(std::vector<store::EffectEntry> ledger, root.store().effects(txn));
   auto entry = [&](std::uint32_t i) -> const store::EffectEntry* {
     for (const auto& e : ledger)
@@ -63,7 +100,6 @@ Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, con
     return nullptr;
   };
   const TestHooks& hooks = root.hooks();
-  const std::vector<Effect>& effects = *plan.effects;
   for (std::uint32_t i = 0; i < effects.size(); ++i) {
     const store::EffectEntry* before = entry(i);
     if (before && before->state == store::EffectState::Succeeded) continue;
@@ -73,7 +109,7 @@ Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, con
       // Never reached for a verified plan; refuse rather than guess.
       ran = make_error(Code::Policy, "effect", fmt::format("effect {} is not the allowlisted root-sync", i));
     } else {
-      ran = root_sync(root, i, plan, before != nullptr);
+      ran = root_sync(root, i, targets, before != nullptr);
     }
     if (!ran.ok()) {
       const Error& cause = ran.error();

@@ -165,6 +165,18 @@ std::vector<Folder> derive_directories(std::span<const PathOperation> operations
   return out;
 }
 
+std::string_view parent_folder(std::string_view path) noexcept {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+std::vector<std::string> touched_folders(const PlanV2& plan) {
+  std::set<std::string, std::less<>> touched;
+  for (const auto& op : plan.operations) touched.emplace(parent_folder(op.path));
+  for (const auto& folder : plan.directories) touched.emplace(parent_folder(folder.path));
+  return {touched.begin(), touched.end()};
+}
+
 Result<PlanV2> decode_plan_v2(json::Value value) {
   json::ObjectReader r(value, "plan");
   PlanV2 plan;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/beneath.h"
+#include "apply_internal.h"
 #include "dot/core/applier.h"
 #include "dot/core/effects.h"
 #include "dot/core/rollback.h"
@@ -16,8 +17,17 @@
 namespace dot::core {
 namespace {
 
-std::string_view event_code(const Error& why) {
-  return why.code == Code::Internal ? std::string_view() : code_name(why.code);
+// The rollback walk of either plan version.
+Status roll_back_any(Root& root, store::TxnId txn, const VerifiedPlan& plan, const Error& why, TempCleanup* cleanup) {
+  if (const auto* v2 = std::get_if<LoadedPlanV2>(&plan)) return roll_back(root, txn, *v2, why, nullptr, cleanup);
+  return roll_back(root, txn, std::get<LoadedPlan>(plan), why);
+}
+
+// The effects of either plan version.
+Status run_effects_any(Root& root, store::TxnId txn, const std::string& plan_id, const VerifiedPlan& plan) {
+  if (const auto* v2 = std::get_if<LoadedPlanV2>(&plan))
+    return run_effects(root, txn, plan_id, v2->plan.effects, sync_targets(v2->plan));
+  return run_effects(root, txn, plan_id, std::get<LoadedPlan>(plan).plan);
 }
 
 // Stage directories left by a `plan` that was killed, removed through the
@@ -102,15 +112,19 @@ Result<RecoveryReport> recover(Root& root) {
         DOT_TRY(st.transition(t.id, store::State::Done, {}, "pre-capability transaction: complete without a ledger"));
         r.action = "completed (pre-capability, no ledger)";
       } else {
-        DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
-        DOT_TRY(run_effects(root, t.id, t.plan_id, lp.plan));
+        DOT_ASSIGN_OR_RETURN(VerifiedPlan lp, load_any_verified_plan(root, t.id));
+        DOT_TRY(run_effects_any(root, t.id, t.plan_id, lp));
         r.action = "effects resumed";
       }
       r.to = store::State::Done;
     } else {
-      DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
+      DOT_ASSIGN_OR_RETURN(VerifiedPlan lp, load_any_verified_plan(root, t.id));
       Error why = make_error(Code::Internal, "", fmt::format("recovered from {}: rolled back", store::state_name(t.state)));
-      DOT_TRY(roll_back(root, t.id, lp, why));
+      TempCleanup cleanup;
+      Status rolled = roll_back_any(root, t.id, lp, why, &cleanup);
+      report.temp_files_removed += cleanup.removed;
+      for (auto& left : cleanup.left_alone) report.left_alone.push_back(std::move(left));
+      DOT_TRY(rolled);
       r.to = store::State::RolledBack;
       r.action = "rolled back";
     }
@@ -144,20 +158,25 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
                           fmt::format("only the newest applied transaction can be rolled back; {} is newer",
                                       t.plan_id));
   }
-  DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, txn));
-  const auto& ops = lp.plan.operations;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (auto s = recheck_target(root.root_fd(), ops[i].name, ops[i].after); !s.ok()) {
-      Error e = s.error();
-      e.code = Code::Conflict;
-      e.detail = fmt::format("{}: the target no longer equals what plan {} wrote; nothing was rolled back", e.detail,
-                             lp.sealed.plan_id);
-      return e;
+  DOT_ASSIGN_OR_RETURN(VerifiedPlan verified, load_any_verified_plan(root, txn));
+  if (const auto* v2 = std::get_if<LoadedPlanV2>(&verified)) {
+    DOT_TRY(check_still_after(root, *v2));
+  } else {
+    const LoadedPlan& lp = std::get<LoadedPlan>(verified);
+    const auto& ops = lp.plan.operations;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (auto s = recheck_target(root.root_fd(), ops[i].name, ops[i].after); !s.ok()) {
+        Error e = s.error();
+        e.code = Code::Conflict;
+        e.detail = fmt::format("{}: the target no longer equals what plan {} wrote; nothing was rolled back",
+                               e.detail, lp.sealed.plan_id);
+        return e;
+      }
     }
   }
   Error why = make_error(Code::Internal, "", "rollback requested by the user");
-  DOT_TRY(roll_back(root, txn, lp, why));
-  return RecoveredTxn{lp.sealed.plan_id, summary.state, store::State::RolledBack, "rolled back"};
+  DOT_TRY(roll_back_any(root, txn, verified, why, nullptr));
+  return RecoveredTxn{summary.plan_id, summary.state, store::State::RolledBack, "rolled back"};
 }
 
 Result<RecoveryReport> retry_effects(Root& root) {
@@ -170,8 +189,8 @@ Result<RecoveryReport> retry_effects(Root& root) {
       report.transactions.push_back(RecoveredTxn{t.plan_id, t.state, store::State::Done, "completed (pre-capability, no ledger)"});
       continue;
     }
-    DOT_ASSIGN_OR_RETURN(LoadedPlan lp, load_verified_plan(root, t.id));
-    DOT_TRY(run_effects(root, t.id, t.plan_id, lp.plan));
+    DOT_ASSIGN_OR_RETURN(VerifiedPlan lp, load_any_verified_plan(root, t.id));
+    DOT_TRY(run_effects_any(root, t.id, t.plan_id, lp));
     report.transactions.push_back(RecoveredTxn{t.plan_id, t.state, store::State::Done, "effects resumed"});
   }
   return report;

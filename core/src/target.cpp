@@ -12,13 +12,10 @@
 #include "dot/base/utf8.h"
 
 namespace dot::core {
-namespace {
 
 using beneath::FileObservation;
 using beneath::FileType;
 
-// An injected or real errno at a commit step: Code::Commit keeps the errno
-// name as kind so tests (and users) see ENOSPC vs EIO.
 Error commit_error(int err, std::string_view step, std::string_view name) {
   Error e = beneath::errno_error(err, step, name);
   if (e.code == Code::Io) e.code = Code::Commit;
@@ -36,6 +33,8 @@ Status set_owner_and_mode(int fd, const Snapshot& want, std::string_view name) {
     return commit_error(errno, "chmod", name);
   return {};
 }
+
+namespace {
 
 // Writes a complete replacement for `name` into a fresh temp file beside it
 // and fsyncs it; on any failure the temp file is gone.
@@ -138,6 +137,8 @@ Status check_parent_policy(std::string_view folder, const FileObservation& o) {
   return {};
 }
 
+}  // namespace
+
 Status check_path_target_policy(std::string_view path, const FileObservation& o, std::uint64_t max_file_bytes) {
   if (!o.exists()) return {};
   auto refuse = [&](std::string why) {
@@ -157,8 +158,6 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
     return refuse(fmt::format("is larger than max_file_bytes {}", max_file_bytes));
   return {};
 }
-
-}  // namespace
 
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
                                        std::size_t keep_bytes, ParentFolders& parents) {

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -123,9 +124,10 @@ std::vector<std::string> rollback_crash_points(std::size_t slots) {
   return points;
 }
 
-std::vector<std::string> retried_effect_crash_points(std::size_t slots, std::size_t effect) {
+std::vector<std::string> retried_effect_crash_points(std::size_t slots, std::size_t effect, std::size_t folders) {
   std::vector<std::string> points = {fmt::format("store.effect.{}.ATTEMPTED", effect)};
   for (std::size_t i = 0; i < slots; ++i) points.push_back(fmt::format("effect{}.slot{}.synced", effect, i));
+  for (std::size_t j = 0; j < folders; ++j) points.push_back(fmt::format("effect{}.dir{}.synced", effect, j));
   points.push_back(fmt::format("effect{}.synced", effect));
   points.push_back(fmt::format("store.effect.{}.SUCCEEDED", effect));
   points.push_back("store.transition.DONE");
@@ -140,6 +142,69 @@ std::vector<std::string> commit_fault_points(std::size_t slots) {
     points.push_back(fmt::format("commit.slot{}.rename", i));
     points.push_back(fmt::format("commit.slot{}.dirsync", i));
   }
+  return points;
+}
+
+PlanShape plan_shape(const PlanV2& plan) {
+  PlanShape shape;
+  shape.folders = plan.directories.size();
+  for (const auto& op : plan.operations) {
+    shape.writes.push_back(op.action == Action::Write);
+    shape.existed.push_back(op.before.exists);
+  }
+  std::set<std::string, std::less<>> created;
+  for (const auto& folder : plan.directories) created.insert(folder.path);
+  for (const auto& folder : touched_folders(plan)) shape.touched.push_back(created.contains(folder));
+  shape.effects = plan.effects.size();
+  return shape;
+}
+
+std::vector<std::string> apply_v2_crash_points(const PlanShape& shape) {
+  std::vector<std::string> points = {"store.prepare"};
+  for (std::size_t f = 0; f < shape.folders; ++f) points.push_back(fmt::format("apply.folder{}.created", f));
+  for (std::size_t i = 0; i < shape.writes.size(); ++i)
+    if (shape.writes[i]) points.push_back(fmt::format("apply.op{}.temp_written", i));
+  points.push_back("apply.temps_synced");
+  points.push_back("store.transition.COMMITTING");
+  for (std::size_t i = 0; i < shape.writes.size(); ++i)
+    points.push_back(fmt::format("apply.op{}.{}", i, shape.writes[i] ? "renamed" : "removed"));
+  for (std::size_t j = 0; j < shape.touched.size(); ++j) points.push_back(fmt::format("apply.dir{}.synced", j));
+  points.push_back("store.transition.COMMITTED");
+  for (std::size_t e = 0; e < shape.effects; ++e) {
+    points.push_back(fmt::format("store.effect.{}.ATTEMPTED", e));
+    points.push_back(fmt::format("effect{}.synced", e));
+    points.push_back(fmt::format("store.effect.{}.SUCCEEDED", e));
+  }
+  points.push_back("store.transition.DONE");
+  return points;
+}
+
+std::vector<std::string> rollback_v2_crash_points(const PlanShape& shape) {
+  std::vector<std::string> points = {"store.transition.ROLLING_BACK"};
+  bool temps = false;
+  for (std::size_t i = shape.existed.size(); i-- > 0;)
+    if (shape.existed[i]) {
+      points.push_back(fmt::format("rollback.op{}.temp_written", i));
+      temps = true;
+    }
+  if (temps) points.push_back("rollback.temps_synced");
+  for (std::size_t i = shape.existed.size(); i-- > 0;) points.push_back(fmt::format("rollback.op{}.restored", i));
+  for (std::size_t f = shape.folders; f-- > 0;) points.push_back(fmt::format("rollback.folder{}.removed", f));
+  for (std::size_t j = 0; j < shape.touched.size(); ++j)
+    if (!shape.touched[j]) points.push_back(fmt::format("rollback.dir{}.synced", j));
+  points.push_back("store.transition.ROLLED_BACK");
+  return points;
+}
+
+std::vector<std::string> commit_v2_fault_points(const PlanShape& shape) {
+  std::vector<std::string> points;
+  for (std::size_t f = 0; f < shape.folders; ++f) points.push_back(fmt::format("apply.folder{}.mkdir", f));
+  for (std::size_t i = 0; i < shape.writes.size(); ++i)
+    if (shape.writes[i]) points.push_back(fmt::format("apply.op{}.write", i));
+  points.push_back("apply.syncfs");
+  for (std::size_t i = 0; i < shape.writes.size(); ++i)
+    points.push_back(fmt::format("apply.op{}.{}", i, shape.writes[i] ? "rename" : "unlink"));
+  for (std::size_t j = 0; j < shape.touched.size(); ++j) points.push_back(fmt::format("apply.dir{}.fsync", j));
   return points;
 }
 

@@ -139,6 +139,20 @@ Result<StreamedBlob> stream_blob(Db& db, const char* table, std::int64_t rowid, 
   return r;
 }
 
+namespace {
+
+StoredFile read_stored_file(Stmt& s) {
+  StoredFile f;
+  f.blob.index = static_cast<std::uint32_t>(s.i64(0));
+  f.blob.exists = s.i64(1) != 0;
+  f.blob.size = static_cast<std::uint64_t>(s.i64(2));
+  f.blob.sha256 = s.text(3);
+  f.rowid = s.i64(4);
+  return f;
+}
+
+}  // namespace
+
 Result<std::vector<StoredFile>> stored_files(Db& db, TxnId id, FileKind kind) {
   DOT_ASSIGN_OR_RETURN(auto s, kind == FileKind::Artifact
                                    ? db.prepare("SELECT idx, 1, size, sha256, rowid FROM file_artifact "
@@ -150,15 +164,22 @@ Result<std::vector<StoredFile>> stored_files(Db& db, TxnId id, FileKind kind) {
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
-    StoredFile f;
-    f.blob.index = static_cast<std::uint32_t>(s.i64(0));
-    f.blob.exists = s.i64(1) != 0;
-    f.blob.size = static_cast<std::uint64_t>(s.i64(2));
-    f.blob.sha256 = s.text(3);
-    f.rowid = s.i64(4);
-    out.push_back(std::move(f));
+    out.push_back(read_stored_file(s));
   }
   return out;
+}
+
+Result<std::optional<StoredFile>> stored_file(Db& db, TxnId id, FileKind kind, std::uint32_t index) {
+  // One primary-key lookup: apply reads thousands of files one by one.
+  DOT_ASSIGN_OR_RETURN(auto s, kind == FileKind::Artifact
+                                   ? db.prepare("SELECT idx, 1, size, sha256, rowid FROM file_artifact "
+                                                "WHERE txn_id = ?1 AND idx = ?2")
+                                   : db.prepare("SELECT idx, present, size, sha256, rowid FROM file_backup "
+                                                "WHERE txn_id = ?1 AND idx = ?2"));
+  s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return std::optional<StoredFile>();
+  return std::optional<StoredFile>(read_stored_file(s));
 }
 
 }  // namespace dot::store::detail

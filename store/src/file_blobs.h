@@ -9,6 +9,7 @@
 // Not a public header.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,5 +59,7 @@ struct StoredFile {
   std::int64_t rowid = 0;
 };
 Result<std::vector<StoredFile>> stored_files(Db& db, TxnId id, FileKind kind);
+// The stored file of operation `index`, if there is one.
+Result<std::optional<StoredFile>> stored_file(Db& db, TxnId id, FileKind kind, std::uint32_t index);
 
 }  // namespace dot::store::detail

@@ -578,37 +578,66 @@ Status Store::seal(TxnId id, const SealInput& in) {
   return {};
 }
 
+Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) {
+  DOT_ASSIGN_OR_RETURN(State st, state_of(id));
+  DOT_TRY(expect_state(db.path(), id, st, State::Sealed, "preparing"));
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
+      "SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
+  s.bind(1, id);
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row || s.i64(0) != static_cast<std::int64_t>(backups))
+    return make_error(Code::ArtifactMismatch, "count",
+                      fmt::format("{} backups for transaction {} with {} operations", backups, id, row ? s.i64(0) : 0));
+  // Each version keeps its backups where its loads look for them.
+  if ((s.i64(1) != 0) != streamed)
+    return make_error(Code::Internal, "backup_kind",
+                      fmt::format("transaction {}: {} backups for a {} plan", id, streamed ? "streamed" : "inline",
+                                  s.i64(1) != 0 ? "streamed" : "version-1"));
+  return {};
+}
+
+Status Store::Impl::finish_prepare(TxnId id, detail::WriteTxn& txn) {
+  std::int64_t at = now_ms();
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("UPDATE txn SET state = 'PREPARED', updated_at_ms = ?2 WHERE id = ?1"));
+    DOT_TRY(s.bind(1, id).bind(2, at).run());
+  }
+  DOT_TRY(add_event(id, State::Prepared, at, {}, {}));
+  DOT_TRY(txn.commit());
+  fire("store.prepare");
+  return {};
+}
+
 Status Store::prepare(TxnId id, const std::vector<Blob>& backups) {
   DOT_TRY(impl_->writable());
   auto& db = impl_->db;
   for (std::size_t i = 0; i < backups.size(); ++i) DOT_TRY(check_blob(backups[i], i, "backup"));
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
-  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
-  DOT_TRY(expect_state(path(), id, st, State::Sealed, "preparing"));
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT operation_count FROM txn WHERE id = ?1"));
-    s.bind(1, id);
-    DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row || s.i64(0) != static_cast<std::int64_t>(backups.size()))
-      return make_error(Code::ArtifactMismatch, "count",
-                        fmt::format("{} backups for transaction {} with {} operations", backups.size(), id,
-                                    row ? s.i64(0) : 0));
-  }
+  DOT_TRY(impl_->begin_prepare(id, backups.size(), false));
   for (std::size_t i = 0; i < backups.size(); ++i) {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
         "INSERT INTO backup (txn_id, slot, present, bytes, sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
     DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, backups[i].exists ? 1 : 0)
                 .bind_blob(4, backups[i].bytes).bind(5, backups[i].sha256).run());
   }
-  std::int64_t at = now_ms();
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("UPDATE txn SET state = 'PREPARED', updated_at_ms = ?2 WHERE id = ?1"));
-    DOT_TRY(s.bind(1, id).bind(2, at).run());
-  }
-  DOT_TRY(impl_->add_event(id, State::Prepared, at, {}, {}));
-  DOT_TRY(txn.commit());
-  impl_->fire("store.prepare");
-  return {};
+  return impl_->finish_prepare(id, txn);
+}
+
+Status Store::prepare_files(TxnId id, const std::vector<FileBlob>& backups, const FileOpener& open) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  const std::string who = fmt::format("{}: transaction {}", path(), id);
+  DOT_TRY(detail::check_file_shapes(backups, backups.size(), FileKind::Backup, who));
+  for (std::size_t i = 0; i < backups.size(); ++i)
+    if (backups[i].index != i)
+      return make_error(Code::ArtifactMismatch, "slot",
+                        fmt::format("{}: backup {} is given for operation {}", who, i, backups[i].index));
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_TRY(impl_->begin_prepare(id, backups.size(), true));
+  // Each backup streams from its descriptor into its row, checked as it
+  // goes; any difference rolls the whole step back (still SEALED).
+  for (const FileBlob& b : backups) DOT_TRY(detail::insert_file(db, id, FileKind::Backup, b, open, who));
+  return impl_->finish_prepare(id, txn);
 }
 
 Status Store::transition(TxnId id, State to, std::string_view code, std::string_view detail) {

@@ -26,6 +26,11 @@ struct Store::Impl {
   // Re-derives path_owner for the paths transaction `id` operates on
   // (inside the caller's write transaction, after its state changed).
   Status refresh_owners(TxnId id);
+  // SEALED -> PREPARED, inside the caller's write transaction: the row is
+  // SEALED, has `backups` operations and keeps its files `streamed` or not.
+  Status begin_prepare(TxnId id, std::size_t backups, bool streamed);
+  // The state change, its event, the commit and the store.prepare point.
+  Status finish_prepare(TxnId id, detail::WriteTxn& txn);
   // Summary columns, shared by list/summary/in_flight (see kSummarySelect).
   Result<TxnSummary> read_summary(detail::Stmt& s) const;
 };

@@ -149,7 +149,7 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
   // The txn_by_state index yields the DONE and COMMITTED rows; each one's
   // operations are a primary-key range.
   DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT txn.id, txn.plan_id, plan.canonical FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id IN ("
+      "SELECT txn.id, txn.plan_id, plan.canonical, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id IN ("
       "SELECT max(operation.txn_id) FROM txn JOIN operation ON operation.txn_id = txn.id "
       "WHERE txn.state IN ('DONE','COMMITTED') GROUP BY operation.name) ORDER BY txn.id DESC"));
   std::vector<AppliedPlan> out;
@@ -160,6 +160,7 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
     p.id = s.i64(0);
     p.plan_id = s.text(1);
     p.canonical_plan = s.blob(2);
+    p.streamed = s.i64(3) != 0;
     std::string digest = sha256_hex(p.canonical_plan);
     if (digest != p.plan_id)
       return make_error(Code::RecoveryRequired, "tampered",
@@ -354,10 +355,10 @@ Status load_streamed_files(detail::Db& db, SealedPlan& p, const std::string& who
 Status Store::read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& out) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
-  DOT_ASSIGN_OR_RETURN(auto files, detail::stored_files(db, id, kind));
+  DOT_ASSIGN_OR_RETURN(auto file, detail::stored_file(db, id, kind, index));
   const std::string who = fmt::format("{}: transaction {}", path(), id);
-  for (const auto& f : files) {
-    if (f.blob.index != index) continue;
+  if (file) {
+    const detail::StoredFile& f = *file;
     DOT_ASSIGN_OR_RETURN(detail::StreamedBlob got, detail::stream_blob(db, detail::file_table(kind), f.rowid, &out));
     if (got.length != f.blob.size || (f.blob.exists && got.sha256 != f.blob.sha256) ||
         (!f.blob.exists && got.length != 0))

@@ -10,11 +10,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "dot/base/json.h"
+#include "dot/base/sha256.h"
 #include "dot/base/process.h"
 #include "dot/core/applier.h"
 #include "dot/store/root.h"
@@ -85,6 +89,26 @@ inline void spit(const fs::path& p, const std::string& bytes, mode_t mode = 0600
   ::chmod(p.c_str(), mode);
 }
 
+// Every entry beneath the root but the state folder: path -> type and mode
+// (st_mode in octal) and, for a regular file, the SHA-256 of its bytes. What
+// "nothing written", "all before" and "all after" are checked against.
+inline std::map<std::string, std::string> tree(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const auto rel = fs::relative(it->path(), root).string();
+    if (rel == ".dot") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    struct stat st {};
+    ::lstat(it->path().c_str(), &st);
+    std::string v = fmt::format("{:o}", st.st_mode);
+    if (S_ISREG(st.st_mode)) v += ":" + sha256_hex(slurp(it->path()));
+    out[rel] = v;
+  }
+  return out;
+}
+
 // The value of a top-level string field of a JSON object text.
 inline std::string json_field(const std::string& text, const std::string& field) {
   auto doc = json::parse(text);
@@ -121,6 +145,19 @@ class EngineTest : public ::testing::Test {
     args.push_back("--root");
     args.push_back(root_.string());
     return run_core(exe_, args, env);
+  }
+  // The general-profile test plugin (tests/core/general_plugin.cpp) as a
+  // second plugin of the root, id org.test.gplan.
+  void register_general_test_plugin() {
+    auto reg = core({"register", "--plugin", bin("core-general-plugin"), "--assurance", "audit", "--id",
+                     "org.test.gplan", "--profile", "org.dot.dpp/v1"});
+    ASSERT_EQ(reg.code, 0) << reg.err;
+  }
+  // `recover` has nothing left to do.
+  void expect_recover_is_a_noop(const std::string& why = {}) {
+    CmdResult rec = core({"recover", "--json"});
+    ASSERT_EQ(rec.code, 0) << why << ": " << rec.err;
+    EXPECT_NE(rec.out.find("\"changed\":false"), std::string::npos) << why << ": " << rec.out;
   }
   // Plans with dot-hello and returns the plan id (fails the test otherwise).
   std::string plan_ok() {

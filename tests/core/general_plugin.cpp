@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "dot/base/byte_stream.h"
 #include "dot/base/sha256.h"
@@ -48,6 +49,29 @@ std::string binary_bytes() {
 
 const std::string kUtf8Name = "dir/sub/\xc3\xbc" "ber.txt";  // dir/sub/über.txt
 
+// The case "apply" (test_apply_v2.cpp, test_crash_v2.cpp): writes in
+// folders that exist and in folders apply creates, removes, every mode, a
+// UTF-8 name, an empty file. A null `bytes` is a remove. Path order.
+struct ApplyCaseFile {
+  const char* path;
+  unsigned mode;
+  const char* bytes;
+};
+const std::vector<ApplyCaseFile>& apply_case_files() {
+  static const std::vector<ApplyCaseFile> files = {
+      {"bin/tool", 0755, "#!/bin/sh\necho tool\n"},
+      {"conf.txt", 0644, "key = new\n"},
+      {"deep/er/\xc3\xbc" "ber.txt", 0600, "gr\xc3\xbc\xc3\x9f dich\n"},
+      {"empty.txt", 0644, ""},
+      {"etc/app/main.conf", 0600, "main = 2\n"},
+      {"etc/app/new.d/x.conf", 0644, "x = 1\n"},
+      {"etc/app/old.conf", 0, nullptr},
+      {"etc/private", 0700, "secret\n"},
+      {"old.txt", 0, nullptr},
+  };
+  return files;
+}
+
 class GeneralPlugin final : public g::Plugin {
  public:
   std::string id() const override { return "org.test.gplan"; }
@@ -71,6 +95,11 @@ class GeneralPlugin final : public g::Plugin {
                                        {"write", 0644, "same.txt"}};
     }
     if (c == "noop") return std::vector<g::Operation>{{"remove", 0, "absent.txt"}, {"write", 0644, "same.txt"}};
+    if (c == "apply") {
+      std::vector<g::Operation> ops;
+      for (const auto& f : apply_case_files()) ops.push_back({f.bytes ? "write" : "remove", f.mode, f.path});
+      return ops;
+    }
     auto one = [](std::string path) { return std::vector<g::Operation>{{"write", 0644, std::move(path)}}; };
     if (c == "unsorted") return std::vector<g::Operation>{{"write", 0644, "b"}, {"write", 0644, "a"}};
     if (c == "duplicate") return std::vector<g::Operation>{{"write", 0644, "a"}, {"write", 0644, "a"}};
@@ -109,6 +138,15 @@ class GeneralPlugin final : public g::Plugin {
       DOT_ASSIGN_OR_RETURN(g::Artifact uber, g::write_staged_file(stage, kUtf8Name, "gr\xc3\xbc\xc3\x9f dich\n"));
       DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));
       return std::vector<g::Artifact>{tool, conf, uber, same};
+    }
+    if (c == "apply") {
+      std::vector<g::Artifact> out;
+      for (const auto& f : apply_case_files()) {
+        if (!f.bytes) continue;
+        DOT_ASSIGN_OR_RETURN(g::Artifact a, g::write_staged_file(stage, f.path, f.bytes));
+        out.push_back(std::move(a));
+      }
+      return out;
     }
     if (c == "noop") {
       DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));

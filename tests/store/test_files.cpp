@@ -240,6 +240,44 @@ TEST_F(StoreFiles, TamperedFilesAreFoundByCheckAndRead) {
 }
 
 // dot.log messages of an abandoned proposal are kept in order, exactly.
+// apply's backups of a version-2 plan: one per operation, streamed into
+// file_backup with PREPARED in one SQLite transaction, read back verified;
+// a backup that is not what the caller observed stores nothing and leaves
+// the transaction SEALED; the version-1 call is refused for such a plan.
+TEST_F(StoreFiles, PrepareFilesStreamsOneBackupPerOperation) {
+  const std::string big = big_bytes((std::size_t{3} << 20) + 7);
+  auto id = propose();
+  ASSERT_OK(id);
+  ASSERT_OK(store->seal(*id, streamed_seal(big)));
+  Files backups;
+  backups.put(1, big);  // b existed (bytes of any size); a and c/d did not
+  std::vector<FileBlob> wrong = {FileBlob{0, false, 0, ""}, FileBlob{1, true, big.size(), sha256_hex("old")},
+                                 FileBlob{2, false, 0, ""}};
+  auto refused = store->prepare_files(*id, wrong, backups.opener());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Code::ArtifactMismatch) << refused.error().line();
+  EXPECT_EQ(store->summary(*id)->state, State::Sealed);
+  EXPECT_EQ(count("file_backup"), 0);
+  auto v1 = store->prepare(*id, {Blob{0, false, "", ""}, Blob{1, false, "", ""}, Blob{2, false, "", ""}});
+  ASSERT_FALSE(v1.ok());
+  EXPECT_EQ(store->summary(*id)->state, State::Sealed);
+  EXPECT_FALSE(store->prepare_files(*id, {FileBlob{0, false, 0, ""}}, backups.opener()).ok()) << "one per operation";
+
+  std::vector<FileBlob> right = {FileBlob{0, false, 0, ""}, FileBlob{1, true, big.size(), sha256_hex(big)},
+                                 FileBlob{2, false, 0, ""}};
+  ASSERT_OK(store->prepare_files(*id, right, backups.opener()));
+  EXPECT_EQ(store->summary(*id)->state, State::Prepared);
+  auto loaded = store->load_sealed(*id);
+  ASSERT_OK(loaded);
+  EXPECT_EQ(loaded->file_backups, right);
+  StringSink out;
+  ASSERT_OK(store->read_file(*id, FileKind::Backup, 1, out));
+  EXPECT_TRUE(out.out == big);
+  auto report = store->check();
+  ASSERT_OK(report);
+  EXPECT_TRUE(report->problems.empty()) << report->problems.front();
+}
+
 TEST_F(StoreFiles, LogsAreKeptWithAnAbandonedProposal) {
   auto id = propose();
   ASSERT_OK(id);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "dot/base/result.h"
@@ -27,8 +28,8 @@ namespace dot::core {
 // in the database with its ids recomputed is still refused. Anything else is
 // DOT_E_RECOVERY_REQUIRED (kind tampered) or DOT_E_POLICY (another root's plan).
 // A version-2 plan (sealed.streamed) is verified with verify_sealed_plan_v2
-// and then refused with DOT_E_POLICY (kind plan_version): this build seals
-// version-2 plans but cannot apply them yet.
+// and then refused with DOT_E_POLICY (kind plan_version): it is no
+// version-1 Plan (load_any_verified_plan loads either version).
 Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id);
 // The same checks of a version-2 plan: canonical RFC 8785 bytes decoding as
 // a sealed plan, bound to its stored proposal document (plan_v2.h
@@ -53,6 +54,18 @@ struct LoadedPlan {
 };
 Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn);
 
+// A stored version-2 plan, re-verified the same way: verify_sealed_plan_v2
+// holds, the store checked its files' metadata against the operation rows
+// (their bytes are verified as Store::read_file streams them), and its
+// backups, once PREPARED, are its `before` snapshots (one per operation).
+struct LoadedPlanV2 {
+  store::SealedPlan sealed;
+  PlanV2 plan;
+};
+// A stored plan of either version.
+using VerifiedPlan = std::variant<LoadedPlan, LoadedPlanV2>;
+Result<VerifiedPlan> load_any_verified_plan(Root& root, store::TxnId txn);
+
 struct ApplyOutcome {
   store::TxnId txn = 0;
   std::string plan_id;
@@ -60,6 +73,13 @@ struct ApplyOutcome {
   std::size_t slots = 0;
 };
 
+// A version-2 plan applies the same way over any number of operations with
+// its durability batched (docs/engine.md, "Apply of a version-2 plan"):
+// every target and parent checked against the plan (STALE otherwise),
+// PREPARED with every backup streamed into the store, the created folders,
+// every temp file written from its stored artifact, one syncfs per file
+// system, COMMITTING, the renames and removals (each target re-checked
+// first), one fsync per touched folder, COMMITTED, the effects, DONE.
 // Errors: DOT_E_NOT_FOUND (no such plan), DOT_E_POLICY (not SEALED,
 // pre-capability, another root), DOT_E_RECOVERY_REQUIRED (an unfinished
 // transaction, a tampered plan, or interrupted by a signal: run recover),

@@ -116,6 +116,14 @@ Status check_proposal_binding(const PlanV2& sealed, std::string_view document);
 std::vector<Folder> derive_directories(std::span<const PathOperation> operations,
                                        const std::set<std::string, std::less<>>& existing);
 
+// The folder holding `path` ("" for an entry directly under the root).
+std::string_view parent_folder(std::string_view path) noexcept;
+// Every folder whose entries apply or rollback of `plan` change: the parent
+// of each operation's path and of each created folder, "" for the root,
+// ascending and unique. Apply makes each durable once (one fsync per folder)
+// after its renames; rollback after its restores.
+std::vector<std::string> touched_folders(const PlanV2& plan);
+
 // Strict decoding of a version-2 plan object: exact field names, none missing
 // or unknown; version 2; profile kGeneralProfile; nonce, plugin_digest and
 // root_id 64 lowercase hex; proposal_id that or "" (a proposal document);

@@ -55,6 +55,10 @@ struct PathTarget {
   std::uint64_t size = 0;
   std::optional<std::string> content;  // when it exists and has at most keep_bytes
 };
+// That policy on one observation of target `path` (Code::PathEscape for a
+// symlink, Code::Policy for the rest; an absent target passes).
+Status check_path_target_policy(std::string_view path, const beneath::FileObservation& observation,
+                                std::uint64_t max_file_bytes);
 // The parent folders already judged for one plan, by relative path: true
 // when the folder exists (and passed the parent policy), false when missing.
 using ParentFolders = std::map<std::string, bool, std::less<>>;
@@ -64,6 +68,13 @@ using ParentFolders = std::map<std::string, bool, std::less<>>;
 // bytes are kept when at most `keep_bytes`.
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
                                        std::size_t keep_bytes, ParentFolders& parents);
+
+// An injected or real errno at a commit step: Code::Commit (Code::PathEscape
+// stays) with the errno name as kind, so tests (and users) see ENOSPC vs EIO.
+Error commit_error(int err, std::string_view step, std::string_view name);
+// Gives the file open on `fd` the owner and mode of `want` (a temp file
+// before it replaces a target); failures are commit_error.
+Status set_owner_and_mode(int fd, const Snapshot& want, std::string_view name);
 
 // The re-check before a rename (and the precondition check of apply): the
 // target still passes the policy and equals `expected`. Symlink:

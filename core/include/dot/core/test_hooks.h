@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "dot/base/result.h"
+#include "dot/core/plan_v2.h"
 
 namespace dot::core {
 
@@ -74,9 +75,33 @@ std::vector<std::string> apply_crash_points(std::size_t slots, std::size_t effec
 std::vector<std::string> rollback_crash_points(std::size_t slots);
 // The crash points of a retried root-sync (effect `effect` of a plan with
 // `slots` slots, run again by `retry-effects` or `recover`), in order.
-std::vector<std::string> retried_effect_crash_points(std::size_t slots, std::size_t effect);
+// A version-2 plan's retry also fsyncs its `folders` touched folders.
+std::vector<std::string> retried_effect_crash_points(std::size_t slots, std::size_t effect, std::size_t folders = 0);
 // The fault points of the commit for `slots` slots (write, fsync, rename, dir fsync).
 std::vector<std::string> commit_fault_points(std::size_t slots);
+
+// What the crash and fault points of a version-2 plan depend on
+// (plan_shape of a decoded plan gives it; tests spell theirs out).
+struct PlanShape {
+  std::size_t folders = 0;      // plan.directories
+  std::vector<bool> writes;     // per operation: a write (else a remove)
+  std::vector<bool> existed;    // per operation: the target existed before
+  // Per folder of touched_folders(plan): true when apply creates it (then
+  // the rollback removes it and has no fsync of it to make).
+  std::vector<bool> touched;
+  std::size_t effects = 1;
+  bool operator==(const PlanShape&) const = default;
+};
+PlanShape plan_shape(const PlanV2& plan);
+// Every crash point of an apply of a version-2 plan, in the order reached
+// (apply_v2.cpp), with a kernel whose syncfs reports errors.
+std::vector<std::string> apply_v2_crash_points(const PlanShape& shape);
+// The crash points of the rollback walk of a version-2 transaction whose
+// every operation was applied (every target equals its after).
+std::vector<std::string> rollback_v2_crash_points(const PlanShape& shape);
+// The fault points of the commit of a version-2 plan (mkdir, temp write,
+// syncfs, rename or unlink, folder fsync).
+std::vector<std::string> commit_v2_fault_points(const PlanShape& shape);
 
 #else  // the product: nothing armed, ever
 

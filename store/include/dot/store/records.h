@@ -202,6 +202,7 @@ struct AppliedPlan {
   TxnId id = 0;
   std::string plan_id;
   std::string canonical_plan;  // verified: hashes to plan_id
+  bool streamed = false;       // a version-2 plan
 };
 
 // A path and the plugin that owns it (Store::owners_of).

@@ -148,6 +148,12 @@ class Store {
   // SEALED -> PREPARED, storing the backups (slot order) in the same SQLite
   // transaction.
   Status prepare(TxnId id, const std::vector<Blob>& backups);
+  // The same for a version-2 plan: one backup per operation (index i at
+  // position i; exists false for a target that was absent), each streamed
+  // from the descriptor `open` gives into file_backup and checked against
+  // its size and digest as it goes (DOT_E_ARTIFACT_MISMATCH: the file is not
+  // what the caller observed, and the transaction stays SEALED).
+  Status prepare_files(TxnId id, const std::vector<FileBlob>& backups, const FileOpener& open);
   // Any other legal transition with its event, in one SQLite transaction.
   // Illegal ones (per is_legal_transition, from the state on disk) are
   // DOT_E_RECOVERY_REQUIRED and change nothing. `code`/`detail` go to the event
