@@ -159,9 +159,6 @@ TEST(DppConform, EachBrokenPluginFailsOnItsCase) {
       {G, "dpp-hostile-general_exit_0_at_early_eof", {"eof_before_shutdown"}, "expected exit 1"},
       {G, "dpp-hostile-general_stderr_over_max", {}, "more than 65536 bytes on stderr"},
       {G, "dpp-hostile-general_echo_wrong_id", {}, "DOT_E_PLUGIN_IDENTITY", {}, milliseconds(0), "org.dot.hostile"},
-      // Without --id the echoed id must still be a plugin id.
-      {G, "dpp-hostile-general_echo_malformed_id", {}, "DOT_E_PLUGIN_IDENTITY: the plugin says it is \"hostile\", "
-       "which is not a plugin id: it has no '.'"},
       {G, "dpp-hostile-general_sleep_past_deadline", {"lifecycle"}, "DOT_E_TIMEOUT", {"lifecycle"},
        milliseconds(1000)},
       // The hello reference plugin does not speak the general profile.
@@ -179,6 +176,25 @@ TEST(DppConform, EachBrokenPluginFailsOnItsCase) {
   }
   // Every case's folder (with what a plugin wrote beside its stage) is gone.
   EXPECT_EQ(temp_dir().entries(), std::set<std::string>{});
+}
+
+// Without --id the echoed id must still be a plugin id (spec/dpp-general.md):
+// every case fails on it, the probes after answering their error.
+TEST(DppConform, AnEchoedIdThatIsNoPluginIdFailsEveryCase) {
+  Report r = conform(dpp::Profile::General, bin("dpp-hostile-general_echo_malformed_id"));
+  EXPECT_EQ(failed(r), all_cases(dpp::Profile::General)) << dump(r);
+  for (const auto& c : r.cases)
+    EXPECT_NE(c.detail.find("DOT_E_PLUGIN_IDENTITY: the plugin says it is \"hostile\", which is not a plugin id: it "
+                            "has no '.'"),
+              std::string::npos)
+        << c.name << ": " << c.detail;
+  // With --id the plain identity check names the difference.
+  Report with_id = conform(dpp::Profile::General, bin("dpp-hostile-general_echo_malformed_id"), {"lifecycle"},
+                           milliseconds(0), "org.dot.hostile");
+  ASSERT_EQ(with_id.cases.size(), 1u);
+  EXPECT_NE(with_id.cases[0].detail.find("the plugin says it is \"hostile\", the manifest names \"org.dot.hostile\""),
+            std::string::npos)
+      << with_id.cases[0].detail;
 }
 
 // conform reads the stage with the planner's own reader (stage_reader.h):

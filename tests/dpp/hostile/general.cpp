@@ -294,8 +294,13 @@ const Case kConformCases[] = {
          Options{.log = true}),
      Code::Protocol, "log_not_negotiated", "without negotiating log", false},
     // Echoes an id no root could register it with (no '.'): wrong without
-    // --id too (every case's lifecycle checks the echo).
-    {"general_echo_malformed_id", RUN(AT(1, frame(replace(o.body, "\"org.dot.hostile\"", "\"hostile\"")))),
+    // --id too (every case's lifecycle checks the echo). Only the echo is
+    // changed: the error answers to conform's probes (id 1 too) stay honest.
+    {"general_echo_malformed_id",
+     RUN(+[](Out& o) -> Status {
+       if (o.id != 1 || o.body.find("\"org.dot.hostile\"") == std::string::npos) return o.honest();
+       return o.write(frame(replace(o.body, "\"org.dot.hostile\"", "\"hostile\"")));
+     }),
      Code::PluginIdentity, "id", "which is not a plugin id: it has no '.'", false},
     // Exit 0 where the profile requires 1: at end of input before dot.shutdown.
     {"general_exit_0_at_early_eof",
