@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "dot/base/json.h"
 #include "dot/base/process.h"
 #include "dot/core/dpp_conformance.h"
+#include "hostile.h"
 
 namespace dot::core::conform {
 namespace {
@@ -195,6 +197,45 @@ TEST(DppConform, AnEchoedIdThatIsNoPluginIdFailsEveryCase) {
   EXPECT_NE(with_id.cases[0].detail.find("the plugin says it is \"hostile\", the manifest names \"org.dot.hostile\""),
             std::string::npos)
       << with_id.cases[0].detail;
+}
+
+// Every hostile plugin of both catalogues (tests/dpp/hostile/) fails
+// conform's lifecycle with the refusal core's own drive gives it
+// (tests/dpp/test_hostile*.cpp: its code and detail): conform judges with
+// core's checks, so no broken plugin of the project passes it. The hanging
+// ones get a 1 s deadline and are judged by their code.
+TEST(DppConform, EveryHostilePluginFailsTheLifecycleAsCoreRefusesIt) {
+  struct Catalogue {
+    dpp::Profile profile;
+    std::span<const dpp::hostile::Case> cases;
+    std::string id;
+  };
+  for (const Catalogue& cat : {Catalogue{H, dpp::hostile::cases(), ""},
+                               Catalogue{G, dpp::hostile::general_cases(),
+                                         std::string(dpp::hostile::kGeneralPluginId)}}) {
+    for (const auto& c : cat.cases) {
+      SCOPED_TRACE(c.name);
+      Options o;
+      o.temp_dir = temp_dir().path();
+      o.profile = cat.profile;
+      o.command = {bin(std::string("dpp-hostile-") + c.name)};
+      o.only = {"lifecycle"};
+      o.deadline = c.needs_deadline ? milliseconds(1000) : milliseconds(0);
+      o.id = cat.id;
+      // What core's drive sends the general ones (tests/dpp/drive.h).
+      if (cat.profile == G) o.inputs = {"/in"};
+      auto ran = run(o);
+      ASSERT_TRUE(ran.ok()) << ran.error().line();
+      const Report& r = *ran;
+      ASSERT_EQ(r.cases.size(), 1u);
+      EXPECT_FALSE(r.cases[0].passed);
+      EXPECT_EQ(r.cases[0].detail.rfind(fmt::format("{}: ", code_name(c.code)), 0), 0u) << r.cases[0].detail;
+      if (!c.needs_deadline) {
+        EXPECT_NE(r.cases[0].detail.find(c.detail), std::string::npos) << r.cases[0].detail;
+      }
+    }
+  }
+  EXPECT_EQ(temp_dir().entries(), std::set<std::string>{});
 }
 
 // conform reads the stage with the planner's own reader (stage_reader.h):
