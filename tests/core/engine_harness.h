@@ -228,4 +228,35 @@ class EngineTest : public ::testing::Test {
   std::string exe_ = kProductCore;
 };
 
+// A COMMITTED plan of `plugin_id` writing `paths`, put through the store as
+// the version-2 applier commits one (the plan row is not a decodable plan):
+// what path ownership is derived from. Returns the transaction id.
+inline store::TxnId seed_committed_plan(store::Store& st, const std::string& plugin_id,
+                                        const std::vector<std::string>& paths) {
+  auto id = st.begin_proposal({plugin_id, std::string(64, 'd'), 0});
+  EXPECT_TRUE(id.ok()) << id.error().line();
+  store::SealInput in;
+  std::vector<store::Blob> backups;
+  for (const auto& path : paths) {
+    store::Blob a;
+    a.slot = static_cast<std::uint32_t>(in.artifacts.size());
+    a.bytes = path + " content\n";
+    a.sha256 = sha256_hex(a.bytes);
+    in.operations.push_back({path, "", a.sha256});
+    in.artifacts.push_back(a);
+    store::Blob absent;
+    absent.slot = a.slot;
+    absent.exists = false;
+    backups.push_back(absent);
+  }
+  in.canonical_plan = "{\"ownership\":\"test\"}";
+  in.plan_id = sha256_hex(in.canonical_plan);
+  in.proposal_id = sha256_hex("proposal");
+  EXPECT_TRUE(st.set_proposal_id(*id, in.proposal_id).ok());
+  EXPECT_TRUE(st.seal(*id, in).ok());
+  EXPECT_TRUE(st.prepare(*id, backups).ok());
+  EXPECT_TRUE(st.transition(*id, store::State::Committing).ok());
+  return *id;
+}
+
 }  // namespace dot::core::testing

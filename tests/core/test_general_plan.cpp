@@ -211,31 +211,9 @@ TEST_F(GeneralPlan, OwnedPathsAreManagedAndAnotherPluginsPathsAreRefusedWithTheP
     auto root = Root::open(root_.string(), Access::Mutating);
     ASSERT_TRUE(root.ok()) << root.error().line();
     store::Store& st = root->store();
-    auto id = st.begin_proposal({"org.test.gplan", std::string(64, 'd'), 0});
-    ASSERT_TRUE(id.ok()) << id.error().line();
-    store::SealInput in;
-    std::vector<store::Blob> backups;
-    for (const char* path : {"b/x.conf", "welcome.txt"}) {
-      store::Blob a;
-      a.slot = static_cast<std::uint32_t>(in.artifacts.size());
-      a.bytes = std::string(path) + "\n";
-      a.sha256 = sha256_hex(a.bytes);
-      in.operations.push_back({path, "", a.sha256});
-      in.artifacts.push_back(a);
-      store::Blob absent;
-      absent.slot = a.slot;
-      absent.exists = false;
-      backups.push_back(absent);
-    }
-    in.canonical_plan = "{\"ownership\":\"test\"}";
-    in.plan_id = sha256_hex(in.canonical_plan);
-    in.proposal_id = sha256_hex("proposal");
-    ASSERT_TRUE(st.set_proposal_id(*id, in.proposal_id).ok());
-    ASSERT_TRUE(st.seal(*id, in).ok());
-    ASSERT_TRUE(st.prepare(*id, backups).ok());
-    ASSERT_TRUE(st.transition(*id, store::State::Committing).ok());
-    ASSERT_TRUE(st.transition(*id, store::State::Committed).ok());
-    ASSERT_TRUE(st.transition(*id, store::State::Done).ok());
+    const store::TxnId id = seed_committed_plan(st, "org.test.gplan", {"b/x.conf", "welcome.txt"});
+    ASSERT_TRUE(st.transition(id, store::State::Committed).ok());
+    ASSERT_TRUE(st.transition(id, store::State::Done).ok());
   }
   const auto before = tree(root_);
 
