@@ -97,20 +97,15 @@ jcs::Node to_node(const Plan& plan) {
     for (const auto& e : *plan.effects) effects.push(to_node(e));
     n.set("effects", std::move(effects));
   }
-  n.set("nonce", jcs::Node::string(plan.nonce));
   auto ops = jcs::Node::array();
   for (const auto& op : plan.operations) {
     auto o = jcs::Node::object();
-    o.set("after", to_node(op.after));
-    o.set("before", to_node(op.before));
+    detail::set_snapshots(o, op);
     o.set("name", jcs::Node::string(op.name));
     ops.push(std::move(o));
   }
   n.set("operations", std::move(ops));
-  n.set("plugin_digest", jcs::Node::string(plan.plugin_digest));
-  n.set("proposal_id", jcs::Node::string(plan.proposal_id));
-  n.set("root_id", jcs::Node::string(plan.root_id));
-  n.set("version", uint_node(plan.version));
+  detail::set_identity(n, plan);
   return n;
 }
 

@@ -53,6 +53,23 @@ std::string excerpt(std::string_view s);
 // ["a","b"] for a detail line (core's own strings).
 std::string list(const std::vector<std::string>& v);
 
+// ---- dot.initialize: the members both profiles share (messages.cpp) ----
+// The general profile (general.cpp) reads its inputs and limits after them,
+// so the hello profile's members are read by one rule in both.
+Status read_initialize_params(json::ObjectReader& r, std::string_view what, InitializeParams& m);
+// `wrap(result, member)` sees each member's read and returns it or another
+// error: the general profile judges a missing echo member as a wrong echo.
+template <typename Wrap>
+Status read_initialize_result(json::ObjectReader& r, std::string_view what, InitializeResult& m, Wrap wrap) {
+  DOT_ASSIGN_OR_RETURN(m.assurance, wrap(string_field(r, "assurance", what), "assurance"));
+  DOT_ASSIGN_OR_RETURN(m.capabilities, wrap(string_array_field(r, "capabilities", what), "capabilities"));
+  DOT_ASSIGN_OR_RETURN(m.id, wrap(string_field(r, "id", what), "id"));
+  DOT_ASSIGN_OR_RETURN(m.nonce, wrap(string_field(r, "nonce", what), "nonce"));
+  DOT_ASSIGN_OR_RETURN(m.profile, wrap(string_field(r, "profile", what), "profile"));
+  DOT_ASSIGN_OR_RETURN(m.protocol, wrap(uint_field(r, "protocol", what, kMaxSafe), "protocol"));
+  return {};
+}
+
 // ---- the identity echo both profiles check (DOT_E_PLUGIN_IDENTITY) ----
 struct SentIdentity {
   std::uint64_t protocol;

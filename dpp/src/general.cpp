@@ -131,28 +131,17 @@ jcs::Node to_node(const Limits& m) {
   return n;
 }
 
+// The hello profile's members (messages.cpp), then inputs and limits; the
+// encoder sorts the members.
 jcs::Node to_node(const InitializeParams& m) {
-  auto n = jcs::Node::object();
-  n.set("capabilities", string_array(m.capabilities))
-      .set("inputs", string_array(m.inputs))
-      .set("limits", to_node(m.limits))
-      .set("nonce", jcs::Node::string(m.nonce))
-      .set("profile", jcs::Node::string(m.profile))
-      .set("protocol", uint_node(m.protocol))
-      .set("required_assurance", jcs::Node::string(m.required_assurance));
+  auto n = dpp::to_node(static_cast<const dpp::InitializeParams&>(m));
+  n.set("inputs", string_array(m.inputs)).set("limits", to_node(m.limits));
   return n;
 }
 
 jcs::Node to_node(const InitializeResult& m) {
-  auto n = jcs::Node::object();
-  n.set("assurance", jcs::Node::string(m.assurance))
-      .set("capabilities", string_array(m.capabilities))
-      .set("id", jcs::Node::string(m.id))
-      .set("inputs", string_array(m.inputs))
-      .set("limits", to_node(m.limits))
-      .set("nonce", jcs::Node::string(m.nonce))
-      .set("profile", jcs::Node::string(m.profile))
-      .set("protocol", uint_node(m.protocol));
+  auto n = dpp::to_node(static_cast<const dpp::InitializeResult&>(m));
+  n.set("inputs", string_array(m.inputs)).set("limits", to_node(m.limits));
   return n;
 }
 
@@ -239,13 +228,9 @@ Result<InitializeParams> decode_initialize_params(json::Value v) {
   constexpr std::string_view what = "dot.initialize params";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeParams m;
-  DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
+  DOT_TRY(read_initialize_params(r, what, m));
   DOT_ASSIGN_OR_RETURN(m.inputs, string_array_field(r, "inputs", what));
   DOT_ASSIGN_OR_RETURN(m.limits, limits_field(r));
-  DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
-  DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
-  DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.required_assurance, string_field(r, "required_assurance", what));
   DOT_TRY(finish(r));
   return m;
 }
@@ -254,14 +239,11 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
   constexpr std::string_view what = "dot.initialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeResult m;
-  DOT_ASSIGN_OR_RETURN(m.assurance, echoed(string_field(r, "assurance", what), "assurance"));
-  DOT_ASSIGN_OR_RETURN(m.capabilities, echoed(string_array_field(r, "capabilities", what), "capabilities"));
-  DOT_ASSIGN_OR_RETURN(m.id, echoed(string_field(r, "id", what), "id"));
+  DOT_TRY(read_initialize_result(r, what, m, [](auto read, std::string_view member) {
+    return echoed(std::move(read), member);
+  }));
   DOT_ASSIGN_OR_RETURN(m.inputs, echoed(string_array_field(r, "inputs", what), "inputs"));
   DOT_ASSIGN_OR_RETURN(m.limits, echoed(limits_field(r), "limits"));
-  DOT_ASSIGN_OR_RETURN(m.nonce, echoed(string_field(r, "nonce", what), "nonce"));
-  DOT_ASSIGN_OR_RETURN(m.profile, echoed(string_field(r, "profile", what), "profile"));
-  DOT_ASSIGN_OR_RETURN(m.protocol, echoed(uint_field(r, "protocol", what, kMaxSafe), "protocol"));
   DOT_TRY(echoed(finish(r), "echo"));
   return m;
 }

@@ -73,15 +73,22 @@ jcs::Node to_node(const ValidatedResult& m) {
   return n;
 }
 
-Result<InitializeParams> decode_initialize_params(json::Value v) {
-  constexpr std::string_view what = "dot.initialize params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  InitializeParams m;
+namespace fields {
+Status read_initialize_params(json::ObjectReader& r, std::string_view what, InitializeParams& m) {
   DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
   DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
   DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
   DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
   DOT_ASSIGN_OR_RETURN(m.required_assurance, string_field(r, "required_assurance", what));
+  return {};
+}
+}  // namespace fields
+
+Result<InitializeParams> decode_initialize_params(json::Value v) {
+  constexpr std::string_view what = "dot.initialize params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  InitializeParams m;
+  DOT_TRY(read_initialize_params(r, what, m));
   DOT_TRY(finish(r));
   return m;
 }
@@ -90,12 +97,7 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
   constexpr std::string_view what = "dot.initialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeResult m;
-  DOT_ASSIGN_OR_RETURN(m.assurance, string_field(r, "assurance", what));
-  DOT_ASSIGN_OR_RETURN(m.capabilities, string_array_field(r, "capabilities", what));
-  DOT_ASSIGN_OR_RETURN(m.id, string_field(r, "id", what));
-  DOT_ASSIGN_OR_RETURN(m.nonce, string_field(r, "nonce", what));
-  DOT_ASSIGN_OR_RETURN(m.profile, string_field(r, "profile", what));
-  DOT_ASSIGN_OR_RETURN(m.protocol, uint_field(r, "protocol", what, kMaxSafe));
+  DOT_TRY(read_initialize_result(r, what, m, [](auto read, std::string_view) { return read; }));
   DOT_TRY(finish(r));
   return m;
 }

@@ -61,28 +61,21 @@ struct Limits {
 };
 inline constexpr Limits kLimits{};
 
-// dot.initialize params (host -> plugin).
-struct InitializeParams {
-  std::vector<std::string> capabilities;
+// dot.initialize params (host -> plugin): the hello profile's members
+// (messages.h; protocol kProtocol, profile kProfile) and the general
+// profile's inputs and limits.
+struct InitializeParams : dpp::InitializeParams {
   std::vector<std::string> inputs;  // absolute directories, in registration order
   Limits limits;
-  std::string nonce;                // 64 lowercase hex
-  std::string profile;
-  std::uint64_t protocol = kProtocol;
-  std::string required_assurance;   // "audit" | "process"
   bool operator==(const InitializeParams&) const = default;
 };
 
-// dot.initialize result (plugin -> host): the echo.
-struct InitializeResult {
-  std::string assurance;
-  std::vector<std::string> capabilities;
-  std::string id;  // the manifest id, e.g. "org.dot.mirror"
+// dot.initialize result (plugin -> host): the echo, the hello profile's
+// members (`id` is the manifest id, e.g. "org.dot.mirror") and the echoed
+// inputs and limits.
+struct InitializeResult : dpp::InitializeResult {
   std::vector<std::string> inputs;
   Limits limits;
-  std::string nonce;
-  std::string profile;
-  std::uint64_t protocol = 0;
   bool operator==(const InitializeResult&) const = default;
 };
 
