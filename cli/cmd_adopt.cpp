@@ -12,7 +12,7 @@
 
 #include "dot/core/go_adopt.h"
 #include "dot/core/go_root.h"
-#include "dot/core/test_hooks.h"
+#include "armed_hooks.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -179,7 +179,7 @@ int run_adopt(const AdoptOptions& o) {
     if (!s.ok()) return report(s.error(), o.json);
     return o.json ? print_survey_json(*s) : print_survey_human(*s);
   }
-  auto hooks = core::TestHooks::from_environment();
+  auto hooks = armed_test_hooks();
   if (!hooks.ok()) return report(hooks.error(), o.json);
   auto a = core::go::adopt(dir, *hooks);
   if (!a.ok()) return report(a.error(), o.json);

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "armed_hooks.h"
 #include "commands.h"
 
 #include "dot/base/fd.h"
@@ -53,7 +54,7 @@ struct EngineOptions {
 
 Result<Root> open_root(const EngineOptions& o, Access access) {
   DOT_ASSIGN_OR_RETURN(std::string dir, resolve_root(o.root));
-  DOT_ASSIGN_OR_RETURN(core::TestHooks hooks, core::TestHooks::from_environment());
+  DOT_ASSIGN_OR_RETURN(core::TestHooks hooks, armed_test_hooks());
   return Root::open(dir, access, std::move(hooks));
 }
 

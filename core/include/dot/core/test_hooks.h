@@ -1,23 +1,23 @@
 #pragma once
 // Crash points and I/O fault injection: the test hook of the durable steps.
 //
-// Compiled in only where DOT_TEST_HOOKS is defined: the test-only copy of the
-// engine (the dot_core_hooked library and the dot-core-hooked executable,
-// built with the tests; core/CMakeLists.txt, cli/CMakeLists.txt). The product
-// executables never see the define: there TestHooks is an empty class whose
-// members are inline no-ops, nothing reads the environment, and no DOT_TEST_*
-// name is in the binary, so no variable can crash, stall or fail a real
-// command (tests/core/test_engine.cpp checks the built dot-core).
+// Every durable step reports its point to the TestHooks of its Root. A
+// TestHooks is armed only by its factories (tests call them) or by
+// from_environment(), which lives in the test-only dot_core_test_hooks
+// library (core/src/test_hooks_env.cpp) and is called only by the test-only
+// dot-core-hooked executable (cli/CMakeLists.txt). The product executables do
+// not link that library: nothing in them reads the environment and no
+// DOT_TEST_* name is in their files, so no variable can crash, stall or fail a
+// real command (tests/core/test_engine.cpp checks the built dot-core). An
+// unarmed TestHooks costs one test of three empty strings per point.
 //
-// In the hooked build they are armed only through the environment of one
-// process:
+// In dot-core-hooked they are armed through the environment of one process:
 //   DOT_TEST_CRASH_AT=<point>          SIGKILL ourselves when <point> is reached
 //   DOT_TEST_FAULT=<point>:<ERRNO>     the system call at <point> fails with
 //                                      ERRNO (ENOSPC, EIO, ...) instead of running
 //   DOT_TEST_PAUSE_AT=<point>:<file>   at <point>, create <file> and wait until
 //                                      it is removed (race tests use this window)
-// Names are documented in docs/engine.md ("Crash points"). An unset variable
-// costs one string comparison per point.
+// Names are documented in docs/engine.md ("Crash points").
 
 #include <string>
 #include <string_view>
@@ -28,17 +28,12 @@
 
 namespace dot::core {
 
-// The two classes live in different inline namespaces so that code compiled
-// against one and a library built with the other fail to link (every function
-// taking a TestHooks is mangled with it) instead of silently disagreeing.
-#ifdef DOT_TEST_HOOKS
-inline namespace hooked {
-
 class TestHooks {
  public:
   TestHooks() = default;  // nothing armed
   // Reads the three variables; a malformed value is Code::Validation so a
-  // typo in a test never silently disarms a crash point.
+  // typo in a test never silently disarms a crash point. Defined in the
+  // test-only dot_core_test_hooks library.
   static Result<TestHooks> from_environment();
 
   static TestHooks crash_at(std::string point);
@@ -52,6 +47,7 @@ class TestHooks {
   void pause_point(std::string_view point) const;
   // Every durable step is both a crash point and a pause point.
   void reached(std::string_view point) const {
+    if (!armed()) return;
     pause_point(point);
     crash_point(point);
   }
@@ -66,7 +62,7 @@ class TestHooks {
   std::string pause_file_;
 };
 
-}  // namespace hooked
+// The lists below are defined in the test-only dot_core_test_hooks library.
 
 // Every crash point of an apply with `slots` slots and `effects` effects, in
 // the order they are reached (the crash matrix iterates over this list).
@@ -102,23 +98,5 @@ std::vector<std::string> rollback_v2_crash_points(const PlanShape& shape);
 // The fault points of the commit of a version-2 plan (mkdir, temp write,
 // syncfs, rename or unlink, folder fsync).
 std::vector<std::string> commit_v2_fault_points(const PlanShape& shape);
-
-#else  // the product: nothing armed, ever
-
-inline namespace unhooked {
-
-class TestHooks {
- public:
-  static Result<TestHooks> from_environment() { return TestHooks{}; }
-  void crash_point(std::string_view) const noexcept {}
-  int fault(std::string_view) const noexcept { return 0; }
-  void pause_point(std::string_view) const noexcept {}
-  void reached(std::string_view) const noexcept {}
-  bool armed() const noexcept { return false; }
-};
-
-}  // namespace unhooked
-
-#endif
 
 }  // namespace dot::core
