@@ -250,12 +250,15 @@ Result<AdoptionRecord> parse_adoption(std::string_view bytes, std::string_view w
 
 // The order the reference made its transactions in: archived generations
 // by when their journal last changed (their names, plan ids, say nothing
-// of it; the plan id breaks a tie), then the active one.
+// of it; the plan id breaks a tie), then the active one. Only the active
+// one's place is certain (the reference archives before it applies again);
+// the archived ones' order is a best guess from mtimes, which is why they
+// are marked kArchivedCode and never rolled back.
 std::vector<const Transaction*> in_order(const Survey& s) {
   std::vector<const Transaction*> out;
   for (const auto& h : s.history) out.push_back(&h);
   std::sort(out.begin(), out.end(), [](const Transaction* a, const Transaction* b) {
-    return a->wal_mtime_ns != b->wal_mtime_ns ? a->wal_mtime_ns < b->wal_mtime_ns : a->plan_id < b->plan_id;
+    return a->wal_mtime != b->wal_mtime ? a->wal_mtime < b->wal_mtime : a->plan_id < b->plan_id;
   });
   if (s.active) out.push_back(&*s.active);
   return out;
@@ -291,6 +294,10 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
                               t.dir, found_state,
                               found_state == t.state ? std::string() : fmt::format(" (finished by adopt: {})", t.state),
                               kind)));
+  if (t.dir.rfind(kHistoryDir, 0) == 0)
+    DOT_TRY(st.note(id, kArchivedCode,
+                    "archived by the Go reference: kept as evidence, never rolled back (the reference keeps no "
+                    "order of its archived generations, and never rolls one back)"));
   if (t.plan) {
     DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(*t.plan));
     DOT_TRY(st.set_proposal_id(id, t.proposal_id, proposal));

@@ -373,7 +373,7 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
   if (wal_bytes) {
     struct stat st {};
     if (::fstatat(fd, "wal", &st, AT_SYMLINK_NOFOLLOW) == 0)
-      t.wal_mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      t.wal_mtime = {static_cast<std::int64_t>(st.st_mtim.tv_sec), static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
     DOT_ASSIGN_OR_RETURN(wal, parse_wal(r, *wal_bytes, at("wal")));
   }
   t.wal = wal.states;

@@ -99,8 +99,8 @@ class Sim {
     out_.plugin_digest = sha256_hex(plugin);
     put(root_ / ".dot-plugin", plugin, 0500);
     put(root_ / ".dot-plugin.json",
-        fmt::format(R"({{"id":"org.dot.hello","sha256":"{}","protocol":1,{}"assurance":"audit"}})", out_.plugin_digest,
-                    spec_.manifest_profile ? R"("profile":"org.dot.hello/v1",)" : ""),
+        fmt::format(R"({{"id":"org.dot.hello","sha256":"{}","protocol":1,{}"assurance":"{}"}})", out_.plugin_digest,
+                    spec_.manifest_profile ? R"("profile":"org.dot.hello/v1",)" : "", spec_.assurance),
         0600);
     if (spec_.user_file) {
       put(root_ / "hello.txt", "old\n", 0600);

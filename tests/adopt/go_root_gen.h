@@ -31,6 +31,9 @@ struct GoRootSpec {
   int history = 0;
   // The manifest of the oldest host (3e6408f) has no "profile".
   bool manifest_profile = true;
+  // "audit", or "process" (`register --assurance process`, 96c454c and
+  // later, whose manifests always have "profile").
+  std::string assurance = "audit";
   unsigned seed = 1;
   // The registered plugin's bytes; empty: a stand-in script (enough for
   // every reader; a test that plans after adopting copies a real plugin).

@@ -55,19 +55,56 @@ Outcome outcome_of(const std::string& found_state) {
   return {found_state, Targets::Untouched};  // IDLE, ABANDONED
 }
 
+// One reference transaction's files, as the reference left them.
+struct RefTxn {
+  std::string plan_json;
+  std::map<std::size_t, std::string> artifacts, backups;
+};
+
+// Every transaction folder holding a plan.json (the active one, each
+// archived generation), by its plan id: read before adopt removes them, to
+// compare with what the store holds after.
+std::map<std::string, RefTxn> reference_bytes(const fs::path& root) {
+  std::vector<fs::path> dirs = {root / ".dot-txn"};
+  if (fs::is_directory(root / ".dot-history"))
+    for (const auto& e : fs::directory_iterator(root / ".dot-history")) dirs.push_back(e.path());
+  std::map<std::string, RefTxn> out;
+  for (const auto& d : dirs) {
+    if (!fs::exists(d / "plan.json")) continue;
+    RefTxn t;
+    t.plan_json = slurp(d / "plan.json");
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (fs::exists(d / fmt::format("artifact-{}", i))) t.artifacts[i] = slurp(d / fmt::format("artifact-{}", i));
+      if (fs::exists(d / fmt::format("backup-{}", i))) t.backups[i] = slurp(d / fmt::format("backup-{}", i));
+    }
+    // The writer form ends in ,"plan_id":"<64 hex>"}
+    out[t.plan_json.substr(t.plan_json.size() - 66, 64)] = std::move(t);
+  }
+  return out;
+}
+
 struct Made {
   Scratch scratch;
   fs::path root;
   GoRoot go;
   GoRootSpec spec;
-  Made(const Case& c, bool user_file, int history = 2) {
+  std::map<std::string, RefTxn> ref;
+  static GoRootSpec spec_for(const Case& c, bool user_file, int history, const std::string& assurance = "audit") {
+    GoRootSpec s;
+    s.gen = c.gen;
+    s.state = c.state;
+    s.user_file = user_file;
+    s.history = c.state == "idle-after-init" ? 0 : history;
+    s.seed = static_cast<unsigned>(user_file + 3);
+    s.assurance = assurance;
+    return s;
+  }
+  Made(const Case& c, bool user_file, int history = 2, const std::string& assurance = "audit")
+      : Made(spec_for(c, user_file, history, assurance)) {}
+  explicit Made(const GoRootSpec& s) : spec(s) {
     root = scratch.dir() / "root";
-    spec.gen = c.gen;
-    spec.state = c.state;
-    spec.user_file = user_file;
-    spec.history = c.state == "idle-after-init" ? 0 : history;
-    spec.seed = static_cast<unsigned>(user_file + 3);
     go = make_go_root(root, spec);
+    ref = reference_bytes(root);
   }
   std::string hello() const { return fs::exists(root / "hello.txt") ? slurp(root / "hello.txt") : "<absent>"; }
   std::string welcome() const { return fs::exists(root / "welcome.txt") ? slurp(root / "welcome.txt") : "<absent>"; }
@@ -104,7 +141,12 @@ std::string adopted_state(const std::string& go_state) {
 // reference's finishing leaves them, and the store holding every
 // transaction with its original ids, in the order they were made, its
 // ledger, an ADOPTED event each, the plugin pinned, `store check` clean.
-void expect_adopted(const Made& m, const go::Survey& found, const std::string& why) {
+// `imported_from`: the reference state the import itself found (an adopt
+// killed while finishing leaves another state for the next one); default
+// found.state.
+void expect_adopted(const Made& m, const go::Survey& found, const std::string& why,
+                    std::optional<std::string> imported_from = std::nullopt) {
+  if (!imported_from) imported_from = found.state;
   for (const auto& e : kReferenceEntries) EXPECT_FALSE(fs::exists(fs::symlink_status(m.root / e))) << why << ": " << e << " left";
   const Outcome want = outcome_of(found.state);
   if (want.targets != Targets::Untouched) {
@@ -145,6 +187,52 @@ void expect_adopted(const Made& m, const go::Survey& found, const std::string& w
     ASSERT_TRUE(events.ok());
     EXPECT_TRUE(std::any_of(events->begin(), events->end(), [](const store::Event& e) { return e.code == "ADOPTED"; }))
         << why << " row " << i;
+    const bool active = found.active && i + 1 == rows.size();
+    const std::string active_plan = active ? found.active->plan_id : "";
+    // What the reference had archived is marked so, and only that.
+    const bool archived = i < m.go.history.size() || (active && found.state == "ARCHIVING");
+    EXPECT_EQ(std::any_of(events->begin(), events->end(), [](const store::Event& e) { return e.code == "ARCHIVED"; }),
+              archived)
+        << why << " row " << i;
+    if (active && found.active->plan) {
+      // Its ADOPTED event names the state the reference left it in.
+      EXPECT_TRUE(std::any_of(events->begin(), events->end(), [&](const store::Event& e) {
+        return e.code == "ADOPTED" && e.detail.find("in reference state " + *imported_from) != std::string::npos;
+      })) << why << " row " << i;
+    }
+    if (t.state == store::State::Abandoned) {
+      // Never sealed (PROPOSING -> ABANDONED, a transition of dot-core's
+      // own graph); a complete plan.json is kept, byte for byte, in an
+      // ADOPTED event.
+      EXPECT_FALSE(std::any_of(events->begin(), events->end(),
+                               [](const store::Event& e) { return e.state == store::State::Sealed; }))
+          << why;
+      if (!active_plan.empty()) {
+        const std::string& bytes = m.ref.at(active_plan).plan_json;
+        EXPECT_TRUE(std::any_of(events->begin(), events->end(), [&](const store::Event& e) {
+          return e.code == "ADOPTED" && e.detail.find(bytes) != std::string::npos;
+        })) << why << ": the reference's plan.json is not kept";
+      }
+      continue;
+    }
+    // The original plan bytes (the reference's writer form of the stored
+    // plan is its plan.json), artifacts and backups.
+    auto sealed = st->load_sealed(t.id);
+    ASSERT_TRUE(sealed.ok()) << why << ": " << sealed.error().line();
+    auto plan = core::decode_canonical_plan(sealed->canonical_plan);
+    ASSERT_TRUE(plan.ok()) << why;
+    ASSERT_EQ(m.ref.count(t.plan_id), 1u) << why << " row " << i;
+    const RefTxn& ref = m.ref.at(t.plan_id);
+    EXPECT_EQ(go::writer_form(*plan, t.plan_id), ref.plan_json) << why << " row " << i;
+    ASSERT_EQ(sealed->artifacts.size(), 2u) << why;
+    ASSERT_EQ(sealed->backups.size(), 2u) << why;
+    for (std::size_t slot = 0; slot < 2; ++slot) {
+      EXPECT_EQ(sealed->artifacts[slot].bytes, ref.artifacts.at(slot)) << why << " row " << i;
+      EXPECT_EQ(sealed->backups[slot].exists, ref.backups.count(slot) == 1) << why << " row " << i;
+      if (ref.backups.count(slot)) {
+        EXPECT_EQ(sealed->backups[slot].bytes, ref.backups.at(slot)) << why << " row " << i;
+      }
+    }
     if (t.state == store::State::Done && t.effect_count) {
       auto ledger = st->effects(t.id);
       ASSERT_TRUE(ledger.ok());
@@ -156,6 +244,8 @@ void expect_adopted(const Made& m, const go::Survey& found, const std::string& w
     auto plugin = st->plugin("org.dot.hello");
     ASSERT_TRUE(plugin.ok() && plugin->has_value()) << why;
     EXPECT_EQ((*plugin)->sha256, m.go.plugin_digest) << why;
+    EXPECT_NE((*plugin)->manifest.find(fmt::format(R"("assurance":"{}")", m.spec.assurance)), std::string::npos)
+        << why << ": " << (*plugin)->manifest;
     EXPECT_EQ(sha256_hex(slurp(m.root / ".dot" / "plugin")), m.go.plugin_digest) << why;
   }
   auto report = st->check(core::judge_sealed_plan);
@@ -202,11 +292,24 @@ struct CrashCase {
 };
 void PrintTo(const CrashCase& c, std::ostream* os) { *os << gen_name(c.gen) << " " << c.state << " @" << c.point; }
 
+// The root of a crash case (the points depend on it: which slots a rollback
+// restores follows from the targets the history left).
+GoRootSpec crash_spec(const Case& c) { return Made::spec_for(c, true, 1); }
+
+// The crash points of every case, from its survey. gtest builds this list in
+// every process of this binary, whatever its filter (one per test under
+// ctest), so it is made cheaply: the roots are only read back here, so they
+// go on a tmpfs when there is one (on a loaded disk making them all took
+// over a second per process), all in one folder.
 std::vector<CrashCase> crash_cases() {
+  const fs::path shm = "/dev/shm";
+  Scratch scratch(fs::is_directory(shm) && ::access(shm.c_str(), W_OK) == 0 ? shm : fs::temp_directory_path());
   std::vector<CrashCase> out;
+  std::size_t n = 0;
   for (const Case& c : all_cases()) {
-    Made m(c, true, 1);
-    auto s = go::survey(m.root.string());
+    const fs::path root = scratch.dir() / std::to_string(n++);
+    make_go_root(root, crash_spec(c));
+    auto s = go::survey(root.string());
     if (!s.ok()) continue;  // the survey test reports it
     for (const auto& p : go::adopt_crash_points(*s)) out.push_back({c.gen, c.state, p});
   }
@@ -223,13 +326,14 @@ class AdoptCrash : public ::testing::TestWithParam<CrashCase> {};
 
 TEST_P(AdoptCrash, LeavesTheReferenceRootIntactOrTheAdoptedRootComplete) {
   const CrashCase& c = GetParam();
-  Made m(Case{c.gen, c.state}, true, 1);
+  Made m(crash_spec(Case{c.gen, c.state}));
   auto found = go::survey(m.root.string());
   ASSERT_TRUE(found.ok()) << found.error().line();
   CmdResult r = run_core(kHookedCore, {"adopt", "--root", m.root.string()}, {"DOT_TEST_CRASH_AT=" + c.point});
   ASSERT_EQ(r.signal, SIGKILL) << "the crash point was not reached: " << r.code << " " << r.err;
   auto adopted = go::find_adoption(m.root.string());
   ASSERT_TRUE(adopted.ok()) << adopted.error().line();
+  std::string imported_from = found->state;
   if (*adopted) {
     // The adopted root is complete; only the reference's files may remain,
     // and dry-run says so.
@@ -241,10 +345,16 @@ TEST_P(AdoptCrash, LeavesTheReferenceRootIntactOrTheAdoptedRootComplete) {
     auto mid = go::survey(m.root.string());
     ASSERT_TRUE(mid.ok()) << mid.error().line();
     EXPECT_FALSE(fs::exists(m.root / ".dot"));
+    // What the next adopt finds the interrupted transaction as: still
+    // active, or archived by now (then its own terminal state).
+    imported_from = mid->state;
+    if (found->active && !(mid->active && mid->active->plan_id == found->active->plan_id))
+      for (const auto& h : mid->history)
+        if (h.plan_id == found->active->plan_id) imported_from = h.state;
   }
   CmdResult again = dot_core({"adopt", "--root", m.root.string()});
   ASSERT_EQ(again.code, 0) << again.err;
-  expect_adopted(m, *found, "after the crash at " + c.point);
+  expect_adopted(m, *found, "after the crash at " + c.point, imported_from);
 }
 
 INSTANTIATE_TEST_SUITE_P(GoRoots, AdoptCrash, ::testing::ValuesIn(crash_cases()), crash_name);
@@ -395,6 +505,67 @@ INSTANTIATE_TEST_SUITE_P(GoRoots, AfterAdoption, ::testing::Values(GoGen::PreCap
                          [](const ::testing::TestParamInfo<GoGen>& g) {
                            return g.param == GoGen::Effects ? std::string("effects") : std::string("pre_capability");
                          });
+
+// The reference's plugin copy keeps the assurance it was registered with.
+TEST(AdoptPlugin, ProcessAssuranceIsKept) {
+  Made m(Case{GoGen::Effects, "committed"}, true, 1, "process");
+  auto found = go::survey(m.root.string());
+  ASSERT_TRUE(found.ok()) << found.error().line();
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("assurance process"), std::string::npos) << r.out;
+  expect_adopted(m, *found, "process assurance");
+}
+
+// The order of archived generations is not on disk: adopt lists them by
+// their journals' mtimes, which a copy or a touch changes. So that a wrong
+// guess can never pick what `rollback` undoes, no archived generation is
+// rolled back (the reference never rolls one back either); the order
+// changes nothing but the listing.
+TEST(AdoptHistory, AnArchivedGenerationIsNeverRolledBackWhateverItsMtime) {
+  Made m(Case{GoGen::Effects, "archived"}, true, 3);
+  ASSERT_EQ(m.go.history.size(), 4u);
+  // The oldest journal now looks newest, and the other way round; the
+  // oldest's in the year 2381, whose nanoseconds overflow 64 bits.
+  for (std::size_t k = 0; k < m.go.history.size(); ++k) {
+    const fs::path wal = m.root / ".dot-history" / m.go.history[k].plan_id / "wal";
+    const long sec = k == 0 ? 13000000000L : 1800000000L - static_cast<long>(k) * 10;
+    const struct timespec t[2] = {{sec, 0}, {sec, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, wal.c_str(), t, AT_SYMLINK_NOFOLLOW), 0);
+  }
+  CmdResult a = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(a.code, 0) << a.err;
+  CmdResult list = dot_core({"inspect", "list", "--root", m.root.string()});
+  ASSERT_EQ(list.code, 0) << list.err;
+  // inspect list is newest first: the generator's first generation now.
+  EXPECT_LT(list.out.find(m.go.history.front().plan_id.substr(0, 16)),
+            list.out.find(m.go.history.back().plan_id.substr(0, 16)))
+      << list.out;
+  const std::string hello = m.hello(), welcome = m.welcome();
+  for (const auto& h : m.go.history) {
+    if (h.state != "COMMITTED") continue;
+    CmdResult rb = dot_core({"rollback", h.plan_id, "--root", m.root.string()});
+    EXPECT_EQ(rb.code, 1) << h.plan_id << ": " << rb.out;
+    EXPECT_EQ(rb.err.rfind("DOT_E_POLICY: ", 0), 0u) << rb.err;
+    EXPECT_NE(rb.err.find("archived by the Go reference"), std::string::npos) << rb.err;
+    EXPECT_EQ(m.hello(), hello);
+    EXPECT_EQ(m.welcome(), welcome);
+  }
+  CmdResult check = dot_core({"store", "check", "--root", m.root.string()});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+}
+
+// More than 32 archived generations is not an error (the reference only
+// refuses a new archive then): all of them are imported.
+TEST(AdoptHistory, MoreThan32GenerationsAreAllImported) {
+  Made m(Case{GoGen::PreCapability, "archived"}, false, 32);
+  ASSERT_EQ(m.go.history.size(), 33u);
+  auto found = go::survey(m.root.string());
+  ASSERT_TRUE(found.ok()) << found.error().line();
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  expect_adopted(m, *found, "33 generations");
+}
 
 // A target edited after a COMMITTED transaction is the user's file: adopted
 // as it is, and status shows it as drift.

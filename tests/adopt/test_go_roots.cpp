@@ -423,14 +423,27 @@ TEST(GoRootBadInput, ASymlinkAnywhereIsRefused) {
                                            {"committed", ".dot-history"},
                                            {"flushed-0", ".dot-next-0"},
                                            {"archive-intent", ".dot-archive"},
-                                           {"archive-stage", ".dot-txn/stage/hello.txt"}}) {
-    SCOPED_TRACE(w.rel);
+                                           {"archive-stage", ".dot-txn/stage/hello.txt"},
+                                           {"archive-stage", ".dot-txn/stage"},
+                                           {"committed", ".dot-txn/plan.json"},
+                                           {"committed", ".dot-txn/backup-0"},
+                                           {"committed", ".dot-txn/effects.wal"},
+                                           {"committed", "welcome.txt"},
+                                           {"committed", ".dot-stage/welcome.txt"},
+                                           {"flushed-1", ".dot-next-1"},
+                                           {"committed", ".dot-history/{h}"},
+                                           {"committed", ".dot-history/{h}/wal"},
+                                           {"committed", ".dot-history/{h}/artifact-1"},
+                                           {"committed", ".dot-history/{h}/stage/welcome.txt"}}) {
     Bad b(w.state);
-    const fs::path p = b.root / w.rel;
+    std::string rel = w.rel;
+    if (auto at = rel.find("{h}"); at != std::string::npos) rel.replace(at, 3, b.made.history.at(0).plan_id);
+    SCOPED_TRACE(rel);
+    const fs::path p = b.root / rel;
     const fs::path moved = b.scratch.dir() / "moved";
     fs::rename(p, moved);
     fs::create_symlink(moved, p);
-    b.refused("DOT_E_PATH_ESCAPE", "symlink", w.rel);
+    b.refused("DOT_E_PATH_ESCAPE", "symlink", rel);
   }
 }
 
@@ -497,7 +510,22 @@ TEST_P(DryRun, JsonReportsTheStateAndIdsAndChangesNoByte) {
   EXPECT_EQ(str("generation"), want.ids || !made.history.empty() ? gen_name(c.gen) : "unknown");
   auto hist = v.find("history");
   ASSERT_TRUE(hist && hist->is_array());
-  EXPECT_EQ(hist->size(), made.history.size());
+  ASSERT_EQ(hist->size(), made.history.size());
+  // Each generation's ids and state, sorted by plan id.
+  std::vector<GoTxnIds> want_hist = made.history;
+  std::sort(want_hist.begin(), want_hist.end(), [](const auto& a, const auto& b) { return a.plan_id < b.plan_id; });
+  std::size_t i = 0;
+  for (json::Value g : hist->elements()) {
+    ASSERT_TRUE(g.is_object() && g.size() == 3u) << r.out;
+    auto field = [&](std::string_view key) {
+      auto f = g.find(key);
+      return f && f->is_string() ? std::string(f->as_string()) : std::string("<null>");
+    };
+    EXPECT_EQ(field("plan_id"), want_hist[i].plan_id);
+    EXPECT_EQ(field("proposal_id"), want_hist[i].proposal_id);
+    EXPECT_EQ(field("state"), want_hist[i].state);
+    ++i;
+  }
 
   // The same for a person, and again nothing changed.
   CmdResult h = dot_core({"adopt", "--root", root.string(), "--dry-run"});

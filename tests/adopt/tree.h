@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 
 class Scratch {
  public:
-  Scratch() {
-    std::string tmpl = (fs::temp_directory_path() / "dot-adopt-XXXXXX").string();
+  explicit Scratch(const fs::path& base = fs::temp_directory_path()) {
+    std::string tmpl = (base / "dot-adopt-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp");
     dir_ = tmpl;
   }

@@ -82,6 +82,14 @@ struct AdoptResult {
 // next `adopt` resumes).
 Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks = {});
 
+// The event code that marks a transaction the reference had archived
+// (.dot-history/<plan_id>/). Its order among the other archived generations
+// is not on disk (their journals' mtimes are the only trace, and a copy or
+// a touch changes them), and the reference never rolls an archived
+// generation back: neither does `rollback` (recovery.cpp), whatever order
+// the import inferred.
+inline constexpr std::string_view kArchivedCode = "ARCHIVED";
+
 // The crash points of adopting `survey`'s root (finishing, import, cleanup),
 // in the order reached.
 std::vector<std::string> adopt_crash_points(const Survey& survey);

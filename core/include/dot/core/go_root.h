@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dot/base/result.h"
@@ -84,9 +85,11 @@ struct Transaction {
   // them); a slot without a backup has none here.
   std::vector<std::string> artifact_bytes;
   std::vector<std::optional<std::string>> backup_bytes;
-  // When `wal` last changed (nanoseconds since the epoch): the order the
-  // generations of a history were made in, which their names do not say.
-  std::int64_t wal_mtime_ns = 0;
+  // When `wal` last changed (seconds and nanoseconds since the epoch, kept
+  // apart: any mtime someone set must compare without overflow): the only
+  // trace on disk of the order archived generations were made in, which
+  // their names do not say. A guess (go_adopt.h, kArchivedCode).
+  std::pair<std::int64_t, std::int64_t> wal_mtime{0, 0};
   bool has_stage = false;     // stage/ inside (moved there by archive)
   // The reference's status word for it alone: ABANDONED, PREPARED,
   // COMMITTING, COMMITTED, POST_COMMIT_PENDING, POST_COMMIT_FAILED,
