@@ -4,6 +4,8 @@
 to one holding N transactions. Usage: bench/core/compare.py build/release/bin build/release/bin [RUNS] [N]"""
 import os, shutil, statistics, subprocess, sys, tempfile, time
 
+from growth import HELLO_TABLES, grow
+
 bin_dir, floor_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 15
 big = int(sys.argv[4]) if len(sys.argv) > 4 else 100000
@@ -29,27 +31,6 @@ def plan(root):
     dt, out = timed([core, "plan", "--root", root, "--allow-audit-plugin", "--json"])
     return dt, out.split('"plan_id":"')[1][:64]
 
-def grow(root, n):
-    """Clones the root's one DONE transaction n times at the SQL level (plan
-    bytes, operations, blobs, ledger, events): what that many applied plans
-    weigh in the journal, without waiting hours for their fsyncs."""
-    import sqlite3
-    db = sqlite3.connect(os.path.join(root, ".dot", "store.db"))
-    cols = lambda t: [r[1] for r in db.execute(f"PRAGMA table_info({t})")]
-    tc = [c for c in cols("txn") if c != "id"]
-    fresh = {"proposal_id": "lower(hex(randomblob(32)))", "plan_id": "lower(hex(randomblob(32)))"}
-    db.execute("BEGIN")
-    db.execute(f"WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < {n}) "
-               f"INSERT INTO txn ({', '.join(tc)}) SELECT {', '.join(fresh.get(c, 't.' + c) for c in tc)} "
-               f"FROM k, (SELECT * FROM txn WHERE id = 1) t")
-    for table in ("plan", "operation", "artifact", "backup", "effect", "event"):
-        c = [x for x in cols(table) if x != "seq"]
-        sel = ", ".join("x.id" if x == "txn_id" else "o." + x for x in c)
-        db.execute(f"INSERT INTO {table} ({', '.join(c)}) SELECT {sel} FROM txn x, {table} o "
-                   f"WHERE x.id > 1 AND o.txn_id = 1")
-    db.commit()
-    db.close()
-
 base = tempfile.mkdtemp(prefix="dot-bench-")
 try:
     floor_db = os.path.join(base, "floor.db")
@@ -69,7 +50,7 @@ try:
     empty = new_root(base, "empty")
     full = new_root(base, "full")
     _, pid = plan(full); timed([core, "apply", "--root", full, pid])
-    t0 = time.perf_counter(); grow(full, big); print(f"grew the store to {big + 1} transactions in {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter(); grow(full, big, HELLO_TABLES); print(f"grew the store to {big + 1} transactions in {time.perf_counter() - t0:.1f} s")
     g = {"empty": ([], []), "full": ([], [])}
     for i in range(runs):
         for name, r in (("empty", empty), ("full", full)):
