@@ -610,6 +610,15 @@ TEST_F(StoreOwnership, OnePathsOwnerIsAnIndexRangeNotAHistoryScan) {
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_NE(plan.find("operation_by_name (name=?)"), std::string::npos) << plan;
+  // Probes only: the applied operation row by (name, txn_id), never every
+  // operation of its transaction (schema 6 walked the primary key's txn_id
+  // range: a 10,000-operation commit cost 10^8 rows), and the path's own row
+  // without visiting its history (schema 6 materialized a DISTINCT over every
+  // operation ever made on the path).
+  EXPECT_NE(plan.find("SEARCH o USING INDEX operation_by_name (name=? AND txn_id=?)"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("PRIMARY KEY (txn_id=?)"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("MATERIALIZE"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("SCAN "), std::string::npos) << plan;
   EXPECT_EQ(plan.find("SCAN operation"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("SCAN t"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("txn_by_state"), std::string::npos) << plan;

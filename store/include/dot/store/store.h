@@ -30,8 +30,9 @@ namespace dot::store {
 // pre-capability layout (no effect ledger, no effect count); version 4 keys
 // the plugin table by plugin id (several plugins per root); version 5 keeps
 // the owner of every path (path_owner); version 6 adds the general
-// profile's streamed files and dot.log messages.
-inline constexpr int kSchemaVersion = 6;
+// profile's streamed files and dot.log messages; version 7 pins the
+// ownership view's index (one probe per path, not per operation).
+inline constexpr int kSchemaVersion = 7;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
