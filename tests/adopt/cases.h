@@ -31,6 +31,20 @@ inline std::vector<Case> all_cases() {
   return out;
 }
 
+// The root a test makes for a case: hello.txt there before the first apply
+// or not, `history` archived generations before the state (none after a
+// bare init), the seed following user_file (so both roots differ).
+inline GoRootSpec case_spec(const Case& c, bool user_file, int history, const std::string& assurance = "audit") {
+  GoRootSpec s;
+  s.gen = c.gen;
+  s.state = c.state;
+  s.user_file = user_file;
+  s.history = c.state == "idle-after-init" ? 0 : history;
+  s.seed = static_cast<unsigned>(user_file + 3);
+  s.assurance = assurance;
+  return s;
+}
+
 inline std::string case_name(const ::testing::TestParamInfo<Case>& c) {
   std::string n = gen_name(c.param.gen) + "_" + c.param.state;
   std::replace(n.begin(), n.end(), '-', '_');

@@ -23,6 +23,7 @@
 #include "dot/core/plan.h"
 #include "../core/engine_harness.h"
 #include "cases.h"
+#include "crash_cases.h"
 #include "go_root_gen.h"
 #include "tree.h"
 
@@ -89,18 +90,8 @@ struct Made {
   GoRoot go;
   GoRootSpec spec;
   std::map<std::string, RefTxn> ref;
-  static GoRootSpec spec_for(const Case& c, bool user_file, int history, const std::string& assurance = "audit") {
-    GoRootSpec s;
-    s.gen = c.gen;
-    s.state = c.state;
-    s.user_file = user_file;
-    s.history = c.state == "idle-after-init" ? 0 : history;
-    s.seed = static_cast<unsigned>(user_file + 3);
-    s.assurance = assurance;
-    return s;
-  }
   Made(const Case& c, bool user_file, int history = 2, const std::string& assurance = "audit")
-      : Made(spec_for(c, user_file, history, assurance)) {}
+      : Made(case_spec(c, user_file, history, assurance)) {}
   explicit Made(const GoRootSpec& s) : spec(s) {
     root = scratch.dir() / "root";
     go = make_go_root(root, spec);
@@ -285,35 +276,19 @@ INSTANTIATE_TEST_SUITE_P(GoRoots, Adopt, ::testing::ValuesIn(all_cases()), case_
 
 // ---- the crash matrix -----------------------------------------------------------
 
-struct CrashCase {
-  GoGen gen;
-  std::string state;
-  std::string point;
-};
-void PrintTo(const CrashCase& c, std::ostream* os) { *os << gen_name(c.gen) << " " << c.state << " @" << c.point; }
-
-// The root of a crash case (the points depend on it: which slots a rollback
-// restores follows from the targets the history left).
-GoRootSpec crash_spec(const Case& c) { return Made::spec_for(c, true, 1); }
-
-// The crash points of every case, from its survey. gtest builds this list in
-// every process of this binary, whatever its filter (one per test under
-// ctest), so it is made cheaply: the roots are only read back here, so they
-// go on a tmpfs when there is one (on a loaded disk making them all took
-// over a second per process), all in one folder.
+// The cases, as the build listed them (crash_cases.h says why); the test
+// after the matrix checks that list is today's.
 std::vector<CrashCase> crash_cases() {
-  const fs::path shm = "/dev/shm";
-  Scratch scratch(fs::is_directory(shm) && ::access(shm.c_str(), W_OK) == 0 ? shm : fs::temp_directory_path());
-  std::vector<CrashCase> out;
-  std::size_t n = 0;
-  for (const Case& c : all_cases()) {
-    const fs::path root = scratch.dir() / std::to_string(n++);
-    make_go_root(root, crash_spec(c));
-    auto s = go::survey(root.string());
-    if (!s.ok()) continue;  // the survey test reports it
-    for (const auto& p : go::adopt_crash_points(*s)) out.push_back({c.gen, c.state, p});
+  try {
+    auto cases = parse_crash_cases(slurp(DOT_ADOPT_CRASH_CASES));
+    if (cases.empty()) throw std::runtime_error("no case in " DOT_ADOPT_CRASH_CASES);
+    return cases;
+  } catch (const std::exception& e) {
+    // No list, no matrix: stop loudly rather than run without it (the
+    // build's test discovery fails here).
+    std::fprintf(stderr, "adopt_tests: the crash matrix's list: %s\n", e.what());
+    std::abort();
   }
-  return out;
 }
 std::string crash_name(const ::testing::TestParamInfo<CrashCase>& c) {
   std::string n = gen_name(c.param.gen) + "_" + c.param.state + "_at_" + c.param.point;
@@ -358,6 +333,18 @@ TEST_P(AdoptCrash, LeavesTheReferenceRootIntactOrTheAdoptedRootComplete) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GoRoots, AdoptCrash, ::testing::ValuesIn(crash_cases()), crash_name);
+
+// The list the matrix ran is what core's crash points over today's roots
+// are: every case, in order, and no other.
+TEST(AdoptCrashList, IsWhatTheSurveysOfTodaysRootsSay) {
+  const std::vector<CrashCase> listed = parse_crash_cases(slurp(DOT_ADOPT_CRASH_CASES));
+  const std::vector<CrashCase> now = compute_crash_cases();
+  EXPECT_EQ(crash_cases_text(listed), crash_cases_text(now));
+  // Every state of both generations has its cases.
+  for (const Case& c : all_cases())
+    EXPECT_TRUE(std::any_of(now.begin(), now.end(), [&](const CrashCase& k) { return k.gen == c.gen && k.state == c.state; }))
+        << gen_name(c.gen) << " " << c.state;
+}
 
 // ---- refusals: typed, nothing changed ---------------------------------------
 
