@@ -199,10 +199,18 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
     o.sha256 = to_hex(hash.finish());
     return o;
   }
-  std::string content;
-  content.resize(options.max_bytes + 1);
+  // The buffer starts at the size fstat gave (plus the byte that shows a
+  // file grown past the limit) and grows only while the file does, up to
+  // max_bytes + 1: a 60-byte file observed under a 16 MiB limit does not
+  // allocate and zero 16 MiB (that was a quarter of an adopt's CPU time).
+  const std::size_t cap = options.max_bytes + 1;
+  std::string content(static_cast<std::size_t>(o.size) + 1, '\0');
   std::size_t have = 0;
   for (;;) {
+    if (have == content.size()) {
+      if (have == cap) break;
+      content.resize(std::min(cap, 2 * have));
+    }
     ssize_t n = ::pread(fd, content.data() + have, content.size() - have, static_cast<off_t>(have));
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -210,7 +218,6 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
     }
     if (n == 0) break;
     have += static_cast<std::size_t>(n);
-    if (have == content.size()) break;
   }
   if (have > options.max_bytes) {
     o.too_large = true;

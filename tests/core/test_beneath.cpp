@@ -162,6 +162,31 @@ TEST_F(BeneathTest, OversizedFileIsFlaggedNotHashed) {
   EXPECT_TRUE(o->sha256.empty());
 }
 
+// A file's content is read through its descriptor, whatever fstat said of
+// its size: /proc files say 0 and have bytes. The buffer grows with what is
+// read, and the limit still holds at exactly max_bytes.
+TEST_F(BeneathTest, ContentIsReadPastTheSizeFstatGave) {
+  const std::string want = read("/proc/self/cmdline");
+  ASSERT_GT(want.size(), 2u);
+  UniqueFd fd(::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd);
+  struct stat st {};
+  ASSERT_EQ(::fstat(fd.get(), &st), 0);
+  ASSERT_EQ(st.st_size, 0) << "the case this test is about";
+  for (std::size_t limit : {want.size(), std::size_t{65536}}) {
+    auto o = observe_fd(fd.get(), {.max_bytes = limit, .keep_content = true});
+    ASSERT_TRUE(o.ok()) << o.error().line();
+    EXPECT_FALSE(o->too_large) << limit;
+    EXPECT_EQ(o->size, want.size()) << limit;
+    EXPECT_EQ(o->content, want) << limit;
+    EXPECT_EQ(o->sha256, sha256_hex(want)) << limit;
+  }
+  auto over = observe_fd(fd.get(), {.max_bytes = want.size() - 1, .keep_content = true});
+  ASSERT_TRUE(over.ok()) << over.error().line();
+  EXPECT_TRUE(over->too_large);
+  EXPECT_TRUE(over->content.empty());
+}
+
 TEST_F(BeneathTest, RootThatIsASymlinkIsRefused) {
   fs::create_directory_symlink(outside_, base_ / "rootlink");
   auto fd = open_root((base_ / "rootlink").string());
