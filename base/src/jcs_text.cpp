@@ -1,7 +1,7 @@
 // The two leaf writers of canonical JSON: numbers (ECMAScript formatting) and
 // strings (RFC 8785 escaping). Everything else in jcs.cpp builds on these.
 #include <array>
-#include <charconv>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -21,13 +21,82 @@ namespace {
 // zeros that pad them at most 20): a copy of a constant size is two moves,
 // one of a variable size a call to memcpy. The buffers are sized for it.
 constexpr std::size_t kPiece = 24;
-constexpr std::size_t kDigitsRoom = 17 + kPiece;  // a significand's digits, readable kPiece past any of them
 static_assert(kMaxNumberBytes >= 17 + 1 + kPiece, "put_es_form writes up to a piece past the 17th digit");
+
+// "00" "01" ... "99": two digits per division.
+constexpr auto kDigitPairs = [] {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
+    t[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}();
+
+// The exponent's digits (0 to 324) with their count: copied as one 4-byte
+// word, so that an exponent of one, two or three digits costs no branch.
+struct ExponentText {
+  char digits[3];
+  std::uint8_t size;
+};
+constexpr auto kExponents = [] {
+  std::array<ExponentText, 325> t{};
+  for (int e = 0; e < 325; ++e) {
+    auto& x = t[static_cast<std::size_t>(e)];
+    x.size = static_cast<std::uint8_t>(e < 10 ? 1 : e < 100 ? 2 : 3);
+    for (int i = x.size - 1, v = e; i >= 0; --i, v /= 10) x.digits[i] = static_cast<char>('0' + v % 10);
+  }
+  return t;
+}();
+
+constexpr auto kPowersOfTen = [] {
+  std::array<std::uint64_t, 20> t{};
+  t[0] = 1;
+  for (std::size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] * 10;
+  return t;
+}();
+
+// How many decimal digits v has (v > 0): the bit width times log10(2)
+// (1233 / 4096) is the count or one more, decided by one comparison.
+int decimal_length(std::uint64_t v) {
+  auto t = static_cast<std::size_t>((64 - std::countl_zero(v)) * 1233 >> 12);
+  return static_cast<int>(t) + 1 - (v < kPowersOfTen[t] ? 1 : 0);
+}
+
+// Eight digits of v (below 10^8), leading zeros included, in fixed steps.
+void put_eight(char* p, std::uint32_t v) {
+  std::uint32_t high = v / 10000, low = v % 10000;
+  std::memcpy(p, &kDigitPairs[2 * (high / 100)], 2);
+  std::memcpy(p + 2, &kDigitPairs[2 * (high % 100)], 2);
+  std::memcpy(p + 4, &kDigitPairs[2 * (low / 100)], 2);
+  std::memcpy(p + 6, &kDigitPairs[2 * (low % 100)], 2);
+}
+
+// The significand's digits (v below 10^17, as a shortest one is, and above
+// zero): all 17 positions are written, leading zeros included, in the same
+// fixed steps whatever v is (significands are 1 to 17 digits long at random,
+// and a loop or a branch on the length mispredicts), then the start of the
+// digits is found from their count.
+struct Significand {
+  char text[17 + kPiece];  // readable kPiece past any of its digits
+  const char* digits;
+  int count;
+};
+void put_significand(Significand& s, std::uint64_t v) {
+  constexpr std::uint64_t kTen16 = 10000000000000000ull;
+  std::uint64_t top = v / kTen16, rest = v % kTen16;
+  s.text[0] = static_cast<char>('0' + top);
+  put_eight(s.text + 1, static_cast<std::uint32_t>(rest / 100000000));
+  put_eight(s.text + 9, static_cast<std::uint32_t>(rest % 100000000));
+  std::memset(s.text + 17, 0, kPiece);
+  s.count = decimal_length(v);
+  s.digits = s.text + 17 - s.count;
+}
 
 // ECMAScript Number::toString of the positive value 0.d1..dk x 10^n, from its
 // shortest round-trip digits d1..dk (no trailing zeros, k <= 17) at `digits`
-// (kDigitsRoom bytes) and n, the position of the decimal point relative to
-// them.
+// (readable kPiece past the last) and n, the position of the decimal point
+// relative to them.
 char* put_es_form(char* p, const char* digits, int k, int n) {
   if (k <= n && n <= 21) {  // an integer below 1e21: all its digits, then zeros
     std::memcpy(p, digits, kPiece);
@@ -54,29 +123,9 @@ char* put_es_form(char* p, const char* digits, int k, int n) {
   *p++ = 'e';
   int e = n - 1;
   *p++ = e >= 0 ? '+' : '-';
-  return std::to_chars(p, p + 4, e >= 0 ? e : -e).ptr;
-}
-
-// "00" "01" ... "99": two digits per division.
-constexpr auto kDigitPairs = [] {
-  std::array<char, 200> t{};
-  for (int i = 0; i < 100; ++i) {
-    t[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
-    t[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
-  }
-  return t;
-}();
-
-// The decimal digits of `v` (below 10^17, as a shortest significand is) at
-// `p`; returns the end. The last eight are written in four fixed steps from
-// the pair table, only the leading part by to_chars' loop: most significands
-// have 16 or 17 digits, and a loop over all of them costs twice as much.
-char* put_significand(char* p, std::uint64_t v) {
-  if (v < 100000000) return std::to_chars(p, p + 8, v).ptr;
-  p = std::to_chars(p, p + 9, v / 100000000).ptr;
-  auto low = static_cast<std::uint32_t>(v % 100000000);
-  for (int i = 3; i >= 0; --i, low /= 100) std::memcpy(p + 2 * i, &kDigitPairs[2 * (low % 100)], 2);
-  return p + 8;
+  const ExponentText& x = kExponents[static_cast<std::size_t>(e >= 0 ? e : -e)];
+  std::memcpy(p, x.digits, sizeof x.digits);
+  return p + x.size;
 }
 
 }  // namespace
@@ -93,17 +142,21 @@ char* put_number(char* p, double value) {
   // An integer below 2^53 is its own shortest round-trip digits and is
   // written plainly (it is below 1e21): the common case, without the search.
   constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  Significand s;
   if (value < kExactIntegers) {
     auto integer = static_cast<std::uint64_t>(value);
-    if (static_cast<double>(integer) == value) return std::to_chars(p, p + 20, integer).ptr;
+    if (static_cast<double>(integer) == value) {
+      put_significand(s, integer);
+      std::memcpy(p, s.digits, kPiece);
+      return p + s.count;
+    }
   }
   // Dragonbox: the shortest digits that read back as `value` (round to
   // nearest, ties to even), the closest to it when several are that short,
   // as ECMAScript's Number::toString asks; trailing zeros removed.
   auto decimal = jkj::dragonbox::to_decimal(value);
-  char digits[kDigitsRoom] = {};
-  auto k = static_cast<int>(put_significand(digits, decimal.significand) - digits);
-  return put_es_form(p, digits, k, k + decimal.exponent);
+  put_significand(s, decimal.significand);
+  return put_es_form(p, s.digits, s.count, s.count + decimal.exponent);
 }
 
 namespace {

@@ -288,6 +288,40 @@ TEST(JsonIndexBuilder, NumbersMatchFromCharsBitForBit) {
   }
 }
 
+// The digit scanner reads runs 16 bytes at a time and converts integers
+// eight digits at a time: every length from 1 to 40, every digit in every
+// place, runs that end at a 16-byte boundary and past it, and a number that
+// ends the text (only the zero padding after it).
+TEST(JsonIndexBuilder, DigitRunsOfEveryLengthAndPlace) {
+  std::vector<std::string> spellings;
+  for (int length = 1; length <= 40; ++length) {
+    for (char d = '0'; d <= '9'; ++d) {
+      for (int place = 0; place < length; ++place) {
+        std::string s(static_cast<std::size_t>(length), '9');
+        s[static_cast<std::size_t>(place)] = d;
+        if (s[0] == '0' && length > 1) s[0] = '1';
+        spellings.push_back(s);
+        spellings.push_back("-" + s);
+        spellings.push_back("0." + s);
+        spellings.push_back("1." + s + "e" + s.substr(0, 3));
+        spellings.push_back("2E-" + s.substr(0, 2));
+      }
+    }
+  }
+  for (const std::string& s : spellings) {
+    double want = 0;
+    auto res = std::from_chars(s.data() + (s[0] == '-'), s.data() + s.size(), want);
+    if (res.ec == std::errc::result_out_of_range) continue;  // 1.999e999: the overflow, not the scanner
+    ASSERT_EQ(res.ec, std::errc()) << s;
+    if (s[0] == '-') want = -want;
+    for (const std::string& text : {"[" + s + "]", s, "[" + s + "," + s + "]"}) {
+      Document::Impl fast;
+      ASSERT_TRUE(build(text, fast)) << text;
+      EXPECT_EQ(fast.nodes[text[0] == '[' ? 1 : 0].payload, std::bit_cast<std::uint64_t>(want)) << text;
+    }
+  }
+}
+
 // Every other spelling is read by fast_float: the same bits as from_chars
 // (the precise reader's) on what is hard to round: subnormals and the
 // underflow edge, the overflow edge, more digits than 19 (integers beyond
