@@ -49,18 +49,11 @@ constexpr auto kExponents = [] {
   return t;
 }();
 
-constexpr auto kPowersOfTen = [] {
-  std::array<std::uint64_t, 20> t{};
-  t[0] = 1;
-  for (std::size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] * 10;
-  return t;
-}();
-
 // How many decimal digits v has (v > 0): the bit width times log10(2)
 // (1233 / 4096) is the count or one more, decided by one comparison.
 int decimal_length(std::uint64_t v) {
   auto t = static_cast<std::size_t>((64 - std::countl_zero(v)) * 1233 >> 12);
-  return static_cast<int>(t) + 1 - (v < kPowersOfTen[t] ? 1 : 0);
+  return static_cast<int>(t) + 1 - (v < json::detail::kPowersOfTen[t] ? 1 : 0);
 }
 
 // Eight digits of v (below 10^8), leading zeros included, in fixed steps.

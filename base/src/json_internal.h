@@ -4,6 +4,7 @@
 // accessors. Not installed: only base/src includes it.
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -47,6 +48,15 @@ inline unsigned stop_mask(const char* p) {
   return static_cast<unsigned>(_mm_movemask_epi8(stop));
 }
 #endif
+// 10^0 .. 10^19, every power of ten a 64-bit integer holds: the number
+// reader scales by them, the canonical writer counts digits with them.
+inline constexpr auto kPowersOfTen = [] {
+  std::array<std::uint64_t, 20> t{};
+  t[0] = 1;
+  for (std::size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] * 10;
+  return t;
+}();
+
 // How many ASCII digits start at p, found 16 bytes at a time: numbers have
 // runs of 1 to 25 digits in random order, and a loop that stops at the first
 // other byte mispredicts its exit once per run. Reads up to 15 bytes past
@@ -86,9 +96,8 @@ inline std::uint64_t digits_value(const char* p, std::size_t n) {
   };
   std::uint64_t value = 0;
   for (; n >= 8; n -= 8, p += 8) value = value * 100000000 + eight(load(p));
-  constexpr std::uint64_t kScale[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
   std::uint64_t rest = n == 0 ? 0 : eight(load(p) << (8 * (8 - n)));
-  return value * kScale[n] + rest;
+  return value * kPowersOfTen[n] + rest;
 }
 
 inline bool is_stop(char c) {
