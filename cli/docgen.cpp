@@ -178,7 +178,9 @@ void collect(const CLI::App& app, std::map<std::string, Spec>& specs) {
   }
   spec.positionals = !visible_options(app, true).empty();
   for (const CLI::Option* o : visible_options(app, false)) {
-    auto& into = o->get_type_size() == 0 ? spec.flags : spec.valued;
+    // A flag expects no value (CLI11 gives a flag a type size of 1 and
+    // expected(0), so the type size alone does not tell).
+    auto& into = o->get_expected_max() == 0 ? spec.flags : spec.valued;
     for (const auto& s : o->get_snames()) into.emplace_back("-" + s, o->get_description());
     for (const auto& l : o->get_lnames()) into.emplace_back("--" + l, o->get_description());
   }
