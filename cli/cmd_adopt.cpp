@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 
 #include "dot/core/go_adopt.h"

@@ -2,6 +2,8 @@
 // The command definition; run_adpp_conform (commands.h) does the work.
 #include <memory>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "numbers.h"
 #include "usage.h"

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "dot/base/sandbox.h"
 #include "json_writer.h"

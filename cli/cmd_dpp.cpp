@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "conform_output.h"
 #include "dot/core/dpp_conformance.h"

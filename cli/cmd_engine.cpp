@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "armed_hooks.h"
 #include "commands.h"
 

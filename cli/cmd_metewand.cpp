@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "numbers.h"
 #include "usage.h"

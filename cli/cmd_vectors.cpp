@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"

@@ -1,3 +1,5 @@
+#include <CLI/CLI.hpp>
+
 #include "build_info.h"  // generated at build time (cmake/BuildInfo.cmake)
 #include "commands.h"
 #include "json_writer.h"

@@ -8,9 +8,15 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "dot/store/store.h"
+
+// Declared only: each file that defines a command's options includes
+// <CLI/CLI.hpp> itself. The header-only CLI11 costs every file that includes
+// it about 7 s of compiling (its inline functions are compiled again in each),
+// so the files that only carry out a command do without it.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace dot::cli {
 

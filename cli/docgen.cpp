@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "app.h"
 
 namespace dot::cli {
