@@ -142,7 +142,7 @@ std::string worker_identity_from_digest(std::string_view sha256_hex) {
 }
 
 jcs::Node HelloRequest::to_node() const {
-  // Built from the numbers' text: g++ 12 at -O1 (the asan preset) reports a
+  // Built from the numbers' text: g++ 12 at -O1 with ASan reports a
   // false -Wmaybe-uninitialized when Nodes are pushed in a loop here.
   std::string text = "[";
   for (std::size_t i = 0; i < protocols.size(); ++i) text += (i ? "," : "") + std::to_string(protocols[i]);
