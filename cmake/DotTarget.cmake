@@ -39,7 +39,7 @@ function(dot_add_test name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${ARG_PROPERTIES})
 endfunction()
 
-# dot_add_fuzzer(name SOURCES ... DEPS ...): a libFuzzer target (fuzz preset only).
+# dot_add_fuzzer(name SOURCES ... DEPS ...): a libFuzzer target (DOT_FUZZ: the asan preset).
 function(dot_add_fuzzer name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
