@@ -36,6 +36,12 @@ function(dot_add_test name)
   target_compile_definitions(${name} PRIVATE
     DOT_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DOT_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   dot_target_defaults(${name})
+  if(DOT_SANITIZED)
+    # A test file is mostly GoogleTest macros and set-up code that runs once;
+    # at -O0 the sanitized build compiles it in about half the time (the code
+    # under test keeps the preset's -O1: it lives in the libraries).
+    target_compile_options(${name} PRIVATE -O0)
+  endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${ARG_PROPERTIES})
 endfunction()
 

@@ -57,7 +57,9 @@ for f in "$work"/*.json; do
     fi
   done
   for ((r = 0; r < rounds; r++)); do
-    hyperfine -N --warmup 1 --runs "$runs" --style none --export-json "$work/$shape.$r.json" "${cmds[@]}" >/dev/null
+    # hyperfine's warnings about outliers would bury the table; its errors are shown.
+    hyperfine -N --warmup 1 --runs "$runs" --style none --export-json "$work/$shape.$r.json" "${cmds[@]}" \
+      >/dev/null 2>"$work/hyperfine.err" || { cat "$work/hyperfine.err" >&2; exit 1; }
   done
   node - "$work" "$shape" "$rounds" "${names[@]}" <<'EOF'
 const [work, shape, rounds, ...names] = process.argv.slice(2);

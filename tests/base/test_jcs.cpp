@@ -99,7 +99,8 @@ std::string es_reference(double d) {
 // The writer (Dragonbox's digits) against that reference: every binade's
 // first, last and a middle value, subnormals, integers around 2^53 and
 // 2^64, both sides of the 1e21, 1e-6 and 1e-7 switches and of every power
-// of ten, and a million random bit patterns.
+// of ten, every four-digit group in every place, and a million random bit
+// patterns.
 TEST(JcsNumber, ShortestDigitsAgreeWithAnIndependentPrinter) {
   std::vector<double> values;
   auto around = [&values](double d) {
@@ -120,6 +121,10 @@ TEST(JcsNumber, ShortestDigitsAgreeWithAnIndependentPrinter) {
   for (double d : {9007199254740992.0, 18446744073709551616.0, 1e21, 1e-6, 1e-7, 0.1, 5e-324,
                    2.2250738585072014e-308, 1.7976931348623157e308})
     around(d);
+  // Every group of four digits in each of the four places the printer
+  // writes in fixed steps below the 17th digit.
+  for (double place : {1.0, 1e4, 1e8, 1e12})
+    for (int g = 1; g < 10000; ++g) values.push_back(g * place + (place > 1 ? 1 : 0));
   std::mt19937_64 rng(20261202);
   for (int i = 0; i < 100000; ++i) values.push_back(from_bits(rng() & 0x000FFFFFFFFFFFFFull));  // subnormal
   for (int i = 0; i < 100000; ++i) values.push_back(static_cast<double>(rng() >> (rng() % 64)));  // integers
