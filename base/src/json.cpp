@@ -138,14 +138,14 @@ class FastPath {
     size_ = size;
     max_depth_ = limits.max_depth;
     if (impl) {
+      // impl->source is followed by kPadding zero bytes (Parser::parse_into).
+      if (!ensure_capacity(parser_, size, limits.max_depth, false)) return false;
       // simdjson documents `parser.implementation` as private ("for
       // benchmarking access"): stage 1 alone has no public entry in 3.0.1.
       // Its public DOM parse is no substitute here: it refuses integers
       // beyond 64 bits (NUMBER_ERROR), so every document holding one would
       // go to the precise reader. An upgrade of simdjson must re-check this
       // call; fuzz_json_paths compares its trees with the precise reader's.
-      // impl->source is followed by kPadding zero bytes (Parser::parse_into).
-      if (!ensure_capacity(parser_, size, limits.max_depth, false)) return false;
       simdjson::internal::dom_parser_implementation& stage1 = *parser_.implementation;
       if (stage1.stage1(reinterpret_cast<const std::uint8_t*>(src_), size_, simdjson::stage1_mode::regular) !=
           simdjson::SUCCESS)
