@@ -10,6 +10,7 @@
 #include <cstring>
 #include <type_traits>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -153,8 +154,7 @@ class NodeArray {
   void clear() noexcept { size_ = 0; }
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
-    auto grown = std::make_unique_for_overwrite<Node[]>(n);
-    if (n * sizeof(Node) >= kHugePagesFrom) advise_huge_pages(grown.get(), n * sizeof(Node));
+    Storage grown(allocate(n));
     if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_ * sizeof(Node));
     data_ = std::move(grown);
     capacity_ = n;
@@ -167,7 +167,29 @@ class NodeArray {
   void set_size(std::size_t n) noexcept { size_ = n; }
 
  private:
-  std::unique_ptr<Node[]> data_;
+  // Large arrays start on a 2 MiB boundary, so that huge pages back all of
+  // them: glibc's mapping of a large block starts a page, not 2 MiB, before
+  // the block, and every 4 KiB page ahead of the first boundary costs a
+  // fault of its own (about 10 us on a virtual machine, 50 times the cost
+  // per byte of a huge page's; docs/PERFORMANCE.md).
+  static constexpr std::align_val_t kHugeAlign{std::size_t{2} << 20};
+  struct Free {
+    bool huge;
+    void operator()(Node* p) const noexcept {
+      if (huge) ::operator delete[](p, kHugeAlign);
+      else ::operator delete[](p);
+    }
+  };
+  using Storage = std::unique_ptr<Node[], Free>;
+  static Storage allocate(std::size_t n) {
+    std::size_t bytes = n * sizeof(Node);
+    if (bytes < kHugePagesFrom) return Storage(static_cast<Node*>(::operator new[](bytes)), Free{false});
+    Storage s(static_cast<Node*>(::operator new[](bytes, kHugeAlign)), Free{true});
+    advise_huge_pages(s.get(), bytes);
+    return s;
+  }
+
+  Storage data_{nullptr, Free{false}};
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

@@ -397,3 +397,29 @@ TEST(JsonIndexBuilder, ParseIntoUsesItAndKeepsTheSource) {
 
 }  // namespace
 }  // namespace dot::json
+
+namespace dot::json {
+namespace {
+
+// A node array of a large document starts on a 2 MiB boundary (so huge pages
+// back all of it) and keeps its nodes when it grows; a small one comes from
+// the ordinary heap.
+TEST(NodeArray, LargeArraysStartOnHugePageBoundariesAndKeepTheirNodesWhenGrown) {
+  detail::NodeArray nodes;
+  nodes.reserve(16);
+  for (std::uint32_t i = 0; i < 16; ++i) nodes.emplace_back().offset = i;
+  const std::size_t large = detail::kHugePagesFrom / sizeof(detail::Node);
+  nodes.reserve(large);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(nodes.data()) % (std::uintptr_t{2} << 20), 0u);
+  ASSERT_EQ(nodes.size(), 16u);
+  for (std::uint32_t i = 0; i < 16; ++i) EXPECT_EQ(nodes[i].offset, i);
+  nodes.set_size(large);
+  nodes[large - 1].offset = 7;  // the whole reserved room is writable
+  nodes.reserve(large * 2);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(nodes.data()) % (std::uintptr_t{2} << 20), 0u);
+  EXPECT_EQ(nodes[large - 1].offset, 7u);
+  EXPECT_EQ(nodes[15].offset, 15u);
+}
+
+}  // namespace
+}  // namespace dot::json
