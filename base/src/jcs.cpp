@@ -107,14 +107,14 @@ class Output {
 
  private:
   void grow(std::size_t cap) {
-    auto bigger = std::make_unique_for_overwrite<char[]>(cap);
+    auto bigger = json::detail::make_block_array<char>(cap);
     if (used_ != 0) std::memcpy(bigger.get(), buf_.get(), used_);
     buf_ = std::move(bigger);
     cap_ = cap;
   }
   const ChunkSink* sink_;
   std::size_t chunk_;
-  std::unique_ptr<char[]> buf_;
+  json::detail::BlockArray<char> buf_;
   std::size_t cap_ = 0;
   std::size_t used_ = 0;
 };

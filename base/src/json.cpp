@@ -16,7 +16,6 @@
 #include <limits>
 
 #include <simdjson.h>
-#include <sys/mman.h>
 
 #include "dot/base/jcs.h"
 #include "json_internal.h"
@@ -285,8 +284,8 @@ Status quick_envelope(std::string_view bytes, const ReadLimits& limits) {
   return {};
 }
 
-std::unique_ptr<char[]> padded_copy(std::string_view bytes) {
-  auto buf = std::make_unique_for_overwrite<char[]>(bytes.size() + simdjson::SIMDJSON_PADDING);
+detail::BlockArray<char> padded_copy(std::string_view bytes) {
+  auto buf = detail::make_block_array<char>(bytes.size() + simdjson::SIMDJSON_PADDING);
   if (!bytes.empty()) std::memcpy(buf.get(), bytes.data(), bytes.size());
   std::memset(buf.get() + bytes.size(), 0, simdjson::SIMDJSON_PADDING);
   return buf;
@@ -368,9 +367,8 @@ Status Parser::parse_into(std::string_view bytes, Document& doc, const ReadLimit
   std::size_t need = bytes.size() + kPadding;
   if (impl.capacity < need) {
     impl.source.reset();  // before the new buffer: never hold both
-    impl.source = std::make_unique_for_overwrite<char[]>(need);
+    impl.source = detail::make_block_array<char>(need);
     impl.capacity = need;
-    if (need >= kHugePagesFrom) advise_huge_pages(impl.source.get(), need);
   }
   if (!bytes.empty()) std::memcpy(impl.source.get(), bytes.data(), bytes.size());
   std::memset(impl.source.get() + bytes.size(), 0, kPadding);
@@ -404,20 +402,6 @@ Status Parser::validate_padded(std::string_view bytes, const ReadLimits& limits)
 }
 
 // ---- Document ----
-
-// A large parse touches tens of megabytes once; on a virtual machine every
-// first touch of a 4 KiB page can cost microseconds (measured ~10 us here), a
-// 2 MiB page about the same, and a walk over megabytes of 4 KiB pages misses
-// the TLB all along. So buffers that span whole 2 MiB pages are offered to
-// transparent huge pages ("madvise" mode) before their first touch; a
-// kernel without THP ignores the advice.
-void detail::advise_huge_pages(const void* p, std::size_t bytes) {
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  auto at = reinterpret_cast<std::uintptr_t>(p);
-  std::uintptr_t begin = (at + kHuge - 1) & ~(kHuge - 1);
-  std::uintptr_t end = (at + bytes) & ~(kHuge - 1);
-  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 Document::Document() : impl_(std::make_unique<Impl>()) {}
 Document::~Document() = default;

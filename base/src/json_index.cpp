@@ -309,7 +309,7 @@ class IndexBuilder {
       out = copy_run(out, p, stop);
       if (*stop == '"') break;
     }
-    std::string& arena = impl_.strings;
+    Arena& arena = impl_.strings;
     std::size_t start = arena.size();
     arena.append(unescaped_.data(), static_cast<std::size_t>(out - unescaped_.data()));
     data = arena.data() + start;

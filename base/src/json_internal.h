@@ -21,6 +21,7 @@
 
 #include "dot/base/json.h"
 #include "dot/base/utf8.h"
+#include "huge_pages.h"
 
 namespace dot::json::detail {
 
@@ -131,15 +132,6 @@ struct Node {
 static_assert(sizeof(Node) == 16);
 static_assert(std::is_trivially_default_constructible_v<Node>);
 
-// Below a few megabytes, 2 MiB pages cost more than they save: each is
-// zeroed whole, however little of it a parse touches, and glibc recycles
-// smaller buffers warm from its heap anyway.
-inline constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
-
-// Offers the whole 2 MiB pages inside [p, p + bytes) to transparent huge
-// pages (json.cpp says why).
-void advise_huge_pages(const void* p, std::size_t bytes);
-
 // The nodes of a Document: a growable array that, unlike std::vector, does
 // not value-initialise what it reserves, so that build_from_index can write
 // nodes through a plain pointer into reserved room and set the size after.
@@ -154,7 +146,7 @@ class NodeArray {
   void clear() noexcept { size_ = 0; }
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
-    Storage grown(allocate(n));
+    BlockArray<Node> grown = make_block_array<Node>(n);
     if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_ * sizeof(Node));
     data_ = std::move(grown);
     capacity_ = n;
@@ -167,29 +159,7 @@ class NodeArray {
   void set_size(std::size_t n) noexcept { size_ = n; }
 
  private:
-  // Large arrays start on a 2 MiB boundary, so that huge pages back all of
-  // them: glibc's mapping of a large block starts a page, not 2 MiB, before
-  // the block, and every 4 KiB page ahead of the first boundary costs a
-  // fault of its own (about 10 us on a virtual machine, 50 times the cost
-  // per byte of a huge page's; docs/PERFORMANCE.md).
-  static constexpr std::align_val_t kHugeAlign{std::size_t{2} << 20};
-  struct Free {
-    bool huge;
-    void operator()(Node* p) const noexcept {
-      if (huge) ::operator delete[](p, kHugeAlign);
-      else ::operator delete[](p);
-    }
-  };
-  using Storage = std::unique_ptr<Node[], Free>;
-  static Storage allocate(std::size_t n) {
-    std::size_t bytes = n * sizeof(Node);
-    if (bytes < kHugePagesFrom) return Storage(static_cast<Node*>(::operator new[](bytes)), Free{false});
-    Storage s(static_cast<Node*>(::operator new[](bytes, kHugeAlign)), Free{true});
-    advise_huge_pages(s.get(), bytes);
-    return s;
-  }
-
-  Storage data_{nullptr, Free{false}};
+  BlockArray<Node> data_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };
@@ -210,7 +180,7 @@ inline constexpr std::size_t kMaxIndexableBytes = 0xFFFF'0000u;
 // into it stay valid while the Document is built.
 class TreeBuilder {
  public:
-  explicit TreeBuilder(NodeArray& nodes, std::string& arena) : nodes_(nodes), arena_(arena) {}
+  explicit TreeBuilder(NodeArray& nodes, Arena& arena) : nodes_(nodes), arena_(arena) {}
 
   std::uint32_t open(Type type, std::uint64_t offset) {
     auto index = static_cast<std::uint32_t>(nodes_.size());
@@ -248,7 +218,7 @@ class TreeBuilder {
     n.flag = flag;
   }
   NodeArray& nodes_;
-  std::string& arena_;
+  Arena& arena_;
 };
 
 }  // namespace dot::json::detail
@@ -263,12 +233,12 @@ struct Document::Impl {
   // (Parser::parse_borrowed), else this Document's copy.
   const char* text() const noexcept { return borrowed != nullptr ? borrowed : source.get(); }
   // The input followed by SIMDJSON_PADDING zero bytes (simdjson reads past the end).
-  std::unique_ptr<char[]> source;
+  detail::BlockArray<char> source;
   const char* borrowed = nullptr;  // lent bytes (with the same padding), or null
   std::size_t size = 0;
   std::size_t capacity = 0;  // of `source`, kept across Parser::parse_into calls
   detail::NodeArray nodes;
-  std::string strings;
+  detail::Arena strings;
 };
 
 namespace detail {

@@ -299,7 +299,8 @@ class StrictParser {
             i_ += 6;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           }
-          append_utf8(arena_, cp);
+          char utf8[4];
+          arena_.append(utf8, encode_utf8(cp, utf8));
           break;
         }
         default:
@@ -337,7 +338,7 @@ class StrictParser {
   std::size_t n_;
   std::size_t i_ = 0;
   std::size_t max_depth_;
-  std::string& arena_;
+  Arena& arena_;
   TreeBuilder build_;
   std::vector<Frame> stack_;
   std::vector<std::string_view> keys_;  // keys of the open objects, innermost last

@@ -20,8 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto fast = dot::json::parse(bytes, limits);
   dot::json::Document::Impl slow;
   slow.size = size;
-  slow.source = std::make_unique<char[]>(size + 1);
+  slow.source = dot::json::detail::make_block_array<char>(size + 1);
   if (size) std::memcpy(slow.source.get(), data, size);
+  slow.source[size] = 0;
   dot::Status st = dot::json::detail::parse_strict(slow, limits);
   if (fast.ok() != st.ok()) std::abort();
 

@@ -275,7 +275,8 @@ TEST(JsonParse, FastAndPreciseReadersBuildTheSameTree) {
     ASSERT_TRUE(fast.ok()) << text;
     Document::Impl slow;
     slow.size = std::strlen(text);
-    slow.source = std::make_unique<char[]>(slow.size + 1);
+    slow.source = detail::make_block_array<char>(slow.size + 1);
+    std::memset(slow.source.get(), 0, slow.size + 1);
     std::memcpy(slow.source.get(), text, slow.size);
     ASSERT_TRUE(detail::parse_strict(slow, {}).ok()) << text;
     const auto& fn = fast->impl().nodes;

@@ -23,7 +23,8 @@ namespace {
 void load(Document::Impl& impl, std::string_view text) {
   impl.size = text.size();
   impl.capacity = text.size() + kPadding;
-  impl.source = std::make_unique<char[]>(impl.capacity);  // zeroed
+  impl.source = detail::make_block_array<char>(impl.capacity);
+  std::memset(impl.source.get(), 0, impl.capacity);
   if (!text.empty()) std::memcpy(impl.source.get(), text.data(), text.size());
 }
 
@@ -401,24 +402,58 @@ TEST(JsonIndexBuilder, ParseIntoUsesItAndKeepsTheSource) {
 namespace dot::json {
 namespace {
 
-// A node array of a large document starts on a 2 MiB boundary (so huge pages
-// back all of it) and keeps its nodes when it grows; a small one comes from
-// the ordinary heap.
-TEST(NodeArray, LargeArraysStartOnHugePageBoundariesAndKeepTheirNodesWhenGrown) {
+bool on_huge_page_boundary(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % (std::uintptr_t{2} << 20) == 0;
+}
+
+// Blocks from kHugePagesFrom on start on a 2 MiB boundary (so that huge pages
+// back all of them; huge_pages.h says why), smaller ones come from the heap.
+TEST(HugePages, LargeBlocksStartOnA2MiBBoundary) {
+  for (std::size_t bytes : {detail::kHugePagesFrom, detail::kHugePagesFrom + 1, 3 * detail::kHugePagesFrom + 17}) {
+    auto block = detail::make_block_array<char>(bytes);
+    EXPECT_TRUE(on_huge_page_boundary(block.get())) << bytes;
+    block[0] = 1;
+    block[bytes - 1] = 2;  // all of it is writable
+  }
+  detail::Arena arena;
+  arena.reserve(detail::kHugePagesFrom);
+  EXPECT_TRUE(on_huge_page_boundary(arena.data()));
+  arena.append(detail::kHugePagesFrom + 5, 'x');  // grows through the allocator
+  EXPECT_TRUE(on_huge_page_boundary(arena.data()));
+  EXPECT_EQ(arena.size(), detail::kHugePagesFrom + 5);
+}
+
+// A node array keeps its nodes when it grows, onto a 2 MiB boundary once large.
+TEST(NodeArray, KeepsItsNodesWhenItGrowsOntoHugePages) {
   detail::NodeArray nodes;
   nodes.reserve(16);
   for (std::uint32_t i = 0; i < 16; ++i) nodes.emplace_back().offset = i;
   const std::size_t large = detail::kHugePagesFrom / sizeof(detail::Node);
   nodes.reserve(large);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(nodes.data()) % (std::uintptr_t{2} << 20), 0u);
+  EXPECT_TRUE(on_huge_page_boundary(nodes.data()));
   ASSERT_EQ(nodes.size(), 16u);
   for (std::uint32_t i = 0; i < 16; ++i) EXPECT_EQ(nodes[i].offset, i);
   nodes.set_size(large);
-  nodes[large - 1].offset = 7;  // the whole reserved room is writable
+  nodes[large - 1].offset = 7;
   nodes.reserve(large * 2);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(nodes.data()) % (std::uintptr_t{2} << 20), 0u);
+  EXPECT_TRUE(on_huge_page_boundary(nodes.data()));
   EXPECT_EQ(nodes[large - 1].offset, 7u);
   EXPECT_EQ(nodes[15].offset, 15u);
+}
+
+// A large parse keeps every buffer that grows with the input on huge pages:
+// the padded copy, the nodes and the arena of unescaped strings.
+TEST(HugePages, ALargeParseHoldsItsBuffersOnHugePages) {
+  std::string text = "[";
+  while (text.size() < detail::kHugePagesFrom + 100) text += "\"a\\n\\u00e9b\",";
+  text += "1]";
+  Parser parser;
+  Document doc;
+  ASSERT_TRUE(parser.parse_into(text, doc).ok());
+  EXPECT_TRUE(on_huge_page_boundary(doc.impl().source.get()));
+  EXPECT_TRUE(on_huge_page_boundary(doc.impl().nodes.data()));
+  EXPECT_TRUE(on_huge_page_boundary(doc.impl().strings.data()));
+  EXPECT_EQ((*doc.root().elements().begin()).as_string(), "a\n\u00e9b");
 }
 
 }  // namespace

@@ -15,6 +15,10 @@ namespace dot {
 // Equals bytes.size() exactly when the whole input is valid.
 std::size_t utf8_valid_prefix(std::string_view bytes) noexcept;
 
+// Writes the UTF-8 form of the Unicode scalar value `cp` (1 to 4 bytes) at
+// `out` and returns its length.
+std::size_t encode_utf8(std::uint32_t cp, char out[4]) noexcept;
+
 // Appends the UTF-8 form of the Unicode scalar value `cp`.
 void append_utf8(std::string& out, std::uint32_t cp);
 
