@@ -128,10 +128,11 @@ char* put_number(char* p, double value) {
     *p++ = '0';
     return p;
   }
-  if (value < 0) {
-    *p++ = '-';
-    value = -value;
-  }
+  // The sign without a branch: signs come in random order in numeric data,
+  // and a branch on them mispredicted on half of the numbers.
+  *p = '-';
+  p += std::signbit(value);
+  value = std::fabs(value);
   // An integer below 2^53 is its own shortest round-trip digits and is
   // written plainly (it is below 1e21): the common case, without the search.
   constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
