@@ -1,6 +1,5 @@
 // dot-core jcs canonicalize|hash: canonical JSON (spec/jcs.md) from the command line.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "commands.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
+#include "dot/base/padded_text.h"
 #include "dot/base/sha256.h"
 #include "json_writer.h"
 #include "numbers.h"
@@ -33,71 +33,41 @@ struct JcsOptions {
   bool json = false;
 };
 
-// A regular file mapped read-only and followed by at least json::kPadding
-// readable bytes: an anonymous reservation one page longer than the file's
-// pages, with the file mapped over its start. Bytes past the end of the file
-// in its last page read as zeros, and so does the spare page, so the parser
-// needs no padded copy and the file's bytes are never copied at all.
-class PaddedFileMap {
- public:
-  PaddedFileMap() = default;
-  ~PaddedFileMap() {
-    if (base_ != nullptr) ::munmap(base_, span_);
-  }
-  PaddedFileMap(const PaddedFileMap&) = delete;
-  PaddedFileMap& operator=(const PaddedFileMap&) = delete;
-
-  // nullopt (not an error) when `fd` is not a regular file or cannot be mapped:
-  // the caller reads it instead.
-  static std::unique_ptr<PaddedFileMap> map(int fd, std::size_t size) {
-    static_assert(json::kPadding <= 4096);
-    auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    std::size_t file_span = (size + page - 1) / page * page;
-    auto m = std::make_unique<PaddedFileMap>();
-    m->span_ = file_span + page;
-    void* base = ::mmap(nullptr, m->span_, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) return nullptr;
-    m->base_ = base;
-    m->size_ = size;
-    // MAP_POPULATE: the pages are in the page cache already (or are read
-    // now); mapping them in one call beats one fault per page.
-    if (size > 0 && ::mmap(base, file_span, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED)
-      return nullptr;
-    return m;
-  }
-
-  std::string_view bytes() const { return std::string_view(static_cast<const char*>(base_), size_); }
-
- private:
-  void* base_ = nullptr;
-  std::size_t span_ = 0;
-  std::size_t size_ = 0;
-};
-
 Error too_large_error(const std::string& path, std::size_t max_bytes) {
   return make_parse_error(Code::Validation, "too_large", max_bytes,
                           fmt::format("{} is larger than the limit of {} bytes", path, max_bytes));
 }
 
-// canonicalize of a regular file, streamed: the file mapped (no copy), the
-// output written to stdout in 256 KiB pieces as it is produced (the checks
-// that can refuse the text all run first, so a refusal writes nothing).
-// nullopt when the input is not a mappable regular file.
+// canonicalize of a file or of standard input, streamed: the input read
+// whole into one padded buffer that the parser reads in place (no further
+// copy), the output written to stdout in 256 KiB pieces as it is produced
+// (the checks that can refuse the text all run first, so a refusal writes
+// nothing). nullopt when the file cannot be opened: read_file reports it.
 std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profile profile, const JcsOptions& o) {
-  if (path == "-") return std::nullopt;
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;  // read_file reports the error
+  UniqueFd opened;
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    opened.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!opened) return std::nullopt;
+    fd = opened.get();
+  }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  auto size = static_cast<std::size_t>(st.st_size);
-  if (size > o.max_bytes) return Status(too_large_error(path, o.max_bytes));
-  auto map = PaddedFileMap::map(fd.get(), size);
-  if (!map) return std::nullopt;
+  std::size_t expected = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    expected = static_cast<std::size_t>(st.st_size);
+    if (expected > o.max_bytes) return Status(too_large_error(path, o.max_bytes));
+  }
+  auto text = json::PaddedText::read(fd, o.max_bytes, expected, path == "-" ? "standard input" : path);
+  if (!text.ok()) {
+    Error e = std::move(text).error();
+    if (e.kind == "too_large") return Status(too_large_error(path, o.max_bytes));
+    return Status(std::move(e));
+  }
   json::ReadLimits limits;
   limits.max_bytes = o.max_bytes;
   limits.max_depth = o.max_depth;
   Status written = jcs::canonicalize_text_to(
-      map->bytes(), profile,
+      text->bytes(), profile,
       [](std::string_view piece) -> Status {
         if (!write_stdout(piece)) return make_error(Code::Io, "write", "cannot write standard output");
         return {};
@@ -105,7 +75,7 @@ std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profil
       limits, true);
   if (!written.ok()) {
     Error e = std::move(written).error();
-    if (e.code != Code::Io) e.detail += fmt::format(" (in {})", path);
+    if (e.code != Code::Io && path != "-") e.detail += fmt::format(" (in {})", path);
     return Status(std::move(e));
   }
   return Status();

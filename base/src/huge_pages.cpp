@@ -21,8 +21,13 @@ void advise_huge_pages(const void* p, std::size_t bytes) {
 
 void* allocate_block(std::size_t bytes) {
   if (bytes < kHugePagesFrom) return ::operator new(bytes);
-  void* p = ::operator new(bytes, std::align_val_t{kHugePage});
-  advise_huge_pages(p, bytes);
+  // Whole huge pages: a block's last, partly used 2 MiB would otherwise be
+  // left out of the advice and fault 4 KiB at a time (an 8 MiB - 200 byte
+  // input took 512 such faults, 5 ms).
+  if (bytes > static_cast<std::size_t>(-1) - kHugePage) throw std::bad_alloc();
+  std::size_t whole = (bytes + kHugePage - 1) & ~(kHugePage - 1);
+  void* p = ::operator new(whole, std::align_val_t{kHugePage});
+  advise_huge_pages(p, whole);
   return p;
 }
 

@@ -40,7 +40,7 @@ using ChunkSink = std::function<Status(std::string_view)>;
 // `chunk` bytes instead of one string. Nothing reaches the sink unless the
 // whole text is valid for the profile (a refused text leaves it untouched).
 // With `input_padded`, json_text is followed by json::kPadding readable
-// bytes, and when those are zeros (a file mapped with a spare page) the
+// bytes, and when those are zeros (a json::PaddedText) the
 // text is not copied (json::Parser::parse_borrowed).
 Status canonicalize_text_to(std::string_view json_text, Profile profile, const ChunkSink& sink,
                             const json::ReadLimits& limits = {}, bool input_padded = false,

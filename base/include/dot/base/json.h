@@ -178,7 +178,7 @@ Status validate(std::string_view bytes, const ReadLimits& limits = {});
 
 // Readable bytes the *_padded functions need after the end of their input.
 // Their values do not matter (a line buffer's next bytes, zeros past the end
-// of a mapped file): they are read by simdjson's wide loads, never parsed.
+// of a json::PaddedText): they are read by simdjson's wide loads, never parsed.
 inline constexpr std::size_t kPadding = 64;
 
 // A reusable reader with the same rules and errors as parse() and validate().
@@ -207,9 +207,9 @@ class Parser {
   Status validate_padded(std::string_view bytes, const ReadLimits& limits = {});
 
   // parse_into() of bytes followed by at least kPadding readable bytes that
-  // outlive `doc` and stay unchanged. When those bytes are zeros (a file
-  // mapped with a spare page), the Document points into the input instead of
-  // copying it (jcs canonicalize of a mapped file); otherwise it copies.
+  // outlive `doc` and stay unchanged. When those bytes are zeros (a
+  // json::PaddedText), the Document points into the input instead of
+  // copying it (jcs canonicalize of a file); otherwise it copies.
   Status parse_borrowed(std::string_view bytes, Document& doc, const ReadLimits& limits = {});
 
  private:

@@ -1,0 +1,72 @@
+#include "dot/base/padded_text.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dot/base/json.h"
+#include "huge_pages.h"
+
+namespace dot::json {
+
+PaddedText::~PaddedText() { detail::release_block(data_, capacity_); }
+
+PaddedText::PaddedText(PaddedText&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)) {}
+
+PaddedText& PaddedText::operator=(PaddedText&& other) noexcept {
+  if (this != &other) {
+    detail::release_block(data_, capacity_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+  }
+  return *this;
+}
+
+Result<PaddedText> PaddedText::read(int fd, std::size_t max_bytes, std::size_t expected, std::string_view what) {
+  // One byte more than the limit is ever read: enough to tell "too large",
+  // and the buffer never grows past it.
+  // (A limit beyond any possible input is clamped, so that sizes cannot wrap.)
+  const std::size_t most = std::min(max_bytes, static_cast<std::size_t>(-1) / 4) + 1;
+  PaddedText text;
+  auto grow = [&text](std::size_t room) {
+    // room + 1: a buffer that holds the whole input plus one byte meets the
+    // end of the input without growing again.
+    std::size_t capacity = room + 1 + kPadding;
+    char* bigger = static_cast<char*>(detail::allocate_block(capacity));
+    if (text.size_ != 0) std::memcpy(bigger, text.data_, text.size_);
+    detail::release_block(text.data_, text.capacity_);
+    text.data_ = bigger;
+    text.capacity_ = capacity;
+  };
+  grow(std::min(expected, most));
+  for (;;) {
+    std::size_t room = text.capacity_ - kPadding - text.size_;
+    if (room == 0) {
+      if (text.size_ >= most) break;
+      grow(std::min(std::max(text.size_ * 2, std::size_t{64} << 10), most));
+      continue;
+    }
+    ssize_t n = ::read(fd, text.data_ + text.size_, std::min(room, most - text.size_));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+    }
+    if (n == 0) break;
+    text.size_ += static_cast<std::size_t>(n);
+    if (text.size_ >= most) break;
+  }
+  if (text.size_ > max_bytes)
+    return make_error(Code::Io, "too_large", fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
+  std::memset(text.data_ + text.size_, 0, kPadding);
+  return text;
+}
+
+}  // namespace dot::json
