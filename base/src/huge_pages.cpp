@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace dot::json::detail {
@@ -17,6 +18,15 @@ void advise_huge_pages(const void* p, std::size_t bytes) {
   std::uintptr_t begin = (at + kHugePage - 1) & ~std::uintptr_t{kHugePage - 1};
   std::uintptr_t end = (at + bytes) & ~std::uintptr_t{kHugePage - 1};
   if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+void prepare_foreign_buffer(const void* p, std::size_t bytes) {
+  advise_huge_pages(p, bytes);
+  auto at = reinterpret_cast<std::uintptr_t>(p);
+  std::uintptr_t first_page = at & ~std::uintptr_t{4095};
+  std::uintptr_t boundary = std::min((at + kHugePage - 1) & ~std::uintptr_t{kHugePage - 1}, at + bytes);
+  if (boundary > first_page)
+    (void)::madvise(reinterpret_cast<void*>(first_page), boundary - first_page, MADV_POPULATE_WRITE);
 }
 
 void* allocate_block(std::size_t bytes) {

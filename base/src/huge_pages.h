@@ -33,6 +33,17 @@ inline constexpr std::size_t kHugePagesFrom = std::size_t{4} << 20;
 // Offers the whole 2 MiB pages inside [p, p + bytes) to transparent huge pages.
 void advise_huge_pages(const void* p, std::size_t bytes);
 
+// For a buffer allocated elsewhere (simdjson's, on glibc's alignment): offers
+// its whole 2 MiB pages to huge pages, and prefaults in one call
+// (MADV_POPULATE_WRITE) its 4 KiB pages before the first 2 MiB boundary,
+// which huge pages cannot back. Prefaulting costs about half of faulting the
+// same pages one by one (4.5 against 10 us a page here); when the buffer's
+// user never reaches the first boundary (a document of a few long strings),
+// up to 2 MiB are prefaulted for nothing (at most ~2.3 ms, on an input of 4
+// MiB or more). A kernel before 5.14 refuses the call, and pages fault as
+// before.
+void prepare_foreign_buffer(const void* p, std::size_t bytes);
+
 // Uninitialised storage of `bytes` bytes, 2 MiB-aligned and advised to huge
 // pages from kHugePagesFrom on; throws std::bad_alloc. Released with
 // release_block and the same `bytes`, which tells which kind it was.

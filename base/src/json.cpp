@@ -88,6 +88,7 @@ inline std::uint64_t bloom_bit(const KeyRef& key) {
 }
 
 using detail::advise_huge_pages;
+using detail::prepare_foreign_buffer;
 using detail::kHugePagesFrom;
 
 // Sizes simdjson's parser for `size` bytes when it is smaller, keeping room
@@ -108,7 +109,7 @@ bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_
         simdjson::SUCCESS)
       return false;
     if (capacity >= kHugePagesFrom)
-      advise_huge_pages(parser.implementation->structural_indexes.get(), capacity * 4);
+      prepare_foreign_buffer(parser.implementation->structural_indexes.get(), capacity * 4);
   }
   if (!with_document) return true;
   // The document's tape and strings too (simdjson would otherwise allocate
@@ -120,7 +121,7 @@ bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_
   // each is zeroed whole, however little of it a parse touches, and glibc
   // recycles smaller buffers warm from its heap anyway.
   if (capacity < kHugePagesFrom) return true;
-  advise_huge_pages(parser.doc.tape.get(), capacity * 8);
+  prepare_foreign_buffer(parser.doc.tape.get(), capacity * 8);
   advise_huge_pages(parser.doc.string_buf.get(), capacity / 3 * 5);
   return true;
 }
