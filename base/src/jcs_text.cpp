@@ -17,11 +17,10 @@ namespace dot::jcs {
 namespace detail {
 namespace {
 
-// The digits are moved in fixed 24-byte pieces (they are at most 17, the
-// zeros that pad them at most 20): a copy of a constant size is two moves,
-// one of a variable size a call to memcpy. The buffers are sized for it.
-constexpr std::size_t kPiece = 24;
-static_assert(kMaxNumberBytes >= 17 + 1 + kPiece, "put_es_form writes up to a piece past the 17th digit");
+// put_number writes in fixed-size pieces past the end it returns (a copy of
+// a constant size is a move or two, one of a variable size a call to
+// memcpy); the most it writes is a sign and 33 bytes (put_es_form, "123.45").
+static_assert(kMaxNumberBytes >= 1 + 33, "put_number writes up to 34 bytes");
 
 // "00" "01" ... "99": two digits per division.
 constexpr auto kDigitPairs = [] {
@@ -65,54 +64,52 @@ void put_eight(char* p, std::uint32_t v) {
   std::memcpy(p + 6, &kDigitPairs[2 * (low % 100)], 2);
 }
 
-// The significand's digits (v below 10^17, as a shortest one is, and above
-// zero): all 17 positions are written, leading zeros included, in the same
-// fixed steps whatever v is (significands are 1 to 17 digits long at random,
-// and a loop or a branch on the length mispredicts), then the start of the
-// digits is found from their count.
-struct Significand {
-  char text[17 + kPiece];  // readable kPiece past any of its digits
-  const char* digits;
-  int count;
-};
-void put_significand(Significand& s, std::uint64_t v) {
+// The k digits of v (0 < v < 10^k, k <= 17) at p, left-aligned in 17 places
+// (the digits, then 17 - k zeros): one multiplication by 10^(17 - k) aligns
+// them, then all 17 places are written in the same fixed steps whatever k is
+// (significands are 1 to 17 digits long at random, and a loop or a branch on
+// the length mispredicts). Aligned to the left, the digits can be written
+// where they belong in the output: copying them there from a buffer read
+// back stores that had just been made, and such loads wait for the stores.
+void put_digits(char* p, std::uint64_t v, int k) {
   constexpr std::uint64_t kTen16 = 10000000000000000ull;
+  v *= json::detail::kPowersOfTen[static_cast<std::size_t>(17 - k)];
   std::uint64_t top = v / kTen16, rest = v % kTen16;
-  s.text[0] = static_cast<char>('0' + top);
-  put_eight(s.text + 1, static_cast<std::uint32_t>(rest / 100000000));
-  put_eight(s.text + 9, static_cast<std::uint32_t>(rest % 100000000));
-  std::memset(s.text + 17, 0, kPiece);
-  s.count = decimal_length(v);
-  s.digits = s.text + 17 - s.count;
+  p[0] = static_cast<char>('0' + top);
+  put_eight(p + 1, static_cast<std::uint32_t>(rest / 100000000));
+  put_eight(p + 9, static_cast<std::uint32_t>(rest % 100000000));
 }
 
 // ECMAScript Number::toString of the positive value 0.d1..dk x 10^n, from its
-// shortest round-trip digits d1..dk (no trailing zeros, k <= 17) at `digits`
-// (readable kPiece past the last) and n, the position of the decimal point
-// relative to them.
-char* put_es_form(char* p, const char* digits, int k, int n) {
-  if (k <= n && n <= 21) {  // an integer below 1e21: all its digits, then zeros
-    std::memcpy(p, digits, kPiece);
-    std::memset(p + k, '0', kPiece);
+// shortest round-trip digits d1..dk, the k digits of v (no trailing zeros,
+// k <= 17), and n, the position of the decimal point relative to them. Up to
+// kMaxNumberBytes bytes at p may be written; the end is returned.
+char* put_es_form(char* p, std::uint64_t v, int k, int n) {
+  if (k <= n && n <= 21) {  // an integer below 1e21: its digits, then zeros
+    put_digits(p, v, k);    // zeros up to place 17
+    std::memcpy(p + 17, "0000", 4);
     return p + n;
   }
-  if (0 < n && n <= 21) {  // 123.45 (n < k here)
-    std::memcpy(p, digits, kPiece);
+  if (0 < n && n <= 21) {  // 123.45 (n < k here): the digits go on both sides of the point
+    char digits[33];
+    put_digits(digits, v, k);
+    std::memset(digits + 17, '0', 16);
+    std::memcpy(p, digits, 16);
     p[n] = '.';
-    std::memcpy(p + n + 1, digits + n, kPiece);
+    std::memcpy(p + n + 1, digits + n, 16);
     return p + k + 1;
   }
   if (-6 < n && n <= 0) {  // 0.00012345
     std::memcpy(p, "0.00000", 8);
-    std::memcpy(p + 2 - n, digits, kPiece);
+    put_digits(p + 2 - n, v, k);
     return p + 2 - n + k;
   }
-  *p++ = digits[0];  // 1.2345e+21, 5e-324
-  if (k > 1) {
-    *p = '.';
-    std::memcpy(p + 1, digits + 1, kPiece);
-    p += k;
-  }
+  // 1.2345e+21, 5e-324: the digits one place to the right, then the first
+  // moved back over the place for the point.
+  put_digits(p + 1, v, k);
+  p[0] = p[1];
+  p[1] = '.';
+  p += k + (k > 1);  // "5e-324" has no point
   *p++ = 'e';
   int e = n - 1;
   *p++ = e >= 0 ? '+' : '-';
@@ -136,21 +133,20 @@ char* put_number(char* p, double value) {
   // An integer below 2^53 is its own shortest round-trip digits and is
   // written plainly (it is below 1e21): the common case, without the search.
   constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
-  Significand s;
   if (value < kExactIntegers) {
     auto integer = static_cast<std::uint64_t>(value);
     if (static_cast<double>(integer) == value) {
-      put_significand(s, integer);
-      std::memcpy(p, s.digits, kPiece);
-      return p + s.count;
+      int k = decimal_length(integer);
+      put_digits(p, integer, k);
+      return p + k;
     }
   }
   // Dragonbox: the shortest digits that read back as `value` (round to
   // nearest, ties to even), the closest to it when several are that short,
   // as ECMAScript's Number::toString asks; trailing zeros removed.
   auto decimal = jkj::dragonbox::to_decimal(value);
-  put_significand(s, decimal.significand);
-  return put_es_form(p, s.digits, s.count, s.count + decimal.exponent);
+  int k = decimal_length(decimal.significand);
+  return put_es_form(p, decimal.significand, k, k + decimal.exponent);
 }
 
 namespace {
