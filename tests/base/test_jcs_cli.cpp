@@ -74,10 +74,10 @@ TEST(JcsCli, InvalidInputPrintsErrorLineAndNothingElse) {
   EXPECT_NE(late.err.find("invalid_number at byte 220001"), std::string::npos) << late.err;
 }
 
-// A named regular file is mapped (with a spare page for the parser's
-// padding) and its output streamed in pieces: sizes at and around page
-// boundaries give the same bytes as standard input, and a refusal found late
-// in a file larger than one output piece still writes nothing.
+// A named regular file is read whole into one padded buffer (json::PaddedText)
+// and its output streamed in pieces: sizes at and around page boundaries give
+// the same bytes as standard input, and a refusal found late in a file larger
+// than one output piece still writes nothing.
 TEST(JcsCli, CanonicalizeMappedFileMatchesStdin) {
   std::string dir = ::testing::TempDir();
   std::string path = dir + "jcs_cli_file_" + std::to_string(::getpid()) + ".json";
@@ -116,6 +116,39 @@ TEST(JcsCli, CanonicalizeMappedFileMatchesStdin) {
   EXPECT_EQ(big.out, "");
   EXPECT_NE(big.err.find("too_large at byte 4"), std::string::npos) << big.err;
   std::remove(path.c_str());
+}
+
+// Standard input that is a pipe (no size known in advance) is read to its
+// end, however long, and refused as too_large past --max-bytes.
+TEST(JcsCli, CanonicalizePipedStdin) {
+  std::string dir = ::testing::TempDir(), tag = std::to_string(::getpid());
+  std::string path = dir + "jcs_cli_pipe_" + tag + ".json", err_path = dir + "jcs_cli_pipe_err_" + tag;
+  std::string text = "[";
+  for (int i = 0; i < 30000; ++i) text += "{\"b\":-0.50,\"a\":\"\\u00e9\"},";
+  text += "1]";
+  { std::ofstream(path, std::ios::binary) << text; }
+  auto piped = [&](const std::string& args) {
+    std::string cmd = "cat '" + path + "' | '" + DOT_BIN_DIR + "/dot-core' " + args + " 2>'" + err_path + "'";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    EXPECT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int status = ::pclose(p);
+    return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+  };
+  CliRun from_file = dot_core("jcs canonicalize '" + path + "'");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+  CliRun whole = piped("jcs canonicalize -");
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_TRUE(whole.out == from_file.out) << whole.out.size() << " bytes against " << from_file.out.size();
+  CliRun over = piped("jcs canonicalize --max-bytes 1000");
+  EXPECT_EQ(over.exit_code, 1);
+  EXPECT_EQ(over.out, "");
+  EXPECT_NE(over.err.find("too_large at byte 1000"), std::string::npos) << over.err;
+  std::remove(path.c_str());
+  std::remove(err_path.c_str());
 }
 
 TEST(JcsCli, UsageErrorsExit2) {
