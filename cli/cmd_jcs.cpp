@@ -40,7 +40,7 @@ Error too_large_error(const std::string& path, std::size_t max_bytes) {
 
 // canonicalize of a file or of standard input, streamed: the input read
 // whole into one padded buffer that the parser reads in place (no further
-// copy), the output written to stdout in 256 KiB pieces as it is produced
+// copy), the output written to stdout in 1 MiB pieces as it is produced
 // (the checks that can refuse the text all run first, so a refusal writes
 // nothing). nullopt when the file cannot be opened: read_file reports it.
 std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profile profile, const JcsOptions& o) {

@@ -76,7 +76,7 @@ std::string spelled_double(double d) {
 // The canonical output as it is written: a buffer filled through a pointer,
 // after asking for a value's worst case once. With a sink, the buffer is
 // handed over and reused whenever it holds `chunk` bytes, so a large output
-// is written from a buffer that stays in the cache.
+// is written from one buffer of `chunk` bytes, however long it is.
 class Output {
  public:
   Output(const ChunkSink* sink, std::size_t chunk, std::size_t expected)

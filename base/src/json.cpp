@@ -89,7 +89,6 @@ inline std::uint64_t bloom_bit(const KeyRef& key) {
 
 using detail::advise_huge_pages;
 using detail::prepare_foreign_buffer;
-using detail::kHugePagesFrom;
 
 // Sizes simdjson's parser for `size` bytes when it is smaller, keeping room
 // for our depth rule (simdjson's own differs: empty containers are not
@@ -108,7 +107,7 @@ bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_
     if (parser.allocate(std::max(capacity, parser.capacity()), std::max(depth_cap, parser.max_depth())) !=
         simdjson::SUCCESS)
       return false;
-    if (capacity >= kHugePagesFrom)
+    if (capacity >= detail::kForeignBuffersFrom)
       prepare_foreign_buffer(parser.implementation->structural_indexes.get(), capacity * 4);
   }
   if (!with_document) return true;
@@ -117,10 +116,7 @@ bool ensure_capacity(simdjson::dom::parser& parser, std::size_t size, std::size_
   if (parser.doc.capacity() < capacity && parser.doc.allocate(capacity) != simdjson::SUCCESS) return false;
   // Lower bounds of simdjson 3.x's buffer sizes for this capacity: 4 bytes per
   // structural index, 8 per tape word, 5/3 bytes of strings per input byte.
-  // Below a few megabytes of input, 2 MiB pages cost more than they save:
-  // each is zeroed whole, however little of it a parse touches, and glibc
-  // recycles smaller buffers warm from its heap anyway.
-  if (capacity < kHugePagesFrom) return true;
+  if (capacity < detail::kForeignBuffersFrom) return true;
   prepare_foreign_buffer(parser.doc.tape.get(), capacity * 8);
   advise_huge_pages(parser.doc.string_buf.get(), capacity / 3 * 5);
   return true;

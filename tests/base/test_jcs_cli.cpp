@@ -66,12 +66,12 @@ TEST(JcsCli, InvalidInputPrintsErrorLineAndNothingElse) {
             "number 2.5 is not spelled as a plain integer\"}}\n");
   // A big valid prefix must not leak out before the error at the end.
   std::string big = "[";
-  for (int i = 0; i < 20000; ++i) big += "\"xxxxxxxx\",";
+  for (int i = 0; i < 100000; ++i) big += "\"xxxxxxxx\",";  // more than one 1 MiB output piece
   big += "1e400]";
   CliRun late = dot_core("jcs canonicalize", big);
   EXPECT_EQ(late.exit_code, 1);
   EXPECT_EQ(late.out, "");
-  EXPECT_NE(late.err.find("invalid_number at byte 220001"), std::string::npos) << late.err;
+  EXPECT_NE(late.err.find("invalid_number at byte 1100001"), std::string::npos) << late.err;
 }
 
 // A named regular file is read whole into one padded buffer (json::PaddedText)
@@ -98,7 +98,7 @@ TEST(JcsCli, CanonicalizeMappedFileMatchesStdin) {
     EXPECT_EQ(metewand.out, from_stdin.out) << size;
   }
   std::string late = "[";
-  for (int i = 0; i < 40000; ++i) late += "{\"k\":\"xxxxxxxx\"},";
+  for (int i = 0; i < 80000; ++i) late += "{\"k\":\"xxxxxxxx\"},";  // more than one 1 MiB output piece
   late += "{\"k\":1,\"k\":2}]";
   { std::ofstream(path, std::ios::binary) << late; }
   CliRun dup = dot_core("jcs canonicalize '" + path + "'");

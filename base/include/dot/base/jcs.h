@@ -44,7 +44,7 @@ using ChunkSink = std::function<Status(std::string_view)>;
 // text is not copied (json::Parser::parse_borrowed).
 Status canonicalize_text_to(std::string_view json_text, Profile profile, const ChunkSink& sink,
                             const json::ReadLimits& limits = {}, bool input_padded = false,
-                            std::size_t chunk = 256 * 1024);
+                            std::size_t chunk = 1024 * 1024);
 
 // ECMAScript Number.prototype.toString of a finite binary64 value (-0 -> "0").
 void append_number(std::string& out, double value);
