@@ -22,6 +22,21 @@ std::string slurp(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// Runs shell text `cmd`, whose stderr must go to `err_path`: its exit code,
+// stdout and stderr.
+CliRun run_shell(const std::string& cmd, const std::string& err_path) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = ::pclose(p);
+  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+  std::remove(err_path.c_str());
+  return r;
+}
+
 // `args` is shell text; stdin comes from `input` through a temporary file.
 CliRun dot_core(const std::string& args, const std::string& input = "") {
   // ctest runs tests in parallel processes: names unique per process and call.
@@ -32,16 +47,8 @@ CliRun dot_core(const std::string& args, const std::string& input = "") {
   { std::ofstream(in_path, std::ios::binary) << input; }
   std::string cmd = std::string("cd '") + DOT_SOURCE_DIR + "' && '" + DOT_BIN_DIR + "/dot-core' " + args + " <'" +
                     in_path + "' 2>'" + err_path + "'";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = ::pclose(p);
-  CliRun r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+  CliRun r = run_shell(cmd, err_path);
   std::remove(in_path.c_str());
-  std::remove(err_path.c_str());
   return r;
 }
 
@@ -128,15 +135,7 @@ TEST(JcsCli, CanonicalizePipedStdin) {
   text += "1]";
   { std::ofstream(path, std::ios::binary) << text; }
   auto piped = [&](const std::string& args) {
-    std::string cmd = "cat '" + path + "' | '" + DOT_BIN_DIR + "/dot-core' " + args + " 2>'" + err_path + "'";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    EXPECT_NE(p, nullptr);
-    std::string out;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    int status = ::pclose(p);
-    return CliRun{WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+    return run_shell("cat '" + path + "' | '" + DOT_BIN_DIR + "/dot-core' " + args + " 2>'" + err_path + "'", err_path);
   };
   CliRun from_file = dot_core("jcs canonicalize '" + path + "'");
   ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
@@ -148,7 +147,6 @@ TEST(JcsCli, CanonicalizePipedStdin) {
   EXPECT_EQ(over.out, "");
   EXPECT_NE(over.err.find("too_large at byte 1000"), std::string::npos) << over.err;
   std::remove(path.c_str());
-  std::remove(err_path.c_str());
 }
 
 TEST(JcsCli, UsageErrorsExit2) {
