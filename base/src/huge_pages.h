@@ -18,10 +18,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace dot::json::detail {
 
@@ -88,6 +90,15 @@ template <class T>
 BlockArray<T> make_block_array(std::size_t count) {
   static_assert(std::is_trivially_default_constructible_v<T> && std::is_trivially_destructible_v<T>);
   return BlockArray<T>(static_cast<T*>(HugePageAllocator<T>().allocate(count)), BlockRelease<T>{count});
+}
+
+// `a`, whose first `used` elements are kept, as a new array of `count`
+// (the old block is released).
+template <class T>
+void grow_block_array(BlockArray<T>& a, std::size_t used, std::size_t count) {
+  BlockArray<T> grown = make_block_array<T>(count);
+  if (used != 0) std::memcpy(grown.get(), a.get(), used * sizeof(T));
+  a = std::move(grown);
 }
 
 // The arena of unescaped strings (it grows with the input).

@@ -107,9 +107,7 @@ class Output {
 
  private:
   void grow(std::size_t cap) {
-    auto bigger = json::detail::make_block_array<char>(cap);
-    if (used_ != 0) std::memcpy(bigger.get(), buf_.get(), used_);
-    buf_ = std::move(bigger);
+    json::detail::grow_block_array(buf_, used_, cap);
     cap_ = cap;
   }
   const ChunkSink* sink_;

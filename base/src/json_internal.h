@@ -146,9 +146,7 @@ class NodeArray {
   void clear() noexcept { size_ = 0; }
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
-    BlockArray<Node> grown = make_block_array<Node>(n);
-    if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_ * sizeof(Node));
-    data_ = std::move(grown);
+    grow_block_array(data_, size_, n);
     capacity_ = n;
   }
   Node& emplace_back() {

@@ -14,21 +14,7 @@
 
 namespace dot::json {
 
-PaddedText::~PaddedText() { detail::release_block(data_, capacity_); }
-
-PaddedText::PaddedText(PaddedText&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)),
-      capacity_(std::exchange(other.capacity_, 0)) {}
-
-PaddedText& PaddedText::operator=(PaddedText&& other) noexcept {
-  if (this != &other) {
-    detail::release_block(data_, capacity_);
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    capacity_ = std::exchange(other.capacity_, 0);
-  }
-  return *this;
-}
+void PaddedText::Release::operator()(char* p) const noexcept { detail::release_block(p, bytes); }
 
 Result<PaddedText> PaddedText::read(int fd, std::size_t max_bytes, std::size_t expected, std::string_view what) {
   // One byte more than the limit is ever read: enough to tell "too large",
@@ -36,25 +22,24 @@ Result<PaddedText> PaddedText::read(int fd, std::size_t max_bytes, std::size_t e
   // (A limit beyond any possible input is clamped, so that sizes cannot wrap.)
   const std::size_t most = std::min(max_bytes, static_cast<std::size_t>(-1) / 4) + 1;
   PaddedText text;
-  auto grow = [&text](std::size_t room) {
+  std::size_t capacity = 0;  // of text.data_, padding included
+  auto grow = [&](std::size_t room) {
     // room + 1: a buffer that holds the whole input plus one byte meets the
     // end of the input without growing again.
-    std::size_t capacity = room + 1 + kPadding;
-    char* bigger = static_cast<char*>(detail::allocate_block(capacity));
-    if (text.size_ != 0) std::memcpy(bigger, text.data_, text.size_);
-    detail::release_block(text.data_, text.capacity_);
-    text.data_ = bigger;
-    text.capacity_ = capacity;
+    capacity = room + 1 + kPadding;
+    std::unique_ptr<char[], Release> bigger(static_cast<char*>(detail::allocate_block(capacity)), Release{capacity});
+    if (text.size_ != 0) std::memcpy(bigger.get(), text.data_.get(), text.size_);
+    text.data_ = std::move(bigger);
   };
   grow(std::min(expected, most));
   for (;;) {
-    std::size_t room = text.capacity_ - kPadding - text.size_;
+    std::size_t room = capacity - kPadding - text.size_;
     if (room == 0) {
       if (text.size_ >= most) break;
       grow(std::min(std::max(text.size_ * 2, std::size_t{64} << 10), most));
       continue;
     }
-    ssize_t n = ::read(fd, text.data_ + text.size_, std::min(room, most - text.size_));
+    ssize_t n = ::read(fd, text.data_.get() + text.size_, std::min(room, most - text.size_));
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what, std::strerror(errno)));
@@ -65,7 +50,7 @@ Result<PaddedText> PaddedText::read(int fd, std::size_t max_bytes, std::size_t e
   }
   if (text.size_ > max_bytes)
     return make_error(Code::Io, "too_large", fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
-  std::memset(text.data_ + text.size_, 0, kPadding);
+  std::memset(text.data_.get() + text.size_, 0, kPadding);
   return text;
 }
 

@@ -4,6 +4,7 @@
 // place (jcs canonicalize of a file or of standard input).
 
 #include <cstddef>
+#include <memory>
 #include <string_view>
 
 #include "dot/base/result.h"
@@ -12,13 +13,6 @@ namespace dot::json {
 
 class PaddedText {
  public:
-  PaddedText() noexcept = default;
-  ~PaddedText();
-  PaddedText(PaddedText&& other) noexcept;
-  PaddedText& operator=(PaddedText&& other) noexcept;
-  PaddedText(const PaddedText&) = delete;
-  PaddedText& operator=(const PaddedText&) = delete;
-
   // Reads `fd` to its end, retrying on EINTR. `expected` sizes the first
   // buffer (a regular file's size; 0 for a pipe), which grows as needed.
   // Errors are Code::Io naming `what`: "read", or "too_large" when there are
@@ -30,13 +24,17 @@ class PaddedText {
   // the page cache with MAP_POPULATE measured 3.5 ms (docs/PERFORMANCE.md).
   static Result<PaddedText> read(int fd, std::size_t max_bytes, std::size_t expected, std::string_view what);
 
-  // The bytes read; kPadding zero bytes follow them.
-  std::string_view bytes() const noexcept { return std::string_view(data_, size_); }
+  // The bytes read; kPadding zero bytes follow them. Empty once moved from.
+  std::string_view bytes() const noexcept { return data_ ? std::string_view(data_.get(), size_) : std::string_view(); }
 
  private:
-  char* data_ = nullptr;
+  // Returns the block to base/src/huge_pages.cpp's allocator, which needs its size.
+  struct Release {
+    std::size_t bytes;  // the block's, padding included
+    void operator()(char* p) const noexcept;
+  };
+  std::unique_ptr<char[], Release> data_{nullptr, Release{0}};
   std::size_t size_ = 0;
-  std::size_t capacity_ = 0;  // of data_, padding included
 };
 
 }  // namespace dot::json
