@@ -1,6 +1,7 @@
 // The core engine's commands: register, plan, apply, rollback, recover,
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -437,13 +438,40 @@ int run_retry_effects(const EngineOptions& o) {
 }
 
 // ---- status / export / plan-id ---------------------------------------------
+// What `status` lists as unfinished: every transaction `recover` would act
+// on. A plan killed before it sealed stays PROPOSING until `recover`
+// abandons it; so does one still running (status never takes the lock, so
+// it cannot tell them apart and says so).
+Result<std::vector<store::TxnSummary>> unfinished_transactions(store::Store& st) {
+  store::ListFilter proposing;
+  proposing.state = store::State::Proposing;
+  proposing.limit = 0;
+  DOT_ASSIGN_OR_RETURN(auto out, st.list(proposing));
+  DOT_ASSIGN_OR_RETURN(auto in_flight, st.in_flight());
+  out.insert(out.end(), in_flight.begin(), in_flight.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return out;
+}
+
+// The command that finishes a transaction in `state`: only a COMMITTED one
+// has effects left to retry; everything else is `recover`'s.
+std::string_view finishing_command(store::State state) {
+  return state == store::State::Committed ? "retry-effects" : "recover";
+}
+
+// A transaction as one short word: its plan id, else its proposal id, else its row.
+std::string txn_label(const store::TxnSummary& t) {
+  const std::string& id = t.plan_id.empty() ? t.proposal_id : t.plan_id;
+  return id.empty() ? fmt::format("{}{}", store::kRowIdPrefix, t.id) : short_id(id);
+}
+
 int run_status(const EngineOptions& o) {
   auto root = open_root(o, Access::ReadOnly);
   if (!root.ok()) return report(root.error(), o.json);
   store::Store& st = root->store();
   auto plugins = core::list_plugins(*root);
   if (!plugins.ok()) return report(plugins.error(), o.json);
-  auto unfinished = st.in_flight();
+  auto unfinished = unfinished_transactions(st);
   if (!unfinished.ok()) return report(unfinished.error(), o.json);
   store::ListFilter sealed_filter;
   sealed_filter.state = store::State::Sealed;
@@ -516,8 +544,9 @@ int run_status(const EngineOptions& o) {
     w.key("unfinished").begin_array();
     for (const auto& t : *unfinished) {
       w.begin_object();
-      w.key("plan_id").string(t.plan_id);
+      w.key("plan_id").string_or_null(t.plan_id);
       w.key("plugin_id").string(t.plugin_id);
+      w.key("proposal_id").string_or_null(t.proposal_id);
       w.key("state").string(store::state_name(t.state));
       w.key("status").string(store::display_status(t));
       w.end_object();
@@ -544,18 +573,15 @@ int run_status(const EngineOptions& o) {
     out += "unfinished    none\n";
   } else {
     for (const auto& t : *unfinished)
-      out += fmt::format("unfinished    {}  {}  from {}  (run {})\n", short_id(t.plan_id), store::display_status(t),
-                         shown(t.plugin_id),
-                         store::command_for(root->layout(),
-                                            t.state == store::State::Committed ? "retry-effects" : "recover"));
+      out += fmt::format("unfinished    {}  {}  from {}  (run {}{})\n", txn_label(t), store::display_status(t),
+                         shown(t.plugin_id), store::command_for(root->layout(), finishing_command(t.state)),
+                         t.state == store::State::Proposing ? "; or a plan is running now" : "");
   }
   out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
   for (const auto& t : *sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));
   if (!newest->empty()) {
     const store::TxnSummary& t = newest->front();
-    const std::string& id = t.plan_id.empty() ? t.proposal_id : t.plan_id;
-    out += fmt::format("last          {}  {}  from {}\n", id.empty() ? fmt::format("{}{}", store::kRowIdPrefix, t.id) : short_id(id),
-                       store::display_status(t), shown(t.plugin_id));
+    out += fmt::format("last          {}  {}  from {}\n", txn_label(t), store::display_status(t), shown(t.plugin_id));
   }
   // Targets that no longer hold what the last applied plan wrote.
   if (drift->empty()) {

@@ -47,8 +47,14 @@ Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::strin
   if (!decoded.ok()) return tampered(id, decoded.error().message());
   PlanV2 plan = std::move(decoded).value();
   if (plan.proposal_id.empty()) return tampered(id, "it is a proposal document, not a sealed plan");
-  if (auto s = check_proposal_binding(plan, sealed.proposal_document); !s.ok())
-    return tampered(id, s.error().message());
+  auto proposed = check_proposal_binding(plan, sealed.proposal_document);
+  if (!proposed.ok()) return tampered(id, proposed.error().message());
+  // What `plan` refused of a plugin is refused of a stored row: the sealed
+  // operations and every proposed one (its no-ops included).
+  if (auto s = check_plan_invariants(plan); !s.ok())
+    return tampered(id, fmt::format("it breaks what `plan` seals: {}", s.error().message()));
+  if (auto s = check_plan_invariants(*proposed); !s.ok())
+    return tampered(id, fmt::format("its proposal document breaks what `plan` accepts: {}", s.error().message()));
   if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
   if (plan.root_id != root_id)
     return make_error(Code::Policy, "other_root",

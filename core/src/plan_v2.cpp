@@ -1,5 +1,7 @@
 #include "dot/core/plan_v2.h"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
@@ -84,6 +86,39 @@ bool is_general_noop(const PathOperation& op) noexcept {
          op.before.mode == op.after.mode;
 }
 
+Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot) {
+  if (!snapshot.exists) return {};
+  auto refuse = [&](std::string why) {
+    return make_error(Code::Policy, "target", fmt::format("target \"{}\" {}", shown(path.substr(0, 512)), why));
+  };
+  const std::uint64_t mode = snapshot.mode;
+  if (snapshot.uid != ::geteuid())
+    return refuse(fmt::format("is owned by uid {}, not by us (uid {})", snapshot.uid, ::geteuid()));
+  if (mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", mode));
+  if (mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", mode));
+  return {};
+}
+
+Status check_plan_invariants(const PlanV2& plan) {
+  std::vector<std::string> violations;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const PathOperation& op = plan.operations[i];
+    if (auto s = check_path_snapshot_policy(op.path, op.before); !s.ok())
+      violations.push_back(fmt::format("operations[{}].before: {}", i, s.error().message()));
+    const Snapshot& after = op.after;
+    if (op.action == Action::Remove || !after.exists) continue;  // the decoder judged these
+    if (after.uid != ::geteuid() || after.gid != ::getegid())
+      violations.push_back(fmt::format("operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
+                                       "uid {} gid {}",
+                                       i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid,
+                                       ::geteuid(), ::getegid()));
+  }
+  if (violations.empty()) return {};
+  std::string detail;
+  for (const auto& v : violations) detail += (detail.empty() ? "" : "; ") + v;
+  return make_error(Code::Policy, "plan_invariant", std::move(detail));
+}
+
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed) {
   std::vector<PathOperation> out;
   for (const auto& op : proposed)
@@ -98,7 +133,7 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed) {
   return sealed;
 }
 
-Status check_proposal_binding(const PlanV2& sealed, std::string_view document) {
+Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document) {
   auto unbound = [](std::string detail) {
     return make_error(Code::Validation, "proposal_binding",
                       fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
@@ -140,7 +175,7 @@ Status check_proposal_binding(const PlanV2& sealed, std::string_view document) {
     ++next;
   }
   for (; next < proposed.operations.size(); ++next) DOT_TRY(left_out(proposed.operations[next]));
-  return {};
+  return proposed;
 }
 
 std::vector<Folder> derive_directories(std::span<const PathOperation> operations,

@@ -14,6 +14,7 @@
 #include "dot/base/beneath.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
+#include "dot/core/rollback.h"
 #include "dot/core/stage_reader.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
@@ -190,13 +191,7 @@ std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs
 }
 
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
-  DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
-  if (!unfinished.empty())
-    return make_error(Code::RecoveryRequired, "unfinished",
-                      fmt::format("transaction {} is {}: run `{}` (or `{}`) first", unfinished.front().plan_id,
-                                  store::state_name(unfinished.front().state),
-                                  store::command_for(root.layout(), "recover"),
-                                  store::command_for(root.layout(), "retry-effects")));
+  DOT_TRY(refuse_if_unfinished(root));
   // Before anything is recorded: a kernel without a layer never starts the plugin.
   if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
   DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, options.plugin_id));

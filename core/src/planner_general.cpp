@@ -209,6 +209,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   DOT_ASSIGN_OR_RETURN(PlanV2 reloaded, decode_canonical_plan_v2(canonical));
   (void)reloaded;
   DOT_TRY(check_proposal_binding(sealed, proposal));
+  DOT_TRY(check_plan_invariants(sealed));
 
   store::SealInput seal;
   seal.canonical_plan = std::move(canonical);

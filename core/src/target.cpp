@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/utf8.h"
+#include "dot/core/plan_v2.h"
 
 namespace dot::core {
 
@@ -151,9 +152,7 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
   if (o.type != FileType::Regular)
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
   if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
-  if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
-  if (o.mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
-  if (o.mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", o.mode));
+  DOT_TRY(check_path_snapshot_policy(path, snapshot_of(o)));
   if (o.too_large || o.size > max_file_bytes)
     return refuse(fmt::format("is larger than max_file_bytes {}", max_file_bytes));
   return {};

@@ -410,9 +410,22 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
     p.streamed = row && s.i64(0) != 0;
     if (row) p.proposal_document = s.blob(1);
   }
+  // The ledger of either plan version: rows only for effects the plan has,
+  // each under the idempotency key derived from the plan id.
+  DOT_ASSIGN_OR_RETURN(p.effects, effects(id));
+  if (!p.effect_count && !p.effects.empty())
+    return make_error(Code::RecoveryRequired, "tampered",
+                      fmt::format("{}: a pre-capability plan has effect ledger rows", who));
+  for (const auto& e : p.effects) {
+    if (p.effect_count && e.index >= *p.effect_count)
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: ledger row for effect {} of {}", who, e.index, *p.effect_count));
+    if (e.idempotency_key != effect_idempotency_key(p.plan_id, e.index))
+      return make_error(Code::RecoveryRequired, "tampered",
+                        fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
+  }
   if (p.streamed) {
     DOT_TRY(load_streamed_files(db, p, who));
-    DOT_ASSIGN_OR_RETURN(p.effects, effects(id));
     return p;
   }
   DOT_ASSIGN_OR_RETURN(p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot",
@@ -429,18 +442,6 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   if (!p.backups.empty() && p.backups.size() != t.operation_count)
     return make_error(Code::RecoveryRequired, "tampered",
                       fmt::format("{}: {} backups for {} operations", who, p.backups.size(), t.operation_count));
-  DOT_ASSIGN_OR_RETURN(p.effects, effects(id));
-  if (!p.effect_count && !p.effects.empty())
-    return make_error(Code::RecoveryRequired, "tampered",
-                      fmt::format("{}: a pre-capability plan has effect ledger rows", who));
-  for (const auto& e : p.effects) {
-    if (p.effect_count && e.index >= *p.effect_count)
-      return make_error(Code::RecoveryRequired, "tampered",
-                        fmt::format("{}: ledger row for effect {} of {}", who, e.index, *p.effect_count));
-    if (e.idempotency_key != effect_idempotency_key(p.plan_id, e.index))
-      return make_error(Code::RecoveryRequired, "tampered",
-                        fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
-  }
   return p;
 }
 

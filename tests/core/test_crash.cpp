@@ -154,6 +154,48 @@ TEST_F(CrashTest, CrashDuringPlanLeavesNoTargetAndRecoverAbandons) {
   }
 }
 
+// A plan killed before it sealed leaves its transaction PROPOSING: status
+// lists it as unfinished (text and JSON) until recover abandons it (issue 30).
+TEST_F(CrashTest, StatusListsAPlanKilledBeforeItSealedUntilRecover) {
+  CmdResult crashed = core({"plan", "--allow-audit-plugin"}, {"DOT_TEST_CRASH_AT=store.proposal.id"});
+  ASSERT_EQ(crashed.signal, SIGKILL) << crashed.err;
+  ASSERT_EQ(last_state(), "PROPOSING");
+  CmdResult text = core({"status"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.find("unfinished    none"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  PROPOSING  from org.dot.hello  (run dot-core recover --root "), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("retry-effects"), std::string::npos) << text.out;
+  CmdResult js = core({"status", "--json"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  EXPECT_NE(js.out.find("\"recovery_required\":true"), std::string::npos) << js.out;
+  EXPECT_NE(js.out.find("\"state\":\"PROPOSING\""), std::string::npos) << js.out;
+  ASSERT_EQ(core({"recover"}).code, 0);
+  EXPECT_EQ(last_state(), "ABANDONED");
+  EXPECT_NE(core({"status"}).out.find("unfinished    none\n"), std::string::npos);
+  EXPECT_NE(core({"status", "--json"}).out.find("\"unfinished\":[]"), std::string::npos);
+}
+
+// Only a COMMITTED transaction has effects left to retry: neither status nor
+// plan's refusal offers retry-effects for a PREPARED one.
+TEST_F(CrashTest, APreparedTransactionIsOfferedRecoverOnly) {
+  std::string id = plan_ok();
+  CmdResult crashed = core({"apply", id}, {"DOT_TEST_CRASH_AT=store.prepare"});
+  ASSERT_EQ(crashed.signal, SIGKILL) << crashed.err;
+  ASSERT_EQ(state_of(id), "PREPARED");
+  CmdResult text = core({"status"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("PREPARED  from org.dot.hello  (run dot-core recover --root "), std::string::npos)
+      << text.out;
+  EXPECT_EQ(text.out.find("retry-effects"), std::string::npos) << text.out;
+  CmdResult plan = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(plan.code, 1);
+  EXPECT_NE(plan.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("is PREPARED: run `dot-core recover --root "), std::string::npos) << plan.err;
+  EXPECT_EQ(plan.err.find("retry-effects"), std::string::npos) << plan.err;
+  expect_recovered_cleanly(id, "store.prepare");
+}
+
 TEST_F(CrashTest, UnknownFaultSpellingIsRefusedNotIgnored) {
   std::string id = plan_ok();
   CmdResult r = core({"apply", id}, {"DOT_TEST_FAULT=commit.slot0.write"});

@@ -8,12 +8,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "dot/base/sha256.h"
 #include "dot/core/plan.h"
 #include "dot/dpp/plugin.h"
 #include "engine_harness.h"
+#include "raw_sql.h"
 
 namespace dot::core::testing {
 namespace {
@@ -59,45 +58,6 @@ const Forgery kForgeries[] = {
 
 std::string forgery_name(const ::testing::TestParamInfo<Forgery>& info) { return info.param.name; }
 void PrintTo(const Forgery& f, std::ostream* os) { *os << f.name; }
-
-// One statement with bound text/blob/integer/NULL values, on a connection of
-// the test's own (as an attacker with write access to the file would have).
-class Sql {
- public:
-  explicit Sql(const fs::path& db) {
-    EXPECT_EQ(sqlite3_open(db.c_str(), &h_), SQLITE_OK);
-    sqlite3_busy_timeout(h_, 5000);
-  }
-  ~Sql() { sqlite3_close(h_); }
-  Sql(const Sql&) = delete;
-  Sql& operator=(const Sql&) = delete;
-
-  using Value = std::optional<std::string>;  // nullopt: NULL
-  // Runs `statement`; returns the first column of every row.
-  std::vector<std::string> run(const std::string& statement, const std::vector<Value>& values = {}) {
-    sqlite3_stmt* s = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(h_, statement.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(h_);
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      int col = static_cast<int>(i + 1);
-      if (!values[i])
-        sqlite3_bind_null(s, col);
-      else
-        sqlite3_bind_text(s, col, values[i]->data(), static_cast<int>(values[i]->size()), SQLITE_TRANSIENT);
-    }
-    std::vector<std::string> rows;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-      const void* p = sqlite3_column_blob(s, 0);
-      rows.emplace_back(p ? static_cast<const char*>(p) : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
-    }
-    EXPECT_EQ(rc, SQLITE_DONE) << statement << ": " << sqlite3_errmsg(h_);
-    sqlite3_finalize(s);
-    return rows;
-  }
-
- private:
-  sqlite3* h_ = nullptr;
-};
 
 class ForgedPlan : public EngineTest, public ::testing::WithParamInterface<Forgery> {
  protected:

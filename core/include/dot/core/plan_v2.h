@@ -89,6 +89,29 @@ Result<std::string> compute_plan_id(const PlanV2& plan);
 // the owner too): here the target policy already requires core's uid, and a
 // group that differs is nothing the plugin asked to change.
 bool is_general_noop(const PathOperation& op) noexcept;
+// The half of the general target policy (target.h check_path_target_policy)
+// a snapshot can show: a present target is owned by the effective uid and
+// has no setuid, setgid or sticky bit and no group or other write bit.
+// Rollback writes a `before` back with exactly these fields, so every stored
+// `before` is held to it again on load. Code::Policy (kind target) naming
+// `path` and the rule.
+Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot);
+
+// The rules on what `plan` seals that the decoder (decode_plan_v2: formats,
+// path rules, actions and modes, folders, the one root-sync effect) cannot
+// judge from the text alone, as one check of a finished plan or proposal
+// document. `plan` runs it before sealing and every load of a stored plan
+// runs it again on the plan and on its proposal document (applier.h
+// verify_sealed_plan_v2: apply, rollback, recover, retry-effects and
+// `store check`), so a row edited in the database with both ids recomputed is
+// refused like a plugin's proposal would have been:
+//   before  absent, or within check_path_snapshot_policy;
+//   after   of a write: owned by the effective uid and gid (apply gives the
+//           file exactly this owner), of a remove: absent.
+// Code::Policy, kind "plan_invariant", the detail listing every violation
+// (each naming the operation, the field and the path).
+Status check_plan_invariants(const PlanV2& plan);
+
 // The operations a sealed plan holds: `proposed` without its no-ops, in order.
 // Empty means every operation is a no-op: nothing is sealed (NO_CHANGES).
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed);
@@ -105,8 +128,9 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed);
 // out, each left out one able to be a no-op (a write of an existing target,
 // a remove of an absent one); the sealed plan holds at least one operation
 // and no no-op. Code::Validation kind proposal_binding (proposal_id_mismatch
-// for the hash), or the decoder's error for the document.
-Status check_proposal_binding(const PlanV2& sealed, std::string_view document);
+// for the hash), or the decoder's error for the document. Returns the
+// decoded proposal document.
+Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document);
 
 // The folders apply creates for `operations`: every missing parent folder of
 // every write, in ascending UTF-8 byte order (so parents come first), mode

@@ -55,7 +55,9 @@ struct PathTarget {
   std::uint64_t size = 0;
   std::optional<std::string> content;  // when it exists and has at most keep_bytes
 };
-// That policy on one observation of target `path` (Code::PathEscape for a
+// That policy on one observation of target `path` (the owner and mode rules
+// are plan_v2.h check_path_snapshot_policy, which every stored `before` is
+// held to again on load; Code::PathEscape for a
 // symlink, Code::Policy for the rest; an absent target passes).
 Status check_path_target_policy(std::string_view path, const beneath::FileObservation& observation,
                                 std::uint64_t max_file_bytes);
