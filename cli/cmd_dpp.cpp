@@ -30,6 +30,7 @@ struct DppConformOptions {
   double timeout_s = 0;  // 0: the profile's deadline
   bool json = false;
   bool list = false;
+  bool require_sandbox = false;
   std::vector<std::string> cases;
   std::vector<std::string> plugin;
 };
@@ -62,6 +63,7 @@ int run_dpp_conform(const DppConformOptions& a) {
   o.inputs = a.inputs;
   o.deadline = std::chrono::milliseconds(static_cast<long long>(std::llround(a.timeout_s * 1000.0)));
   o.only = a.cases;
+  o.process_sandbox = a.require_sandbox;
   auto result = core::conform::run(o);
   if (!result.ok()) return report(result.error(), a.json);
   for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
@@ -71,6 +73,7 @@ int run_dpp_conform(const DppConformOptions& a) {
     w.end_array();
     w.key("profile").string(group);
     w.key("sha256").string(result->sha256);
+    w.key("contained").boolean(a.require_sandbox);
   };
   return print_conform_report(p, a.json);
 }
@@ -94,6 +97,9 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
                         "General profile: a folder sent in dot.initialize's inputs (repeatable, in order)");
   add_seconds_option(conform, "--timeout", args->timeout_s,
                      "Each case's deadline, seconds (default: the profile's, 5 hello, 60 general)", 0.05, 600.0);
+  conform->add_flag("--require-process-sandbox", args->require_sandbox,
+                    "Run every case contained as plan --require-process-sandbox does: the plugin may write only in "
+                    "its stage (without it, writes elsewhere are not seen)");
   conform->add_flag("--json", args->json, "One JSON document with every case");
   add_repeatable_option(conform, "--case", args->cases, "Run only this case (repeatable, one case per --case)");
   conform->add_flag("--list", args->list, "List the profile's cases with what each checks; run nothing");
@@ -102,7 +108,9 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
       "Each case runs a fresh plugin process the way dot-core does: executed from a sealed, hashed copy,\n"
       "environment exactly LANG=C and DOT_STAGE_ROOT, working directory a fresh empty stage (in a fresh\n"
       "folder that must hold nothing else afterwards), own process group, the profile's deadline and\n"
-      "stdout/stderr caps. One line per case, then `N passed, N failed`; exit 0 only when every case\n"
+      "stdout/stderr caps; contained as a process-assurance plugin with --require-process-sandbox (else a\n"
+      "write outside the stage and the folder around it is not seen).\n"
+      "One line per case, then `N passed, N failed`; exit 0 only when every case\n"
       "passes, else 1 (DOT_E_PROTOCOL: N of M cases failed; first: ...).\n"
       "Examples:\n"
       "  dot-core dpp conform -- build/release/bin/dpp-example-motd\n"

@@ -116,8 +116,11 @@ std::optional<ExitStatus> ProviderProcess::wait_exit(Clock::time_point deadline)
 }
 
 Result<Client> Client::launch(const std::vector<std::string>& argv, const ClientOptions& options) {
+  // A subreaper before the provider starts: whatever it forks and abandons
+  // comes back to us to be killed, never to init.
+  DOT_ASSIGN_OR_RETURN(OrphanSweep sweep, OrphanSweep::begin());
   DOT_ASSIGN_OR_RETURN(ProviderProcess p, ProviderProcess::launch(argv, options.launch));
-  return Client(std::move(p), options);
+  return Client(std::move(sweep), std::move(p), options);
 }
 
 Status check_hello_metadata(const pb::HelloResponse& hello) {
@@ -167,7 +170,14 @@ Result<pb::Response> Client::request(pb::Request request) {
   // One absolute deadline for the whole exchange: a slow write and a
   // dripping answer share it.
   auto deadline = Clock::now() + options_.request_timeout;
-  DOT_TRY(process_.send(request, deadline));
+  // A provider that no longer reads its stdin (it closed it, or exited
+  // before reading) refuses the write or not, depending on whether its exit
+  // came before the write: a race, which must not decide the verdict. So a
+  // refused write is not one: stdout is read exactly as after a delivered
+  // request, and what the provider left there (an answer, garbage, EOF, or
+  // nothing until the deadline) is the one verdict.
+  Status sent = process_.send(request, deadline);
+  if (!sent.ok() && sent.error().kind != "closed") return std::move(sent).error();
   DOT_ASSIGN_OR_RETURN(pb::Response response, process_.read_response(deadline));
   DOT_TRY(check_response(request, response));
   return response;
@@ -195,11 +205,10 @@ Result<pb::HelloResponse> Client::hello() {
 Result<ExitStatus> Client::shutdown() {
   process_.close_stdin();
   auto status = process_.wait_exit(Clock::now() + options_.request_timeout);
-  if (!status) {
-    process_.kill_and_reap();
-    return make_error(Code::Protocol, "timeout", "the provider did not exit after stdin was closed");
-  }
-  process_.kill_and_reap();  // any descendants left in its group
+  // Any descendants left in its group, then those that left the group.
+  process_.kill_and_reap();
+  sweep_.sweep();
+  if (!status) return make_error(Code::Protocol, "timeout", "the provider did not exit after stdin was closed");
   return *status;
 }
 

@@ -13,6 +13,7 @@
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 #include "dot/adpp/postscript.h"
+#include "dot/base/orphan_sweep.h"
 
 namespace dot::adpp {
 namespace {
@@ -731,6 +732,11 @@ Result<ConformanceReport> run_conformance(const std::vector<std::string>& argv, 
     if (chosen) selected.push_back(&c);
   }
 
+  // Whatever a provider abandons (a child that left its process group with
+  // setsid) is re-parented to this process and killed and reaped once, after
+  // the last case: the cases run side by side, and a sweep at the end of one
+  // would kill what another case's provider still relies on.
+  DOT_ASSIGN_OR_RETURN(OrphanSweep sweep, OrphanSweep::begin());
   ConformanceReport report;
   report.cases.resize(selected.size());
   std::atomic<std::size_t> next{0};

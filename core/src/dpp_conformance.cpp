@@ -13,6 +13,7 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/path_search.h"
+#include "dot/base/sandbox.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
 #include "dot/core/path_rules.h"
@@ -23,6 +24,7 @@
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/jsonrpc.h"
+#include "planner_internal.h"
 
 namespace dot::core::conform {
 namespace {
@@ -46,6 +48,10 @@ constexpr milliseconds kBytewiseAllowance{2000};
 struct Sealed {
   UniqueFd fd;
   std::string sha256;
+  std::string path;  // where it was found (the sandbox resolves $ORIGIN from it)
+  // Process assurance: the input folders, opened once; what a contained
+  // plugin may read besides its stage and what the loader needs.
+  std::vector<UniqueFd> inputs;
 };
 
 // A fresh temporary folder holding only the stage (0700), removed with all
@@ -145,6 +151,23 @@ class Case {
     DOT_ASSIGN_OR_RETURN(Workspace ws, Workspace::create(o_.temp_dir));
     ws_.emplace(std::move(ws));
     dpp::HostSessionOptions ho;
+    // Process assurance: the containment `plan --require-process-sandbox`
+    // installs, for this descriptor and this stage, so that the kernel lets
+    // the plugin write in its stage and nowhere else. It must outlive the
+    // spawn (the child reads it between fork and exec).
+    if (o_.process_sandbox) {
+      SandboxPolicy policy;
+      policy.executable_fd = exe_.fd.get();
+      policy.executable_path = exe_.path;
+      policy.stage_fd = ws_->stage_fd();
+      policy.limits = containment_limits(o_.profile);
+      policy.stage_folders = general();
+      for (const UniqueFd& dir : exe_.inputs) policy.read_only_dir_fds.push_back(dir.get());
+      DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
+      sandbox_.emplace(std::move(prepared));
+      DOT_TRY(sandbox_->apply_to(ho.spawn));
+      ho.containment = sandbox_->limits();
+    }
     ho.exec_fd = exe_.fd.get();
     ho.stage_dir = ws_->stage_path();
     ho.profile = o_.profile;
@@ -172,6 +195,11 @@ class Case {
   }
 
   bool general() const { return o_.profile == dpp::Profile::General; }
+  // What dot.initialize asks for: "process" only when core installed the
+  // containment itself, as plan does.
+  std::string_view assurance() const {
+    return o_.process_sandbox ? dpp::hello::kAssuranceProcess : dpp::hello::kAssuranceAudit;
+  }
   const Options& options() const { return o_; }
   const Workspace& workspace() const { return *ws_; }
   dpp::HostSession& session() { return *session_; }
@@ -208,7 +236,7 @@ class Case {
   Result<std::string> hello_lifecycle(bool check_files) {
     dpp::HostSession& s = *session_;
     DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
-    dpp::InitializeParams sent = dpp::hello::initialize_params(dpp::hello::kAssuranceAudit, nonce);
+    dpp::InitializeParams sent = dpp::hello::initialize_params(assurance(), nonce);
     DOT_ASSIGN_OR_RETURN(dpp::InitializeResult echo, s.initialize(sent));
     DOT_TRY(dpp::hello::check_identity(sent, echo, dpp::hello::kPluginId));
     DOT_ASSIGN_OR_RETURN(dpp::PlanResult plan, s.plan());
@@ -224,13 +252,13 @@ class Case {
     DOT_TRY(read_hello_stage(ws_->stage_fd(), staged));
     DOT_TRY(check_hello_stage_holds_only(ws_->stage_fd(), staged));
     DOT_TRY(ws_->check_alone());
-    return fmt::format("{} files staged as claimed, nothing else written, exit 0", n);
+    return fmt::format("{} files staged as claimed, {}, exit 0", n, files_checked());
   }
 
   Result<std::string> general_lifecycle(bool offer_log, bool check_files) {
     dpp::HostSession& s = *session_;
     DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
-    general::InitializeParams sent = general::initialize_params("audit", nonce, o_.inputs);
+    general::InitializeParams sent = general::initialize_params(assurance(), nonce, o_.inputs);
     if (!offer_log) sent.capabilities.pop_back();
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
     DOT_ASSIGN_OR_RETURN(bool log, check_general_identity(o_, sent, echo));
@@ -257,14 +285,26 @@ class Case {
       DOT_TRY(ws_->check_alone());
     }
     return fmt::format("id {}, {} operations, {} {}, log {}{}, exit 0", echo.id, plan.operations.size(),
-                       writes.size(), check_files ? "files staged as claimed, nothing else written" : "artifacts",
+                       writes.size(), check_files ? "files staged as claimed, " + files_checked() : "artifacts",
                        log ? "negotiated" : "not negotiated",
                        s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()));
+  }
+
+  // What the lifecycle verified about the files, exactly: the stage and the
+  // folder around it were read back; a write anywhere else is impossible
+  // only under containment, and unseen without it.
+  std::string files_checked() const {
+    return o_.process_sandbox
+               ? "nothing else in the stage or beside it, nothing written elsewhere (contained: only the stage "
+                 "was writable)"
+               : "nothing else in the stage or beside it (run uncontained: writes elsewhere are not seen)";
   }
 
   const Options& o_;
   const Sealed& exe_;
   std::optional<Workspace> ws_;
+  // Declared before the session: destroyed after it.
+  std::optional<Sandbox> sandbox_;
   std::optional<dpp::HostSession> session_;
 };
 
@@ -347,9 +387,10 @@ Outcome probe_case(Case& c, std::string_view body, std::int64_t code, std::optio
 }
 
 // dot.initialize params core would send, as canonical text, changed by `edit`.
-std::string initialize_body(const Options& o, const std::function<void(general::InitializeParams&)>& edit) {
+std::string initialize_body(const Case& c, const std::function<void(general::InitializeParams&)>& edit) {
   auto nonce = random_hex32();
-  general::InitializeParams p = general::initialize_params("audit", nonce.ok() ? *nonce : std::string(64, '0'), o.inputs);
+  general::InitializeParams p =
+      general::initialize_params(c.assurance(), nonce.ok() ? *nonce : std::string(64, '0'), c.options().inputs);
   edit(p);
   auto body = dpp::encode_request(1, dpp::Method::Initialize, general::to_node(p));
   return body.ok() ? *body : std::string();
@@ -376,15 +417,15 @@ Outcome case_method_out_of_order(Case& c) {
                     dpp::kMethodNotFound, 1);
 }
 Outcome case_wrong_profile(Case& c) {
-  std::string body = initialize_body(c.options(), [](auto& p) { p.profile = std::string(dpp::hello::kProfile); });
+  std::string body = initialize_body(c, [](auto& p) { p.profile = std::string(dpp::hello::kProfile); });
   return probe_case(c, body, dpp::kInvalidParams, 1);
 }
 Outcome case_wrong_limits(Case& c) {
-  std::string body = initialize_body(c.options(), [](auto& p) { p.limits.max_operations = 1; });
+  std::string body = initialize_body(c, [](auto& p) { p.limits.max_operations = 1; });
   return probe_case(c, body, dpp::kInvalidParams, 1);
 }
 Outcome case_unknown_param(Case& c) {
-  std::string body = initialize_body(c.options(), [](auto&) {});
+  std::string body = initialize_body(c, [](auto&) {});
   // {"id":1,...,"params":{...}}: one member more at the end of params.
   if (body.size() < 2) return fail("internal error: no dot.initialize body");
   body.insert(body.size() - 2, ",\"zz_unknown\":true");
@@ -397,7 +438,7 @@ Outcome case_eof_before_shutdown(Case& c) {
   dpp::HostSession& h = **s;
   auto nonce = random_hex32();
   if (!nonce.ok()) return fail(nonce.error());
-  general::InitializeParams sent = general::initialize_params("audit", *nonce, c.options().inputs);
+  general::InitializeParams sent = general::initialize_params(c.assurance(), *nonce, c.options().inputs);
   auto echo = h.initialize(sent);
   if (!echo.ok()) return fail(echo.error());
   auto identity = check_general_identity(c.options(), sent, *echo);
@@ -420,8 +461,9 @@ struct CaseDef {
 constexpr CaseDef kCases[] = {
     {{"lifecycle",
       "the five requests as dot-core sends them (general: log offered): echo exact, results within the schemas and "
-      "core's rules, staged files as claimed and nothing else, nothing beside the stage, after dot.shutdown EOF and "
-      "exit 0, stderr within its cap, dot.log only as negotiated and within limits, the deadline kept"},
+      "core's rules, staged files as claimed and nothing else in the stage, nothing beside the stage (a write "
+      "elsewhere is refused only with --require-process-sandbox), after dot.shutdown EOF and exit 0, stderr within "
+      "its cap, dot.log only as negotiated and within limits, the deadline kept"},
      true, case_lifecycle},
     {{"lifecycle_without_log", "the lifecycle with log not offered: the echo carries exactly four capabilities, no dot.log"},
      false, case_lifecycle_without_log},
@@ -487,9 +529,19 @@ Result<Report> run(const Options& options) {
       selected.push_back(&c);
   }
 
+  // Containment as plan would install it, or nothing runs (fail closed: a
+  // case run uncontained would not check what was asked for).
+  if (options.process_sandbox) DOT_TRY(probe_sandbox_support().require_complete());
   DOT_ASSIGN_OR_RETURN(std::string path, find_executable(options.command.front()));
   DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable_file(path, "the plugin", kMaxPluginBytes));
-  Sealed exe{std::move(sealed.fd), std::move(sealed.sha256)};
+  Sealed exe{std::move(sealed.fd), std::move(sealed.sha256), path, {}};
+  if (options.process_sandbox && options.profile == dpp::Profile::General) {
+    for (const auto& dir : options.inputs) {
+      UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (!fd) return beneath::errno_error(errno, "open", dir);
+      exe.inputs.push_back(std::move(fd));
+    }
+  }
 
   Report report;
   report.sha256 = exe.sha256;

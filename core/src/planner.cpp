@@ -56,6 +56,17 @@ Status check_interrupt(const PlanOptions& options) {
   return {};
 }
 
+SandboxLimits containment_limits(dpp::Profile profile) {
+  SandboxLimits limits;
+  if (profile == dpp::Profile::General) {
+    const dpp::general::Limits& general = dpp::general::kLimits;
+    limits.file_size = general.max_file_bytes;
+    limits.cpu_seconds = general.deadline_ms / 1000;
+    limits.cpu_hard_seconds = limits.cpu_seconds + 1;
+  }
+  return limits;
+}
+
 Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
                      dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session,
                      const ProfileContainment& profile) {

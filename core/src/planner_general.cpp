@@ -66,12 +66,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
     DOT_ASSIGN_OR_RETURN(UniqueFd opened, open_input(root, dir));
     contained.inputs.push_back(std::move(opened));
   }
-  // The profile's own limits are the binding ones: a staged file may reach
-  // max_file_bytes, and the plugin may compute for as long as the deadline
-  // (the hello profile's 64 KiB and 2 s would refuse what the spec allows).
-  contained.limits.file_size = limits.max_file_bytes;
-  contained.limits.cpu_seconds = limits.deadline_ms / 1000;
-  contained.limits.cpu_hard_seconds = contained.limits.cpu_seconds + 1;
+  contained.limits = containment_limits(dpp::Profile::General);
   contained.stage_folders = true;
   std::optional<Sandbox> sandbox;
   DOT_TRY(start_session(options, pinned, stage, std::move(ho), sandbox, session, contained));

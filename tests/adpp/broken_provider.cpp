@@ -28,6 +28,14 @@
 //   crash-mid-session         answers Hello, dies by SIGSEGV on any other request
 //   cap-off-by-one            refuses a frame of exactly 1 MiB as over the cap
 //   lenient-cap               serves frames up to 2 MiB - 1 (over the profile's cap)
+//   exit-before-reading       exits 0 before reading anything
+//   setsid-grandchild PIDFILE forks a child that calls setsid() (leaving the
+//                             process group), lets go of stdio, appends its
+//                             pid to PIDFILE (a line) and sleeps forever;
+//                             once it is written,
+//                             behaves (and exits at the end of stdin,
+//                             abandoning the child)
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -35,6 +43,7 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -198,13 +207,48 @@ class Broken {
   std::vector<pb::Response> held_;
 };
 
+// The setsid-grandchild mode's child: out of the group, its pid appended to
+// `pid_file` (one write, so concurrent providers never mix their lines),
+// then a byte on `ready`, then asleep until killed. Returns only in the
+// parent, once the pid is written.
+bool abandon_a_setsid_child(const char* pid_file) {
+  int ready[2];
+  if (::pipe(ready) != 0) return false;
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    ::close(ready[0]);
+    if (::setsid() < 0) std::_Exit(71);
+    // A daemon's manners: the provider's pipes are not held open, so only
+    // the process itself is left behind.
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(null, 2) < 0) std::_Exit(75);
+    int fd = ::open(pid_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) std::_Exit(72);
+    std::string text = std::to_string(::getpid()) + "\n";
+    if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::close(fd) != 0) std::_Exit(73);
+    if (::write(ready[1], "r", 1) != 1) std::_Exit(74);
+    ::close(ready[1]);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  ssize_t n;
+  do n = ::read(ready[0], &byte, 1); while (n < 0 && errno == EINTR);
+  ::close(ready[0]);
+  return n == 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fputs("usage: adpp-broken MODE\n", stderr);
+  const bool grandchild = argc == 3 && std::string_view(argv[1]) == "setsid-grandchild";
+  if (argc != 2 && !grandchild) {
+    std::fputs("usage: adpp-broken MODE | adpp-broken setsid-grandchild PIDFILE\n", stderr);
     return 64;
   }
+  if (std::string_view(argv[1]) == "exit-before-reading") return 0;
+  if (grandchild && !abandon_a_setsid_child(argv[2])) return 70;
   // Crashing is the point of some modes; leave no core files behind.
   rlimit no_core{0, 0};
   ::setrlimit(RLIMIT_CORE, &no_core);

@@ -1,6 +1,8 @@
 // dot-core adpp conform and frames decode --format adpp, run as processes.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -434,6 +436,57 @@ TEST(AdppClientCli, ProviderFaultsAreTypedErrors) {
   auto missing = run(s, {kCore, "adpp", "hello", "--", "/nonexistent/provider"});
   EXPECT_EQ(missing.code, 1);
   EXPECT_EQ(missing.err.rfind("DOT_E_IO", 0), 0u) << missing.err;
+}
+
+// A provider that forks a child which calls setsid() (out of the process
+// group the client kills) and then exits at the end of a clean session:
+// `adpp hello` kills and reaps that child before it returns, so right after
+// it returned no process has the pid, not even a zombie (which can still be
+// signalled).
+// Every pid the setsid-grandchild providers appended to `pid_file` (each
+// before it answered anything): none may name a process any more. Kills
+// those that do, so that a failure leaves nothing running.
+void expect_every_grandchild_gone(const std::string& pid_file, std::string_view command) {
+  std::ifstream in(pid_file);
+  std::size_t n = 0;
+  for (long pid = 0; in >> pid; ++n) {
+    const bool gone = ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    if (!gone) ::kill(static_cast<pid_t>(pid), SIGKILL);
+    EXPECT_TRUE(gone) << "the setsid grandchild " << pid << " outlived " << command;
+  }
+  EXPECT_GT(n, 0u) << "no grandchild wrote its pid";
+}
+
+TEST(AdppClientCli, ASetsidGrandchildIsReapedBeforeTheCommandReturns) {
+  Scratch s;
+  const std::string pid_file = s.dir() + "/grandchild.pid";
+  auto r = run(s, {kCore, "adpp", "hello", "--", kBroken, "setsid-grandchild", pid_file});
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_every_grandchild_gone(pid_file, "dot-core adpp hello");
+}
+
+// The conformance runner's providers run side by side; what they abandon is
+// swept once, after the last case, before the command returns.
+TEST(AdppCli, ConformLeavesNoSetsidGrandchildBehind) {
+  Scratch s;
+  const std::string pid_file = s.dir() + "/grandchild.pid";
+  auto r = run(s, {kCore, "adpp", "conform", "--timeout", "10", "--", kBroken, "setsid-grandchild", pid_file});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  expect_every_grandchild_gone(pid_file, "dot-core adpp conform");
+}
+
+// A provider that exits before reading: whether the client's write of Hello
+// is refused (the exit came first) or lands in the pipe is a race; the
+// verdict is the same every time.
+TEST(AdppClientCli, AProviderThatExitsBeforeReadingGetsOneMessage) {
+  Scratch s;
+  const std::string expected =
+      "DOT_E_PROTOCOL: Hello: the provider closed stdout without answering (provider: exit 0)\n";
+  for (int i = 0; i < 50; ++i) {
+    auto r = run(s, {kCore, "adpp", "hello", "--", kBroken, "exit-before-reading"});
+    ASSERT_EQ(r.code, 1) << "run " << i << ": " << r.err;
+    ASSERT_EQ(r.err, expected) << "run " << i;
+  }
 }
 
 }  // namespace

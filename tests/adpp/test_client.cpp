@@ -4,8 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string_view>
 
 #include "dot/adpp/client.h"
@@ -131,6 +134,76 @@ TEST(AdppClient, WriteToAProviderThatExitedIsAnErrorNotASignal) {
   Status w = p.write(std::string(100000, 'x'), deadline);
   ASSERT_FALSE(w.ok());
   EXPECT_EQ(w.error().kind, "closed");
+}
+
+// A provider that exited before reading refuses the write of Hello (the
+// race the exit usually wins or loses by a hair is here decided: it has
+// exited and been reaped). The verdict is what stdout says, as when the
+// write got through: closed without an answer.
+TEST(AdppClient, AProviderThatExitedBeforeReadingClosedStdoutWithoutAnswering) {
+  auto c = Client::launch({kBroken, "exit-before-reading"}, quick());
+  ASSERT_TRUE(c.ok()) << c.error().line();
+  auto st = c->process().wait_exit(Clock::now() + milliseconds(10000));
+  ASSERT_TRUE(st.has_value());
+  ASSERT_EQ(st->code, 0);
+  // The write is refused: the reader is gone.
+  ASSERT_FALSE(c->process().write("x", Clock::now() + milliseconds(1000)).ok());
+  auto hello = c->hello();
+  ASSERT_FALSE(hello.ok());
+  EXPECT_EQ(hello.error().code, Code::Protocol);
+  EXPECT_EQ(hello.error().kind, "closed");
+  EXPECT_EQ(hello.error().detail, "the provider closed stdout without answering");
+}
+
+pid_t read_pid(const std::string& path) {
+  std::ifstream in(path);
+  long pid = 0;
+  in >> pid;
+  return static_cast<pid_t>(pid);
+}
+
+// No process has the pid any more: not a running one, not a zombie (a
+// zombie can still be signalled). Kills it if it is there, so that a
+// failure leaves nothing running.
+bool pid_gone(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+  ::kill(pid, SIGKILL);
+  return false;
+}
+
+// A provider's child that called setsid() left the process group, so the
+// group kill misses it; the client, a subreaper, kills and reaps it after
+// the provider ends.
+TEST(AdppClient, ASetsidGrandchildIsKilledAndReapedAtShutdown) {
+  std::string dir = testing::TempDir() + "adpp-grandchild-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string pid_file = dir + "/pid";
+  {
+    auto c = Client::launch({kBroken, "setsid-grandchild", pid_file}, quick());
+    ASSERT_TRUE(c.ok()) << c.error().line();
+    ASSERT_TRUE(c->hello().ok());
+    auto st = c->shutdown();
+    ASSERT_TRUE(st.ok()) << st.error().line();
+    EXPECT_EQ(st->code, 0);
+    // The provider wrote the pid before it answered Hello.
+    pid_t grandchild = read_pid(pid_file);
+    ASSERT_GT(grandchild, 0);
+    EXPECT_TRUE(pid_gone(grandchild)) << "the setsid grandchild " << grandchild << " outlived shutdown()";
+  }
+  ::unlink(pid_file.c_str());
+  // Without shutdown(): the destructor sweeps too.
+  {
+    auto launched = Client::launch({kBroken, "setsid-grandchild", pid_file}, quick());
+    ASSERT_TRUE(launched.ok()) << launched.error().line();
+    std::optional<Client> c(std::move(launched).value());
+    ASSERT_TRUE(c->hello().ok());
+    pid_t grandchild = read_pid(pid_file);
+    ASSERT_GT(grandchild, 0);
+    c.reset();
+    EXPECT_TRUE(pid_gone(grandchild)) << "the setsid grandchild " << grandchild << " outlived the client";
+  }
+  ::unlink(pid_file.c_str());
+  ::rmdir(dir.c_str());
 }
 
 // A bare provider name is searched on PATH, but only in absolute entries: a

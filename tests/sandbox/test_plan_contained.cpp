@@ -37,12 +37,12 @@ struct CmdResult {
   std::string out, err;
 };
 
-CmdResult dot_core(const std::vector<std::string>& args) {
+CmdResult dot_core(const std::vector<std::string>& args, std::vector<std::string> env = {"LANG=C"}) {
   SpawnOptions o;
   o.path = kBin + "/dot-core";
   o.argv = {"dot-core"};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.env = {"LANG=C"};
+  o.env = std::move(env);
   o.stdin_mode = StdioMode::DevNull;
   CmdResult r;
   auto child = spawn(o);
@@ -505,6 +505,96 @@ INSTANTIATE_TEST_SUITE_P(
         if (c == '-') c = '_';
       return n;
     });
+
+// `dot-core dpp conform` with a plugin that writes outside its stage and
+// otherwise behaves (the write-outside probe: it writes <base>/targets/
+// written-outside, <base> found four levels above its stage, then serves the
+// profile whatever came of the write). Uncontained the write happens, every
+// case passes, and the lifecycle's verdict does not claim that nothing else
+// was written: it says what it checked. With --require-process-sandbox each
+// case runs as `plan --require-process-sandbox` would run it: the kernel
+// refuses the write, nothing is written, and the verdict says the plugin was
+// contained. On a kernel without a layer nothing runs.
+class ConformProbe : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dot-sandbox-conform-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    // conform's case folders: <base>/a/b/dot-conform-XXXXXX/stage.
+    tmp_ = base_ / "a" / "b";
+    fs::create_directories(tmp_);
+    fs::create_directories(base_ / "targets");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    if (!base_.empty()) fs::remove_all(base_, ec);
+  }
+  CmdResult conform(std::vector<std::string> options) {
+    std::vector<std::string> args = {"dpp", "conform"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.insert(args.end(), {"--", kBin + "/sandbox-plan-probe-write-outside"});
+    return dot_core(args, {"LANG=C", "TMPDIR=" + tmp_.string()});
+  }
+  fs::path written() const { return base_ / "targets" / "written-outside"; }
+
+  fs::path base_, tmp_;
+};
+
+TEST_F(ConformProbe, AWriteOutsideTheStageIsNeverReportedAsNothingElseWritten) {
+  CmdResult audit = conform({"--profile", "org.dot.hello/v1"});
+  EXPECT_EQ(audit.code, 0) << audit.out << audit.err;
+  // The probe really wrote outside its stage (once per case, the same file).
+  EXPECT_TRUE(fs::exists(written()));
+  EXPECT_TRUE(contains(audit.out,
+                       "2 files staged as claimed, nothing else in the stage or beside it (run "
+                       "uncontained: writes elsewhere are not seen), exit 0\n"))
+      << audit.out;
+  EXPECT_FALSE(contains(audit.out, "nothing else written")) << audit.out;
+  EXPECT_FALSE(contains(audit.out, "nothing written elsewhere")) << audit.out;
+  fs::remove(written());
+
+  for (const std::vector<std::string>& profile :
+       {std::vector<std::string>{"--profile", "org.dot.hello/v1"},
+        // The general profile's lifecycle (the probe answers no probe case).
+        std::vector<std::string>{"--id", "org.test.probe", "--case", "lifecycle"}}) {
+    std::vector<std::string> options = profile;
+    options.push_back("--require-process-sandbox");
+    CmdResult boxed = conform(options);
+    EXPECT_EQ(boxed.code, 0) << boxed.out << boxed.err;
+    EXPECT_FALSE(fs::exists(written())) << profile.front();
+    EXPECT_TRUE(contains(boxed.out,
+                         "files staged as claimed, nothing else in the stage or beside it, nothing written elsewhere "
+                         "(contained: only the stage was writable)"))
+        << boxed.out;
+    // --json says the run was contained.
+    CmdResult json = conform([&] {
+      auto o = options;
+      o.push_back("--json");
+      return o;
+    }());
+    EXPECT_TRUE(contains(json.out, "\"contained\":true")) << json.out;
+  }
+}
+
+TEST_F(ConformProbe, WithoutALayerNothingRuns) {
+  SpawnOptions o;
+  o.path = kBin + "/sandbox-without-layer";
+  o.argv = {"sandbox-without-layer", "landlock", kBin + "/dot-core", "dpp", "conform", "--profile",
+            "org.dot.hello/v1", "--require-process-sandbox", "--", kBin + "/sandbox-plan-probe-write-outside"};
+  o.env = {"LANG=C", "TMPDIR=" + tmp_.string()};
+  o.stdin_mode = StdioMode::DevNull;
+  auto child = spawn(o);
+  ASSERT_TRUE(child.ok()) << child.error().line();
+  std::string out = read_all(child->stdout_fd().get(), 1 << 16).value();
+  std::string err = read_all(child->stderr_fd().get(), 1 << 16).value();
+  auto st = child->wait_until(Clock::now() + std::chrono::seconds(60));
+  ASSERT_TRUE(st.has_value());
+  EXPECT_EQ(st->code, 1);
+  EXPECT_EQ(err, "DOT_E_SANDBOX_UNAVAILABLE: landlock: not built into this kernel (ENOSYS)\n");
+  EXPECT_TRUE(out.empty()) << out;
+  EXPECT_FALSE(fs::exists(written()));
+}
 
 }  // namespace
 }  // namespace dot

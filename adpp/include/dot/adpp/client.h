@@ -8,10 +8,22 @@
 // checks, and a per-request deadline that is one absolute point in time, so a
 // provider dripping its answer a byte at a time cannot stretch it.
 //
+// ProviderProcess kills and reaps the provider's process group. A Client also
+// leaves nothing else behind: launching it makes this process a child
+// subreaper (dot::OrphanSweep, the sweep the DPP host does), so a descendant
+// that left the group with setsid() is re-parented here when its parent dies,
+// and shutdown() and the destructor kill and reap every such orphan. Spawn
+// every other child of a host through dot::spawn(), or the sweep takes it
+// for an orphan; and sweep in one place where providers run side by side
+// (the conformance runner sweeps once, after its last case).
+//
 // Errors are Code::Protocol with these kinds (Code::Io "spawn" when the
-// provider cannot be started):
+// provider cannot be started, "subreaper" when the client cannot become one):
 //   timeout     no complete response before the deadline
-//   closed      the provider closed stdout (between frames) or its stdin
+//   closed      the provider closed stdout (between frames); from
+//               ProviderProcess::write, it closed its stdin (a Client never
+//               says that: whether a write to a provider that is exiting is
+//               refused is a race, so a Client reads stdout instead)
 //   early_eof   the provider closed stdout inside a frame
 //   length      a zero or over-cap response prefix
 //   parse       a response payload that is not an ADPP Response
@@ -30,6 +42,7 @@
 
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
+#include "dot/base/orphan_sweep.h"
 #include "dot/base/process.h"
 #include "dot/base/result.h"
 #include "dot/base/stream_capture.h"
@@ -99,13 +112,17 @@ class Client {
   // status, and the payload matching the request when the status is OK.
   Result<pb::Response> request(pb::Request request);
   // Closes stdin and waits (up to the request timeout) for a clean exit,
-  // then kills and reaps whatever is left.
+  // then kills and reaps whatever is left: the group, then every orphan.
   Result<ExitStatus> shutdown();
 
   ProviderProcess& process() noexcept { return process_; }
 
  private:
-  Client(ProviderProcess p, ClientOptions o) : process_(std::move(p)), options_(std::move(o)) {}
+  Client(OrphanSweep sweep, ProviderProcess p, ClientOptions o)
+      : sweep_(std::move(sweep)), process_(std::move(p)), options_(std::move(o)) {}
+  // Declared before process_, so destroyed after it: the orphans are swept
+  // once the provider is dead and reaped (they are re-parented to us then).
+  OrphanSweep sweep_;
   ProviderProcess process_;
   ClientOptions options_;
   std::uint64_t next_id_ = 1;

@@ -71,7 +71,10 @@ struct ConformanceReport {
 std::vector<CaseInfo> conformance_cases();
 
 // Runs the suite. An error only when the provider cannot be started at all
-// (Code::Io "spawn") or `only` names an unknown case.
+// (Code::Io "spawn"), this process cannot become a child subreaper (Code::Io
+// "subreaper"; it does for the run, so that what a provider abandons is
+// killed and reaped before the call returns), or `only` names an unknown
+// case.
 Result<ConformanceReport> run_conformance(const std::vector<std::string>& argv,
                                           const ConformanceOptions& options = {});
 

@@ -11,6 +11,14 @@
 // hello allowlists or the general path rules (core/path_rules.h), the
 // artifact claims read back from the stage.
 //
+// Uncontained (audit, the default) a plugin can write anywhere its user can,
+// and conform sees only the stage and the folder around it: the lifecycle's
+// verdict says so. With Options::process_sandbox every case runs contained as
+// `plan --require-process-sandbox` runs a process-assurance plugin
+// (dot/base/sandbox.h, the same limits per profile): the kernel lets the
+// plugin write in its stage and nowhere else, so "nothing written elsewhere"
+// is then verified.
+//
 // Two profiles, the cases of each fixed (cases()):
 //   org.dot.hello/v1  the lifecycle; fragmented and coalesced delivery.
 //   org.dot.dpp/v1    the same, with and without log offered; then the
@@ -53,6 +61,10 @@ struct Options {
   // Only these cases (empty: every case of the profile). They run one at a
   // time, each with its own plugin process.
   std::vector<std::string> only;
+  // Contain every case (see above); dot.initialize then asks for assurance
+  // "process". The general profile's inputs are readable, nothing else but
+  // what the loader needs.
+  bool process_sandbox = false;
 };
 
 struct CaseInfo {
@@ -84,8 +96,11 @@ std::vector<CaseInfo> cases(dpp::Profile profile);
 
 // Runs the cases. An error only when nothing can run: the executable cannot
 // be found, opened or sealed (Code::Io, a script Code::Policy), `id` is not
-// a plugin id (Code::Policy), no temporary folder can be made, or `only`
-// names a case the profile does not have (Code::NotFound).
+// a plugin id (Code::Policy), no temporary folder can be made, `only`
+// names a case the profile does not have (Code::NotFound), or, with
+// process_sandbox, the kernel lacks a containment layer
+// (Code::SandboxUnavailable, naming it) or an input folder cannot be opened
+// (Code::Io).
 Result<Report> run(const Options& options);
 
 }  // namespace dot::core::conform
