@@ -856,8 +856,8 @@ Status cleanup_refusal(const std::string& dir, const Adopted& a) {
                     fmt::format("{}: was adopted into {} (root id {}), but the reference's files beside it are not "
                                 "all what adopt imported: the reference was used on this root after the import. "
                                 "{} entr{} adopt did not import: {}. adopt removes nothing it did not import: "
-                                "nothing was changed. Keep these: they are the reference's transactions (backups of "
-                                "your files among them)",
+                                "nothing was changed. Keep them: the reference wrote them (its transactions may hold "
+                                "backups of your files); finish with them in the reference before removing its files",
                                 dir, store::kStateDirName, a.record.root_id, a.not_imported.size(),
                                 a.not_imported.size() == 1 ? "y" : "ies", names));
 }
