@@ -14,6 +14,8 @@
 
 #include "dot/core/go_adopt.h"
 #include "dot/core/go_root.h"
+#include "dot/core/registry.h"
+#include "dot/store/root.h"
 #include "armed_hooks.h"
 #include "json_writer.h"
 #include "output.h"
@@ -43,6 +45,7 @@ void write_survey(JsonWriter& w, const core::go::Survey& s) {
   }
   w.end_array();
   w.key("plan_id").string_or_null(t ? std::string_view(t->plan_id) : std::string_view());
+  w.key("plugin_untrusted").string_or_null(s.plugin_untrusted);
   w.key("proposal_id").string_or_null(t ? std::string_view(t->proposal_id) : std::string_view());
   w.key("root_id").string(s.root_id);
   w.key("state").string(s.state);
@@ -60,7 +63,10 @@ int print_survey_human(const core::go::Survey& s) {
   std::string out = fmt::format("Go reference root {}\n", shown(s.root));
   out += fmt::format("  root id      {}\n", s.root_id);
   out += fmt::format("  generation   {}\n", core::go::generation_name(s.generation));
-  if (s.manifest)
+  if (s.manifest && !s.plugin_untrusted.empty())
+    out += fmt::format("  plugin       not trusted: {}; finishing never runs it, and adopt will register no plugin\n",
+                       shown(s.plugin_untrusted));
+  else if (s.manifest)
     out += fmt::format("  plugin       .dot-plugin, sha256 {}, assurance {}{}\n", s.manifest->sha256, s.manifest->assurance,
                        s.manifest->has_profile ? "" : " (manifest without profile)");
   else
@@ -160,7 +166,11 @@ int print_result_human(const core::go::AdoptResult& a, const std::string& dir) {
       out += fmt::format("  found        {}, {}\n", a.found.state, core::go::generation_name(a.found.generation));
       for (const auto& step : a.steps) out += fmt::format("  finished     {}\n", step);
       out += fmt::format("  imported     {} transaction(s), original ids kept\n", a.record.transactions);
-      if (a.finished.manifest)
+      if (!a.plugin_not_registered.empty())
+        out += fmt::format("  plugin       none registered: {}; nothing adopt did ran it. Register a plugin you trust "
+                           "before `plan`: {}\n",
+                           shown(a.plugin_not_registered), core::register_command(store::RootLayout::for_root(dir)));
+      else if (a.finished.manifest)
         out += fmt::format("  plugin       org.dot.hello, sha256 {}, assurance {}\n", a.finished.manifest->sha256,
                            a.finished.manifest->assurance);
       out += fmt::format("  removed      {} reference entries (.dot-root last)\n", a.removed);
@@ -176,7 +186,11 @@ int run_adopt(const AdoptOptions& o) {
   if (o.dry_run) {
     auto adopted = core::go::find_adoption(dir);
     if (!adopted.ok()) return report(adopted.error(), o.json);
-    if (*adopted) return print_adopted(**adopted, o.json);
+    if (*adopted) {
+      // The decision adopt itself would take: a refusal is reported as one.
+      if (auto refused = core::go::cleanup_refusal(dir, **adopted); !refused.ok()) return report(refused.error(), o.json);
+      return print_adopted(**adopted, o.json);
+    }
     auto s = core::go::survey(dir);
     if (!s.ok()) return report(s.error(), o.json);
     return o.json ? print_survey_json(*s) : print_survey_human(*s);

@@ -213,6 +213,249 @@ Result<UniqueFd> lock_reference(const std::string& root, int root_fd) {
   return std::move(*fd);
 }
 
+// ---- what the import covered ------------------------------------------------
+
+// One reference file: where it lies, what it is (kImportedEntriesName's
+// keys), and its SHA-256 (empty for anything that is not a regular file of
+// at most the reference's size limits: never counted as imported).
+struct RefFile {
+  std::string rel;
+  std::string key;
+  std::string sha256;
+};
+
+constexpr std::string_view kNoPlan = "-";
+
+// The plan id a transaction folder's plan.json ends in, as the reference's
+// writer ends it (`,"plan_id":"<64 hex>"}`); "?" for anything else. Only a
+// name: whether its bytes are the ones imported is the hash's to say.
+std::string claimed_plan_id(std::string_view bytes) {
+  constexpr std::string_view head = R"(,"plan_id":")";
+  constexpr std::size_t tail = 64 + 2;  // the id, then "}
+  if (bytes.size() < head.size() + tail || bytes.substr(bytes.size() - 2) != R"("})" ||
+      bytes.substr(bytes.size() - tail - head.size(), head.size()) != head)
+    return "?";
+  std::string_view id = bytes.substr(bytes.size() - tail, 64);
+  return is_sha256_hex(id) ? std::string(id) : std::string("?");
+}
+
+// Every file among the reference's entries (never following a link: a
+// symlink is itself an entry, never imported). The reference's folders are
+// at most three deep (.dot-history/<id>/stage/<name>); anything deeper is
+// an entry of its own, never imported, and not descended into.
+class RefWalk {
+ public:
+  RefWalk(int root_fd, std::string root) : fd_(root_fd), root_(std::move(root)) {}
+
+  // `active_fallback`: the plan id the files of a `.dot-txn` without a
+  // plan.json are named by (the import's record of what it held).
+  Result<std::vector<RefFile>> run(std::string_view active_fallback, std::string* active_out = nullptr) {
+    fallback_ = active_fallback.empty() ? std::string(kNoPlan) : std::string(active_fallback);
+    // Which transaction `.dot-txn` holds, first: the root's `.dot-stage` is
+    // its stage (the reference's archive moves it in there).
+    DOT_ASSIGN_OR_RETURN(beneath::FileObservation txn_dir, beneath::observe_beneath(fd_, kTxnDir));
+    root_stage_id_ = std::string(kNoPlan);
+    if (txn_dir.type == beneath::FileType::Directory) {
+      auto fd = beneath::open_beneath(fd_, kTxnDir, O_RDONLY | O_DIRECTORY);
+      if (!fd.ok()) {
+        Error e = std::move(fd).error();
+        e.detail = fmt::format("{}/{}: {}", root_, kTxnDir, e.detail);
+        return e;
+      }
+      DOT_ASSIGN_OR_RETURN(beneath::FileObservation plan,
+                           beneath::observe_beneath(fd->get(), "plan.json", beneath::ObserveOptions{.keep_content = true}));
+      if (plan.type == beneath::FileType::Regular && !plan.too_large) active_ = claimed_plan_id(plan.content);
+      else if (plan.exists()) active_ = "?";
+      else active_ = fallback_;
+      root_stage_id_ = active_;
+    }
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> top, beneath::list_entries(fd_));
+    std::sort(top.begin(), top.end());
+    for (const auto& name : top) {
+      const bool known = name.rfind(".dot-next-", 0) == 0 || name == kMarkerName || name == kLockName ||
+                         name == kPluginName || name == kManifestName || name == kArchiveIntent;
+      Status st;
+      if (known) st = file(fd_, name, name, name);
+      else if (name == kStageDir) st = folder(fd_, name, name, name, &RefWalk::root_stage);
+      else if (name == kTxnDir) st = folder(fd_, name, name, name, &RefWalk::active_txn);
+      else if (name == kHistoryDir) st = folder(fd_, name, name, name, &RefWalk::history);
+      DOT_TRY(st);
+    }
+    if (active_out) *active_out = active_;
+    return std::move(out_);
+  }
+
+ private:
+  // A regular file of at most `max` bytes is hashed; anything else is
+  // recorded without a hash.
+  Status file(int dir, std::string_view name, std::string rel, std::string key) {
+    const std::size_t max = name == kPluginName ? kMaxPluginBytes : kMaxFileBytes;
+    auto o = beneath::observe_beneath(dir, name, beneath::ObserveOptions{.max_bytes = max});
+    if (!o.ok()) {
+      Error e = std::move(o).error();
+      e.detail = fmt::format("{}/{}: {}", root_, rel, e.detail);
+      return e;
+    }
+    if (!o->exists()) return {};
+    out_.push_back(RefFile{std::move(rel), std::move(key),
+                           o->type == beneath::FileType::Regular && !o->too_large ? o->sha256 : std::string()});
+    return {};
+  }
+
+  // `name` in `dir`: a folder is opened (beneath, no link) and handed to
+  // `inside`; anything else is a file, known as `key`.
+  using Inside = Status (RefWalk::*)(int dir, const std::string& rel);
+  Status folder(int dir, std::string_view name, const std::string& rel, std::string key, Inside inside) {
+    auto o = beneath::observe_beneath(dir, name);
+    if (!o.ok()) {
+      Error e = std::move(o).error();
+      e.detail = fmt::format("{}/{}: {}", root_, rel, e.detail);
+      return e;
+    }
+    if (!o->exists()) return {};
+    if (o->type != beneath::FileType::Directory) return file(dir, name, rel, std::move(key));
+    auto fd = beneath::open_beneath(dir, name, O_RDONLY | O_DIRECTORY);
+    if (!fd.ok()) {
+      Error e = std::move(fd).error();
+      e.detail = fmt::format("{}/{}: {}", root_, rel, e.detail);
+      return e;
+    }
+    return (this->*inside)(fd->get(), rel);
+  }
+
+  // A folder where the reference keeps only files: an entry of its own,
+  // never imported, not descended into.
+  Status stray(int, const std::string& rel) {
+    out_.push_back(RefFile{rel, rel, ""});
+    return {};
+  }
+
+  // A stage: the root's (the active transaction's, `-` with none) or one a
+  // transaction folder holds.
+  Status root_stage(int dir, const std::string& rel) { return stage(dir, rel, root_stage_id_); }
+  Status stage(int dir, const std::string& rel, const std::string& id) {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir));
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names)
+      DOT_TRY(folder(dir, n, fmt::format("{}/{}", rel, n), fmt::format("txn/{}/stage/{}", id, n), &RefWalk::stray));
+    return {};
+  }
+
+  // `.dot-txn`: named by the plan id its plan.json ends in, or, with none,
+  // by the fallback (run() worked it out).
+  Status active_txn(int dir, const std::string& rel) { return txn(dir, rel, active_); }
+
+  Status history(int dir, const std::string& rel) {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> ids, beneath::list_entries(dir));
+    std::sort(ids.begin(), ids.end());
+    for (const auto& id : ids) {
+      history_id_ = id;
+      DOT_TRY(folder(dir, id, fmt::format("{}/{}", rel, id), fmt::format("{}/{}", rel, id), &RefWalk::generation));
+    }
+    return {};
+  }
+  Status generation(int dir, const std::string& rel) { return txn(dir, rel, history_id_); }
+  Status txn_stage(int dir, const std::string& rel) { return stage(dir, rel, txn_stage_id_); }
+
+  Status txn(int dir, const std::string& rel, const std::string& id) {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir));
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) {
+      const std::string frel = fmt::format("{}/{}", rel, n);
+      if (n == "stage") {
+        txn_stage_id_ = id;
+        DOT_TRY(folder(dir, n, frel, frel, &RefWalk::txn_stage));
+      } else {
+        DOT_TRY(folder(dir, n, frel, fmt::format("txn/{}/{}", id, n), &RefWalk::stray));
+      }
+    }
+    return {};
+  }
+
+  int fd_;
+  std::string root_;
+  std::string fallback_;
+  std::string active_;      // the id `.dot-txn`'s files were named by (empty: no .dot-txn)
+  std::string history_id_;  // the generation being walked
+  std::string root_stage_id_, txn_stage_id_;
+  std::vector<RefFile> out_;
+};
+
+struct EntryRecord {
+  std::string active;
+  std::vector<std::pair<std::string, std::string>> entries;  // key, sha256; sorted
+};
+
+std::string entry_record_json(const EntryRecord& r) {
+  // Keys and ids are file names the walk made from names the reference
+  // writes or hex; anything else is never written (import refuses first).
+  std::string out = fmt::format(R"({{"active":"{}","entries":[)", r.active);
+  for (std::size_t i = 0; i < r.entries.size(); ++i)
+    out += fmt::format(R"({}["{}","{}"])", i ? "," : "", r.entries[i].first, r.entries[i].second);
+  return out + "]}";
+}
+
+Result<EntryRecord> parse_entry_record(std::string_view bytes, std::string_view where) {
+  auto bad = [&] {
+    return make_error(Code::Store, "adoption_record", fmt::format("{}: is not a record of entries adopt writes", where));
+  };
+  auto doc = json::parse(bytes);
+  if (!doc.ok() || !doc->root().is_object() || doc->root().size() != 2) return bad();
+  auto active = doc->root().find("active");
+  auto entries = doc->root().find("entries");
+  if (!active || !active->is_string() || !entries || !entries->is_array()) return bad();
+  EntryRecord r;
+  r.active = std::string(active->as_string());
+  for (json::Value e : entries->elements()) {
+    if (!e.is_array() || e.size() != 2) return bad();
+    std::vector<std::string> two;
+    for (json::Value v : e.elements()) {
+      if (!v.is_string()) return bad();
+      two.emplace_back(v.as_string());
+    }
+    r.entries.emplace_back(std::move(two[0]), std::move(two[1]));
+  }
+  // The writer's form and order only.
+  if (!std::is_sorted(r.entries.begin(), r.entries.end()) || entry_record_json(r) != bytes) return bad();
+  return r;
+}
+
+// The record of what an import covers: every reference file now (after
+// finishing, under the reference's lock, so exactly what the cleanup will
+// find unless the reference runs in between).
+Result<EntryRecord> record_entries(int root_fd, const std::string& root) {
+  EntryRecord r;
+  DOT_ASSIGN_OR_RETURN(std::vector<RefFile> files, RefWalk(root_fd, root).run("", &r.active));
+  // Keys go into the record as they are: names the reference writes
+  // (the survey refused any other) and hex only.
+  auto plain = [](std::string_view k) {
+    return std::all_of(k.begin(), k.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+             c == '_' || c == '/' || c == '?';
+    });
+  };
+  if (!plain(r.active)) return make_error(Code::Validation, "unknown_entry", fmt::format("{}/{}: names an unexpected plan", root, kTxnDir));
+  for (auto& f : files) {
+    if (f.sha256.empty() || !plain(f.key))
+      return make_error(Code::Validation, "unknown_entry",
+                        fmt::format("{}/{}: is not a file the reference writes", root, f.rel));
+    r.entries.emplace_back(std::move(f.key), std::move(f.sha256));
+  }
+  std::sort(r.entries.begin(), r.entries.end());
+  return r;
+}
+
+// The reference's files now that the import did not cover byte for byte.
+Result<std::vector<std::string>> unimported(int root_fd, const std::string& root, const EntryRecord& rec) {
+  DOT_ASSIGN_OR_RETURN(std::vector<RefFile> files, RefWalk(root_fd, root).run(rec.active));
+  std::vector<std::string> out;
+  for (const auto& f : files)
+    if (f.sha256.empty() ||
+        !std::binary_search(rec.entries.begin(), rec.entries.end(), std::make_pair(f.key, f.sha256)))
+      out.push_back(f.rel);
+  return out;
+}
+
 // ---- the import -------------------------------------------------------------
 
 // The event code of every imported transaction's first event (inspect
@@ -393,7 +636,7 @@ class Importer {
   // Builds `.dot-adopting` completely, then renames it `.dot`. Returns the
   // lock of the new state folder, held (dot-core commands wait for the
   // cleanup with DOT_E_CONFLICT).
-  Result<UniqueFd> run(const Survey& found, const Survey& s, AdoptionRecord& rec) const {
+  Result<UniqueFd> run(const Survey& found, const Survey& s, const EntryRecord& entries, AdoptionRecord& rec) const {
     const std::string tmp(kImportDir);
     // A partial import of an earlier run: never made durable, so dropped.
     DOT_TRY(remove(tmp));
@@ -407,10 +650,11 @@ class Importer {
     DOT_TRY(beneath::fsync_fd(lock.fd.get(), at + "/lock"));
 
     std::string digest;
-    if (s.manifest) {
-      digest = s.manifest->sha256;
-      DOT_TRY(copy_plugin(dir.get(), at, digest));
-    }
+    // A plugin copy that no longer matches its registration is not pinned:
+    // nothing here runs it, and a later plan asks for a fresh register.
+    const bool pin_plugin = s.manifest && s.plugin_untrusted.empty();
+    if (s.manifest) digest = s.manifest->sha256;
+    if (pin_plugin) DOT_TRY(copy_plugin(dir.get(), at, digest));
     rec.root_id = s.root_id;
     rec.generation = std::string(generation_name(found.generation));
     rec.state = found.state;
@@ -418,7 +662,7 @@ class Importer {
       store::OpenOptions options;
       options.commit_hook = [this](std::string_view) { hooks_.reached("adopt.import.store"); };
       DOT_ASSIGN_OR_RETURN(store::Store st, store::Store::create(fmt::format("{}/{}", at, store::kDatabaseName), s.root_id, options));
-      if (s.manifest) {
+      if (pin_plugin) {
         core::Manifest m;
         m.assurance = s.manifest->assurance;
         m.id = std::string(kHelloPluginId);
@@ -444,6 +688,9 @@ class Importer {
     {
       DOT_ASSIGN_OR_RETURN(UniqueFd db, beneath::open_beneath(dir.get(), store::kDatabaseName, O_RDONLY));
       DOT_TRY(beneath::fsync_fd(db.get(), at + "/" + store::kDatabaseName));
+      DOT_ASSIGN_OR_RETURN(beneath::CreatedFile e, beneath::create_exclusive(dir.get(), kImportedEntriesName, 0600));
+      DOT_TRY(write_all(e.fd.get(), entry_record_json(entries), at));
+      DOT_TRY(beneath::fsync_fd(e.fd.get(), at));
       DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir.get(), kAdoptionRecordName, 0600));
       DOT_TRY(write_all(f.fd.get(), adoption_json(rec), at));
       DOT_TRY(beneath::fsync_fd(f.fd.get(), at));
@@ -533,6 +780,22 @@ std::vector<std::string> adopt_crash_points(const Survey& s) {
   return out;
 }
 
+namespace {
+// `.dot/adopted-entries.json`; nullopt when the adoption has none (made by
+// an earlier dot-core).
+Result<std::optional<EntryRecord>> read_entry_record(int state_fd, const std::string& state_dir) {
+  const std::string where = fmt::format("{}/{}", state_dir, kImportedEntriesName);
+  auto fd = beneath::open_beneath(state_fd, kImportedEntriesName, O_RDONLY);
+  if (!fd.ok()) {
+    if (beneath::error_errno(fd.error()) == ENOENT) return std::optional<EntryRecord>();
+    return std::move(fd).error();
+  }
+  DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(fd->get(), 16u << 20, where));
+  DOT_ASSIGN_OR_RETURN(EntryRecord r, parse_entry_record(bytes, where));
+  return std::optional<EntryRecord>(std::move(r));
+}
+}  // namespace
+
 Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
   DOT_ASSIGN_OR_RETURN(UniqueFd root_fd, beneath::open_root(dir));
   DOT_ASSIGN_OR_RETURN(beneath::FileObservation state, beneath::observe_beneath(root_fd.get(), store::kStateDirName));
@@ -564,7 +827,39 @@ Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
     return make_error(Code::Validation, "not_reference_root",
                       fmt::format("{}/{}: is not the marker of the root adopted into {} (root id {})", dir, kMarkerName,
                                   state_dir, a.record.root_id));
+  if (a.cleanup_pending) {
+    DOT_ASSIGN_OR_RETURN(std::optional<EntryRecord> rec, read_entry_record(state_fd.get(), state_dir));
+    if (rec) {
+      DOT_ASSIGN_OR_RETURN(a.not_imported, unimported(root_fd.get(), dir, *rec));
+    } else {
+      a.entry_record_missing = true;
+    }
+  }
   return std::optional<Adopted>(std::move(a));
+}
+
+Status cleanup_refusal(const std::string& dir, const Adopted& a) {
+  if (!a.cleanup_pending) return {};
+  if (a.entry_record_missing)
+    return make_error(Code::RecoveryRequired, "no_entry_record",
+                      fmt::format("{}/{}/{}: is missing: this root was adopted by a dot-core that did not record which "
+                                  "reference files it imported, so adopt cannot tell them from files the reference "
+                                  "wrote since; nothing was removed (check the reference's files and remove them "
+                                  "yourself, {} last)",
+                                  dir, store::kStateDirName, kImportedEntriesName, kMarkerName));
+  if (a.not_imported.empty()) return {};
+  constexpr std::size_t kNamed = 40;
+  std::string names;
+  for (std::size_t i = 0; i < a.not_imported.size() && i < kNamed; ++i) names += (i ? ", " : "") + a.not_imported[i];
+  if (a.not_imported.size() > kNamed) names += fmt::format(" and {} more", a.not_imported.size() - kNamed);
+  return make_error(Code::RecoveryRequired, "not_imported",
+                    fmt::format("{}: was adopted into {} (root id {}), but the reference's files beside it are not "
+                                "all what adopt imported: the reference was used on this root after the import. "
+                                "{} entr{} adopt did not import: {}. adopt removes nothing it did not import: "
+                                "nothing was changed. Keep them: the reference wrote them (its transactions may hold "
+                                "backups of your files); finish with them in the reference before removing its files",
+                                dir, store::kStateDirName, a.record.root_id, a.not_imported.size(),
+                                a.not_imported.size() == 1 ? "y" : "ies", names));
 }
 
 Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
@@ -576,9 +871,18 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
       out.outcome = AdoptOutcome::AlreadyAdopted;
       return out;
     }
-    // Adopted, its cleanup interrupted: finished under dot-core's own lock.
+    // Refused before anything is taken or created (not even a lock)...
+    DOT_TRY(cleanup_refusal(dir, *adopted));
+    // ...and judged again under both locks, dot-core's and the reference's,
+    // so that neither side adds anything between the comparison and the
+    // removal.
     DOT_ASSIGN_OR_RETURN(store::OpenedRoot opened, store::open_root(dir));
     DOT_ASSIGN_OR_RETURN(store::RootLock lock, store::RootLock::acquire(opened));
+    DOT_ASSIGN_OR_RETURN(UniqueFd ref_lock, lock_reference(dir, opened.root_fd.get()));
+    DOT_ASSIGN_OR_RETURN(std::optional<Adopted> again, find_adoption(dir));
+    if (!again || !again->cleanup_pending)
+      return make_error(Code::Conflict, "changed", fmt::format("{}: changed while adopt looked at it; run adopt again", dir));
+    DOT_TRY(cleanup_refusal(dir, *again));
     DOT_ASSIGN_OR_RETURN(out.removed, Importer(dir, opened.root_fd.get(), hooks).clean_up());
     out.outcome = AdoptOutcome::CleanupFinished;
     return out;
@@ -610,9 +914,14 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
     out.steps.push_back("leftovers that never reached a durable PREPARED: recorded ABANDONED, then discarded");
   }
   DOT_ASSIGN_OR_RETURN(out.finished, survey(dir, SurveyOptions{.caller_holds_lock = true}));
+  out.plugin_not_registered = out.finished.plugin_untrusted;
+  // Every reference file as the cleanup will find it, unless the reference
+  // runs before the cleanup ends (a kill in between): what the next adopt
+  // compares the root with before it removes anything.
+  DOT_ASSIGN_OR_RETURN(EntryRecord entries, record_entries(root_fd.get(), dir));
 
   Importer imp(dir, root_fd.get(), hooks);
-  DOT_ASSIGN_OR_RETURN(UniqueFd state_lock, imp.run(out.found, out.finished, out.record));
+  DOT_ASSIGN_OR_RETURN(UniqueFd state_lock, imp.run(out.found, out.finished, entries, out.record));
   DOT_ASSIGN_OR_RETURN(out.removed, imp.clean_up());
   out.outcome = AdoptOutcome::Adopted;
   return out;

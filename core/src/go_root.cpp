@@ -690,18 +690,25 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> m, r.read(r.fd(), kManifestName, kManifestName));
     DOT_ASSIGN_OR_RETURN(FileObservation p,
                          r.observe(r.fd(), kPluginName, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
-    if (m.has_value() != p.exists())
-      return r.refuse(Code::PluginIdentity, "registration", m ? kPluginName : kManifestName,
+    if (!m && p.exists())
+      return r.refuse(Code::PluginIdentity, "registration", kManifestName,
                       "is missing while the other half of the registration exists");
     if (m) {
       if (m->mode != 0600) return r.refuse(Code::Policy, "mode", kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
       DOT_ASSIGN_OR_RETURN(Manifest man, parse_manifest(r, m->content));
-      if (p.type != FileType::Regular || p.nlink != 1 || p.too_large || (p.mode & 07022) || p.uid != ::geteuid())
-        return r.refuse(Code::Policy, "plugin", kPluginName,
-                        "is not a single-link regular file of at most 16 MiB, owned by us, writable by no one else");
-      if (p.sha256 != man.sha256)
-        return r.refuse(Code::PluginIdentity, "digest", kPluginName,
-                        fmt::format("hashes to {}, the manifest says {}", p.sha256, man.sha256));
+      // The manifest's digest is what the plans name and verify against. The
+      // copy itself is only ever run by a later plan, never by finishing (the
+      // reference's recover does not run it either): one that no longer
+      // matches is not trusted, and not registered, but blocks nothing.
+      if (p.exists() && (p.type != FileType::Regular || p.too_large))
+        return r.refuse(Code::Policy, "plugin", kPluginName, "is not a regular file of at most 16 MiB");
+      if (!p.exists())
+        s.plugin_untrusted = fmt::format("{} is missing", kPluginName);
+      else if (p.nlink != 1 || (p.mode & 07022) || p.uid != ::geteuid())
+        s.plugin_untrusted = fmt::format("{} is not a single-link file owned by us and writable by no one else", kPluginName);
+      else if (p.sha256 != man.sha256)
+        s.plugin_untrusted =
+            fmt::format("{} hashes to {}, not to the digest {} it was registered with", kPluginName, p.sha256, man.sha256);
       ctx.manifest = man;
       s.manifest = std::move(man);
     }

@@ -85,6 +85,23 @@ class Sim {
  public:
   Sim(fs::path root, const GoRootSpec& spec) : root_(std::move(root)), spec_(spec) {}
 
+  // Archive, then apply again (continue_go_root).
+  GoRoot resume(const GoRoot& made, const std::string& state) {
+    out_ = made;
+    cur_ = made.active;
+    if (cur_.state != "COMMITTED" && cur_.state != "ROLLED_BACK")
+      throw std::runtime_error("go root generator: only a terminal transaction is archived, not " + cur_.state);
+    // A nonce and journal times of their own, after every earlier one.
+    applies_ = 1000 + static_cast<int>(made.history.size());
+    clock_ = 100000 + 100 * static_cast<long>(made.history.size());
+    stop_.clear();
+    archive();
+    stop_ = state;
+    if (!apply()) throw std::runtime_error("go root generator: not an apply state: " + state);
+    out_.active = cur_;
+    return out_;
+  }
+
   GoRoot run() {
     const std::string& st = spec_.state;
     make_dir(root_);
@@ -309,6 +326,10 @@ std::vector<std::string> go_states(GoGen gen) {
 }
 
 GoRoot make_go_root(const fs::path& root, const GoRootSpec& spec) { return Sim(root, spec).run(); }
+
+GoRoot continue_go_root(const fs::path& root, const GoRootSpec& spec, const GoRoot& made, const std::string& state) {
+  return Sim(root, spec).resume(made, state);
+}
 
 std::string go_canonical(const GoPlan& plan) {
   std::string ops;

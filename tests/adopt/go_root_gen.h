@@ -63,6 +63,16 @@ struct GoRoot {
   std::vector<GoTxnIds> history;
 };
 
+// The reference used again on a root make_go_root made (and something else,
+// such as a killed `adopt`, may since have left files of its own beside):
+// its `archive` of the active transaction, which must be terminal, then a
+// new apply stopped at `state` (an apply state of go_states: "prepared",
+// "committing", ..., "committed"), written exactly as make_go_root writes
+// them. `made` is what make_go_root (or an earlier call) returned; returns
+// the root as it then is.
+GoRoot continue_go_root(const std::filesystem::path& root, const GoRootSpec& spec, const GoRoot& made,
+                        const std::string& state);
+
 // Every state the generator can leave for `gen`, in the reference's order.
 std::vector<std::string> go_states(GoGen gen);
 

@@ -568,6 +568,184 @@ TEST(AdoptDrift, AnEditAfterCommitIsLeftAndShownAsDrift) {
   EXPECT_NE(status.out.find("drift"), std::string::npos) << status.out;
 }
 
+// ---- the reference used between a killed adopt and the next ---------------------
+
+// Runs the hooked adopt until it is killed at `point`.
+void kill_adopt_at(const fs::path& root, const std::string& point) {
+  CmdResult r = run_core(kHookedCore, {"adopt", "--root", root.string()}, {"DOT_TEST_CRASH_AT=" + point});
+  ASSERT_EQ(r.signal, SIGKILL) << point << " not reached: " << r.code << " " << r.err;
+}
+
+// Every transaction's plan id in the adopted store.
+std::vector<std::string> stored_plan_ids(const fs::path& root) {
+  auto st = store::Store::open(store::RootLayout::for_root(root.string()).database, core::testing::read_only());
+  EXPECT_TRUE(st.ok());
+  std::vector<std::string> out;
+  if (!st.ok()) return out;
+  auto list = st->list(store::ListFilter{std::nullopt, 0});
+  EXPECT_TRUE(list.ok());
+  if (list.ok())
+    for (const auto& t : *list) out.push_back(t.plan_id);
+  return out;
+}
+
+// adopt killed once `.dot/` is durable leaves a root the reference still
+// reads as valid. The reference is used on it in between: `archive` (the
+// adopted transaction moves to .dot-history) and a new apply of a file the
+// user had edited (its .dot-txn holds the backup of that edit). Those are
+// not what adopt imported: the next adopt (and its --dry-run) refuses,
+// naming each entry, and deletes nothing.
+TEST(AdoptResume, WhatTheReferenceWroteAfterTheImportIsNeverDeleted) {
+  for (const char* state : {"committed", "committing"}) {
+    SCOPED_TRACE(state);
+    Made m(Case{GoGen::Effects, "committed"}, true, 1);
+    kill_adopt_at(m.root, "adopt.import.durable");
+    auto adopted = go::find_adoption(m.root.string());
+    ASSERT_TRUE(adopted.ok() && *adopted && (*adopted)->cleanup_pending);
+
+    core::testing::spit(m.root / "hello.txt", "mine, edited after the apply\n");
+    const GoRoot next = continue_go_root(m.root, m.spec, m.go, state);
+    ASSERT_EQ(next.history.back().plan_id, m.go.active.plan_id);
+    ASSERT_EQ(slurp(m.root / ".dot-txn/backup-0"), "mine, edited after the apply\n");
+    const std::string before = fingerprint(m.root);
+
+    CmdResult dry = dot_core({"adopt", "--root", m.root.string(), "--dry-run"});
+    CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+    for (const CmdResult* c : {&dry, &r}) {
+      EXPECT_EQ(c->code, 1) << c->out;
+      EXPECT_EQ(c->err.rfind("DOT_E_RECOVERY_REQUIRED: ", 0), 0u) << c->err;
+      for (const char* entry : {".dot-txn/plan.json", ".dot-txn/wal", ".dot-txn/backup-0", ".dot-txn/artifact-0",
+                                ".dot-stage/hello.txt"})
+        EXPECT_NE(c->err.find(entry), std::string::npos) << entry << ": " << c->err;
+      // The archived generation is the transaction adopt imported, moved: not
+      // named (it is byte for byte what was imported).
+      EXPECT_EQ(c->err.find(".dot-history/"), std::string::npos) << c->err;
+    }
+    EXPECT_EQ(dry.err, r.err);
+    EXPECT_EQ(fingerprint(m.root), before) << "adopt changed the root it refused";
+    // The reference still reads it: its new transaction is intact.
+    auto s = go::survey(m.root.string());
+    ASSERT_TRUE(s.ok()) << s.error().line();
+    EXPECT_EQ(s->active->plan_id, next.active.plan_id);
+    EXPECT_EQ(s->history.size(), 2u);
+  }
+}
+
+// The reference only archived what adopt had imported: the same bytes,
+// moved. The next adopt finishes the cleanup; the store keeps the
+// transaction it imported.
+TEST(AdoptResume, AnArchiveOfWhatWasImportedIsCleanedUp) {
+  Made m(Case{GoGen::Effects, "committed"}, true, 1);
+  kill_adopt_at(m.root, "adopt.import.durable");
+  // The reference's archive, without the apply that would follow it.
+  {
+    const fs::path txn = m.root / ".dot-txn";
+    core::testing::spit(m.root / ".dot-archive",
+                        fmt::format(R"({{"plan_id":"{}","stage":true}})", m.go.active.plan_id));
+    fs::rename(m.root / ".dot-stage", txn / "stage");
+    fs::rename(txn, m.root / ".dot-history" / m.go.active.plan_id);
+    fs::remove(m.root / ".dot-archive");
+  }
+  ASSERT_TRUE(go::survey(m.root.string()).ok());
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("interrupted cleanup is finished"), std::string::npos) << r.out;
+  for (const auto& e : kReferenceEntries) EXPECT_FALSE(fs::exists(fs::symlink_status(m.root / e))) << e;
+  const auto ids = stored_plan_ids(m.root);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), m.go.active.plan_id), ids.end());
+}
+
+// A cleanup killed half-way through a folder (no crash point there: a
+// power cut) leaves part of what was imported; the rest is still known by
+// its transaction id and hash, and goes.
+TEST(AdoptResume, AHalfRemovedTransactionIsStillKnown) {
+  Made m(Case{GoGen::Effects, "committed"}, true, 1);
+  kill_adopt_at(m.root, "adopt.import.durable");
+  fs::remove_all(m.root / ".dot-stage");
+  fs::remove(m.root / ".dot-txn/plan.json");
+  fs::remove(m.root / ".dot-txn/artifact-1");
+  CmdResult dry = dot_core({"adopt", "--root", m.root.string(), "--dry-run"});
+  EXPECT_EQ(dry.code, 0) << dry.err;
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& e : kReferenceEntries) EXPECT_FALSE(fs::exists(fs::symlink_status(m.root / e))) << e;
+}
+
+// The same, but a file of the half-removed transaction is not what was
+// imported: refused, named, kept.
+TEST(AdoptResume, AChangedFileOfAnImportedTransactionIsKept) {
+  Made m(Case{GoGen::Effects, "committed"}, true, 1);
+  kill_adopt_at(m.root, "adopt.import.durable");
+  fs::remove(m.root / ".dot-txn/plan.json");
+  core::testing::spit(m.root / ".dot-txn/backup-0", "not what was imported\n");
+  const std::string before = fingerprint(m.root);
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.err.rfind("DOT_E_RECOVERY_REQUIRED: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(".dot-txn/backup-0"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(".dot-txn/wal"), std::string::npos) << r.err;
+  EXPECT_EQ(fingerprint(m.root), before);
+}
+
+// An import that was never made durable is dropped: the reference's use of
+// the root in between is simply part of what the next adopt imports.
+TEST(AdoptResume, BeforeTheImportIsDurableTheReferencesNewWorkIsImported) {
+  Made m(Case{GoGen::Effects, "committed"}, true, 1);
+  kill_adopt_at(m.root, "adopt.import.built");
+  const GoRoot next = continue_go_root(m.root, m.spec, m.go, "committed");
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto ids = stored_plan_ids(m.root);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), next.active.plan_id), ids.end());
+  for (const auto& h : next.history) EXPECT_NE(std::find(ids.begin(), ids.end(), h.plan_id), ids.end());
+}
+
+// ---- a plugin copy that no longer matches its registration ------------------------
+
+// Finishing never runs the plugin: a COMMITTING root (both targets already
+// replaced) whose `.dot-plugin` was replaced is still rolled back as the reference's recover would, its
+// history imported, and no plugin registered; adopt says so, and plan asks
+// for a fresh register.
+TEST(AdoptPlugin, AChangedPluginCopyIsNotRegisteredAndRecoveryStillFinishes) {
+  Made m(Case{GoGen::Effects, "renamed-1"}, true, 2);
+  ::chmod((m.root / ".dot-plugin").c_str(), 0700);
+  core::testing::spit(m.root / ".dot-plugin", "#!/bin/sh\n# not the plugin that was registered\n", 0500);
+  auto found = go::survey(m.root.string());
+  ASSERT_TRUE(found.ok()) << found.error().line();
+  EXPECT_NE(found->plugin_untrusted.find("not to the digest"), std::string::npos) << found->plugin_untrusted;
+  CmdResult dry = dot_core({"adopt", "--root", m.root.string(), "--dry-run"});
+  ASSERT_EQ(dry.code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("not trusted"), std::string::npos) << dry.out;
+
+  CmdResult r = dot_core({"adopt", "--root", m.root.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("none registered"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("register"), std::string::npos) << r.out;
+  // Finished as the reference would (all-before), history imported.
+  EXPECT_TRUE(targets_are(m.root, *found->active->plan, false)) << m.hello() << m.welcome();
+  const auto ids = stored_plan_ids(m.root);
+  EXPECT_EQ(ids.size(), 3u);
+  {
+    auto st = store::Store::open(store::RootLayout::for_root(m.root.string()).database, core::testing::read_only());
+    ASSERT_TRUE(st.ok());
+    auto plugins = st->plugins();
+    ASSERT_TRUE(plugins.ok());
+    EXPECT_TRUE(plugins->empty());
+    auto id = st->find(m.go.active.plan_id);
+    ASSERT_TRUE(id.ok());
+    auto list = st->list(store::ListFilter{std::nullopt, 0});
+    ASSERT_TRUE(list.ok());
+    EXPECT_EQ(store::state_name(list->front().state), "ROLLED_BACK");
+  }
+  EXPECT_FALSE(fs::exists(m.root / ".dot" / "plugin"));
+  CmdResult check = dot_core({"store", "check", "--root", m.root.string()});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+  CmdResult plan = dot_core({"plan", "--root", m.root.string(), "--allow-audit-plugin"});
+  EXPECT_NE(plan.code, 0);
+  EXPECT_NE(plan.err.find("no plugin is registered"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("register"), std::string::npos) << plan.err;
+}
+
 // ---- bad input through the command: typed, nothing changed ----------------------
 
 struct BadCase {
@@ -608,12 +786,8 @@ TEST(AdoptBadInput, EachIsTypedAndChangesNothing) {
        [](const fs::path& r) { core::testing::spit(r / ".dot-txn/artifact-1", "not sealed\n"); }, "DOT_E_ARTIFACT_MISMATCH"},
       {"backup differs", "renamed-1",
        [](const fs::path& r) { core::testing::spit(r / ".dot-txn/backup-0", "not old\n"); }, "DOT_E_ARTIFACT_MISMATCH"},
-      {"manifest digest", "registered",
-       [](const fs::path& r) {
-         ::chmod((r / ".dot-plugin").c_str(), 0700);
-         core::testing::spit(r / ".dot-plugin", "#!/bin/sh\n# another plugin\n", 0500);
-       },
-       "DOT_E_PLUGIN_IDENTITY"},
+      {"plugin copy without a manifest", "registered",
+       [](const fs::path& r) { fs::remove(r / ".dot-plugin.json"); }, "DOT_E_PLUGIN_IDENTITY"},
       {"archive intent naming a missing generation", "archived",
        [](const fs::path& r) {
          core::testing::spit(r / ".dot-archive", std::string(R"({"plan_id":")") + std::string(64, 'a') + R"(","stage":false})");

@@ -337,10 +337,26 @@ TEST(GoRootBadInput, AnArchivedArtifactThatDiffersIsRefused) {
   b.refused("DOT_E_ARTIFACT_MISMATCH", "artifact", ".dot-history/" + b.made.history[0].plan_id + "/artifact-0");
 }
 
-TEST(GoRootBadInput, AManifestDigestThatDoesNotMatchThePluginIsRefused) {
+// A plugin copy that no longer hashes to its registration is read, not
+// refused (finishing never runs it), and said to be untrusted.
+TEST(GoRootBadInput, APluginCopyThatDoesNotMatchItsManifestIsUntrusted) {
   Bad b("committed");
   b.rewrite(b.root / ".dot-plugin", slurp(b.root / ".dot-plugin") + "# changed\n");
-  b.refused("DOT_E_PLUGIN_IDENTITY", "digest", ".dot-plugin");
+  const std::string before = fingerprint(b.root);
+  auto s = go::survey(b.root.string());
+  ASSERT_TRUE(s.ok()) << s.error().line();
+  EXPECT_EQ(s->state, "COMMITTED");
+  EXPECT_NE(s->plugin_untrusted.find(".dot-plugin hashes to "), std::string::npos) << s->plugin_untrusted;
+  EXPECT_NE(s->plugin_untrusted.find(b.made.plugin_digest), std::string::npos) << s->plugin_untrusted;
+  EXPECT_EQ(fingerprint(b.root), before);
+}
+
+TEST(GoRootBadInput, AMissingPluginCopyIsUntrusted) {
+  Bad b("committed");
+  fs::remove(b.root / ".dot-plugin");
+  auto s = go::survey(b.root.string());
+  ASSERT_TRUE(s.ok()) << s.error().line();
+  EXPECT_NE(s->plugin_untrusted.find("missing"), std::string::npos) << s->plugin_untrusted;
 }
 
 TEST(GoRootBadInput, AManifestOfAnotherShapeIsRefused) {
@@ -500,7 +516,8 @@ TEST_P(DryRun, JsonReportsTheStateAndIdsAndChangesNoByte) {
     auto m = v.find(key);
     return m && m->is_string() ? std::string(m->as_string()) : std::string("<null>");
   };
-  EXPECT_EQ(v.size(), 8u) << r.out;
+  EXPECT_EQ(v.size(), 9u) << r.out;
+  EXPECT_TRUE(v.find("plugin_untrusted") && v.find("plugin_untrusted")->is_null()) << r.out;
   EXPECT_EQ(str("format"), "go-hello");
   EXPECT_EQ(str("state"), want.state);
   EXPECT_EQ(str("finish"), want.finish);

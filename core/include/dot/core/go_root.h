@@ -117,6 +117,12 @@ struct Survey {
   std::string state;
   Finish finish = Finish::Nothing;
   std::optional<Manifest> manifest;  // registered
+  // Why the registered plugin's copy is not to be trusted: `.dot-plugin`
+  // is missing, no longer hashes to the manifest's digest, or is a file
+  // someone else could write (one sentence; empty when it is sound).
+  // Finishing never runs the plugin, so this blocks nothing: adopt finishes
+  // and imports the root and registers no plugin (docs/user-guide.md).
+  std::string plugin_untrusted;
   bool has_lock = false;
   std::size_t stage_files = 0;       // files in a root .dot-stage
   bool has_stage = false;
@@ -158,8 +164,11 @@ struct SurveyOptions {
 //   DOT_E_POLICY       the root or a folder not 0700, a file breaking the
 //                      reference's read rules, anything not owned by us;
 //   DOT_E_PATH_ESCAPE  a symlink anywhere among the reference's files;
-//   DOT_E_PLUGIN_IDENTITY  the plugin copy does not hash to the manifest's
-//                      digest, or a plan names another plugin;
+//   DOT_E_PLUGIN_IDENTITY  a manifest the reference does not write, a
+//                      plugin copy without a manifest, or a plan naming
+//                      another plugin than the manifest (a plugin copy that
+//                      no longer matches the manifest is no error: see
+//                      Survey::plugin_untrusted);
 //   DOT_E_ARTIFACT_MISMATCH  an artifact, backup or stage file that differs
 //                      from the plan;
 //   DOT_E_RECOVERY_REQUIRED  a target edited by someone else where the
