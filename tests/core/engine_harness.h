@@ -207,6 +207,21 @@ class EngineTest : public ::testing::Test {
     for (const auto& p : report->problems) out += p + "\n";
     return out;
   }
+  // `store check --json` finds exactly one problem, naming the plan
+  // `plan_id` and containing `names`: the forgery tests make every other row
+  // they touch consistent, so only the plan check may see the forgery.
+  void expect_only_store_problem(const std::string& plan_id, const std::string& names) {
+    CmdResult r = core({"store", "check", "--json"});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    auto doc = json::parse(r.out);
+    ASSERT_TRUE(doc.ok()) << r.out;
+    auto problems = doc->root().find("problems");
+    ASSERT_TRUE(problems && problems->is_array()) << r.out;
+    ASSERT_EQ(problems->size(), 1u) << r.out;
+    std::string problem(std::string((*problems->elements().begin()).as_string()));
+    EXPECT_NE(problem.find(plan_id), std::string::npos) << problem;
+    EXPECT_NE(problem.find(names), std::string::npos) << problem;
+  }
   // The ledger states of a plan's effects ("SUCCEEDED,..."), through the library.
   std::string ledger(const std::string& plan_id) {
     auto layout = store::RootLayout::for_root(root_.string());
