@@ -256,11 +256,10 @@ std::string human(const pb::Response& r) {
 
 // ---- the session ----------------------------------------------------------
 
-// A failed exchange as a DOT_E error: past the deadline is DOT_E_TIMEOUT,
-// anything the provider broke DOT_E_PROTOCOL; either way the detail ends
-// with how the provider ended, if it did (provider_postscript).
+// A failed exchange as a DOT_E error (the client's own code: DOT_E_TIMEOUT
+// past the deadline, DOT_E_PROTOCOL for what the provider broke), its detail
+// ending with how the provider ended, if it did (provider_postscript).
 Error exchange_error(Error e, adpp::ProviderProcess& p, std::string_view what) {
-  if (e.code == Code::Protocol && e.kind == "timeout") e.code = Code::Timeout;
   e.detail = fmt::format("{}: {}{}", what, e.detail, adpp::provider_postscript(p, kExitGrace));
   return e;
 }

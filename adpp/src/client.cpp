@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;
 
 Error timeout_error(std::string_view what) {
-  return make_error(Code::Protocol, "timeout", fmt::format("no {} before the deadline", what));
+  return make_error(Code::Timeout, "timeout", fmt::format("no {} before the deadline", what));
 }
 
 }  // namespace
@@ -208,7 +208,7 @@ Result<ExitStatus> Client::shutdown() {
   // Any descendants left in its group, then those that left the group.
   process_.kill_and_reap();
   sweep_.sweep();
-  if (!status) return make_error(Code::Protocol, "timeout", "the provider did not exit after stdin was closed");
+  if (!status) return timeout_error("exit after stdin was closed");
   return *status;
 }
 

@@ -117,7 +117,7 @@ Result<pb::Response> exchange(ProviderProcess& p, const pb::Request& req, Clock:
 }
 
 std::string describe_read_error(const Error& e, milliseconds window) {
-  if (e.kind == "timeout") return fmt::format("hang: no complete response within {}", seconds(window));
+  if (e.code == Code::Timeout) return fmt::format("hang: no complete response within {}", seconds(window));
   if (e.kind == "length") return fmt::format("over-cap response: {}", e.message());
   if (e.kind == "parse") return fmt::format("unparseable response: {}", e.message());
   return e.message();
@@ -125,7 +125,7 @@ std::string describe_read_error(const Error& e, milliseconds window) {
 
 // A write the provider may cut short by exiting (or, for a frame it must
 // refuse unread, by not reading): only other errors fail the case.
-bool write_refused(const Status& w) { return !w.ok() && w.error().kind != "closed" && w.error().kind != "timeout"; }
+bool write_refused(const Status& w) { return !w.ok() && w.error().kind != "closed" && w.error().code != Code::Timeout; }
 
 // Ends a case that went well so far: stdin closed, nothing more on stdout,
 // an exit with a documented code in the window.

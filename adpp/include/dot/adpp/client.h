@@ -17,9 +17,10 @@
 // for an orphan; and sweep in one place where providers run side by side
 // (the conformance runner sweeps once, after its last case).
 //
-// Errors are Code::Protocol with these kinds (Code::Io "spawn" when the
-// provider cannot be started, "subreaper" when the client cannot become one):
-//   timeout     no complete response before the deadline
+// Errors are Code::Protocol with these kinds (Code::Timeout "timeout", as
+// in every host of the project; Code::Io "spawn" when the provider cannot be
+// started, "subreaper" when the client cannot become one):
+//   timeout     no complete response (or exit) before the deadline
 //   closed      the provider closed stdout (between frames); from
 //               ProviderProcess::write, it closed its stdin (a Client never
 //               says that: whether a write to a provider that is exiting is
