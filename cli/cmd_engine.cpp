@@ -121,6 +121,14 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
       w.end_object();
     }
     w.end_array();
+    w.key("stages").begin_array();
+    for (const auto& s : r.stages) {
+      w.begin_object();
+      w.key("entries").number(s.entries);
+      w.key("name").string(s.name);
+      w.end_object();
+    }
+    w.end_array();
     w.key("stages_removed").number(r.stages_removed);
     w.key("temp_files_removed").number(r.temp_files_removed);
     w.key("transactions").begin_array();
@@ -132,11 +140,18 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
   std::string out;
   // The name is whatever the directory holds: shown(), like every such field.
   for (const auto& l : r.left_alone) out += fmt::format("left alone: {}: {}\n", shown(l.name), l.why);
-  if (!r.changed()) return print_human(fmt::format("{}{}\n", out, nothing));
+  // "Nothing to recover" only when nothing is left either: what was left
+  // alone is listed above, and said to remain.
+  if (!r.changed() && r.left_alone.empty()) return print_human(fmt::format("{}\n", nothing));
+  if (!r.changed())
+    return print_human(fmt::format("{}nothing removed or rolled back; {} entr{} left alone (listed above)\n", out,
+                                   r.left_alone.size(), r.left_alone.size() == 1 ? "y" : "ies"));
   for (const auto& t : r.transactions)
     out += fmt::format("{:<12}  {:<12} -> {:<12}  {}\n", t.plan_id.empty() ? "(proposal)" : short_id(t.plan_id),
                        store::state_name(t.from), store::state_name(t.to), t.action);
   if (r.temp_files_removed) out += fmt::format("removed {} leftover temp file(s)\n", r.temp_files_removed);
+  for (const auto& s : r.stages)
+    out += fmt::format("removed leftover stage {} ({} entr{})\n", shown(s.name), s.entries, s.entries == 1 ? "y" : "ies");
   if (r.stages_removed) out += fmt::format("removed {} leftover stage folder(s)\n", r.stages_removed);
   return print_human(out);
 }
@@ -315,6 +330,13 @@ int run_plan(const EngineOptions& o) {
     };
   auto planned = core::make_plan(*root, options);
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
+  // The plan stands; a stage that could not be removed is only said (on
+  // stderr: --json keeps stdout one object), and `recover` removes it.
+  if (!planned->stage_left.empty()) {
+    const std::string line = fmt::format("warning: the stage could not be removed ({}): `{}` removes it\n",
+                                         shown(planned->stage_left), store::command_for(root->layout(), "recover"));
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
   if (planned->version == core::kPlanVersion2) return print_general_plan(o, *planned, *root);
   const core::Plan& plan = planned->plan;
   // The plan is sealed (or, changing nothing, recorded as such) from here

@@ -343,62 +343,183 @@ Result<std::vector<std::string>> list_entries(int dirfd) {
 
 namespace {
 
-// `shown` is the entry's path below where the removal started, for errors.
-Result<std::size_t> remove_tree_at(int dirfd, const std::string& name, const std::string& shown, int depth) {
-  struct stat seen {};
-  if (::fstatat(dirfd, name.c_str(), &seen, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return std::size_t{0};
-    return errno_error(errno, "stat", shown);
+// One directory on the way down from the entry remove_tree started at: what
+// it is (device and inode, as first seen), its name in the level above, and
+// the entries still to remove. Only names are kept per level, never a
+// descriptor: the walk holds one directory open whatever the depth.
+struct Level {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string name;
+  std::vector<std::string> pending;
+  std::size_t next = 0;
+  int relists = 0;
+};
+
+// A directory that gains entries while it is emptied is listed again this
+// many times, then left in place (something keeps writing into it).
+constexpr int kMaxRelists = 8;
+
+// The path below where the removal started, for errors: a hostile tree may be
+// thousands of folders deep, so a long one is cut in the middle.
+std::string shown_path(const std::vector<Level>& levels, std::string_view child = {}) {
+  std::string p;
+  for (const Level& l : levels) {
+    if (!p.empty()) p += '/';
+    p += l.name;
   }
-  if (!S_ISDIR(seen.st_mode)) {
-    // unlinkat never follows a symlink: the link goes, not what it names.
-    if (::unlinkat(dirfd, name.c_str(), 0) != 0) {
-      if (errno == ENOENT) return std::size_t{0};
-      return errno_error(errno, "unlink", shown);
-    }
-    return std::size_t{1};
-  }
-  if (depth >= kMaxRemoveDepth)
-    return make_error(Code::Io, "too_deep",
-                      fmt::format("remove {}: nested more than {} directories deep (left in place)", shown,
-                                  kMaxRemoveDepth));
-  // RESOLVE_NO_XDEV: a mount point inside is never descended into.
-  int fd = sys_openat2(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_NO_XDEV);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::size_t{0};
+  if (!child.empty()) (p += '/') += child;
+  constexpr std::size_t kKeep = 120;
+  if (p.size() > 2 * kKeep + 5)
+    p = fmt::format("{}/.../{} ({} folders deep)", p.substr(0, kKeep), p.substr(p.size() - kKeep),
+                    levels.size() + (child.empty() ? 0 : 1));
+  return p;
+}
+
+Error with_path(Error e, const std::string& shown) {
+  e.detail = fmt::format("remove {}: {}", shown, e.detail);
+  return e;
+}
+
+// Opens directory `name` of `parent_fd` to empty it, as itself (no symlink,
+// no other mount: RESOLVE_NO_XDEV) and only when it is still the directory
+// `seen` described. A directory of ours that we may not list or unlink in
+// (a plugin made it 0000 or 0500) is given u+rwx first, through the opened
+// descriptor, never by name. Gone meanwhile: an invalid descriptor.
+Result<UniqueFd> open_to_empty(int parent_fd, const std::string& name, const struct stat& seen,
+                               const std::string& shown) {
+  int pfd = sys_openat2(parent_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_NO_XDEV);
+  if (pfd < 0) {
+    if (errno == ENOENT) return UniqueFd();
     return errno_error(errno, "open", shown);
   }
-  UniqueFd sub(fd);
+  UniqueFd path_fd(pfd);
+  struct stat opened {};
+  if (::fstat(path_fd.get(), &opened) != 0) return errno_error(errno, "fstat", shown);
   // Emptied is only the directory that was looked at: one renamed into its
   // place in between is left alone.
-  struct stat opened {};
-  if (::fstat(sub.get(), &opened) != 0) return errno_error(errno, "fstat", shown);
   if (opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino)
     return make_error(Code::Conflict, "replaced", fmt::format("remove {}: replaced while it was removed (left in place)", shown));
-  auto children = list_entries(sub.get());
-  if (!children.ok()) {
-    Error e = std::move(children).error();
-    e.detail = fmt::format("remove {}: {}", shown, e.detail);
-    return e;
+  if ((opened.st_mode & 0700) != 0700 && opened.st_uid == ::geteuid()) {
+    // chmod(2) on the descriptor's /proc link reaches exactly this inode
+    // (fchmod refuses an O_PATH descriptor).
+    const std::string link = fmt::format("/proc/self/fd/{}", path_fd.get());
+    if (::chmod(link.c_str(), (opened.st_mode | 0700) & 07777) != 0) return errno_error(errno, "chmod", shown);
   }
-  std::size_t n = 0;
-  for (const auto& child : *children) {
-    DOT_ASSIGN_OR_RETURN(std::size_t removed, remove_tree_at(sub.get(), child, shown + "/" + child, depth + 1));
-    n += removed;
-  }
-  if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0) {
-    if (errno == ENOENT) return n;
-    return errno_error(errno, "remove directory", shown);
-  }
-  return n + 1;
+  int fd = ::openat(path_fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno_error(errno, "open", shown);
+  return UniqueFd(fd);
+}
+
+// The directory of `levels` that `cur` (the deepest) sits in, reached with
+// ".." and accepted only when it is the directory recorded on the way down:
+// a folder moved elsewhere meanwhile never leads the walk out of the tree.
+Result<UniqueFd> open_parent(int cur, const Level& parent, const std::string& shown) {
+  int fd = ::openat(cur, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno_error(errno, "open the parent of", shown);
+  UniqueFd up(fd);
+  struct stat st {};
+  if (::fstat(up.get(), &st) != 0) return errno_error(errno, "fstat the parent of", shown);
+  if (st.st_dev != parent.dev || st.st_ino != parent.ino)
+    return make_error(Code::Conflict, "moved",
+                      fmt::format("remove {}: moved out of the tree being removed (left in place)", shown));
+  return up;
 }
 
 }  // namespace
 
 Result<std::size_t> remove_tree(int dirfd, std::string_view name) {
   DOT_TRY(check_entry_name(name));
-  const std::string n(name);
-  return remove_tree_at(dirfd, n, n, 0);
+  const std::string top(name);
+  struct stat seen {};
+  if (::fstatat(dirfd, top.c_str(), &seen, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return std::size_t{0};
+    return errno_error(errno, "stat", top);
+  }
+  if (!S_ISDIR(seen.st_mode)) {
+    // unlinkat never follows a symlink: the link goes, not what it names.
+    if (::unlinkat(dirfd, top.c_str(), 0) != 0) {
+      if (errno == ENOENT) return std::size_t{0};
+      return errno_error(errno, "unlink", top);
+    }
+    return std::size_t{1};
+  }
+  // Depth first, without recursion: `levels` is the way down from `top` to
+  // the directory open on `cur`, the only one held open.
+  std::vector<Level> levels;
+  UniqueFd cur;
+  {
+    DOT_ASSIGN_OR_RETURN(cur, open_to_empty(dirfd, top, seen, top));
+    if (!cur.valid()) return std::size_t{0};
+    auto children = list_entries(cur.get());
+    if (!children.ok()) return with_path(std::move(children).error(), top);
+    levels.push_back(Level{seen.st_dev, seen.st_ino, top, std::move(*children), 0, 0});
+  }
+  std::size_t removed = 0;
+  while (!levels.empty()) {
+    Level& level = levels.back();
+    if (level.next < level.pending.size()) {
+      const std::string child = level.pending[level.next++];
+      struct stat st {};
+      if (::fstatat(cur.get(), child.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) continue;
+        return errno_error(errno, "stat", shown_path(levels, child));
+      }
+      if (!S_ISDIR(st.st_mode)) {
+        if (::unlinkat(cur.get(), child.c_str(), 0) != 0) {
+          if (errno == ENOENT) continue;
+          return errno_error(errno, "unlink", shown_path(levels, child));
+        }
+        ++removed;
+        continue;
+      }
+      DOT_ASSIGN_OR_RETURN(UniqueFd sub, open_to_empty(cur.get(), child, st, shown_path(levels, child)));
+      if (!sub.valid()) continue;
+      auto children = list_entries(sub.get());
+      if (!children.ok()) return with_path(std::move(children).error(), shown_path(levels, child));
+      levels.push_back(Level{st.st_dev, st.st_ino, child, std::move(*children), 0, 0});
+      cur = std::move(sub);
+      continue;
+    }
+    // Every entry listed is gone: the directory itself goes, from its parent
+    // (`dirfd` for the top, never reached through "..").
+    UniqueFd up;
+    int parent = dirfd;
+    if (levels.size() > 1) {
+      DOT_ASSIGN_OR_RETURN(up, open_parent(cur.get(), levels[levels.size() - 2], shown_path(levels)));
+      parent = up.get();
+    }
+    struct stat st {};
+    bool gone = false;
+    if (::fstatat(parent, level.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) return errno_error(errno, "stat", shown_path(levels));
+      gone = true;
+    } else if (st.st_dev != level.dev || st.st_ino != level.ino) {
+      return make_error(Code::Conflict, "replaced",
+                        fmt::format("remove {}: replaced while it was removed (left in place)", shown_path(levels)));
+    } else if (::unlinkat(parent, level.name.c_str(), AT_REMOVEDIR) != 0) {
+      const int err = errno;
+      if (err == ENOTEMPTY || err == EEXIST) {
+        // Something was added meanwhile: listed again, a bounded number of times.
+        if (level.relists >= kMaxRelists)
+          return make_error(Code::Conflict, "changing",
+                            fmt::format("remove {}: entries keep appearing while it is removed (left in place)",
+                                        shown_path(levels)));
+        auto again = list_entries(cur.get());
+        if (!again.ok()) return with_path(std::move(again).error(), shown_path(levels));
+        level.pending = std::move(*again);
+        level.next = 0;
+        ++level.relists;
+        continue;
+      }
+      if (err != ENOENT) return errno_error(err, "remove directory", shown_path(levels));
+      gone = true;
+    }
+    if (!gone) ++removed;
+    levels.pop_back();
+    cur = std::move(up);
+  }
+  return removed;
 }
 
 }  // namespace dot::beneath

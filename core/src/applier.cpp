@@ -233,7 +233,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
     if (interrupt && interrupt->interrupted())
       return interrupted_error(root, interrupt->signal(), plan_id, store::State::Committing);
     bool renamed = false;
-    Status s = commit_slot(root.root_fd(), i, ops[i], lp.after[i], root.hooks(), renamed);
+    Status s = commit_slot(root.root_fd(), plan_id, i, ops[i], lp.after[i], root.hooks(), renamed);
     if (s.ok()) continue;
     Error cause = s.error();
     // Only what this apply renamed is undone: a slot refused at its re-check

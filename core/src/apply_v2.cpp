@@ -144,17 +144,16 @@ class TempSink final : public ByteSink {
   std::string_view path_;
 };
 
-// A fresh temp file in the folder open on `dir_fd` holding the stored file
-// `index` of `kind` (verified as it streams), with the owner and mode of
-// `want`. Not synced unless `fsync_each` (a kernel whose syncfs cannot be
+// Temp file `temp` (a temp_name of this plan) in the folder open on
+// `dir_fd` holding the stored file `index` of `kind` (verified as it
+// streams), with the owner and mode of `want`. Not synced unless `fsync_each` (a kernel whose syncfs cannot be
 // trusted): the caller makes all temp files durable at once. On every
 // failure the temp file is gone.
 Result<std::string> stream_temp(Root& root, store::TxnId txn, store::FileKind kind, std::size_t index, int dir_fd,
-                                const Snapshot& want, std::string_view path, const std::string& fault_point,
-                                bool fsync_each) {
-  auto created = beneath::create_temp(dir_fd, kTempPrefix, 0600);
+                                const std::string& temp, const Snapshot& want, std::string_view path,
+                                const std::string& fault_point, bool fsync_each) {
+  auto created = create_own_temp(dir_fd, temp);
   if (!created.ok()) return as_commit(std::move(created).error());
-  const std::string temp = created->name;
   auto fail = [&](Error e) -> Error {
     ::unlinkat(dir_fd, temp.c_str(), 0);
     return e;
@@ -351,8 +350,8 @@ Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, Interrupt
     auto dir = folders.open(parent_folder(op.path));
     if (!dir.ok()) return fail(as_commit(std::move(dir).error()));
     if (auto s = note_file_system(*dir, parent_folder(op.path), file_systems); !s.ok()) return fail(std::move(s).error());
-    auto temp = stream_temp(root, txn, store::FileKind::Artifact, i, *dir, op.after, op.path, p + ".write",
-                            fsync_each);
+    auto temp = stream_temp(root, txn, store::FileKind::Artifact, i, *dir, temp_name(plan_id, TempPhase::Apply, i),
+                            op.after, op.path, p + ".write", fsync_each);
     if (!temp.ok()) return fail(std::move(temp).error());
     temps[i] = std::move(temp).value();
     hooks.reached(p + ".temp_written");
@@ -454,20 +453,26 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
   };
   const std::vector<std::string> touched = touched_folders(plan);
 
-  // Temp files of an interrupted commit (or of this walk, interrupted).
-  for (const std::string& folder : touched) {
+  // Temp files of an interrupted commit (or of this walk, interrupted):
+  // exactly the names this plan's journal derives, each in its target's
+  // folder; a file merely named like a temp file is never touched.
+  std::map<std::string, std::vector<std::string>> own_temps;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    auto& names = own_temps[std::string(parent_folder(ops[i].path))];
+    for (TempPhase phase : {TempPhase::Apply, TempPhase::Rollback}) names.push_back(temp_name(plan_id, phase, i));
+  }
+  for (const auto& [folder, names] : own_temps) {
     auto dir = open_existing_folder(root_fd, folder);
     if (!dir.ok()) {
       if (cleanup) cleanup->left_alone.push_back({folder, fmt::format("cannot be opened: {}", dir.error().detail)});
       continue;
     }
     if (!*dir) continue;
-    TempCleanup found = remove_leftover_temps((*dir)->get());
+    TempCleanup found;
+    remove_own_temps((*dir)->get(), folder, names, found);
     if (!cleanup) continue;
     cleanup->removed += found.removed;
-    for (auto& left : found.left_alone)
-      cleanup->left_alone.push_back(
-          {folder.empty() ? left.name : left.name == "." ? folder : folder + "/" + left.name, std::move(left.why)});
+    for (auto& left : found.left_alone) cleanup->left_alone.push_back(std::move(left));
   }
 
   // Each target: before (left), after (restored) or neither (left: evidence).
@@ -503,8 +508,8 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
     auto dir = folders.open(parent_folder(op.path));
     if (!dir.ok()) return stuck(std::move(dir).error());
     if (auto s = note_file_system(*dir, parent_folder(op.path), file_systems); !s.ok()) return stuck(s.error());
-    auto temp = stream_temp(root, txn, store::FileKind::Backup, i, *dir, op.before, op.path, p + ".write",
-                            fsync_each);
+    auto temp = stream_temp(root, txn, store::FileKind::Backup, i, *dir, temp_name(plan_id, TempPhase::Rollback, i),
+                            op.before, op.path, p + ".write", fsync_each);
     if (!temp.ok()) return stuck(std::move(temp).error());
     temps[i] = std::move(temp).value();
     hooks.reached(p + ".temp_written");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/utf8.h"
+#include "dot/core/target.h"
 #include "dot/store/root.h"
 
 namespace dot::core {
@@ -25,6 +26,20 @@ Error refuse(Code code, std::string kind, std::string_view path, std::string_vie
   return make_error(code, std::move(kind), fmt::format("path {} {}", show_path(path), rule));
 }
 
+// Names core (or the Go reference it adopts from) creates or removes beside
+// the targets: a plan that proposed one would have core later delete an
+// applied file as its own leftover. The "why" of the refusal, or empty.
+std::string_view reserved_because(std::string_view component, bool first) noexcept {
+  if (component.substr(0, kTempPrefix.size()) == kTempPrefix)
+    return "a name core reserves for the temp files it writes beside targets";
+  // At the top of the root every ".dot-" name is the reference's or
+  // adopt's own (`.dot-txn`, `.dot-history`, `.dot-adopting`...): adopt's
+  // survey reads each as the reference's and may remove it.
+  if (first && component.substr(0, 5) == ".dot-")
+    return "a name reserved at the top of the root for core and the Go reference it adopts from (.dot-*)";
+  return {};
+}
+
 }  // namespace
 
 bool is_write_mode(std::uint64_t mode) noexcept {
@@ -39,8 +54,11 @@ Status check_path(std::string_view path) {
   for (std::size_t start = 0; start <= path.size();) {
     std::size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
-    if (path.substr(start, end - start) == "..")
-      return refuse(Code::PathEscape, "dot_dot", path, "has a \"..\" component");
+    const std::string_view component = path.substr(start, end - start);
+    if (component == "..") return refuse(Code::PathEscape, "dot_dot", path, "has a \"..\" component");
+    if (const std::string_view why = reserved_because(component, start == 0); !why.empty())
+      return refuse(Code::PathEscape, "reserved", path,
+                    fmt::format("has the component {}, {}", show_path(component), why));
     start = end + 1;
   }
   if (utf8_valid_prefix(path) != path.size())

@@ -99,12 +99,13 @@ Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Sta
 namespace {
 
 Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const Manifest& manifest, PinnedPlugin& pinned,
-                                 store::TxnId txn, Session& session) {
+                                 store::TxnId txn, Session& session, std::optional<Stage>& kept_stage) {
   auto check_interrupt = [&]() -> Status { return core::check_interrupt(options); };
   // Calls that fail because a signal killed the plugin report the signal.
   auto call = [&](auto&& result) { return during(options, std::forward<decltype(result)>(result)); };
 
-  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.dirs(), txn));
+  DOT_ASSIGN_OR_RETURN(Stage made, Stage::create(root.dirs(), txn));
+  Stage& stage = kept_stage.emplace(std::move(made));
   dpp::HostSessionOptions ho;
   ho.limits.deadline = options.deadline;
   std::optional<Sandbox> sandbox;
@@ -221,6 +222,9 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   start.plugin_digest = manifest.sha256;
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().begin_proposal(start));
 
+  // The stage outlives the session: it is removed only once the plugin (and
+  // anything it started) is dead, so nothing writes into it while it goes.
+  std::optional<Stage> stage;
   Session session;
   Result<PlanOutcome> outcome = [&]() -> Result<PlanOutcome> {
     if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
@@ -231,7 +235,7 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
       DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
       root.hooks().reached("plan.plugin_hashed");
       if (options.after_hash) options.after_hash(options.after_hash_ctx);
-      return run_general_proposal(root, options, manifest, pinned, txn, session);
+      return run_general_proposal(root, options, manifest, pinned, txn, session, stage);
     }
     if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
       return make_error(Code::PluginIdentity, "manifest",
@@ -246,15 +250,24 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
     DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
     root.hooks().reached("plan.plugin_hashed");
     if (options.after_hash) options.after_hash(options.after_hash_ctx);
-    return run_proposal(root, options, manifest, pinned, txn, session);
+    return run_proposal(root, options, manifest, pinned, txn, session, stage);
   }();
   if (options.interrupt) options.interrupt->set_plugin_group(0);
-  if (outcome.ok()) return outcome;
+  if (outcome.ok()) {
+    // The session finished (the plugin and its group reaped): the stage goes.
+    if (stage)
+      if (auto s = stage->remove(); !s.ok()) outcome->stage_left = s.error().message();
+    return outcome;
+  }
 
   Error error = std::move(outcome).error();
   // Abort first: it kills the group and drains what stderr still holds, so
   // a line the plugin wrote just before the answer that failed is kept.
   if (session.host) session.host->abort();
+  if (stage)
+    if (auto s = stage->remove(); !s.ok())
+      error.detail += fmt::format("; the stage could not be removed ({}): `{}` removes it", s.error().message(),
+                                  store::command_for(root.layout(), "recover"));
   std::string stderr_bytes = session.stderr_bytes();
   store::Abandonment why;
   why.code = std::string(code_name(error.code));

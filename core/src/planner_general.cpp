@@ -45,11 +45,13 @@ Status check_effects(const general::PlanResult& proposed) {
 }  // namespace
 
 Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options, const Manifest& manifest,
-                                         PinnedPlugin& pinned, store::TxnId txn, Session& session) {
+                                         PinnedPlugin& pinned, store::TxnId txn, Session& session,
+                                         std::optional<Stage>& kept_stage) {
   auto call = [&](auto&& result) { return during(options, std::forward<decltype(result)>(result)); };
   const general::Limits limits = general::kLimits;
 
-  DOT_ASSIGN_OR_RETURN(Stage stage, Stage::create(root.dirs(), txn));
+  DOT_ASSIGN_OR_RETURN(Stage made, Stage::create(root.dirs(), txn));
+  Stage& stage = kept_stage.emplace(std::move(made));
   dpp::HostSessionOptions ho;
   ho.profile = dpp::Profile::General;
   ho.general_limits = limits;

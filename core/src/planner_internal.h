@@ -57,8 +57,10 @@ Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Sta
                      dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session,
                      const ProfileContainment& profile = {});
 
-// The general profile's proposal (planner_general.cpp).
+// The general profile's proposal (planner_general.cpp). The stage it makes
+// is kept in `stage`, which make_plan removes once the plugin is dead.
 Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options, const Manifest& manifest,
-                                         PinnedPlugin& pinned, store::TxnId txn, Session& session);
+                                         PinnedPlugin& pinned, store::TxnId txn, Session& session,
+                                         std::optional<Stage>& stage);
 
 }  // namespace dot::core

@@ -21,7 +21,7 @@ namespace {
 // The rollback walk of either plan version.
 Status roll_back_any(Root& root, store::TxnId txn, const VerifiedPlan& plan, const Error& why, TempCleanup* cleanup) {
   if (const auto* v2 = std::get_if<LoadedPlanV2>(&plan)) return roll_back(root, txn, *v2, why, nullptr, cleanup);
-  return roll_back(root, txn, std::get<LoadedPlan>(plan), why);
+  return roll_back(root, txn, std::get<LoadedPlan>(plan), why, static_cast<std::size_t>(-1), cleanup);
 }
 
 // The effects of either plan version.
@@ -31,45 +31,62 @@ Status run_effects_any(Root& root, store::TxnId txn, const std::string& plan_id,
   return run_effects(root, txn, plan_id, std::get<LoadedPlan>(plan).plan);
 }
 
-// Stage directories left by a `plan` that was killed, removed through the
-// stage folder's descriptor: a symlink in its place is DOT_E_PATH_ESCAPE and
-// nothing it points to is read or removed.
-// A stage that cannot be removed (nested too deep, replaced meanwhile,
-// unreadable) is reported in `left_alone` and never stops the rollback.
-Result<std::size_t> remove_stale_stages(const store::OpenedRoot& dirs, std::vector<LeftAlone>& left_alone) {
+// Stage directories left by a `plan` that was killed (or that its own
+// cleanup could not remove), removed completely through the stage folder's
+// descriptor, whatever their depth (beneath::remove_tree): a symlink in its
+// place is DOT_E_PATH_ESCAPE and nothing it points to is read or removed.
+// Each one removed is named in `removed` with how many entries went; one
+// that cannot be removed (replaced meanwhile, unreadable) is reported in
+// `left_alone` and never stops the rollback.
+Status remove_stale_stages(const store::OpenedRoot& dirs, std::vector<RemovedStage>& removed,
+                           std::vector<LeftAlone>& left_alone) {
   auto stage = dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY);
   if (!stage.ok()) {
-    if (beneath::error_errno(stage.error()) == ENOENT) return std::size_t{0};  // no plan ran yet
+    if (beneath::error_errno(stage.error()) == ENOENT) return {};  // no plan ran yet
     return std::move(stage).error();
   }
   const std::string shown_folder = fmt::format("{}/{}", store::kStateDirName, store::kStageName);
   auto stale = beneath::list_entries(stage->get());
   if (!stale.ok()) {
     left_alone.push_back({shown_folder, fmt::format("cannot be listed: {}", stale.error().detail)});
-    return std::size_t{0};
+    return {};
   }
-  std::size_t n = 0;
   for (const auto& name : *stale) {
-    auto removed = beneath::remove_tree(stage->get(), name);
-    if (removed.ok())
-      ++n;
+    auto gone = beneath::remove_tree(stage->get(), name);
+    if (gone.ok())
+      removed.push_back(RemovedStage{shown_folder + "/" + name, *gone});
     else
       left_alone.push_back({shown_folder + "/" + name, fmt::format("a stale stage that cannot be removed: {}",
-                                                                   removed.error().message())});
+                                                                   gone.error().message())});
   }
-  return n;
+  return {};
 }
 
 }  // namespace
 
-Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why, std::size_t touched) {
+Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why, std::size_t touched,
+                 TempCleanup* cleanup) {
   store::Store& st = root.store();
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
   if (summary.state != store::State::RollingBack)
     DOT_TRY(st.transition(txn, store::State::RollingBack, event_code(why), why.message()));
   const auto& ops = plan.plan.operations;
+  // The temp files an interrupted commit or rollback of this plan may have
+  // left: exactly the names its journal derives (temp_name), nothing else.
+  {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      for (TempPhase phase : {TempPhase::Apply, TempPhase::Rollback})
+        names.push_back(temp_name(plan.sealed.plan_id, phase, i));
+    TempCleanup found;
+    remove_own_temps(root.root_fd(), "", names, found);
+    if (cleanup) {
+      cleanup->removed += found.removed;
+      for (auto& left : found.left_alone) cleanup->left_alone.push_back(std::move(left));
+    }
+  }
   for (std::size_t i = std::min(ops.size(), touched); i-- > 0;) {
-    auto restored = restore_slot(root.root_fd(), i, ops[i], plan.before[i], root.hooks());
+    auto restored = restore_slot(root.root_fd(), plan.sealed.plan_id, i, ops[i], plan.before[i], root.hooks());
     if (!restored.ok()) {
       Error e = std::move(restored).error();
       if (e.code != Code::RecoveryRequired) {
@@ -87,10 +104,8 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Err
 Result<RecoveryReport> recover(Root& root) {
   RecoveryReport report;
   store::Store& st = root.store();
-  TempCleanup temps = remove_leftover_temps(root.root_fd());
-  report.temp_files_removed = temps.removed;
-  report.left_alone = std::move(temps.left_alone);
-  DOT_ASSIGN_OR_RETURN(report.stages_removed, remove_stale_stages(root.dirs(), report.left_alone));
+  DOT_TRY(remove_stale_stages(root.dirs(), report.stages, report.left_alone));
+  report.stages_removed = report.stages.size();
 
   store::ListFilter proposing;
   proposing.state = store::State::Proposing;
@@ -131,6 +146,9 @@ Result<RecoveryReport> recover(Root& root) {
     }
     report.transactions.push_back(std::move(r));
   }
+  // Each rollback removed the temp files its journal names; whatever is
+  // still named like one is someone else's: reported, never removed.
+  for (auto& left : temp_like_entries(root.root_fd())) report.left_alone.push_back(std::move(left));
   return report;
 }
 

@@ -53,15 +53,37 @@ class Stage {
       : parent_fd_(std::move(o.parent_fd_)), name_(std::move(o.name_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)),
         dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
   Stage& operator=(Stage&&) = delete;
-  ~Stage() {
-    if (!owned_) return;
+  // The fallback: make_plan removes the stage itself (remove()) once the
+  // plugin is dead and reports a failure; whatever is left then, `recover`
+  // removes and reports.
+  ~Stage() { (void)remove(); }
+
+  // Removes this plan's stage completely, whatever its depth (remove_tree
+  // walks without recursion, never following a link), and everything else
+  // in the stage folder: the root lock is held, so all of it is this plan's
+  // (an audit plugin may litter next to its own stage). Only once: later
+  // calls do nothing. Errors: remove_tree's, for the first entry that could
+  // not be removed (the others are still tried).
+  Status remove() {
+    if (!owned_) return {};
+    owned_ = false;
     fd_.reset();
-    // The root lock is held: everything in the stage folder is this plan's
-    // (an audit plugin may litter next to its own stage).
-    (void)beneath::remove_tree(parent_fd_.get(), name_);
+    Status first;
+    auto keep = [&](Status s) {
+      if (!s.ok() && first.ok()) first = std::move(s);
+    };
+    auto gone = beneath::remove_tree(parent_fd_.get(), name_);
+    if (!gone.ok()) keep(std::move(gone).error());
     auto litter = beneath::list_entries(parent_fd_.get());
-    if (litter.ok())
-      for (const auto& n : *litter) (void)beneath::remove_tree(parent_fd_.get(), n);
+    if (!litter.ok()) {
+      keep(std::move(litter).error());
+      return first;
+    }
+    for (const auto& n : *litter) {
+      auto removed = beneath::remove_tree(parent_fd_.get(), n);
+      if (!removed.ok()) keep(std::move(removed).error());
+    }
+    return first;
   }
   // Where the plugin is told to write (its working directory and the
   // materialize request); core itself only uses the descriptors.

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/core/plan_v2.h"
 
@@ -35,19 +36,34 @@ Status set_owner_and_mode(int fd, const Snapshot& want, std::string_view name) {
   return {};
 }
 
+std::string temp_name(std::string_view plan_id, TempPhase phase, std::size_t index) {
+  const std::string seed = fmt::format("dot-core temp{}{}{}{}{}{}", '\0', plan_id, '\0',
+                                       phase == TempPhase::Apply ? "apply" : "rollback", '\0', index);
+  return std::string(kTempPrefix) + sha256_hex(seed).substr(0, 32);
+}
+
+Result<beneath::CreatedFile> create_own_temp(int dir_fd, const std::string& name) {
+  auto created = beneath::create_exclusive(dir_fd, name, 0600);
+  if (created.ok() || beneath::error_errno(created.error()) != EEXIST) return created;
+  struct stat st {};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return created;
+  if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) return beneath::errno_error(errno, "unlink", name);
+  return beneath::create_exclusive(dir_fd, name, 0600);
+}
+
 namespace {
 
-// Writes a complete replacement for `name` into a fresh temp file beside it
+// Writes a complete replacement for `name` into temp file `temp` beside it
 // and fsyncs it; on any failure the temp file is gone.
-Result<std::string> write_temp(int root_fd, std::string_view name, std::string_view bytes, const Snapshot& want,
-                               const TestHooks& hooks, const std::string& write_point, const std::string& fsync_point) {
-  auto created = beneath::create_temp(root_fd, kTempPrefix, 0600);
+Result<std::string> write_temp(int root_fd, const std::string& temp, std::string_view name, std::string_view bytes,
+                               const Snapshot& want, const TestHooks& hooks, const std::string& write_point,
+                               const std::string& fsync_point) {
+  auto created = create_own_temp(root_fd, temp);
   if (!created.ok()) {
     Error e = std::move(created).error();
     if (e.code == Code::Io) e.code = Code::Commit;
     return e;
   }
-  std::string temp = created->name;
   auto fail = [&](Error e) -> Error {
     ::unlinkat(root_fd, temp.c_str(), 0);
     return e;
@@ -219,11 +235,12 @@ Status recheck_target(int root_fd, std::string_view name, const Snapshot& expect
   return {};
 }
 
-Status commit_slot(int root_fd, std::size_t slot, const Operation& op, std::string_view bytes,
-                   const TestHooks& hooks, bool& renamed) {
+Status commit_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op,
+                   std::string_view bytes, const TestHooks& hooks, bool& renamed) {
   renamed = false;
   const std::string p = fmt::format("commit.slot{}", slot);
-  DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, op.name, bytes, op.after, hooks, p + ".write", p + ".fsync"));
+  DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, temp_name(plan_id, TempPhase::Apply, slot), op.name, bytes,
+                                                    op.after, hooks, p + ".write", p + ".fsync"));
   hooks.reached(p + ".temp_synced");
   if (auto s = recheck_target(root_fd, op.name, op.before); !s.ok()) {
     ::unlinkat(root_fd, temp.c_str(), 0);
@@ -253,7 +270,7 @@ Status commit_slot(int root_fd, std::size_t slot, const Operation& op, std::stri
   return {};
 }
 
-Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operation& op,
+Result<RestoreOutcome> restore_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op,
                                     const std::optional<std::string>& backup, const TestHooks& hooks) {
   const std::string p = fmt::format("rollback.slot{}", slot);
   auto o = beneath::observe_beneath(root_fd, op.name, {.max_bytes = kMaxTargetBytes});
@@ -272,8 +289,8 @@ Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operati
                                   op.name));
   if (op.before.exists) {
     if (!backup) return make_error(Code::RecoveryRequired, "missing_backup", fmt::format("no backup of {}", op.name));
-    DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, op.name, *backup, op.before, hooks, p + ".write",
-                                                      p + ".fsync"));
+    DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, temp_name(plan_id, TempPhase::Rollback, slot), op.name,
+                                                      *backup, op.before, hooks, p + ".write", p + ".fsync"));
     if (auto s = beneath::rename_entry(root_fd, temp, op.name); !s.ok()) {
       ::unlinkat(root_fd, temp.c_str(), 0);
       return s.error();
@@ -287,22 +304,15 @@ Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operati
   return RestoreOutcome::Restored;
 }
 
-TempCleanup remove_leftover_temps(int root_fd) {
-  TempCleanup out;
-  auto names = beneath::list_entries(root_fd);
-  if (!names.ok()) {
-    out.left_alone.push_back({".", fmt::format("the root directory cannot be listed: {}", names.error().detail)});
-    return out;
-  }
-  for (const auto& n : *names) {
-    if (n.compare(0, kTempPrefix.size(), kTempPrefix) != 0) continue;
-    auto leave = [&](std::string why) { out.left_alone.push_back({n, std::move(why)}); };
-    if (!beneath::is_temp_name(n, kTempPrefix)) {
-      leave("not a name dot-core gives its temp files");
-      continue;
-    }
+void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std::string>& names, TempCleanup& out) {
+  auto shown_name = [&](std::string_view n) {
+    return folder.empty() ? std::string(n) : fmt::format("{}/{}", folder, n);
+  };
+  bool removed = false;
+  for (const auto& n : names) {
+    auto leave = [&](std::string why) { out.left_alone.push_back({shown_name(n), std::move(why)}); };
     struct stat st {};
-    if (::fstatat(root_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (::fstatat(dir_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT) leave(fmt::format("cannot be examined: {}", std::strerror(errno)));
       continue;
     }
@@ -310,15 +320,44 @@ TempCleanup remove_leftover_temps(int root_fd) {
       leave(fmt::format("a {}, not a temp file", beneath::file_type_name(beneath::file_type(st.st_mode))));
       continue;
     }
-    if (::unlinkat(root_fd, n.c_str(), 0) != 0) {
+    if (::unlinkat(dir_fd, n.c_str(), 0) != 0) {
       if (errno != ENOENT) leave(fmt::format("cannot be removed: {}", std::strerror(errno)));
       continue;
     }
+    removed = true;
     ++out.removed;
   }
-  if (out.removed)
-    if (auto s = beneath::fsync_fd(root_fd, "the root directory"); !s.ok())
-      out.left_alone.push_back({".", fmt::format("the removals may not be durable: {}", s.error().detail)});
+  if (removed)
+    if (auto s = beneath::fsync_fd(dir_fd, "a folder"); !s.ok())
+      out.left_alone.push_back(
+          {folder.empty() ? std::string(".") : std::string(folder),
+           fmt::format("the removals may not be durable: {}", s.error().detail)});
+}
+
+std::vector<LeftAlone> temp_like_entries(int root_fd) {
+  std::vector<LeftAlone> out;
+  auto names = beneath::list_entries(root_fd);
+  if (!names.ok()) {
+    out.push_back({".", fmt::format("the root directory cannot be listed: {}", names.error().detail)});
+    return out;
+  }
+  for (const auto& n : *names) {
+    if (n.compare(0, kTempPrefix.size(), kTempPrefix) != 0) continue;
+    if (!beneath::is_temp_name(n, kTempPrefix)) {
+      out.push_back({n, "not a name dot-core gives its temp files"});
+      continue;
+    }
+    struct stat st {};
+    if (::fstatat(root_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) out.push_back({n, fmt::format("cannot be examined: {}", std::strerror(errno))});
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      out.push_back({n, fmt::format("a {}, not a temp file", beneath::file_type_name(beneath::file_type(st.st_mode)))});
+      continue;
+    }
+    out.push_back({n, "named like a temp file, but no unfinished transaction's journal names it"});
+  }
   return out;
 }
 

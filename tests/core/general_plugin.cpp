@@ -116,6 +116,9 @@ class GeneralPlugin final : public g::Plugin {
       return one(p + "f");
     }
     if (c == "state_folder") return one(".dot/evil");
+    if (c == "reserved_temp") return one(".dot-tmp-0123456789abcdef0123456789abcdef");
+    if (c == "reserved_temp_nested") return one("folder/.dot-tmp-0123456789abcdef0123456789abcdef");
+    if (c == "reserved_reference") return one(".dot-history/1");
     if (c == "symlinked_parent") return one("link/file");
     if (c == "target_folder") return one("folder");
     if (c == "bad_mode") return std::vector<g::Operation>{{"write", 0666, "a"}};

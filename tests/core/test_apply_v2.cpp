@@ -109,6 +109,26 @@ TEST_F(ApplyV2Test, RollbackRestoresEveryTargetAndRemovesTheCreatedFolders) {
   EXPECT_EQ(json_field(again.out, "state"), "SEALED");
 }
 
+// Files merely named like temp files, in folders the plan touched, are not
+// the journal's: rollback (and recover after it) leave them where they are.
+TEST_F(ApplyV2Test, RollbackLeavesFilesNamedLikeTempFilesThatItsJournalDoesNotName) {
+  const std::string id = plan_apply_case();
+  ASSERT_EQ(core({"apply", id}).code, 0);
+  const std::string lookalike = ".dot-tmp-" + std::string(32, 'e');
+  spit(root_ / lookalike, "someone's\n");
+  spit(root_ / "etc" / "app" / lookalike, "someone else's\n");
+  CmdResult r = core({"rollback", id});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  EXPECT_EQ(state_of(id), "ROLLED_BACK");
+  EXPECT_EQ(slurp(root_ / lookalike), "someone's\n");
+  EXPECT_EQ(slurp(root_ / "etc" / "app" / lookalike), "someone else's\n");
+  CmdResult rec = core({"recover", "--json"});
+  ASSERT_EQ(rec.code, 0) << rec.err;
+  EXPECT_NE(rec.out.find("\"temp_files_removed\":0"), std::string::npos) << rec.out;
+  EXPECT_EQ(slurp(root_ / lookalike), "someone's\n");
+  EXPECT_EQ(slurp(root_ / "etc" / "app" / lookalike), "someone else's\n");
+}
+
 TEST_F(ApplyV2Test, RollbackKeepsACreatedFolderThatIsNotEmpty) {
   const std::string id = plan_apply_case();
   ASSERT_EQ(core({"apply", id}).code, 0);

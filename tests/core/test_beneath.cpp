@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -282,15 +283,48 @@ TEST_F(BeneathTest, RemoveTreeStaysInsideTheFolderItStartedInWhenThatIsMoved) {
   EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
 }
 
-TEST_F(BeneathTest, RemoveTreeRefusesNestingPastTheLimit) {
-  fs::path deep = root_ / "d";
-  for (int i = 0; i <= kMaxRemoveDepth; ++i) deep /= "n";
-  fs::create_directories(deep);
-  auto n = remove_tree(root_fd_.get(), "d");
-  ASSERT_FALSE(n.ok());
-  EXPECT_EQ(n.error().kind, "too_deep");
-  EXPECT_TRUE(fs::exists(deep));
+// Builds `levels` nested folders "n" below root/name by descriptor (deeper
+// than PATH_MAX allows by path), a file in each, a symlink to the outside
+// folder at the bottom and an empty folder of mode 0000 (which nobody may
+// list until it is given u+rwx back).
+void nest(int root_fd, const std::string& name, int levels, const fs::path& outside) {
+  ASSERT_EQ(::mkdirat(root_fd, name.c_str(), 0700), 0);
+  UniqueFd cur(::openat(root_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(cur.valid());
+  for (int i = 0; i < levels; ++i) {
+    ASSERT_EQ(::mkdirat(cur.get(), "n", 0700), 0) << i;
+    UniqueFd f(::openat(cur.get(), "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    ASSERT_TRUE(f.valid()) << i;
+    UniqueFd next(::openat(cur.get(), "n", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(next.valid()) << i;
+    cur = std::move(next);
+  }
+  ASSERT_EQ(::symlinkat(outside.c_str(), cur.get(), "out"), 0);
+  ASSERT_EQ(::mkdirat(cur.get(), "locked", 0), 0);
 }
+
+class RemoveTreeDepth : public BeneathTest, public ::testing::WithParamInterface<int> {};
+
+// Complete removal whatever the depth, with one directory descriptor held
+// at a time: the walk runs under a descriptor limit far below the depth.
+TEST_P(RemoveTreeDepth, RemovesEverythingWithAFewDescriptors) {
+  const int levels = GetParam();
+  nest(root_fd_.get(), "d", levels, outside_);
+  struct rlimit was {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &was), 0);
+  struct rlimit few = was;
+  few.rlim_cur = 32;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &few), 0);
+  auto n = remove_tree(root_fd_.get(), "d");
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &was), 0);
+  ASSERT_TRUE(n.ok()) << n.error().line();
+  // Each level: its folder and its file; then the link, the locked folder and "d".
+  EXPECT_EQ(*n, static_cast<std::size_t>(2 * levels + 3));
+  EXPECT_FALSE(fs::exists(root_ / "d"));
+  EXPECT_EQ(read(outside_ / "secret.txt"), "secret\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Levels, RemoveTreeDepth, ::testing::Values(70, 1000, 4000));
 
 TEST_F(BeneathTest, TempNamesAreExactlyWhatCreateTempMakes) {
   auto made = create_temp(root_fd_.get(), ".dot-tmp-", 0600);

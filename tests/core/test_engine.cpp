@@ -16,6 +16,7 @@
 #include "dot/base/beneath.h"
 #include "dot/base/json.h"
 #include "dot/base/sha256.h"
+#include "dot/core/target.h"
 #include "dot/dpp/plugin.h"
 #include "engine_harness.h"
 #include "raw_sql.h"
@@ -705,19 +706,22 @@ TEST_F(EngineTest, ExactlySixtyFourKibTargetIsAccepted) {
 namespace dot::core::testing {
 namespace {
 
-// recover removes as temp files only what dot-core made (regular files named
-// .dot-tmp-<32 lowercase hex>); everything else with the prefix is reported
+// recover removes as temp files only the ones its journal names (derived
+// from the plan id and the slot, core::temp_name); everything else with the
+// prefix, even a regular file named exactly like a temp file, is reported
 // and left alone, and none of it stops the rollback (a directory named
 // .dot-tmp-x used to fail every recover with EISDIR).
-TEST_F(EngineTest, RecoverRemovesOnlyItsOwnTempFilesAndRollsBackWhateverElseIsThere) {
+TEST_F(EngineTest, RecoverRemovesOnlyTheTempFilesItsJournalNamesAndRollsBackWhateverElseIsThere) {
   std::string id = plan_ok();
   CmdResult crashed =
-      run_core(kHookedCore, {"apply", id, "--root", root_.string()}, {"DOT_TEST_CRASH_AT=commit.slot0.renamed"});
+      run_core(kHookedCore, {"apply", id, "--root", root_.string()}, {"DOT_TEST_CRASH_AT=commit.slot0.temp_synced"});
   ASSERT_EQ(crashed.signal, SIGKILL) << crashed.err;
-  const std::string ours = ".dot-tmp-" + std::string(32, 'a');
+  const std::string journal = temp_name(id, TempPhase::Apply, 0);
+  ASSERT_TRUE(fs::is_regular_file(root_ / journal)) << "the crash left no temp file named " << journal;
+  const std::string lookalike = ".dot-tmp-" + std::string(32, 'a');
   const std::string link = ".dot-tmp-" + std::string(32, 'b');
   const std::string dir = ".dot-tmp-" + std::string(32, 'c');
-  spit(root_ / ours, "an interrupted commit's bytes");
+  spit(root_ / lookalike, "a file the journal does not name\n");
   fs::create_directory(root_ / ".dot-tmp-x");
   spit(root_ / ".dot-tmp-x" / "inside", "kept");
   fs::create_directory(root_ / dir);
@@ -728,7 +732,8 @@ TEST_F(EngineTest, RecoverRemovesOnlyItsOwnTempFilesAndRollsBackWhateverElseIsTh
   ASSERT_EQ(rec.code, 0) << rec.err;
   EXPECT_EQ(state_of(id), "ROLLED_BACK");
   EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
-  EXPECT_FALSE(fs::exists(root_ / ours));
+  EXPECT_FALSE(fs::exists(root_ / journal));
+  EXPECT_EQ(slurp(root_ / lookalike), "a file the journal does not name\n");
   EXPECT_EQ(slurp(root_ / ".dot-tmp-x" / "inside"), "kept");
   EXPECT_TRUE(fs::is_directory(root_ / dir));
   EXPECT_EQ(slurp(root_ / ".dot-tmp-notes.txt"), "the user's own file\n");
@@ -736,39 +741,46 @@ TEST_F(EngineTest, RecoverRemovesOnlyItsOwnTempFilesAndRollsBackWhateverElseIsTh
   EXPECT_EQ(slurp(base_ / "elsewhere"), "outside\n");
   EXPECT_NE(rec.out.find("\"temp_files_removed\":1"), std::string::npos) << rec.out;
   for (const auto& [name, why] : std::vector<std::pair<std::string, std::string>>{
+           {lookalike, "named like a temp file, but no unfinished transaction's journal names it"},
            {".dot-tmp-x", "not a name dot-core gives its temp files"},
            {dir, "a directory, not a temp file"},
            {".dot-tmp-notes.txt", "not a name dot-core gives its temp files"},
            {link, "a symlink, not a temp file"}})
     EXPECT_NE(rec.out.find("{\"name\":\"" + name + "\",\"why\":\"" + why + "\"}"), std::string::npos)
         << name << " not reported: " << rec.out;
-  // Reported again, never removed, never an error.
+  // Reported again, never removed, never an error, and never "nothing to
+  // recover" while something is still there.
   CmdResult again = core({"recover"});
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_NE(again.out.find("left alone: " + dir + ": a directory, not a temp file\n"), std::string::npos) << again.out;
+  EXPECT_EQ(again.out.find("nothing to recover"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("nothing removed or rolled back; 5 entries left alone (listed above)\n"), std::string::npos)
+      << again.out;
   EXPECT_TRUE(fs::exists(root_ / ".dot-tmp-x" / "inside"));
+  EXPECT_TRUE(fs::exists(root_ / lookalike));
 }
 
-// A stale stage that cannot be removed (an audit plugin nested it past the
-// removal limit) is reported and left where it is; the rollback happens
-// anyway.
-TEST_F(EngineTest, RecoverRollsBackEvenWhenAStaleStageCannotBeRemoved) {
+// A stale stage nested deeper than the old removal limit (64) is removed
+// completely and named; the rollback happens too.
+TEST_F(EngineTest, RecoverRemovesADeepStaleStageAndNamesItAndRollsBack) {
   std::string id = plan_ok();
   CmdResult crashed =
       run_core(kHookedCore, {"apply", id, "--root", root_.string()}, {"DOT_TEST_CRASH_AT=commit.slot0.renamed"});
   ASSERT_EQ(crashed.signal, SIGKILL) << crashed.err;
   fs::path deep = root_ / ".dot" / "stage" / "stale";
-  for (int i = 0; i <= beneath::kMaxRemoveDepth; ++i) deep /= "n";
+  for (int i = 0; i < 70; ++i) deep /= "n";
   fs::create_directories(deep);
+  spit(deep / "bottom", "bytes at the bottom\n");
   CmdResult rec = core({"recover"});
   ASSERT_EQ(rec.code, 0) << rec.err;
   EXPECT_EQ(state_of(id), "ROLLED_BACK");
   EXPECT_FALSE(fs::exists(root_ / "hello.txt"));
-  EXPECT_NE(rec.out.find("left alone: .dot/stage/stale: a stale stage that cannot be removed: remove stale/n/"),
-            std::string::npos)
-      << rec.out;
-  EXPECT_NE(rec.out.find("directories deep (left in place)\n"), std::string::npos) << rec.out;
-  EXPECT_TRUE(fs::exists(deep));
+  EXPECT_NE(rec.out.find("removed leftover stage .dot/stage/stale (72 entries)\n"), std::string::npos) << rec.out;
+  EXPECT_EQ(rec.out.find("left alone"), std::string::npos) << rec.out;
+  EXPECT_TRUE(stage_leftovers().empty());
+  CmdResult again = core({"recover"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.out, "nothing to recover\n");
 }
 
 struct ArtifactCase {

@@ -47,6 +47,17 @@ std::vector<PathCase> path_cases() {
       {"no trailing slash", "a/b", "a/b/", Code::Policy, "trailing_slash"},
       {"not the state folder", "x/.dot/y", ".dot/store.db", Code::Policy, "state_folder"},
       {"not the state folder alone", ".dotfiles", ".dot", Code::Policy, "state_folder"},
+      // Names core reserves beside targets (its temp files anywhere; every
+      // ".dot-" name at the top, the Go reference's and adopt's).
+      {"no temp name", "a/dot-tmp-" + std::string(32, 'a'), ".dot-tmp-" + std::string(32, 'a'), Code::PathEscape,
+       "reserved"},
+      {"no temp name nested", "a/b/.dot-tmpx", "a/b/.dot-tmp-" + std::string(32, '0'), Code::PathEscape, "reserved"},
+      {"no temp prefix at all", "x.dot-tmp-a", ".dot-tmp-notes.txt", Code::PathEscape, "reserved"},
+      {"no temp folder", "a/.dot-tm/b", "a/.dot-tmp-/b", Code::PathEscape, "reserved"},
+      {"no reference name", "a/.dot-txn/x", ".dot-txn/x", Code::PathEscape, "reserved"},
+      {"no adopt folder", "a/.dot-adopting", ".dot-adopting", Code::PathEscape, "reserved"},
+      {"no .dot- name at the top", ".dot_x", ".dot-plugin.json", Code::PathEscape, "reserved"},
+      {"reserved is an escape", "a", ".dot-tmp-\x01", Code::PathEscape, "reserved"},
   };
 }
 
@@ -60,6 +71,20 @@ TEST(PathRules, EveryRuleAcceptsItsGoodAndRefusesItsBadExample) {
     EXPECT_EQ(bad.error().code, c.code) << bad.error().line();
     EXPECT_EQ(bad.error().kind, c.kind) << bad.error().line();
     EXPECT_NE(bad.error().detail.find("path \""), std::string::npos) << bad.error().line();
+  }
+}
+
+// The refusal of a reserved name names the component, not only the path.
+TEST(PathRules, AReservedNameIsNamedInTheRefusal) {
+  const std::string temp = ".dot-tmp-" + std::string(32, 'f');
+  for (const std::string& path : {temp, "etc/app/" + temp, "etc/" + temp + "/x", std::string(".dot-history/1")}) {
+    SCOPED_TRACE(path);
+    auto e = check_path(path);
+    ASSERT_FALSE(e.ok());
+    EXPECT_EQ(e.error().code, Code::PathEscape);
+    const std::string component = path.rfind(".dot-history", 0) == 0 ? ".dot-history" : temp;
+    EXPECT_NE(e.error().detail.find("has the component \"" + component + "\""), std::string::npos)
+        << e.error().detail;
   }
 }
 

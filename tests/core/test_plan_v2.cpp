@@ -249,6 +249,9 @@ TEST(PlanV2, StrictDecodingRefusals) {
       {"absolute path", edit("\"path\":\"old.txt\"", "\"path\":\"/old.txt\""), Code::PathEscape, "absolute"},
       {"dot-dot path", edit("\"path\":\"old.txt\"", "\"path\":\"../old.txt\""), Code::PathEscape, "dot_dot"},
       {"state folder", edit("\"path\":\"old.txt\"", "\"path\":\".dot/x\""), Code::Policy, "state_folder"},
+      // A stored plan naming core's temp file is refused on every load.
+      {"temp name", edit("\"path\":\"old.txt\"", "\"path\":\".dot-tmp-" + std::string(32, 'a') + "\""),
+       Code::PathEscape, "reserved"},
       {"unsorted", edit("\"path\":\"old.txt\"", "\"path\":\"a.txt\""), Code::Policy, "unsorted"},
       {"parent of another", edit("\"path\":\"old.txt\"", "\"path\":\"emoji/\xf0\x9f\x98\x80.txt/x\""), Code::Policy, "parent_of"},
       {"unknown action", edit("\"action\":\"remove\"", "\"action\":\"delete\""), Code::Policy, "action"},

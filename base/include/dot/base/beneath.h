@@ -119,16 +119,21 @@ Status fsync_fd(int fd, std::string_view what);
 // read through a duplicate so `dirfd`'s own offset is untouched.
 Result<std::vector<std::string>> list_entries(int dirfd);
 
-// Nesting deeper than this below the entry handed to remove_tree is refused
-// (each level holds one descriptor while its children go).
-inline constexpr int kMaxRemoveDepth = 64;
 // Removes the entry `name` of `dirfd` (a single entry name) and, when it is a
-// directory, everything below it, by descriptor only: every directory is
-// opened beneath its parent's descriptor (openat2, no symlink, no other
-// mount) and checked to be the one that was looked at, a symlink is removed
-// as itself and never followed, and nothing outside `dirfd` is reached
-// whatever is renamed meanwhile. An absent `name` removes nothing. Returns
-// how many entries went, `name` included.
+// directory, everything below it, whatever the depth, by descriptor only:
+// the walk is iterative and holds one directory open at a time (never one
+// per level, never recursion a hostile depth could exhaust); every directory
+// is opened beneath its parent's descriptor (openat2, no symlink, no other
+// mount) and checked to be the one that was looked at; the way back up is
+// ".." checked against the directory recorded on the way down, so nothing
+// outside `dirfd` is reached whatever is renamed meanwhile; a symlink is
+// removed as itself and never followed. A directory of ours without u+rwx is
+// given it (through its descriptor) so that it can be emptied. An absent
+// `name` removes nothing. Returns how many entries went, `name` included.
+// Errors: Code::Io (errno kind), Code::PathEscape (a mount point inside),
+// Code::Conflict kind "replaced" or "moved" (a directory swapped or moved
+// out of the tree meanwhile) or "changing" (entries keep appearing); what is
+// left is left in place.
 Result<std::size_t> remove_tree(int dirfd, std::string_view name);
 
 }  // namespace dot::beneath

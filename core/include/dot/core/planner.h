@@ -94,6 +94,9 @@ struct PlanOutcome {
   PlanV2 plan_v2;
   std::vector<PathSlot> path_slots;
   std::vector<store::LogRecord> logs;
+  // Empty, or why the plan's stage could not be removed once the plugin was
+  // gone (`recover` removes it and says so).
+  std::string stage_left;
 };
 
 // Errors carry their DOT_E_* code; after PROPOSING the proposal is ABANDONED

@@ -21,12 +21,22 @@ struct RecoveredTxn {
   std::string action;  // "rolled back", "effects resumed", "completed (pre-capability)", "abandoned"
 };
 
+// A leftover stage folder `recover` removed: its path below the root and how
+// many entries went (the folder included).
+struct RemovedStage {
+  std::string name;
+  std::size_t entries = 0;
+};
+
 struct RecoveryReport {
   std::vector<RecoveredTxn> transactions;
   std::size_t temp_files_removed = 0;
-  // Entries named like temp files that the cleanup left alone.
+  // What is still there and was not removed, and why: entries named like
+  // temp files that no unfinished transaction's journal names, stages that
+  // could not be removed.
   std::vector<LeftAlone> left_alone;
-  std::size_t stages_removed = 0;
+  std::size_t stages_removed = 0;  // stages.size()
+  std::vector<RemovedStage> stages;
   bool changed() const noexcept { return !transactions.empty() || temp_files_removed || stages_removed; }
 };
 
@@ -34,8 +44,11 @@ struct RecoveryReport {
 // target equal to neither snapshot is left untouched and the whole command
 // fails DOT_E_RECOVERY_REQUIRED); COMMITTED: effects resumed (pre-capability:
 // complete without a ledger, moved to DONE); PROPOSING left by a killed
-// `plan`: ABANDONED; leftover temp files (only those dot-core made; the rest
-// is reported in left_alone and never stops the rollback) and stages removed.
+// `plan`: ABANDONED. Every leftover stage folder is removed completely
+// (each named in `stages`); each rollback removes the temp files its own
+// journal names (temp_name), nothing else; what is left (a stage that cannot
+// be removed, anything else named like a temp file) is reported in
+// left_alone and never stops the rollback.
 Result<RecoveryReport> recover(Root& root);
 
 // Undoes the newest COMMITTED or DONE transaction while every target still

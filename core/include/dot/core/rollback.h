@@ -19,8 +19,11 @@ namespace dot::core {
 // returned (evidence is preserved, nothing is overwritten).
 // `touched` limits the walk to slots [0, touched): apply knows which slots it
 // renamed; recovery does not and walks them all.
+// First the temp files of this plan (temp_name of every slot, both phases)
+// are removed from the root (counted, and what it left alone reported, in
+// `cleanup` when given); nothing else named like a temp file is touched.
 Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Error& why,
-                 std::size_t touched = static_cast<std::size_t>(-1));
+                 std::size_t touched = static_cast<std::size_t>(-1), TempCleanup* cleanup = nullptr);
 
 // What an apply of a version-2 plan changed before it failed: the folders
 // it created (by index in plan.directories) and the operations it renamed
@@ -32,7 +35,8 @@ struct AppliedSoFar {
 };
 // The rollback walk of a version-2 plan (docs/engine.md, "Rollback of a
 // version-2 plan"): ROLLING_BACK; the temp files of an interrupted commit or
-// rollback removed from every touched folder (counted, and what it left
+// rollback of this plan (temp_name of every operation, both phases, and
+// nothing else) removed from their folders (counted, and what it left
 // alone reported, in `cleanup` when given); every target looked at in
 // reverse order: equal to its before, left; equal to its after, restored (a
 // temp file streamed from its backup, or the file removed when it did not

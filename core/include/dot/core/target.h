@@ -21,8 +21,25 @@ namespace dot::core {
 
 // A target is at most 64 KiB.
 inline constexpr std::size_t kMaxTargetBytes = 64 * 1024;
-// Temp files of an interrupted commit start with this; recovery removes them.
+// Temp files beside targets start with this (a name the path rules refuse
+// to every plan, path_rules.h).
 inline constexpr std::string_view kTempPrefix = ".dot-tmp-";
+
+// Which walk a temp file belongs to: a commit (its bytes are the artifact)
+// or a rollback (its bytes are the backup).
+enum class TempPhase { Apply, Rollback };
+// The name of the temp file of operation (slot) `index` of plan `plan_id` in
+// `phase`: kTempPrefix and the first 32 hex digits of
+// SHA-256("dot-core temp\0" plan_id "\0" phase "\0" index). Derived from the
+// stored plan alone, so every name a crash can leave is known to the journal
+// before the file exists, and recovery removes those names and nothing else
+// (a file merely named like a temp file is never touched).
+std::string temp_name(std::string_view plan_id, TempPhase phase, std::size_t index);
+// Creates temp file `name` (a temp_name) in `dir_fd`: O_CREAT | O_EXCL |
+// O_NOFOLLOW, mode 0600. A regular file already there under this name is the
+// same plan's own leftover (an interrupted walk) and is replaced; anything
+// else there is left and the error is EEXIST. Errors: Code::Io (errno kind).
+Result<beneath::CreatedFile> create_own_temp(int dir_fd, const std::string& name);
 
 // The plan model's view of an observation (absent, or the five fields).
 Snapshot snapshot_of(const beneath::FileObservation& observation);
@@ -83,42 +100,47 @@ Status set_owner_and_mode(int fd, const Snapshot& want, std::string_view name);
 // Code::PathEscape; anything else different: Code::Conflict.
 Status recheck_target(int root_fd, std::string_view name, const Snapshot& expected);
 
-// Commits slot `slot`: writes `bytes` to a temp file beside the target
-// (O_EXCL, 0600), fsyncs it, re-checks the target against op.before, renames
+// Commits slot `slot` of plan `plan_id`: writes `bytes` to the temp file
+// temp_name(plan_id, Apply, slot) beside the target (create_own_temp), fsyncs it, re-checks the target against op.before, renames
 // over the target (RENAME_NOREPLACE when it was absent), fsyncs the root.
 // Crash points commit.slot<N>.temp_synced|renamed|dir_synced; fault points
 // commit.slot<N>.write|fsync|rename|dirsync. An I/O error is Code::Commit
 // (kind = errno name); the temp file is removed on every failure path.
 // `renamed` tells the caller whether the target was already replaced.
-Status commit_slot(int root_fd, std::size_t slot, const Operation& op, std::string_view bytes,
-                   const TestHooks& hooks, bool& renamed);
+Status commit_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op,
+                   std::string_view bytes, const TestHooks& hooks, bool& renamed);
 
 enum class RestoreOutcome { AlreadyBefore, Restored };
 // Undoes slot `slot`: a target equal to op.before is left alone; a target
 // equal to op.after is restored from `backup` (the before bytes; nullopt when
-// the target did not exist, then it is removed); anything else is left
-// untouched and is Code::RecoveryRequired (a concurrent edit: evidence kept).
+// the target did not exist, then it is removed) through the temp file
+// temp_name(plan_id, Rollback, slot); anything else is left untouched and is
+// Code::RecoveryRequired (a concurrent edit: evidence kept).
 // Crash points <prefix>.slot<N>.restored|dir_synced (prefix "rollback").
-Result<RestoreOutcome> restore_slot(int root_fd, std::size_t slot, const Operation& op,
+Result<RestoreOutcome> restore_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op,
                                     const std::optional<std::string>& backup, const TestHooks& hooks);
 
-// An entry the temp-file cleanup did not remove, and why ("." for the root
+// An entry the temp-file cleanup did not remove, and why ("." for the
 // directory itself). The name is the directory's bytes, not escaped.
 struct LeftAlone {
   std::string name;
   std::string why;
 };
-// What the temp-file cleanup of `recover` did.
+// What a temp-file cleanup did.
 struct TempCleanup {
   std::size_t removed = 0;
   std::vector<LeftAlone> left_alone;
 };
-// Removes the temp files of interrupted commits directly under the root:
-// regular files named exactly as write_temp names them (kTempPrefix and 32
-// lowercase hex digits). Anything else with the prefix (a directory, a
-// symlink, a FIFO, another name) is left alone and reported, and so is a
-// file that cannot be removed: nothing here is an error, so the cleanup never
-// stops a rollback.
-TempCleanup remove_leftover_temps(int root_fd);
+// Removes, from the folder open on `dir_fd`, the temp files named `names`
+// (temp_name()s of one plan's journal) that are there as regular files, and
+// fsyncs the folder when one went. A name held by anything else (a folder,
+// a symlink) or that cannot be removed is reported in `out.left_alone`
+// (prefixed with `folder` and "/", unless `folder` is empty); nothing here
+// is an error, so the cleanup never stops a rollback.
+void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std::string>& names, TempCleanup& out);
+// Every entry directly in `root_fd` whose name starts with kTempPrefix, as
+// left alone, with why: nothing the journal names is left after a rollback,
+// so each of these is someone else's (never removed, only reported).
+std::vector<LeftAlone> temp_like_entries(int root_fd);
 
 }  // namespace dot::core
