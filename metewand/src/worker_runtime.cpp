@@ -75,7 +75,7 @@ Status serve_requests(FrameReader& reader, int out_fd, WorkerRole role, const Wo
     }
     if (!role_accepts(role, *method)) {
       WorkerFailure f = make_failure(rid, "unsupported_operation",
-                                     fmt::format("a {} worker does not take {}", role_name(role), method_name(*method)));
+                                     fmt::format("the {} role does not take {}", role_name(role), method_name(*method)));
       DOT_TRY(send_message(out_fd, f.to_node()));
       continue;
     }

@@ -341,7 +341,7 @@ Expected<OperationSuccess, SessionError> WorkerSession::request(Method method, j
   const WorkerRole role = s.negotiated->role;
   if (!role_accepts(role, method))
     return local(SessionError::Kind::InvalidRole,
-                 fmt::format("a {} worker does not take {}", role_name(role), method_name(method)));
+                 fmt::format("the {} role does not take {}", role_name(role), method_name(method)));
   if (method == Method::Execute &&
       std::find(s.negotiated->selected.begin(), s.negotiated->selected.end(), Capability::OneShot) ==
           s.negotiated->selected.end())

@@ -201,6 +201,9 @@ def main():
                     continue
                 if o["no_ack"]:
                     sys.exit(0)
+                if "shutdown" in o["fail"]:
+                    send(failure(rid, o["fail"]["shutdown"], "told to fail", {"phase": "shutdown"}))
+                    sys.exit(0)
                 send({"id": rid, "ok": True})
                 sys.exit(o["exit"])
             if method not in MEMBERS or method == "hello":
