@@ -15,6 +15,8 @@
 #include "usage.h"
 #include "dot/base/jcs.h"
 #include "dot/metewand/hello.h"
+#include "conform_output.h"
+#include "dot/metewand/conformance.h"
 #include "dot/metewand/launch.h"
 #include "dot/metewand/operations.h"
 #include "json_writer.h"
@@ -263,6 +265,46 @@ int run_session_command(const RunOptions& o) {
   return report(first->error->to_error(), false);
 }
 
+struct ConformOptions {
+  std::string role = "implementation";
+  double timeout_s = 5.0;
+  std::vector<std::string> cases;
+  bool list = false;
+  bool json = false;
+  std::vector<std::string> command;
+};
+
+int run_conform(const ConformOptions& o) {
+  using namespace metewand;
+  auto role = role_from_name(o.role);
+  if (!role) return report(usage_error("role", fmt::format("unknown role {}", o.role)), o.json);
+  ConformPrint p;
+  p.group_key = "role";
+  p.groups = {{role_name(*role), "the Metewand worker protocol, version 1"}};
+  const std::string_view group = p.groups.front().name;
+  auto infos = conformance_cases(*role);
+  if (o.list) {
+    for (const auto& c : infos) p.cases.push_back({c.name, group, c.checks, false, {}, 0});
+    return print_conform_list(p, o.json);
+  }
+  ConformanceOptions options;
+  options.command = o.command;
+  options.role = *role;
+  options.deadline = std::chrono::milliseconds(static_cast<long long>(std::ceil(o.timeout_s * 1000)));
+  options.only = o.cases;
+  auto result = run_conformance(options);
+  if (!result.ok()) return report(result.error(), o.json);
+  for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+  p.head = [&](JsonWriter& w) {
+    w.key("worker").begin_array();
+    for (const auto& arg : o.command) w.string(arg);
+    w.end_array();
+    w.key("role").string(group);
+    w.key("sha256").string(result->sha256);
+  };
+  return print_conform_report(p, o.json);
+}
+
 }  // namespace
 
 void add_metewand_commands(CLI::App& app, Context& ctx) {
@@ -342,6 +384,29 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "  dot-core metewand run --role problem_evaluator --dataset-dir d --problem-contract-id c \\\n"
       "      --result-dir r --metrics-path m.json --evaluate-timeout 2 --json -- ./evaluator\n");
   run->callback([&ctx, r] { ctx.action = [r] { return run_session_command(*r); }; });
+
+  auto* conform = group->add_subcommand("conform", "Check a worker against the Metewand v1 protocol, case by case");
+  auto c = std::make_shared<ConformOptions>();
+  conform->add_option("--role", c->role, "The role to check the worker in (default implementation)")
+      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
+  add_seconds_option(conform, "--timeout", c->timeout_s, "Every phase's deadline in every case, seconds (default 5)",
+                     kMinTimeoutS, kMaxTimeoutS);
+  add_repeatable_option(conform, "--case", c->cases, "Run only this case (repeatable, one case per --case)");
+  conform->add_flag("--list", c->list, "List the role's cases with what each checks; run nothing");
+  conform->add_flag("--json", c->json, "One JSON document with every case");
+  conform->add_option("command", c->command, "WORKER [ARGS...] after --");
+  conform->footer(
+      "Each case runs a fresh worker the way `metewand run` does (sealed and hashed, exact environment,\n"
+      "its own process group, swept afterwards). One line per case, then `N passed, N failed`; exit 0\n"
+      "only when every case passes, else 1 (DOT_E_PROTOCOL: N of M cases failed; first: ...).\n"
+      "Examples:\n"
+      "  dot-core metewand conform -- build/release/bin/metewand-example-worker\n"
+      "  dot-core metewand conform --role problem_evaluator --timeout 2 --json -- /usr/bin/python3 worker.py\n"
+      "  dot-core metewand conform --list --role dataset_materializer\n");
+  conform->callback([&ctx, c] {
+    if (!c->list && c->command.empty()) throw CLI::RequiredError("command (the worker command line after --)");
+    ctx.action = [c] { return run_conform(*c); };
+  });
 }
 
 }  // namespace dot::cli

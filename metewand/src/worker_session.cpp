@@ -519,6 +519,50 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
   return *status;
 }
 
+WorkerSession::Probe WorkerSession::probe_raw(std::string_view bytes) {
+  State& s = *s_;
+  Probe out;
+  if (!s.usable) return out;
+  s.begin_phase(Phase::Shutdown, s.options.timeouts.shutdown);
+  // A worker that stops reading (and exits) fails this write: that is an
+  // answer too, so the outcome is what follows.
+  (void)s.write_request(bytes);
+  s.request.reset();
+  bool stream_open = true;
+  std::optional<ExitStatus> status;
+  while (!(status = s.child.try_wait())) {
+    if (!s.wait_for(stream_open ? s.response.get() : -1, POLLIN, s.child.pidfd())) break;
+    while (stream_open && readable_now(s.response.get())) {
+      auto line = s.reader->next_line();
+      if (!line.ok()) {
+        // A timed-out read is the deadline, not the worker's framing.
+        if (line.error().kind != FrameError::Kind::Io) out.frame_error = std::move(line).error();
+        stream_open = false;
+      } else if (!line->has_value()) {
+        stream_open = false;
+      } else {
+        out.lines.emplace_back((*line)->bytes);
+      }
+    }
+  }
+  if (status) {
+    // What it wrote before exiting is still read, briefly.
+    s.deadline = std::min(s.deadline, Clock::now() + milliseconds(100));
+    while (stream_open) {
+      auto line = s.reader->next_line();
+      if (!line.ok()) {
+        if (line.error().kind != FrameError::Kind::Io) out.frame_error = std::move(line).error();
+        break;
+      }
+      if (!line->has_value()) break;
+      out.lines.emplace_back((*line)->bytes);
+    }
+  }
+  out.exit = status;
+  s.discard();
+  return out;
+}
+
 void WorkerSession::discard() {
   if (s_) s_->discard();
 }

@@ -158,6 +158,18 @@ class WorkerSession {
   // UnsuccessfulExit; no exit in time is Timeout. Every path ends the process.
   Expected<ExitStatus, SessionError> shutdown(std::optional<std::chrono::milliseconds> limit = std::nullopt);
 
+  // Conformance probing of a worker's reader: writes `bytes` (any bytes, not
+  // a message) under the shutdown deadline, closes the request stream, then
+  // waits for the worker to exit within that deadline, keeping every line it
+  // still sends (up to the first framing error). The group is then killed
+  // and reaped; the session is over either way.
+  struct Probe {
+    std::vector<std::string> lines;          // complete lines received, LF stripped
+    std::optional<FrameError> frame_error;   // the worker's stream broke the framing
+    std::optional<ExitStatus> exit;          // nullopt: it did not exit in time
+  };
+  Probe probe_raw(std::string_view bytes);
+
   // The last request line sent and response line received (LF stripped).
   const std::string& last_request() const noexcept;
   const std::string& last_response() const noexcept;
