@@ -361,5 +361,52 @@ TEST(MetewandConform, WellBehavedWorkersPassEveryCase) {
   EXPECT_EQ(run({"metewand", "conform", "--case", "nope", "--", kWorker}).code, 1);
 }
 
+// jcs --profile metewand names rejections with the public vectors' kinds.
+TEST(JcsMetewand, RejectionsCarryMetewandsKindNames) {
+  struct Case {
+    const char* input;
+    const char* kind;
+  } cases[] = {
+      {"NaN", "invalid_number"},        {"[Infinity]", "invalid_number"}, {"-Infinity", "invalid_number"},
+      {"01", "invalid_number"},         {"[1,-00]", "invalid_number"},    {"1e400", "invalid_number"},
+      {"null true", "invalid_json"},    {"[1,", "invalid_json"},          {"[0.5,1x]", "invalid_json"},
+      {R"({"a":1,"a":2})", "duplicate_key"}, {R"("\ud800")", "invalid_unicode"},
+      {"9007199254740992", "unsafe_integer"},
+  };
+  std::string path = temp_file("jcs-kind", "");
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.input);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << c.input;
+    for (bool json : {false, true}) {
+      std::vector<std::string> args = {"jcs", "canonicalize", "--profile", "metewand", path};
+      if (json) args.push_back("--json");
+      CliRun r = run(args);
+      EXPECT_EQ(r.code, 1);
+      std::string want = json ? fmt::format(R"("kind":"{}")", c.kind) : fmt::format("DOT_E_VALIDATION: {} at byte", c.kind);
+      EXPECT_NE((json ? r.out : r.err).find(want), std::string::npos) << r.out << r.err;
+    }
+  }
+  // The other profiles keep the reader's own names.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "NaN";
+  EXPECT_NE(run({"jcs", "canonicalize", path}).err.find("DOT_E_VALIDATION: malformed at byte 0"), std::string::npos);
+  ::unlink(path.c_str());
+}
+
+// A document in the public vectors' format ({version, accepted, rejected},
+// no profile) replayed under the metewand profile with strict kinds.
+TEST(VectorsReplay, ThePublicMetewandVectorFormat) {
+  const std::string doc = std::string(DOT_SOURCE_DIR) + "/tests/metewand/data/metewand-vectors.json";
+  CliRun r = run({"vectors", "replay", "--profile", "metewand", "--strict-kinds", doc});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "15 passed, 0 failed\n");
+  // Without the profile the document is RFC 8785: 2^53 is accepted there.
+  CliRun plain = run({"vectors", "replay", doc});
+  EXPECT_EQ(plain.code, 1);
+  EXPECT_NE(plain.out.find("2^53: accepted as"), std::string::npos) << plain.out;
+  // dot-core's own metewand vectors, which name the reader's kinds, still pass.
+  CliRun own = run({"vectors", "replay", "--strict-kinds", std::string(DOT_SOURCE_DIR) + "/vectors/jcs/metewand.json"});
+  EXPECT_EQ(own.code, 0) << own.out;
+}
+
 }  // namespace
 }  // namespace dot
