@@ -18,6 +18,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/padded_text.h"
 #include "dot/base/sha256.h"
+#include "dot/metewand/canonical_json.h"
 #include "json_writer.h"
 #include "numbers.h"
 #include "output.h"
@@ -75,6 +76,7 @@ std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profil
       limits, true);
   if (!written.ok()) {
     Error e = std::move(written).error();
+    if (profile == jcs::Profile::Metewand) e.kind = metewand::canonical_json_kind(e, text->bytes());
     if (e.code != Code::Io && path != "-") e.detail += fmt::format(" (in {})", path);
     return Status(std::move(e));
   }
@@ -96,6 +98,7 @@ Result<std::string> canonical_bytes_of(const std::string& path, jcs::Profile pro
   auto canonical = jcs::canonicalize_text(*bytes, profile, limits);
   if (!canonical.ok()) {
     Error e = std::move(canonical).error();
+    if (profile == jcs::Profile::Metewand) e.kind = metewand::canonical_json_kind(e, *bytes);
     if (path != "-") e.detail += fmt::format(" (in {})", path);
     return e;
   }

@@ -11,6 +11,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/jcs_vectors.h"
+#include "dot/metewand/canonical_json.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -20,12 +21,18 @@ namespace {
 struct ReplayArgs {
   std::vector<std::string> paths;
   bool strict_kinds = false;
+  std::string profile;  // for documents that name none; "": rfc8785
   bool json = false;
 };
 
 int run_replay(const ReplayArgs& a) {
   jcs::ReplayOptions options;
   options.strict_kinds = a.strict_kinds;
+  if (!a.profile.empty()) options.profile = jcs::profile_from_name(a.profile);
+  // Metewand names its rejections its own way (the public vectors' kinds).
+  options.kind_of = [](const Error& e, std::string_view input, jcs::Profile profile) {
+    return profile == jcs::Profile::Metewand ? metewand::canonical_json_kind(e, input) : e.kind;
+  };
   jcs::ReplayReport results;
   for (const std::string& p : a.paths) {
     Status st = jcs::replay_vectors(p, options, results);
@@ -67,6 +74,10 @@ void add_vectors_commands(CLI::App& app, Context& ctx) {
   replay->add_option("PATH", args->paths, "Vector directories or files")->required();
   replay->add_flag("--strict-kinds", args->strict_kinds,
                    "Rejected vectors must fail with the kind they name (informational otherwise)");
+  replay->add_option("--profile", args->profile,
+                     "Profile of a JSON fixture that names none (default rfc8785; metewand for the public Metewand "
+                     "vectors, whose kinds are then Metewand's names)")
+      ->check(CLI::IsMember({"rfc8785", "hello", "metewand"}));
   replay->add_flag("--json", args->json, "Print {\"failed\":N,\"failures\":[...],\"passed\":N}");
   replay->footer(
       "Layouts (spec/jcs.md): input/ + output/ directories, JSON fixture files\n"
@@ -75,6 +86,7 @@ void add_vectors_commands(CLI::App& app, Context& ctx) {
       "Examples:\n"
       "  dot-core vectors replay vectors/jcs\n"
       "  dot-core vectors replay --strict-kinds vectors/jcs/hello.json\n"
+      "  dot-core vectors replay --profile metewand --strict-kinds canonical-json/v1.json\n"
       "Prints `FAIL <vector>: <reason>` per failure and ends with `N passed, N failed`;\n"
       "exits 0 only when nothing failed.");
   replay->callback([&ctx, args] { ctx.action = [args] { return run_replay(*args); }; });

@@ -21,7 +21,7 @@ std::string CorrelationError::message() const {
   switch (kind) {
     case Kind::InvalidRequestId: return "the response is not an object with a string id";
     case Kind::ExtraResponse:
-      return fmt::format("extra response \"{}\": no request is pending", actual);
+      return fmt::format("extra response \"{}\": that request was already answered or none is pending", actual);
     case Kind::MismatchedRequestId:
       return fmt::format("response id \"{}\" does not match the pending request \"{}\"", actual, expected);
     case Kind::RequestAlreadyPending:
@@ -87,12 +87,30 @@ Expected<Done, CorrelationError> RequestTracker::complete_response(std::string_v
     return e;
   }
   if (id != *pending_) {
-    e.kind = CorrelationError::Kind::MismatchedRequestId;
-    e.expected = *pending_;
+    // A second answer to a request already answered is an extra response,
+    // whatever is pending now; any other id is a mismatch.
+    e.kind = answered(id) ? CorrelationError::Kind::ExtraResponse : CorrelationError::Kind::MismatchedRequestId;
+    if (e.kind == CorrelationError::Kind::MismatchedRequestId) e.expected = *pending_;
     return e;
   }
   pending_.reset();
   return Done{};
+}
+
+bool RequestTracker::answered(std::string_view id) const noexcept {
+  // Ids are the decimal spellings of 0, 1, ...: canonical digits only.
+  if (id.empty() || id.size() > 20 || (id.size() > 1 && id[0] == '0')) return false;
+  std::uint64_t n = 0;
+  for (char c : id) {
+    if (c < '0' || c > '9') return false;
+    std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (n > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return false;
+    n = n * 10 + digit;
+  }
+  // Issued ids are below next_ (all of them once exhausted); the pending one
+  // is not answered yet.
+  bool issued = exhausted_ || n < next_;
+  return issued && !(pending_ && *pending_ == id);
 }
 
 }  // namespace dot::metewand

@@ -19,6 +19,81 @@ Result<ResolvedWorker> resolve_worker(const std::string& name) {
   return w;
 }
 
+bool SessionReport::ok() const noexcept {
+  return std::all_of(phases.begin(), phases.end(), [](const PhaseRecord& p) { return p.ok(); });
+}
+
+namespace {
+
+// The environment a worker gets, and the sealed copy it runs from.
+SessionOptions launch_options(const ResolvedWorker& worker, const std::vector<std::string>& command) {
+  SessionOptions so;
+  so.command.argv = command;
+  so.command.exec_fd = worker.exe.fd.get();
+  so.command.env = {"PATH=/usr/local/bin:/usr/bin:/bin"};
+  return so;
+}
+
+}  // namespace
+
+Result<SessionReport> run_session(const SessionRun& run) {
+  using std::chrono::milliseconds;
+  if (run.command.empty()) return make_error(Code::Internal, "worker", "no worker command given");
+  DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(run.command.front()));
+  SessionReport report;
+  report.worker_path = worker.path;
+  report.worker_id = run.worker_id.empty() ? worker.identity : run.worker_id;
+  if (!is_worker_identity(report.worker_id))
+    return make_error(Code::Validation, "worker_id",
+                      fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits",
+                                  report.worker_id));
+  SessionOptions so = launch_options(worker, run.command);
+  so.timeouts = run.timeouts;
+  auto sweep = OrphanSweep::begin();
+  if (!sweep.ok()) return std::move(sweep).error();
+  auto session = WorkerSession::start(so);
+  if (!session.ok()) return session.error().to_error();
+
+  auto timed = [&](PhaseRecord record, auto&& body) {
+    auto t0 = Clock::now();
+    body(record);
+    record.took = std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
+    record.request = session->last_request();
+    record.response = session->last_response();
+    report.phases.push_back(std::move(record));
+    return report.phases.back().ok();
+  };
+  PhaseRecord hello;
+  hello.phase = Phase::Hello;
+  bool go_on = timed(hello, [&](PhaseRecord& r) {
+    auto n = session->hello(run.role, report.worker_id, run.selected);
+    if (n.ok()) r.negotiated = std::move(n).value();
+    else r.error = n.error();
+  });
+  for (const auto& [method, params] : run.requests) {
+    if (!go_on) break;
+    PhaseRecord op;
+    op.phase = phase_of(method);
+    go_on = timed(op, [&](PhaseRecord& r) {
+      auto done = session->request(method, params);
+      if (done.ok()) r.success = std::move(done).value();
+      else r.error = done.error();
+    });
+  }
+  if (session->usable()) {
+    PhaseRecord shut;
+    shut.phase = Phase::Shutdown;
+    timed(shut, [&](PhaseRecord& r) {
+      auto st = session->shutdown();
+      if (st.ok()) r.exit = *st;
+      else r.error = st.error();
+    });
+  }
+  session->discard();
+  sweep->sweep();
+  return report;
+}
+
 Result<NegotiatedSession> hello_worker(const HelloRun& run) {
   using std::chrono::milliseconds;
   if (run.command.empty()) return make_error(Code::Internal, "worker", "no worker command given");

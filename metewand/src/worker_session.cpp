@@ -15,14 +15,46 @@ using std::chrono::milliseconds;
 
 }  // namespace
 
-std::string_view phase_name(Phase phase) noexcept {
-  switch (phase) {
-    case Phase::Start: return "start";
-    case Phase::Hello: return "hello";
-    case Phase::Operation: return "operation";
-    case Phase::Shutdown: return "shutdown";
+constexpr std::string_view kPhaseNames[] = {"start", "hello", "materialize", "prepare",
+                                           "execute", "reset", "evaluate", "shutdown"};
+
+std::string_view phase_name(Phase phase) noexcept { return kPhaseNames[static_cast<std::size_t>(phase)]; }
+
+std::optional<Phase> phase_from_name(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < std::size(kPhaseNames); ++i)
+    if (kPhaseNames[i] == name) return static_cast<Phase>(i);
+  return std::nullopt;
+}
+
+Phase phase_of(Method method) noexcept {
+  switch (method) {
+    case Method::Hello: return Phase::Hello;
+    case Method::Materialize: return Phase::Materialize;
+    case Method::Prepare: return Phase::Prepare;
+    case Method::Execute: return Phase::Execute;
+    case Method::Reset: return Phase::Reset;
+    case Method::Evaluate: return Phase::Evaluate;
+    case Method::Shutdown: return Phase::Shutdown;
   }
-  return "start";
+  return Phase::Shutdown;
+}
+
+milliseconds PhaseTimeouts::of(Phase phase) const noexcept {
+  switch (phase) {
+    case Phase::Start:
+    case Phase::Hello: return hello;
+    case Phase::Materialize: return materialize;
+    case Phase::Prepare: return prepare;
+    case Phase::Execute: return execute;
+    case Phase::Reset: return reset;
+    case Phase::Evaluate: return evaluate;
+    case Phase::Shutdown: return shutdown;
+  }
+  return hello;
+}
+
+void PhaseTimeouts::set_all(milliseconds limit) noexcept {
+  hello = materialize = prepare = execute = reset = evaluate = shutdown = limit;
 }
 
 std::string SessionError::name() const {
@@ -38,6 +70,9 @@ std::string SessionError::name() const {
     case Kind::ProtocolClosed: return "ProtocolClosed";
     case Kind::UnsuccessfulExit: return "UnsuccessfulExit";
     case Kind::SessionUnusable: return "SessionUnusable";
+    case Kind::InvalidRole: return "InvalidRole";
+    case Kind::CapabilityNotSelected: return "CapabilityNotSelected";
+    case Kind::NotNegotiated: return "NotNegotiated";
   }
   return "SessionUnusable";
 }
@@ -53,6 +88,9 @@ std::string SessionError::message() const {
     case Kind::ProtocolClosed: return "the worker closed its protocol stream before answering";
     case Kind::UnsuccessfulExit: return fmt::format("the worker ended with {}", status.describe());
     case Kind::SessionUnusable: return "an earlier error discarded the worker";
+    case Kind::InvalidRole:
+    case Kind::CapabilityNotSelected:
+    case Kind::NotNegotiated:
     case Kind::Spawn:
     case Kind::Io: return detail;
   }
@@ -64,6 +102,8 @@ Error SessionError::to_error() const {
   if (kind == Kind::Timeout) code = Code::Timeout;
   else if (kind == Kind::Handshake) code = Code::PluginIdentity;
   else if (kind == Kind::Spawn) code = Code::Io;
+  else if (kind == Kind::InvalidRole || kind == Kind::CapabilityNotSelected || kind == Kind::NotNegotiated)
+    code = Code::Validation;
   std::string n = name();
   return make_error(code, n, fmt::format("{}: {} (phase {})", n, message(), phase_name(phase)));
 }
@@ -93,7 +133,9 @@ struct WorkerSession::State {
   std::unique_ptr<FrameReader> reader;
   RequestTracker tracker;
   bool usable = true;
+  bool hello_sent = false;
   std::optional<NegotiatedSession> negotiated;
+  std::string last_request, last_response;
 
   // Waits for one of `fd`'s `events` (or `extra_fd` readable) until the
   // deadline, draining the logs meanwhile. False once the deadline passed.
@@ -101,6 +143,8 @@ struct WorkerSession::State {
     auto r = wait_ready(fd, events, deadline, logs, extra_fd);
     return r.ok() && *r;
   }
+
+  Expected<ParsedFrame, SessionError> round_trip(jcs::Node message);
 
   void begin_phase(Phase p, milliseconds limit) {
     phase = p;
@@ -178,6 +222,10 @@ Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions&
     e.detail = std::move(detail);
     return e;
   };
+  for (Phase p : {Phase::Hello, Phase::Materialize, Phase::Prepare, Phase::Execute, Phase::Reset, Phase::Evaluate,
+                  Phase::Shutdown})
+    if (options.timeouts.of(p) <= milliseconds(0))
+      return fail(fmt::format("the {} phase has no positive deadline", phase_name(p)));
   auto req = make_pipe();
   if (!req.ok()) return fail(req.error().message());
   auto resp = make_pipe();
@@ -213,53 +261,131 @@ Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions&
   return WorkerSession(std::move(state));
 }
 
-Expected<ParsedFrame, SessionError> WorkerSession::exchange(Phase phase, jcs::Node request) {
-  State& s = *s_;
-  if (!s.usable) return s.error(SessionError::Kind::SessionUnusable);
-  s.begin_phase(phase, phase == Phase::Hello ? s.options.timeouts.hello
-                       : phase == Phase::Shutdown ? s.options.timeouts.shutdown
-                                                  : s.options.timeouts.operation);
-  auto id = s.tracker.begin_request();
+// Sends `request` with the next id and reads its correlated response, under
+// the deadline already set. Every error discards the worker.
+Expected<ParsedFrame, SessionError> WorkerSession::State::round_trip(jcs::Node message) {
+  auto id = tracker.begin_request();
   if (!id.ok()) {
-    SessionError e = s.error(SessionError::Kind::Correlation);
+    SessionError e = error(SessionError::Kind::Correlation);
     e.correlation = std::move(id).error();
+    discard();
     return e;
   }
-  request.set("id", jcs::Node::string(*id));
-  auto line = encode_message(request);
+  message.set("id", jcs::Node::string(*id));
+  auto line = encode_message(message);
   if (!line.ok()) {
-    SessionError e = s.error(SessionError::Kind::Message);
+    SessionError e = error(SessionError::Kind::Message);
     e.message_error = std::move(line).error();
-    s.discard();
+    discard();
     return e;
   }
-  auto wrote = s.write_request(*line);
+  last_request.assign(*line, 0, line->size() - 1);
+  last_response.clear();
+  auto wrote = write_request(*line);
   if (!wrote.ok()) {
-    s.discard();
+    discard();
     return std::move(wrote).error();
   }
-  auto frame = s.reader->read_frame();
+  auto frame = reader->read_frame();
   if (!frame.ok()) {
-    SessionError e = s.frame_error(std::move(frame).error());
-    s.discard();
+    SessionError e = frame_error(std::move(frame).error());
+    discard();
     return e;
   }
   if (!frame->has_value()) {
-    SessionError e = s.error(SessionError::Kind::ProtocolClosed);
-    s.discard();
+    SessionError e = error(SessionError::Kind::ProtocolClosed);
+    discard();
     return e;
   }
   ParsedFrame parsed = std::move(**frame);
+  last_response = std::string(parsed.document.source());
   auto rid = response_id(parsed.document.root());
   Expected<Done, CorrelationError> correlated =
-      rid ? s.tracker.complete_response(*rid) : Expected<Done, CorrelationError>(CorrelationError{});
+      rid ? tracker.complete_response(*rid) : Expected<Done, CorrelationError>(CorrelationError{});
   if (!correlated.ok()) {
-    SessionError e = s.error(SessionError::Kind::Correlation);
+    SessionError e = error(SessionError::Kind::Correlation);
     e.correlation = std::move(correlated).error();
-    s.discard();
+    discard();
     return e;
   }
   return parsed;
+}
+
+Expected<ParsedFrame, SessionError> WorkerSession::exchange(Phase phase, jcs::Node request) {
+  State& s = *s_;
+  if (!s.usable) return s.error(SessionError::Kind::SessionUnusable);
+  s.begin_phase(phase, s.options.timeouts.of(phase));
+  if (phase == Phase::Hello) s.hello_sent = true;
+  return s.round_trip(std::move(request));
+}
+
+Expected<OperationSuccess, SessionError> WorkerSession::request(Method method, jcs::Node params) {
+  State& s = *s_;
+  const Phase phase = phase_of(method);
+  auto local = [&](SessionError::Kind kind, std::string detail) {
+    SessionError e;
+    e.kind = kind;
+    e.phase = phase;
+    e.detail = std::move(detail);
+    return e;
+  };
+  s.last_request.clear();
+  s.last_response.clear();
+  if (!s.usable) return local(SessionError::Kind::SessionUnusable, {});
+  if (method == Method::Hello || method == Method::Shutdown)
+    return local(SessionError::Kind::InvalidRole,
+                 fmt::format("{} has its own call (hello(), shutdown())", method_name(method)));
+  if (!s.negotiated)
+    return local(SessionError::Kind::NotNegotiated,
+                 fmt::format("{} before a successful hello", method_name(method)));
+  const WorkerRole role = s.negotiated->role;
+  if (!role_accepts(role, method))
+    return local(SessionError::Kind::InvalidRole,
+                 fmt::format("the {} role does not take {}", role_name(role), method_name(method)));
+  if (method == Method::Execute &&
+      std::find(s.negotiated->selected.begin(), s.negotiated->selected.end(), Capability::OneShot) ==
+          s.negotiated->selected.end())
+    return local(SessionError::Kind::CapabilityNotSelected, "execute needs one_shot selected at hello");
+  // The request is checked by the decoder a worker would use, so a request
+  // we send is one the public schema admits; a bad one uses no id.
+  OperationRequest request;
+  request.method = method;
+  request.id = "0";
+  request.params = std::move(params);
+  {
+    auto bytes = encode_message(request.to_node());
+    std::optional<MessageError> bad;
+    if (!bytes.ok()) {
+      bad = std::move(bytes).error();
+    } else {
+      auto doc = json::parse(*bytes);
+      if (!doc.ok()) bad = invalid_message(doc.error());
+      else if (auto decoded = decode_operation_request(doc->root()); !decoded.ok()) bad = std::move(decoded).error();
+    }
+    if (bad) {
+      SessionError e = local(SessionError::Kind::Message, {});
+      e.message_error = std::move(bad);
+      return e;
+    }
+  }
+  s.begin_phase(phase, s.options.timeouts.of(phase));
+  auto frame = s.round_trip(request.to_node());
+  if (!frame.ok()) return std::move(frame).error();
+  auto reply = decode_operation_reply(method, frame->document.root());
+  if (!reply.ok()) {
+    SessionError e = s.error(SessionError::Kind::Message);
+    e.message_error = std::move(reply).error();
+    s.discard();
+    return e;
+  }
+  if (auto* failure = std::get_if<WorkerFailure>(&*reply)) {
+    SessionError e = s.error(SessionError::Kind::WorkerFailure);
+    e.failure = std::move(*failure);
+    // A worker that could not reset cannot promise clean state: discarded.
+    if (method == Method::Reset) s.discard();
+    return e;
+  }
+  return std::get<OperationSuccess>(std::move(*reply));
 }
 
 Expected<NegotiatedSession, SessionError> WorkerSession::hello(WorkerRole role, std::string worker_id,
@@ -299,11 +425,35 @@ Expected<NegotiatedSession, SessionError> WorkerSession::hello(WorkerRole role, 
 
 Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<milliseconds> limit) {
   State& s = *s_;
+  s.last_request.clear();
+  s.last_response.clear();
   if (!s.usable) {
     s.discard();
     return s.error(SessionError::Kind::SessionUnusable);
   }
   s.begin_phase(Phase::Shutdown, limit.value_or(s.options.timeouts.shutdown));
+  // After a hello, `shutdown` is the final request for every role; its
+  // acknowledgment counts against the same deadline as the exit. A worker
+  // that never got a hello only needs its request stream closed.
+  if (s.hello_sent) {
+    OperationRequest request;
+    request.method = Method::Shutdown;
+    auto frame = s.round_trip(request.to_node());
+    if (!frame.ok()) return std::move(frame).error();
+    auto reply = decode_operation_reply(Method::Shutdown, frame->document.root());
+    if (!reply.ok()) {
+      SessionError e = s.error(SessionError::Kind::Message);
+      e.message_error = std::move(reply).error();
+      s.discard();
+      return e;
+    }
+    if (auto* failure = std::get_if<WorkerFailure>(&*reply)) {
+      SessionError e = s.error(SessionError::Kind::WorkerFailure);
+      e.failure = std::move(*failure);
+      s.discard();
+      return e;
+    }
+  }
   s.request.reset();
   bool protocol_ended = false;
   // Anything the worker still says is a response nobody asked for.
@@ -369,6 +519,50 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
   return *status;
 }
 
+WorkerSession::Probe WorkerSession::probe_raw(std::string_view bytes) {
+  State& s = *s_;
+  Probe out;
+  if (!s.usable) return out;
+  s.begin_phase(Phase::Shutdown, s.options.timeouts.shutdown);
+  // A worker that stops reading (and exits) fails this write: that is an
+  // answer too, so the outcome is what follows.
+  (void)s.write_request(bytes);
+  s.request.reset();
+  bool stream_open = true;
+  std::optional<ExitStatus> status;
+  while (!(status = s.child.try_wait())) {
+    if (!s.wait_for(stream_open ? s.response.get() : -1, POLLIN, s.child.pidfd())) break;
+    while (stream_open && readable_now(s.response.get())) {
+      auto line = s.reader->next_line();
+      if (!line.ok()) {
+        // A timed-out read is the deadline, not the worker's framing.
+        if (line.error().kind != FrameError::Kind::Io) out.frame_error = std::move(line).error();
+        stream_open = false;
+      } else if (!line->has_value()) {
+        stream_open = false;
+      } else {
+        out.lines.emplace_back((*line)->bytes);
+      }
+    }
+  }
+  if (status) {
+    // What it wrote before exiting is still read, briefly.
+    s.deadline = std::min(s.deadline, Clock::now() + milliseconds(100));
+    while (stream_open) {
+      auto line = s.reader->next_line();
+      if (!line.ok()) {
+        if (line.error().kind != FrameError::Kind::Io) out.frame_error = std::move(line).error();
+        break;
+      }
+      if (!line->has_value()) break;
+      out.lines.emplace_back((*line)->bytes);
+    }
+  }
+  out.exit = status;
+  s.discard();
+  return out;
+}
+
 void WorkerSession::discard() {
   if (s_) s_->discard();
 }
@@ -379,5 +573,7 @@ pid_t WorkerSession::pid() const noexcept { return s_ ? s_->child.pid() : -1; }
 const StreamCapture& WorkerSession::stdout_log() const noexcept { return s_->out; }
 const StreamCapture& WorkerSession::stderr_log() const noexcept { return s_->err; }
 const std::optional<NegotiatedSession>& WorkerSession::negotiated() const noexcept { return s_->negotiated; }
+const std::string& WorkerSession::last_request() const noexcept { return s_->last_request; }
+const std::string& WorkerSession::last_response() const noexcept { return s_->last_response; }
 
 }  // namespace dot::metewand

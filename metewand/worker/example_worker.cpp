@@ -1,8 +1,16 @@
-// metewand-example-worker: a Metewand v1 worker that answers hello and then
-// refuses every other request until its request stream ends. The switches
-// make it misbehave in exactly one way each, for the process-level tests:
+// metewand-example-worker: a Metewand v1 worker for all three roles, on the
+// module's worker runtime (worker_runtime.h): after hello it answers every
+// request of the role it was given and `shutdown`. What each role does:
+//   materialize  writes data.json ({"dataset_parameters","dataset_seed"}) and
+//                dataset-manifest.json (its size and SHA-256) in output_dir
+//   prepare      keeps the request's parameters and seed
+//   execute      writes result.json (the prepared state) in result_dir;
+//                operation_failed before a prepare
+//   reset        forgets the prepared state
+//   evaluate     writes {"checked":true,...} to metrics_path
+// The switches make it misbehave in exactly one way each, for the tests:
 //
-//   --capabilities a,b     report these (default one_shot; "" for none)
+//   --capabilities a,b     report these (default one_shot for implementation, else none)
 //   --sdk NAME:VERSION     report SDK metadata (default null)
 //   --id ID                answer with this id instead of the request's
 //   --worker-id W          answer with this identity instead of the request's
@@ -17,10 +25,17 @@
 //   --grandchild           leave a sleeping child in the process group (pid on stderr)
 //   --escape FILE          leave a sleeping child in a session of its own (pid written to FILE)
 //   --describe-fds FILE    write "fd target" for each open descriptor to FILE first
-//   --linger               keep running after the request stream ends
-//   --exit N               exit with N after the request stream ends
+//   --fail-in METHOD:CODE  answer METHOD with a failure of CODE
+//   --hang-in METHOD       never answer METHOD
+//   --linger               keep running after the shutdown acknowledgment
+//   --exit N               exit with N after the shutdown acknowledgment
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <memory>
 
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +52,8 @@
 #include "dot/metewand/frame_reader.h"
 #include "dot/metewand/hello.h"
 #include "dot/metewand/message.h"
+#include "dot/metewand/worker_runtime.h"
+#include "dot/base/sha256.h"
 
 namespace mw = dot::metewand;
 
@@ -52,6 +69,7 @@ struct Options {
   std::optional<std::string> raw_file;
   std::optional<std::string> escape;
   std::optional<std::string> describe_fds;
+  std::optional<std::string> fail_in, hang_in;
   bool extra = false, hang = false, close = false, endless = false, grandchild = false, linger = false;
   long log_bytes = 0;
   int exit_code = 0;
@@ -98,7 +116,8 @@ std::string hello_answer(const Options& o, const mw::HelloRequest& request) {
   // Built by hand rather than from HelloResponse so that the switches can
   // produce values the typed layer would refuse to build.
   dot::jcs::Node caps = dot::jcs::Node::array();
-  std::string list = o.capabilities.value_or("one_shot");
+  // Like a direct worker, capabilities are an implementation's to report.
+  std::string list = o.capabilities.value_or(request.role == mw::WorkerRole::Implementation ? "one_shot" : "");
   for (std::size_t pos = 0; !list.empty() && pos <= list.size();) {
     std::size_t comma = list.find(',', pos);
     if (comma == std::string::npos) comma = list.size();
@@ -124,6 +143,113 @@ std::string hello_answer(const Options& o, const mw::HelloRequest& request) {
   return *line;
 }
 
+// Writes `bytes` as `name` in the directory `dir` (created if missing),
+// never through a symbolic link.
+std::optional<mw::WorkerFailure> write_in(const std::string& dir, const std::string& name, std::string_view bytes) {
+  ::mkdir(dir.c_str(), 0755);
+  dot::UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  dot::UniqueFd f(d ? ::openat(d.get(), name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1);
+  if (!f || !dot::write_all(f.get(), bytes, name).ok())
+    return mw::make_failure("", "operation_failed", fmt::format("cannot write {} in {}", name, dir));
+  return std::nullopt;
+}
+
+std::string canonical(const dot::jcs::Node& node) {
+  auto bytes = dot::jcs::encode(node, dot::jcs::Profile::Metewand);
+  return bytes.ok() ? *bytes : std::string("null");
+}
+
+std::string text(const mw::OperationRequest& r, const char* name) {
+  const dot::jcs::Node* n = r.params.get(name);
+  const auto* s = n ? std::get_if<std::string>(&n->storage()) : nullptr;
+  return s ? *s : std::string();
+}
+
+// Shared by the handlers: what prepare kept, and the switches.
+struct WorkerState {
+  std::optional<dot::jcs::Node> prepared;
+  std::int64_t executions = 0;
+};
+
+mw::WorkerHandlers role_handlers(const Options& o) {
+  auto state = std::make_shared<WorkerState>();
+  std::string fail_method, fail_code;
+  if (o.fail_in) {
+    auto colon = o.fail_in->find(':');
+    fail_method = o.fail_in->substr(0, colon);
+    fail_code = colon == std::string::npos ? "operation_failed" : o.fail_in->substr(colon + 1);
+  }
+  std::string hang_method = o.hang_in.value_or("");
+  // Every handler first obeys the switches for its method.
+  auto wrap = [=](mw::Method method, mw::OperationHandler inner) -> mw::OperationHandler {
+    return [=](const mw::OperationRequest& r) -> mw::OperationResult {
+      std::string_view name = mw::method_name(method);
+      if (name == hang_method) sleep_forever();
+      if (name == fail_method) {
+        mw::WorkerFailure f = mw::make_failure("", fail_code, "the example worker was told to fail");
+        dot::jcs::Node details = dot::jcs::Node::object();
+        details.set("phase", dot::jcs::Node::string(std::string(name)));
+        f.details = details;
+        return f;
+      }
+      return inner(r);
+    };
+  };
+  mw::WorkerHandlers h;
+  h.materialize = wrap(mw::Method::Materialize, [](const mw::OperationRequest& r) -> mw::OperationResult {
+    dot::jcs::Node data = dot::jcs::Node::object();
+    data.set("dataset_parameters", *r.params.get("dataset_parameters"));
+    data.set("dataset_seed", *r.params.get("dataset_seed"));
+    std::string bytes = canonical(data);
+    std::string out = text(r, "output_dir");
+    if (auto f = write_in(out, "data.json", bytes)) return *f;
+    dot::jcs::Node file = dot::jcs::Node::object();
+    file.set("path", dot::jcs::Node::string("data.json"));
+    file.set("sha256", dot::jcs::Node::string(dot::sha256_hex(bytes)));
+    file.set("size_bytes", dot::jcs::Node::integer(static_cast<std::int64_t>(bytes.size())));
+    dot::jcs::Node manifest = dot::jcs::Node::object();
+    manifest.set("complete", dot::jcs::Node::boolean(true));
+    manifest.set("files", dot::jcs::Node::array().push(std::move(file)));
+    manifest.set("schema_version", dot::jcs::Node::integer(1));
+    if (auto f = write_in(out, "dataset-manifest.json", canonical(manifest))) return *f;
+    mw::OperationSuccess ok;
+    ok.manifest = "dataset-manifest.json";
+    return ok;
+  });
+  h.prepare = wrap(mw::Method::Prepare, [state](const mw::OperationRequest& r) -> mw::OperationResult {
+    state->prepared = r.params;
+    return mw::OperationSuccess{};
+  });
+  h.execute = wrap(mw::Method::Execute, [state](const mw::OperationRequest& r) -> mw::OperationResult {
+    if (!state->prepared)
+      return mw::make_failure("", "operation_failed", "prepare must succeed before execute");
+    auto t0 = std::chrono::steady_clock::now();
+    if (auto f = write_in(text(r, "result_dir"), "result.json", canonical(*state->prepared))) return *f;
+    mw::OperationSuccess ok;
+    ok.manifest = "result.json";
+    ok.implementation_time_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    ok.statistics.set("executions", dot::jcs::Node::integer(++state->executions));
+    return ok;
+  });
+  h.reset = wrap(mw::Method::Reset, [state](const mw::OperationRequest&) -> mw::OperationResult {
+    state->prepared.reset();
+    return mw::OperationSuccess{};
+  });
+  h.evaluate = wrap(mw::Method::Evaluate, [](const mw::OperationRequest& r) -> mw::OperationResult {
+    std::string path = text(r, "metrics_path");
+    auto slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+    std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    dot::jcs::Node metrics = dot::jcs::Node::object();
+    metrics.set("checked", dot::jcs::Node::boolean(true));
+    metrics.set("result_dir", dot::jcs::Node::string(text(r, "result_dir")));
+    if (auto f = write_in(dir, name, canonical(metrics))) return *f;
+    return mw::OperationSuccess{};
+  });
+  return h;
+}
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -147,6 +273,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--grandchild") o.grandchild = true;
     else if (a == "--escape") o.escape = value();
     else if (a == "--describe-fds") o.describe_fds = value();
+    else if (a == "--fail-in") o.fail_in = value();
+    else if (a == "--hang-in") o.hang_in = value();
     else if (a == "--linger") o.linger = true;
     else if (a == "--exit") o.exit_code = std::atoi(value().c_str());
     else die(fmt::format("unknown switch {}", a));
@@ -230,21 +358,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Every later request is refused; the session ends when requests end.
-  for (;;) {
-    auto frame = reader.read_frame();
-    if (!frame.ok()) die(frame.error().message());
-    if (!frame->has_value()) break;
-    auto root = (*frame)->document.root();
-    auto id = root.is_object() ? root.find("id") : std::nullopt;
-    if (out < 0 || !id || !id->is_string()) continue;
-    mw::WorkerFailure f;
-    f.id = std::string(id->as_string());
-    f.code = "unsupported_operation";
-    f.message = "the example worker only says hello";
-    auto line = mw::encode_message(f.to_node());
-    if (line.ok()) send(out, *line);
-  }
+  // The role is the one the host asked for: this worker takes all three.
+  mw::WorkerHandlers handlers = role_handlers(o);
+  auto served = mw::serve_requests(reader, out, request->role, handlers);
+  if (!served.ok()) die(served.error().message());
   if (o.linger) sleep_forever();
   return o.exit_code;
 }

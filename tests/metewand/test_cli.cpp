@@ -11,6 +11,8 @@
 
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+
 #include "dot/base/process.h"
 #include "dot/base/sha256.h"
 
@@ -23,6 +25,8 @@ using namespace std::chrono_literals;
 
 const std::string kDotCore = std::string(DOT_BIN_DIR) + "/dot-core";
 const std::string kWorker = std::string(DOT_BIN_DIR) + "/metewand-example-worker";
+const std::string kPython = DOT_METEWAND_PYTHON;
+const std::string kPyWorker = std::string(DOT_SOURCE_DIR) + "/tests/metewand/py/mw_worker.py";
 
 struct CliRun {
   int code = -1;
@@ -234,6 +238,174 @@ TEST(MetewandHello, UsageErrorsExitTwo) {
   CliRun help = run({"metewand", "hello", "--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Examples:"), std::string::npos);
+}
+
+std::string temp_dir(const std::string& name) {
+  std::string path = testing::TempDir() + "metewand-cli-" + name + "-" + std::to_string(::getpid());
+  ::mkdir(path.c_str(), 0700);
+  return path;
+}
+
+TEST(MetewandRun, EveryRoleOfTheExampleWorkerThroughShutdown) {
+  std::string dir = temp_dir("run");
+  CliRun m = run({"metewand", "run", "--role", "dataset_materializer", "--source-dir", dir + "/src", "--output-dir",
+                  dir + "/ds", "--dataset-parameters", R"({"rows":3})", "--dataset-seed", "17", "--", kWorker});
+  EXPECT_EQ(m.code, 0) << m.err;
+  EXPECT_NE(m.out.find("materialize ok"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("manifest dataset-manifest.json"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("shutdown    ok"), std::string::npos) << m.out;
+  auto data = read_file(dir + "/ds/data.json", 4096);
+  ASSERT_TRUE(data.ok());
+  EXPECT_EQ(*data, R"({"dataset_parameters":{"rows":3},"dataset_seed":17})");
+
+  CliRun i = run({"metewand", "run", "--role", "implementation", "--dataset-dir", dir + "/ds", "--problem-contract-id",
+                  "c", "--result-dir", dir + "/res", "--", kWorker});
+  EXPECT_EQ(i.code, 0) << i.err;
+  for (const char* phase : {"hello       ok", "prepare     ok", "execute     ok", "reset       ok", "shutdown    ok"})
+    EXPECT_NE(i.out.find(phase), std::string::npos) << phase << "\n" << i.out;
+
+  CliRun e = run({"metewand", "run", "--json", "--role", "problem_evaluator", "--dataset-dir", dir + "/ds",
+                  "--problem-contract-id", "c", "--result-dir", dir + "/res", "--metrics-path", dir + "/m.json", "--",
+                  kWorker});
+  EXPECT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find(R"("phase":"evaluate","ok":true,"request":{"dataset_dir":")"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find(R"("phase":"shutdown","ok":true,"request":{"id":"2","method":"shutdown"},"response":{"id":"2","ok":true})"),
+            std::string::npos)
+      << e.out;
+  EXPECT_NE(e.out.find(R"("ok":true}
+)"), std::string::npos);
+}
+
+TEST(MetewandRun, AFailedPhaseStopsTheRequestsButNotTheShutdown) {
+  CliRun r = run({"metewand", "run", "--role", "implementation", "--dataset-dir", "d", "--problem-contract-id", "c",
+                  "--result-dir", "r", "--", kWorker, "--fail-in", "prepare:operation_failed"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("prepare     FAIL"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("execute"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shutdown    ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("DOT_E_PROTOCOL: operation_failed:"), std::string::npos) << r.err;
+
+  CliRun t = run({"metewand", "run", "--role", "problem_evaluator", "--dataset-dir", "d", "--problem-contract-id", "c",
+                  "--result-dir", "r", "--metrics-path", "m", "--evaluate-timeout", "0.3", "--", kWorker, "--hang-in",
+                  "evaluate"});
+  EXPECT_EQ(t.code, 1);
+  EXPECT_NE(t.err.find("DOT_E_TIMEOUT: Timeout:"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("(phase evaluate)"), std::string::npos) << t.err;
+}
+
+TEST(MetewandRun, MissingRequestOptionsAreRefusedBeforeAnythingRuns) {
+  CliRun r = run({"metewand", "run", "--role", "problem_evaluator", "--", kWorker});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("needs --dataset-dir"), std::string::npos) << r.err;
+  CliRun bad = run({"metewand", "run", "--role", "dataset_materializer", "--source-dir", "s", "--output-dir", "o",
+                    "--dataset-parameters", "[1]", "--", kWorker});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("--dataset-parameters must be one JSON object"), std::string::npos) << bad.err;
+  EXPECT_EQ(run({"metewand", "run", "--dataset-seed", "9007199254740992", "--", kWorker}).code, 2);
+}
+
+TEST(MetewandHelp, ShowsTheMetewandExamples) {
+  CliRun r = run({"metewand", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("dot-core metewand run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dot-core metewand conform"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("dot-core jcs canonicalize"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("dot-core vectors replay"), std::string::npos) << r.out;
+}
+
+// The conformance runner's verdict on workers that break one rule each.
+TEST(MetewandConform, VerdictsOnWorkersThatBreakOneRule) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* failing;   // a case that must fail
+    const char* reason;    // in its detail
+  } cases[] = {
+      {{"--no-shutdown-ack"}, "shutdown", "ProtocolClosed"},
+      {{"--exit-after-shutdown", "3"}, "shutdown", "UnsuccessfulExit"},
+      {{"--wrong-identity"}, "hello_identity", "WorkerIdentityMismatch"},
+      {{"--out-of-order"}, "serial_ids", "MismatchedRequestId"},
+      {{"--lenient-framing"}, "abuse_duplicate_key", "answered with a success"},
+      {{"--hang", "hello"}, "hello_identity", "Timeout"},
+      {{"--hang", "materialize"}, "materialize_valid", "Timeout"},
+      {{"--hang", "shutdown"}, "shutdown", "Timeout"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.args.front());
+    std::vector<std::string> args = {"metewand", "conform", "--role", "dataset_materializer", "--timeout", "0.5", "--json",
+                                     "--case", c.failing, "--", kPython, "-B", kPyWorker};
+    for (const auto& a : c.args) args.push_back(a);
+    CliRun r = run(args);
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find(fmt::format(R"({{"name":"{}","role":"dataset_materializer","passed":false,"detail":")", c.failing)),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(c.reason), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find(fmt::format("DOT_E_PROTOCOL: 1 of 1 cases failed; first: {}: ", c.failing)), std::string::npos)
+        << r.err;
+  }
+}
+
+TEST(MetewandConform, WellBehavedWorkersPassEveryCase) {
+  for (const char* role : {"dataset_materializer", "implementation", "problem_evaluator"}) {
+    SCOPED_TRACE(role);
+    CliRun py = run({"metewand", "conform", "--role", role, "--", kPython, "-B", kPyWorker});
+    EXPECT_EQ(py.code, 0) << py.out << py.err;
+    CliRun ex = run({"metewand", "conform", "--role", role, "--", kWorker});
+    EXPECT_EQ(ex.code, 0) << ex.out << ex.err;
+    EXPECT_NE(ex.out.find(" passed, 0 failed\n"), std::string::npos) << ex.out;
+  }
+  CliRun list = run({"metewand", "conform", "--list", "--role", "problem_evaluator"});
+  EXPECT_EQ(list.code, 0);
+  EXPECT_NE(list.out.find("evaluate_invalid"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("prepare_valid"), std::string::npos) << list.out;
+  EXPECT_EQ(run({"metewand", "conform", "--case", "nope", "--", kWorker}).code, 1);
+}
+
+// jcs --profile metewand names rejections with the public vectors' kinds.
+TEST(JcsMetewand, RejectionsCarryMetewandsKindNames) {
+  struct Case {
+    const char* input;
+    const char* kind;
+  } cases[] = {
+      {"NaN", "invalid_number"},        {"[Infinity]", "invalid_number"}, {"-Infinity", "invalid_number"},
+      {"01", "invalid_number"},         {"[1,-00]", "invalid_number"},    {"1e400", "invalid_number"},
+      {"null true", "invalid_json"},    {"[1,", "invalid_json"},          {"[0.5,1x]", "invalid_json"},
+      {R"({"a":1,"a":2})", "duplicate_key"}, {R"("\ud800")", "invalid_unicode"},
+      {"9007199254740992", "unsafe_integer"},
+  };
+  std::string path = temp_file("jcs-kind", "");
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.input);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << c.input;
+    for (bool json : {false, true}) {
+      std::vector<std::string> args = {"jcs", "canonicalize", "--profile", "metewand", path};
+      if (json) args.push_back("--json");
+      CliRun r = run(args);
+      EXPECT_EQ(r.code, 1);
+      std::string want = json ? fmt::format(R"("kind":"{}")", c.kind) : fmt::format("DOT_E_VALIDATION: {} at byte", c.kind);
+      EXPECT_NE((json ? r.out : r.err).find(want), std::string::npos) << r.out << r.err;
+    }
+  }
+  // The other profiles keep the reader's own names.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "NaN";
+  EXPECT_NE(run({"jcs", "canonicalize", path}).err.find("DOT_E_VALIDATION: malformed at byte 0"), std::string::npos);
+  ::unlink(path.c_str());
+}
+
+// A document in the public vectors' format ({version, accepted, rejected},
+// no profile) replayed under the metewand profile with strict kinds.
+TEST(VectorsReplay, ThePublicMetewandVectorFormat) {
+  const std::string doc = std::string(DOT_SOURCE_DIR) + "/tests/metewand/data/metewand-vectors.json";
+  CliRun r = run({"vectors", "replay", "--profile", "metewand", "--strict-kinds", doc});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "15 passed, 0 failed\n");
+  // Without the profile the document is RFC 8785: 2^53 is accepted there.
+  CliRun plain = run({"vectors", "replay", doc});
+  EXPECT_EQ(plain.code, 1);
+  EXPECT_NE(plain.out.find("2^53: accepted as"), std::string::npos) << plain.out;
+  // dot-core's own metewand vectors, which name the reader's kinds, still pass.
+  CliRun own = run({"vectors", "replay", "--strict-kinds", std::string(DOT_SOURCE_DIR) + "/vectors/jcs/metewand.json"});
+  EXPECT_EQ(own.code, 0) << own.out;
 }
 
 }  // namespace

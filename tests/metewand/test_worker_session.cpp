@@ -29,9 +29,7 @@ SessionOptions options(std::vector<std::string> args = {}) {
   o.command.path = kWorker;
   o.command.argv = {"metewand-example-worker"};
   for (auto& a : args) o.command.argv.push_back(a);
-  o.timeouts.hello = 5s;
-  o.timeouts.operation = 5s;
-  o.timeouts.shutdown = 5s;
+  o.timeouts.set_all(5s);
   return o;
 }
 
@@ -74,14 +72,16 @@ TEST(WorkerSession, HelloAndCleanShutdown) {
   ASSERT_TRUE(n->sdk.has_value());
   EXPECT_EQ(n->sdk->name, "example");
   EXPECT_EQ(n->reported, (std::vector<Capability>{Capability::OneShot, Capability::Applicability}));
-  // The next request gets id "1" and the worker's refusal is typed.
+  // The next request gets id "1"; the worker acknowledges the reset.
   jcs::Node req = jcs::Node::object();
   req.set("method", jcs::Node::string("reset"));
-  auto frame = s->exchange(Phase::Operation, req);
+  auto frame = s->exchange(Phase::Reset, req);
   ASSERT_TRUE(frame.ok()) << frame.error().name();
   auto id = frame->document.root().find("id");
   ASSERT_TRUE(id.has_value());
   EXPECT_EQ(id->as_string(), "1");
+  EXPECT_EQ(s->last_request(), R"({"id":"1","method":"reset"})");
+  EXPECT_EQ(s->last_response(), R"({"id":"1","ok":true})");
   pid_t pid = s->pid();
   auto st = s->shutdown();
   ASSERT_TRUE(st.ok()) << st.error().name() << ": " << st.error().message();

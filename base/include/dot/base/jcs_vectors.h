@@ -10,10 +10,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dot/base/jcs.h"
 #include "dot/base/result.h"
 
 namespace dot::jcs {
@@ -33,6 +35,14 @@ struct ReplayReport {
 struct ReplayOptions {
   // Rejected vectors must fail with the kind they name (informational by default).
   bool strict_kinds = false;
+  // The profile of a fixture document that names none (the public Metewand
+  // vectors name none); nullopt: rfc8785.
+  std::optional<Profile> profile;
+  // Names a rejection for the kind comparison, given the refused input and
+  // the profile it was checked under (a profile's own kind names: the
+  // metewand module's canonical_json_kind); a vector's kind may name either
+  // that or the error's own kind. Unset: the error's kind alone.
+  std::function<std::string(const Error&, std::string_view input, Profile)> kind_of;
 };
 
 // Runs every vector under `path` (a vector file or a directory, searched

@@ -56,9 +56,12 @@ class RequestTracker {
  public:
   // The next id, now pending; RequestAlreadyPending while one is.
   Expected<std::string, CorrelationError> begin_request();
-  // Completes the pending request: ExtraResponse when none is pending,
-  // MismatchedRequestId (request stays pending) for another id.
+  // Completes the pending request: ExtraResponse when none is pending or
+  // when `id` is a request already answered, MismatchedRequestId (request
+  // stays pending) for any other id.
   Expected<Done, CorrelationError> complete_response(std::string_view id);
+  // Whether `id` was issued by this tracker and already answered.
+  bool answered(std::string_view id) const noexcept;
   const std::optional<std::string>& pending() const noexcept { return pending_; }
 
  private:

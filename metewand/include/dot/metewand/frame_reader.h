@@ -1,7 +1,7 @@
 #pragma once
 // FrameReader: the Metewand v1 JSON-lines framer. It assembles LF-terminated
 // lines from any ByteSource, whatever the fragmentation, and checks each line
-// against the framing contract (../shared/spec/metewand.md) in this order:
+// against the framing contract (docs/spec/metewand.md) in this order:
 //   Io, LineTooLong{limit}, EarlyEof{received}, ByteOrderMark,
 //   InvalidUtf8{valid_up_to}, DuplicateKey{key}, MalformedJson.
 // Memory is bounded: one buffer that grows (by doubling, from 64 KiB) only as

@@ -2,7 +2,7 @@
 // The Metewand v1 hello handshake, the first typed layer above framing:
 // request and response types, strict decoding (unknown and missing fields
 // refused), worker failure responses, and validation of a response against
-// its request in the order of ../shared/spec/metewand.md.
+// its request in the order of docs/spec/metewand.md.
 
 #include <cstdint>
 #include <optional>

@@ -15,12 +15,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "dot/base/result.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/metewand/hello.h"
+#include "dot/metewand/worker_session.h"
 
 namespace dot::metewand {
 
@@ -46,6 +49,44 @@ struct HelloRun {
   // least 200 ms so a clean exit fits).
   std::chrono::milliseconds timeout{5000};
 };
+
+// One phase of a session as it happened.
+struct PhaseRecord {
+  Phase phase = Phase::Hello;
+  std::string request;   // the line sent, LF stripped ("" when none was sent)
+  std::string response;  // the line received, LF stripped ("" when none)
+  std::chrono::milliseconds took{0};
+  std::optional<SessionError> error;
+  std::optional<NegotiatedSession> negotiated;  // hello
+  std::optional<OperationSuccess> success;      // an operation
+  std::optional<ExitStatus> exit;               // shutdown
+  bool ok() const noexcept { return !error.has_value(); }
+};
+
+struct SessionRun {
+  std::vector<std::string> command;  // WORKER [ARGS...]
+  WorkerRole role = WorkerRole::Implementation;
+  std::string worker_id;             // empty: the resolved identity
+  std::vector<Capability> selected;
+  // In order, after hello; shutdown follows them (not listed here).
+  std::vector<std::pair<Method, jcs::Node>> requests;
+  PhaseTimeouts timeouts;
+};
+
+struct SessionReport {
+  std::string worker_path;
+  std::string worker_id;
+  std::vector<PhaseRecord> phases;
+  bool ok() const noexcept;  // every phase ok
+};
+
+// One whole version-1 session: hello, the requests in order (an error stops
+// them: after a worker failure the session goes on to shutdown, after any
+// other error the worker is gone), then shutdown whenever the session is
+// still usable. Every phase is recorded, failed ones included. Errors only
+// when the worker cannot be resolved or started: resolve_worker's, or
+// Code::Validation kind "worker_id".
+Result<SessionReport> run_session(const SessionRun& run);
 
 // Resolves and seals the worker, runs the hello handshake and a clean
 // shutdown, and leaves no process behind. Errors: resolve_worker's;

@@ -1,0 +1,39 @@
+#include "dot/metewand/canonical_json.h"
+
+namespace dot::metewand {
+namespace {
+
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+// Whether the grammar error at `at` is a number Metewand calls invalid: a
+// NaN or Infinity literal, or a digit after a number's leading zero.
+bool invalid_number_at(std::string_view in, std::size_t at) {
+  if (at > in.size()) return false;
+  std::string_view rest = in.substr(at);
+  if (rest.starts_with("NaN") || rest.starts_with("Infinity")) return true;
+  if (rest.starts_with("-Infinity")) return true;
+  if (at >= 1 && in[at - 1] == '-' && rest.starts_with("Infinity")) return true;
+  // "01", "-01", "[00]": the reader stops at the second digit.
+  if (at >= 1 && at < in.size() && digit(in[at]) && in[at - 1] == '0') {
+    if (at == 1) return true;
+    char before = in[at - 2];
+    return !(digit(before) || before == '.' || before == 'e' || before == 'E' || before == '+');
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string canonical_json_kind(const Error& error, std::string_view input) {
+  const std::string& k = error.kind;
+  if (k == "duplicate_key" || k == "unsafe_integer" || k == "invalid_number" || k == "invalid_unicode") return k;
+  if (k == "utf8") return "invalid_unicode";
+  if (k == "malformed" || k == "trailing") {
+    if (error.offset && invalid_number_at(input, static_cast<std::size_t>(*error.offset))) return "invalid_number";
+    return "invalid_json";
+  }
+  if (k == "bom" || k == "depth") return "invalid_json";
+  return k;
+}
+
+}  // namespace dot::metewand
