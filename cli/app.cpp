@@ -105,7 +105,7 @@ int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
   } catch (const CLI::CallForVersion&) {
     return run_words({app->get_name(), "version"}, groups);
   } catch (const CLI::ParseError& e) {
-    // CLI11 uses 100-127 for its own errors; spec/cli.md says usage is 2.
+    // CLI11 uses 100-127 for its own errors; docs/spec/cli.md says usage is 2.
     return report_usage_error(*app, e);
   }
   if (!ctx.action) return kExitUsage;

@@ -17,7 +17,7 @@ struct CommandGroup {
 };
 
 // Parses argv against the app built from `groups` and runs the chosen
-// command; returns the process exit code (spec/cli.md).
+// command; returns the process exit code (docs/spec/cli.md).
 int run_app(int argc, char** argv, std::span<const CommandGroup> groups);
 
 // The whole app, every group built: what `dot-core --help-all` shows and what

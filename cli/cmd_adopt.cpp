@@ -1,5 +1,5 @@
 // `dot-core adopt`: a root made by the Go reference implementation
-// (spec/go-roots.md), recognised and verified read-only (core/go_root.h).
+// (docs/spec/go-roots.md), recognised and verified read-only (core/go_root.h).
 // Wiring only: every rule is in dot_core. JSON shape: docs/user-guide.md,
 // "Coming from the Go reference".
 #include <filesystem>

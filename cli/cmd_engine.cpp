@@ -77,7 +77,7 @@ int print_human(const std::string& text, Paint paint = Paint::None, bool page = 
 // command a signal stopped exits 128 + the signal (130 for SIGINT, 143 for
 // SIGTERM), as a shell reports a process the signal killed, so scripts see
 // the interruption; the state it left is what the engine promises
-// (spec/transactions.md, "Interruptions").
+// (docs/spec/transactions.md, "Interruptions").
 int report_interruptible(const Error& error, bool json, const core::InterruptGuard& interrupt) {
   int code = report(error, json);
   return interrupt.interrupted() ? 128 + interrupt.signal() : code;

@@ -1,4 +1,4 @@
-// dot-core jcs canonicalize|hash: canonical JSON (spec/jcs.md) from the command line.
+// dot-core jcs canonicalize|hash: canonical JSON (docs/spec/jcs.md) from the command line.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// dot-core vectors replay: runs canonical-JSON vectors (spec/jcs.md).
+// dot-core vectors replay: runs canonical-JSON vectors (docs/spec/jcs.md).
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,7 +80,7 @@ void add_vectors_commands(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"rfc8785", "hello", "metewand"}));
   replay->add_flag("--json", args->json, "Print {\"failed\":N,\"failures\":[...],\"passed\":N}");
   replay->footer(
-      "Layouts (spec/jcs.md): input/ + output/ directories, JSON fixture files\n"
+      "Layouts (docs/spec/jcs.md): input/ + output/ directories, JSON fixture files\n"
       "({\"version\":1,\"profile\":...,\"accepted\":[...],\"rejected\":[...]}), and number\n"
       "files of \"<hex bits>,<expected>\" lines (*.numbers or numbers/*.txt).\n"
       "Examples:\n"

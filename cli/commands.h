@@ -25,7 +25,7 @@ struct Context {
   std::function<int()> action;
 };
 
-// Exit codes of spec/cli.md.
+// Exit codes of docs/spec/cli.md.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;

@@ -60,7 +60,7 @@ std::string frame_line(const FramesOptions& o, std::size_t n, std::uint64_t offs
   return std::move(w).line();
 }
 
-// The error line of spec/cli.md, with the numbers that explain it.
+// The error line of docs/spec/cli.md, with the numbers that explain it.
 std::string error_line(const Error& e, std::string_view bytes) {
   std::uint64_t at = e.offset.value_or(0);
   std::string_view rest = at <= bytes.size() ? bytes.substr(at) : std::string_view{};

@@ -1,6 +1,6 @@
 // frames decode --format metewand: one JSON object per frame of a captured
 // Metewand JSON-lines stream, then the clean end or the first FrameError
-// (spec/cli.md). The FrameReader is the one the worker session uses.
+// (docs/spec/cli.md). The FrameReader is the one the worker session uses.
 #include <fcntl.h>
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Printing results and errors the way spec/cli.md says: one error line on
+// Printing results and errors the way docs/spec/cli.md says: one error line on
 // stderr, and with --json the same error as an object on stdout.
 //
 // Two ways out, and every printer uses one of them: write_stdout for exact

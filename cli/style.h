@@ -1,7 +1,7 @@
 #pragma once
 // Colour and paging of human output, decided in one place. Colour is on when
 // standard output is a terminal, NO_COLOR is unset or empty and TERM is not
-// "dumb"; never otherwise (spec/cli.md: no colour when stdout is not a
+// "dumb"; never otherwise (docs/spec/cli.md: no colour when stdout is not a
 // terminal). `--pager` sends the text through $PAGER, only when asked and
 // only to a terminal.
 //

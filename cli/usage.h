@@ -2,7 +2,7 @@
 // Usage errors the way people know them from git: what was wrong, the
 // closest known name when the word looks like a typo ("did you mean"), and
 // the command whose help applies. Every parse error of every command is
-// reported here (spec/cli.md: exit 2; docs/user-guide.md).
+// reported here (docs/spec/cli.md: exit 2; docs/user-guide.md).
 
 #include <string>
 #include <string_view>

@@ -1,5 +1,5 @@
 // Canonical JSON writers: parsed values (json::Value) and built trees
-// (jcs::Node), under the three profiles of spec/jcs.md. The leaf writers for
+// (jcs::Node), under the three profiles of docs/spec/jcs.md. The leaf writers for
 // numbers and strings are in jcs_text.cpp.
 #include <algorithm>
 #include <cassert>

@@ -1,4 +1,4 @@
-// Vector replay for canonical JSON (spec/jcs.md, "Vectors and dot-core vectors replay").
+// Vector replay for canonical JSON (docs/spec/jcs.md, "Vectors and dot-core vectors replay").
 #include "dot/base/jcs_vectors.h"
 
 #include <algorithm>

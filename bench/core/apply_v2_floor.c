@@ -1,6 +1,6 @@
 /* The floor of `dot-core apply` of a version-2 plan that writes FILES new
  * files in FOLDERS new folders (docs/PERFORMANCE.md, "Version-2 apply"): the
- * durable steps spec/dpp-general.md ("Apply, rollback, recover") asks of
+ * durable steps docs/spec/dpp-general.md ("Apply, rollback, recover") asks of
  * apply, written directly against libc and SQLite (WAL, synchronous=FULL),
  * in the order apply takes them, nothing more:
  *   PREPARED: one SQLite commit with a backup row per file (the targets are
@@ -12,7 +12,7 @@
  *   COMMITTING: one commit; per file one renameat2 RENAME_NOREPLACE; one
  *   fsync per folder and of the root;
  *   COMMITTED: one commit that also records the owner of every written path
- *   (spec/dpp-general.md "Plan": `managed` is what applied plans wrote);
+ *   (docs/spec/dpp-general.md "Plan": `managed` is what applied plans wrote);
  *   ATTEMPTED, the root-sync fsync, SUCCEEDED and DONE, one commit each.
  * Not in the floor, though apply does them: the before-checks, the re-check
  * of each target before its rename, the digests verified while streaming.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/core/compare.py: side-by-side timing of `dot-core plan` / `apply` against their floors
-(spec/cli.md), interleaved runs, medians; and the growth from an empty store
+(docs/spec/cli.md), interleaved runs, medians; and the growth from an empty store
 to one holding N transactions. Usage: bench/core/compare.py build/release/bin build/release/bin [RUNS] [N]"""
 import json, os, shutil, statistics, subprocess, sys, tempfile, time
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/core/general_compare.py: the general profile's plan goals (spec/dpp-general.md,
+"""bench/core/general_compare.py: the general profile's plan goals (docs/spec/dpp-general.md,
 "Performance goals"), measured with dot-mirror.
 
   plan:  10,000 files of 1 KiB in 100 folders, `dot-core plan` (dot-mirror, audit) against

@@ -1,5 +1,5 @@
 /* The floor of `dot-core plan` with a general plugin that copies a tree
- * (spec/dpp-general.md, "Performance goals": spawn, stage read and hash,
+ * (docs/spec/dpp-general.md, "Performance goals": spawn, stage read and hash,
  * sealed insert), written directly against libc, OpenSSL and SQLite:
  *   1. spawn a child (fork + exec of this same program in its copy role)
  *      that copies every regular file of SRC into STAGE at the same relative

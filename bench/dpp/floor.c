@@ -1,4 +1,4 @@
-/* dpp-floor: the floor of spec/cli.md, "Benchmarks". Spawns the trivial peer
+/* dpp-floor: the floor of docs/spec/cli.md, "Benchmarks". Spawns the trivial peer
  * (dpp-floor-peer, libc only) with stdin/stdout pipes, exchanges five
  * request/response pairs of FLOOR_MSG bytes, waits for it; then (unless
  * --no-store) makes one fsync'd SQLite insert of 2 KiB in WAL mode with

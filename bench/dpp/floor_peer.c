@@ -1,4 +1,4 @@
-/* The trivial program of the floor (spec/cli.md, "Benchmarks"): linked only
+/* The trivial program of the floor (docs/spec/cli.md, "Benchmarks"): linked only
  * against libc; answers five requests of FLOOR_MSG bytes with five responses
  * of the same size on stdin/stdout, then exits 0. */
 #include <unistd.h>

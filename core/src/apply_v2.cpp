@@ -1,5 +1,5 @@
-// Apply and rollback of version-2 plans (spec/dpp-general.md "Apply,
-// rollback, recover"; spec/transactions.md): the same journal and state
+// Apply and rollback of version-2 plans (docs/spec/dpp-general.md "Apply,
+// rollback, recover"; docs/spec/transactions.md): the same journal and state
 // machine as the hello profile (applier.cpp, recovery.cpp), over any number
 // of operations in nested folders, with durability batched where it is
 // sound (docs/engine.md, "Apply of a version-2 plan"):

@@ -118,7 +118,7 @@ class Workspace {
 };
 
 // The general profile's identity check, against --id when given; without
-// it the echoed id must still be a plugin id (spec/dpp-general.md,
+// it the echoed id must still be a plugin id (docs/spec/dpp-general.md,
 // "Registration and manifest"): one that could never be registered is wrong.
 Result<bool> check_general_identity(const Options& o, const general::InitializeParams& sent,
                                     const general::InitializeResult& echo) {

@@ -25,7 +25,7 @@ namespace dot::core::go {
 namespace {
 
 // The journal records and the ledger records, as the reference writes them
-// (spec/go-roots.md sections 3 and 4; go_root.cpp reads the same bytes).
+// (docs/spec/go-roots.md sections 3 and 4; go_root.cpp reads the same bytes).
 std::string wal_record(WalState s) { return fmt::format(R"({{"state":"{}"}})", wal_state_name(s)) + "\n"; }
 std::string ledger_line(std::string_view plan_id, std::string_view state) {
   return fmt::format(R"({{"index":0,"idempotency_key":"{}","state":"{}"}})",
@@ -90,7 +90,7 @@ class Finisher {
   }
 
   // The reference's recover of a transaction that did not commit, or whose
-  // rollback was interrupted (spec/go-roots.md section 6): ROLLING_BACK
+  // rollback was interrupted (docs/spec/go-roots.md section 6): ROLLING_BACK
   // unless it is already the last record, each slot from the last down to
   // 0 restored through .dot-next-N (or removed when it did not exist
   // before), ROLLED_BACK.
@@ -459,7 +459,7 @@ Result<std::vector<std::string>> unimported(int root_fd, const std::string& root
 // ---- the import -------------------------------------------------------------
 
 // The event code of every imported transaction's first event (inspect
-// events shows it; spec/transactions.md keeps codes for DOT_E_* names and
+// events shows it; docs/spec/transactions.md keeps codes for DOT_E_* names and
 // outcome words such as NO_CHANGES).
 constexpr std::string_view kAdoptedCode = "ADOPTED";
 constexpr std::string_view kHelloPluginId = "org.dot.hello";

@@ -25,7 +25,7 @@ namespace {
 using beneath::FileObservation;
 using beneath::FileType;
 
-// The five WAL records, byte for byte (spec/go-roots.md section 3), in
+// The five WAL records, byte for byte (docs/spec/go-roots.md section 3), in
 // WalState order.
 constexpr std::array<std::string_view, 5> kWalRecords = {
     R"({"state":"PREPARED"})", R"({"state":"COMMITTING"})", R"({"state":"COMMITTED"})",

@@ -74,7 +74,7 @@ Status check_slot_name(std::string_view name) {
     else if (c == '\n') shown += "\\n";
     else shown += c;
   }
-  // spec/cli.md: a slot name outside the pattern is a path escape, whatever
+  // docs/spec/cli.md: a slot name outside the pattern is a path escape, whatever
   // the reason (a "/", "..", NUL or just an upper-case letter).
   return make_error(Code::PathEscape, "slot_name",
                     fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));

@@ -79,7 +79,7 @@ Result<std::string> compute_proposal_id(const PlanV2& plan) { return detail::sha
 Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::sha256_of(canonical_bytes(plan)); }
 
 bool is_general_noop(const PathOperation& op) noexcept {
-  // spec/dpp-general.md: bytes and mode for a write (owner is not part of
+  // docs/spec/dpp-general.md: bytes and mode for a write (owner is not part of
   // the rule: the target policy already requires it to be ours).
   if (op.action == Action::Remove) return !op.before.exists;
   return op.before.exists && op.after.exists && op.before.sha256 == op.after.sha256 &&

@@ -140,7 +140,7 @@ Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const M
   DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(plan));
   plan.proposal_id = sha256_hex(proposal);
   DOT_TRY(root.store().set_proposal_id(txn, plan.proposal_id, proposal));
-  // A general plugin may own hello.txt or welcome.txt (spec/dpp-general.md):
+  // A general plugin may own hello.txt or welcome.txt (docs/spec/dpp-general.md):
   // the hello plugin may then neither write nor replace it.
   DOT_TRY(check_ownership(root, manifest.id, proposed.names));
 

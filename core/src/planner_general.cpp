@@ -1,4 +1,4 @@
-// `plan` for the general profile org.dot.dpp/v1 (spec/dpp-general.md):
+// `plan` for the general profile org.dot.dpp/v1 (docs/spec/dpp-general.md):
 //
 //   PROPOSING (make_plan) -> spawn from the pinned descriptor with the
 //   general session (negotiated limits, inputs, dot.log) -> dot.initialize,

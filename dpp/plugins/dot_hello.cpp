@@ -1,4 +1,4 @@
-// dot-hello: the reference org.dot.hello plugin (spec/dpp-hello.md).
+// dot-hello: the reference org.dot.hello plugin (docs/spec/dpp-hello.md).
 #include "dot/dpp/plugin.h"
 
 int main() {

@@ -110,7 +110,7 @@ class Runtime {
                         make_parse_error(Code::Protocol, "invalid_request", offset, std::move(detail)));
   }
 
-  // The envelope, answered the way spec/dpp-general.md lists, then the method.
+  // The envelope, answered the way docs/spec/dpp-general.md lists, then the method.
   Status handle(const json::Document& doc) {
     json::Value root = doc.root();
     if (!root.is_object()) return invalid(std::nullopt, "not a request object", root.offset());

@@ -1,4 +1,4 @@
-// dot-mirror (org.dot.mirror): the general-profile plugin (spec/dpp-general.md)
+// dot-mirror (org.dot.mirror): the general-profile plugin (docs/spec/dpp-general.md)
 // that proposes that the managed root mirror one source folder, SRC, its one
 // input. docs/user-guide.md ("dot-mirror") says what it does for a user.
 //

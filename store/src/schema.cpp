@@ -124,7 +124,7 @@ DROP TABLE plugin;
 ALTER TABLE plugin_v4 RENAME TO plugin;
 )sql";
 
-// Version 5: path ownership (spec/dpp-general.md, "Plan": a path another
+// Version 5: path ownership (docs/spec/dpp-general.md, "Plan": a path another
 // plugin owns cannot be written or removed). The rule lives in one place,
 // the view derived_owner over the one source of truth, the operation rows:
 // a path's owner is the plugin of the newest (highest txn id) COMMITTED or
@@ -158,7 +158,7 @@ CREATE INDEX path_owner_by_plugin ON path_owner (plugin_id, path);
 INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner;
 )sql";
 
-// Version 6: the general profile (spec/dpp-general.md). A version-2 plan's
+// Version 6: the general profile (docs/spec/dpp-general.md). A version-2 plan's
 // files are too large to be one value in memory: each written file (and, at
 // apply, each backup) is a row of its own keyed by (txn, operation index),
 // written and read with SQLite's incremental blob I/O in bounded chunks

@@ -1,5 +1,5 @@
 #pragma once
-// The parameter of the tests that run once per state of spec/go-roots.md
+// The parameter of the tests that run once per state of docs/spec/go-roots.md
 // section 8 and per reader generation (test_go_roots.cpp, test_adopt.cpp).
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 #pragma once
 // A generator of managed roots exactly as the Go reference implementation
-// leaves them (spec/go-roots.md), written from the facts of that page only:
+// leaves them (docs/spec/go-roots.md), written from the facts of that page only:
 // it replays the reference's init, register, apply, rollback and archive,
 // byte by byte and in the reference's write order, and stops at one of the
 // reference's fault points (section 8's states). Deterministic: the root id

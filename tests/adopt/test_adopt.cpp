@@ -1,4 +1,4 @@
-// `dot-core adopt` on roots made by the Go reference (spec/go-roots.md),
+// `dot-core adopt` on roots made by the Go reference (docs/spec/go-roots.md),
 // from tests/adopt's own generator: every state of section 8 in both
 // generations is finished to the outcome the reference's own recover /
 // retry-effects / archive reaches (section 8's last column), every target

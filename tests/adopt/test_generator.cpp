@@ -1,5 +1,5 @@
 // The generator of reference roots (go_root_gen.h) against the facts of
-// spec/go-roots.md: its own canonical encoder gives the ids of the byte-level
+// docs/spec/go-roots.md: its own canonical encoder gives the ids of the byte-level
 // example of section 10, and it is deterministic.
 
 #include <gtest/gtest.h>

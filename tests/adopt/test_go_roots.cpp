@@ -1,4 +1,4 @@
-// Roots made by the Go reference (spec/go-roots.md), from tests/adopt's own
+// Roots made by the Go reference (docs/spec/go-roots.md), from tests/adopt's own
 // generator: every state of section 8 in both generations, with and without
 // a user file, with and without history; core::go::survey (what `adopt
 // --dry-run` runs) names the reference's state, its ids and what finishing
@@ -75,7 +75,7 @@ const std::map<std::string, Expect>& expectations() {
 }
 
 
-// ---- dot-core reads the plan of spec/go-roots.md section 10 -----------------
+// ---- dot-core reads the plan of docs/spec/go-roots.md section 10 -----------------
 
 
 // dot-core's plan model reads the reference's plan.json of section 10 and

@@ -162,7 +162,7 @@ TEST(AdppMessages, Names) {
   EXPECT_EQ(payload_kind(pb::Request{}), "none");
 }
 
-// The wire contract: field numbers as in spec/adpp.md.
+// The wire contract: field numbers as in docs/spec/adpp.md.
 TEST(AdppMessages, FieldNumbersMatchTheSpec) {
   const auto* req = pb::Request::descriptor();
   EXPECT_EQ(req->FindFieldByName("request_id")->number(), 1);

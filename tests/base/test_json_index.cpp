@@ -219,7 +219,7 @@ TEST(JsonIndexBuilder, DeclinesWhatItMustNotAccept) {
   }
 }
 
-// Underflow is a valid number whose value is zero (spec/jcs.md: 1e-400 is
+// Underflow is a valid number whose value is zero (docs/spec/jcs.md: 1e-400 is
 // 0): the builder reads it as the precise reader does, instead of declining
 // the whole text (which sent number-dense texts down the slow path).
 TEST(JsonIndexBuilder, ReadsUnderflowAsZeroLikeThePreciseReader) {

@@ -1,5 +1,5 @@
-// `apply`, `rollback` and `recover` of version-2 plans (spec/dpp-general.md
-// "Apply, rollback, recover"; spec/transactions.md), end to end through the
+// `apply`, `rollback` and `recover` of version-2 plans (docs/spec/dpp-general.md
+// "Apply, rollback, recover"; docs/spec/transactions.md), end to end through the
 // product binary with the general test plugin's case "apply"
 // (apply_v2_fixture.h): every target gets its sealed bytes and mode, the
 // created folders appear (0700) and go again at rollback only when empty,

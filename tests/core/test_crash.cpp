@@ -1,4 +1,4 @@
-// The crash matrix (spec/transactions.md, "Crash points"): SIGKILL at every
+// The crash matrix (docs/spec/transactions.md, "Crash points"): SIGKILL at every
 // durable step, then recover; the targets are exactly all-before or
 // all-after, the store passes its checks, a second recover changes nothing,
 // and no temp file is left. Also the I/O faults of the commit and of the

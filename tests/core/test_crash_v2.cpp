@@ -1,5 +1,5 @@
-// The crash matrix of version-2 plans (spec/transactions.md "Crash points",
-// spec/dpp-general.md "Apply, rollback, recover"), in the style of
+// The crash matrix of version-2 plans (docs/spec/transactions.md "Crash points",
+// docs/spec/dpp-general.md "Apply, rollback, recover"), in the style of
 // test_crash.cpp, over the fixture plan of apply_v2_fixture.h (writes,
 // removes and four created folders in several nested folders): SIGKILL at
 // every durable step of apply, of the rollback walk recover runs and of the

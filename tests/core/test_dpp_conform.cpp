@@ -180,7 +180,7 @@ TEST(DppConform, EachBrokenPluginFailsOnItsCase) {
   EXPECT_EQ(temp_dir().entries(), std::set<std::string>{});
 }
 
-// Without --id the echoed id must still be a plugin id (spec/dpp-general.md):
+// Without --id the echoed id must still be a plugin id (docs/spec/dpp-general.md):
 // every case fails on it, the probes after answering their error.
 TEST(DppConform, AnEchoedIdThatIsNoPluginIdFailsEveryCase) {
   Report r = conform(dpp::Profile::General, bin("dpp-hostile-general_echo_malformed_id"));

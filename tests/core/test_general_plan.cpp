@@ -1,4 +1,4 @@
-// `dot-core plan` for the general profile org.dot.dpp/v1 (spec/dpp-general.md
+// `dot-core plan` for the general profile org.dot.dpp/v1 (docs/spec/dpp-general.md
 // "Plan", "Materialize and validate", "Plan model and ids", dot.log, error
 // responses), end to end through the product binary with the test plugin
 // core-general-plugin (general_plugin.cpp): a plan that seals (nested paths,

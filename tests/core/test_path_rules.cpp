@@ -1,4 +1,4 @@
-// The general profile's path rules (core/path_rules.h, spec/dpp-general.md
+// The general profile's path rules (core/path_rules.h, docs/spec/dpp-general.md
 // "Plan"): every rule with a path it accepts and one it refuses, and the
 // exact code and kind of each refusal.
 #include <gtest/gtest.h>

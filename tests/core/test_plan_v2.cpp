@@ -1,4 +1,4 @@
-// The version-2 plan model (core/plan_v2.h, spec/dpp-general.md "Plan model
+// The version-2 plan model (core/plan_v2.h, docs/spec/dpp-general.md "Plan model
 // and ids"): canonical bytes and ids against vectors/plan/v2.json (whose
 // outputs an independent RFC 8785 implementation wrote and checks:
 // tools/jcs-crosscheck/plan-vectors.mjs), strict decoding with the exact code
@@ -103,7 +103,7 @@ std::vector<SealVector> seal_vectors() {
 }
 
 // proposal_id is the hash of the proposal document: the plan as proposed,
-// no-ops included, every after absent (spec/dpp-general.md). The sealed plan
+// no-ops included, every after absent (docs/spec/dpp-general.md). The sealed plan
 // leaves the no-ops out and keeps that id; an independent implementation
 // wrote the expected bytes (tools/jcs-crosscheck/plan-vectors.mjs).
 TEST(PlanV2, SealVectorsProposalIdIsTheProposalDocumentsHash) {

@@ -1,4 +1,4 @@
-// Pre-capability transactions (spec/transactions.md): the version-1 store
+// Pre-capability transactions (docs/spec/transactions.md): the version-1 store
 // fixtures of vectors/store/, migrated by opening them, then driven through
 // the real dot-core: unfinished ones roll back (or complete, when COMMITTED,
 // without a ledger), and a pre-capability SEALED plan is never newly applied.

@@ -1,4 +1,4 @@
-// Several plugins per root (spec/dpp-general.md, "Registration and
+// Several plugins per root (docs/spec/dpp-general.md, "Registration and
 // manifest"): `register --id --profile --input`, each plugin's pinned copy
 // under its own name, `plan --plugin ID`, and `status` / `inspect` naming the
 // plugin each transaction came from. Every refused registration changes

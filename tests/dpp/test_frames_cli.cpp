@@ -1,5 +1,5 @@
 // `dot-core frames decode --format dpp` as a black box: the output shape and
-// error kinds of spec/cli.md, on files and on stdin.
+// error kinds of docs/spec/cli.md, on files and on stdin.
 #include <gtest/gtest.h>
 
 #include <fstream>

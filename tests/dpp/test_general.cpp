@@ -312,7 +312,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<EchoCase>& i) { return std::string(i.param.name); });
 
 // A member missing from the echo or added to it is a wrong echo, like a
-// changed value (spec/dpp-general.md: "Anything missing, reordered, added,
+// changed value (docs/spec/dpp-general.md: "Anything missing, reordered, added,
 // changed or downgraded is DOT_E_PLUGIN_IDENTITY"); a value of the wrong JSON
 // type is a shape error (DecodeErrors above).
 struct EchoShapeCase {

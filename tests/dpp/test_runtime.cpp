@@ -1,6 +1,6 @@
 // The general-profile plugin runtime (dot/dpp/runtime.h) driven in process:
 // the host's side is a byte string of request frames, the plugin's answers
-// are read back frame by frame. Every answer of spec/dpp-general.md
+// are read back frame by frame. Every answer of docs/spec/dpp-general.md
 // ("Error responses") is produced here, and the runtime keeps reading after
 // each of them.
 #include <gtest/gtest.h>

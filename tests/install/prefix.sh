@@ -17,7 +17,8 @@ prefix=$tmp/p
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 for f in bin/dot-core libexec/dot-core/dot-hello libexec/dot-core/dot-mirror share/man/man1/dot-core.1 share/man/man1/dot-core-plan.1 \
          share/bash-completion/completions/dot-core share/zsh/vendor-completions/_dot-core \
-         share/doc/dot-core/user-guide.md share/doc/dot-core/README.md; do
+         share/doc/dot-core/user-guide.md share/doc/dot-core/README.md share/doc/dot-core/spec/README.md \
+         share/doc/dot-core/spec/dpp-general.md share/doc/dot-core/spec/examples/dpp-general.to-plugin; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 for exe in bin/dot-core libexec/dot-core/dot-hello libexec/dot-core/dot-mirror; do

@@ -1,4 +1,4 @@
-// The FrameReader against every edge case of spec/metewand.md, each fed at
+// The FrameReader against every edge case of docs/spec/metewand.md, each fed at
 // every chunking: all at once, one byte per read, and seeded random sizes.
 #include <gtest/gtest.h>
 

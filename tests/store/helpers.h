@@ -60,7 +60,7 @@ inline SealInput make_seal(int n, bool with_effects = true, std::size_t slots = 
   return in;
 }
 
-// A plan the plan model accepts (spec/dpp-hello.md), for stores that
+// A plan the plan model accepts (docs/spec/dpp-hello.md), for stores that
 // `dot-core store check` inspects (it judges every stored plan with core):
 // the hello names, both targets absent before, each after sealed the way
 // `plan` seals it (mode 0600, our uid and gid), one root-sync effect, bound

@@ -12,7 +12,7 @@
 // Rejected vectors cannot be produced by canonicalize (JSON.parse is lenient:
 // it keeps the last of duplicate keys, accepts lone surrogates, turns 1e400
 // into Infinity), so each rejection is confirmed by an independent JavaScript
-// check of its kind, written from the rule in spec/jcs.md.
+// check of its kind, written from the rule in docs/spec/jcs.md.
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';

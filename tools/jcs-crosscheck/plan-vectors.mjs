@@ -1,4 +1,4 @@
-// Cross-checks vectors/plan/v2.json (version-2 plans, spec/dpp-general.md
+// Cross-checks vectors/plan/v2.json (version-2 plans, docs/spec/dpp-general.md
 // "Plan model and ids") against an independent RFC 8785 implementation: the
 // npm package `canonicalize` on Node's JSON.parse.
 //

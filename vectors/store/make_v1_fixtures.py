@@ -6,7 +6,7 @@ no effect ledger, no effect count, plans without an "effects" key. Each output
 is a plain SQL script (reviewable text) that builds a complete version-1
 database when fed to sqlite3 or sqlite3_exec.
 
-The plans are hello-profile plans (spec/dpp-hello.md) in canonical form: every
+The plans are hello-profile plans (docs/spec/dpp-hello.md) in canonical form: every
 key sorted, no whitespace, ASCII only, small integers, which is exactly what
 json.dumps(sort_keys=True, separators=(",", ":")) writes for such values.
 plan_id = sha256(canonical bytes); proposal_id as the spec defines it.

@@ -1,5 +1,5 @@
 // The hostile plugins of the general profile org.dot.dpp/v1
-// (spec/dpp-general.md). Each is the honest plugin of the runtime
+// (docs/spec/dpp-general.md). Each is the honest plugin of the runtime
 // (dot/dpp/runtime.h) with its stdout passed through a hook that breaks
 // exactly one rule: the hook sees every frame the runtime writes (a
 // response, an error response or a dot.log) and writes what the case wants

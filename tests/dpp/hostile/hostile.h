@@ -1,7 +1,7 @@
 #pragma once
 // The hostile DPP plugins: each case is its own tiny executable
 // dpp-hostile-<name> in build/<preset>/bin (a stub main calling run_hostile),
-// with the error a host that follows spec/dpp-hello.md must report for it.
+// with the error a host that follows docs/spec/dpp-hello.md must report for it.
 // tests/dpp/test_hostile.cpp drives each through HostSession and the hello
 // checks; the core engine's tests can run the same executables through
 // `dot-core plan` with the same expectations (link dpp_hostile for the table).

@@ -2,7 +2,7 @@
 // The ADPP conformance suite, each case run against a fresh provider process
 // started with exactly the given argv. Two suites, reported apart:
 //   profile    what the framed-stdio profile v1 requires (every row of
-//              spec/adpp.md's table, the 1 MiB cap both ways, Hello metadata,
+//              docs/spec/adpp.md's table, the 1 MiB cap both ways, Hello metadata,
 //              version and repeat, request_id echo, unknown fields, exit
 //              codes): the default, so a provider that meets the profile passes
 //              a default run whatever its devices do;

@@ -3,7 +3,7 @@
 // little-endian length followed by exactly that many bytes of protobuf, at
 // most 1 MiB, in both directions.
 //
-// Errors are Code::Protocol with one of the kinds of spec/cli.md:
+// Errors are Code::Protocol with one of the kinds of docs/spec/cli.md:
 //   length     a zero or over-cap length prefix (offset of the prefix)
 //   early_eof  the stream ended inside a frame (offset of that frame)
 //   parse      a payload that is not the expected protobuf message

@@ -10,7 +10,7 @@
 
 namespace dot {
 
-// Stable codes; the table lives in docs/errors.md (from spec/cli.md). Never
+// Stable codes; the table lives in docs/errors.md (from docs/spec/cli.md). Never
 // renumber or rename: the names are printed, stored in the database and tested.
 enum class Code : std::uint8_t {
   Protocol,            // DOT_E_PROTOCOL
@@ -47,7 +47,7 @@ struct Error {
   // Byte offset where the problem was proven (parse errors only).
   std::optional<std::uint64_t> offset;
 
-  // The one-line rendering of spec/cli.md without the code prefix:
+  // The one-line rendering of docs/spec/cli.md without the code prefix:
   // "duplicate_key at byte 17: key \"a\" appears twice", or the detail alone.
   std::string message() const;
   // "DOT_E_VALIDATION: duplicate_key at byte 17: key \"a\" appears twice".

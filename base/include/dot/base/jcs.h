@@ -1,6 +1,6 @@
 #pragma once
 // Canonical JSON: RFC 8785 (JCS) and the two subset profiles of
-// ../shared/spec/jcs.md ("hello" for plan hashing, "metewand" for Metewand
+// docs/spec/jcs.md ("hello" for plan hashing, "metewand" for Metewand
 // messages). Output never contains whitespace; keys sort by UTF-16 code units.
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Replaying canonical-JSON test vectors in the three layouts of spec/jcs.md:
+// Replaying canonical-JSON test vectors in the three layouts of docs/spec/jcs.md:
 //   1. a directory with input/ and output/ (outhex/ ignored), profile rfc8785;
 //   2. JSON fixture files {"version":1,"profile":...,"accepted":[...],"rejected":[...]};
 //   3. number files of "<hex bits>,<ECMAScript string>" lines (*.numbers, or
@@ -51,7 +51,7 @@ struct ReplayOptions {
 Status replay_vectors(const std::string& path, const ReplayOptions& options, ReplayReport& report);
 
 // True when an error of kind `actual` satisfies a vector expecting `expected`
-// (spec/jcs.md names some kinds more coarsely: invalid_json, invalid_unicode).
+// (docs/spec/jcs.md names some kinds more coarsely: invalid_json, invalid_unicode).
 bool rejection_kind_matches(std::string_view expected, std::string_view actual) noexcept;
 
 }  // namespace dot::jcs

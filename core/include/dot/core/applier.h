@@ -1,5 +1,5 @@
 #pragma once
-// `dot-core apply ID` (spec/transactions.md, "Apply"): load and re-verify the
+// `dot-core apply ID` (docs/spec/transactions.md, "Apply"): load and re-verify the
 // sealed plan, check every precondition, PREPARED with backups, COMMITTING,
 // one atomic replace per slot, COMMITTED, then the effects and DONE. No
 // plugin runs during apply. A sealed plan applies exactly once.

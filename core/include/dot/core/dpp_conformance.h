@@ -47,7 +47,7 @@ struct Options {
   std::vector<std::string> command;
   // General profile: the id the echo must carry (what it would be registered
   // with; one register would refuse is DOT_E_POLICY before anything runs);
-  // empty accepts any id that is one (spec/dpp-general.md's pattern). The
+  // empty accepts any id that is one (docs/spec/dpp-general.md's pattern). The
   // hello profile's id is org.dot.hello.
   std::string id;
   // General profile: the inputs sent in dot.initialize (absolute folders).

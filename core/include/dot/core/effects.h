@@ -1,5 +1,5 @@
 #pragma once
-// Post-commit effects (spec/transactions.md step 6). root-sync is the only
+// Post-commit effects (docs/spec/transactions.md step 6). root-sync is the only
 // effect driver: an fsync of the managed root directory. No command, path,
 // hook or user-controlled executable is ever run.
 //

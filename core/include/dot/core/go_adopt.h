@@ -1,6 +1,6 @@
 #pragma once
 // `dot-core adopt`: a root made by the Go reference implementation
-// (spec/go-roots.md) becomes a dot-core root in place.
+// (docs/spec/go-roots.md) becomes a dot-core root in place.
 //
 // 1. Lock and verify: the reference's own `.dot-lock` is flock()ed
 //    exclusively (created 0600 when missing, as every reference command

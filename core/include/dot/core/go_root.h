@@ -1,6 +1,6 @@
 #pragma once
 // Reading a managed root made by the Go reference implementation of ADR-014
-// (spec/go-roots.md): recognise it, verify every byte of it the way the
+// (docs/spec/go-roots.md): recognise it, verify every byte of it the way the
 // reference's own readers do (stricter where the reference tolerates forms
 // its writer never produces), and say which state its `status` would name
 // and what its `recover` / `retry-effects` would do to finish it.
@@ -12,7 +12,7 @@
 // seen (DOT_E_CONFLICT) without either side waiting. `dot-core adopt` runs
 // this first, and `adopt --dry-run` runs only this.
 //
-// Where spec/go-roots.md marks a fact as inferred, the safe reading is taken:
+// Where docs/spec/go-roots.md marks a fact as inferred, the safe reading is taken:
 // what the reference's writer could not have produced is refused, naming the
 // file, and nothing is changed (docs/user-guide.md, "Coming from the Go
 // reference").
@@ -30,7 +30,7 @@
 
 namespace dot::core::go {
 
-// The three marker bytes of a reference root (spec/go-roots.md section 1).
+// The three marker bytes of a reference root (docs/spec/go-roots.md section 1).
 inline constexpr std::string_view kMarkerName = ".dot-root";
 inline constexpr std::string_view kMarkerPrefix = "dot-hello-profile-v1:";
 inline constexpr std::string_view kTxnDir = ".dot-txn";
@@ -45,7 +45,7 @@ inline constexpr std::size_t kMaxFileBytes = 65536;
 // The plugin copy register accepts.
 inline constexpr std::size_t kMaxPluginBytes = 16u << 20;
 
-// Which reader generation wrote the plans (spec/go-roots.md section 0):
+// Which reader generation wrote the plans (docs/spec/go-roots.md section 0):
 // capabilities are not on disk, so a root without any plan is Unknown.
 enum class Generation { PreCapability, Effects, Unknown };
 std::string_view generation_name(Generation g) noexcept;
@@ -180,7 +180,7 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options = {})
 std::string describe_finish(const Survey& s);
 
 // The bytes the reference's writer produces for `plan` sealed as `plan_id`
-// (Go's field order, compact, no newline; spec/go-roots.md section 2).
+// (Go's field order, compact, no newline; docs/spec/go-roots.md section 2).
 std::string writer_form(const Plan& plan, std::string_view plan_id);
 
 }  // namespace dot::core::go

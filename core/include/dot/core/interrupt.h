@@ -1,5 +1,5 @@
 #pragma once
-// SIGINT and SIGTERM during a mutating command (spec/transactions.md,
+// SIGINT and SIGTERM during a mutating command (docs/spec/transactions.md,
 // "Interruptions"): while an InterruptGuard lives, the signals do not kill us.
 // During `plan` the handler SIGKILLs the plugin's process group at once (the
 // session then fails and the proposal is ABANDONED); during `apply` the

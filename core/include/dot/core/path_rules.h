@@ -1,5 +1,5 @@
 #pragma once
-// The path rules of the general DPP profile (spec/dpp-general.md, "Plan"), as
+// The path rules of the general DPP profile (docs/spec/dpp-general.md, "Plan"), as
 // the one place core judges a relative target path: on a plugin's plan result
 // at plan time and again on every load of a stored version-2 plan. Pure: no
 // file is looked at; what exists is judged later, through descriptors.

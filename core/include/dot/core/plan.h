@@ -1,5 +1,5 @@
 #pragma once
-// The plan model of spec/dpp-hello.md and its canonical encoding: Snapshot,
+// The plan model of docs/spec/dpp-hello.md and its canonical encoding: Snapshot,
 // Operation, Effect, Plan; proposal_id and plan_id; the sealed plan document
 // `{plan, plan_id}` and its strict decoding.
 //
@@ -56,7 +56,7 @@ inline constexpr std::size_t kMaxOperations = 16;
 inline constexpr std::size_t kMaxEffects = 4;
 // A slot name: ^[a-z][a-z0-9-]{0,30}\.txt$.
 bool is_valid_slot_name(std::string_view name) noexcept;
-// Code::PathEscape (kind slot_name) for any name outside the pattern (spec/cli.md).
+// Code::PathEscape (kind slot_name) for any name outside the pattern (docs/spec/cli.md).
 Status check_slot_name(std::string_view name);
 
 struct Plan {
@@ -70,7 +70,7 @@ struct Plan {
   std::uint64_t version = kPlanVersion;
 
   bool operator==(const Plan&) const = default;
-  // True for a plan without an `effects` key (see spec/transactions.md).
+  // True for a plan without an `effects` key (see docs/spec/transactions.md).
   bool pre_capability() const noexcept { return !effects.has_value(); }
 };
 
@@ -106,7 +106,7 @@ Result<Plan> decode_canonical_plan(std::string_view bytes);
 // Checks the plan's own integrity: proposal_id recomputes from it.
 Status verify_proposal_id(const Plan& plan);
 
-// The mode of every staged file and sealed artifact (spec/dpp-hello.md).
+// The mode of every staged file and sealed artifact (docs/spec/dpp-hello.md).
 inline constexpr std::uint64_t kArtifactMode = 0600;
 // The `after` snapshot `plan` seals for a verified staged file whose bytes
 // hash to `sha256`: exists, mode kArtifactMode, owned by core's effective uid
@@ -118,7 +118,7 @@ Snapshot sealed_after(std::string sha256);
 // whole snapshot (bytes, mode and owner), because a hello write always seals
 // sealed_after and apply gives the target exactly those fields, so any field
 // that differs is a change. The general profile has its own rule (plan_v2.h
-// is_general_noop: bytes and mode only, as spec/dpp-general.md says).
+// is_general_noop: bytes and mode only, as docs/spec/dpp-general.md says).
 bool is_hello_noop(const Operation& op) noexcept;
 
 // The half of the target policy a snapshot can show (target.h
@@ -137,7 +137,7 @@ Status check_snapshot_policy(std::string_view name, const Snapshot& snapshot);
 //   names    the hello profile's (dpp::hello::check_hello_names);
 //   effects  exactly the one root-sync request (dpp::hello::check_hello_effects),
 //            or no effects key at all in a pre-capability plan
-//            (spec/transactions.md);
+//            (docs/spec/transactions.md);
 //   before   absent, or within check_snapshot_policy;
 //   after    exactly sealed_after(its digest).
 // Code::Policy, kind "plan_invariant", the detail listing every violation.

@@ -1,5 +1,5 @@
 #pragma once
-// The plan model of the general DPP profile (spec/dpp-general.md, "Plan model
+// The plan model of the general DPP profile (docs/spec/dpp-general.md, "Plan model
 // and ids"): version-2 plans of paths, actions, modes and the folders apply
 // creates, hashed as full RFC 8785 (jcs::Profile::Rfc8785). The hello
 // profile's version-1 model (plan.h) is untouched; both versions share its
@@ -27,7 +27,7 @@ inline constexpr std::uint64_t kPlanVersion2 = 2;
 inline constexpr std::string_view kGeneralProfile = "org.dot.dpp/v1";
 // Every folder apply creates is private to core's user.
 inline constexpr std::uint64_t kCreatedFolderMode = 0700;
-// A plugin id: at most this many bytes (spec/dpp-general.md, registration).
+// A plugin id: at most this many bytes (docs/spec/dpp-general.md, registration).
 inline constexpr std::size_t kMaxPluginIdBytes = 128;
 
 enum class Action : std::uint8_t { Write, Remove };
@@ -72,7 +72,7 @@ Result<std::string> canonical_bytes(const PlanV2& plan);
 // (every operation, no-ops included, with core's `before` observations):
 // `proposed` with every `after` absent and proposal_id "", canonical. It is
 // stored for every proposal, sealed or abandoned, and it is the preimage of
-// the proposal_id (spec/dpp-general.md "Plan model and ids").
+// the proposal_id (docs/spec/dpp-general.md "Plan model and ids").
 Result<std::string> proposal_document(const PlanV2& proposed);
 // SHA-256 hex of proposal_document(proposed). Of a sealed plan whose
 // proposal left no-ops out this is NOT its proposal_id: a sealed plan's
@@ -82,7 +82,7 @@ Result<std::string> compute_proposal_id(const PlanV2& proposed);
 // SHA-256 hex of canonical_bytes(plan).
 Result<std::string> compute_plan_id(const PlanV2& plan);
 
-// The general profile's no-op rule (spec/dpp-general.md "Plan"): a write
+// The general profile's no-op rule (docs/spec/dpp-general.md "Plan"): a write
 // whose target already holds the same bytes and mode, or a remove of an
 // absent target, changes nothing. Its own rule, not the hello profile's
 // whole-snapshot equality (plan.h is_hello_noop says why that one compares

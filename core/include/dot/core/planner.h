@@ -102,7 +102,7 @@ struct PlanOutcome {
 // Errors carry their DOT_E_* code; after PROPOSING the proposal is ABANDONED
 // with that code before the error is returned. The manifest's profile picks
 // the planner: org.dot.hello/v1 (this file's model) or org.dot.dpp/v1
-// (planner_general.cpp: version-2 plans, spec/dpp-general.md).
+// (planner_general.cpp: version-2 plans, docs/spec/dpp-general.md).
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options);
 
 // A unified diff of one slot (libdtl), "--- a/NAME" / "+++ b/NAME" headers.

@@ -1,5 +1,5 @@
 #pragma once
-// Recovery, rollback, effect retry and discard (spec/transactions.md,
+// Recovery, rollback, effect retry and discard (docs/spec/transactions.md,
 // "Recover"). Recovery never runs the plugin; every step is idempotent, so a
 // crash during recovery is recovered again.
 

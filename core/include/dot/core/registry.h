@@ -1,5 +1,5 @@
 #pragma once
-// The root's plugins, each under its own id (spec/dpp-general.md,
+// The root's plugins, each under its own id (docs/spec/dpp-general.md,
 // "Registration and manifest"): `register` pins a copy of an ELF executable
 // and its digest with the manifest {assurance, id, profile, protocol, sha256}
 // (plus `inputs` for the general profile); `plan` copies the pinned file into
@@ -119,7 +119,7 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 // DOT_E_IO for a missing directory.
 Result<UniqueFd> open_input(const Root& root, const std::string& path);
 
-// ---- path ownership (spec/dpp-general.md, "Plan") ---------------------------
+// ---- path ownership (docs/spec/dpp-general.md, "Plan") ---------------------------
 // A path belongs to the plugin whose applied plan (COMMITTED or DONE, not
 // rolled back) wrote it last, until a plan removes it (store::Store's
 // path_owner; dot-core's own history decides, never the plugin).

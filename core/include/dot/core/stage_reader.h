@@ -1,5 +1,5 @@
 #pragma once
-// The general profile's stage check (spec/dpp-general.md, "Materialize and
+// The general profile's stage check (docs/spec/dpp-general.md, "Materialize and
 // validate"): core reads every file the plugin staged itself, through the
 // stage's descriptor, never following a symlink, streaming (one bounded
 // buffer per file, whatever its size), and holds it to the claims.
@@ -62,7 +62,7 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
 // symlink). Run once the plugin is gone.
 Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifact> claimed);
 
-// ---- the hello profile (spec/dpp-hello.md): flat names, no folders ----
+// ---- the hello profile (docs/spec/dpp-hello.md): flat names, no folders ----
 // Each claimed artifact read back beneath `stage_fd`: a regular single-link
 // file of mode 0600 (plan.h kArtifactMode), 1 to kMaxTargetBytes bytes, of
 // its claimed size and digest; a symlink DOT_E_PATH_ESCAPE, anything else

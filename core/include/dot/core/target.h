@@ -44,7 +44,7 @@ Result<beneath::CreatedFile> create_own_temp(int dir_fd, const std::string& name
 // The plan model's view of an observation (absent, or the five fields).
 Snapshot snapshot_of(const beneath::FileObservation& observation);
 
-// The target policy of spec/dpp-hello.md: absent, or a private (no group or
+// The target policy of docs/spec/dpp-hello.md: absent, or a private (no group or
 // other bits, owner-read set, no setuid/setgid/sticky), owned (uid = our
 // effective uid), regular, single-link file of at most 64 KiB (the mode and
 // owner rules are plan.h check_snapshot_policy, which every stored `before`
@@ -60,7 +60,7 @@ struct ObservedTarget {
 // Observes `name` directly under the root and applies the policy.
 Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
 
-// ---- the general profile (spec/dpp-general.md "Plan") -------------------
+// ---- the general profile (docs/spec/dpp-general.md "Plan") -------------------
 // A target that exists must be a regular, single-link file owned by the
 // effective uid, without setuid, setgid, sticky or group/other write bits,
 // of at most max_file_bytes; every existing parent folder a real folder

@@ -1,5 +1,5 @@
 #pragma once
-// The JSON checks on a frame body (spec/dpp-hello.md, "Body checks"): first
+// The JSON checks on a frame body (docs/spec/dpp-hello.md, "Body checks"): first
 // the whole body must be valid UTF-8; then whichever comes first by offset of
 // nesting deeper than 16, a duplicate key (compared after unescaping), or
 // malformed JSON; then anything after the one value. Errors are Code::Protocol

@@ -1,6 +1,6 @@
 #pragma once
 // DPP framing: exactly `Content-Length: N\r\n\r\n` followed by N bytes
-// (1 <= N <= 65536), both directions (spec/dpp-hello.md, "Framing"). The
+// (1 <= N <= 65536), both directions (docs/spec/dpp-hello.md, "Framing"). The
 // general profile negotiates a larger N (max_frame_bytes, 16 MiB) with the
 // same rules: a reader and writer take the limit at construction.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The general profile org.dot.dpp/v1 (spec/dpp-general.md), the message layer:
+// The general profile org.dot.dpp/v1 (docs/spec/dpp-general.md), the message layer:
 // its types, each with a strict decoder (exact, case-sensitive names; unknown
 // and missing fields rejected; exact JSON types; Code::Protocol with the kinds
 // of messages.h and the offset of the offending value) and a canonical
@@ -47,7 +47,7 @@ inline constexpr std::size_t kMaxErrorMessageBytes = 4096;
 inline constexpr std::size_t kMaxErrorDataBytes = 4096;
 
 // The limits object of dot.initialize. The member initialisers are the
-// profile's values (spec/dpp-general.md, "Negotiation"): kLimits.
+// profile's values (docs/spec/dpp-general.md, "Negotiation"): kLimits.
 struct Limits {
   std::uint64_t deadline_ms = 60000;              // spawn to exit
   std::uint64_t max_frame_bytes = 16777216;       // one frame body, both directions

@@ -1,7 +1,7 @@
 #pragma once
-// Hello negotiation (spec/dpp-hello.md): what core sends in dot.initialize,
+// Hello negotiation (docs/spec/dpp-hello.md): what core sends in dot.initialize,
 // the identity check on the echo, and the hello allowlists on the plan. Each
-// failure has its own code, kind and detail (spec/cli.md):
+// failure has its own code, kind and detail (docs/spec/cli.md):
 //
 //   check_identity       DOT_E_PLUGIN_IDENTITY, kinds: id, protocol, profile,
 //                        assurance, nonce, capabilities

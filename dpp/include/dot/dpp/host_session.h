@@ -10,7 +10,7 @@
 //   s->validate();  s->shutdown();
 //   s->finish();                                  // stdin closed, EOF, exit 0
 //
-// Limits (spec/dpp-hello.md): the whole invocation, spawn to exit, within
+// Limits (docs/spec/dpp-hello.md): the whole invocation, spawn to exit, within
 // 5 s (DOT_E_TIMEOUT); stdout at most 512 KiB; stderr kept, at most 8 KiB
 // (more fails the session); ids 1..5 in order, one request outstanding; output
 // the plugin writes before it is asked is "unsolicited"; after the shutdown
@@ -44,7 +44,7 @@
 // SIGINT/SIGTERM handling is the caller's: destroying the session (or
 // abort()) from the normal path is enough to leave no process behind.
 //
-// The general profile org.dot.dpp/v1 (spec/dpp-general.md; options.profile):
+// The general profile org.dot.dpp/v1 (docs/spec/dpp-general.md; options.profile):
 // the same session with the negotiated limits (options.general_limits: frame
 // body, stdout, stderr, deadline, operations, claims, log messages) and the
 // general message types (the overloads and *_general calls below). While a

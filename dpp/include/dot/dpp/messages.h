@@ -1,5 +1,5 @@
 #pragma once
-// The hello-profile message types of spec/dpp-hello.md ("Methods"), with a
+// The hello-profile message types of docs/spec/dpp-hello.md ("Methods"), with a
 // strict decoder (exact, case-sensitive names; unknown and missing fields
 // rejected; exact JSON types) and a canonical encoder for each. Decode errors
 // are Code::Protocol (kinds missing_field, unknown_field, wrong_type, not_object)

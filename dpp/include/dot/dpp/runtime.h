@@ -1,5 +1,5 @@
 #pragma once
-// The general-profile plugin runtime (spec/dpp-general.md): what a plugin
+// The general-profile plugin runtime (docs/spec/dpp-general.md): what a plugin
 // author links to speak org.dot.dpp/v1. The author supplies the handlers; the
 // runtime does the framing (16 MiB bodies), the decoding, the lifecycle order
 // (dot.initialize, dot.plan, dot.materialize, dot.validate, dot.shutdown,

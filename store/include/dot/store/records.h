@@ -38,7 +38,7 @@ struct ProposalStart {
   std::int64_t started_at_ms = 0;  // 0: the store uses now
 };
 
-// A version-2 plan's files (spec/dpp-general.md limits max_file_bytes and
+// A version-2 plan's files (docs/spec/dpp-general.md limits max_file_bytes and
 // max_total_bytes): each file at most kMaxFileBlobBytes, a plan's files
 // together at most kMaxPlanFileBytes. They are streamed, never held whole.
 inline constexpr std::uint64_t kMaxFileBlobBytes = std::uint64_t{16} << 20;
@@ -148,7 +148,7 @@ struct TxnSummary {
   bool effect_failed = false;  // some ledger entry is FAILED (POST_COMMIT_FAILED)
 };
 
-// The status `status` and `inspect` show for a transaction (spec/transactions.md,
+// The status `status` and `inspect` show for a transaction (docs/spec/transactions.md,
 // "Reporting"): its state, except that a COMMITTED one with a ledger is
 // POST_COMMIT_FAILED when some effect FAILED, else POST_COMMIT_PENDING, and
 // an ABANDONED proposal that would have changed nothing is NO_CHANGES. The

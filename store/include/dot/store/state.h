@@ -1,5 +1,5 @@
 #pragma once
-// The lifecycle states of spec/transactions.md and the one legal transition
+// The lifecycle states of docs/spec/transactions.md and the one legal transition
 // graph between them. A proposal and the transaction it becomes are one row:
 // PROPOSING -> SEALED -> PREPARED -> ... so one state list serves `--state`,
 // JSON output and the database's CHECK constraint.
@@ -31,7 +31,7 @@ std::optional<State> state_from_name(std::string_view name) noexcept;
 // Every state in declaration order.
 std::span<const State> all_states() noexcept;
 
-// The graph of spec/transactions.md:
+// The graph of docs/spec/transactions.md:
 //   PROPOSING -> SEALED | ABANDONED
 //   SEALED    -> PREPARED | DISCARDED | STALE
 //   PREPARED | COMMITTING | COMMITTED | DONE -> ROLLING_BACK

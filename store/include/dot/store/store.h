@@ -98,7 +98,7 @@ class Store {
   Status register_plugin(const PluginRecord& record, bool replace);
 
   // ---- path ownership --------------------------------------------------
-  // Which plugin owns each path (spec/dpp-general.md, "Plan"): the plugin of
+  // Which plugin owns each path (docs/spec/dpp-general.md, "Plan"): the plugin of
   // the newest COMMITTED or DONE transaction with an operation on the path,
   // when that operation wrote it (after_sha256 non-empty; a removal leaves
   // the path unowned; a rolled-back transaction never counts). Derived from
