@@ -1,7 +1,6 @@
 // The core engine's commands: register, plan, apply, rollback, recover,
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
-#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -27,6 +26,7 @@
 #include "dot/core/recovery.h"
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
+#include "dot/core/status.h"
 #include "json_writer.h"
 #include "output.h"
 #include "root_option.h"
@@ -460,127 +460,84 @@ int run_retry_effects(const EngineOptions& o) {
 }
 
 // ---- status / export / plan-id ---------------------------------------------
-// What `status` lists as unfinished: every transaction `recover` would act
-// on. A plan killed before it sealed stays PROPOSING until `recover`
-// abandons it; so does one still running (status never takes the lock, so
-// it cannot tell them apart and says so).
-Result<std::vector<store::TxnSummary>> unfinished_transactions(store::Store& st) {
-  store::ListFilter proposing;
-  proposing.state = store::State::Proposing;
-  proposing.limit = 0;
-  DOT_ASSIGN_OR_RETURN(auto out, st.list(proposing));
-  DOT_ASSIGN_OR_RETURN(auto in_flight, st.in_flight());
-  out.insert(out.end(), in_flight.begin(), in_flight.end());
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  return out;
-}
-
-// The command that finishes a transaction in `state`: only a COMMITTED one
-// has effects left to retry; everything else is `recover`'s.
-std::string_view finishing_command(store::State state) {
-  return state == store::State::Committed ? "retry-effects" : "recover";
-}
-
 // A transaction as one short word: its plan id, else its proposal id, else its row.
 std::string txn_label(const store::TxnSummary& t) {
   const std::string& id = t.plan_id.empty() ? t.proposal_id : t.plan_id;
   return id.empty() ? fmt::format("{}{}", store::kRowIdPrefix, t.id) : short_id(id);
 }
 
-int run_status(const EngineOptions& o) {
-  auto root = open_root(o, Access::ReadOnly);
-  if (!root.ok()) return report(root.error(), o.json);
-  store::Store& st = root->store();
-  auto plugins = core::list_plugins(*root);
-  if (!plugins.ok()) return report(plugins.error(), o.json);
-  auto unfinished = unfinished_transactions(st);
-  if (!unfinished.ok()) return report(unfinished.error(), o.json);
-  store::ListFilter sealed_filter;
-  sealed_filter.state = store::State::Sealed;
-  sealed_filter.limit = 0;
-  auto sealed = st.list(sealed_filter);
-  if (!sealed.ok()) return report(sealed.error(), o.json);
-  auto newest = st.list(store::ListFilter{std::nullopt, 1});
-  if (!newest.ok()) return report(newest.error(), o.json);
-  auto count = st.count();
-  if (!count.ok()) return report(count.error(), o.json);
-  auto drift = core::find_drift(*root);
-  if (!drift.ok()) return report(drift.error(), o.json);
-  if (o.json) {
-    auto manifest_json = [](JsonWriter& w, const core::ListedPlugin& p) {
-      if (!p.manifest) {
-        w.null();
-        return;
-      }
-      w.begin_object();
-      manifest_fields(w, *p.manifest);
-      w.key("sha256").string(p.manifest->sha256);
-      w.end_object();
-    };
-    JsonWriter w;
-    w.begin_object();
-    w.key("drift").begin_array();
-    for (const auto& d : *drift) {
-      w.begin_object();
-      w.key("name").string(d.name);
-      w.key("plan_id").string(d.plan_id);
-      w.key("reason").string(core::drift_reason_name(d.reason));
-      w.end_object();
-    }
-    w.end_array();
-    // The newest transaction, whatever its state.
-    w.key("last");
-    if (newest->empty()) {
-      w.null();
-    } else {
-      const store::TxnSummary& t = newest->front();
-      w.begin_object();
-      w.key("plan_id").string_or_null(t.plan_id);
-      w.key("plugin_id").string(t.plugin_id);
-      w.key("proposal_id").string_or_null(t.proposal_id);
-      w.key("status").string(store::display_status(t));
-      w.end_object();
-    }
-    // "plugin": the root's only plugin (null with none or several);
-    // "plugins": every one, by id.
-    w.key("plugin");
-    if (plugins->size() == 1)
-      manifest_json(w, plugins->front());
-    else
-      w.null();
-    w.key("plugins").begin_array();
-    for (const auto& p : *plugins) manifest_json(w, p);
-    w.end_array();
-    w.key("recovery_required").boolean(!unfinished->empty());
-    w.key("root").string(root->layout().root);
-    w.key("root_id").string(root->root_id());
-    w.key("sealed").begin_array();
-    for (const auto& t : *sealed) {
-      w.begin_object();
-      w.key("plan_id").string(t.plan_id);
-      w.key("plugin_id").string(t.plugin_id);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("transactions").number(*count);
-    w.key("unfinished").begin_array();
-    for (const auto& t : *unfinished) {
-      w.begin_object();
-      w.key("plan_id").string_or_null(t.plan_id);
-      w.key("plugin_id").string(t.plugin_id);
-      w.key("proposal_id").string_or_null(t.proposal_id);
-      w.key("state").string(store::state_name(t.state));
-      w.key("status").string(store::display_status(t));
-      w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    return print_json(std::move(w));
+// The JSON records of `status --json`, one writer each.
+void write_manifest(JsonWriter& w, const core::ListedPlugin& p) {
+  if (!p.manifest) {
+    w.null();
+    return;
   }
-  std::string out = fmt::format("root     {}\nroot id  {}\n", shown(root->layout().root), shown(root->root_id()));
-  if (plugins->empty())
-    out += fmt::format("plugin   none registered (run {})\n", core::register_command(root->layout()));
-  for (const auto& p : *plugins) {
+  w.begin_object();
+  manifest_fields(w, *p.manifest);
+  w.key("sha256").string(p.manifest->sha256);
+  w.end_object();
+}
+
+void write_drift(JsonWriter& w, const core::Drift& d) {
+  w.begin_object();
+  w.key("name").string(d.name);
+  w.key("plan_id").string(d.plan_id);
+  w.key("reason").string(core::drift_reason_name(d.reason));
+  w.end_object();
+}
+
+// A transaction by its ids, its plugin and its status; `state` adds the
+// stored state beside the status shown.
+void write_txn(JsonWriter& w, const store::TxnSummary& t, bool state) {
+  w.begin_object();
+  w.key("plan_id").string_or_null(t.plan_id);
+  w.key("plugin_id").string(t.plugin_id);
+  w.key("proposal_id").string_or_null(t.proposal_id);
+  if (state) w.key("state").string(store::state_name(t.state));
+  w.key("status").string(store::display_status(t));
+  w.end_object();
+}
+
+int print_status_json(const core::Root& root, const core::StatusView& v) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("drift").begin_array();
+  for (const auto& d : v.drift) write_drift(w, d);
+  w.end_array();
+  w.key("last");
+  if (v.newest)
+    write_txn(w, *v.newest, false);
+  else
+    w.null();
+  // "plugin": the root's only plugin (null with none or several);
+  // "plugins": every one, by id.
+  w.key("plugin");
+  if (v.plugins.size() == 1)
+    write_manifest(w, v.plugins.front());
+  else
+    w.null();
+  w.key("plugins").begin_array();
+  for (const auto& p : v.plugins) write_manifest(w, p);
+  w.end_array();
+  w.key("recovery_required").boolean(!v.unfinished.empty());
+  w.key("root").string(root.layout().root);
+  w.key("root_id").string(root.root_id());
+  w.key("sealed").begin_array();
+  for (const auto& t : v.sealed)
+    w.begin_object().key("plan_id").string(t.plan_id).key("plugin_id").string(t.plugin_id).end_object();
+  w.end_array();
+  w.key("transactions").number(v.transactions);
+  w.key("unfinished").begin_array();
+  for (const auto& t : v.unfinished) write_txn(w, t, true);
+  w.end_array();
+  w.end_object();
+  return print_json(std::move(w));
+}
+
+std::string status_plugins_text(const core::Root& root, const std::vector<core::ListedPlugin>& plugins) {
+  if (plugins.empty()) return fmt::format("plugin   none registered (run {})\n", core::register_command(root.layout()));
+  std::string out;
+  for (const auto& p : plugins) {
     if (!p.manifest) {
       out += fmt::format("plugin   {} (its stored manifest does not decode)\n", shown(p.record.plugin_id));
       continue;
@@ -590,30 +547,40 @@ int run_status(const EngineOptions& o) {
                        shown(m.assurance), shown(m.sha256));
     for (const auto& dir : m.inputs) out += fmt::format("  input  {}\n", shown(dir));
   }
-  out += fmt::format("transactions  {}\n", *count);
-  if (unfinished->empty()) {
-    out += "unfinished    none\n";
-  } else {
-    for (const auto& t : *unfinished)
-      out += fmt::format("unfinished    {}  {}  from {}  (run {}{})\n", txn_label(t), store::display_status(t),
-                         shown(t.plugin_id), store::command_for(root->layout(), finishing_command(t.state)),
-                         t.state == store::State::Proposing ? "; or a plan is running now" : "");
-  }
-  out += fmt::format("sealed, waiting for apply  {}\n", sealed->size());
-  for (const auto& t : *sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));
-  if (!newest->empty()) {
-    const store::TxnSummary& t = newest->front();
-    out += fmt::format("last          {}  {}  from {}\n", txn_label(t), store::display_status(t), shown(t.plugin_id));
-  }
+  return out;
+}
+
+int print_status_text(const core::Root& root, const core::StatusView& v) {
+  std::string out = fmt::format("root     {}\nroot id  {}\n", shown(root.layout().root), shown(root.root_id()));
+  out += status_plugins_text(root, v.plugins);
+  out += fmt::format("transactions  {}\n", v.transactions);
+  if (v.unfinished.empty()) out += "unfinished    none\n";
+  for (const auto& t : v.unfinished)
+    out += fmt::format("unfinished    {}  {}  from {}  (run {}{})\n", txn_label(t), store::display_status(t),
+                       shown(t.plugin_id), store::command_for(root.layout(), core::finishing_command(t.state)),
+                       t.state == store::State::Proposing ? "; or a plan is running now" : "");
+  out += fmt::format("sealed, waiting for apply  {}\n", v.sealed.size());
+  for (const auto& t : v.sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));
+  if (v.newest)
+    out += fmt::format("last          {}  {}  from {}\n", txn_label(*v.newest), store::display_status(*v.newest),
+                       shown(v.newest->plugin_id));
   // Targets that no longer hold what the last applied plan wrote.
-  if (drift->empty()) {
+  if (v.drift.empty()) {
     out += "drift         none\n";
   } else {
-    out += fmt::format("drift         {} target(s) differ from what the last applied plan wrote\n", drift->size());
-    for (const auto& d : *drift)
+    out += fmt::format("drift         {} target(s) differ from what the last applied plan wrote\n", v.drift.size());
+    for (const auto& d : v.drift)
       out += fmt::format("  {}  {} (plan {})\n", shown(d.name), shown(d.found), short_id(d.plan_id));
   }
   return print_human(out, Paint::States);
+}
+
+int run_status(const EngineOptions& o) {
+  auto root = open_root(o, Access::ReadOnly);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto view = core::read_status(*root);
+  if (!view.ok()) return report(view.error(), o.json);
+  return o.json ? print_status_json(*root, *view) : print_status_text(*root, *view);
 }
 
 int run_export(const EngineOptions& o) {
