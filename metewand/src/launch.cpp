@@ -70,12 +70,13 @@ Result<SessionReport> run_session(const SessionRun& run) {
     if (n.ok()) r.negotiated = std::move(n).value();
     else r.error = n.error();
   });
-  for (const auto& [method, params] : run.requests) {
+  // A request as a plain reference: clang 14 cannot capture a structured binding.
+  for (const auto& request : run.requests) {
     if (!go_on) break;
     PhaseRecord op;
-    op.phase = phase_of(method);
+    op.phase = phase_of(request.first);
     go_on = timed(op, [&](PhaseRecord& r) {
-      auto done = session->request(method, params);
+      auto done = session->request(request.first, request.second);
       if (done.ok()) r.success = std::move(done).value();
       else r.error = done.error();
     });
