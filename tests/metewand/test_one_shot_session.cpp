@@ -263,9 +263,9 @@ TEST(OneShotSession, EveryPhaseHasItsDeadline) {
     if (c.role == WorkerRole::Implementation)
       ops = {{Method::Prepare, prepare_params()}, {Method::Execute, execute_params()}, {Method::Reset, jcs::Node::object()}};
     if (c.role == WorkerRole::ProblemEvaluator) ops = {{Method::Evaluate, evaluate_params()}};
-    for (const auto& [m, p] : ops) {
+    for (const auto& op : ops) {  // not a structured binding: clang 14 cannot capture one
       if (error) break;
-      auto r = timed([&] { return s->request(m, p); });
+      auto r = timed([&] { return s->request(op.first, op.second); });
       if (!r.ok()) error = r.error();
     }
     if (!error) {
