@@ -16,7 +16,6 @@
 #include "dot/base/sandbox.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
-#include "dot/core/path_rules.h"
 #include "dot/core/registry.h"
 #include "dot/core/stage_reader.h"
 #include "dot/dpp/body.h"
@@ -24,6 +23,7 @@
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/jsonrpc.h"
+#include "dot/dpp/path_rules.h"
 #include "planner_internal.h"
 
 namespace dot::core::conform {
@@ -264,13 +264,13 @@ class Case {
     DOT_ASSIGN_OR_RETURN(bool log, check_general_identity(o_, sent, echo));
     DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}));
     DOT_TRY(dpp::hello::check_hello_effects(plan.effects));
-    std::vector<ProposedOperation> proposed;
+    std::vector<dpp::ProposedOperation> proposed;
     std::vector<std::string> writes;
     for (const auto& op : plan.operations) {
-      proposed.push_back(ProposedOperation{op.action, op.mode, op.path});
+      proposed.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
       if (op.action == "write") writes.push_back(op.path);
     }
-    DOT_TRY(check_proposed_operations(proposed));
+    DOT_TRY(dpp::check_proposed_operations(proposed));
     DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
     // The claims as the planner judges them (the files are read below).
     const StageLimits limits;

@@ -20,11 +20,11 @@
 
 #include "dot/base/sha256.h"
 #include "dot/core/effects.h"
-#include "dot/core/path_rules.h"
 #include "dot/core/registry.h"
 #include "dot/core/stage_reader.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
+#include "dot/dpp/path_rules.h"
 #include "planner_internal.h"
 
 namespace dot::core {
@@ -91,10 +91,10 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, call(s.plan(asked)));
   DOT_TRY(check_effects(proposed));
   {
-    std::vector<ProposedOperation> ops;
+    std::vector<dpp::ProposedOperation> ops;
     ops.reserve(proposed.operations.size());
-    for (const auto& op : proposed.operations) ops.push_back(ProposedOperation{op.action, op.mode, op.path});
-    DOT_TRY(check_proposed_operations(ops));
+    for (const auto& op : proposed.operations) ops.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
+    DOT_TRY(dpp::check_proposed_operations(ops));
   }
 
   // Every target and parent, through descriptors beneath the root.

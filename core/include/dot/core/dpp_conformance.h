@@ -8,7 +8,7 @@
 // stdout and stderr caps, group and orphans killed and reaped on every path)
 // and its own fresh temporary folder holding only the stage, removed
 // afterwards. The verdicts are core's own rules: the identity check, the
-// hello allowlists or the general path rules (core/path_rules.h), the
+// hello allowlists or the general path rules (dpp/path_rules.h), the
 // artifact claims read back from the stage.
 //
 // Uncontained (audit, the default) a plugin can write anywhere its user can,
