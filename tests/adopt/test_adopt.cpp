@@ -18,8 +18,8 @@
 #include <map>
 
 #include "dot/core/applier.h"
-#include "dot/core/go_adopt.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/adopt.h"
+#include "dot/adopt/go_root.h"
 #include "dot/core/plan.h"
 #include "../core/engine_harness.h"
 #include "cases.h"
@@ -30,7 +30,7 @@
 namespace dot::adopt_test {
 namespace {
 
-namespace go = core::go;
+namespace go = dot::adopt;
 using core::testing::CmdResult;
 using core::testing::dot_core;
 using core::testing::kHookedCore;

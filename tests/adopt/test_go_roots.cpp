@@ -1,6 +1,6 @@
 // Roots made by the Go reference (docs/spec/go-roots.md), from tests/adopt's own
 // generator: every state of section 8 in both generations, with and without
-// a user file, with and without history; core::go::survey (what `adopt
+// a user file, with and without history; adopt::survey (what `adopt
 // --dry-run` runs) names the reference's state, its ids and what finishing
 // will do, and changes nothing; bad input is refused, typed, naming the file.
 
@@ -14,7 +14,7 @@
 #include <map>
 
 #include "dot/base/json.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/go_root.h"
 #include "dot/core/plan_document.h"
 #include "../core/engine_harness.h"
 #include "cases.h"
@@ -24,7 +24,7 @@
 namespace dot::adopt_test {
 namespace {
 
-namespace go = core::go;
+namespace go = dot::adopt;
 using core::testing::CmdResult;
 using core::testing::dot_core;
 

@@ -1,4 +1,4 @@
-#include "dot/core/go_adopt.h"
+#include "dot/adopt/adopt.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -21,7 +21,17 @@
 #include "dot/store/root.h"
 #include "dot/store/store.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
+
+// The engine's plan model, target observation and test hooks, which
+// finishing and importing a reference root work with.
+using core::ObservedTarget;
+using core::observe_target;
+using core::Operation;
+using core::Plan;
+using core::Snapshot;
+using core::TestHooks;
+
 namespace {
 
 // The journal records and the ledger records, as the reference writes them
@@ -927,4 +937,4 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
   return out;
 }
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt

@@ -28,7 +28,7 @@
 #include "dot/base/result.h"
 #include "dot/core/plan.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
 
 // The three marker bytes of a reference root (docs/spec/go-roots.md section 1).
 inline constexpr std::string_view kMarkerName = ".dot-root";
@@ -71,7 +71,7 @@ struct Transaction {
   std::string dir;            // relative to the root, for messages
   // plan.json verified (writer form, ids recomputed). Absent only for
   // ABANDONED leftovers whose plan.json is missing or torn.
-  std::optional<Plan> plan;
+  std::optional<core::Plan> plan;
   std::string plan_bytes;     // plan.json exactly as on disk
   std::string plan_id;
   std::string proposal_id;
@@ -88,7 +88,7 @@ struct Transaction {
   // When `wal` last changed (seconds and nanoseconds since the epoch, kept
   // apart: any mtime someone set must compare without overflow): the only
   // trace on disk of the order archived generations were made in, which
-  // their names do not say. A guess (go_adopt.h, kArchivedCode).
+  // their names do not say. A guess (adopt.h, kArchivedCode).
   std::pair<std::int64_t, std::int64_t> wal_mtime{0, 0};
   bool has_stage = false;     // stage/ inside (moved there by archive)
   // The reference's status word for it alone: ABANDONED, PREPARED,
@@ -144,7 +144,7 @@ struct Survey {
 };
 
 // The folder `adopt` builds dot-core's state folder in before one rename
-// makes it `.dot` (go_adopt.h): only ever `adopt`'s own, never the user's.
+// makes it `.dot` (adopt.h): only ever `adopt`'s own, never the user's.
 inline constexpr std::string_view kImportDir = ".dot-adopting";
 
 struct SurveyOptions {
@@ -181,6 +181,6 @@ std::string describe_finish(const Survey& s);
 
 // The bytes the reference's writer produces for `plan` sealed as `plan_id`
 // (Go's field order, compact, no newline; docs/spec/go-roots.md section 2).
-std::string writer_form(const Plan& plan, std::string_view plan_id);
+std::string writer_form(const core::Plan& plan, std::string_view plan_id);
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt

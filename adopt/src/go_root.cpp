@@ -1,4 +1,4 @@
-#include "dot/core/go_root.h"
+#include "dot/adopt/go_root.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -19,7 +19,20 @@
 #include "dot/core/target.h"
 #include "dot/dpp/hello.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
+
+// The engine's plan model and target observation, which the reference's
+// plans are read into.
+using core::check_plan_invariants;
+using core::decode_plan_document;
+using core::Effect;
+using core::is_valid_slot_name;
+using core::kPlanVersion;
+using core::Operation;
+using core::Plan;
+using core::Snapshot;
+using core::snapshot_of;
+
 namespace {
 
 using beneath::FileObservation;
@@ -852,4 +865,4 @@ std::string describe_finish(const Survey& s) {
   return "";
 }
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt
