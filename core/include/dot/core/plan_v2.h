@@ -20,6 +20,7 @@
 #include "dot/base/json.h"
 #include "dot/base/result.h"
 #include "dot/core/plan.h"
+#include "dot/dpp/general.h"
 
 namespace dot::core {
 
@@ -27,8 +28,8 @@ inline constexpr std::uint64_t kPlanVersion2 = 2;
 inline constexpr std::string_view kGeneralProfile = "org.dot.dpp/v1";
 // Every folder apply creates is private to core's user.
 inline constexpr std::uint64_t kCreatedFolderMode = 0700;
-// A plugin id: at most this many bytes (docs/spec/dpp-general.md, registration).
-inline constexpr std::size_t kMaxPluginIdBytes = 128;
+// A plugin id: at most this many bytes (the protocol's, dpp/general.h).
+inline constexpr std::size_t kMaxPluginIdBytes = dpp::general::kMaxPluginIdBytes;
 
 enum class Action : std::uint8_t { Write, Remove };
 std::string_view action_name(Action action) noexcept;  // "write", "remove"
