@@ -40,7 +40,7 @@ void write_survey(JsonWriter& w, const adopt::Survey& s) {
     w.begin_object();
     w.key("plan_id").string(h.plan_id);
     w.key("proposal_id").string(h.proposal_id);
-    w.key("state").string(h.state);
+    w.key("state").string(adopt::ref_state_name(h.state));
     w.end_object();
   }
   w.end_array();
@@ -48,7 +48,7 @@ void write_survey(JsonWriter& w, const adopt::Survey& s) {
   w.key("plugin_untrusted").string_or_null(s.plugin_untrusted);
   w.key("proposal_id").string_or_null(t ? std::string_view(t->proposal_id) : std::string_view());
   w.key("root_id").string(s.root_id);
-  w.key("state").string(s.state);
+  w.key("state").string(adopt::ref_state_name(s.state));
   w.end_object();
 }
 
@@ -71,13 +71,13 @@ int print_survey_human(const adopt::Survey& s) {
                        s.manifest->has_profile ? "" : " (manifest without profile)");
   else
     out += "  plugin       none registered\n";
-  out += fmt::format("  state        {}\n", s.state);
+  out += fmt::format("  state        {}\n", adopt::ref_state_name(s.state));
   if (s.active && !s.active->plan_id.empty()) {
     out += fmt::format("  plan id      {}\n", s.active->plan_id);
     out += fmt::format("  proposal id  {}\n", s.active->proposal_id);
   }
   out += fmt::format("  history      {} generation(s)\n", s.history.size());
-  for (const auto& h : s.history) out += fmt::format("    {}  {}\n", h.plan_id, h.state);
+  for (const auto& h : s.history) out += fmt::format("    {}  {}\n", h.plan_id, adopt::ref_state_name(h.state));
   std::string leftovers;
   for (const auto& n : s.next_files) leftovers += (leftovers.empty() ? "" : ", ") + n;
   if (s.has_stage) leftovers += std::string(leftovers.empty() ? "" : ", ") + ".dot-stage/";
@@ -99,7 +99,7 @@ int print_adopted(const adopt::Adopted& a, bool json) {
     w.key("cleanup_pending").boolean(a.cleanup_pending);
     w.key("finish").string(a.cleanup_pending ? "cleanup" : "nothing");
     w.key("format").string("go-hello");
-    w.key("generation").string(a.record.generation);
+    w.key("generation").string(adopt::generation_name(a.record.generation));
     w.key("history").begin_array().end_array();
     w.key("plan_id").null();
     w.key("proposal_id").null();
@@ -110,7 +110,8 @@ int print_adopted(const adopt::Adopted& a, bool json) {
     return kExitOk;
   }
   std::string out = fmt::format("adopted Go reference root, root id {}\n", a.record.root_id);
-  out += fmt::format("  adopted from {} ({}), {} transaction(s) imported\n", a.record.state, a.record.generation,
+  out += fmt::format("  adopted from {} ({}), {} transaction(s) imported\n", adopt::ref_state_name(a.record.state),
+                     adopt::generation_name(a.record.generation),
                      a.record.transactions);
   out += a.cleanup_pending ? "  cleanup      interrupted: the reference's files are still there; adopt removes them\n"
                            : "  cleanup      done: nothing left to adopt\n";
@@ -163,7 +164,8 @@ int print_result_human(const adopt::AdoptResult& a, const std::string& dir) {
     case adopt::AdoptOutcome::Adopted:
       out = fmt::format("adopted Go reference root {}\n", shown(dir));
       out += fmt::format("  root id      {} (kept)\n", a.record.root_id);
-      out += fmt::format("  found        {}, {}\n", a.found.state, adopt::generation_name(a.found.generation));
+      out += fmt::format("  found        {}, {}\n", adopt::ref_state_name(a.found.state),
+                         adopt::generation_name(a.found.generation));
       for (const auto& step : a.steps) out += fmt::format("  finished     {}\n", step);
       out += fmt::format("  imported     {} transaction(s), original ids kept\n", a.record.transactions);
       if (!a.plugin_not_registered.empty())

@@ -62,16 +62,18 @@
 
 namespace dot::adopt {
 
-// What `.dot/adopted.json` says (written by the import, compact JSON).
+// What `.dot/adopted.json` says (written by the import, canonical JSON:
+// {"generation":G,"root_id":ID,"state":S,"transactions":N}, G and S the
+// names generation_name and ref_state_name give).
 struct AdoptionRecord {
   std::string root_id;
-  std::string generation;      // generation_name of the reference root
-  std::string state;           // the reference's status word when adopt found it
+  Generation generation = Generation::Unknown;  // of the reference root
+  RefState state = RefState::Idle;              // the reference's status word when adopt found it
   std::size_t transactions = 0;
 };
 inline constexpr std::string_view kAdoptionRecordName = "adopted.json";
 // What the import covered: every reference file, as
-// {"active":ID,"entries":[[KEY,SHA256],...]} (compact, sorted). KEY names
+// {"active":ID,"entries":[[KEY,SHA256],...]} (canonical JSON, entries sorted). KEY names
 // what the file is, not where it lies, since the reference moves
 // transactions: `txn/<plan_id>/<name>` for a file of a transaction folder
 // (`.dot-txn` or `.dot-history/<plan_id>`; `-` for a `.dot-txn` without a
