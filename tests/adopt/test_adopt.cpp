@@ -137,6 +137,8 @@ std::string adopted_state(const std::string& go_state) {
 // found.state.
 void expect_adopted(const Made& m, const go::Survey& found, const std::string& why,
                     std::optional<std::string> imported_from = std::nullopt) {
+  // Adopted in one run: the import found the root as `found` says.
+  const bool one_run = !imported_from;
   if (!imported_from) imported_from = std::string(go::ref_state_name(found.state));
   for (const auto& e : kReferenceEntries) EXPECT_FALSE(fs::exists(fs::symlink_status(m.root / e))) << why << ": " << e << " left";
   const Outcome want = outcome_of(std::string(go::ref_state_name(found.state)));
@@ -168,6 +170,14 @@ void expect_adopted(const Made& m, const go::Survey& found, const std::string& w
   auto list = st->list(store::ListFilter{std::nullopt, 0});
   ASSERT_TRUE(list.ok()) << why;
   ASSERT_EQ(list->size(), rows.size()) << why;
+  // The adoption record, byte for byte the form adopt writes (canonical JSON).
+  if (one_run) {
+    EXPECT_EQ(slurp(m.root / ".dot" / "adopted.json"),
+              fmt::format(R"({{"generation":"{}","root_id":"{}","state":"{}","transactions":{}}})",
+                          go::generation_name(found.generation), found.root_id, go::ref_state_name(found.state),
+                          rows.size()))
+        << why;
+  }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const store::TxnSummary& t = (*list)[rows.size() - 1 - i];  // list is newest first
     EXPECT_EQ(t.plan_id, rows[i].plan_id) << why << " row " << i;
