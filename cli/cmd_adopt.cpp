@@ -1,6 +1,6 @@
 // `dot-core adopt`: a root made by the Go reference implementation
-// (docs/spec/go-roots.md), recognised and verified read-only (core/go_root.h).
-// Wiring only: every rule is in dot_core. JSON shape: docs/user-guide.md,
+// (docs/spec/go-roots.md), recognised and verified read-only (adopt/go_root.h).
+// Wiring only: every rule is in dot_adopt. JSON shape: docs/user-guide.md,
 // "Coming from the Go reference".
 #include <filesystem>
 #include <memory>
@@ -12,8 +12,8 @@
 
 #include "commands.h"
 
-#include "dot/core/go_adopt.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/adopt.h"
+#include "dot/adopt/go_root.h"
 #include "dot/core/registry.h"
 #include "dot/store/root.h"
 #include "armed_hooks.h"
@@ -29,18 +29,18 @@ struct AdoptOptions {
   bool json = false;
 };
 
-void write_survey(JsonWriter& w, const core::go::Survey& s) {
-  const core::go::Transaction* t = s.active ? &*s.active : nullptr;
+void write_survey(JsonWriter& w, const adopt::Survey& s) {
+  const adopt::Transaction* t = s.active ? &*s.active : nullptr;
   w.begin_object();
-  w.key("finish").string(core::go::finish_name(s.finish));
+  w.key("finish").string(adopt::finish_name(s.finish));
   w.key("format").string("go-hello");
-  w.key("generation").string(core::go::generation_name(s.generation));
+  w.key("generation").string(adopt::generation_name(s.generation));
   w.key("history").begin_array();
   for (const auto& h : s.history) {
     w.begin_object();
     w.key("plan_id").string(h.plan_id);
     w.key("proposal_id").string(h.proposal_id);
-    w.key("state").string(h.state);
+    w.key("state").string(adopt::ref_state_name(h.state));
     w.end_object();
   }
   w.end_array();
@@ -48,21 +48,21 @@ void write_survey(JsonWriter& w, const core::go::Survey& s) {
   w.key("plugin_untrusted").string_or_null(s.plugin_untrusted);
   w.key("proposal_id").string_or_null(t ? std::string_view(t->proposal_id) : std::string_view());
   w.key("root_id").string(s.root_id);
-  w.key("state").string(s.state);
+  w.key("state").string(adopt::ref_state_name(s.state));
   w.end_object();
 }
 
-int print_survey_json(const core::go::Survey& s) {
+int print_survey_json(const adopt::Survey& s) {
   JsonWriter w;
   write_survey(w, s);
   (void)write_stdout(std::move(w).line());
   return kExitOk;
 }
 
-int print_survey_human(const core::go::Survey& s) {
+int print_survey_human(const adopt::Survey& s) {
   std::string out = fmt::format("Go reference root {}\n", shown(s.root));
   out += fmt::format("  root id      {}\n", s.root_id);
-  out += fmt::format("  generation   {}\n", core::go::generation_name(s.generation));
+  out += fmt::format("  generation   {}\n", adopt::generation_name(s.generation));
   if (s.manifest && !s.plugin_untrusted.empty())
     out += fmt::format("  plugin       not trusted: {}; finishing never runs it, and adopt will register no plugin\n",
                        shown(s.plugin_untrusted));
@@ -71,27 +71,27 @@ int print_survey_human(const core::go::Survey& s) {
                        s.manifest->has_profile ? "" : " (manifest without profile)");
   else
     out += "  plugin       none registered\n";
-  out += fmt::format("  state        {}\n", s.state);
+  out += fmt::format("  state        {}\n", adopt::ref_state_name(s.state));
   if (s.active && !s.active->plan_id.empty()) {
     out += fmt::format("  plan id      {}\n", s.active->plan_id);
     out += fmt::format("  proposal id  {}\n", s.active->proposal_id);
   }
   out += fmt::format("  history      {} generation(s)\n", s.history.size());
-  for (const auto& h : s.history) out += fmt::format("    {}  {}\n", h.plan_id, h.state);
+  for (const auto& h : s.history) out += fmt::format("    {}  {}\n", h.plan_id, adopt::ref_state_name(h.state));
   std::string leftovers;
   for (const auto& n : s.next_files) leftovers += (leftovers.empty() ? "" : ", ") + n;
   if (s.has_stage) leftovers += std::string(leftovers.empty() ? "" : ", ") + ".dot-stage/";
   if (s.has_partial_import)
-    leftovers += std::string(leftovers.empty() ? "" : ", ") + std::string(core::go::kImportDir) + "/ (an import adopt began and never made durable; it starts again)";
+    leftovers += std::string(leftovers.empty() ? "" : ", ") + std::string(adopt::kImportDir) + "/ (an import adopt began and never made durable; it starts again)";
   if (!leftovers.empty()) out += fmt::format("  leftovers    {}\n", leftovers);
-  out += fmt::format("  finish       {}\n", core::go::describe_finish(s));
+  out += fmt::format("  finish       {}\n", adopt::describe_finish(s));
   out += "dry run: nothing was changed\n";
   (void)print_text(out);
   return kExitOk;
 }
 
 // A root adopt already imported: what its adoption record says.
-int print_adopted(const core::go::Adopted& a, bool json) {
+int print_adopted(const adopt::Adopted& a, bool json) {
   if (json) {
     JsonWriter w;
     w.begin_object();
@@ -99,7 +99,7 @@ int print_adopted(const core::go::Adopted& a, bool json) {
     w.key("cleanup_pending").boolean(a.cleanup_pending);
     w.key("finish").string(a.cleanup_pending ? "cleanup" : "nothing");
     w.key("format").string("go-hello");
-    w.key("generation").string(a.record.generation);
+    w.key("generation").string(adopt::generation_name(a.record.generation));
     w.key("history").begin_array().end_array();
     w.key("plan_id").null();
     w.key("proposal_id").null();
@@ -110,7 +110,8 @@ int print_adopted(const core::go::Adopted& a, bool json) {
     return kExitOk;
   }
   std::string out = fmt::format("adopted Go reference root, root id {}\n", a.record.root_id);
-  out += fmt::format("  adopted from {} ({}), {} transaction(s) imported\n", a.record.state, a.record.generation,
+  out += fmt::format("  adopted from {} ({}), {} transaction(s) imported\n", adopt::ref_state_name(a.record.state),
+                     adopt::generation_name(a.record.generation),
                      a.record.transactions);
   out += a.cleanup_pending ? "  cleanup      interrupted: the reference's files are still there; adopt removes them\n"
                            : "  cleanup      done: nothing left to adopt\n";
@@ -119,17 +120,17 @@ int print_adopted(const core::go::Adopted& a, bool json) {
   return kExitOk;
 }
 
-std::string_view outcome_name(core::go::AdoptOutcome o) {
+std::string_view outcome_name(adopt::AdoptOutcome o) {
   switch (o) {
-    case core::go::AdoptOutcome::Adopted: return "adopted";
-    case core::go::AdoptOutcome::CleanupFinished: return "cleanup-finished";
-    case core::go::AdoptOutcome::AlreadyAdopted: return "already-adopted";
+    case adopt::AdoptOutcome::Adopted: return "adopted";
+    case adopt::AdoptOutcome::CleanupFinished: return "cleanup-finished";
+    case adopt::AdoptOutcome::AlreadyAdopted: return "already-adopted";
   }
   return "adopted";
 }
 
-int print_result_json(const core::go::AdoptResult& a) {
-  const bool surveyed = a.outcome == core::go::AdoptOutcome::Adopted;
+int print_result_json(const adopt::AdoptResult& a) {
+  const bool surveyed = a.outcome == adopt::AdoptOutcome::Adopted;
   JsonWriter w;
   w.begin_object();
   w.key("finished");
@@ -150,20 +151,21 @@ int print_result_json(const core::go::AdoptResult& a) {
   return kExitOk;
 }
 
-int print_result_human(const core::go::AdoptResult& a, const std::string& dir) {
+int print_result_human(const adopt::AdoptResult& a, const std::string& dir) {
   std::string out;
   switch (a.outcome) {
-    case core::go::AdoptOutcome::AlreadyAdopted:
+    case adopt::AdoptOutcome::AlreadyAdopted:
       out = fmt::format("{} is already adopted (root id {}): nothing to do\n", shown(dir), a.record.root_id);
       break;
-    case core::go::AdoptOutcome::CleanupFinished:
+    case adopt::AdoptOutcome::CleanupFinished:
       out = fmt::format("{} was adopted (root id {}); the interrupted cleanup is finished: {} reference entries removed\n",
                         shown(dir), a.record.root_id, a.removed);
       break;
-    case core::go::AdoptOutcome::Adopted:
+    case adopt::AdoptOutcome::Adopted:
       out = fmt::format("adopted Go reference root {}\n", shown(dir));
       out += fmt::format("  root id      {} (kept)\n", a.record.root_id);
-      out += fmt::format("  found        {}, {}\n", a.found.state, core::go::generation_name(a.found.generation));
+      out += fmt::format("  found        {}, {}\n", adopt::ref_state_name(a.found.state),
+                         adopt::generation_name(a.found.generation));
       for (const auto& step : a.steps) out += fmt::format("  finished     {}\n", step);
       out += fmt::format("  imported     {} transaction(s), original ids kept\n", a.record.transactions);
       if (!a.plugin_not_registered.empty())
@@ -184,20 +186,20 @@ int run_adopt(const AdoptOptions& o) {
   std::string dir = std::filesystem::absolute(o.root).lexically_normal().string();
   if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   if (o.dry_run) {
-    auto adopted = core::go::find_adoption(dir);
+    auto adopted = adopt::find_adoption(dir);
     if (!adopted.ok()) return report(adopted.error(), o.json);
     if (*adopted) {
       // The decision adopt itself would take: a refusal is reported as one.
-      if (auto refused = core::go::cleanup_refusal(dir, **adopted); !refused.ok()) return report(refused.error(), o.json);
+      if (auto refused = adopt::cleanup_refusal(dir, **adopted); !refused.ok()) return report(refused.error(), o.json);
       return print_adopted(**adopted, o.json);
     }
-    auto s = core::go::survey(dir);
+    auto s = adopt::survey(dir);
     if (!s.ok()) return report(s.error(), o.json);
     return o.json ? print_survey_json(*s) : print_survey_human(*s);
   }
   auto hooks = armed_test_hooks();
   if (!hooks.ok()) return report(hooks.error(), o.json);
-  auto a = core::go::adopt(dir, *hooks);
+  auto a = adopt::adopt(dir, *hooks);
   if (!a.ok()) return report(a.error(), o.json);
   return o.json ? print_result_json(*a) : print_result_human(*a, dir);
 }

@@ -1,8 +1,7 @@
 // dot-core dpp conform: what a DPP profile requires of a plugin, checked
-// against the plugin run the way dot-core runs it (core/dpp_conformance.h).
-// Like cmd_engine.cpp this file sees core, so it is compiled into each
-// dot-core executable; it prints the conformance commands' way
-// (conform_output.h).
+// against the plugin run the way dot-core runs it (dpp/conformance.h).
+// Every rule is in dot_dpp, beside the protocol it checks; this file prints
+// the conformance commands' way (conform_output.h).
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -13,7 +12,7 @@
 
 #include "commands.h"
 #include "conform_output.h"
-#include "dot/core/dpp_conformance.h"
+#include "dot/dpp/conformance.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "numbers.h"
@@ -42,7 +41,7 @@ dpp::Profile profile_of(const std::string& name) {
 ConformPrint profile_group(dpp::Profile profile) {
   ConformPrint p;
   p.group_key = "profile";
-  p.groups = {{core::conform::profile_name(profile),
+  p.groups = {{dpp::conform::profile_name(profile),
                profile == dpp::Profile::Hello ? "the DPP hello profile" : "the DPP general profile"}};
   return p;
 }
@@ -51,12 +50,12 @@ int run_dpp_conform(const DppConformOptions& a) {
   const dpp::Profile profile = profile_of(a.profile);
   ConformPrint p = profile_group(profile);
   const std::string_view group = p.groups.front().name;
-  auto infos = core::conform::cases(profile);
+  auto infos = dpp::conform::cases(profile);
   if (a.list) {
     for (const auto& c : infos) p.cases.push_back({c.name, group, c.checks, false, {}, 0});
     return print_conform_list(p, a.json);
   }
-  core::conform::Options o;
+  dpp::conform::Options o;
   o.profile = profile;
   o.command = a.plugin;
   o.id = a.id;
@@ -64,7 +63,7 @@ int run_dpp_conform(const DppConformOptions& a) {
   o.deadline = std::chrono::milliseconds(static_cast<long long>(std::llround(a.timeout_s * 1000.0)));
   o.only = a.cases;
   o.process_sandbox = a.require_sandbox;
-  auto result = core::conform::run(o);
+  auto result = dpp::conform::run(o);
   if (!result.ok()) return report(result.error(), a.json);
   for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
   p.head = [&](JsonWriter& w) {

@@ -52,10 +52,10 @@ void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge)
 void add_inspect_commands(CLI::App& app, Context& ctx);    // inspect list|show|events
 void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
 void add_doctor_command(CLI::App& app, Context& ctx);      // doctor
-void add_adopt_command(CLI::App& app, Context& ctx);       // adopt (cmd_adopt.cpp: sees core, like cmd_engine.cpp)
+void add_adopt_command(CLI::App& app, Context& ctx);       // adopt (cmd_adopt.cpp: sees core and adopt, like cmd_engine.cpp)
 void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform, adpp hello|list|...
 void add_metewand_commands(CLI::App& app, Context& ctx);   // metewand hello
-void add_dpp_commands(CLI::App& app, Context& ctx);        // dpp conform (cmd_dpp.cpp: sees core, like cmd_engine.cpp)
+void add_dpp_commands(CLI::App& app, Context& ctx);        // dpp conform (cmd_dpp.cpp)
 
 // frames decode, one function per wire format (frames_<format>.cpp).
 struct FramesOptions {

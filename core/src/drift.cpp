@@ -94,7 +94,7 @@ Result<std::vector<Drift>> find_drift(Root& root) {
   };
   for (const auto& p : applied) {
     if (p.streamed) {
-      // decode_canonical_plan_v2 checked every path against path_rules.h.
+      // decode_canonical_plan_v2 checked every path against dpp/path_rules.h.
       DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_canonical_plan_v2(p.canonical_plan));
       for (const PathOperation& op : plan.operations)
         DOT_TRY(judge(p, op.path, op.after, dpp::general::kLimits.max_file_bytes));

@@ -8,8 +8,8 @@
 #include "plan_ids.h"
 #include "dot/base/utf8.h"
 #include "dot/core/effects.h"
-#include "dot/core/path_rules.h"
 #include "dot/core/plan_document.h"
+#include "dot/dpp/path_rules.h"
 
 namespace dot::core {
 namespace {
@@ -252,10 +252,10 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
               effects_v);
 
   // Operations: format first, then the path rules over the whole list.
-  if (ops_v.size() > kMaxPlanOperations)
+  if (ops_v.size() > dpp::kMaxPlanOperations)
     return at(make_error(Code::Protocol, "operation_count",
                          fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
-                                     kMaxPlanOperations)),
+                                     dpp::kMaxPlanOperations)),
               ops_v);
   std::vector<json::Value> path_values;
   std::size_t i = 0;
@@ -279,7 +279,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     if (!proposal && write && !op.after.exists)
       return invalid(after_v, "write_after", fmt::format("{}.after of a write must exist", what));
     const std::uint64_t mode = write && proposal ? 0600 : op.after.mode;
-    if (auto s = check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
+    if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
     op.action = write ? Action::Write : Action::Remove;
     if (proposal && op.after.exists)
       return invalid(after_v, "proposal_after", fmt::format("{}.after must be absent in a proposal document", what));
@@ -291,7 +291,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
   {
     std::vector<std::string_view> paths;
     for (const auto& op : plan.operations) paths.push_back(op.path);
-    if (auto s = check_plan_paths(paths); !s.ok()) return at(std::move(s).error(), ops_v);
+    if (auto s = dpp::check_plan_paths(paths); !s.ok()) return at(std::move(s).error(), ops_v);
   }
 
   // Directories: folders apply creates, each the parent folder of a write.
@@ -313,7 +313,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     if (f.mode != kCreatedFolderMode)
       return at(make_error(Code::Policy, "mode", fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
                 mode_v);
-    if (auto s = check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
+    if (auto s = dpp::check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
     if (!plan.directories.empty() && !(plan.directories.back().path < path))
       return invalid(path_v, "unsorted", fmt::format("{} is not after the folder before it", what));
     if (!parents.contains(path))

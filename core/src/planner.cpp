@@ -15,22 +15,22 @@
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
 #include "dot/core/rollback.h"
-#include "dot/core/stage_reader.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/host_session.h"
+#include "dot/dpp/stage_reader.h"
 #include "planner_internal.h"
 #include "stage.h"
 
 namespace dot::core {
 namespace {
 
-// Core reads every staged file itself (stage_reader.h): the plugin's claims
+// Core reads every staged file itself (dpp/stage_reader.h): the plugin's claims
 // are only claims.
 Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::MaterializeResult& claimed) {
   DOT_TRY(stage.check_unchanged());
-  DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, read_hello_stage(stage.fd(), claimed));
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, dpp::read_hello_stage(stage.fd(), claimed));
   DOT_TRY(stage.check_unchanged());
   return contents;
 }
@@ -41,7 +41,7 @@ Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::Mat
 // session itself reports (a survivor, an exit status) comes first.
 Status verify_stage_contents(const Stage& stage, const dpp::MaterializeResult& claimed) {
   DOT_TRY(stage.check_unchanged());
-  return check_hello_stage_holds_only(stage.fd(), claimed);
+  return dpp::check_hello_stage_holds_only(stage.fd(), claimed);
 }
 
 }  // namespace
@@ -54,17 +54,6 @@ Error interrupted_error(int sig) {
 Status check_interrupt(const PlanOptions& options) {
   if (options.interrupt && options.interrupt->interrupted()) return interrupted_error(options.interrupt->signal());
   return {};
-}
-
-SandboxLimits containment_limits(dpp::Profile profile) {
-  SandboxLimits limits;
-  if (profile == dpp::Profile::General) {
-    const dpp::general::Limits& general = dpp::general::kLimits;
-    limits.file_size = general.max_file_bytes;
-    limits.cpu_seconds = general.deadline_ms / 1000;
-    limits.cpu_hard_seconds = limits.cpu_seconds + 1;
-  }
-  return limits;
 }
 
 Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,

@@ -20,11 +20,11 @@
 
 #include "dot/base/sha256.h"
 #include "dot/core/effects.h"
-#include "dot/core/path_rules.h"
 #include "dot/core/registry.h"
-#include "dot/core/stage_reader.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
+#include "dot/dpp/path_rules.h"
+#include "dot/dpp/stage_reader.h"
 #include "planner_internal.h"
 
 namespace dot::core {
@@ -68,7 +68,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
     DOT_ASSIGN_OR_RETURN(UniqueFd opened, open_input(root, dir));
     contained.inputs.push_back(std::move(opened));
   }
-  contained.limits = containment_limits(dpp::Profile::General);
+  contained.limits = dpp::containment_limits(dpp::Profile::General);
   contained.stage_folders = true;
   std::optional<Sandbox> sandbox;
   DOT_TRY(start_session(options, pinned, stage, std::move(ho), sandbox, session, contained));
@@ -91,10 +91,10 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, call(s.plan(asked)));
   DOT_TRY(check_effects(proposed));
   {
-    std::vector<ProposedOperation> ops;
+    std::vector<dpp::ProposedOperation> ops;
     ops.reserve(proposed.operations.size());
-    for (const auto& op : proposed.operations) ops.push_back(ProposedOperation{op.action, op.mode, op.path});
-    DOT_TRY(check_proposed_operations(ops));
+    for (const auto& op : proposed.operations) ops.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
+    DOT_TRY(dpp::check_proposed_operations(ops));
   }
 
   // Every target and parent, through descriptors beneath the root.
@@ -147,13 +147,14 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   std::vector<std::string> writes;
   for (const auto& op : plan.operations)
     if (op.action == Action::Write) writes.push_back(op.path);
-  StageLimits stage_limits;
+  dpp::StageLimits stage_limits;
   stage_limits.max_file_bytes = limits.max_file_bytes;
   stage_limits.max_total_bytes = limits.max_total_bytes;
   stage_limits.keep_file_bytes = kDiffFileBytes;
   stage_limits.keep_total_bytes = kDiffTotalBytes > kept ? kDiffTotalBytes - kept : 0;
   DOT_TRY(stage.check_unchanged());
-  DOT_ASSIGN_OR_RETURN(std::vector<StagedFile> files, read_stage(stage.fd(), writes, staged.artifacts, stage_limits));
+  DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
+                       dpp::read_stage(stage.fd(), writes, staged.artifacts, stage_limits));
   DOT_TRY(stage.check_unchanged());
   DOT_TRY(call(s.validate()));
   DOT_TRY(call(s.shutdown()));
@@ -163,7 +164,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   // Once the plugin is gone the stage can no longer change: it must hold
   // exactly the claimed files (what the session itself reports comes first).
   DOT_TRY(stage.check_unchanged());
-  DOT_TRY(check_stage_holds_only(stage.fd(), staged.artifacts));
+  DOT_TRY(dpp::check_stage_holds_only(stage.fd(), staged.artifacts));
 
   PlanOutcome out;
   out.txn = txn;
@@ -234,7 +235,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   // checks its size and digest as it streams (what the plugin could still
   // have touched before it exited is caught there).
   seal.open_file = [&](const store::FileBlob& blob) -> Result<UniqueFd> {
-    return open_staged_file(stage.fd(), seal.operations[blob.index].name);
+    return dpp::open_staged_file(stage.fd(), seal.operations[blob.index].name);
   };
   DOT_TRY(root.store().seal(txn, seal));
   out.plan_id = seal.plan_id;

@@ -40,13 +40,6 @@ R during(const PlanOptions& options, R result) {
 // process assurance inside a Sandbox prepared for that descriptor and stage
 // (`sandbox` keeps it alive for the session) shaped by `profile`; the
 // plugin's group is handed to the interrupt guard.
-// The resource limits a plugin of `profile` runs under with process
-// assurance (plan and `dpp conform --require-process-sandbox` alike): the
-// hello profile's are SandboxLimits' defaults; the general profile's own
-// limits are the binding ones (a staged file may reach max_file_bytes, the
-// plugin may compute for as long as the deadline: the hello profile's 64 KiB
-// and 2 s would refuse what the spec allows).
-SandboxLimits containment_limits(dpp::Profile profile);
 
 struct ProfileContainment {
   SandboxLimits limits;           // the hello profile's are the defaults

@@ -11,7 +11,6 @@
 #include "apply_internal.h"
 #include "dot/core/applier.h"
 #include "dot/core/effects.h"
-#include "dot/core/go_adopt.h"
 #include "dot/core/rollback.h"
 #include "dot/core/target.h"
 
@@ -160,11 +159,11 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
     return make_error(Code::Policy, "not_committed",
                       fmt::format("plan {} is {}: only a COMMITTED or DONE transaction can be rolled back",
                                   summary.plan_id, store::state_name(summary.state)));
-  // A generation the Go reference had archived (go_adopt.h): its place in
+  // A generation the Go reference had archived (kArchivedEventCode): its place in
   // the order is a guess, so "newest" below could be wrong.
   DOT_ASSIGN_OR_RETURN(auto events, st.events(txn));
   for (const auto& e : events)
-    if (e.code == go::kArchivedCode)
+    if (e.code == kArchivedEventCode)
       return make_error(Code::Policy, "archived",
                         fmt::format("plan {} was archived by the Go reference before adoption; archived generations "
                                     "are kept as evidence and never rolled back (their order is not on disk)",

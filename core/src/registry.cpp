@@ -17,6 +17,7 @@
 #include "dot/base/utf8.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
+#include "dot/dpp/host_session.h"
 
 namespace dot::core {
 
@@ -101,38 +102,6 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   return m;
 }
 
-std::optional<std::string> plugin_id_problem(std::string_view id) {
-  // ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$ by hand: a first label starting with a
-  // letter, then one or more ".label" with non-empty labels.
-  if (id.size() > kMaxPluginIdBytes) return fmt::format("is {} bytes long", id.size());
-  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return "does not start with a lowercase letter";
-  std::size_t labels = 1;
-  bool label_empty = false;
-  for (char c : id) {
-    if (c == '.') {
-      if (label_empty) return "has an empty label";
-      ++labels;
-      label_empty = true;
-    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') {
-      label_empty = false;
-    } else {
-      return "has a character other than a-z, 0-9, '-' and '.'";
-    }
-  }
-  if (label_empty) return "has an empty label";
-  if (labels < 2) return "has no '.'";
-  return std::nullopt;
-}
-
-Status check_plugin_id(std::string_view id) {
-  auto why = plugin_id_problem(id);
-  if (!why) return {};
-  return make_error(Code::Policy, "plugin_id",
-                    fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
-                                "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
-                                id, *why, kMaxPluginIdBytes));
-}
-
 namespace {
 
 }  // namespace
@@ -206,7 +175,7 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
   Manifest m;
   m.assurance = std::string(assurance_name(req.assurance));
   m.id = req.id.empty() ? std::string(dpp::hello::kPluginId) : req.id;
-  DOT_TRY(check_plugin_id(m.id));
+  DOT_TRY(dpp::general::check_plugin_id(m.id));
   if (req.profile.empty() && m.id != dpp::hello::kPluginId)
     return make_error(Code::Policy, "profile",
                       fmt::format("plugin {} needs --profile {} (only {} may leave it out)", m.id,
@@ -267,7 +236,7 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   if (::fstat(src.get(), &st) != 0) return beneath::errno_error(errno, "stat plugin", plugin_path);
   if (!S_ISREG(st.st_mode))
     return make_error(Code::Policy, "plugin_type", fmt::format("plugin {} is not a regular file", plugin_path));
-  DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(src.get(), kMaxPluginBytes, plugin_path));
+  DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(src.get(), dpp::kMaxPluginBytes, plugin_path));
   if (bytes.size() >= 2 && bytes.compare(0, 2, "#!") == 0)
     return make_error(Code::Policy, "plugin_script",
                       fmt::format("plugin {} is a #! script: a script cannot be executed from a close-on-exec "
@@ -345,7 +314,7 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
     return make_error(Code::PluginIdentity, "manifest", "the stored manifest and the plugin row disagree on the digest");
   // The copy's name comes from the id: a manifest naming another id than
   // its row would run another plugin's copy.
-  if (m.id != rec.plugin_id || !check_plugin_id(m.id).ok())
+  if (m.id != rec.plugin_id || !dpp::general::check_plugin_id(m.id).ok())
     return make_error(Code::PluginIdentity, "manifest",
                       fmt::format("the stored manifest of plugin {} names another id", rec.plugin_id));
   const std::string copy_name = store::plugin_copy_name(m.id);
@@ -358,7 +327,7 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
   UniqueFd fd = std::move(*opened);
   // What is hashed is the sealed copy, and the sealed copy is what runs: an
   // in-place rewrite of the pinned file after this point changes nothing.
-  auto copy = seal_executable(fd.get(), "the pinned plugin", kMaxPluginBytes);
+  auto copy = seal_executable(fd.get(), "the pinned plugin", dpp::kMaxPluginBytes);
   if (!copy.ok()) {
     Error e = copy.error();
     if (e.kind == "too_large") e.code = Code::PluginIdentity;  // register never pins one that large

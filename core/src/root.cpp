@@ -1,6 +1,14 @@
 #include "dot/core/root.h"
 
+#include <string_view>
+
+#include "dot/dpp/path_rules.h"
+
 namespace dot::core {
+
+// The protocol's path rules refuse every plan path inside the host's state
+// folder by the name they know; it must be the one the store creates.
+static_assert(std::string_view(store::kStateDirName) == dpp::kHostStateFolder);
 
 Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks) {
   Root r;

@@ -77,6 +77,38 @@ InitializeParams initialize_params(std::string_view assurance, std::string nonce
   return p;
 }
 
+std::optional<std::string> plugin_id_problem(std::string_view id) {
+  // ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$ by hand: a first label starting with a
+  // letter, then one or more ".label" with non-empty labels.
+  if (id.size() > kMaxPluginIdBytes) return fmt::format("is {} bytes long", id.size());
+  if (id.empty() || !(id[0] >= 'a' && id[0] <= 'z')) return "does not start with a lowercase letter";
+  std::size_t labels = 1;
+  bool label_empty = false;
+  for (char c : id) {
+    if (c == '.') {
+      if (label_empty) return "has an empty label";
+      ++labels;
+      label_empty = true;
+    } else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') {
+      label_empty = false;
+    } else {
+      return "has a character other than a-z, 0-9, '-' and '.'";
+    }
+  }
+  if (label_empty) return "has an empty label";
+  if (labels < 2) return "has no '.'";
+  return std::nullopt;
+}
+
+Status check_plugin_id(std::string_view id) {
+  auto why = plugin_id_problem(id);
+  if (!why) return {};
+  return make_error(Code::Policy, "plugin_id",
+                    fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
+                                "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
+                                id, *why, kMaxPluginIdBytes));
+}
+
 Result<bool> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id) {
   DOT_TRY(check_echo({sent.protocol, sent.profile, sent.required_assurance, sent.nonce},
                      {echo.id, echo.protocol, echo.profile, echo.assurance, echo.nonce}, manifest_id));

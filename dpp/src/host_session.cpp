@@ -589,4 +589,15 @@ bool HostSession::ended() const noexcept {
   return impl_->phase == Phase::Ended || impl_->phase == Phase::Failed;
 }
 
+SandboxLimits containment_limits(Profile profile) {
+  SandboxLimits limits;
+  if (profile == Profile::General) {
+    const general::Limits& g = general::kLimits;
+    limits.file_size = g.max_file_bytes;
+    limits.cpu_seconds = g.deadline_ms / 1000;
+    limits.cpu_hard_seconds = limits.cpu_seconds + 1;
+  }
+  return limits;
+}
+
 }  // namespace dot::dpp

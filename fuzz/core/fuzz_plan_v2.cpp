@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "dot/base/sha256.h"
-#include "dot/core/path_rules.h"
+#include "dot/dpp/path_rules.h"
 #include "dot/core/plan_document.h"
 #include "dot/core/plan_v2.h"
 
@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(again.ok() && *again == bytes);
     std::vector<std::string_view> paths;
     for (const auto& op : plan->operations) paths.push_back(op.path);
-    check(dot::core::check_plan_paths(paths).ok());
+    check(dot::dpp::check_plan_paths(paths).ok());
     check(plan->effects.size() == 1);
     for (std::size_t i = 0; i < plan->directories.size(); ++i) {
       check(plan->directories[i].mode == dot::core::kCreatedFolderMode);

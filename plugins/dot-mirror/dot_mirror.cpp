@@ -14,8 +14,8 @@
 //   (mapped_mode); each `managed` path that SRC no longer has as a regular
 //   file one `remove`. What cannot be proposed is skipped with a dot.log
 //   warning: symlinks (never followed), FIFOs, sockets, devices, and names
-//   core's path rules refuse (core::check_path, the rule core itself applies,
-//   so the plugin never sends a path core would refuse).
+//   the protocol's path rules refuse (dpp::check_path, the rule core itself
+//   applies, so the plugin never sends a path core would refuse).
 // dot.materialize: copies each planned file into the stage in chunks
 //   (copy_staged_file), after checking that it is the file dot.plan saw
 //   (device, inode, size, mode, mtime and ctime), and again after the copy;
@@ -43,7 +43,7 @@
 #include "dot/base/beneath.h"
 #include "dot/base/fd.h"
 #include "dot/base/utf8.h"
-#include "dot/core/path_rules.h"
+#include "dot/dpp/path_rules.h"
 #include "dot/dpp/runtime.h"
 
 namespace dot::mirror {
@@ -201,10 +201,10 @@ class Mirror final : public g::Plugin {
     // Sound by construction; checked with core's own rules all the same, so
     // that a source changing under the walk (a name listed twice) is this
     // plugin's error and never a plan core refuses.
-    std::vector<core::ProposedOperation> proposed;
+    std::vector<dpp::ProposedOperation> proposed;
     proposed.reserve(ops.size());
     for (const auto& op : ops) proposed.push_back({op.action, op.mode, op.path});
-    if (auto st = core::check_proposed_operations(proposed); !st.ok())
+    if (auto st = dpp::check_proposed_operations(proposed); !st.ok())
       return make_error(Code::Internal, "invalid_plan",
                         fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
                                     show(src_name_), st.error().message()));
@@ -249,7 +249,7 @@ class Mirror final : public g::Plugin {
   static Status check_managed(const std::vector<std::string>& managed) {
     std::unordered_set<std::string_view> all;
     for (std::size_t i = 0; i < managed.size(); ++i) {
-      if (auto st = core::check_path(managed[i]); !st.ok())
+      if (auto st = dpp::check_path(managed[i]); !st.ok())
         return g::invalid_params(fmt::format("managed: {}", st.error().detail));
       if (i > 0 && !(managed[i - 1] < managed[i]))
         return g::invalid_params(fmt::format("managed: {} is not after {} in ascending byte order",
@@ -298,7 +298,7 @@ class Mirror final : public g::Plugin {
           return unreadable(path, beneath::errno_error(errno, "fstatat", path));
         }
         const bool folder = S_ISDIR(st.st_mode);
-        if (auto rule = core::check_path(path); !rule.ok()) {
+        if (auto rule = dpp::check_path(path); !rule.ok()) {
           notes.warn(fmt::format("skipped {}: {} (the plan cannot carry it)",
                                  folder ? "a folder and everything in it" : "an entry", rule.error().detail));
           continue;

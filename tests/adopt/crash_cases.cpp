@@ -5,8 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "dot/core/go_adopt.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/adopt.h"
+#include "dot/adopt/go_root.h"
 #include "tree.h"
 
 namespace dot::adopt_test {
@@ -19,9 +19,9 @@ std::vector<CrashCase> compute_crash_cases() {
   for (const Case& c : all_cases()) {
     const fs::path root = scratch.dir() / std::to_string(n++);
     make_go_root(root, crash_spec(c));
-    auto s = core::go::survey(root.string());
+    auto s = adopt::survey(root.string());
     if (!s.ok()) continue;
-    for (const auto& p : core::go::adopt_crash_points(*s)) out.push_back({c.gen, c.state, p});
+    for (const auto& p : adopt::adopt_crash_points(*s)) out.push_back({c.gen, c.state, p});
   }
   return out;
 }

@@ -18,8 +18,8 @@
 #include <map>
 
 #include "dot/core/applier.h"
-#include "dot/core/go_adopt.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/adopt.h"
+#include "dot/adopt/go_root.h"
 #include "dot/core/plan.h"
 #include "../core/engine_harness.h"
 #include "cases.h"
@@ -30,7 +30,7 @@
 namespace dot::adopt_test {
 namespace {
 
-namespace go = core::go;
+namespace go = dot::adopt;
 using core::testing::CmdResult;
 using core::testing::dot_core;
 using core::testing::kHookedCore;
@@ -137,9 +137,11 @@ std::string adopted_state(const std::string& go_state) {
 // found.state.
 void expect_adopted(const Made& m, const go::Survey& found, const std::string& why,
                     std::optional<std::string> imported_from = std::nullopt) {
-  if (!imported_from) imported_from = found.state;
+  // Adopted in one run: the import found the root as `found` says.
+  const bool one_run = !imported_from;
+  if (!imported_from) imported_from = std::string(go::ref_state_name(found.state));
   for (const auto& e : kReferenceEntries) EXPECT_FALSE(fs::exists(fs::symlink_status(m.root / e))) << why << ": " << e << " left";
-  const Outcome want = outcome_of(found.state);
+  const Outcome want = outcome_of(std::string(go::ref_state_name(found.state)));
   if (want.targets != Targets::Untouched) {
     ASSERT_TRUE(found.active && found.active->plan) << why;
     EXPECT_TRUE(targets_are(m.root, *found.active->plan, want.targets == Targets::After))
@@ -157,17 +159,25 @@ void expect_adopted(const Made& m, const go::Survey& found, const std::string& w
   std::vector<Row> rows;
   for (const auto& h : m.go.history) rows.push_back({h.plan_id, h.proposal_id, adopted_state(h.state)});
   if (found.active) {
-    const std::string st_name = found.state == "ABANDONED" ? "ABANDONED"
-                                : want.targets == Targets::Before || found.active->state == "ROLLED_BACK" ? "ROLLED_BACK"
+    const std::string st_name = found.state == go::RefState::Abandoned ? "ABANDONED"
+                                : want.targets == Targets::Before || found.active->state == go::RefState::RolledBack ? "ROLLED_BACK"
                                                                                                            : "DONE";
     // An abandoned transaction keeps its proposal id, not a plan id.
     rows.push_back({st_name == "ABANDONED" ? "" : found.active->plan_id, found.active->proposal_id, st_name});
-  } else if (found.state == "ABANDONED") {
+  } else if (found.state == go::RefState::Abandoned) {
     rows.push_back({"", "", "ABANDONED"});  // a stage alone
   }
   auto list = st->list(store::ListFilter{std::nullopt, 0});
   ASSERT_TRUE(list.ok()) << why;
   ASSERT_EQ(list->size(), rows.size()) << why;
+  // The adoption record, byte for byte the form adopt writes (canonical JSON).
+  if (one_run) {
+    EXPECT_EQ(slurp(m.root / ".dot" / "adopted.json"),
+              fmt::format(R"({{"generation":"{}","root_id":"{}","state":"{}","transactions":{}}})",
+                          go::generation_name(found.generation), found.root_id, go::ref_state_name(found.state),
+                          rows.size()))
+        << why;
+  }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const store::TxnSummary& t = (*list)[rows.size() - 1 - i];  // list is newest first
     EXPECT_EQ(t.plan_id, rows[i].plan_id) << why << " row " << i;
@@ -181,7 +191,7 @@ void expect_adopted(const Made& m, const go::Survey& found, const std::string& w
     const bool active = found.active && i + 1 == rows.size();
     const std::string active_plan = active ? found.active->plan_id : "";
     // What the reference had archived is marked so, and only that.
-    const bool archived = i < m.go.history.size() || (active && found.state == "ARCHIVING");
+    const bool archived = i < m.go.history.size() || (active && found.state == go::RefState::Archiving);
     EXPECT_EQ(std::any_of(events->begin(), events->end(), [](const store::Event& e) { return e.code == "ARCHIVED"; }),
               archived)
         << why << " row " << i;
@@ -308,7 +318,7 @@ TEST_P(AdoptCrash, LeavesTheReferenceRootIntactOrTheAdoptedRootComplete) {
   ASSERT_EQ(r.signal, SIGKILL) << "the crash point was not reached: " << r.code << " " << r.err;
   auto adopted = go::find_adoption(m.root.string());
   ASSERT_TRUE(adopted.ok()) << adopted.error().line();
-  std::string imported_from = found->state;
+  std::string imported_from(go::ref_state_name(found->state));
   if (*adopted) {
     // The adopted root is complete; only the reference's files may remain,
     // and dry-run says so.
@@ -322,10 +332,10 @@ TEST_P(AdoptCrash, LeavesTheReferenceRootIntactOrTheAdoptedRootComplete) {
     EXPECT_FALSE(fs::exists(m.root / ".dot"));
     // What the next adopt finds the interrupted transaction as: still
     // active, or archived by now (then its own terminal state).
-    imported_from = mid->state;
+    imported_from = go::ref_state_name(mid->state);
     if (found->active && !(mid->active && mid->active->plan_id == found->active->plan_id))
       for (const auto& h : mid->history)
-        if (h.plan_id == found->active->plan_id) imported_from = h.state;
+        if (h.plan_id == found->active->plan_id) imported_from = go::ref_state_name(h.state);
   }
   CmdResult again = dot_core({"adopt", "--root", m.root.string()});
   ASSERT_EQ(again.code, 0) << again.err;
@@ -391,7 +401,7 @@ TEST(FinishRefusal, AFailingEffectIsRecordedFailedAndRetried) {
   EXPECT_EQ(r.err.rfind("DOT_E_POST_COMMIT: ", 0), 0u) << r.err;
   auto s = go::survey(m.root.string());
   ASSERT_TRUE(s.ok()) << s.error().line();
-  EXPECT_EQ(s->state, "POST_COMMIT_FAILED");
+  EXPECT_EQ(go::ref_state_name(s->state), "POST_COMMIT_FAILED");
   // The next adopt runs it again under the same key and imports the ledger
   // as the reference wrote it: ATTEMPTED, FAILED, ATTEMPTED, SUCCEEDED.
   CmdResult again = dot_core({"adopt", "--root", m.root.string()});

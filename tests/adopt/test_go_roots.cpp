@@ -1,6 +1,6 @@
 // Roots made by the Go reference (docs/spec/go-roots.md), from tests/adopt's own
 // generator: every state of section 8 in both generations, with and without
-// a user file, with and without history; core::go::survey (what `adopt
+// a user file, with and without history; adopt::survey (what `adopt
 // --dry-run` runs) names the reference's state, its ids and what finishing
 // will do, and changes nothing; bad input is refused, typed, naming the file.
 
@@ -14,7 +14,7 @@
 #include <map>
 
 #include "dot/base/json.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/go_root.h"
 #include "dot/core/plan_document.h"
 #include "../core/engine_harness.h"
 #include "cases.h"
@@ -24,7 +24,7 @@
 namespace dot::adopt_test {
 namespace {
 
-namespace go = core::go;
+namespace go = dot::adopt;
 using core::testing::CmdResult;
 using core::testing::dot_core;
 
@@ -122,7 +122,7 @@ void check_survey(const Case& c, bool user_file, int history, bool profile) {
   EXPECT_EQ(fingerprint(root), before) << "the survey changed the tree";
 
   const Expect& want = expectations().at(c.state);
-  EXPECT_EQ(s->state, want.state);
+  EXPECT_EQ(go::ref_state_name(s->state), want.state);
   EXPECT_EQ(go::finish_name(s->finish), want.finish);
   EXPECT_EQ(s->root_id, made.root_id);
   ASSERT_EQ(!made.active.plan_id.empty(), want.ids) << "the generator and the table disagree";
@@ -141,7 +141,7 @@ void check_survey(const Case& c, bool user_file, int history, bool profile) {
   for (std::size_t i = 0; i < hist.size(); ++i) {
     EXPECT_EQ(s->history[i].plan_id, hist[i].plan_id);
     EXPECT_EQ(s->history[i].proposal_id, hist[i].proposal_id);
-    EXPECT_EQ(s->history[i].state, hist[i].state);
+    EXPECT_EQ(go::ref_state_name(s->history[i].state), hist[i].state);
   }
   EXPECT_EQ(s->manifest.has_value(), c.state != "idle-after-init");
 }
@@ -189,7 +189,7 @@ struct Bad {
   void refused(const char* code, const char* kind, const std::string& file) const {
     const std::string before = fingerprint(root);
     auto s = go::survey(root.string());
-    ASSERT_FALSE(s.ok()) << "accepted, state " << s->state;
+    ASSERT_FALSE(s.ok()) << "accepted, state " << go::ref_state_name(s->state);
     EXPECT_EQ(code_name(s.error().code), code) << s.error().line();
     EXPECT_EQ(s.error().kind, kind) << s.error().line();
     EXPECT_NE(s.error().detail.find(file), std::string::npos) << s.error().line();
@@ -345,7 +345,7 @@ TEST(GoRootBadInput, APluginCopyThatDoesNotMatchItsManifestIsUntrusted) {
   const std::string before = fingerprint(b.root);
   auto s = go::survey(b.root.string());
   ASSERT_TRUE(s.ok()) << s.error().line();
-  EXPECT_EQ(s->state, "COMMITTED");
+  EXPECT_EQ(go::ref_state_name(s->state), "COMMITTED");
   EXPECT_NE(s->plugin_untrusted.find(".dot-plugin hashes to "), std::string::npos) << s->plugin_untrusted;
   EXPECT_NE(s->plugin_untrusted.find(b.made.plugin_digest), std::string::npos) << s->plugin_untrusted;
   EXPECT_EQ(fingerprint(b.root), before);
@@ -410,7 +410,7 @@ TEST(GoRootBadInput, AnEditAfterCommitIsTheUsersFile) {
   b.rewrite(b.root / "hello.txt", "my own edit\n");
   auto s = go::survey(b.root.string());
   ASSERT_TRUE(s.ok()) << s.error().line();
-  EXPECT_EQ(s->state, "COMMITTED");
+  EXPECT_EQ(go::ref_state_name(s->state), "COMMITTED");
 }
 
 TEST(GoRootBadInput, AnUnknownReferenceEntryIsRefused) {

@@ -112,7 +112,7 @@ TEST(GeneralExample, TheSmallestPluginOfTheDocsCompletesASession) {
 
 TEST(GeneralHostileCatalogue, EveryListedCaseIsBuiltAsItsOwnExecutable) {
   hostile::expect_catalogue(DOT_HOSTILE_GENERAL_LIST, hostile::general_cases(), DOT_BIN_DIR);
-  // The broken plugins of `dpp conform` (tests/core/test_dpp_conform.cpp).
+  // The broken plugins of `dpp conform` (tests/dpp/test_conformance.cpp).
   hostile::expect_catalogue(DOT_HOSTILE_CONFORM_LIST, hostile::conform_cases(), DOT_BIN_DIR);
 }
 

@@ -22,7 +22,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
 #include "dot/base/sha256.h"
-#include "dot/core/path_rules.h"
+#include "dot/dpp/path_rules.h"
 #include "drive.h"
 
 namespace dot::dpp {
@@ -121,9 +121,9 @@ Run mirror(const std::string& src, std::vector<std::string> managed = {}, DriveO
   list_tree(top.get(), "", out.stage_files, out.stage_other);
   EXPECT_TRUE(list_children().empty());
   // Whatever it answered is a plan core accepts.
-  std::vector<core::ProposedOperation> proposed;
+  std::vector<dpp::ProposedOperation> proposed;
   for (const auto& op : out.ops) proposed.push_back({op.action, op.mode, op.path});
-  auto st = core::check_proposed_operations(proposed);
+  auto st = dpp::check_proposed_operations(proposed);
   EXPECT_TRUE(st.ok()) << st.error().line();
   return out;
 }

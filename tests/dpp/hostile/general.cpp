@@ -264,7 +264,7 @@ const Case kGeneralCases[] = {
 // A dot.log already written in this process (general_log_when_not_offered).
 bool g_logged = false;
 
-// The broken plugins of `dot-core dpp conform` (tests/core/test_dpp_conform.cpp
+// The broken plugins of `dot-core dpp conform` (tests/dpp/test_conformance.cpp
 // says which of its cases each must fail): core's own lifecycle with log
 // offered completes for each; one answer the profile requires is wrong.
 const Case kConformCases[] = {

@@ -17,6 +17,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
+#include "dot/dpp/hello.h"
 
 namespace dot::core {
 
@@ -106,8 +107,9 @@ Result<Plan> decode_canonical_plan(std::string_view bytes);
 // Checks the plan's own integrity: proposal_id recomputes from it.
 Status verify_proposal_id(const Plan& plan);
 
-// The mode of every staged file and sealed artifact (docs/spec/dpp-hello.md).
-inline constexpr std::uint64_t kArtifactMode = 0600;
+// The mode of every staged file and sealed artifact (docs/spec/dpp-hello.md):
+// the protocol's, which the stage reader holds staged files to.
+inline constexpr std::uint64_t kArtifactMode = dpp::hello::kArtifactMode;
 // The `after` snapshot `plan` seals for a verified staged file whose bytes
 // hash to `sha256`: exists, mode kArtifactMode, owned by core's effective uid
 // and gid. Apply writes exactly these fields (owner and mode included), so

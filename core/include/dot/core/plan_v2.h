@@ -20,6 +20,7 @@
 #include "dot/base/json.h"
 #include "dot/base/result.h"
 #include "dot/core/plan.h"
+#include "dot/dpp/general.h"
 
 namespace dot::core {
 
@@ -27,13 +28,13 @@ inline constexpr std::uint64_t kPlanVersion2 = 2;
 inline constexpr std::string_view kGeneralProfile = "org.dot.dpp/v1";
 // Every folder apply creates is private to core's user.
 inline constexpr std::uint64_t kCreatedFolderMode = 0700;
-// A plugin id: at most this many bytes (docs/spec/dpp-general.md, registration).
-inline constexpr std::size_t kMaxPluginIdBytes = 128;
+// A plugin id: at most this many bytes (the protocol's, dpp/general.h).
+inline constexpr std::size_t kMaxPluginIdBytes = dpp::general::kMaxPluginIdBytes;
 
 enum class Action : std::uint8_t { Write, Remove };
 std::string_view action_name(Action action) noexcept;  // "write", "remove"
 
-// One target `path` (relative, path_rules.h) goes from `before` to `after`.
+// One target `path` (relative, dpp/path_rules.h) goes from `before` to `after`.
 // A write's after is {exists, egid, requested mode, sha256, euid}; a
 // remove's after is the absent snapshot.
 struct PathOperation {
@@ -152,13 +153,13 @@ std::vector<std::string> touched_folders(const PlanV2& plan);
 // or unknown; version 2; profile kGeneralProfile; nonce, plugin_digest and
 // root_id 64 lowercase hex; proposal_id that or "" (a proposal document);
 // plugin_id 1..kMaxPluginIdBytes bytes; effects exactly the one root-sync
-// (Code::Policy); operations by path_rules.h (check_plan_paths; the action
+// (Code::Policy); operations by dpp/path_rules.h (check_plan_paths; the action
 // and mode of each by check_action_mode, the mode a write's after.mode);
 // snapshots self-consistent (decode_snapshot); a write's after present
 // unless this is a proposal document (every after absent); a remove's after
 // absent; directories strictly ascending, each a valid path with mode
 // kCreatedFolderMode, a parent folder of some write. Format errors are
-// Code::Validation; a broken path rule keeps its path_rules.h code.
+// Code::Validation; a broken path rule keeps its dpp/path_rules.h code.
 Result<PlanV2> decode_plan_v2(json::Value value);
 // decode_plan_v2 of stored bytes that must be canonical: re-encoding gives
 // exactly `bytes` (Code::Validation kind not_canonical).

@@ -51,9 +51,17 @@ struct RecoveryReport {
 // left_alone and never stops the rollback.
 Result<RecoveryReport> recover(Root& root);
 
+// The event code that marks a transaction the Go reference had archived
+// (written by adopt, dot/adopt/adopt.h). Its order among the other archived
+// generations is not on disk (their journals' mtimes are the only trace, and
+// a copy or a touch changes them), and the reference never rolls an archived
+// generation back: neither does rollback_plan, whatever order the import
+// inferred.
+inline constexpr std::string_view kArchivedEventCode = "ARCHIVED";
+
 // Undoes the newest COMMITTED or DONE transaction while every target still
 // equals its `after` (DOT_E_CONFLICT otherwise, nothing changed). Older ones:
-// DOT_E_POLICY.
+// DOT_E_POLICY (kind archived for a kArchivedEventCode transaction).
 Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id);
 
 // Resumes the effects of every COMMITTED transaction.

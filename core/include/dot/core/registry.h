@@ -39,18 +39,9 @@ struct Manifest {
 Result<std::string> encode_manifest(const Manifest& m);  // canonical JSON
 Result<Manifest> decode_manifest(std::string_view canonical);
 
-// Largest executable `register` accepts.
-inline constexpr std::size_t kMaxPluginBytes = 64 * 1024 * 1024;
 // At most this many --input directories, each at most this many bytes.
 inline constexpr std::size_t kMaxInputs = 16;
 inline constexpr std::size_t kMaxInputBytes = 4095;
-
-// What keeps `id` from being a plugin id (the spec's pattern
-// ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$, at most kMaxPluginIdBytes (plan_v2.h)
-// long), said after "it": "has no '.'"; nothing when it is one.
-std::optional<std::string> plugin_id_problem(std::string_view id);
-// DOT_E_POLICY (kind plugin_id) naming the id when it has a problem.
-Status check_plugin_id(std::string_view id);
 
 struct RegisterRequest {
   std::string plugin_path;           // absolute path of the ELF executable

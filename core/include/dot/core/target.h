@@ -16,14 +16,17 @@
 #include "dot/base/result.h"
 #include "dot/core/plan.h"
 #include "dot/core/test_hooks.h"
+#include "dot/dpp/hello.h"
+#include "dot/dpp/path_rules.h"
 
 namespace dot::core {
 
-// A target is at most 64 KiB.
-inline constexpr std::size_t kMaxTargetBytes = 64 * 1024;
-// Temp files beside targets start with this (a name the path rules refuse
-// to every plan, path_rules.h).
-inline constexpr std::string_view kTempPrefix = ".dot-tmp-";
+// A target is at most 64 KiB: the hello profile's largest artifact, which
+// the stage reader holds staged files to.
+inline constexpr std::size_t kMaxTargetBytes = dpp::hello::kMaxArtifactSize;
+// Temp files beside targets start with this: the prefix the protocol's path
+// rules reserve for the host and refuse to every plan (dpp/path_rules.h).
+inline constexpr std::string_view kTempPrefix = dpp::kHostTempPrefix;
 
 // Which walk a temp file belongs to: a commit (its bytes are the artifact)
 // or a rollback (its bytes are the backup).

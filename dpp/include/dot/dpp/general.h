@@ -139,6 +139,16 @@ InitializeParams initialize_params(std::string_view assurance, std::string nonce
 // Returns whether log was negotiated. Errors DOT_E_PLUGIN_IDENTITY.
 Result<bool> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id);
 
+// A plugin id: at most this many bytes (docs/spec/dpp-general.md, "Registration
+// and manifest").
+inline constexpr std::size_t kMaxPluginIdBytes = 128;
+// What keeps `id` from being a plugin id (the spec's pattern
+// ^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+$, at most kMaxPluginIdBytes long), said
+// after "it": "has no '.'"; nothing when it is one.
+std::optional<std::string> plugin_id_problem(std::string_view id);
+// DOT_E_POLICY (kind plugin_id) naming the id when it has a problem.
+Status check_plugin_id(std::string_view id);
+
 // The level and size rules of a dot.log message (kinds log_level, log_message).
 Status check_log(const LogParams& log);
 

@@ -37,6 +37,8 @@ inline constexpr std::string_view kAssuranceProcess = "process";
 inline constexpr std::size_t kMaxNames = 16;
 inline constexpr std::size_t kMaxEffects = 4;
 inline constexpr std::uint64_t kMaxArtifactSize = 65536;
+// The mode of every staged artifact (and of every file core seals from one).
+inline constexpr std::uint64_t kArtifactMode = 0600;
 
 // ["materialize","plan","post-commit-effects","validate"], in that order.
 std::vector<std::string> capabilities();

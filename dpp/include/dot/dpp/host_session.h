@@ -95,6 +95,18 @@ struct SessionLimits {
 
 enum class Profile : std::uint8_t { Hello, General };
 
+// The largest plugin executable a host runs: `register` pins at most this,
+// `dpp conform` seals at most this.
+inline constexpr std::size_t kMaxPluginBytes = 64 * 1024 * 1024;
+
+// The resource limits a plugin of `profile` runs under with process
+// assurance (core's plan and `dpp conform --require-process-sandbox` alike):
+// the hello profile's are SandboxLimits' defaults; the general profile's own
+// limits are the binding ones (a staged file may reach max_file_bytes, the
+// plugin may compute for as long as the deadline: the hello profile's 64 KiB
+// and 2 s would refuse what the spec allows).
+SandboxLimits containment_limits(Profile profile);
+
 // One accepted dot.log notification.
 struct LogEntry {
   std::string level;
@@ -137,7 +149,7 @@ struct HostSessionOptions {
   // or none (audit). Only used to say which layer killed a plugin.
   std::optional<SandboxLimits> containment;
 
-  // For `dot-core dpp conform` only (core/dpp_conformance.h); dot-core's own
+  // For `dot-core dpp conform` only (dpp/conformance.h); dot-core's own
   // sessions leave these as they are.
   // Each request is written one byte at a time, each byte once the plugin has
   // read the one before (what is still in the pipe, FIONREAD), so the plugin

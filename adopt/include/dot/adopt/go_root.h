@@ -28,7 +28,7 @@
 #include "dot/base/result.h"
 #include "dot/core/plan.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
 
 // The three marker bytes of a reference root (docs/spec/go-roots.md section 1).
 inline constexpr std::string_view kMarkerName = ".dot-root";
@@ -48,7 +48,8 @@ inline constexpr std::size_t kMaxPluginBytes = 16u << 20;
 // Which reader generation wrote the plans (docs/spec/go-roots.md section 0):
 // capabilities are not on disk, so a root without any plan is Unknown.
 enum class Generation { PreCapability, Effects, Unknown };
-std::string_view generation_name(Generation g) noexcept;
+std::string_view generation_name(Generation g) noexcept;  // pre-capability, effects, unknown
+std::optional<Generation> generation_from_name(std::string_view name) noexcept;
 
 // What finishing the active transaction leaves, as `adopt` reports it:
 //   Nothing    no transaction is active (IDLE);
@@ -65,13 +66,46 @@ std::string_view finish_name(Finish f) noexcept;
 enum class WalState { Prepared, Committing, Committed, RollingBack, RolledBack };
 std::string_view wal_state_name(WalState s) noexcept;
 enum class EffectState { Attempted, Failed, Succeeded };
+std::string_view effect_state_name(EffectState s) noexcept;  // ATTEMPTED, FAILED, SUCCEEDED
+
+// The reference's status word (docs/spec/go-roots.md section 7): a
+// transaction's own (every one but Idle and Archiving), or the root's (Idle,
+// Abandoned, Archiving, or the active transaction's).
+enum class RefState {
+  Idle,
+  Abandoned,
+  Archiving,
+  Prepared,
+  Committing,
+  Committed,
+  PostCommitPending,
+  PostCommitFailed,
+  RollingBack,
+  RolledBack,
+};
+// As the reference prints it: IDLE, ABANDONED, ARCHIVING, PREPARED,
+// COMMITTING, COMMITTED, POST_COMMIT_PENDING, POST_COMMIT_FAILED,
+// ROLLING_BACK, ROLLED_BACK.
+std::string_view ref_state_name(RefState s) noexcept;
+std::optional<RefState> ref_state_from_name(std::string_view name) noexcept;
+
+// The records of the reference's journal and ledger, byte for byte as its
+// writer makes them, without the newline (sections 3 and 4): what the
+// survey compares each record with and what adopt appends. A ledger record's
+// members are in Go's field order, not sorted, so it is not canonical JSON
+// and is written here as the reference writes it.
+std::string_view wal_record(WalState s) noexcept;
+// The idempotency key of the one effect of `plan_id`: SHA-256 hex of
+// "<plan_id>:commit:0".
+std::string effect_key(std::string_view plan_id);
+std::string ledger_record(std::string_view key, EffectState s);
 
 // One transaction folder: `.dot-txn`, or `.dot-history/<plan_id>`.
 struct Transaction {
   std::string dir;            // relative to the root, for messages
   // plan.json verified (writer form, ids recomputed). Absent only for
   // ABANDONED leftovers whose plan.json is missing or torn.
-  std::optional<Plan> plan;
+  std::optional<core::Plan> plan;
   std::string plan_bytes;     // plan.json exactly as on disk
   std::string plan_id;
   std::string proposal_id;
@@ -88,13 +122,11 @@ struct Transaction {
   // When `wal` last changed (seconds and nanoseconds since the epoch, kept
   // apart: any mtime someone set must compare without overflow): the only
   // trace on disk of the order archived generations were made in, which
-  // their names do not say. A guess (go_adopt.h, kArchivedCode).
+  // their names do not say. A guess (adopt.h, kArchivedCode).
   std::pair<std::int64_t, std::int64_t> wal_mtime{0, 0};
   bool has_stage = false;     // stage/ inside (moved there by archive)
-  // The reference's status word for it alone: ABANDONED, PREPARED,
-  // COMMITTING, COMMITTED, POST_COMMIT_PENDING, POST_COMMIT_FAILED,
-  // ROLLING_BACK, ROLLED_BACK.
-  std::string state;
+  // The reference's status word for it alone (never Idle or Archiving).
+  RefState state = RefState::Abandoned;
 };
 
 struct Manifest {
@@ -112,9 +144,9 @@ struct Survey {
   std::string root;           // as given
   std::string root_id;
   Generation generation = Generation::Unknown;
-  // The reference's status word for the root: IDLE, ABANDONED, ARCHIVING,
+  // The reference's status word for the root: Idle, Abandoned, Archiving,
   // or the active transaction's state.
-  std::string state;
+  RefState state = RefState::Idle;
   Finish finish = Finish::Nothing;
   std::optional<Manifest> manifest;  // registered
   // Why the registered plugin's copy is not to be trusted: `.dot-plugin`
@@ -144,7 +176,7 @@ struct Survey {
 };
 
 // The folder `adopt` builds dot-core's state folder in before one rename
-// makes it `.dot` (go_adopt.h): only ever `adopt`'s own, never the user's.
+// makes it `.dot` (adopt.h): only ever `adopt`'s own, never the user's.
 inline constexpr std::string_view kImportDir = ".dot-adopting";
 
 struct SurveyOptions {
@@ -181,6 +213,6 @@ std::string describe_finish(const Survey& s);
 
 // The bytes the reference's writer produces for `plan` sealed as `plan_id`
 // (Go's field order, compact, no newline; docs/spec/go-roots.md section 2).
-std::string writer_form(const Plan& plan, std::string_view plan_id);
+std::string writer_form(const core::Plan& plan, std::string_view plan_id);
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt

@@ -1,4 +1,4 @@
-#include "dot/core/stage_reader.h"
+#include "dot/dpp/stage_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,10 +15,9 @@
 #include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
-#include "dot/core/plan.h"
-#include "dot/core/target.h"
+#include "dot/dpp/hello.h"
 
-namespace dot::core {
+namespace dot::dpp {
 namespace {
 
 constexpr std::size_t kReadChunk = 256 * 1024;
@@ -62,7 +61,7 @@ Result<UniqueFd> open_staged_file(int stage_fd, std::string_view path) {
   return fd;
 }
 
-Status check_claims(std::span<const std::string> writes, std::span<const dpp::general::Artifact> claimed,
+Status check_claims(std::span<const std::string> writes, std::span<const general::Artifact> claimed,
                     const StageLimits& limits) {
   // The negotiated limits (DOT_E_PROTOCOL) first, then one claim per write.
   std::uint64_t total = 0;
@@ -90,7 +89,7 @@ Status check_claims(std::span<const std::string> writes, std::span<const dpp::ge
 }
 
 Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const dpp::general::Artifact> claimed,
+                                           std::span<const general::Artifact> claimed,
                                            const StageLimits& limits) {
   // The claims first, before a byte is read.
   DOT_TRY(check_claims(writes, claimed, limits));
@@ -137,7 +136,7 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
   return out;
 }
 
-Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifact> claimed) {
+Status check_stage_holds_only(int stage_fd, std::span<const general::Artifact> claimed) {
   std::set<std::string, std::less<>> files, folders;
   for (const auto& a : claimed) {
     files.insert(a.path);
@@ -187,21 +186,22 @@ Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifa
   return {};
 }
 
-Result<std::vector<std::string>> read_hello_stage(int stage_fd, const dpp::MaterializeResult& claimed) {
+Result<std::vector<std::string>> read_hello_stage(int stage_fd, const MaterializeResult& claimed) {
   std::vector<std::string> contents;
   for (const auto& a : claimed.artifacts) {
-    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
-                         beneath::observe_beneath(stage_fd, a.name, {.max_bytes = kMaxTargetBytes, .keep_content = true}));
+    DOT_ASSIGN_OR_RETURN(
+        beneath::FileObservation o,
+        beneath::observe_beneath(stage_fd, a.name, {.max_bytes = hello::kMaxArtifactSize, .keep_content = true}));
     if (o.type == beneath::FileType::Symlink)
       return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", a.name));
     if (!o.exists()) return mismatch(fmt::format("staged {} is missing", a.name));
     if (o.type != beneath::FileType::Regular)
       return mismatch(fmt::format("staged {} is a {}, not a regular file", a.name, beneath::file_type_name(o.type)));
     if (o.nlink != 1) return mismatch(fmt::format("staged {} has {} hard links", a.name, o.nlink));
-    if (o.mode != kArtifactMode)
-      return mismatch(fmt::format("staged {} has mode {:04o}, not {:04o}", a.name, o.mode, kArtifactMode));
-    if (o.too_large || o.size == 0 || o.size > kMaxTargetBytes)
-      return mismatch(fmt::format("staged {} has a size outside 1..{}", a.name, kMaxTargetBytes));
+    if (o.mode != hello::kArtifactMode)
+      return mismatch(fmt::format("staged {} has mode {:04o}, not {:04o}", a.name, o.mode, hello::kArtifactMode));
+    if (o.too_large || o.size == 0 || o.size > hello::kMaxArtifactSize)
+      return mismatch(fmt::format("staged {} has a size outside 1..{}", a.name, hello::kMaxArtifactSize));
     if (o.size != a.size)
       return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", a.name, o.size, a.size));
     if (o.sha256 != a.sha256)
@@ -211,7 +211,7 @@ Result<std::vector<std::string>> read_hello_stage(int stage_fd, const dpp::Mater
   return contents;
 }
 
-Status check_hello_stage_holds_only(int stage_fd, const dpp::MaterializeResult& claimed) {
+Status check_hello_stage_holds_only(int stage_fd, const MaterializeResult& claimed) {
   DOT_ASSIGN_OR_RETURN(std::vector<std::string> present, beneath::list_entries(stage_fd));
   std::set<std::string, std::less<>> expected;
   for (const auto& a : claimed.artifacts) expected.insert(a.name);
@@ -220,4 +220,4 @@ Status check_hello_stage_holds_only(int stage_fd, const dpp::MaterializeResult& 
   return {};
 }
 
-}  // namespace dot::core
+}  // namespace dot::dpp

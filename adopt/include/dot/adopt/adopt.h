@@ -4,7 +4,7 @@
 //
 // 1. Lock and verify: the reference's own `.dot-lock` is flock()ed
 //    exclusively (created 0600 when missing, as every reference command
-//    does), so no reference command runs meanwhile, then go::survey.
+//    does), so no reference command runs meanwhile, then survey.
 // 2. Finish, in the reference's own format and write order, what its
 //    `recover` / `retry-effects` / `archive` would finish: an interrupted
 //    transaction or rollback is rolled back (every target all-before), the
@@ -12,10 +12,10 @@
 //    interrupted archive is completed. Each step is one the reference itself
 //    makes, so a kill in the middle leaves a reference root the reference,
 //    or `adopt` again, resumes. A target someone edited is refused before
-//    anything is written (go::survey), as the reference refuses it.
+//    anything is written (survey), as the reference refuses it.
 //
 // 3. Import: dot-core's state folder is built beside, as `.dot-adopting`
-//    (go::kImportDir): the store keeps the reference's root id, the
+//    (kImportDir): the store keeps the reference's root id, the
 //    reference's plugin copy is registered as the root's org.dot.hello with
 //    its digest and assurance, and every transaction (each archived
 //    generation in the order its journal last changed, then the active one)
@@ -43,7 +43,7 @@
 // deletes what it did not import.
 //
 // The plugin copy is never run by any of this. When it no longer matches
-// the manifest's digest (go::Survey::plugin_untrusted), the root is still
+// the manifest's digest (Survey::plugin_untrusted), the root is still
 // finished and imported, and no plugin is registered: `plan` then asks for a
 // fresh `register`.
 //
@@ -56,21 +56,24 @@
 #include <vector>
 
 #include "dot/base/result.h"
-#include "dot/core/go_root.h"
+#include "dot/adopt/go_root.h"
+#include "dot/core/recovery.h"
 #include "dot/core/test_hooks.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
 
-// What `.dot/adopted.json` says (written by the import, compact JSON).
+// What `.dot/adopted.json` says (written by the import, canonical JSON:
+// {"generation":G,"root_id":ID,"state":S,"transactions":N}, G and S the
+// names generation_name and ref_state_name give).
 struct AdoptionRecord {
   std::string root_id;
-  std::string generation;      // generation_name of the reference root
-  std::string state;           // the reference's status word when adopt found it
+  Generation generation = Generation::Unknown;  // of the reference root
+  RefState state = RefState::Idle;              // the reference's status word when adopt found it
   std::size_t transactions = 0;
 };
 inline constexpr std::string_view kAdoptionRecordName = "adopted.json";
 // What the import covered: every reference file, as
-// {"active":ID,"entries":[[KEY,SHA256],...]} (compact, sorted). KEY names
+// {"active":ID,"entries":[[KEY,SHA256],...]} (canonical JSON, entries sorted). KEY names
 // what the file is, not where it lies, since the reference moves
 // transactions: `txn/<plan_id>/<name>` for a file of a transaction folder
 // (`.dot-txn` or `.dot-history/<plan_id>`; `-` for a `.dot-txn` without a
@@ -120,25 +123,22 @@ struct AdoptResult {
 };
 
 // Locks, verifies and finishes the reference root at `dir` (absolute).
-// Errors: go::survey's (nothing changed), cleanup_refusal's for an
+// Errors: survey's (nothing changed), cleanup_refusal's for an
 // interrupted cleanup beside reference files adopt did not import (nothing
 // changed), DOT_E_CONFLICT when a reference
 // command holds the lock, DOT_E_POST_COMMIT when the re-run effect fails
 // (recorded FAILED in effects.wal, as the reference records it), DOT_E_IO
 // for a failed write, fsync or rename (the root stays a reference root the
 // next `adopt` resumes).
-Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks = {});
+Result<AdoptResult> adopt(const std::string& dir, const core::TestHooks& hooks = {});
 
 // The event code that marks a transaction the reference had archived
-// (.dot-history/<plan_id>/). Its order among the other archived generations
-// is not on disk (their journals' mtimes are the only trace, and a copy or
-// a touch changes them), and the reference never rolls an archived
-// generation back: neither does `rollback` (recovery.cpp), whatever order
-// the import inferred.
-inline constexpr std::string_view kArchivedCode = "ARCHIVED";
+// (.dot-history/<plan_id>/): core's, since core's `rollback` is what refuses
+// such a transaction (core/recovery.h, kArchivedEventCode).
+inline constexpr std::string_view kArchivedCode = core::kArchivedEventCode;
 
 // The crash points of adopting `survey`'s root (finishing, import, cleanup),
 // in the order reached.
 std::vector<std::string> adopt_crash_points(const Survey& survey);
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt

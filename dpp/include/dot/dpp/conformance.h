@@ -7,17 +7,18 @@
 // stage as working directory, own process group, the profile's deadline,
 // stdout and stderr caps, group and orphans killed and reaped on every path)
 // and its own fresh temporary folder holding only the stage, removed
-// afterwards. The verdicts are core's own rules: the identity check, the
-// hello allowlists or the general path rules (core/path_rules.h), the
-// artifact claims read back from the stage.
+// afterwards. The verdicts are the rules core itself applies, all of them the
+// protocol's and in this module: the identity check, the hello allowlists or
+// the general path rules (path_rules.h), the artifact claims read back from
+// the stage (stage_reader.h).
 //
 // Uncontained (audit, the default) a plugin can write anywhere its user can,
 // and conform sees only the stage and the folder around it: the lifecycle's
 // verdict says so. With Options::process_sandbox every case runs contained as
 // `plan --require-process-sandbox` runs a process-assurance plugin
-// (dot/base/sandbox.h, the same limits per profile): the kernel lets the
-// plugin write in its stage and nowhere else, so "nothing written elsewhere"
-// is then verified.
+// (dot/base/sandbox.h, the same limits per profile: containment_limits in
+// host_session.h): the kernel lets the plugin write in its stage and nowhere
+// else, so "nothing written elsewhere" is then verified.
 //
 // Two profiles, the cases of each fixed (cases()):
 //   org.dot.hello/v1  the lifecycle; fragmented and coalesced delivery.
@@ -37,7 +38,7 @@
 #include "dot/base/result.h"
 #include "dot/dpp/host_session.h"
 
-namespace dot::core::conform {
+namespace dot::dpp::conform {
 
 struct Options {
   dpp::Profile profile = dpp::Profile::General;
@@ -103,4 +104,4 @@ std::vector<CaseInfo> cases(dpp::Profile profile);
 // (Code::Io).
 Result<Report> run(const Options& options);
 
-}  // namespace dot::core::conform
+}  // namespace dot::dpp::conform

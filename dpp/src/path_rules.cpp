@@ -1,4 +1,4 @@
-#include "dot/core/path_rules.h"
+#include "dot/dpp/path_rules.h"
 
 #include <string>
 #include <unordered_set>
@@ -7,10 +7,8 @@
 #include <fmt/format.h>
 
 #include "dot/base/utf8.h"
-#include "dot/core/target.h"
-#include "dot/store/root.h"
 
-namespace dot::core {
+namespace dot::dpp {
 namespace {
 
 // A path is plugin-controlled: shown escaped, and never more than a screenful
@@ -30,7 +28,7 @@ Error refuse(Code code, std::string kind, std::string_view path, std::string_vie
 // the targets: a plan that proposed one would have core later delete an
 // applied file as its own leftover. The "why" of the refusal, or empty.
 std::string_view reserved_because(std::string_view component, bool first) noexcept {
-  if (component.substr(0, kTempPrefix.size()) == kTempPrefix)
+  if (component.substr(0, kHostTempPrefix.size()) == kHostTempPrefix)
     return "a name core reserves for the temp files it writes beside targets";
   // At the top of the root every ".dot-" name is the reference's or
   // adopt's own (`.dot-txn`, `.dot-history`, `.dot-adopting`...): adopt's
@@ -81,9 +79,9 @@ Status check_path(std::string_view path) {
       return refuse(Code::Policy, "component_too_long", path,
                     fmt::format("has a component longer than {} bytes", kMaxPathComponentBytes));
     if (component == ".") return refuse(Code::Policy, "dot_component", path, "has a \".\" component");
-    if (first && component == store::kStateDirName)
+    if (first && component == kHostStateFolder)
       return refuse(Code::Policy, "state_folder", path,
-                    fmt::format("is inside core's state folder {}", store::kStateDirName));
+                    fmt::format("is inside core's state folder {}", kHostStateFolder));
     first = false;
     start = end + 1;
   }
@@ -140,4 +138,4 @@ Status check_proposed_operations(std::span<const ProposedOperation> operations) 
   return {};
 }
 
-}  // namespace dot::core
+}  // namespace dot::dpp

@@ -1,4 +1,4 @@
-#include "dot/core/go_root.h"
+#include "dot/adopt/go_root.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -19,7 +19,20 @@
 #include "dot/core/target.h"
 #include "dot/dpp/hello.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
+
+// The engine's plan model and target observation, which the reference's
+// plans are read into.
+using core::check_plan_invariants;
+using core::decode_plan_document;
+using core::Effect;
+using core::is_valid_slot_name;
+using core::kPlanVersion;
+using core::Operation;
+using core::Plan;
+using core::Snapshot;
+using core::snapshot_of;
+
 namespace {
 
 using beneath::FileObservation;
@@ -30,7 +43,8 @@ using beneath::FileType;
 constexpr std::array<std::string_view, 5> kWalRecords = {
     R"({"state":"PREPARED"})", R"({"state":"COMMITTING"})", R"({"state":"COMMITTED"})",
     R"({"state":"ROLLING_BACK"})", R"({"state":"ROLLED_BACK"})"};
-constexpr std::array<std::string_view, 3> kEffectStates = {"ATTEMPTED", "FAILED", "SUCCEEDED"};
+constexpr std::array<EffectState, 3> kEffectStates = {EffectState::Attempted, EffectState::Failed,
+                                                      EffectState::Succeeded};
 // Entries of a transaction folder: plan, journal, ledger, and one artifact
 // and backup per slot (at most 16 slots).
 constexpr std::size_t kMaxSlots = 16;
@@ -207,14 +221,10 @@ Result<WalRead> parse_wal(const Reader& r, std::string_view bytes, std::string_v
   return out;
 }
 
-std::string ledger_record(std::string_view key, std::string_view state) {
-  return fmt::format(R"({{"index":0,"idempotency_key":"{}","state":"{}"}})", key, state);
-}
-
 // effects.wal of a hello plan (exactly one effect, index 0), spec section 4.
 Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view bytes, std::string_view rel,
                                               std::string_view plan_id) {
-  const std::string key = sha256_hex(fmt::format("{}:commit:0", plan_id));
+  const std::string key = effect_key(plan_id);
   std::vector<EffectState> out;
   std::size_t pos = 0;
   for (std::size_t line = 1;; ++line) {
@@ -222,8 +232,8 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
     if (nl == std::string_view::npos) break;
     std::string_view record = bytes.substr(pos, nl - pos);
     std::optional<EffectState> state;
-    for (std::size_t i = 0; i < kEffectStates.size(); ++i)
-      if (record == ledger_record(key, kEffectStates[i])) state = static_cast<EffectState>(i);
+    for (EffectState s : kEffectStates)
+      if (record == ledger_record(key, s)) state = s;
     if (!state)
       return r.refuse(Code::Validation, "corrupt_ledger", rel,
                       fmt::format("line {} is not a record the reference writes for effect 0 of plan {} "
@@ -234,8 +244,8 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
                                                   : current == EffectState::Attempted;
     if (!legal)
       return r.refuse(Code::Validation, "illegal_transition", rel,
-                      fmt::format("line {}: {} may not follow {}", line, kEffectStates[static_cast<std::size_t>(*state)],
-                                  current ? kEffectStates[static_cast<std::size_t>(*current)] : std::string_view("the start")));
+                      fmt::format("line {}: {} may not follow {}", line, effect_state_name(*state),
+                                  current ? effect_state_name(*current) : std::string_view("the start")));
     out.push_back(*state);
     if (out.size() > kMaxLedgerRecords)
       return r.refuse(Code::Validation, "corrupt_ledger", rel, fmt::format("holds more than {} records", kMaxLedgerRecords));
@@ -255,9 +265,22 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
   return out;
 }
 
-std::string ledger_status(const std::vector<EffectState>& ledger) {
-  if (ledger.empty()) return "POST_COMMIT_PENDING";
-  return ledger.back() == EffectState::Succeeded ? "COMMITTED" : "POST_COMMIT_FAILED";
+RefState ledger_status(const std::vector<EffectState>& ledger) {
+  if (ledger.empty()) return RefState::PostCommitPending;
+  return ledger.back() == EffectState::Succeeded ? RefState::Committed : RefState::PostCommitFailed;
+}
+
+// The status word of a transaction whose journal ends in `last` (COMMITTED
+// is refined by the ledger, ledger_status).
+RefState ref_state_of(WalState last) noexcept {
+  switch (last) {
+    case WalState::Prepared: return RefState::Prepared;
+    case WalState::Committing: return RefState::Committing;
+    case WalState::Committed: return RefState::Committed;
+    case WalState::RollingBack: return RefState::RollingBack;
+    case WalState::RolledBack: return RefState::RolledBack;
+  }
+  return RefState::Abandoned;
 }
 
 Error rename_error(Error e, const Reader& r, std::string_view rel) {
@@ -399,7 +422,7 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
         t.plan_bytes = *plan_bytes;
       }
     }
-    t.state = "ABANDONED";
+    t.state = RefState::Abandoned;
     return t;
   }
 
@@ -443,9 +466,9 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
   }
   const WalState last = t.wal.back();
   if (last == WalState::Committed)
-    t.state = plan.pre_capability() ? "COMMITTED" : ledger_status(t.ledger);
+    t.state = plan.pre_capability() ? RefState::Committed : ledger_status(t.ledger);
   else
-    t.state = std::string(wal_state_name(last));
+    t.state = ref_state_of(last);
   if (t.has_stage) {
     std::string srel = at("stage");
     DOT_ASSIGN_OR_RETURN(UniqueFd sfd, beneath::open_beneath(fd, "stage", O_RDONLY | O_DIRECTORY));
@@ -454,7 +477,7 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
   return t;
 }
 
-bool terminal(const Transaction& t) { return t.state == "COMMITTED" || t.state == "ROLLED_BACK"; }
+bool terminal(const Transaction& t) { return t.state == RefState::Committed || t.state == RefState::RolledBack; }
 
 // A target as the reference's snapshot reads it (its read rules apply).
 Result<Snapshot> target_snapshot(const Reader& r, std::string_view name) {
@@ -490,7 +513,7 @@ Result<std::vector<std::size_t>> check_rollback_targets(const Reader& r, const T
 // What the reference's archive re-checks: every target is still what the
 // terminal transaction left.
 Status check_terminal_targets(const Reader& r, const Transaction& t) {
-  const bool after = t.state == "COMMITTED";
+  const bool after = t.state == RefState::Committed;
   for (const auto& op : t.plan->operations) {
     DOT_ASSIGN_OR_RETURN(Snapshot now, target_snapshot(r, op.name));
     const Snapshot& want = after ? op.after : op.before;
@@ -575,6 +598,12 @@ std::string_view generation_name(Generation g) noexcept {
   return "unknown";
 }
 
+std::optional<Generation> generation_from_name(std::string_view name) noexcept {
+  for (Generation g : {Generation::PreCapability, Generation::Effects, Generation::Unknown})
+    if (generation_name(g) == name) return g;
+  return std::nullopt;
+}
+
 std::string_view finish_name(Finish f) noexcept {
   switch (f) {
     case Finish::Nothing: return "nothing";
@@ -586,16 +615,49 @@ std::string_view finish_name(Finish f) noexcept {
   return "nothing";
 }
 
-std::string_view wal_state_name(WalState s) noexcept {
+std::string_view effect_state_name(EffectState s) noexcept {
   switch (s) {
-    case WalState::Prepared: return "PREPARED";
-    case WalState::Committing: return "COMMITTING";
-    case WalState::Committed: return "COMMITTED";
-    case WalState::RollingBack: return "ROLLING_BACK";
-    case WalState::RolledBack: return "ROLLED_BACK";
+    case EffectState::Attempted: return "ATTEMPTED";
+    case EffectState::Failed: return "FAILED";
+    case EffectState::Succeeded: return "SUCCEEDED";
   }
   return "?";
 }
+
+std::string_view ref_state_name(RefState s) noexcept {
+  switch (s) {
+    case RefState::Idle: return "IDLE";
+    case RefState::Abandoned: return "ABANDONED";
+    case RefState::Archiving: return "ARCHIVING";
+    case RefState::Prepared: return "PREPARED";
+    case RefState::Committing: return "COMMITTING";
+    case RefState::Committed: return "COMMITTED";
+    case RefState::PostCommitPending: return "POST_COMMIT_PENDING";
+    case RefState::PostCommitFailed: return "POST_COMMIT_FAILED";
+    case RefState::RollingBack: return "ROLLING_BACK";
+    case RefState::RolledBack: return "ROLLED_BACK";
+  }
+  return "?";
+}
+
+std::optional<RefState> ref_state_from_name(std::string_view name) noexcept {
+  for (RefState s : {RefState::Idle, RefState::Abandoned, RefState::Archiving, RefState::Prepared,
+                     RefState::Committing, RefState::Committed, RefState::PostCommitPending,
+                     RefState::PostCommitFailed, RefState::RollingBack, RefState::RolledBack})
+    if (ref_state_name(s) == name) return s;
+  return std::nullopt;
+}
+
+std::string_view wal_record(WalState s) noexcept { return kWalRecords[static_cast<std::size_t>(s)]; }
+
+std::string effect_key(std::string_view plan_id) { return sha256_hex(fmt::format("{}:commit:0", plan_id)); }
+
+std::string ledger_record(std::string_view key, EffectState s) {
+  // Go's field order (index, idempotency_key, state): not canonical JSON.
+  return fmt::format(R"({{"index":0,"idempotency_key":"{}","state":"{}"}})", key, effect_state_name(s));
+}
+
+std::string_view wal_state_name(WalState s) noexcept { return ref_state_name(ref_state_of(s)); }
 
 std::string writer_form(const Plan& plan, std::string_view plan_id) {
   std::string out = fmt::format(R"({{"plan":{{"version":{},"root_id":"{}","nonce":"{}","plugin_digest":"{}","proposal_id":"{}","operations":[)",
@@ -733,7 +795,7 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
   if (stage) {
     // After PREPARED the stage is what the reference verified and sealed;
     // before it (or alone) it is whatever the plugin got to write.
-    const Plan* sealed = txn && txn->state != "ABANDONED" ? &*txn->plan : nullptr;
+    const Plan* sealed = txn && txn->state != RefState::Abandoned ? &*txn->plan : nullptr;
     DOT_ASSIGN_OR_RETURN(s.stage_files, check_stage(r, stage->get(), kStageDir, sealed));
   }
 
@@ -757,14 +819,14 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
         return r.refuse(Code::Validation, "history", rel,
                         fmt::format("is {}; the reference archives only a COMMITTED (effects done) or ROLLED_BACK "
                                     "transaction",
-                                    g.state));
+                                    ref_state_name(g.state)));
       history.push_back(std::move(g));
     }
   }
 
   // The state, in the order the reference's status derives it (section 7).
   if (s.archive) {
-    s.state = "ARCHIVING";
+    s.state = RefState::Archiving;
     const ArchiveIntent& a = *s.archive;
     auto in_history = std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
     if (txn) {
@@ -774,7 +836,7 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
                                     txn->plan_id.empty() ? "no sealed plan" : txn->plan_id));
       if (!terminal(*txn))
         return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
-                        fmt::format("archives a transaction that is {}, not terminal", txn->state));
+                        fmt::format("archives a transaction that is {}, not terminal", ref_state_name(txn->state)));
       if (in_history != history.end())
         return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
                         fmt::format("plan {} is both in {} and in {}", a.plan_id, kTxnDir, kHistoryDir));
@@ -797,20 +859,21 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
       history.erase(in_history);
     }
     DOT_TRY(check_terminal_targets(r, *txn));
-    s.finish = txn->state == "COMMITTED" ? Finish::AllAfter : Finish::AllBefore;
+    s.finish = txn->state == RefState::Committed ? Finish::AllAfter : Finish::AllBefore;
   } else if (!txn) {
-    s.state = s.has_stage ? "ABANDONED" : "IDLE";
+    s.state = s.has_stage ? RefState::Abandoned : RefState::Idle;
     s.finish = s.has_stage ? Finish::Discard : Finish::Nothing;
   } else {
     s.state = txn->state;
-    if (txn->state == "ABANDONED") {
+    const RefState t = txn->state;
+    if (t == RefState::Abandoned) {
       s.finish = Finish::Discard;
-    } else if (txn->state == "PREPARED" || txn->state == "COMMITTING" || txn->state == "ROLLING_BACK") {
+    } else if (t == RefState::Prepared || t == RefState::Committing || t == RefState::RollingBack) {
       DOT_ASSIGN_OR_RETURN(s.to_restore, check_rollback_targets(r, *txn));
       s.finish = Finish::AllBefore;
-    } else if (txn->state == "ROLLED_BACK") {
+    } else if (t == RefState::RolledBack) {
       s.finish = Finish::AllBefore;
-    } else if (txn->state == "COMMITTED") {
+    } else if (t == RefState::Committed) {
       s.finish = Finish::AllAfter;
     } else {
       s.finish = Finish::Effects;
@@ -841,15 +904,15 @@ std::string describe_finish(const Survey& s) {
       return "effects: the transaction is committed; its post-commit effect (root sync) runs again under the same "
              "idempotency key, as the reference's retry-effects does";
     case Finish::AllAfter:
-      return s.state == "ARCHIVING" ? "all-after: the committed transaction's archive is completed; targets unchanged"
+      return s.state == RefState::Archiving ? "all-after: the committed transaction's archive is completed; targets unchanged"
                                     : "all-after: the transaction is committed; nothing to do";
     case Finish::AllBefore:
-      if (s.state == "ARCHIVING") return "all-before: the rolled-back transaction's archive is completed; targets unchanged";
-      if (s.state == "ROLLED_BACK") return "all-before: the transaction is rolled back; nothing to do";
+      if (s.state == RefState::Archiving) return "all-before: the rolled-back transaction's archive is completed; targets unchanged";
+      if (s.state == RefState::RolledBack) return "all-before: the transaction is rolled back; nothing to do";
       return "all-before: the interrupted transaction is rolled back, every target restored to what it was before, "
              "as the reference's recover does";
   }
   return "";
 }
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt

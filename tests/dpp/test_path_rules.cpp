@@ -1,4 +1,4 @@
-// The general profile's path rules (core/path_rules.h, docs/spec/dpp-general.md
+// The general profile's path rules (dpp/path_rules.h, docs/spec/dpp-general.md
 // "Plan"): every rule with a path it accepts and one it refuses, and the
 // exact code and kind of each refusal.
 #include <gtest/gtest.h>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "dot/core/path_rules.h"
+#include "dot/dpp/path_rules.h"
 
-namespace dot::core {
+namespace dot::dpp {
 namespace {
 
 struct PathCase {
@@ -178,4 +178,4 @@ TEST(PathRules, ActionAndMode) {
 }
 
 }  // namespace
-}  // namespace dot::core
+}  // namespace dot::dpp

@@ -1,8 +1,11 @@
 #pragma once
-// The path rules of the general DPP profile (docs/spec/dpp-general.md, "Plan"), as
-// the one place core judges a relative target path: on a plugin's plan result
-// at plan time and again on every load of a stored version-2 plan. Pure: no
-// file is looked at; what exists is judged later, through descriptors.
+// The path rules of the general DPP profile (docs/spec/dpp-general.md, "Plan"):
+// the one place a relative target path is judged. Part of the protocol, so
+// both sides apply the same rule: core on a plugin's plan result at plan
+// time and again on every load of a stored version-2 plan, and a plugin
+// (dot-mirror) on what it is about to propose, linking only the plugin
+// runtime. Pure: no file is looked at; what exists is judged later, through
+// descriptors.
 //
 // Codes (spec): Code::PathEscape for an absolute path or a `..` component,
 // and for a name core reserves beside targets (kind reserved: a component
@@ -20,7 +23,15 @@
 
 #include "dot/base/result.h"
 
-namespace dot::core {
+namespace dot::dpp {
+
+// The names the rules reserve for the host (spec, "Path rules"): its state
+// folder at the top of the root, and the prefix of the temp files it writes
+// beside targets. The host's own constants are these (store::kStateDirName
+// is checked against kHostStateFolder where core includes both; core's
+// kTempPrefix is kHostTempPrefix).
+inline constexpr std::string_view kHostStateFolder = ".dot";
+inline constexpr std::string_view kHostTempPrefix = ".dot-tmp-";
 
 inline constexpr std::size_t kMaxPathBytes = 4095;
 inline constexpr std::size_t kMaxPathComponentBytes = 255;
@@ -57,4 +68,4 @@ struct ProposedOperation {
 // check_action_mode of each, in order.
 Status check_proposed_operations(std::span<const ProposedOperation> operations);
 
-}  // namespace dot::core
+}  // namespace dot::dpp

@@ -1,8 +1,10 @@
 #pragma once
-// The general profile's stage check (docs/spec/dpp-general.md, "Materialize and
-// validate"): core reads every file the plugin staged itself, through the
-// stage's descriptor, never following a symlink, streaming (one bounded
-// buffer per file, whatever its size), and holds it to the claims.
+// The stage check of both profiles (docs/spec/dpp-general.md, "Materialize and
+// validate"; docs/spec/dpp-hello.md): the host reads every file the plugin
+// staged itself, through the stage's descriptor, never following a symlink,
+// streaming (one bounded buffer per file, whatever its size), and holds it
+// to the claims. Part of the protocol module so that core's planner and
+// `dpp conform` (conformance.h) judge a stage by the same code.
 //
 // Codes, exactly as the spec says: a claimed size over max_file_bytes, or
 // claims together over max_total_bytes, DOT_E_PROTOCOL (a negotiated limit);
@@ -26,11 +28,11 @@
 #include "dot/dpp/general.h"
 #include "dot/dpp/messages.h"
 
-namespace dot::core {
+namespace dot::dpp {
 
 struct StageLimits {
-  std::uint64_t max_file_bytes = dpp::general::kLimits.max_file_bytes;
-  std::uint64_t max_total_bytes = dpp::general::kLimits.max_total_bytes;
+  std::uint64_t max_file_bytes = general::kLimits.max_file_bytes;
+  std::uint64_t max_total_bytes = general::kLimits.max_total_bytes;
   // A file's bytes are kept (for the diff `plan` prints) when it has at most
   // keep_file_bytes and all kept bytes stay within keep_total_bytes.
   std::size_t keep_file_bytes = 0;
@@ -48,32 +50,32 @@ struct StagedFile {
 // The claims alone, before a byte is read: each within max_file_bytes and
 // all within max_total_bytes (DOT_E_PROTOCOL), and exactly one per path of
 // `writes` (the plan's write paths, in operation order), in that order.
-Status check_claims(std::span<const std::string> writes, std::span<const dpp::general::Artifact> claimed,
+Status check_claims(std::span<const std::string> writes, std::span<const general::Artifact> claimed,
                     const StageLimits& limits);
 
 // Reads every claimed artifact beneath `stage_fd` once check_claims holds;
 // each a regular single-link file of exactly its claimed size and digest.
 Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const dpp::general::Artifact> claimed,
+                                           std::span<const general::Artifact> claimed,
                                            const StageLimits& limits);
 
 // The stage holds nothing but the claimed files and the folders on their
 // way: every entry is visited through descriptors (never following a
 // symlink). Run once the plugin is gone.
-Status check_stage_holds_only(int stage_fd, std::span<const dpp::general::Artifact> claimed);
+Status check_stage_holds_only(int stage_fd, std::span<const general::Artifact> claimed);
 
 // ---- the hello profile (docs/spec/dpp-hello.md): flat names, no folders ----
 // Each claimed artifact read back beneath `stage_fd`: a regular single-link
-// file of mode 0600 (plan.h kArtifactMode), 1 to kMaxTargetBytes bytes, of
+// file of mode 0600 (hello::kArtifactMode), 1 to hello::kMaxArtifactSize bytes, of
 // its claimed size and digest; a symlink DOT_E_PATH_ESCAPE, anything else
 // DOT_E_ARTIFACT_MISMATCH. The bytes of each, in claim order.
-Result<std::vector<std::string>> read_hello_stage(int stage_fd, const dpp::MaterializeResult& claimed);
+Result<std::vector<std::string>> read_hello_stage(int stage_fd, const MaterializeResult& claimed);
 // The stage holds nothing but the claimed artifacts. Run once the plugin is gone.
-Status check_hello_stage_holds_only(int stage_fd, const dpp::MaterializeResult& claimed);
+Status check_hello_stage_holds_only(int stage_fd, const MaterializeResult& claimed);
 
 // Opens staged `path` for reading (regular, single link, no symlink on the
 // way): how the seal streams a verified file into the store, which checks
 // its size and digest again as it reads.
 Result<UniqueFd> open_staged_file(int stage_fd, std::string_view path);
 
-}  // namespace dot::core
+}  // namespace dot::dpp

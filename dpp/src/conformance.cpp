@@ -1,4 +1,4 @@
-#include "dot/core/dpp_conformance.h"
+#include "dot/dpp/conformance.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -16,17 +16,15 @@
 #include "dot/base/sandbox.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
-#include "dot/core/path_rules.h"
-#include "dot/core/registry.h"
-#include "dot/core/stage_reader.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/jsonrpc.h"
-#include "planner_internal.h"
+#include "dot/dpp/path_rules.h"
+#include "dot/dpp/stage_reader.h"
 
-namespace dot::core::conform {
+namespace dot::dpp::conform {
 namespace {
 
 using std::chrono::milliseconds;
@@ -123,7 +121,7 @@ class Workspace {
 Result<bool> check_general_identity(const Options& o, const general::InitializeParams& sent,
                                     const general::InitializeResult& echo) {
   if (o.id.empty()) {
-    if (auto why = plugin_id_problem(echo.id)) {
+    if (auto why = general::plugin_id_problem(echo.id)) {
       constexpr std::size_t kShown = 80;
       return make_error(Code::PluginIdentity, "id",
                         fmt::format("the plugin says it is \"{}{}\", which is not a plugin id: it {}",
@@ -264,13 +262,13 @@ class Case {
     DOT_ASSIGN_OR_RETURN(bool log, check_general_identity(o_, sent, echo));
     DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}));
     DOT_TRY(dpp::hello::check_hello_effects(plan.effects));
-    std::vector<ProposedOperation> proposed;
+    std::vector<dpp::ProposedOperation> proposed;
     std::vector<std::string> writes;
     for (const auto& op : plan.operations) {
-      proposed.push_back(ProposedOperation{op.action, op.mode, op.path});
+      proposed.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
       if (op.action == "write") writes.push_back(op.path);
     }
-    DOT_TRY(check_proposed_operations(proposed));
+    DOT_TRY(dpp::check_proposed_operations(proposed));
     DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
     // The claims as the planner judges them (the files are read below).
     const StageLimits limits;
@@ -513,7 +511,7 @@ std::vector<CaseInfo> cases(dpp::Profile profile) {
 Result<Report> run(const Options& options) {
   if (options.command.empty()) return make_error(Code::Internal, "usage", "no plugin command given");
   // An id nothing could be registered with (DOT_E_POLICY, as register says).
-  if (!options.id.empty()) DOT_TRY(check_plugin_id(options.id));
+  if (!options.id.empty()) DOT_TRY(general::check_plugin_id(options.id));
   std::vector<const CaseDef*> selected;
   for (const auto& name : options.only) {
     auto it = std::find_if(std::begin(kCases), std::end(kCases), [&](const CaseDef& c) {
@@ -561,4 +559,4 @@ Result<Report> run(const Options& options) {
   return report;
 }
 
-}  // namespace dot::core::conform
+}  // namespace dot::dpp::conform

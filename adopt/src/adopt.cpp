@@ -1,4 +1,4 @@
-#include "dot/core/go_adopt.h"
+#include "dot/adopt/adopt.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -13,25 +13,34 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/fd.h"
+#include "dot/base/jcs.h"
 #include "dot/base/sha256.h"
 #include "dot/base/json.h"
+#include "dot/base/utf8.h"
 #include "dot/core/plan.h"
 #include "dot/core/registry.h"
 #include "dot/core/target.h"
+#include "dot/dpp/hello.h"
 #include "dot/store/root.h"
 #include "dot/store/store.h"
 
-namespace dot::core::go {
+namespace dot::adopt {
+
+// The engine's plan model, target observation and test hooks, which
+// finishing and importing a reference root work with.
+using core::ObservedTarget;
+using core::observe_target;
+using core::Operation;
+using core::Plan;
+using core::Snapshot;
+using core::TestHooks;
+
 namespace {
 
-// The journal records and the ledger records, as the reference writes them
-// (docs/spec/go-roots.md sections 3 and 4; go_root.cpp reads the same bytes).
-std::string wal_record(WalState s) { return fmt::format(R"({{"state":"{}"}})", wal_state_name(s)) + "\n"; }
-std::string ledger_line(std::string_view plan_id, std::string_view state) {
-  return fmt::format(R"({{"index":0,"idempotency_key":"{}","state":"{}"}})",
-                     sha256_hex(fmt::format("{}:commit:0", plan_id)), state) +
-         "\n";
-}
+// The journal and ledger lines adopt appends: the records the survey reads
+// (go_root.h, docs/spec/go-roots.md sections 3 and 4), each ended by a newline.
+std::string wal_line(WalState s) { return std::string(wal_record(s)) + "\n"; }
+std::string ledger_line(std::string_view plan_id, EffectState s) { return ledger_record(effect_key(plan_id), s) + "\n"; }
 // The reference refuses an append to a journal this close to its 64 KiB
 // read limit (section 3), and to a ledger this close (section 4).
 constexpr std::size_t kWalAppendLimit = kMaxFileBytes - 128;
@@ -98,7 +107,7 @@ class Finisher {
     DOT_ASSIGN_OR_RETURN(UniqueFd txn, open_dir(fd_, kTxnDir, kTxnDir));
     const std::string wal = fmt::format("{}/wal", kTxnDir);
     if (t.wal.back() != WalState::RollingBack) {
-      DOT_TRY(append(txn.get(), "wal", wal, wal_record(WalState::RollingBack), kWalAppendLimit));
+      DOT_TRY(append(txn.get(), "wal", wal, wal_line(WalState::RollingBack), kWalAppendLimit));
       hooks_.reached("adopt.go.rolling_back");
     }
     const auto& ops = t.plan->operations;
@@ -126,7 +135,7 @@ class Finisher {
       DOT_TRY(beneath::fsync_fd(fd_, root_));
       hooks_.reached(fmt::format("adopt.go.rollback_restored.{}", j));
     }
-    DOT_TRY(append(txn.get(), "wal", wal, wal_record(WalState::RolledBack), kWalAppendLimit));
+    DOT_TRY(append(txn.get(), "wal", wal, wal_line(WalState::RolledBack), kWalAppendLimit));
     hooks_.reached("adopt.go.rolled_back");
     return {};
   }
@@ -136,19 +145,19 @@ class Finisher {
   Status run_effect(const Transaction& t) const {
     DOT_ASSIGN_OR_RETURN(UniqueFd txn, open_dir(fd_, kTxnDir, kTxnDir));
     const std::string ledger = fmt::format("{}/effects.wal", kTxnDir);
-    DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, "ATTEMPTED"), kLedgerAppendLimit));
+    DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Attempted), kLedgerAppendLimit));
     hooks_.reached("adopt.go.effect_attempted");
     int err = hooks_.fault("adopt.go.effect");
     if (err == 0 && ::fsync(fd_) != 0) err = errno;
     if (err != 0) {
-      DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, "FAILED"), kLedgerAppendLimit));
+      DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Failed), kLedgerAppendLimit));
       return make_error(Code::PostCommit, beneath::errno_kind(err),
                         fmt::format("{}: the root-sync effect of the reference's transaction {} failed ({}); recorded "
                                     "FAILED, run adopt again",
                                     root_, t.plan_id, beneath::errno_kind(err)));
     }
     hooks_.reached("adopt.go.effect_ran");
-    DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, "SUCCEEDED"), kLedgerAppendLimit));
+    DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Succeeded), kLedgerAppendLimit));
     hooks_.reached("adopt.go.effect_succeeded");
     return {};
   }
@@ -386,13 +395,38 @@ struct EntryRecord {
   std::vector<std::pair<std::string, std::string>> entries;  // key, sha256; sorted
 };
 
-std::string entry_record_json(const EntryRecord& r) {
-  // Keys and ids are file names the walk made from names the reference
-  // writes or hex; anything else is never written (import refuses first).
-  std::string out = fmt::format(R"({{"active":"{}","entries":[)", r.active);
-  for (std::size_t i = 0; i < r.entries.size(); ++i)
-    out += fmt::format(R"({}["{}","{}"])", i ? "," : "", r.entries[i].first, r.entries[i].second);
-  return out + "]}";
+// Keys and ids go into the record as they are: names the reference writes
+// (the survey refused any other) and hex only, so canonical JSON writes
+// them without an escape.
+bool plain(std::string_view k) {
+  return std::all_of(k.begin(), k.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+           c == '_' || c == '/' || c == '?';
+  });
+}
+
+// The record's one form, canonical JSON (its members sorted already:
+// active, entries). A key or id that is not plain is refused (kind
+// unknown_entry): the import refuses such a file first, and a record
+// holding one is not adopt's.
+Result<std::string> entry_record_json(const EntryRecord& r) {
+  auto unknown = [](std::string_view what) {
+    return make_error(Code::Validation, "unknown_entry",
+                      fmt::format("the record of entries would name \"{}\", not a name the reference writes",
+                                  shown(what.substr(0, 128))));
+  };
+  if (!plain(r.active)) return unknown(r.active);
+  jcs::Node entries = jcs::Node::array();
+  for (const auto& [key, sha256] : r.entries) {
+    if (!plain(key)) return unknown(key);
+    if (!plain(sha256)) return unknown(sha256);
+    jcs::Node pair = jcs::Node::array();
+    pair.push(jcs::Node::string(key)).push(jcs::Node::string(sha256));
+    entries.push(std::move(pair));
+  }
+  jcs::Node record = jcs::Node::object();
+  record.set("active", jcs::Node::string(r.active)).set("entries", std::move(entries));
+  return jcs::encode(record, jcs::Profile::Rfc8785);
 }
 
 Result<EntryRecord> parse_entry_record(std::string_view bytes, std::string_view where) {
@@ -416,7 +450,9 @@ Result<EntryRecord> parse_entry_record(std::string_view bytes, std::string_view 
     r.entries.emplace_back(std::move(two[0]), std::move(two[1]));
   }
   // The writer's form and order only.
-  if (!std::is_sorted(r.entries.begin(), r.entries.end()) || entry_record_json(r) != bytes) return bad();
+  if (!std::is_sorted(r.entries.begin(), r.entries.end())) return bad();
+  auto canonical = entry_record_json(r);
+  if (!canonical.ok() || *canonical != bytes) return bad();
   return r;
 }
 
@@ -426,14 +462,6 @@ Result<EntryRecord> parse_entry_record(std::string_view bytes, std::string_view 
 Result<EntryRecord> record_entries(int root_fd, const std::string& root) {
   EntryRecord r;
   DOT_ASSIGN_OR_RETURN(std::vector<RefFile> files, RefWalk(root_fd, root).run("", &r.active));
-  // Keys go into the record as they are: names the reference writes
-  // (the survey refused any other) and hex only.
-  auto plain = [](std::string_view k) {
-    return std::all_of(k.begin(), k.end(), [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-             c == '_' || c == '/' || c == '?';
-    });
-  };
   if (!plain(r.active)) return make_error(Code::Validation, "unknown_entry", fmt::format("{}/{}: names an unexpected plan", root, kTxnDir));
   for (auto& f : files) {
     if (f.sha256.empty() || !plain(f.key))
@@ -462,11 +490,16 @@ Result<std::vector<std::string>> unimported(int root_fd, const std::string& root
 // events shows it; docs/spec/transactions.md keeps codes for DOT_E_* names and
 // outcome words such as NO_CHANGES).
 constexpr std::string_view kAdoptedCode = "ADOPTED";
-constexpr std::string_view kHelloPluginId = "org.dot.hello";
 
-std::string adoption_json(const AdoptionRecord& r) {
-  return fmt::format(R"({{"generation":"{}","root_id":"{}","state":"{}","transactions":{}}})", r.generation, r.root_id,
-                     r.state, r.transactions);
+// The record's one form, canonical JSON (its members sorted already:
+// generation, root_id, state, transactions).
+Result<std::string> adoption_json(const AdoptionRecord& r) {
+  jcs::Node record = jcs::Node::object();
+  record.set("generation", jcs::Node::string(std::string(generation_name(r.generation))))
+      .set("root_id", jcs::Node::string(r.root_id))
+      .set("state", jcs::Node::string(std::string(ref_state_name(r.state))))
+      .set("transactions", jcs::Node::integer(static_cast<std::int64_t>(r.transactions)));
+  return jcs::encode(record, jcs::Profile::Rfc8785);
 }
 
 Result<AdoptionRecord> parse_adoption(std::string_view bytes, std::string_view where) {
@@ -476,18 +509,27 @@ Result<AdoptionRecord> parse_adoption(std::string_view bytes, std::string_view w
   auto doc = json::parse(bytes);
   if (!doc.ok() || !doc->root().is_object() || doc->root().size() != 4) return bad();
   AdoptionRecord r;
-  for (auto [key, out] : {std::pair<std::string_view, std::string*>{"generation", &r.generation},
+  std::string generation, state;
+  for (auto [key, out] : {std::pair<std::string_view, std::string*>{"generation", &generation},
                           {"root_id", &r.root_id},
-                          {"state", &r.state}}) {
+                          {"state", &state}}) {
     auto v = doc->root().find(key);
     if (!v || !v->is_string()) return bad();
     *out = std::string(v->as_string());
   }
+  // adopt writes only the names of these two enums.
+  const std::optional<Generation> g = generation_from_name(generation);
+  const std::optional<RefState> s = ref_state_from_name(state);
+  if (!g || !s) return bad();
+  r.generation = *g;
+  r.state = *s;
   auto n = doc->root().find("transactions");
   if (!n || !n->is_number() || !n->is_integer_spelling() || n->number_text().size() > 9 || n->number_text()[0] == '-')
     return bad();
   r.transactions = static_cast<std::size_t>(std::stoul(std::string(n->number_text())));
-  if (!is_sha256_hex(r.root_id) || adoption_json(r) != bytes) return bad();
+  if (!is_sha256_hex(r.root_id)) return bad();
+  auto canonical = adoption_json(r);
+  if (!canonical.ok() || *canonical != bytes) return bad();
   return r;
 }
 
@@ -512,7 +554,7 @@ std::vector<const Transaction*> in_order(const Survey& s) {
 Transaction lone_stage() {
   Transaction t;
   t.dir = std::string(kStageDir);
-  t.state = "ABANDONED";
+  t.state = RefState::Abandoned;
   return t;
 }
 
@@ -524,9 +566,9 @@ Transaction lone_stage() {
 // ledger where the reference wrote it (after COMMITTED). A finished
 // COMMITTED transaction ends DONE, as dot-core's own do.
 Status record_transaction(store::Store& st, const Transaction& t, std::string_view plugin_digest,
-                          std::string_view found_state) {
+                          RefState found_state) {
   store::ProposalStart start;
-  start.plugin_id = std::string(kHelloPluginId);
+  start.plugin_id = std::string(dpp::hello::kPluginId);
   start.plugin_digest = t.plan ? t.plan->plugin_digest : std::string(plugin_digest);
   DOT_ASSIGN_OR_RETURN(store::TxnId id, st.begin_proposal(start));
   const char* kind = !t.plan ? "no sealed plan" : t.plan->pre_capability() ? "a pre-capability plan (no effects key)"
@@ -534,8 +576,9 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
   DOT_TRY(st.note(id, kAdoptedCode,
                   fmt::format("adopted from the Go reference: {} in reference state {}{}, {}; its ids and plan bytes "
                               "are the reference's",
-                              t.dir, found_state,
-                              found_state == t.state ? std::string() : fmt::format(" (finished by adopt: {})", t.state),
+                              t.dir, ref_state_name(found_state),
+                              found_state == t.state ? std::string()
+                                                     : fmt::format(" (finished by adopt: {})", ref_state_name(t.state)),
                               kind)));
   if (t.dir.rfind(kHistoryDir, 0) == 0)
     DOT_TRY(st.note(id, kArchivedCode,
@@ -545,7 +588,7 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
     DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(*t.plan));
     DOT_TRY(st.set_proposal_id(id, t.proposal_id, proposal));
   }
-  if (t.state == "ABANDONED") {
+  if (t.state == RefState::Abandoned) {
     if (t.plan)
       DOT_TRY(st.note(id, kAdoptedCode, fmt::format("the reference's plan.json (plan_id {}), never prepared: {}", t.plan_id,
                                                     t.plan_bytes)));
@@ -656,7 +699,7 @@ class Importer {
     if (s.manifest) digest = s.manifest->sha256;
     if (pin_plugin) DOT_TRY(copy_plugin(dir.get(), at, digest));
     rec.root_id = s.root_id;
-    rec.generation = std::string(generation_name(found.generation));
+    rec.generation = found.generation;
     rec.state = found.state;
     {
       store::OpenOptions options;
@@ -665,8 +708,8 @@ class Importer {
       if (pin_plugin) {
         core::Manifest m;
         m.assurance = s.manifest->assurance;
-        m.id = std::string(kHelloPluginId);
-        m.profile = "org.dot.hello/v1";
+        m.id = std::string(dpp::hello::kPluginId);
+        m.profile = std::string(dpp::hello::kProfile);
         m.protocol = 1;
         m.sha256 = digest;
         store::PluginRecord p;
@@ -677,7 +720,7 @@ class Importer {
       }
       std::vector<const Transaction*> all = in_order(s);
       const Transaction stage_only = lone_stage();
-      if (!s.active && s.state == "ABANDONED") all.push_back(&stage_only);
+      if (!s.active && s.state == RefState::Abandoned) all.push_back(&stage_only);
       for (const Transaction* t : all) {
         // The state the reference left it in, before adopt finished it.
         const bool was_active = found.active && !t->plan_id.empty() && t->plan_id == found.active->plan_id;
@@ -689,10 +732,12 @@ class Importer {
       DOT_ASSIGN_OR_RETURN(UniqueFd db, beneath::open_beneath(dir.get(), store::kDatabaseName, O_RDONLY));
       DOT_TRY(beneath::fsync_fd(db.get(), at + "/" + store::kDatabaseName));
       DOT_ASSIGN_OR_RETURN(beneath::CreatedFile e, beneath::create_exclusive(dir.get(), kImportedEntriesName, 0600));
-      DOT_TRY(write_all(e.fd.get(), entry_record_json(entries), at));
+      DOT_ASSIGN_OR_RETURN(std::string entries_json, entry_record_json(entries));
+      DOT_TRY(write_all(e.fd.get(), entries_json, at));
       DOT_TRY(beneath::fsync_fd(e.fd.get(), at));
       DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir.get(), kAdoptionRecordName, 0600));
-      DOT_TRY(write_all(f.fd.get(), adoption_json(rec), at));
+      DOT_ASSIGN_OR_RETURN(std::string record_json, adoption_json(rec));
+      DOT_TRY(write_all(f.fd.get(), record_json, at));
       DOT_TRY(beneath::fsync_fd(f.fd.get(), at));
     }
     DOT_TRY(beneath::fsync_fd(dir.get(), at));
@@ -735,7 +780,7 @@ class Importer {
     if (o.type != beneath::FileType::Regular || o.sha256 != digest)
       return make_error(Code::PluginIdentity, "digest",
                         fmt::format("{}: changed while adopt read it (it no longer hashes to {})", path(kPluginName), digest));
-    DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir, store::plugin_copy_name(kHelloPluginId), 0500));
+    DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir, store::plugin_copy_name(dpp::hello::kPluginId), 0500));
     DOT_TRY(write_all(f.fd.get(), o.content, at));
     return beneath::fsync_fd(f.fd.get(), at);
   }
@@ -759,7 +804,7 @@ std::vector<std::string> adopt_crash_points(const Survey& s) {
     return out;
   }
   const Transaction& t = *s.active;
-  if (s.state == "ARCHIVING") {
+  if (s.state == RefState::Archiving) {
     if (t.dir == kTxnDir) {
       if (s.has_stage) out.push_back("adopt.go.archive_stage");
       out.push_back("adopt.go.archive_rename");
@@ -767,7 +812,7 @@ std::vector<std::string> adopt_crash_points(const Survey& s) {
     out.insert(out.end(), {"adopt.go.archive_durable", "adopt.go.archive_finished"});
   } else if (s.finish == Finish::Effects) {
     out.insert(out.end(), {"adopt.go.effect_attempted", "adopt.go.effect_ran", "adopt.go.effect_succeeded"});
-  } else if (s.finish == Finish::AllBefore && s.state != "ROLLED_BACK") {
+  } else if (s.finish == Finish::AllBefore && s.state != RefState::RolledBack) {
     if (t.wal.back() != WalState::RollingBack) out.push_back("adopt.go.rolling_back");
     for (auto it = s.to_restore.rbegin(); it != s.to_restore.rend(); ++it) {
       const std::size_t j = *it;
@@ -901,15 +946,16 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
   DOT_ASSIGN_OR_RETURN(Survey s, survey(dir, SurveyOptions{.caller_holds_lock = true}));
 
   Finisher f(dir, root_fd.get(), hooks);
-  if (s.state == "ARCHIVING") {
+  if (s.state == RefState::Archiving) {
     DOT_TRY(f.finish_archive(s));
     out.steps.push_back(fmt::format("archive of {} completed", s.active->plan_id));
   } else if (s.finish == Finish::Effects) {
     DOT_TRY(f.run_effect(*s.active));
     out.steps.push_back(fmt::format("post-commit effect of {} run again under its idempotency key: COMMITTED", s.active->plan_id));
-  } else if (s.finish == Finish::AllBefore && s.state != "ROLLED_BACK") {
+  } else if (s.finish == Finish::AllBefore && s.state != RefState::RolledBack) {
     DOT_TRY(f.roll_back(*s.active));
-    out.steps.push_back(fmt::format("{} rolled back from {}: ROLLED_BACK, every target as before", s.active->plan_id, s.state));
+    out.steps.push_back(fmt::format("{} rolled back from {}: ROLLED_BACK, every target as before", s.active->plan_id,
+                                    ref_state_name(s.state)));
   } else if (s.finish == Finish::Discard) {
     out.steps.push_back("leftovers that never reached a durable PREPARED: recorded ABANDONED, then discarded");
   }
@@ -927,4 +973,4 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
   return out;
 }
 
-}  // namespace dot::core::go
+}  // namespace dot::adopt

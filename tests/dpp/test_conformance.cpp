@@ -1,4 +1,4 @@
-// `dot-core dpp conform` (core/dpp_conformance.h): the project's conforming
+// `dot-core dpp conform` (dpp/conformance.h): the project's conforming
 // plugins pass every case of their profile; each broken plugin fails exactly
 // the cases its one misbehaviour breaks, with the reason in the detail; and
 // the command prints, lists and exits the way `adpp conform` does.
@@ -15,10 +15,10 @@
 
 #include "dot/base/json.h"
 #include "dot/base/process.h"
-#include "dot/core/dpp_conformance.h"
+#include "dot/dpp/conformance.h"
 #include "hostile.h"
 
-namespace dot::core::conform {
+namespace dot::dpp::conform {
 namespace {
 
 using std::chrono::milliseconds;
@@ -238,7 +238,7 @@ TEST(DppConform, EveryHostilePluginFailsTheLifecycleAsCoreRefusesIt) {
   EXPECT_EQ(temp_dir().entries(), std::set<std::string>{});
 }
 
-// conform reads the stage with the planner's own reader (stage_reader.h):
+// conform reads the stage with the planner's own reader (dpp/stage_reader.h):
 // each hello plugin that lies about what it staged fails `lifecycle` with
 // the code `plan` gives it (tests/core/test_engine.cpp, ArtifactLie).
 TEST(DppConform, StagedFileLiesFailTheLifecycleWithPlansCode) {
@@ -383,4 +383,4 @@ TEST(DppConformCli, UsageAndCaseErrors) {
 }
 
 }  // namespace
-}  // namespace dot::core::conform
+}  // namespace dot::dpp::conform
