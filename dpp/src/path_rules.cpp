@@ -54,6 +54,11 @@ Status check_path(std::string_view path) {
     if (end == std::string_view::npos) end = path.size();
     const std::string_view component = path.substr(start, end - start);
     if (component == "..") return refuse(Code::PathEscape, "dot_dot", path, "has a \"..\" component");
+    // The state folder is core's like its temp files: a name reserved for
+    // the host, never a plugin's.
+    if (start == 0 && component == kHostStateFolder)
+      return refuse(Code::PathEscape, "state_folder", path,
+                    fmt::format("is inside core's state folder {}", kHostStateFolder));
     if (const std::string_view why = reserved_because(component, start == 0); !why.empty())
       return refuse(Code::PathEscape, "reserved", path,
                     fmt::format("has the component {}, {}", show_path(component), why));
@@ -69,7 +74,6 @@ Status check_path(std::string_view path) {
     if (c < 0x20 || c == 0x7f)
       return refuse(Code::Policy, "control_byte", path, fmt::format("holds the control byte 0x{:02x}", c));
   if (path.back() == '/') return refuse(Code::Policy, "trailing_slash", path, "ends with \"/\"");
-  bool first = true;
   for (std::size_t start = 0; start < path.size();) {
     std::size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
@@ -79,10 +83,6 @@ Status check_path(std::string_view path) {
       return refuse(Code::Policy, "component_too_long", path,
                     fmt::format("has a component longer than {} bytes", kMaxPathComponentBytes));
     if (component == ".") return refuse(Code::Policy, "dot_component", path, "has a \".\" component");
-    if (first && component == kHostStateFolder)
-      return refuse(Code::Policy, "state_folder", path,
-                    fmt::format("is inside core's state folder {}", kHostStateFolder));
-    first = false;
     start = end + 1;
   }
   return {};

@@ -263,7 +263,7 @@ const Hostile kHostile[] = {
     {"not_utf8", "DOT_E_PROTOCOL", "", false},
     {"component_too_long", "DOT_E_POLICY", "component longer than 255", false},
     {"path_too_long", "DOT_E_POLICY", "longer than 4095", false},
-    {"state_folder", "DOT_E_POLICY", "state folder", false},
+    {"state_folder", "DOT_E_PATH_ESCAPE", "state folder", false},
     {"reserved_temp", "DOT_E_PATH_ESCAPE", "has the component \".dot-tmp-0123456789abcdef0123456789abcdef\"", false},
     {"reserved_temp_nested", "DOT_E_PATH_ESCAPE", "has the component \".dot-tmp-0123456789abcdef0123456789abcdef\"",
      false},

@@ -248,7 +248,7 @@ TEST(PlanV2, StrictDecodingRefusals) {
       {"other effect", edit("managed-root", "hook"), Code::Policy, "effects"},
       {"absolute path", edit("\"path\":\"old.txt\"", "\"path\":\"/old.txt\""), Code::PathEscape, "absolute"},
       {"dot-dot path", edit("\"path\":\"old.txt\"", "\"path\":\"../old.txt\""), Code::PathEscape, "dot_dot"},
-      {"state folder", edit("\"path\":\"old.txt\"", "\"path\":\".dot/x\""), Code::Policy, "state_folder"},
+      {"state folder", edit("\"path\":\"old.txt\"", "\"path\":\".dot/x\""), Code::PathEscape, "state_folder"},
       // A stored plan naming core's temp file is refused on every load.
       {"temp name", edit("\"path\":\"old.txt\"", "\"path\":\".dot-tmp-" + std::string(32, 'a') + "\""),
        Code::PathEscape, "reserved"},

@@ -45,8 +45,8 @@ std::vector<PathCase> path_cases() {
       {"no newline", "a-b", "a\nb", Code::Policy, "control_byte"},
       {"no 0x7f", "a~b", "a\x7f" "b", Code::Policy, "control_byte"},
       {"no trailing slash", "a/b", "a/b/", Code::Policy, "trailing_slash"},
-      {"not the state folder", "x/.dot/y", ".dot/store.db", Code::Policy, "state_folder"},
-      {"not the state folder alone", ".dotfiles", ".dot", Code::Policy, "state_folder"},
+      {"not the state folder", "x/.dot/y", ".dot/store.db", Code::PathEscape, "state_folder"},
+      {"not the state folder alone", ".dotfiles", ".dot", Code::PathEscape, "state_folder"},
       // Names core reserves beside targets (its temp files anywhere; every
       // ".dot-" name at the top, the Go reference's and adopt's).
       {"no temp name", "a/dot-tmp-" + std::string(32, 'a'), ".dot-tmp-" + std::string(32, 'a'), Code::PathEscape,

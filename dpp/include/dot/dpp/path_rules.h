@@ -8,9 +8,10 @@
 // descriptors.
 //
 // Codes (spec): Code::PathEscape for an absolute path or a `..` component,
-// and for a name core reserves beside targets (kind reserved: a component
-// starting with `.dot-tmp-` anywhere, a first component starting with
-// `.dot-`), since core would later remove such a file as its own;
+// and for a name core reserves (kind state_folder: a first component
+// `.dot`; kind reserved: a component starting with `.dot-tmp-` anywhere, a
+// first component starting with `.dot-`), since core would later read or
+// remove such a file as its own;
 // Code::Policy for every other path rule, unsorted or duplicated paths, and
 // an unknown action or mode;
 // Code::Protocol for more than kMaxPlanOperations operations (a negotiated
@@ -41,9 +42,10 @@ inline constexpr std::size_t kMaxPlanOperations = 10000;
 // The file modes a write may ask for: 0600, 0644, 0700, 0755.
 bool is_write_mode(std::uint64_t mode) noexcept;
 
-// One path on its own. Kinds: absolute, dot_dot, reserved (PathEscape); not_utf8,
-// empty, too_long, empty_component, component_too_long, dot_component,
-// control_byte, trailing_slash, state_folder (Policy). When a path breaks
+// One path on its own. Kinds: absolute, dot_dot, state_folder, reserved
+// (PathEscape); not_utf8, empty, too_long, empty_component,
+// component_too_long, dot_component, control_byte, trailing_slash (Policy).
+// When a path breaks
 // several rules, an escape is reported first.
 Status check_path(std::string_view path);
 
