@@ -9,39 +9,17 @@
 #include "dot/metewand/frame_reader.h"
 #include "dot/metewand/hello.h"
 #include "dot/metewand/message.h"
+#include "round_trip.h"
 
 namespace {
 
 using namespace dot::metewand;
 
-// Encode, frame and decode again with `decode`; the canonical bytes must be a
-// fixed point.
-// Failure details are any object a worker sent; they need not fit the
-// metewand profile we encode with (an unsafe integer, say), so for them a
-// refusal to encode is an answer, not a bug.
-template <typename Decode>
-void round_trip(const dot::jcs::Node& node, Decode decode, bool may_be_unencodable = false) {
-  auto line = encode_message(node);
-  if (!line.ok()) {
-    if (may_be_unencodable && line.error().kind == MessageError::Kind::Serialization) return;
-    std::abort();
-  }
-  std::string_view body(*line);
-  body.remove_suffix(1);
-  auto doc = parse_line(body);
-  if (!doc.ok()) std::abort();
-  auto again = decode(doc->root());
-  if (!again.ok()) std::abort();
-  auto line2 = encode_message(again->to_node());
-  if (!line2.ok() || *line2 != *line) std::abort();
-}
+using fuzzing::round_trip;
+using ReplyView = fuzzing::ReplyView<HelloReply>;
 
-struct ReplyView {
-  HelloReply reply;
-  dot::jcs::Node to_node() const {
-    return std::visit([](const auto& r) { return r.to_node(); }, reply);
-  }
-};
+// A request we decoded fits the profile: any refusal to encode it is a bug.
+bool never(const MessageError&) { return false; }
 
 }  // namespace
 
@@ -60,7 +38,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           if (!r.ok()) return std::move(r).error();
           return ReplyView{std::move(r).value()};
         },
-        failure != nullptr && failure->details.has_value());
+        // Failure details, any object a worker sent, need not fit the
+        // metewand profile (an unsafe integer, say): refusing them is one.
+        [details = failure != nullptr && failure->details.has_value()](const MessageError& e) {
+          return details && e.kind == MessageError::Kind::Serialization;
+        });
     if (const auto* ok = std::get_if<HelloResponse>(&*reply)) {
       HelloRequest request;
       request.id = "0";
@@ -78,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto request = decode_hello_request(doc->root());
   if (request.ok()) {
     if (!is_worker_identity(request->worker_id) || request->id.empty() || request->protocols.empty()) std::abort();
-    round_trip(request->to_node(), [](dot::json::Value v) { return decode_hello_request(v); });
+    round_trip(request->to_node(), [](dot::json::Value v) { return decode_hello_request(v); }, never);
   }
   return 0;
 }

@@ -13,38 +13,20 @@
 #include "dot/metewand/frame_reader.h"
 #include "dot/metewand/message.h"
 #include "dot/metewand/operations.h"
+#include "round_trip.h"
 
 namespace {
 
 using namespace dot::metewand;
 
-// Encode, frame and decode again with `decode`: the canonical bytes must be a
-// fixed point. Objects a peer sent (parameters, statistics, details) need not
-// fit the metewand profile, so a refusal to encode them is an answer.
-template <typename Decode>
-void round_trip(const dot::jcs::Node& node, Decode decode) {
-  auto line = encode_message(node);
-  if (!line.ok()) {
-    if (line.error().kind == MessageError::Kind::Serialization || line.error().kind == MessageError::Kind::LineTooLong)
-      return;
-    std::abort();
-  }
-  std::string_view body(*line);
-  body.remove_suffix(1);
-  auto doc = parse_line(body);
-  if (!doc.ok()) std::abort();
-  auto again = decode(doc->root());
-  if (!again.ok()) std::abort();
-  auto line2 = encode_message(again->to_node());
-  if (!line2.ok() || *line2 != *line) std::abort();
-}
+using fuzzing::round_trip;
+using ReplyView = fuzzing::ReplyView<OperationReply>;
 
-struct ReplyView {
-  OperationReply reply;
-  dot::jcs::Node to_node() const {
-    return std::visit([](const auto& r) { return r.to_node(); }, reply);
-  }
-};
+// Objects a peer sent (parameters, statistics, details) need not fit the
+// metewand profile, so a refusal to encode them is an answer.
+bool refusable(const MessageError& e) {
+  return e.kind == MessageError::Kind::Serialization || e.kind == MessageError::Kind::LineTooLong;
+}
 
 }  // namespace
 
@@ -64,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (request.ok()) {
     if (request->method == Method::Hello || request->id.empty()) std::abort();
     if (request_method(doc->root()) != request->method) std::abort();
-    round_trip(request->to_node(), [](dot::json::Value v) { return decode_operation_request(v); });
+    round_trip(request->to_node(), [](dot::json::Value v) { return decode_operation_request(v); }, refusable);
   }
   for (Method m : {Method::Materialize, Method::Prepare, Method::Execute, Method::Reset, Method::Evaluate,
                    Method::Shutdown}) {
@@ -79,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto r = decode_operation_reply(m, v);
       if (!r.ok()) return std::move(r).error();
       return ReplyView{std::move(r).value()};
-    });
+    }, refusable);
   }
   return 0;
 }
