@@ -319,24 +319,30 @@ TEST(MetewandConform, VerdictsOnWorkersThatBreakOneRule) {
     std::vector<std::string> args;
     const char* failing;   // a case that must fail
     const char* reason;    // in its detail
+    const char* role = "dataset_materializer";
   } cases[] = {
       {{"--no-shutdown-ack"}, "shutdown", "ProtocolClosed"},
       {{"--exit-after-shutdown", "3"}, "shutdown", "UnsuccessfulExit"},
       {{"--wrong-identity"}, "hello_identity", "WorkerIdentityMismatch"},
       {{"--out-of-order"}, "serial_ids", "MismatchedRequestId"},
       {{"--lenient-framing"}, "abuse_duplicate_key", "answered with a success"},
+      // A hang in each phase of each role.
       {{"--hang", "hello"}, "hello_identity", "Timeout"},
       {{"--hang", "materialize"}, "materialize_valid", "Timeout"},
+      {{"--hang", "prepare"}, "prepare_valid", "Timeout", "implementation"},
+      {{"--hang", "execute"}, "execute_valid", "Timeout", "implementation"},
+      {{"--hang", "reset"}, "reset_valid", "Timeout", "implementation"},
+      {{"--hang", "evaluate"}, "evaluate_valid", "Timeout", "problem_evaluator"},
       {{"--hang", "shutdown"}, "shutdown", "Timeout"},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.args.front());
-    std::vector<std::string> args = {"metewand", "conform", "--role", "dataset_materializer", "--timeout", "0.5", "--json",
+    SCOPED_TRACE(c.args.back());
+    std::vector<std::string> args = {"metewand", "conform", "--role", c.role, "--timeout", "0.5", "--json",
                                      "--case", c.failing, "--", kPython, "-B", kPyWorker};
     for (const auto& a : c.args) args.push_back(a);
     CliRun r = run(args);
     EXPECT_EQ(r.code, 1) << r.out << r.err;
-    EXPECT_NE(r.out.find(fmt::format(R"({{"name":"{}","role":"dataset_materializer","passed":false,"detail":")", c.failing)),
+    EXPECT_NE(r.out.find(fmt::format(R"({{"name":"{}","role":"{}","passed":false,"detail":")", c.failing, c.role)),
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find(c.reason), std::string::npos) << r.out;
