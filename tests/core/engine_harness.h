@@ -44,12 +44,12 @@ inline const std::string kProductCore = "dot-core";
 inline const std::string kHookedCore = "dot-core-hooked";
 
 // Runs `exe` (from the build's bin folder) with an exact environment (plus
-// `env`); at most 60 s. `while_running`, if given, is called once the process
+// `env`); at most 60 s. `while_running`, if given, is called with its pid once the process
 // is started, before its output is read (a test that paused it at a
 // DOT_TEST_PAUSE_AT point acts there).
 inline CmdResult run_core(const std::string& exe, const std::vector<std::string>& args,
                           const std::vector<std::string>& env = {},
-                          const std::function<void()>& while_running = {}) {
+                          const std::function<void(pid_t)>& while_running = {}) {
   SpawnOptions o;
   o.path = bin(exe);
   o.argv = {exe};
@@ -63,7 +63,7 @@ inline CmdResult run_core(const std::string& exe, const std::vector<std::string>
     r.err = child.error().line();
     return r;
   }
-  if (while_running) while_running();
+  if (while_running) while_running(child->pid());
   auto out = read_all(child->stdout_fd().get(), 16 << 20);
   auto err = read_all(child->stderr_fd().get(), 16 << 20);
   r.out = out.ok() ? *out : "";

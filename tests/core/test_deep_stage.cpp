@@ -77,29 +77,12 @@ class DeepStage : public EngineTest {
   }
   // `plan` of the holding plugin, sent `sig` once its tree is complete.
   CmdResult plan_then_signal(const std::string& consent, int sig) {
-    SpawnOptions o;
-    o.path = bin(kProductCore);
-    o.argv = {kProductCore, "plan", "--plugin", "org.test.deep", consent, "--root", root_.string()};
-    o.env = {"LANG=C", "PATH=/usr/bin:/bin"};
-    o.stdin_mode = StdioMode::DevNull;
-    CmdResult r;
-    auto child = spawn(o);
-    if (!child.ok()) {
-      r.err = child.error().line();
-      return r;
-    }
-    const bool ready = wait_for_ready().has_value();
-    EXPECT_TRUE(ready) << "the plugin never finished its tree";
-    ::kill(child->pid(), sig);
-    auto out = read_all(child->stdout_fd().get(), 1 << 20);
-    auto err = read_all(child->stderr_fd().get(), 1 << 20);
-    r.out = out.ok() ? *out : "";
-    r.err = err.ok() ? *err : "";
-    auto st = child->wait_until(Clock::now() + std::chrono::seconds(60));
-    if (!st) st = child->kill_and_reap();
-    r.code = st->code;
-    r.signal = st->signal;
-    return r;
+    return run_core(kProductCore, {"plan", "--plugin", "org.test.deep", consent, "--root", root_.string()}, {},
+                    [&](pid_t plan) {
+                      const bool ready = wait_for_ready().has_value();
+                      EXPECT_TRUE(ready) << "the plugin never finished its tree";
+                      ::kill(plan, sig);
+                    });
   }
 };
 

@@ -377,7 +377,7 @@ TEST_F(EngineTest, PluginChangedAfterRegisterIsIdentityError) {
 CmdResult plan_changed_after_the_hash(const fs::path& root, const fs::path& pause,
                                       const std::function<void()>& meanwhile) {
   return run_core(kHookedCore, {"plan", "--root", root.string(), "--allow-audit-plugin", "--json"},
-                  {"DOT_TEST_PAUSE_AT=plan.plugin_hashed:" + pause.string()}, [&] {
+                  {"DOT_TEST_PAUSE_AT=plan.plugin_hashed:" + pause.string()}, [&](pid_t) {
                     for (int i = 0; i < 2000 && !fs::exists(pause); ++i) ::usleep(10000);
                     if (!fs::exists(pause)) ADD_FAILURE() << "dot-core never reached plan.plugin_hashed";
                     meanwhile();
