@@ -1,8 +1,12 @@
+// `dot-core plan`: the one plan pipeline of every profile, as named passes in
+// the order they happen (planner.h; docs/engine.md, "Plan"). What a profile
+// adds (negotiation, the shape of its dot.plan answer, its target policy,
+// its stage, its plan document) is plan_profile.h's interface.
 #include "dot/core/planner.h"
 
 #include <algorithm>
 #include <cerrno>
-#include <set>
+#include <memory>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,40 +15,15 @@
 #include <dtl/dtl.hpp>
 #include <fmt/format.h>
 
-#include "dot/base/beneath.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
 #include "dot/core/rollback.h"
-#include "dot/core/target.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
-#include "dot/dpp/host_session.h"
-#include "dot/dpp/stage_reader.h"
-#include "planner_internal.h"
-#include "stage.h"
+#include "plan_profile.h"
 
 namespace dot::core {
 namespace {
-
-// Core reads every staged file itself (dpp/stage_reader.h): the plugin's claims
-// are only claims.
-Result<std::vector<std::string>> verify_stage(const Stage& stage, const dpp::MaterializeResult& claimed) {
-  DOT_TRY(stage.check_unchanged());
-  DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, dpp::read_hello_stage(stage.fd(), claimed));
-  DOT_TRY(stage.check_unchanged());
-  return contents;
-}
-
-// Once the plugin is gone the stage can no longer change: it must hold
-// exactly the claimed artifacts (an extra file is a staged-file count that
-// differs from the claim). Checked after the session ended so that what the
-// session itself reports (a survivor, an exit status) comes first.
-Status verify_stage_contents(const Stage& stage, const dpp::MaterializeResult& claimed) {
-  DOT_TRY(stage.check_unchanged());
-  return dpp::check_hello_stage_holds_only(stage.fd(), claimed);
-}
-
-}  // namespace
 
 Error interrupted_error(int sig) {
   return make_error(Code::Protocol, "interrupted",
@@ -56,133 +35,286 @@ Status check_interrupt(const PlanOptions& options) {
   return {};
 }
 
-Status start_session(const PlanOptions& options, PinnedPlugin& pinned, const Stage& stage,
-                     dpp::HostSessionOptions ho, std::optional<Sandbox>& sandbox, Session& session,
-                     const ProfileContainment& profile) {
-  ho.exec_fd = pinned.exec_fd.get();
-  ho.stage_dir = stage.path();
-  ho.spawn.argv = {"dot-plugin"};
-  // Process assurance: containment for this descriptor and this stage. It
-  // must outlive the spawn (the child reads it between fork and exec).
-  if (options.consent == Assurance::Process) {
-    SandboxPolicy policy;
-    policy.executable_fd = pinned.exec_fd.get();
-    policy.executable_path = pinned.copy_path;
-    policy.stage_fd = stage.fd();
-    policy.limits = profile.limits;
-    policy.stage_folders = profile.stage_folders;
-    for (const UniqueFd& dir : profile.inputs) policy.read_only_dir_fds.push_back(dir.get());
-    DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
-    sandbox.emplace(std::move(prepared));
-    DOT_TRY(sandbox->apply_to(ho.spawn));
-    ho.containment = sandbox->limits();
-  }
-  DOT_TRY(check_interrupt(options));
-  DOT_ASSIGN_OR_RETURN(dpp::HostSession host, dpp::HostSession::start(std::move(ho)));
-  session.host.emplace(std::move(host));
-  if (options.interrupt) options.interrupt->set_plugin_group(session.host->pid());
-  pinned.exec_fd.reset();
+// A call's failure, reported as the signal when one killed the plugin.
+template <class R>
+R during(const PlanOptions& options, R result) {
+  if (!result.ok() && options.interrupt && options.interrupt->interrupted())
+    return R(interrupted_error(options.interrupt->signal()));
+  return result;
+}
+
+// The refusals of a manifest's assurance that no run could change.
+Status check_consent(const Manifest& manifest, const PlanOptions& options) {
+  if (manifest.assurance == "process" && options.consent != Assurance::Process)
+    return make_error(Code::Policy, "assurance",
+                      "the plugin is registered with process assurance: audit consent never satisfies it; use "
+                      "--require-process-sandbox");
+  if (manifest.assurance == "audit" && options.consent == Assurance::Process)
+    return make_error(Code::Policy, "assurance",
+                      "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
+                      "with --assurance process to run it under --require-process-sandbox");
   return {};
 }
 
-namespace {
+// One proposal, from the pinned plugin to the sealed plan. The stage and the
+// session outlive the passes: make_plan removes the stage only once the
+// plugin (and anything it started) is dead, so nothing writes into it while
+// it goes, and records the plugin's stderr and log whatever the outcome.
+class ProposalRun {
+ public:
+  ProposalRun(Root& root, const PlanOptions& options, const Manifest& manifest, store::TxnId txn)
+      : root_(root), options_(options), manifest_(manifest), txn_(txn) {}
 
-Result<PlanOutcome> run_proposal(Root& root, const PlanOptions& options, const Manifest& manifest, PinnedPlugin& pinned,
-                                 store::TxnId txn, Session& session, std::optional<Stage>& kept_stage) {
-  auto check_interrupt = [&]() -> Status { return core::check_interrupt(options); };
-  // Calls that fail because a signal killed the plugin report the signal.
-  auto call = [&](auto&& result) { return during(options, std::forward<decltype(result)>(result)); };
-
-  DOT_ASSIGN_OR_RETURN(Stage made, Stage::create(root.dirs(), txn));
-  Stage& stage = kept_stage.emplace(std::move(made));
-  dpp::HostSessionOptions ho;
-  ho.limits.deadline = options.deadline;
-  std::optional<Sandbox> sandbox;
-  DOT_TRY(start_session(options, pinned, stage, std::move(ho), sandbox, session));
-  dpp::HostSession& s = *session.host;
-
-  DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
-  // "process" is sent only because core installed the containment itself.
-  const std::string_view assurance = sandbox ? dpp::hello::kAssuranceProcess : dpp::hello::kAssuranceAudit;
-  if (assurance != manifest.assurance)
-    return make_error(Code::Internal, "assurance", "negotiated assurance differs from the manifest's");
-  dpp::InitializeParams sent = dpp::hello::initialize_params(assurance, nonce);
-  DOT_ASSIGN_OR_RETURN(dpp::InitializeResult echo, call(s.initialize(sent)));
-  DOT_TRY(dpp::hello::check_identity(sent, echo, manifest.id));
-  DOT_ASSIGN_OR_RETURN(dpp::PlanResult proposed, call(s.plan()));
-  DOT_TRY(dpp::hello::check_hello_allowlists(proposed));
-
-  PlanOutcome out;
-  out.txn = txn;
-  Plan& plan = out.plan;
-  plan.effects.emplace();
-  for (const auto& e : proposed.effects) plan.effects->push_back(Effect{e.failure_policy, e.kind, e.target});
-  plan.nonce = nonce;
-  plan.plugin_digest = manifest.sha256;
-  plan.root_id = root.root_id();
-  for (const auto& name : proposed.names) {
-    DOT_ASSIGN_OR_RETURN(ObservedTarget t, observe_target(root.root_fd(), name));
-    plan.operations.push_back(Operation{Snapshot::absent(), t.snapshot, name});
-    out.slots.push_back(PlannedSlot{name, std::move(t.content), {}});
+  Result<PlanOutcome> run(const store::PluginRecord& row) {
+    DOT_ASSIGN_OR_RETURN(profile_, profile_for(manifest_, row));
+    DOT_TRY(pin(row));
+    DOT_TRY(start());
+    DOT_TRY(negotiate());
+    DOT_TRY(propose());
+    DOT_TRY(observe());
+    DOT_TRY(record_proposal());
+    DOT_TRY(stage());
+    DOT_TRY(end_plugin());
+    DOT_TRY(fill_afters());
+    return seal();
   }
-  // What was proposed is kept whatever happens next (sealed or abandoned).
-  DOT_ASSIGN_OR_RETURN(std::string proposal, proposal_document(plan));
-  plan.proposal_id = sha256_hex(proposal);
-  DOT_TRY(root.store().set_proposal_id(txn, plan.proposal_id, proposal));
-  // A general plugin may own hello.txt or welcome.txt (docs/spec/dpp-general.md):
-  // the hello plugin may then neither write nor replace it.
-  DOT_TRY(check_ownership(root, manifest.id, proposed.names));
 
-  DOT_ASSIGN_OR_RETURN(dpp::MaterializeResult staged, call(s.materialize()));
-  DOT_TRY(dpp::hello::check_artifacts(proposed.names, staged));
-  DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, verify_stage(stage, staged));
-  DOT_TRY(call(s.validate()));
-  DOT_TRY(call(s.shutdown()));
-  DOT_TRY(call(s.finish()));
-  if (options.interrupt) options.interrupt->set_plugin_group(0);
-  DOT_TRY(check_interrupt());
-  DOT_TRY(verify_stage_contents(stage, staged));
-  // The stage may have been touched after we read it; we seal what we read.
-  out.plugin_stderr = s.stderr_bytes();
+  std::optional<Stage>& stage_folder() { return stage_; }
+  std::optional<dpp::HostSession>& host() { return host_; }
 
-  store::SealInput seal;
-  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-    Operation& op = plan.operations[i];
-    op.after = sealed_after(sha256_hex(contents[i]));
-    seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
-    store::Blob blob;
-    blob.slot = static_cast<std::uint32_t>(i);
-    blob.bytes = contents[i];
-    blob.sha256 = op.after.sha256;
-    seal.artifacts.push_back(std::move(blob));
-    out.slots[i].after = std::move(contents[i]);
+ private:
+  template <class R>
+  R call(R result) {
+    return during(options_, std::move(result));
   }
-  // Every target already is what the plugin proposes (content, mode, owner):
-  // a plan would change nothing, so none is sealed (nothing to apply, nothing
-  // to go stale). The proposal, with its stderr, stays inspectable: ABANDONED
-  // with the reason NO_CHANGES, which the state graph already allows.
-  if (std::all_of(plan.operations.begin(), plan.operations.end(), is_hello_noop)) {
-    out.no_changes = true;
-    store::Abandonment unchanged;
-    unchanged.code = std::string(store::kNoChangesCode);
-    unchanged.detail = "every target already holds what the plugin proposed; nothing was sealed";
-    unchanged.plugin_stderr = out.plugin_stderr;
-    DOT_TRY(root.store().abandon(txn, unchanged));
+
+  // The plugin opened from its sealed copy and hashed against the manifest.
+  Status pin(const store::PluginRecord& row) {
+    DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root_, row.plugin_id));
+    pinned_.emplace(std::move(pinned));
+    root_.hooks().reached("plan.plugin_hashed");
+    if (options_.after_hash) options_.after_hash(options_.after_hash_ctx);
+    return {};
+  }
+
+  // The stage, then the plugin spawned from the pinned descriptor (then
+  // closed): under process assurance inside a Sandbox prepared for that
+  // descriptor and this stage, shaped by the profile. The sandbox outlives
+  // the spawn (the child reads it between fork and exec).
+  Status start() {
+    DOT_ASSIGN_OR_RETURN(Stage made, Stage::create(root_.dirs(), txn_));
+    const Stage& stage = stage_.emplace(std::move(made));
+    dpp::HostSessionOptions ho;
+    ho.limits.deadline = options_.deadline;
+    ProfileContainment profile;
+    DOT_TRY(profile_->shape_session(root_, options_, manifest_, ho, profile));
+    ho.exec_fd = pinned_->exec_fd.get();
+    ho.stage_dir = stage.path();
+    ho.spawn.argv = {"dot-plugin"};
+    if (options_.consent == Assurance::Process) {
+      SandboxPolicy policy;
+      policy.executable_fd = pinned_->exec_fd.get();
+      policy.executable_path = pinned_->copy_path;
+      policy.stage_fd = stage.fd();
+      policy.limits = profile.limits;
+      policy.stage_folders = profile.stage_folders;
+      for (const UniqueFd& dir : profile.inputs) policy.read_only_dir_fds.push_back(dir.get());
+      DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
+      sandbox_.emplace(std::move(prepared));
+      DOT_TRY(sandbox_->apply_to(ho.spawn));
+      ho.containment = sandbox_->limits();
+    }
+    DOT_TRY(check_interrupt(options_));
+    DOT_ASSIGN_OR_RETURN(dpp::HostSession host, dpp::HostSession::start(std::move(ho)));
+    host_.emplace(std::move(host));
+    if (options_.interrupt) options_.interrupt->set_plugin_group(host_->pid());
+    pinned_->exec_fd.reset();
+    return {};
+  }
+
+  // dot.initialize with a fresh nonce; "process" is sent only because core
+  // installed the containment itself.
+  Status negotiate() {
+    DOT_ASSIGN_OR_RETURN(draft_.nonce, random_hex32());
+    const std::string_view assurance = sandbox_ ? dpp::hello::kAssuranceProcess : dpp::hello::kAssuranceAudit;
+    if (assurance != manifest_.assurance)
+      return make_error(Code::Internal, "assurance", "negotiated assurance differs from the manifest's");
+    return call(profile_->negotiate(*host_, assurance, draft_.nonce, manifest_));
+  }
+
+  Status propose() {
+    DOT_ASSIGN_OR_RETURN(draft_.proposal, call(profile_->propose(*host_, root_, manifest_)));
+    return {};
+  }
+
+  // Every target (and, in the general profile, every parent folder) through
+  // descriptors beneath the root: the operations' `before`.
+  Status observe() {
+    PlanV2& plan = draft_.plan;
+    plan.effects = draft_.proposal.effects;
+    plan.nonce = draft_.nonce;
+    plan.plugin_digest = manifest_.sha256;
+    plan.plugin_id = manifest_.id;
+    plan.root_id = root_.root_id();
+    ParentFolders parents;
+    for (const ProposedOperation& op : draft_.proposal.operations) {
+      const std::size_t kept = draft_.kept_bytes;
+      const std::size_t keep = kept < kDiffTotalBytes ? std::min(kDiffFileBytes, kDiffTotalBytes - kept) : 0;
+      DOT_ASSIGN_OR_RETURN(PathTarget t, profile_->observe(root_.root_fd(), op.path, keep, parents));
+      plan.operations.push_back(PathOperation{op.action, Snapshot::absent(), t.snapshot, op.path});
+      PathSlot slot;
+      slot.path = op.path;
+      slot.action = op.action;
+      slot.before = t.snapshot;
+      slot.before_size = t.size;
+      if (t.content) draft_.kept_bytes += t.content->size();
+      slot.before_content = std::move(t.content);
+      draft_.slots.push_back(std::move(slot));
+    }
+    plan.directories = profile_->folders(draft_, parents);
+    return {};
+  }
+
+  // What was proposed is kept whatever happens next (sealed or abandoned);
+  // ownership is checked once it is stored, so that `inspect show` of the
+  // refusal shows what the plugin wanted to touch.
+  Status record_proposal() {
+    DOT_ASSIGN_OR_RETURN(draft_.proposal_document, profile_->proposal_document(draft_));
+    draft_.proposal_id = draft_.plan.proposal_id = sha256_hex(draft_.proposal_document);
+    DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id, draft_.proposal_document));
+    std::vector<std::string> paths;
+    paths.reserve(draft_.plan.operations.size());
+    for (const auto& op : draft_.plan.operations) paths.push_back(op.path);
+    return check_ownership(root_, manifest_.id, paths);
+  }
+
+  // dot.materialize: core reads every staged file itself; the plugin's
+  // claims are only claims.
+  Status stage() {
+    DOT_ASSIGN_OR_RETURN(draft_.staged, call(profile_->read_stage(*host_, *stage_, draft_)));
+    return {};
+  }
+
+  // dot.validate, dot.shutdown, exit 0, the group reaped; then the stage can
+  // no longer change and must hold exactly the claimed files (checked after
+  // the session ended, so that what the session reports comes first).
+  Status end_plugin() {
+    DOT_TRY(call(host_->validate()));
+    DOT_TRY(call(host_->shutdown()));
+    DOT_TRY(call(host_->finish()));
+    if (options_.interrupt) options_.interrupt->set_plugin_group(0);
+    DOT_TRY(check_interrupt(options_));
+    DOT_TRY(stage_->check_unchanged());
+    return profile_->check_stage_holds_only(*stage_);
+  }
+
+  // Each write's after: the requested mode, our uid and gid, the digest of
+  // what core read (never a field the plugin claimed).
+  Status fill_afters() {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i < draft_.plan.operations.size(); ++i) {
+      PathOperation& op = draft_.plan.operations[i];
+      if (op.action != Action::Write) continue;
+      if (w >= draft_.staged.size())
+        return make_error(Code::Internal, "staged", "fewer staged files than writes were read back");
+      dpp::StagedFile& file = draft_.staged[w++];
+      op.after = Snapshot{true, ::getegid(), draft_.proposal.operations[i].mode, file.sha256, ::geteuid()};
+      PathSlot& slot = draft_.slots[i];
+      slot.after = op.after;
+      slot.after_size = file.size;
+      slot.after_content = std::move(file.content);
+    }
+    return {};
+  }
+
+  // The profile's document sealed with its files; or, when nothing would
+  // change, nothing sealed: the proposal, its stderr and its log stay
+  // inspectable, ABANDONED with the reason NO_CHANGES (an outcome, not an error).
+  Result<PlanOutcome> seal() {
+    PlanOutcome out;
+    out.txn = txn_;
+    out.plugin_stderr = host_->stderr_bytes();
+    out.logs = log_records(host_->logs());
+    DOT_ASSIGN_OR_RETURN(Sealing sealing, profile_->seal(draft_, *stage_, out));
+    if (sealing.no_changes) {
+      out.no_changes = true;
+      store::Abandonment unchanged;
+      unchanged.code = std::string(store::kNoChangesCode);
+      unchanged.detail = "every target already holds what the plugin proposed; nothing was sealed";
+      unchanged.plugin_stderr = out.plugin_stderr;
+      DOT_TRY(root_.store().abandon(txn_, unchanged, out.logs));
+      return out;
+    }
+    store::SealInput& seal = sealing.input;
+    seal.plan_id = sha256_hex(seal.canonical_plan);
+    seal.proposal_id = draft_.proposal_id;
+    seal.plugin_stderr = out.plugin_stderr;
+    seal.logs = out.logs;
+    DOT_TRY(root_.store().seal(txn_, seal));
+    out.plan_id = seal.plan_id;
     return out;
   }
-  // What is sealed passes exactly the check every later load of it makes.
-  DOT_TRY(check_plan_invariants(plan));
-  DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(plan));
-  out.plan_id = sha256_hex(seal.canonical_plan);
-  seal.plan_id = out.plan_id;
-  seal.proposal_id = plan.proposal_id;
-  seal.effect_count = static_cast<std::uint32_t>(plan.effects->size());
-  seal.plugin_stderr = out.plugin_stderr;
-  DOT_TRY(root.store().seal(txn, seal));
-  return out;
+
+  Root& root_;
+  const PlanOptions& options_;
+  const Manifest& manifest_;
+  const store::TxnId txn_;
+  std::unique_ptr<PlanProfile> profile_;
+  std::optional<PinnedPlugin> pinned_;
+  std::optional<Stage> stage_;
+  std::optional<Sandbox> sandbox_;
+  std::optional<dpp::HostSession> host_;
+  PlanDraft draft_;
+};
+
+// A failed proposal: the plugin's group killed (abort drains what stderr
+// still holds, so a line written just before the failing answer is kept),
+// the stage removed, and the proposal ABANDONED with the error's code, the
+// plugin's stderr, its log and, for an error response, the plugin's data.
+Error abandon(Root& root, store::TxnId txn, ProposalRun& run, Error error) {
+  std::optional<dpp::HostSession>& host = run.host();
+  if (host) host->abort();
+  if (auto& stage = run.stage_folder())
+    if (auto s = stage->remove(); !s.ok())
+      error.detail += fmt::format("; the stage could not be removed ({}): `{}` removes it", s.error().message(),
+                                  store::command_for(root.layout(), "recover"));
+  store::Abandonment why;
+  why.code = std::string(code_name(error.code));
+  why.detail = error.message();
+  why.plugin_stderr = host ? host->stderr_bytes() : std::string();
+  std::vector<store::LogRecord> logs;
+  if (host) {
+    logs = log_records(host->logs());
+    if (const auto& pe = host->plugin_error(); pe && pe->error.data && error.code == Code::PluginError)
+      why.detail += fmt::format("; data {}", *pe->error.data);
+  }
+  // Keep the session's error even if recording it fails: it is the cause.
+  (void)root.store().abandon(txn, why, logs);
+  return error;
 }
 
 }  // namespace
+
+Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const store::PluginRecord& row) {
+  if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
+    // The id the echo is held to is the manifest's, which must be its row's.
+    if (manifest.id != row.plugin_id)
+      return make_error(Code::PluginIdentity, "manifest",
+                        "the stored manifest does not name the plugin its plugin row names");
+    return make_general_profile();
+  }
+  if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
+    return make_error(Code::PluginIdentity, "manifest",
+                      fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
+                                  manifest.profile, manifest.protocol));
+  // The id the plugin's echo is held to: this core runs one hello plugin
+  // id, and a manifest naming another (or another than its row) is not trusted.
+  if (manifest.id != dpp::hello::kPluginId || manifest.id != row.plugin_id)
+    return make_error(Code::PluginIdentity, "manifest",
+                      fmt::format("the stored manifest does not name plugin {} as its plugin row does",
+                                  dpp::hello::kPluginId));
+  return make_hello_profile();
+}
 
 std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs) {
   std::vector<store::LogRecord> out;
@@ -195,84 +327,22 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   DOT_TRY(refuse_if_unfinished(root));
   // Before anything is recorded: a kernel without a layer never starts the plugin.
   if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
-  DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, options.plugin_id));
-  DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec.manifest));
-  if (manifest.assurance == "process" && options.consent != Assurance::Process)
-    return make_error(Code::Policy, "assurance",
-                      "the plugin is registered with process assurance: audit consent never satisfies it; use "
-                      "--require-process-sandbox");
-  if (manifest.assurance == "audit" && options.consent == Assurance::Process)
-    return make_error(Code::Policy, "assurance",
-                      "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
-                      "with --assurance process to run it under --require-process-sandbox");
-
+  DOT_ASSIGN_OR_RETURN(store::PluginRecord row, registered_plugin(root, options.plugin_id));
+  DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(row.manifest));
+  DOT_TRY(check_consent(manifest, options));
   store::ProposalStart start;
   start.plugin_id = manifest.id;
   start.plugin_digest = manifest.sha256;
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().begin_proposal(start));
 
-  // The stage outlives the session: it is removed only once the plugin (and
-  // anything it started) is dead, so nothing writes into it while it goes.
-  std::optional<Stage> stage;
-  Session session;
-  Result<PlanOutcome> outcome = [&]() -> Result<PlanOutcome> {
-    if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
-      // The id the echo is held to is the manifest's, which must be its row's.
-      if (manifest.id != rec.plugin_id)
-        return make_error(Code::PluginIdentity, "manifest",
-                          "the stored manifest does not name the plugin its plugin row names");
-      DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
-      root.hooks().reached("plan.plugin_hashed");
-      if (options.after_hash) options.after_hash(options.after_hash_ctx);
-      return run_general_proposal(root, options, manifest, pinned, txn, session, stage);
-    }
-    if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
-      return make_error(Code::PluginIdentity, "manifest",
-                        fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
-                                    manifest.profile, manifest.protocol));
-    // The id the plugin's echo is held to: this core runs one plugin id, and
-    // a manifest naming another (or another than its own row) is not trusted.
-    if (manifest.id != dpp::hello::kPluginId || manifest.id != rec.plugin_id)
-      return make_error(Code::PluginIdentity, "manifest",
-                        fmt::format("the stored manifest does not name plugin {} as its plugin row does",
-                                    dpp::hello::kPluginId));
-    DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
-    root.hooks().reached("plan.plugin_hashed");
-    if (options.after_hash) options.after_hash(options.after_hash_ctx);
-    return run_proposal(root, options, manifest, pinned, txn, session, stage);
-  }();
+  ProposalRun run(root, options, manifest, txn);
+  Result<PlanOutcome> outcome = run.run(row);
   if (options.interrupt) options.interrupt->set_plugin_group(0);
-  if (outcome.ok()) {
-    // The session finished (the plugin and its group reaped): the stage goes.
-    if (stage)
-      if (auto s = stage->remove(); !s.ok()) outcome->stage_left = s.error().message();
-    return outcome;
-  }
-
-  Error error = std::move(outcome).error();
-  // Abort first: it kills the group and drains what stderr still holds, so
-  // a line the plugin wrote just before the answer that failed is kept.
-  if (session.host) session.host->abort();
-  if (stage)
-    if (auto s = stage->remove(); !s.ok())
-      error.detail += fmt::format("; the stage could not be removed ({}): `{}` removes it", s.error().message(),
-                                  store::command_for(root.layout(), "recover"));
-  std::string stderr_bytes = session.stderr_bytes();
-  store::Abandonment why;
-  why.code = std::string(code_name(error.code));
-  why.detail = error.message();
-  why.plugin_stderr = std::move(stderr_bytes);
-  std::vector<store::LogRecord> logs;
-  if (session.host) {
-    logs = log_records(session.host->logs());
-    // An error response keeps the plugin's code and message (in the detail)
-    // and its data, canonical JSON.
-    if (const auto& pe = session.host->plugin_error(); pe && pe->error.data && error.code == Code::PluginError)
-      why.detail += fmt::format("; data {}", *pe->error.data);
-  }
-  // Keep the session's error even if recording it fails: it is the cause.
-  (void)root.store().abandon(txn, why, logs);
-  return error;
+  if (!outcome.ok()) return abandon(root, txn, run, std::move(outcome).error());
+  // The session finished (the plugin and its group reaped): the stage goes.
+  if (auto& stage = run.stage_folder())
+    if (auto s = stage->remove(); !s.ok()) outcome->stage_left = s.error().message();
+  return outcome;
 }
 
 std::string unified_diff(const PlannedSlot& slot) {

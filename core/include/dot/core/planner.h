@@ -62,7 +62,7 @@ struct PlannedSlot {
 
 // One operation of a version-2 plan as `plan` shows it: its snapshots, the
 // sizes, and the bytes of either side when small enough for a diff
-// (planner_general.cpp keeps at most kDiffFileBytes per file, kDiffTotalBytes
+// (the pipeline keeps at most kDiffFileBytes per file, kDiffTotalBytes
 // per plan; beyond that a one-line summary is shown).
 inline constexpr std::size_t kDiffFileBytes = 64 * 1024;
 inline constexpr std::size_t kDiffTotalBytes = 8 * 1024 * 1024;
@@ -100,9 +100,10 @@ struct PlanOutcome {
 };
 
 // Errors carry their DOT_E_* code; after PROPOSING the proposal is ABANDONED
-// with that code before the error is returned. The manifest's profile picks
-// the planner: org.dot.hello/v1 (this file's model) or org.dot.dpp/v1
-// (planner_general.cpp: version-2 plans, docs/spec/dpp-general.md).
+// with that code before the error is returned. One pipeline runs every
+// profile (planner.cpp); the manifest's profile supplies what differs
+// (core/src/plan_profile.h): org.dot.hello/v1 seals version-1 plans,
+// org.dot.dpp/v1 version-2 plans (docs/spec/dpp-general.md).
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options);
 
 // A unified diff of one slot (libdtl), "--- a/NAME" / "+++ b/NAME" headers.

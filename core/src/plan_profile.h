@@ -1,0 +1,115 @@
+#pragma once
+// What one DPP profile contributes to the one plan pipeline (planner.cpp):
+// how its session is shaped, what it negotiates, what its dot.plan answer may
+// contain, its target policy, how its stage is read back and which plan
+// document it seals. The order of the passes, the proposal record, path
+// ownership, the plugin's end, abandonment and the stage's removal are the
+// pipeline's, written once. Internal to core.
+//
+// Both profiles feed the same operation model: the plugin's answer becomes
+// ProposedOperations, each observed into a PathOperation (its `before`),
+// whose `after` comes from the staged file core read itself. The hello
+// profile is the restricted case (writes only, flat names, mode 0600, the
+// whole plan sealed or none of it) and keeps its version-1 document; the
+// general profile seals version 2.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dot/base/sandbox.h"
+#include "dot/core/plan_v2.h"
+#include "dot/core/planner.h"
+#include "dot/core/registry.h"
+#include "dot/core/target.h"
+#include "dot/dpp/host_session.h"
+#include "dot/dpp/stage_reader.h"
+#include "dot/store/records.h"
+#include "stage.h"
+
+namespace dot::core {
+
+// One operation as the plugin proposed it, past the profile's rules.
+struct ProposedOperation {
+  Action action = Action::Write;
+  std::uint64_t mode = 0;  // the mode a write asks for (0 for a remove)
+  std::string path;
+};
+
+// What dot.plan answered, in the one model.
+struct Proposal {
+  std::vector<Effect> effects;
+  std::vector<ProposedOperation> operations;
+};
+
+// How the plugin is contained beyond what every profile gets.
+struct ProfileContainment {
+  SandboxLimits limits;          // the hello profile's are the defaults
+  std::vector<UniqueFd> inputs;  // readable directories (open_input's descriptors)
+  bool stage_folders = false;    // nested paths in the stage
+};
+
+// The plan being built, pass by pass: the operations (before observed,
+// after from the stage), what `plan` shows of each, the files read back.
+struct PlanDraft {
+  std::string nonce;
+  Proposal proposal;
+  PlanV2 plan;                          // identity, effects, operations, folders to create
+  std::vector<PathSlot> slots;          // one per operation
+  std::size_t kept_bytes = 0;           // diff bytes kept so far (kDiffTotalBytes in all)
+  std::string proposal_document;
+  std::string proposal_id;
+  std::vector<dpp::StagedFile> staged;  // one per write, in operation order
+};
+
+// What a profile seals: the store's input and the outcome's view of it; or
+// no_changes when the plan would change nothing.
+struct Sealing {
+  bool no_changes = false;
+  store::SealInput input;
+};
+
+class PlanProfile {
+ public:
+  virtual ~PlanProfile() = default;
+  // The session's limits and log handling, and the containment beyond the defaults.
+  virtual Status shape_session(Root& root, const PlanOptions& options, const Manifest& manifest,
+                               dpp::HostSessionOptions& session, ProfileContainment& containment) = 0;
+  // dot.initialize with `assurance` and the draft's nonce; the echo held to the manifest.
+  virtual Status negotiate(dpp::HostSession& session, std::string_view assurance, const std::string& nonce,
+                           const Manifest& manifest) = 0;
+  // dot.plan, its answer past the profile's allowlists and path rules.
+  virtual Result<Proposal> propose(dpp::HostSession& session, Root& root, const Manifest& manifest) = 0;
+  // One proposed path under the profile's target policy; the bytes kept
+  // when at most `keep_bytes` (the hello profile keeps them all).
+  virtual Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes,
+                                     ParentFolders& parents) = 0;
+  // The folders apply creates, given the observed parents (none in the hello profile).
+  virtual std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) = 0;
+  // The proposal document of the draft (every after absent).
+  virtual Result<std::string> proposal_document(const PlanDraft& draft) = 0;
+  // dot.materialize, then every staged file read back and held to the
+  // claims: one StagedFile per write, in operation order.
+  virtual Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& session, const Stage& stage,
+                                                          const PlanDraft& draft) = 0;
+  // Once the plugin is gone: the stage holds only what was claimed.
+  virtual Status check_stage_holds_only(const Stage& stage) = 0;
+  // The document to seal from the finished draft (every after filled in),
+  // with the outcome's view of it; no_changes when nothing would change.
+  virtual Result<Sealing> seal(PlanDraft& draft, const Stage& stage, PlanOutcome& out) = 0;
+};
+
+// The profile a manifest binds, after the manifest is checked against its
+// plugin row (DOT_E_PLUGIN_IDENTITY kind manifest otherwise).
+Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const store::PluginRecord& row);
+
+std::unique_ptr<PlanProfile> make_hello_profile();
+std::unique_ptr<PlanProfile> make_general_profile();
+
+// The session's dot.log messages as the store keeps them.
+std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs);
+
+}  // namespace dot::core

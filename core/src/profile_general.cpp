@@ -1,0 +1,172 @@
+// The general profile org.dot.dpp/v1 in the one plan pipeline
+// (docs/spec/dpp-general.md): negotiated limits, declared inputs and dot.log;
+// writes and removes of nested paths; every target and parent folder
+// observed beneath the root; the plan sealed as a version-2 document without
+// its no-ops, its files streamed from the stage into the store, so memory
+// stays bounded by the limits' shape and not by the bytes proposed.
+#include "dot/core/effects.h"
+#include "dot/dpp/general.h"
+#include "dot/dpp/path_rules.h"
+#include "plan_profile.h"
+
+namespace dot::core {
+namespace {
+
+namespace general = dpp::general;
+
+Status check_effects(const general::PlanResult& proposed) {
+  if (proposed.effects.size() == 1) {
+    const auto& e = proposed.effects.front();
+    if (is_root_sync(Effect{e.failure_policy, e.kind, e.target})) return {};
+  }
+  return make_error(Code::Policy, "effects",
+                    "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
+                    "\"target\":\"managed-root\"}]");
+}
+
+class GeneralProfile final : public PlanProfile {
+ public:
+  Status shape_session(Root& root, const PlanOptions& options, const Manifest& manifest,
+                       dpp::HostSessionOptions& ho, ProfileContainment& contained) override {
+    ho.profile = dpp::Profile::General;
+    ho.general_limits = limits_;
+    ho.plugin_id = manifest.id;
+    if (options.on_log)
+      ho.on_log = [&options](const dpp::LogEntry& e) {
+        options.on_log(store::LogRecord{e.level, e.message, std::string(dpp::method_name(e.method))});
+      };
+    // Each input is checked again as register checked it (a directory, no
+    // symlink on its path, apart from the root) before the plugin may read
+    // it; under process assurance these descriptors are what it may read.
+    for (const auto& dir : manifest.inputs) {
+      DOT_ASSIGN_OR_RETURN(UniqueFd opened, open_input(root, dir));
+      contained.inputs.push_back(std::move(opened));
+    }
+    contained.limits = dpp::containment_limits(dpp::Profile::General);
+    contained.stage_folders = true;
+    return {};
+  }
+
+  Status negotiate(dpp::HostSession& s, std::string_view assurance, const std::string& nonce,
+                   const Manifest& manifest) override {
+    // The inputs the plugin was registered with, in registration order.
+    const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs);
+    DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
+    // Whether log was negotiated: the session enforces it.
+    DOT_ASSIGN_OR_RETURN(bool log_negotiated, general::check_identity(sent, echo, manifest.id));
+    (void)log_negotiated;
+    return {};
+  }
+
+  Result<Proposal> propose(dpp::HostSession& s, Root& root, const Manifest& manifest) override {
+    // managed: the paths this plugin owns in the root, from dot-core's own
+    // history (never from what a plugin claims).
+    general::PlanParams asked;
+    DOT_ASSIGN_OR_RETURN(asked.managed, owned_paths(root, manifest.id));
+    DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked));
+    DOT_TRY(check_effects(proposed));
+    std::vector<dpp::ProposedOperation> checked;
+    checked.reserve(proposed.operations.size());
+    for (const auto& op : proposed.operations) checked.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
+    DOT_TRY(dpp::check_proposed_operations(checked));
+    Proposal p;
+    const auto& e = proposed.effects.front();
+    p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
+    p.operations.reserve(proposed.operations.size());
+    for (auto& op : proposed.operations)
+      p.operations.push_back({op.action == "write" ? Action::Write : Action::Remove, op.mode, std::move(op.path)});
+    return p;
+  }
+
+  Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes,
+                             ParentFolders& parents) override {
+    return observe_path_target(root_fd, path, limits_.max_file_bytes, keep_bytes, parents);
+  }
+
+  std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) override {
+    std::set<std::string, std::less<>> existing;
+    for (const auto& [folder, exists] : parents)
+      if (exists) existing.insert(folder);
+    return derive_directories(draft.plan.operations, existing);
+  }
+
+  Result<std::string> proposal_document(const PlanDraft& draft) override {
+    return core::proposal_document(draft.plan);
+  }
+
+  Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
+                                                  const PlanDraft& draft) override {
+    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
+    claimed_ = std::move(staged.artifacts);
+    std::vector<std::string> writes;
+    for (const auto& op : draft.plan.operations)
+      if (op.action == Action::Write) writes.push_back(op.path);
+    dpp::StageLimits stage_limits;
+    stage_limits.max_file_bytes = limits_.max_file_bytes;
+    stage_limits.max_total_bytes = limits_.max_total_bytes;
+    stage_limits.keep_file_bytes = kDiffFileBytes;
+    stage_limits.keep_total_bytes = kDiffTotalBytes > draft.kept_bytes ? kDiffTotalBytes - draft.kept_bytes : 0;
+    DOT_TRY(stage.check_unchanged());
+    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
+                         dpp::read_stage(stage.fd(), writes, claimed_, stage_limits));
+    DOT_TRY(stage.check_unchanged());
+    return files;
+  }
+
+  Status check_stage_holds_only(const Stage& stage) override {
+    return dpp::check_stage_holds_only(stage.fd(), claimed_);
+  }
+
+  Result<Sealing> seal(PlanDraft& draft, const Stage& stage, PlanOutcome& out) override {
+    out.version = kPlanVersion2;
+    Sealing sealing;
+    const PlanV2& proposed = draft.plan;
+    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed));
+    if (sealed.proposal_id != draft.proposal_id)
+      return make_error(Code::Internal, "proposal_id", "the sealed plan's proposal_id is not the stored proposal's");
+    // Every operation already holds what the plugin proposes: nothing is
+    // sealed; the proposal, its stderr and its log stay inspectable.
+    if (sealed.operations.empty()) {
+      sealing.no_changes = true;
+      out.plan_v2 = proposed;
+      return sealing;
+    }
+    // What is sealed passes exactly the checks every later load of it makes.
+    DOT_TRY(check_plan_invariants(sealed));
+    store::SealInput& seal = sealing.input;
+    DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(sealed));
+    seal.effect_count = static_cast<std::uint32_t>(sealed.effects.size());
+    seal.streamed = true;
+    for (std::size_t i = 0, w = 0; i < proposed.operations.size(); ++i) {
+      const PathOperation& op = proposed.operations[i];
+      const bool write = op.action == Action::Write;
+      const std::size_t file = write ? w++ : 0;
+      if (is_general_noop(op)) continue;
+      const auto index = static_cast<std::uint32_t>(seal.operations.size());
+      seal.operations.push_back(store::OperationSummary{op.path, op.before.sha256, op.after.sha256});
+      out.path_slots.push_back(std::move(draft.slots[i]));
+      if (write) seal.files.push_back(store::FileBlob{index, true, draft.staged[file].size, draft.staged[file].sha256});
+    }
+    // The store reads each file again through the stage's descriptor and
+    // checks its size and digest as it streams (what the plugin could still
+    // have touched before it exited is caught there).
+    std::vector<std::string> paths;
+    paths.reserve(seal.operations.size());
+    for (const auto& row : seal.operations) paths.push_back(row.name);
+    seal.open_file = [&stage, paths = std::move(paths)](const store::FileBlob& blob) -> Result<UniqueFd> {
+      return dpp::open_staged_file(stage.fd(), paths[blob.index]);
+    };
+    out.plan_v2 = std::move(sealed);
+    return sealing;
+  }
+
+ private:
+  const general::Limits limits_ = general::kLimits;
+  std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
+};
+
+}  // namespace
+
+std::unique_ptr<PlanProfile> make_general_profile() { return std::make_unique<GeneralProfile>(); }
+
+}  // namespace dot::core
