@@ -294,82 +294,128 @@ SyncTargets sync_targets(const PlanV2& plan) {
   return t;
 }
 
-Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt) {
-  store::Store& st = root.store();
-  const TestHooks& hooks = root.hooks();
-  const int root_fd = root.root_fd();
-  const PlanV2& plan = lp.plan;
-  const auto& ops = plan.operations;
-  const store::TxnId txn = lp.sealed.id;
-  const std::string& plan_id = lp.sealed.plan_id;
+namespace {
+
+// One apply of a version-2 plan, as named passes in the order they happen.
+// Before PREPARED a failure leaves the plan SEALED or STALE; after it, every
+// failure rolls back what this apply did (`so_far_`) before it returns.
+class ApplyRun {
+ public:
+  ApplyRun(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt)
+      : root_(root), lp_(lp), plan_(lp.plan), ops_(lp.plan.operations), txn_(lp.sealed.id),
+        plan_id_(lp.sealed.plan_id), interrupt_(interrupt), folders_(root.root_fd()),
+        so_far_{std::vector<bool>(plan_.directories.size()), std::vector<bool>(ops_.size())},
+        temps_(ops_.size()) {}
+
+  Result<ApplyOutcome> run() {
+    DOT_TRY(check_befores_or_stale());
+    DOT_TRY(prepare());
+    if (auto s = create_folders(); !s.ok()) return fail(std::move(s).error());
+    if (auto s = write_temps(); !s.ok()) return fail(std::move(s).error());
+    DOT_TRY(root_.store().transition(txn_, store::State::Committing));
+    if (auto s = replace_targets(); !s.ok()) return failed_commit(std::move(s).error());
+    if (auto s = sync_folders(); !s.ok()) return fail(std::move(s).error());
+    DOT_TRY(root_.store().transition(txn_, store::State::Committed));
+    // Step 6: effects, then DONE.
+    DOT_TRY(run_effects(root_, txn_, plan_id_, plan_.effects, sync_targets(plan_)));
+    return ApplyOutcome{txn_, plan_id_, store::State::Done, ops_.size()};
+  }
+
+ private:
+  Result<ApplyOutcome> fail(Error cause) {
+    DOT_TRY(roll_back(root_, txn_, lp_, cause, &so_far_));
+    cause.detail += "; the transaction was rolled back (ROLLED_BACK), no target is half-written";
+    return cause;
+  }
+  // A signal seen between two replacements stops at a safe point (recover
+  // finishes it); any other failure of the pass rolls back.
+  Result<ApplyOutcome> failed_commit(Error e) {
+    if (interrupted_) return e;
+    return fail(std::move(e));
+  }
 
   // Step 3: every target and parent still as observed, else STALE.
-  std::vector<store::FileBlob> backups;
-  if (auto s = check_befores(root_fd, plan, backups); !s.ok()) return make_stale(root, txn, std::move(s).error());
+  Status check_befores_or_stale() {
+    if (auto s = check_befores(root_.root_fd(), plan_, backups_); !s.ok())
+      return make_stale(root_, txn_, std::move(s).error());
+    return {};
+  }
 
   // Step 4: the backups, streamed from the targets into the store, and
   // PREPARED in the same SQLite transaction, before anything changes. A
   // target that changes while it is read fails the step: still SEALED, STALE.
-  auto opener = [&](const store::FileBlob& b) { return open_for_backup(root_fd, ops[b.index].path); };
-  if (auto s = st.prepare_files(txn, backups, opener); !s.ok()) {
-    Error e = std::move(s).error();
-    if (e.code == Code::Store || e.code == Code::Internal || e.code == Code::RecoveryRequired) return e;
-    if (e.code != Code::PathEscape) e.code = Code::Conflict;
-    return make_stale(root, txn, std::move(e));
+  Status prepare() {
+    const int root_fd = root_.root_fd();
+    auto opener = [&](const store::FileBlob& b) { return open_for_backup(root_fd, ops_[b.index].path); };
+    if (auto s = root_.store().prepare_files(txn_, backups_, opener); !s.ok()) {
+      Error e = std::move(s).error();
+      if (e.code == Code::Store || e.code == Code::Internal || e.code == Code::RecoveryRequired) return e;
+      if (e.code != Code::PathEscape) e.code = Code::Conflict;
+      return make_stale(root_, txn_, std::move(e));
+    }
+    if (interrupt_ && interrupt_->interrupted())
+      return interrupted_error(root_, interrupt_->signal(), plan_id_, store::State::Prepared);
+    return {};
   }
-  if (interrupt && interrupt->interrupted())
-    return interrupted_error(root, interrupt->signal(), plan_id, store::State::Prepared);
-
-  AppliedSoFar so_far{std::vector<bool>(plan.directories.size()), std::vector<bool>(ops.size())};
-  auto fail = [&](Error cause) -> Result<ApplyOutcome> {
-    DOT_TRY(roll_back(root, txn, lp, cause, &so_far));
-    cause.detail += "; the transaction was rolled back (ROLLED_BACK), no target is half-written";
-    return cause;
-  };
-  FolderCache folders(root_fd);
 
   // The created folders, parents first.
-  for (std::size_t f = 0; f < plan.directories.size(); ++f) {
-    const std::string p = fmt::format("apply.folder{}", f);
-    bool created = false;
-    Status made = make_folder(folders, plan.directories[f], hooks, p, created);
-    so_far.folders[f] = created;
-    if (!made.ok()) return fail(std::move(made).error());
-    hooks.reached(p + ".created");
+  Status create_folders() {
+    for (std::size_t f = 0; f < plan_.directories.size(); ++f) {
+      const std::string p = fmt::format("apply.folder{}", f);
+      bool created = false;
+      Status made = make_folder(folders_, plan_.directories[f], root_.hooks(), p, created);
+      so_far_.folders[f] = created;
+      DOT_TRY(made);
+      root_.hooks().reached(p + ".created");
+    }
+    return {};
   }
 
   // Every temp file beside its target, from its stored artifact; then all
   // of them made durable at once.
-  std::vector<std::string> temps(ops.size());
-  FileSystems file_systems;
-  const bool fsync_each = !syncfs_reports_errors();
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    const PathOperation& op = ops[i];
-    if (op.action != Action::Write) continue;
-    const std::string p = fmt::format("apply.op{}", i);
-    auto dir = folders.open(parent_folder(op.path));
-    if (!dir.ok()) return fail(as_commit(std::move(dir).error()));
-    if (auto s = note_file_system(*dir, parent_folder(op.path), file_systems); !s.ok()) return fail(std::move(s).error());
-    auto temp = stream_temp(root, txn, store::FileKind::Artifact, i, *dir, temp_name(plan_id, TempPhase::Apply, i),
-                            op.after, op.path, p + ".write", fsync_each);
-    if (!temp.ok()) return fail(std::move(temp).error());
-    temps[i] = std::move(temp).value();
-    hooks.reached(p + ".temp_written");
+  Status write_temps() {
+    FileSystems file_systems;
+    const bool fsync_each = !syncfs_reports_errors();
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      const PathOperation& op = ops_[i];
+      if (op.action != Action::Write) continue;
+      const std::string p = fmt::format("apply.op{}", i);
+      auto dir = folders_.open(parent_folder(op.path));
+      if (!dir.ok()) return as_commit(std::move(dir).error());
+      DOT_TRY(note_file_system(*dir, parent_folder(op.path), file_systems));
+      DOT_ASSIGN_OR_RETURN(temps_[i], stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir,
+                                                  temp_name(plan_id_, TempPhase::Apply, i), op.after, op.path,
+                                                  p + ".write", fsync_each));
+      root_.hooks().reached(p + ".temp_written");
+    }
+    DOT_TRY(sync_file_systems(file_systems, root_.hooks(), "apply.syncfs"));
+    root_.hooks().reached("apply.temps_synced");
+    return {};
   }
-  if (auto s = sync_file_systems(file_systems, hooks, "apply.syncfs"); !s.ok()) return fail(std::move(s).error());
-  hooks.reached("apply.temps_synced");
 
   // Step 5: COMMITTING names durable temp files; then each target,
   // re-checked, replaced (one rename) or removed.
-  DOT_TRY(st.transition(txn, store::State::Committing));
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (interrupt && interrupt->interrupted())
-      return interrupted_error(root, interrupt->signal(), plan_id, store::State::Committing);
-    const PathOperation& op = ops[i];
+  Status replace_targets() {
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      if (interrupt_ && interrupt_->interrupted()) {
+        interrupted_ = true;
+        return interrupted_error(root_, interrupt_->signal(), plan_id_, store::State::Committing);
+      }
+      DOT_TRY(replace_target(i));
+      so_far_.operations[i] = true;
+      root_.hooks().reached(fmt::format("apply.op{}", i) + (ops_[i].action == Action::Write ? ".renamed" : ".removed"));
+    }
+    folders_.forget();
+    return {};
+  }
+
+  Status replace_target(std::size_t i) {
+    const PathOperation& op = ops_[i];
+    const TestHooks& hooks = root_.hooks();
     const std::string p = fmt::format("apply.op{}", i);
-    auto dir = folders.open(parent_folder(op.path));
-    if (!dir.ok()) return fail(as_commit(std::move(dir).error()));
-    if (auto s = recheck(*dir, op.path, op.before); !s.ok()) return fail(std::move(s).error());
+    auto dir = folders_.open(parent_folder(op.path));
+    if (!dir.ok()) return as_commit(std::move(dir).error());
+    DOT_TRY(recheck(*dir, op.path, op.before));
     const std::string_view leaf = leaf_of(op.path);
     Status changed;
     if (op.action == Action::Write) {
@@ -377,45 +423,56 @@ Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, Interrupt
         changed = commit_error(err, "rename", op.path);
       } else {
         // An absent target must still be absent at the rename itself.
-        changed = beneath::rename_entry(*dir, temps[i], leaf, !op.before.exists);
+        changed = beneath::rename_entry(*dir, temps_[i], leaf, !op.before.exists);
       }
     } else if (int err = hooks.fault(p + ".unlink")) {
       changed = commit_error(err, "unlink", op.path);
     } else {
       changed = beneath::unlink_entry(*dir, leaf);
     }
-    if (!changed.ok()) {
-      Error e = std::move(changed).error();
-      const int err = beneath::error_errno(e);
-      if (err == EEXIST || err == ENOENT) {
-        e.code = Code::Conflict;
-        e.detail = fmt::format("target {} {} since it was observed", quoted(op.path),
-                               err == EEXIST ? "appeared" : "went away");
-      }
-      return fail(as_commit(std::move(e)));
+    if (changed.ok()) return {};
+    Error e = std::move(changed).error();
+    const int err = beneath::error_errno(e);
+    if (err == EEXIST || err == ENOENT) {
+      e.code = Code::Conflict;
+      e.detail =
+          fmt::format("target {} {} since it was observed", quoted(op.path), err == EEXIST ? "appeared" : "went away");
     }
-    so_far.operations[i] = true;
-    hooks.reached(p + (op.action == Action::Write ? ".renamed" : ".removed"));
+    return as_commit(std::move(e));
   }
-  folders.forget();
 
-  // Every folder whose entries changed, made durable; then COMMITTED.
-  const std::vector<std::string> touched = touched_folders(plan);
-  for (std::size_t j = 0; j < touched.size(); ++j) {
-    const std::string p = fmt::format("apply.dir{}", j);
-    bool existed = false;
-    if (auto s = fsync_folder(root_fd, touched[j], hooks, p + ".fsync", existed); !s.ok())
-      return fail(std::move(s).error());
-    if (!existed)
-      return fail(make_error(Code::Conflict, "changed",
-                             fmt::format("folder {} went away during apply", quoted(touched[j]))));
-    hooks.reached(p + ".synced");
+  // Every folder whose entries changed, made durable (then COMMITTED).
+  Status sync_folders() {
+    const std::vector<std::string> touched = touched_folders(plan_);
+    for (std::size_t j = 0; j < touched.size(); ++j) {
+      const std::string p = fmt::format("apply.dir{}", j);
+      bool existed = false;
+      DOT_TRY(fsync_folder(root_.root_fd(), touched[j], root_.hooks(), p + ".fsync", existed));
+      if (!existed)
+        return make_error(Code::Conflict, "changed", fmt::format("folder {} went away during apply", quoted(touched[j])));
+      root_.hooks().reached(p + ".synced");
+    }
+    return {};
   }
-  DOT_TRY(st.transition(txn, store::State::Committed));
 
-  // Step 6: effects, then DONE.
-  DOT_TRY(run_effects(root, txn, plan_id, plan.effects, sync_targets(plan)));
-  return ApplyOutcome{txn, plan_id, store::State::Done, ops.size()};
+  Root& root_;
+  const LoadedPlanV2& lp_;
+  const PlanV2& plan_;
+  const std::vector<PathOperation>& ops_;
+  const store::TxnId txn_;
+  const std::string& plan_id_;
+  InterruptGuard* interrupt_;
+  FolderCache folders_;
+  AppliedSoFar so_far_;
+  std::vector<store::FileBlob> backups_;
+  std::vector<std::string> temps_;  // each write's temp file name, once written
+  bool interrupted_ = false;
+};
+
+}  // namespace
+
+Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt) {
+  return ApplyRun(root, lp, interrupt).run();
 }
 
 Status check_still_after(Root& root, const LoadedPlanV2& lp) {
