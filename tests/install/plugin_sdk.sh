@@ -4,8 +4,9 @@
 # alone; with the source and build trees hidden (as in prefix.sh), the motd
 # example of docs/writing-plugins.md builds from P/share/doc/dot-core/examples
 # with find_package(dot-core COMPONENTS plugin), and again with pkg-config
-# (dot-core-plugin.pc), and both builds pass `dot-core dpp conform`; a
-# component the package does not have is refused.
+# (dot-core-plugin.pc), and both builds pass `dot-core dpp conform`, as does
+# the Python example on the installed dot_plugin; a component the package
+# does not have is refused.
 set -euo pipefail
 build_dir=$(realpath "$1") source_dir=$(realpath "$2")
 fail() { echo "FAIL: $*"; exit 1; }
@@ -16,7 +17,8 @@ cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 
 for f in lib/libdot-core-plugin.a lib/cmake/dot-core/dot-coreConfig.cmake lib/cmake/dot-core/dot-coreConfigVersion.cmake \
          lib/cmake/dot-core/dot-core-plugin-targets.cmake lib/pkgconfig/dot-core-plugin.pc \
-         include/dot/dpp/runtime.h include/dot/dpp/plugin.h share/doc/dot-core/examples/CMakeLists.txt; do
+         include/dot/dpp/runtime.h include/dot/dpp/plugin.h share/doc/dot-core/examples/CMakeLists.txt \
+         lib/python3/dist-packages/dot_plugin.py; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
 # Only the runtime's headers: nothing of core, store or the host side.
@@ -46,10 +48,13 @@ unshare "${hide[@]}" env -i PATH=/usr/bin:/bin HOME="$tmp" BUILD="$build_dir" SO
     flags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs dot-core-plugin) || fail "pkg-config: $flags"
     c++ -O2 -o "$T/motd-pc" "$T/ex/motd_plugin.cpp" $flags || fail "the example does not build with pkg-config"
     "$P/bin/dot-core" dpp conform --id org.example.motd -- "$T/motd-pc" | tail -1
+    # A plugin gets no PYTHONPATH from conform: env sets it, then runs python3.
+    "$P/bin/dot-core" dpp conform --id org.example.py -- /usr/bin/env PYTHONPATH="$P/lib/python3/dist-packages" \
+      /usr/bin/python3 -B "$P/share/doc/dot-core/examples/general_plugin.py" | tail -1
     mkdir "$T/other"
     echo "cmake_minimum_required(VERSION 3.25)
 project(p LANGUAGES CXX)
 find_package(dot-core REQUIRED COMPONENTS plugin nonesuch)" > "$T/other/CMakeLists.txt"
     out=$(cmake -S "$T/other" -B "$T/other/build" -DCMAKE_PREFIX_PATH="$P" 2>&1) && fail "a missing component was accepted"
     grep -q "no component \"nonesuch\"" <<<"$out" || fail "a missing component is refused without naming it: $out"
-    echo "ok   the motd example builds with CMake and with pkg-config and conforms"'
+    echo "ok   the motd example builds with CMake and with pkg-config and conforms; so does the Python example"'
