@@ -239,8 +239,9 @@ def _read_frame(stream, max_body):
             raise _FramingError("length over the limit of %d bytes" % max_body)
     if not digits:
         raise _FramingError("no length digits")
-    if stream.read(3) != b"\n\r\n":
-        raise _FramingError("the header does not end with CRLF CRLF")
+    for want in b"\n\r\n":
+        if stream.read(1) != bytes([want]):
+            raise _FramingError("the header does not end with CRLF CRLF")
     body = stream.read(int(digits))
     if len(body) != int(digits):
         raise _FramingError("stream ended inside a body of %d bytes" % int(digits))
@@ -307,7 +308,8 @@ def _envelope(req, next_method):
     if method != next_method:
         expected = next_method or "nothing after dot.shutdown"
         why = "is out of the lifecycle order" if method in _ORDER else "is not implemented"
-        raise _Refusal(_METHOD_NOT_FOUND, "Method not found: \"%s\" %s; expected %s" % (_excerpt(method), why, expected))
+        raise _Refusal(_METHOD_NOT_FOUND,
+                       "Method not found: \"%s\" %s; expected %s" % (_excerpt(method), why, expected))
     if rid != _ORDER.index(method) + 1:
         raise _Refusal(_INVALID_REQUEST, "Invalid request: id %d for %s; ids go 1..5 in method order" % (rid, method))
     if "params" not in req:

@@ -344,3 +344,18 @@ def test_staged_folders_are_0700_whatever_the_umask(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "x").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path / "x" / "y").st_mode) == 0o700
+
+
+@pytest.mark.parametrize("stream", [b"Content-Lx", b"Content-Length: 2\rX", b"Content-Length: 2\r\nX",
+                                    b"Content-Length: a"])
+def test_a_broken_header_is_judged_at_its_first_wrong_byte_without_waiting_for_more(stream):
+    class HostWaits(io.BytesIO):
+        """A host that sent these bytes and now waits: reading past them would block."""
+        def read(self, n=-1):
+            # A pipe's buffered read(n) returns only once n bytes came (or the end).
+            if n < 0 or self.tell() + n > len(self.getvalue()):
+                raise AssertionError("read past what the host sent: the plugin would hang")
+            return super().read(n)
+    out = io.BytesIO()
+    assert dp.serve(Two(), HostWaits(stream), out, io.BytesIO()) == 1
+    assert out.getvalue() == b""
