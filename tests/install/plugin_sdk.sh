@@ -15,8 +15,8 @@ trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/p
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 
-for f in lib/libdot-core-plugin.a lib/cmake/dot-core/dot-coreConfig.cmake lib/cmake/dot-core/dot-coreConfigVersion.cmake \
-         lib/cmake/dot-core/dot-core-plugin-targets.cmake lib/pkgconfig/dot-core-plugin.pc \
+for f in lib/libdot-core-plugin.a lib/cmake/dot-core/dot-coreConfig.cmake \
+         lib/cmake/dot-core/dot-coreConfigVersion.cmake lib/cmake/dot-core/dot-core-plugin-targets.cmake lib/pkgconfig/dot-core-plugin.pc \
          include/dot/dpp/runtime.h include/dot/dpp/plugin.h share/doc/dot-core/examples/CMakeLists.txt \
          lib/python3/dist-packages/dot_plugin.py; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
@@ -33,7 +33,8 @@ done < <(find "$prefix/include" -name '*.h' | sort)
 hide=(--mount --propagation private)
 [ "$(id -u)" -eq 0 ] || hide+=(--map-root-user)
 cd "$tmp"
-unshare "${hide[@]}" env -i PATH=/usr/bin:/bin HOME="$tmp" BUILD="$build_dir" SOURCE="$source_dir" P="$prefix" T="$tmp" \
+unshare "${hide[@]}" env -i PATH=/usr/bin:/bin HOME="$tmp" BUILD="$build_dir" SOURCE="$source_dir" \
+  P="$prefix" T="$tmp" \
   bash -c '
     set -euo pipefail
     fail() { echo "FAIL: $*"; exit 1; }
@@ -55,6 +56,7 @@ unshare "${hide[@]}" env -i PATH=/usr/bin:/bin HOME="$tmp" BUILD="$build_dir" SO
     echo "cmake_minimum_required(VERSION 3.25)
 project(p LANGUAGES CXX)
 find_package(dot-core REQUIRED COMPONENTS plugin nonesuch)" > "$T/other/CMakeLists.txt"
-    out=$(cmake -S "$T/other" -B "$T/other/build" -DCMAKE_PREFIX_PATH="$P" 2>&1) && fail "a missing component was accepted"
+    out=$(cmake -S "$T/other" -B "$T/other/build" -DCMAKE_PREFIX_PATH="$P" 2>&1) &&
+      fail "a missing component was accepted"
     grep -q "no component \"nonesuch\"" <<<"$out" || fail "a missing component is refused without naming it: $out"
     echo "ok   the motd example builds with CMake and with pkg-config and conforms; so does the Python example"'
