@@ -30,6 +30,7 @@ struct DppConformOptions {
   bool json = false;
   bool list = false;
   bool require_sandbox = false;
+  std::string assurance;  // "" | "audit" | "process" (--assurance)
   std::vector<std::string> cases;
   std::vector<std::string> plugin;
 };
@@ -62,7 +63,10 @@ int run_dpp_conform(const DppConformOptions& a) {
   o.inputs = a.inputs;
   o.deadline = std::chrono::milliseconds(static_cast<long long>(std::llround(a.timeout_s * 1000.0)));
   o.only = a.cases;
-  o.process_sandbox = a.require_sandbox;
+  // --assurance process and --require-process-sandbox are one request: run
+  // every case as plan runs a plugin registered with process assurance.
+  const bool contained = a.require_sandbox || a.assurance == "process";
+  o.process_sandbox = contained;
   auto result = dpp::conform::run(o);
   if (!result.ok()) return report(result.error(), a.json);
   for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
@@ -72,7 +76,7 @@ int run_dpp_conform(const DppConformOptions& a) {
     w.end_array();
     w.key("profile").string(group);
     w.key("sha256").string(result->sha256);
-    w.key("contained").boolean(a.require_sandbox);
+    w.key("contained").boolean(contained);
   };
   return print_conform_report(p, a.json);
 }
@@ -96,9 +100,17 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
                         "General profile: a folder sent in dot.initialize's inputs (repeatable, in order)");
   add_seconds_option(conform, "--timeout", args->timeout_s,
                      "Each case's deadline, seconds (default: the profile's, 5 hello, 60 general)", 0.05, 600.0);
-  conform->add_flag("--require-process-sandbox", args->require_sandbox,
-                    "Run every case contained as plan --require-process-sandbox does: the plugin may write only in "
-                    "its stage (without it, writes elsewhere are not seen)");
+  auto* assurance =
+      conform
+          ->add_option("--assurance", args->assurance,
+                       "audit (the default: uncontained) or process: run every case contained as plan runs a plugin "
+                       "registered with --assurance process, and send required_assurance \"process\"")
+          ->check(CLI::IsMember({"audit", "process"}));
+  conform
+      ->add_flag("--require-process-sandbox", args->require_sandbox,
+                 "The same as --assurance process: the plugin may write only in its stage (without it, writes "
+                 "elsewhere are not seen)")
+      ->excludes(assurance);
   conform->add_flag("--json", args->json, "One JSON document with every case");
   add_repeatable_option(conform, "--case", args->cases, "Run only this case (repeatable, one case per --case)");
   conform->add_flag("--list", args->list, "List the profile's cases with what each checks; run nothing");
@@ -107,7 +119,7 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
       "Each case runs a fresh plugin process the way dot-core does: executed from a sealed, hashed copy,\n"
       "environment exactly LANG=C and DOT_STAGE_ROOT, working directory a fresh empty stage (in a fresh\n"
       "folder that must hold nothing else afterwards), own process group, the profile's deadline and\n"
-      "stdout/stderr caps; contained as a process-assurance plugin with --require-process-sandbox (else a\n"
+      "stdout/stderr caps; contained as a process-assurance plugin with --assurance process (else a\n"
       "write outside the stage and the folder around it is not seen).\n"
       "One line per case, then `N passed, N failed`; exit 0 only when every case\n"
       "passes, else 1 (DOT_E_PROTOCOL: N of M cases failed; first: ...).\n"
@@ -115,6 +127,7 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
       "  dot-core dpp conform -- build/release/bin/dpp-example-motd\n"
       "  dot-core dpp conform --profile org.dot.hello/v1 -- build/release/bin/dot-hello\n"
       "  dot-core dpp conform --id org.example.motd --case parse_error --json -- ./my-plugin\n"
+      "  dot-core dpp conform --id org.example.motd --assurance process -- ./my-plugin\n"
       "  dot-core dpp conform --list");
   conform->callback([&ctx, args] {
     // The plugin is required unless --list (a usage error, exit 2, like any missing argument).

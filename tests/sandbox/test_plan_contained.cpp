@@ -554,27 +554,41 @@ TEST_F(ConformProbe, AWriteOutsideTheStageIsNeverReportedAsNothingElseWritten) {
   EXPECT_FALSE(contains(audit.out, "nothing written elsewhere")) << audit.out;
   fs::remove(written());
 
-  for (const std::vector<std::string>& profile :
-       {std::vector<std::string>{"--profile", "org.dot.hello/v1"},
-        // The general profile's lifecycle (the probe answers no probe case).
-        std::vector<std::string>{"--id", "org.test.probe", "--case", "lifecycle"}}) {
-    std::vector<std::string> options = profile;
-    options.push_back("--require-process-sandbox");
-    CmdResult boxed = conform(options);
-    EXPECT_EQ(boxed.code, 0) << boxed.out << boxed.err;
-    EXPECT_FALSE(fs::exists(written())) << profile.front();
-    EXPECT_TRUE(contains(boxed.out,
-                         "files staged as claimed, nothing else in the stage or beside it, nothing written elsewhere "
-                         "(contained: only the stage was writable)"))
-        << boxed.out;
-    // --json says the run was contained.
-    CmdResult json = conform([&] {
-      auto o = options;
-      o.push_back("--json");
-      return o;
-    }());
-    EXPECT_TRUE(contains(json.out, "\"contained\":true")) << json.out;
+  // --assurance process is the same request as --require-process-sandbox.
+  for (const std::vector<std::string>& contain :
+       {std::vector<std::string>{"--require-process-sandbox"}, std::vector<std::string>{"--assurance", "process"}}) {
+    for (const std::vector<std::string>& profile :
+         {std::vector<std::string>{"--profile", "org.dot.hello/v1"},
+          // The general profile's lifecycle (the probe answers no probe case).
+          std::vector<std::string>{"--id", "org.test.probe", "--case", "lifecycle"}}) {
+      std::vector<std::string> options = profile;
+      options.insert(options.end(), contain.begin(), contain.end());
+      CmdResult boxed = conform(options);
+      EXPECT_EQ(boxed.code, 0) << boxed.out << boxed.err;
+      EXPECT_FALSE(fs::exists(written())) << profile.front() << " " << contain.front();
+      EXPECT_TRUE(contains(boxed.out,
+                           "files staged as claimed, nothing else in the stage or beside it, nothing written "
+                           "elsewhere (contained: only the stage was writable)"))
+          << boxed.out;
+      // --json says the run was contained.
+      CmdResult json = conform([&] {
+        auto o = options;
+        o.push_back("--json");
+        return o;
+      }());
+      EXPECT_TRUE(contains(json.out, "\"contained\":true")) << json.out;
+    }
   }
+  // --assurance audit is the default: uncontained, the write happens.
+  CmdResult audit_again = conform({"--profile", "org.dot.hello/v1", "--assurance", "audit", "--json"});
+  EXPECT_EQ(audit_again.code, 0) << audit_again.out << audit_again.err;
+  EXPECT_TRUE(fs::exists(written()));
+  EXPECT_TRUE(contains(audit_again.out, "\"contained\":false")) << audit_again.out;
+  // One way to ask: both options together are a usage error, and nothing runs.
+  fs::remove(written());
+  CmdResult both = conform({"--profile", "org.dot.hello/v1", "--assurance", "process", "--require-process-sandbox"});
+  EXPECT_EQ(both.code, 2) << both.out << both.err;
+  EXPECT_FALSE(fs::exists(written()));
 }
 
 TEST_F(ConformProbe, WithoutALayerNothingRuns) {

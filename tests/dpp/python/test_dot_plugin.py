@@ -1,0 +1,361 @@
+"""Tests of dot_plugin (dpp/python/dot_plugin.py), the Python plugin runtime:
+each drives serve() over in-memory streams the way dot-core would, byte for
+byte, and reads back every frame it wrote (docs/spec/dpp-general.md)."""
+import hashlib
+import io
+import json
+import os
+import stat
+
+import pytest
+
+import dot_plugin as dp
+
+NONCE = "ab" * 32
+FIVE = list(dp.CAPABILITIES) + ["log"]
+
+
+def frame(body):
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body, separators=(",", ":")).encode()
+    elif isinstance(body, str):
+        body = body.encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def init_params(**changes):
+    p = {"capabilities": FIVE, "inputs": ["/in"], "limits": dict(dp.LIMITS), "nonce": NONCE,
+         "profile": "org.dot.dpp/v1", "protocol": 1, "required_assurance": "process"}
+    p.update(changes)
+    return p
+
+
+def request(rid, method, params):
+    return {"id": rid, "jsonrpc": "2.0", "method": method, "params": params}
+
+
+def lifecycle(stage, capabilities=None):
+    """The five requests dot-core sends, as frames."""
+    return [frame(request(1, "dot.initialize", init_params(capabilities=capabilities or FIVE))),
+            frame(request(2, "dot.plan", {"managed": ["old.txt"]})),
+            frame(request(3, "dot.materialize", {"stage": str(stage)})),
+            frame(request(4, "dot.validate", {})), frame(request(5, "dot.shutdown", {}))]
+
+
+def frames_of(data):
+    """Every frame in `data`, strictly framed, as parsed JSON."""
+    out = []
+    while data:
+        header, sep, rest = data.partition(b"\r\n\r\n")
+        assert sep and header.startswith(b"Content-Length: ")
+        n = int(header[len(b"Content-Length: "):])
+        out.append(json.loads(rest[:n].decode("utf-8")))
+        data = rest[n:]
+    return out
+
+
+def run(plugin, *frames):
+    out, err = io.BytesIO(), io.BytesIO()
+    status = dp.serve(plugin, io.BytesIO(b"".join(frames)), out, err)
+    return status, frames_of(out.getvalue()), err.getvalue().decode()
+
+
+class Two(dp.Plugin):
+    id = "org.example.two"
+    wants_log = True
+
+    def __init__(self):
+        self.contexts = []
+
+    def plan(self, ctx, managed):
+        self.contexts.append(ctx)
+        ctx.log("info", "planning")
+        return [dp.write("a/b.txt", 0o644), dp.write("bin", 0o755)] + [dp.remove(p) for p in managed]
+
+    def materialize(self, ctx, stage):
+        return [dp.write_staged_file(stage, "a/b.txt", b"hello\n"), dp.write_staged_file(stage, "bin", "x")]
+
+
+def test_the_lifecycle_with_log(tmp_path):
+    status, out, err = run(Two(), *lifecycle(tmp_path))
+    assert status == 0 and err == ""
+    echo = out[0]["result"]
+    assert out[0]["id"] == 1 and echo == {
+        "assurance": "process", "capabilities": FIVE, "id": "org.example.two", "inputs": ["/in"],
+        "limits": dp.LIMITS, "nonce": NONCE, "profile": "org.dot.dpp/v1", "protocol": 1}
+    assert out[1] == {"jsonrpc": "2.0", "method": "dot.log", "params": {"level": "info", "message": "planning"}}
+    assert out[2]["result"] == {
+        "effects": [{"failure_policy": "required", "kind": "sync", "target": "managed-root"}],
+        "operations": [{"action": "write", "mode": 420, "path": "a/b.txt"},
+                       {"action": "write", "mode": 493, "path": "bin"},
+                       {"action": "remove", "mode": 0, "path": "old.txt"}]}
+    assert out[3]["result"]["artifacts"] == [
+        {"path": "a/b.txt", "sha256": hashlib.sha256(b"hello\n").hexdigest(), "size": 6},
+        {"path": "bin", "sha256": hashlib.sha256(b"x").hexdigest(), "size": 1}]
+    assert out[4:] == [{"jsonrpc": "2.0", "id": 4, "result": {"valid": True}},
+                       {"jsonrpc": "2.0", "id": 5, "result": {"valid": True}}]
+    assert (tmp_path / "a" / "b.txt").read_bytes() == b"hello\n"
+    assert stat.S_IMODE(os.stat(tmp_path / "a").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "bin").st_mode) == 0o600
+
+
+def test_without_log_offered_the_echo_has_four_capabilities_and_log_sends_nothing(tmp_path):
+    plugin = Two()
+    status, out, _ = run(plugin, *lifecycle(tmp_path, list(dp.CAPABILITIES)))
+    assert status == 0
+    assert out[0]["result"]["capabilities"] == list(dp.CAPABILITIES)
+    assert all("method" not in m for m in out) and len(out) == 5
+    assert plugin.contexts[0].log_negotiated is False
+
+
+def test_a_plugin_that_does_not_want_log_declines_it(tmp_path):
+    plugin = Two()
+    plugin.wants_log = False
+    status, out, _ = run(plugin, *lifecycle(tmp_path))
+    assert status == 0 and out[0]["result"]["capabilities"] == list(dp.CAPABILITIES) and len(out) == 5
+
+
+def test_log_outside_a_handler_and_past_the_limit_sends_nothing(tmp_path):
+    class Chatty(Two):
+        def plan(self, ctx, managed):
+            self.sent = sum(ctx.log("debug", "m") for _ in range(dp.LIMITS["max_log_messages"] + 5))
+            self.contexts.append(ctx)
+            return []
+
+        def materialize(self, ctx, stage):
+            return []
+    plugin = Chatty()
+    status, out, _ = run(plugin, *lifecycle(tmp_path))
+    assert status == 0 and plugin.sent == 1000
+    assert sum(1 for m in out if m.get("method") == "dot.log") == 1000
+    assert plugin.contexts[0].log("info", "late") is False
+
+
+def test_log_refuses_a_bad_level_and_a_long_message():
+    ctx = dp.Context(None)
+    with pytest.raises(ValueError):
+        ctx.log("fatal", "x")
+    with pytest.raises(ValueError):
+        ctx.log("info", "é" * 2049)
+    with pytest.raises(ValueError):
+        ctx.log("info", "\ud800")
+
+
+def error_of(out, index=0):
+    return out[index]["id"], out[index]["error"]["code"], out[index]["error"]["message"]
+
+
+@pytest.mark.parametrize("body,code,rid", [
+    (b"{", -32700, None),
+    (b"[1] 2", -32700, None),
+    (b'{"a":1,"a":2}', -32700, None),
+    (b'{"x":NaN}', -32700, None),
+    (b'"\xff"', -32700, None),
+    (b'"\\ud800"', -32700, None),
+    (b"[" * 17 + b"]" * 17, -32700, None),
+    (b"[1]", -32600, None),
+    (b'{"jsonrpc":"2.0","method":"dot.initialize","params":{}}', -32600, None),
+    (b'{"id":0,"jsonrpc":"2.0","method":"dot.initialize","params":{}}', -32600, None),
+    (b'{"id":true,"jsonrpc":"2.0","method":"dot.initialize","params":{}}', -32600, None),
+    (b'{"id":1.0,"jsonrpc":"2.0","method":"dot.initialize","params":{}}', -32600, None),
+    (b'{"id":1,"jsonrpc":"2.0","method":"dot.initialize","params":{},"x":1}', -32600, 1),
+    (b'{"id":1,"jsonrpc":"1.0","method":"dot.initialize","params":{}}', -32600, 1),
+    (b'{"id":1,"method":"dot.initialize","params":{}}', -32600, 1),
+    (b'{"id":1,"jsonrpc":"2.0","method":7,"params":{}}', -32600, 1),
+    (b'{"id":1,"jsonrpc":"2.0","method":"dot.frobnicate","params":{}}', -32601, 1),
+    (b'{"id":1,"jsonrpc":"2.0","method":"dot.plan","params":{"managed":[]}}', -32601, 1),
+    (b'{"id":2,"jsonrpc":"2.0","method":"dot.initialize","params":{}}', -32600, 2),
+    (b'{"id":1,"jsonrpc":"2.0","method":"dot.initialize"}', -32602, 1),
+])
+def test_a_malformed_request_is_answered_and_the_run_goes_on(tmp_path, body, code, rid):
+    status, out, err = run(Two(), frame(body), *lifecycle(tmp_path))
+    assert status == 0
+    got_id, got_code, message = error_of(out)
+    assert (got_id, got_code) == (rid, code), message
+    assert message in err
+    assert out[1]["id"] == 1 and "result" in out[1]
+
+
+@pytest.mark.parametrize("changes", [
+    {"profile": "org.dot.hello/v1"}, {"protocol": 2}, {"required_assurance": "none"}, {"nonce": "AB" * 32},
+    {"nonce": "ab"}, {"limits": dict(dp.LIMITS, deadline_ms=1)}, {"limits": dict(dp.LIMITS, deadline_ms=60000.0)},
+    {"limits": dict(dp.LIMITS, zz=1)}, {"capabilities": ["plan"]}, {"capabilities": list(reversed(FIVE))},
+    {"inputs": "/in"}, {"inputs": [1]}, {"zz_unknown": 1}, {"protocol": True}, {"protocol": 1.0},
+])
+def test_initialize_params_off_the_profile_are_invalid(tmp_path, changes):
+    status, out, _ = run(Two(), frame(request(1, "dot.initialize", init_params(**changes))), *lifecycle(tmp_path))
+    assert status == 0 and error_of(out)[:2] == (1, -32602)
+
+
+def test_missing_initialize_member_and_extra_params_on_later_methods(tmp_path):
+    params = init_params()
+    del params["nonce"]
+    frames = lifecycle(tmp_path)
+    status, out, _ = run(Two(), frame(request(1, "dot.initialize", params)), frames[0],
+                         frame(request(2, "dot.plan", {"managed": [], "x": 1})), frames[1], frames[2],
+                         frame(request(4, "dot.validate", {"x": 1})), *frames[3:])
+    assert status == 0
+    assert [m["error"]["code"] for m in out if "error" in m] == [-32602, -32602, -32602]
+
+
+def test_nothing_is_answered_after_shutdown_but_method_not_found(tmp_path):
+    status, out, _ = run(Two(), *lifecycle(tmp_path), frame(request(6, "dot.validate", {})))
+    assert status == 0 and error_of(out, -1)[:2] == (6, -32601)
+
+
+@pytest.mark.parametrize("stream", [
+    b"Content-Length: 0\r\n\r\n", b"Content-Length: 02\r\n\r\n{}", b"Content-Length: 2\n\r\n{}",
+    b"content-length: 2\r\n\r\n{}", b"Content-Length: 16777217\r\n\r\n", b"Content-Length: 5\r\n\r\n{}",
+    b"Content-Length:  2\r\n\r\n{}", b"Content-Length: 2\r\nX: y\r\n\r\n{}", b"Content-Len",
+])
+def test_a_broken_frame_ends_the_session_with_1_and_nothing_written(stream):
+    out, err = io.BytesIO(), io.BytesIO()
+    assert dp.serve(Two(), io.BytesIO(stream), out, err) == 1
+    assert out.getvalue() == b"" and b"DOT_E_PROTOCOL" in err.getvalue()
+
+
+def test_end_of_input_before_shutdown_is_1(tmp_path):
+    status, out, err = run(Two(), *lifecycle(tmp_path)[:2])
+    assert status == 1 and "closed stdin before dot.materialize" in err and len(out) == 3
+
+
+class Refusing(Two):
+    def __init__(self, failure):
+        super().__init__()
+        self.failure = failure
+
+    def plan(self, ctx, managed):
+        raise self.failure
+
+
+@pytest.mark.parametrize("failure,code,message", [
+    (dp.PluginError("cannot read /in: permission denied", {"errno": 13}), -32000,
+     "Plugin error: cannot read /in: permission denied"),
+    (dp.InvalidParams("exactly one input"), -32602, "Invalid params: exactly one input"),
+    (FileNotFoundError(2, "No such file or directory"), -32000,
+     "Plugin error: FileNotFoundError: [Errno 2] No such file or directory"),
+])
+def test_a_handler_failure_is_an_error_answer_and_the_run_can_go_on(tmp_path, failure, code, message):
+    frames = lifecycle(tmp_path)
+    status, out, _ = run(Refusing(failure), *frames[:2], *frames[2:])
+    assert error_of(out, 1) == (2, code, message)
+    if isinstance(failure, dp.PluginError) and failure.data is not None:
+        assert out[1]["error"]["data"] == {"errno": 13}
+    assert status == 1  # the plan was never answered with a result, so stdin closed early
+
+
+def test_messages_are_utf8_of_at_most_4096_bytes(tmp_path):
+    status, out, _ = run(Refusing(dp.PluginError("é" * 5000 + "\udcff")), *lifecycle(tmp_path)[:2])
+    message = out[1]["error"]["message"]
+    assert len(message.encode("utf-8")) <= 4096 and message.startswith("Plugin error: éé")
+
+
+def test_error_data_over_4096_bytes_is_left_out(tmp_path):
+    _, out, err = run(Refusing(dp.PluginError("big", "x" * 5000)), *lifecycle(tmp_path)[:2])
+    assert "data" not in out[1]["error"] and "over 4096 bytes" in err
+
+
+class Returns(Two):
+    def __init__(self, ops):
+        super().__init__()
+        self.ops = ops
+
+    def plan(self, ctx, managed):
+        return self.ops
+
+
+@pytest.mark.parametrize("ops", [
+    [dp.write("\udcff", 0o644)], [{"action": "write", "mode": 420, "path": "a"}], [dp.write("a", "0644")],
+    [dp.write("p%d" % i + "x" * (4 << 20), 0o644) for i in range(5)],
+])
+def test_a_result_that_cannot_be_sent_is_an_internal_error(tmp_path, ops):
+    _, out, _ = run(Returns(ops), *lifecycle(tmp_path)[:2])
+    assert error_of(out, 1)[:2] == (2, -32603)
+
+
+def test_print_in_a_handler_goes_to_stderr_not_into_the_protocol(tmp_path, capsys):
+    class Printing(Two):
+        def plan(self, ctx, managed):
+            print("debugging output")
+            return []
+    status, out, _ = run(Printing(), *lifecycle(tmp_path)[:2])
+    assert len(out) == 2 and "result" in out[1]
+    assert "debugging output" in capsys.readouterr().err
+
+
+def test_a_host_that_went_away_ends_the_session_with_1(tmp_path):
+    class Gone(io.BytesIO):
+        def write(self, data):
+            raise BrokenPipeError(32, "Broken pipe")
+    assert dp.serve(Two(), io.BytesIO(b"".join(lifecycle(tmp_path))), Gone(), io.BytesIO()) == 1
+
+
+def test_staging_never_goes_through_a_symlink(tmp_path):
+    stage, outside = tmp_path / "stage", tmp_path / "outside"
+    stage.mkdir()
+    outside.mkdir()
+    os.symlink(outside, stage / "link")
+    with pytest.raises(dp.StageError) as e:
+        dp.write_staged_file(str(stage), "link/f", b"x")
+    assert e.value.code == "DOT_E_PATH_ESCAPE" and list(outside.iterdir()) == []
+    os.symlink(outside / "f", stage / "last")
+    with pytest.raises(dp.StageError):
+        dp.write_staged_file(str(stage), "last", b"x")
+    assert not (outside / "f").exists()
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../x", "a/../b", "a//b", "./a", "", "a/"])
+def test_staging_takes_plain_relative_paths_only(tmp_path, path):
+    with pytest.raises(dp.StageError) as e:
+        dp.write_staged_file(str(tmp_path), path, b"x")
+    assert e.value.code == "DOT_E_PATH_ESCAPE" and list(tmp_path.iterdir()) == []
+
+
+def test_a_staged_file_is_created_exclusively(tmp_path):
+    dp.write_staged_file(str(tmp_path), "f", b"one")
+    with pytest.raises(dp.StageError) as e:
+        dp.write_staged_file(str(tmp_path), "f", b"two")
+    assert e.value.code == "DOT_E_IO" and (tmp_path / "f").read_bytes() == b"one"
+
+
+def test_copy_staged_file_streams_and_stops_past_the_limit(tmp_path):
+    source = tmp_path / "source"
+    source.write_bytes(os.urandom(200000))
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    with open(source, "rb") as f:
+        art = dp.copy_staged_file(str(stage), "d/copy", f)
+    assert art == dp.Artifact("d/copy", hashlib.sha256(source.read_bytes()).hexdigest(), 200000)
+    assert (stage / "d" / "copy").read_bytes() == source.read_bytes()
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        with pytest.raises(dp.StageError) as e:
+            dp.copy_staged_file(str(stage), "short", fd, max_bytes=199999)
+    finally:
+        os.close(fd)
+    assert e.value.code == "DOT_E_IO" and "more than 199999 bytes" in str(e.value)
+
+
+def test_staged_folders_are_0700_whatever_the_umask(tmp_path):
+    old = os.umask(0o277)
+    try:
+        dp.write_staged_file(str(tmp_path), "x/y/z", b"")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "x").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(tmp_path / "x" / "y").st_mode) == 0o700
+
+
+@pytest.mark.parametrize("stream", [b"Content-Lx", b"Content-Length: 2\rX", b"Content-Length: 2\r\nX",
+                                    b"Content-Length: a"])
+def test_a_broken_header_is_judged_at_its_first_wrong_byte_without_waiting_for_more(stream):
+    class HostWaits(io.BytesIO):
+        """A host that sent these bytes and now waits: reading past them would block."""
+        def read(self, n=-1):
+            # A pipe's buffered read(n) returns only once n bytes came (or the end).
+            if n < 0 or self.tell() + n > len(self.getvalue()):
+                raise AssertionError("read past what the host sent: the plugin would hang")
+            return super().read(n)
+    out = io.BytesIO()
+    assert dp.serve(Two(), HostWaits(stream), out, io.BytesIO()) == 1
+    assert out.getvalue() == b""
