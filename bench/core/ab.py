@@ -7,10 +7,12 @@ refactor can show it costs nothing (docs/PERFORMANCE.md, "Two builds side by sid
            run on fresh roots (a root whose targets hold the tree would plan NO_CHANGES).
 
 Each run times build A then build B (then B then A on the next run, so neither always goes
-first), whole processes; the medians and the median of the per-run ratios B / A.
+first), whole processes: the CPU time they used (user + system, the plugin's included: what a
+refactor changes, and far steadier than wall time on a loaded machine) and the wall time; the
+medians and the median of the per-run ratios B / A.
 
 Usage: bench/core/ab.py A_BIN_DIR B_BIN_DIR [RUNS] [FILES]"""
-import json, os, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 a_dir, b_dir = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 9
@@ -18,13 +20,19 @@ files = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
 env = {"LANG": "C", "PATH": "/usr/bin:/bin"}
 
 
+def cpu_of_children():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def run(argv):
-    t0 = time.perf_counter()
+    """(wall seconds, CPU seconds, stdout) of one whole process and everything it waited for."""
+    c0, t0 = cpu_of_children(), time.perf_counter()
     r = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    dt = time.perf_counter() - t0
+    dt, cpu = time.perf_counter() - t0, cpu_of_children() - c0
     if r.returncode != 0:
         sys.exit(f"{argv}: exit {r.returncode}: {r.stderr.decode()}")
-    return dt, r.stdout.decode()
+    return (dt, cpu), r.stdout.decode()
 
 
 def new_root(bin_dir, root, plugin, extra=()):
@@ -53,10 +61,12 @@ def make_source(path):
 def report(name, times):
     print(f"{name}:")
     for step in ("plan", "apply"):
-        a, b = times["A"][step], times["B"][step]
-        ratios = [y / x for x, y in zip(a, b)]
-        print(f"  {step:5}  A {statistics.median(a) * 1000:9.2f} ms   B {statistics.median(b) * 1000:9.2f} ms"
-              f"   B/A median {statistics.median(ratios):.3f}  (per run {min(ratios):.2f}-{max(ratios):.2f})")
+        for k, what in ((1, "cpu "), (0, "wall")):
+            a = [t[k] for t in times["A"][step]]
+            b = [t[k] for t in times["B"][step]]
+            ratios = [y / x for x, y in zip(a, b)]
+            print(f"  {step:5} {what}  A {statistics.median(a) * 1000:9.2f} ms   B {statistics.median(b) * 1000:9.2f} ms"
+                  f"   B/A median {statistics.median(ratios):.3f}  (per run {min(ratios):.2f}-{max(ratios):.2f})")
 
 
 base = tempfile.mkdtemp(prefix="dot-ab-")
