@@ -27,6 +27,7 @@
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
 #include "dot/core/status.h"
+#include "engine_json.h"
 #include "json_writer.h"
 #include "output.h"
 #include "root_option.h"
@@ -83,58 +84,16 @@ int report_interruptible(const Error& error, bool json, const core::InterruptGua
   return interrupt.interrupted() ? 128 + interrupt.signal() : code;
 }
 
-// A snapshot as the plan holds it (core's one rendering of it: hex digests
-// and numbers only, so its canonical encoding cannot fail).
-void snapshot_json(JsonWriter& w, const core::Snapshot& s) {
-  auto bytes = jcs::encode(core::to_node(s), jcs::Profile::Rfc8785);
-  if (bytes.ok())
-    w.raw(*bytes);
-  else
-    w.null();
-}
-
 // The first characters of a plan id for human output (shown(): an id read
 // back from the store is whatever the row holds).
 std::string short_id(std::string_view id) { return shown(id.substr(0, 12)); }
 
 void add_json_flag(CLI::App* cmd, EngineOptions& o) { cmd->add_flag("--json", o.json, "Machine-readable output"); }
 
-void recovered_json(JsonWriter& w, const core::RecoveredTxn& t) {
-  w.begin_object();
-  w.key("action").string(t.action);
-  w.key("from").string(store::state_name(t.from));
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("to").string(store::state_name(t.to));
-  w.end_object();
-}
-
 int print_recovery(const core::RecoveryReport& r, bool json, std::string_view nothing) {
   if (json) {
     JsonWriter w;
-    w.begin_object();
-    w.key("changed").boolean(r.changed());
-    w.key("left_alone").begin_array();
-    for (const auto& l : r.left_alone) {
-      w.begin_object();
-      w.key("name").string(l.name);
-      w.key("why").string(l.why);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("stages").begin_array();
-    for (const auto& s : r.stages) {
-      w.begin_object();
-      w.key("entries").number(s.entries);
-      w.key("name").string(s.name);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("stages_removed").number(r.stages_removed);
-    w.key("temp_files_removed").number(r.temp_files_removed);
-    w.key("transactions").begin_array();
-    for (const auto& t : r.transactions) recovered_json(w, t);
-    w.end_array();
-    w.end_object();
+    write_recovery_report(w, r);
     return print_json(std::move(w));
   }
   std::string out;
@@ -157,17 +116,6 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
 }
 
 // ---- register -------------------------------------------------------------
-// The manifest keys `register --json` and `status --json` share, in
-// canonical order up to "profile" (each caller adds what follows).
-void manifest_fields(JsonWriter& w, const core::Manifest& m) {
-  w.key("assurance").string(m.assurance);
-  w.key("id").string(m.id);
-  w.key("inputs").begin_array();
-  for (const auto& dir : m.inputs) w.string(dir);
-  w.end_array();
-  w.key("profile").string(m.profile);
-}
-
 int run_register(const EngineOptions& o) {
   auto assurance = core::assurance_from_name(o.assurance);
   if (!assurance.ok()) return report(assurance.error(), o.json);
@@ -185,12 +133,7 @@ int run_register(const EngineOptions& o) {
   const core::Manifest& m = reg->manifest;
   if (o.json) {
     JsonWriter w;
-    w.begin_object();
-    manifest_fields(w, m);
-    w.key("protocol").number(m.protocol);
-    w.key("replaced").boolean(reg->replaced);
-    w.key("sha256").string(m.sha256);
-    w.end_object();
+    write_registration(w, *reg);
     return print_json(std::move(w));
   }
   std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
@@ -204,27 +147,6 @@ int run_register(const EngineOptions& o) {
 // message is plugin-controlled text; its level and method are checked names).
 std::string log_line(const store::LogRecord& l) {
   return fmt::format("log {} during {}: {}\n", shown(l.level), shown(l.method), shown(l.message));
-}
-
-void logs_json(JsonWriter& w, const std::vector<store::LogRecord>& logs) {
-  w.key("logs").begin_array();
-  for (const auto& l : logs) {
-    w.begin_object();
-    w.key("level").string(l.level);
-    w.key("message").string(l.message);
-    w.key("method").string(l.method);
-    w.end_object();
-  }
-  w.end_array();
-}
-
-// Text a unified diff can show: both sides kept (small), valid UTF-8, no NUL.
-bool diffable(const core::PathSlot& s) {
-  auto text = [](const std::optional<std::string>& c) {
-    return c && utf8_valid_prefix(*c) == c->size() && c->find('\0') == std::string::npos;
-  };
-  const bool before_ok = !s.before.exists || text(s.before_content);
-  return s.action == core::Action::Write && before_ok && text(s.after_content);
 }
 
 std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
@@ -257,67 +179,52 @@ std::string path_slot_text(const core::PathSlot& s) {
   return out;
 }
 
-int print_general_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+// A version-2 plan for a person: what it creates, then each operation.
+std::string general_plan_text(const core::PlanOutcome& planned) {
   const core::PlanV2& plan = planned.plan_v2;
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.key("directories").begin_array();
-    for (const auto& d : plan.directories) {
-      w.begin_object();
-      w.key("mode").number(d.mode);
-      w.key("path").string(d.path);
-      w.end_object();
-    }
-    w.end_array();
-    logs_json(w, planned.logs);
-    w.key("operations").begin_array();
-    for (const auto& s : planned.path_slots) {
-      const bool text = diffable(s);
-      w.begin_object();
-      w.key("action").string(core::action_name(s.action));
-      w.key("after");
-      snapshot_json(w, s.after);
-      w.key("before");
-      snapshot_json(w, s.before);
-      w.key("binary").boolean(s.action == core::Action::Write && !text);
-      w.key("diff");
-      if (text)
-        w.string(core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content}));
-      else
-        w.null();
-      w.key("path").string(s.path);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("plan_id").string_or_null(planned.plan_id);
-    w.key("proposal_id").string(plan.proposal_id);
-    w.key("state").string(planned.no_changes ? store::kNoChangesCode : "SEALED");
-    w.key("version").number(plan.version);
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  if (planned.no_changes)
-    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
-                                   plan.proposal_id));
   std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
                                 shown(plan.plugin_id), plan.proposal_id);
   out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
                      plan.directories.size(), plan.effects.size());
   for (const auto& d : plan.directories) out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
   for (const auto& s : planned.path_slots) out += path_slot_text(s);
+  return out;
+}
+
+// A version-1 plan for a person: its diffs.
+std::string hello_plan_text(const core::PlanOutcome& planned) {
+  const core::Plan& plan = planned.plan;
+  std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned.plan_id, plan.proposal_id);
+  out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
+  // Each line of a diff is the plugin's bytes: print_text shows every
+  // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
+  for (const auto& slot : planned.slots) out += core::unified_diff(slot);
+  return out;
+}
+
+// The plan is sealed (or, changing nothing, recorded as such) from here
+// on: nothing below may report a failure for it (the output is JSON for
+// any bytes the artifacts hold). Like `terraform plan`, a plan that changes
+// nothing is a success: exit 0, "no changes", no plan id.
+int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+  const bool general = planned.version == core::kPlanVersion2;
+  if (o.json) {
+    JsonWriter w;
+    if (general)
+      write_general_plan(w, planned);
+    else
+      write_hello_plan(w, planned);
+    return print_json(std::move(w));
+  }
+  if (planned.no_changes)
+    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
+                                   general ? planned.plan_v2.proposal_id : planned.plan.proposal_id));
+  std::string out = general ? general_plan_text(planned) : hello_plan_text(planned);
   out += fmt::format("\napply it with: {} {}\n", store::command_for(root.layout(), "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }
 
-int run_plan(const EngineOptions& o) {
-  if (o.allow_audit == o.require_sandbox) {
-    std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
-    return kExitUsage;
-  }
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  core::InterruptGuard interrupt;
+core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& interrupt) {
   core::PlanOptions options;
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
@@ -328,7 +235,18 @@ int run_plan(const EngineOptions& o) {
       const std::string line = log_line(l);
       std::fwrite(line.data(), 1, line.size(), stderr);
     };
-  auto planned = core::make_plan(*root, options);
+  return options;
+}
+
+int run_plan(const EngineOptions& o) {
+  if (o.allow_audit == o.require_sandbox) {
+    std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
+    return kExitUsage;
+  }
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  core::InterruptGuard interrupt;
+  auto planned = core::make_plan(*root, plan_options(o, interrupt));
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
   // The plan stands; a stage that could not be removed is only said (on
   // stderr: --json keeps stdout one object), and `recover` removes it.
@@ -337,63 +255,7 @@ int run_plan(const EngineOptions& o) {
                                          shown(planned->stage_left), store::command_for(root->layout(), "recover"));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  if (planned->version == core::kPlanVersion2) return print_general_plan(o, *planned, *root);
-  const core::Plan& plan = planned->plan;
-  // The plan is sealed (or, changing nothing, recorded as such) from here
-  // on: nothing below may report a failure for it (the output is JSON for
-  // any bytes the artifacts hold). Like `terraform plan`, a plan that changes
-  // nothing is a success: exit 0, "no changes", no plan id.
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.key("effects").begin_array();
-    for (const auto& e : *plan.effects) {
-      w.begin_object();
-      w.key("failure_policy").string(e.failure_policy);
-      w.key("kind").string(e.kind);
-      w.key("target").string(e.target);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("operations").begin_array();
-    for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-      const auto& op = plan.operations[i];
-      std::string diff = core::unified_diff(planned->slots[i]);
-      // A diff of content that is not UTF-8 has no exact JSON string: it is
-      // left out and flagged; the human output shows it byte for byte.
-      bool binary = utf8_valid_prefix(diff) != diff.size();
-      w.begin_object();
-      w.key("after");
-      snapshot_json(w, op.after);
-      w.key("before");
-      snapshot_json(w, op.before);
-      w.key("binary").boolean(binary);
-      w.key("diff");
-      if (binary)
-        w.null();
-      else
-        w.string(diff);
-      w.key("name").string(op.name);
-      w.key("slot").number(i);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("plan_id").string_or_null(planned->plan_id);
-    w.key("proposal_id").string(plan.proposal_id);
-    w.key("state").string(planned->no_changes ? store::kNoChangesCode : "SEALED");
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  if (planned->no_changes)
-    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
-                                   plan.proposal_id));
-  std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned->plan_id, plan.proposal_id);
-  out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
-  // Each line of a diff is the plugin's bytes: print_text shows every
-  // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
-  for (const auto& slot : planned->slots) out += core::unified_diff(slot);
-  out += fmt::format("\napply it with: {} {}\n", store::command_for(root->layout(), "apply"), short_id(planned->plan_id));
-  return print_human(out, Paint::Diff, o.pager);
+  return print_plan(o, *planned, *root);
 }
 
 // ---- apply / rollback / discard -------------------------------------------
@@ -405,11 +267,7 @@ int run_apply(const EngineOptions& o) {
   if (!applied.ok()) return report_interruptible(applied.error(), o.json, interrupt);
   if (o.json) {
     JsonWriter w;
-    w.begin_object();
-    w.key("operations").number(applied->slots);
-    w.key("plan_id").string(applied->plan_id);
-    w.key("state").string(store::state_name(applied->state));
-    w.end_object();
+    write_apply_outcome(w, *applied);
     return print_json(std::move(w));
   }
   return print_human(fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(applied->plan_id),
@@ -423,7 +281,7 @@ int run_rollback(const EngineOptions& o) {
   if (!r.ok()) return report(r.error(), o.json);
   if (o.json) {
     JsonWriter w;
-    recovered_json(w, *r);
+    write_recovered_txn(w, *r);
     return print_json(std::move(w));
   }
   return print_human(fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r->plan_id),
@@ -437,7 +295,7 @@ int run_discard(const EngineOptions& o) {
   if (!r.ok()) return report(r.error(), o.json);
   if (o.json) {
     JsonWriter w;
-    w.begin_object().key("plan_id").string(*r).key("state").string("DISCARDED").end_object();
+    write_discarded(w, *r);
     return print_json(std::move(w));
   }
   return print_human(fmt::format("discarded {}\n", short_id(*r)));
@@ -460,77 +318,21 @@ int run_retry_effects(const EngineOptions& o) {
 }
 
 // ---- status / export / plan-id ---------------------------------------------
+// The command that finishes a transaction in `state`: only a COMMITTED
+// transaction has effects left to retry; everything else is `recover`.
+std::string_view finishing_command(store::State state) noexcept {
+  return state == store::State::Committed ? "retry-effects" : "recover";
+}
+
 // A transaction as one short word: its plan id, else its proposal id, else its row.
 std::string txn_label(const store::TxnSummary& t) {
   const std::string& id = t.plan_id.empty() ? t.proposal_id : t.plan_id;
   return id.empty() ? fmt::format("{}{}", store::kRowIdPrefix, t.id) : short_id(id);
 }
 
-// The JSON records of `status --json`, one writer each.
-void write_manifest(JsonWriter& w, const core::ListedPlugin& p) {
-  if (!p.manifest) {
-    w.null();
-    return;
-  }
-  w.begin_object();
-  manifest_fields(w, *p.manifest);
-  w.key("sha256").string(p.manifest->sha256);
-  w.end_object();
-}
-
-void write_drift(JsonWriter& w, const core::Drift& d) {
-  w.begin_object();
-  w.key("name").string(d.name);
-  w.key("plan_id").string(d.plan_id);
-  w.key("reason").string(core::drift_reason_name(d.reason));
-  w.end_object();
-}
-
-// A transaction by its ids, its plugin and its status; `state` adds the
-// stored state beside the status shown.
-void write_txn(JsonWriter& w, const store::TxnSummary& t, bool state) {
-  w.begin_object();
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("plugin_id").string(t.plugin_id);
-  w.key("proposal_id").string_or_null(t.proposal_id);
-  if (state) w.key("state").string(store::state_name(t.state));
-  w.key("status").string(store::display_status(t));
-  w.end_object();
-}
-
 int print_status_json(const core::Root& root, const core::StatusView& v) {
   JsonWriter w;
-  w.begin_object();
-  w.key("drift").begin_array();
-  for (const auto& d : v.drift) write_drift(w, d);
-  w.end_array();
-  w.key("last");
-  if (v.newest)
-    write_txn(w, *v.newest, false);
-  else
-    w.null();
-  // "plugin": the root's only plugin (null with none or several);
-  // "plugins": every one, by id.
-  w.key("plugin");
-  if (v.plugins.size() == 1)
-    write_manifest(w, v.plugins.front());
-  else
-    w.null();
-  w.key("plugins").begin_array();
-  for (const auto& p : v.plugins) write_manifest(w, p);
-  w.end_array();
-  w.key("recovery_required").boolean(!v.unfinished.empty());
-  w.key("root").string(root.layout().root);
-  w.key("root_id").string(root.root_id());
-  w.key("sealed").begin_array();
-  for (const auto& t : v.sealed)
-    w.begin_object().key("plan_id").string(t.plan_id).key("plugin_id").string(t.plugin_id).end_object();
-  w.end_array();
-  w.key("transactions").number(v.transactions);
-  w.key("unfinished").begin_array();
-  for (const auto& t : v.unfinished) write_txn(w, t, true);
-  w.end_array();
-  w.end_object();
+  write_status(w, root.layout().root, root.root_id(), v);
   return print_json(std::move(w));
 }
 
@@ -557,7 +359,7 @@ int print_status_text(const core::Root& root, const core::StatusView& v) {
   if (v.unfinished.empty()) out += "unfinished    none\n";
   for (const auto& t : v.unfinished)
     out += fmt::format("unfinished    {}  {}  from {}  (run {}{})\n", txn_label(t), store::display_status(t),
-                       shown(t.plugin_id), store::command_for(root.layout(), core::finishing_command(t.state)),
+                       shown(t.plugin_id), store::command_for(root.layout(), finishing_command(t.state)),
                        t.state == store::State::Proposing ? "; or a plan is running now" : "");
   out += fmt::format("sealed, waiting for apply  {}\n", v.sealed.size());
   for (const auto& t : v.sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));
@@ -628,15 +430,7 @@ int run_plan_id(const EngineOptions& o) {
   if (!doc.ok()) return report(doc.error(), o.json);
   if (o.json) {
     JsonWriter w;
-    w.begin_object();
-    w.key("matches");
-    if (doc->claimed_plan_id.empty())
-      w.null();
-    else
-      w.boolean(true);
-    w.key("plan_id").string(doc->plan_id);
-    w.key("proposal_id").string(doc->proposal_id);
-    w.end_object();
+    write_plan_document_ids(w, *doc);
     return print_json(std::move(w));
   }
   return print_human(doc->plan_id + "\n");

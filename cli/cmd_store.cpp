@@ -19,6 +19,7 @@
 #include "numbers.h"
 #include "output.h"
 #include "root_option.h"
+#include "store_json.h"
 #include "style.h"
 
 namespace dot::cli {
@@ -27,120 +28,6 @@ namespace {
 using store::State;
 using store::TxnDetail;
 using store::TxnSummary;
-
-// ---- JSON writing (the shapes of docs/store.md) ----------------------------
-
-void time_or_null(JsonWriter& w, std::int64_t ms) {
-  if (ms == 0)
-    w.null();
-  else
-    w.string(format_time_ms(ms));
-}
-
-void summary_fields(JsonWriter& w, const TxnSummary& t) {
-  w.key("id").number(t.id);
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("proposal_id").string_or_null(t.proposal_id);
-  w.key("state").string(store::state_name(t.state));
-  w.key("created_at");
-  time_or_null(w, t.created_at_ms);
-  w.key("updated_at");
-  time_or_null(w, t.updated_at_ms);
-  w.key("plugin_id").string(t.plugin_id);
-  w.key("code").string_or_null(t.code);
-  w.key("operation_count").number(t.operation_count);
-  w.key("effect_count");
-  if (t.effect_count)
-    w.number(*t.effect_count);
-  else
-    w.null();
-  w.key("pruned").boolean(t.pruned);
-}
-
-void event_json(JsonWriter& w, const store::Event& e) {
-  w.begin_object();
-  w.key("seq").number(e.seq);
-  w.key("state").string(store::state_name(e.state));
-  w.key("at").string(format_time_ms(e.at_ms));
-  w.key("code").string_or_null(e.code);
-  w.key("detail").string_or_null(e.detail);
-  w.end_object();
-}
-
-// A stored canonical JSON document under `key`, exactly as hashed, when its
-// bytes still hash to `id`; bytes that do not are shown as the string
-// `<key>_text` so the output stays JSON. `<key>_verified` says which.
-void hashed_document(JsonWriter& w, std::string_view key, const std::string& bytes, std::string_view id) {
-  const bool verified = !bytes.empty() && sha256_hex(bytes) == id;
-  w.key(key);
-  if (verified)
-    w.raw(bytes);
-  else
-    w.null();
-  w.key(fmt::format("{}_verified", key)).boolean(verified);
-  if (!bytes.empty() && !verified) w.key(fmt::format("{}_text", key)).string(bytes);
-}
-
-std::string show_json(const TxnDetail& d) {
-  JsonWriter w;
-  w.begin_object();
-  summary_fields(w, d.summary);
-  w.key("status").string(store::display_status(d.summary));
-  w.key("plugin_digest").string_or_null(d.plugin_digest);
-  w.key("started_at");
-  time_or_null(w, d.started_at_ms);
-  w.key("finished_at");
-  time_or_null(w, d.finished_at_ms);
-  w.key("detail").string_or_null(d.detail);
-  // The plan (sealed rows) and the proposal document (every proposal since
-  // schema version 3: what the plugin proposed).
-  hashed_document(w, "plan", d.canonical_plan, d.summary.plan_id);
-  hashed_document(w, "proposal", d.proposal_document, d.summary.proposal_id);
-  w.key("operations").begin_array();
-  for (std::size_t i = 0; i < d.operations.size(); ++i) {
-    w.begin_object();
-    w.key("slot").number(i);
-    w.key("name").string(d.operations[i].name);
-    w.key("before_sha256").string(d.operations[i].before_sha256);
-    w.key("after_sha256").string(d.operations[i].after_sha256);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("effects").begin_array();
-  for (const auto& e : d.effects) {
-    w.begin_object();
-    w.key("index").number(e.index);
-    w.key("state").string(store::effect_state_name(e.state));
-    w.key("idempotency_key").string(e.idempotency_key);
-    w.key("attempts").number(e.attempts);
-    w.key("updated_at");
-    time_or_null(w, e.updated_at_ms);
-    w.key("code").string_or_null(e.code);
-    w.key("detail").string_or_null(e.detail);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("events").begin_array();
-  for (const auto& e : d.events) event_json(w, e);
-  w.end_array();
-  w.key("backups").boolean(d.has_backups);
-  // A general-profile proposal's dot.log messages, exact.
-  w.key("logs").begin_array();
-  for (const auto& l : d.logs) {
-    w.begin_object();
-    w.key("level").string(l.level);
-    w.key("message").string(l.message);
-    w.key("method").string(l.method);
-    w.end_object();
-  }
-  w.end_array();
-  if (!d.plugin_stderr.empty()) {
-    w.key("plugin_stderr").string(d.plugin_stderr);
-    w.key("plugin_stderr_truncated").boolean(d.plugin_stderr_truncated);
-  }
-  w.end_object();
-  return std::move(w).line();
-}
 
 // ---- human tables ---------------------------------------------------------
 
@@ -297,12 +184,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
   if (o.json) {
     JsonWriter w;
     w.begin_array();
-    for (const auto& row : *rows) {
-      w.begin_object();
-      summary_fields(w, row);
-      w.key("status").string(store::display_status(row));
-      w.end_object();
-    }
+    for (const auto& row : *rows) write_summary(w, row);
     w.end_array();
     return emit_json(std::move(w).line());
   }
@@ -331,7 +213,11 @@ int run_show(const CommonOptions& o, const std::string& id) {
   if (!txn.ok()) return report(txn.error(), o.json);
   auto d = db->detail(*txn);
   if (!d.ok()) return report(d.error(), o.json);
-  if (o.json) return emit_json(show_json(*d));
+  if (o.json) {
+    JsonWriter w;
+    write_txn_detail(w, *d);
+    return emit_json(std::move(w).line());
+  }
   const auto& s = d->summary;
   std::vector<std::vector<std::string>> head = {
       {"plan", s.plan_id.empty() ? "-" : s.plan_id},
@@ -405,7 +291,7 @@ int run_events(const CommonOptions& o, const std::string& id) {
   if (o.json) {
     JsonWriter w;
     w.begin_array();
-    for (const auto& e : *evs) event_json(w, e);
+    for (const auto& e : *evs) write_event(w, e);
     w.end_array();
     return emit_json(std::move(w).line());
   }
