@@ -2,6 +2,7 @@
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -436,14 +437,7 @@ int run_plan_id(const EngineOptions& o) {
   return print_human(doc->plan_id + "\n");
 }
 
-}  // namespace
-
-// `store check` judges every stored plan with the check every load makes.
-void add_store_commands(CLI::App& app, Context& ctx) { add_store_group(app, ctx, core::judge_sealed_plan); }
-
-void add_engine_commands(CLI::App& app, Context& ctx) {
-  auto o = std::make_shared<EngineOptions>();
-
+void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable under its plugin id");
   add_root_option(reg, o->root);
   reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
@@ -471,7 +465,9 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
            "      --profile org.dot.dpp/v1 --assurance process --input /home/me/dotfiles";
   });
   reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
+}
 
+void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");
   add_root_option(plan, o->root);
   auto* audit = plan->add_flag("--allow-audit-plugin", o->allow_audit, "Consent to run the plugin without containment");
@@ -486,52 +482,50 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
                "  dot-core plan --root ~/managed --allow-audit-plugin\n"
                "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
+}
 
-  auto* apply = app.add_subcommand("apply", "Apply a sealed plan atomically, then run its root-sync effect");
-  add_root_option(apply, o->root);
-  apply->add_option("ID", o->id, "Plan id or a unique prefix of at least 8 hex characters")->required();
-  add_json_flag(apply, *o);
-  apply->footer("Example:\n  dot-core apply --root ~/managed 3f2a1b2c");
-  apply->callback([&ctx, o] { ctx.action = [o] { return run_apply(*o); }; });
+// A command on a root that takes at most an ID: its options are --root, the
+// ID when it has one, --json when it has it.
+struct RootCommand {
+  const char* name;
+  const char* description;
+  const char* id_help;  // nullptr: no ID argument
+  bool json;
+  const char* footer;
+  int (*run)(const EngineOptions&);
+};
 
-  auto* rollback = app.add_subcommand("rollback", "Undo the newest applied transaction");
-  add_root_option(rollback, o->root);
-  rollback->add_option("ID", o->id, "Plan id or unique prefix")->required();
-  add_json_flag(rollback, *o);
-  rollback->footer("Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c");
-  rollback->callback([&ctx, o] { ctx.action = [o] { return run_rollback(*o); }; });
+// In the order `dot-core --help` lists them, after register and plan.
+constexpr RootCommand kRootCommands[] = {
+    {"apply", "Apply a sealed plan atomically, then run its root-sync effect",
+     "Plan id or a unique prefix of at least 8 hex characters", true,
+     "Example:\n  dot-core apply --root ~/managed 3f2a1b2c", run_apply},
+    {"rollback", "Undo the newest applied transaction", "Plan id or unique prefix", true,
+     "Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c",
+     run_rollback},
+    {"recover", "Finish or roll back an interrupted transaction (never runs the plugin)", nullptr, true,
+     "Example:\n  dot-core recover --root ~/managed", run_recover},
+    {"retry-effects", "Resume the post-commit effects of a COMMITTED transaction", nullptr, true,
+     "Example:\n  dot-core retry-effects --root ~/managed", run_retry_effects},
+    {"discard", "Discard a sealed plan you will not apply", "Plan id or unique prefix", true,
+     "Example:\n  dot-core discard --root ~/managed 3f2a1b2c", run_discard},
+    {"status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)", nullptr, true,
+     "Example:\n  dot-core status --root ~/managed --json", run_status},
+    {"export", "Print the sealed plan document {plan, plan_id} (canonical JSON)", "Plan id or unique prefix", false,
+     "Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json", run_export},
+};
 
-  auto* recover = app.add_subcommand("recover", "Finish or roll back an interrupted transaction (never runs the plugin)");
-  add_root_option(recover, o->root);
-  add_json_flag(recover, *o);
-  recover->footer("Example:\n  dot-core recover --root ~/managed");
-  recover->callback([&ctx, o] { ctx.action = [o] { return run_recover(*o); }; });
+void add_root_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o, const RootCommand& c) {
+  auto* cmd = app.add_subcommand(c.name, c.description);
+  add_root_option(cmd, o->root);
+  if (c.id_help) cmd->add_option("ID", o->id, c.id_help)->required();
+  if (c.json) add_json_flag(cmd, *o);
+  cmd->footer(c.footer);
+  auto* run = c.run;
+  cmd->callback([&ctx, o, run] { ctx.action = [o, run] { return run(*o); }; });
+}
 
-  auto* retry = app.add_subcommand("retry-effects", "Resume the post-commit effects of a COMMITTED transaction");
-  add_root_option(retry, o->root);
-  add_json_flag(retry, *o);
-  retry->footer("Example:\n  dot-core retry-effects --root ~/managed");
-  retry->callback([&ctx, o] { ctx.action = [o] { return run_retry_effects(*o); }; });
-
-  auto* discard = app.add_subcommand("discard", "Discard a sealed plan you will not apply");
-  add_root_option(discard, o->root);
-  discard->add_option("ID", o->id, "Plan id or unique prefix")->required();
-  add_json_flag(discard, *o);
-  discard->footer("Example:\n  dot-core discard --root ~/managed 3f2a1b2c");
-  discard->callback([&ctx, o] { ctx.action = [o] { return run_discard(*o); }; });
-
-  auto* status = app.add_subcommand("status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)");
-  add_root_option(status, o->root);
-  add_json_flag(status, *o);
-  status->footer("Example:\n  dot-core status --root ~/managed --json");
-  status->callback([&ctx, o] { ctx.action = [o] { return run_status(*o); }; });
-
-  auto* exp = app.add_subcommand("export", "Print the sealed plan document {plan, plan_id} (canonical JSON)");
-  add_root_option(exp, o->root);
-  exp->add_option("ID", o->id, "Plan id or unique prefix")->required();
-  exp->footer("Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json");
-  exp->callback([&ctx, o] { ctx.action = [o] { return run_export(*o); }; });
-
+void add_plan_id_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* pid = app.add_subcommand("plan-id", "Re-hash a plan document and print its plan_id");
   pid->add_option("FILE", o->file, "A sealed plan document {plan, plan_id} or a bare plan object ('-' for stdin)")
       ->required();
@@ -539,6 +533,19 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   pid->footer("A claimed plan_id or proposal_id that does not match is DOT_E_VALIDATION.\nExample:\n"
               "  dot-core plan-id plan.json");
   pid->callback([&ctx, o] { ctx.action = [o] { return run_plan_id(*o); }; });
+}
+
+}  // namespace
+
+// `store check` judges every stored plan with the check every load makes.
+void add_store_commands(CLI::App& app, Context& ctx) { add_store_group(app, ctx, core::judge_sealed_plan); }
+
+void add_engine_commands(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<EngineOptions>();
+  add_register_command(app, ctx, o);
+  add_plan_command(app, ctx, o);
+  for (const RootCommand& c : kRootCommands) add_root_command(app, ctx, o, c);
+  add_plan_id_command(app, ctx, o);
 }
 
 }  // namespace dot::cli
