@@ -91,22 +91,9 @@ Result<jcs::Node> object_option(const std::string& name, const std::string& text
   return jcs::Node::from(doc->root());
 }
 
-Result<metewand::SessionRun> session_run(const RunOptions& o) {
-  using namespace metewand;
-  SessionRun run;
-  auto role = role_from_name(o.role);
-  if (!role) return usage_error("role", fmt::format("unknown role {}", o.role));
-  run.role = *role;
-  run.command = o.command;
-  run.worker_id = o.worker_id;
-  // An implementation session executes one-shot, so it selects one_shot
-  // unless --select says otherwise; the other roles take no capability.
-  if (!o.select_given && run.role == WorkerRole::Implementation) run.selected = {Capability::OneShot};
-  for (const auto& name : o.select) {
-    auto cap = capability_from_name(name);
-    if (!cap) return usage_error("capability", fmt::format("unknown capability {}", name));
-    run.selected.push_back(*cap);
-  }
+// --timeout for every phase, then each --PHASE-timeout given over it.
+void set_timeouts(const RunOptions& o, metewand::SessionRun& run) {
+  using metewand::Phase;
   run.timeouts.set_all(std::chrono::milliseconds(static_cast<long long>(std::ceil(o.timeout_s * 1000))));
   for (Phase p : {Phase::Hello, Phase::Materialize, Phase::Prepare, Phase::Execute, Phase::Reset, Phase::Evaluate,
                   Phase::Shutdown}) {
@@ -124,6 +111,11 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
       case Phase::Start: break;
     }
   }
+}
+
+// The role's requests, in order, from the options it needs.
+Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
+  using namespace metewand;
   auto need = [&](const char* option, const std::string& value) -> Status {
     if (value.empty())
       return usage_error("missing_option", fmt::format("a {} session needs {}", o.role, option));
@@ -173,6 +165,27 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
       break;
     }
   }
+  return {};
+}
+
+Result<metewand::SessionRun> session_run(const RunOptions& o) {
+  using namespace metewand;
+  SessionRun run;
+  auto role = role_from_name(o.role);
+  if (!role) return usage_error("role", fmt::format("unknown role {}", o.role));
+  run.role = *role;
+  run.command = o.command;
+  run.worker_id = o.worker_id;
+  // An implementation session executes one-shot, so it selects one_shot
+  // unless --select says otherwise; the other roles take no capability.
+  if (!o.select_given && run.role == WorkerRole::Implementation) run.selected = {Capability::OneShot};
+  for (const auto& name : o.select) {
+    auto cap = capability_from_name(name);
+    if (!cap) return usage_error("capability", fmt::format("unknown capability {}", name));
+    run.selected.push_back(*cap);
+  }
+  set_timeouts(o, run);
+  DOT_TRY(add_requests(o, run));
   return run;
 }
 
@@ -305,18 +318,7 @@ int run_conform(const ConformOptions& o) {
   return print_conform_report(p, o.json);
 }
 
-}  // namespace
-
-void add_metewand_commands(CLI::App& app, Context& ctx) {
-  auto* group = app.add_subcommand("metewand", "Metewand v1 worker protocol");
-  group->require_subcommand(1);
-  group->footer(
-      "Examples:\n"
-      "  dot-core metewand hello -- ./my-worker\n"
-      "  dot-core metewand run --role dataset_materializer --source-dir src --output-dir out \\\n"
-      "      --dataset-parameters '{\"rows\":100}' --dataset-seed 17 -- ./my-worker\n"
-      "  dot-core metewand conform --role implementation -- /usr/bin/python3 worker.py\n"
-      "Run `dot-core metewand COMMAND --help` for the options of a command.");
+void add_hello_command(CLI::App* group, Context& ctx) {
   auto* hello = group->add_subcommand("hello", "Run the hello handshake against a worker and print the result");
   auto o = std::make_shared<HelloOptions>();
   hello->add_option("--role", o->role, "Worker role")
@@ -337,7 +339,9 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "  dot-core metewand hello -- ./my-worker --verbose\n"
       "  dot-core metewand hello --role problem_evaluator --timeout 2 -- /opt/eval/worker\n");
   hello->callback([&ctx, o] { ctx.action = [o] { return run_hello(*o); }; });
+}
 
+void add_run_command(CLI::App* group, Context& ctx) {
   auto* run = group->add_subcommand("run", "Drive one whole session: hello, the role's requests, shutdown");
   auto r = std::make_shared<RunOptions>();
   run->add_option("--role", r->role, "Worker role (default implementation)")
@@ -384,7 +388,9 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "  dot-core metewand run --role problem_evaluator --dataset-dir d --problem-contract-id c \\\n"
       "      --result-dir r --metrics-path m.json --evaluate-timeout 2 --json -- ./evaluator\n");
   run->callback([&ctx, r] { ctx.action = [r] { return run_session_command(*r); }; });
+}
 
+void add_conform_command(CLI::App* group, Context& ctx) {
   auto* conform = group->add_subcommand("conform", "Check a worker against the Metewand v1 protocol, case by case");
   auto c = std::make_shared<ConformOptions>();
   conform->add_option("--role", c->role, "The role to check the worker in (default implementation)")
@@ -407,6 +413,23 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
     if (!c->list && c->command.empty()) throw CLI::RequiredError("command (the worker command line after --)");
     ctx.action = [c] { return run_conform(*c); };
   });
+}
+
+}  // namespace
+
+void add_metewand_commands(CLI::App& app, Context& ctx) {
+  auto* group = app.add_subcommand("metewand", "Metewand v1 worker protocol");
+  group->require_subcommand(1);
+  group->footer(
+      "Examples:\n"
+      "  dot-core metewand hello -- ./my-worker\n"
+      "  dot-core metewand run --role dataset_materializer --source-dir src --output-dir out \\\n"
+      "      --dataset-parameters '{\"rows\":100}' --dataset-seed 17 -- ./my-worker\n"
+      "  dot-core metewand conform --role implementation -- /usr/bin/python3 worker.py\n"
+      "Run `dot-core metewand COMMAND --help` for the options of a command.");
+  add_hello_command(group, ctx);
+  add_run_command(group, ctx);
+  add_conform_command(group, ctx);
 }
 
 }  // namespace dot::cli
