@@ -67,9 +67,7 @@ int run_dpp_conform(const DppConformOptions& a) {
   if (!result.ok()) return report(result.error(), a.json);
   for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
   p.head = [&](JsonWriter& w) {
-    w.key("plugin").begin_array();
-    for (const auto& arg : a.plugin) w.string(arg);
-    w.end_array();
+    w.key("plugin").string_array(a.plugin);
     w.key("profile").string(group);
     w.key("sha256").string(result->sha256);
     w.key("contained").boolean(a.require_sandbox);

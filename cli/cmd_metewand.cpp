@@ -235,9 +235,7 @@ int run_session_command(const RunOptions& o) {
   if (o.json) {
     JsonWriter w;
     w.begin_object();
-    w.key("worker").begin_array();
-    for (const auto& arg : o.command) w.string(arg);
-    w.end_array();
+    w.key("worker").string_array(o.command);
     w.key("worker_id").string(rep.worker_id);
     w.key("role").string(o.role);
     w.key("phases").begin_array();
@@ -309,9 +307,7 @@ int run_conform(const ConformOptions& o) {
   if (!result.ok()) return report(result.error(), o.json);
   for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
   p.head = [&](JsonWriter& w) {
-    w.key("worker").begin_array();
-    for (const auto& arg : o.command) w.string(arg);
-    w.end_array();
+    w.key("worker").string_array(o.command);
     w.key("role").string(group);
     w.key("sha256").string(result->sha256);
   };

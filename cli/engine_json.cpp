@@ -96,12 +96,8 @@ void write_snapshot(JsonWriter& w, const core::Snapshot& s) {
 }
 
 void write_recovered_txn(JsonWriter& w, const core::RecoveredTxn& t) {
-  w.begin_object();
-  w.key("action").string(t.action);
-  w.key("from").string(store::state_name(t.from));
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("to").string(store::state_name(t.to));
-  w.end_object();
+  w.begin_object().key("action").string(t.action).key("from").string(store::state_name(t.from));
+  w.key("plan_id").string_or_null(t.plan_id).key("to").string(store::state_name(t.to)).end_object();
 }
 
 void write_recovery_report(JsonWriter& w, const core::RecoveryReport& r) {
@@ -125,9 +121,7 @@ void write_recovery_report(JsonWriter& w, const core::RecoveryReport& r) {
 void write_manifest_members(JsonWriter& w, const core::Manifest& m) {
   w.key("assurance").string(m.assurance);
   w.key("id").string(m.id);
-  w.key("inputs").begin_array();
-  for (const auto& dir : m.inputs) w.string(dir);
-  w.end_array();
+  w.key("inputs").string_array(m.inputs);
   w.key("profile").string(m.profile);
 }
 
@@ -190,7 +184,7 @@ void write_apply_outcome(JsonWriter& w, const core::ApplyOutcome& a) {
   w.key("state").string(store::state_name(a.state)).end_object();
 }
 
-void write_discarded(JsonWriter& w, std::string_view plan_id) {
+void write_discarded(JsonWriter& w, const std::string& plan_id) {
   w.begin_object().key("plan_id").string(plan_id).key("state").string("DISCARDED").end_object();
 }
 

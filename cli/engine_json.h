@@ -4,6 +4,7 @@
 // shapes docs/engine.md documents with their keys in sorted order. The
 // engine's commands (cmd_engine.cpp) only choose between these and their text.
 
+#include <string>
 #include <string_view>
 
 #include "dot/core/applier.h"
@@ -37,7 +38,7 @@ void write_drift(JsonWriter& w, const core::Drift& d);
 void write_hello_plan(JsonWriter& w, const core::PlanOutcome& planned);
 void write_general_plan(JsonWriter& w, const core::PlanOutcome& planned);
 void write_apply_outcome(JsonWriter& w, const core::ApplyOutcome& a);
-void write_discarded(JsonWriter& w, std::string_view plan_id);
+void write_discarded(JsonWriter& w, const std::string& plan_id);
 // `status --json`: the view and the root it was read from.
 void write_status(JsonWriter& w, std::string_view root_dir, std::string_view root_id, const core::StatusView& v);
 // `plan-id --json`.

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dot::cli {
 
@@ -23,6 +24,8 @@ class JsonWriter {
   JsonWriter& string_or_null(std::string_view bytes);  // "" is null
   JsonWriter& boolean(bool value);
   JsonWriter& null();
+  // An array of strings (a command line, a list of folders).
+  JsonWriter& string_array(const std::vector<std::string>& items);
   template <std::integral T>
   JsonWriter& number(T value) {
     return raw(std::to_string(value));
@@ -41,6 +44,8 @@ class JsonWriter {
 
  private:
   void before_value();
+  JsonWriter& open(char bracket);   // '{' or '['
+  JsonWriter& close(char bracket);  // '}' or ']'
   std::string out_;
   bool comma_ = false;  // a value was written at this level: the next one needs a comma
 };
