@@ -85,6 +85,18 @@ Result<store::Store> open_read_only(const std::string& root) {
   return db;
 }
 
+// One transaction of a root opened read-only, named as Store::find takes it.
+struct Found {
+  store::Store db;
+  store::TxnId txn = 0;
+};
+
+Result<Found> open_transaction(const std::string& root, const std::string& id) {
+  DOT_ASSIGN_OR_RETURN(store::Store db, open_read_only(root));
+  DOT_ASSIGN_OR_RETURN(store::TxnId txn, db.find(id));
+  return Found{std::move(db), txn};
+}
+
 struct Locked {
   store::RootLock lock;
   store::Store db;
@@ -142,9 +154,7 @@ int run_check(const CommonOptions& o, store::Store::PlanJudge judge) {
     w.key("ok").boolean(ok);
     w.key("transactions").number(r->transactions);
     w.key("blobs").number(r->blobs);
-    w.key("problems").begin_array();
-    for (const auto& p : r->problems) w.string(p);
-    w.end_array();
+    w.key("problems").string_array(r->problems);
     if (failure) {
       std::string err = failure->json();  // {"error":{...}}: take the inner object
       w.key("error").raw(std::string_view(err).substr(9, err.size() - 10));
@@ -206,43 +216,33 @@ std::string log_table(const std::vector<store::LogRecord>& logs) {
   return "\nplugin log\n" + table(t);
 }
 
-int run_show(const CommonOptions& o, const std::string& id) {
-  auto db = open_read_only(o.root);
-  if (!db.ok()) return report(db.error(), o.json);
-  auto txn = db->find(id);
-  if (!txn.ok()) return report(txn.error(), o.json);
-  auto d = db->detail(*txn);
-  if (!d.ok()) return report(d.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    write_txn_detail(w, *d);
-    return emit_json(std::move(w).line());
-  }
-  const auto& s = d->summary;
+// `inspect show` for a person: the summary, then each part the row holds.
+std::string detail_text(const TxnDetail& d) {
+  const auto& s = d.summary;
   std::vector<std::vector<std::string>> head = {
       {"plan", s.plan_id.empty() ? "-" : s.plan_id},
       {"proposal", s.proposal_id.empty() ? "-" : s.proposal_id},
       {"state", std::string(store::state_name(s.state))},
       {"status", std::string(store::display_status(s))},
-      {"plugin", s.plugin_id + (d->plugin_digest.empty() ? "" : " sha256:" + d->plugin_digest)},
+      {"plugin", s.plugin_id + (d.plugin_digest.empty() ? "" : " sha256:" + d.plugin_digest)},
       {"created", format_time_ms(s.created_at_ms)},
       {"updated", format_time_ms(s.updated_at_ms)},
       {"effects", s.effect_count ? std::to_string(*s.effect_count) : "none (pre-capability or not sealed)"},
   };
-  if (!d->canonical_plan.empty() && sha256_hex(d->canonical_plan) != s.plan_id)
+  if (!d.canonical_plan.empty() && sha256_hex(d.canonical_plan) != s.plan_id)
     head.push_back({"integrity", "PLAN BYTES DO NOT MATCH THE PLAN ID"});
-  if (!d->proposal_document.empty() && sha256_hex(d->proposal_document) != s.proposal_id)
+  if (!d.proposal_document.empty() && sha256_hex(d.proposal_document) != s.proposal_id)
     head.push_back({"integrity", "PROPOSAL DOCUMENT DOES NOT MATCH THE PROPOSAL ID"});
   // NO_CHANGES is why a proposal ended, not an error.
   if (!s.code.empty())
     head.push_back({s.code == store::kNoChangesCode ? "outcome" : "error",
-                    s.code + (d->detail.empty() ? "" : ": " + d->detail)});
+                    s.code + (d.detail.empty() ? "" : ": " + d.detail)});
   if (s.pruned) head.push_back({"pruned", "blobs and events dropped by store prune"});
   std::string out = table(head);
-  if (!d->operations.empty()) {
+  if (!d.operations.empty()) {
     std::vector<std::vector<std::string>> ops = {{"SLOT", "NAME", "BEFORE", "AFTER"}};
-    for (std::size_t i = 0; i < d->operations.size(); ++i) {
-      const auto& op = d->operations[i];
+    for (std::size_t i = 0; i < d.operations.size(); ++i) {
+      const auto& op = d.operations[i];
       ops.push_back({std::to_string(i), op.name, op.before_sha256.empty() ? "(absent)" : op.before_sha256.substr(0, 16),
                      op.after_sha256.empty() ? "(absent)" : op.after_sha256.substr(0, 16)});
     }
@@ -250,27 +250,27 @@ int run_show(const CommonOptions& o, const std::string& id) {
   }
   // What the plugin proposed (core's before observations, no after), kept
   // for every proposal: plugin-controlled text, escaped.
-  if (!d->proposal_document.empty())
-    out += fmt::format("\nproposal document ({} bytes, canonical JSON)\n  {}\n", d->proposal_document.size(),
-                       shown(d->proposal_document));
-  if (!d->effects.empty()) {
+  if (!d.proposal_document.empty())
+    out += fmt::format("\nproposal document ({} bytes, canonical JSON)\n  {}\n", d.proposal_document.size(),
+                       shown(d.proposal_document));
+  if (!d.effects.empty()) {
     std::vector<std::vector<std::string>> eff = {{"INDEX", "STATE", "ATTEMPTS", "UPDATED", "CODE"}};
-    for (const auto& e : d->effects)
+    for (const auto& e : d.effects)
       eff.push_back({std::to_string(e.index), std::string(store::effect_state_name(e.state)), std::to_string(e.attempts),
                      format_time_ms(e.updated_at_ms), e.code.empty() ? "-" : e.code});
     out += "\neffect ledger\n" + table(eff);
   }
-  if (!d->events.empty()) {
+  if (!d.events.empty()) {
     std::vector<std::vector<std::string>> ev = {{"AT", "STATE", "CODE", "DETAIL"}};
-    for (const auto& e : d->events)
+    for (const auto& e : d.events)
       ev.push_back({format_time_ms(e.at_ms), std::string(store::state_name(e.state)), e.code.empty() ? "-" : e.code,
                     e.detail});
     out += "\nevents\n" + table(ev);
   }
-  out += log_table(d->logs);
-  if (!d->plugin_stderr.empty()) {
-    out += "\nplugin stderr" + std::string(d->plugin_stderr_truncated ? " (truncated)" : "") + "\n";
-    std::string_view rest = d->plugin_stderr;
+  out += log_table(d.logs);
+  if (!d.plugin_stderr.empty()) {
+    out += "\nplugin stderr" + std::string(d.plugin_stderr_truncated ? " (truncated)" : "") + "\n";
+    std::string_view rest = d.plugin_stderr;
     while (!rest.empty()) {
       auto nl = rest.find('\n');
       out += "  " + shown(rest.substr(0, nl)) + "\n";
@@ -278,15 +278,26 @@ int run_show(const CommonOptions& o, const std::string& id) {
       rest.remove_prefix(nl + 1);
     }
   }
-  return emit_text(out);
+  return out;
+}
+
+int run_show(const CommonOptions& o, const std::string& id) {
+  auto found = open_transaction(o.root, id);
+  if (!found.ok()) return report(found.error(), o.json);
+  auto d = found->db.detail(found->txn);
+  if (!d.ok()) return report(d.error(), o.json);
+  if (o.json) {
+    JsonWriter w;
+    write_txn_detail(w, *d);
+    return emit_json(std::move(w).line());
+  }
+  return emit_text(detail_text(*d));
 }
 
 int run_events(const CommonOptions& o, const std::string& id) {
-  auto db = open_read_only(o.root);
-  if (!db.ok()) return report(db.error(), o.json);
-  auto txn = db->find(id);
-  if (!txn.ok()) return report(txn.error(), o.json);
-  auto evs = db->events(*txn);
+  auto found = open_transaction(o.root, id);
+  if (!found.ok()) return report(found.error(), o.json);
+  auto evs = found->db.events(found->txn);
   if (!evs.ok()) return report(evs.error(), o.json);
   if (o.json) {
     JsonWriter w;
@@ -295,7 +306,7 @@ int run_events(const CommonOptions& o, const std::string& id) {
     w.end_array();
     return emit_json(std::move(w).line());
   }
-  auto logs = db->logs(*txn);
+  auto logs = found->db.logs(found->txn);
   if (!logs.ok()) return report(logs.error(), o.json);
   if (evs->empty()) return emit_text("no events\n" + log_table(*logs));
   std::vector<std::vector<std::string>> t = {{"SEQ", "AT", "STATE", "CODE", "DETAIL"}};
