@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,16 @@ int print_human(const std::string& text, Paint paint = Paint::None, bool page = 
   (void)print_styled(text, paint, page);
   return kExitOk;
 }
+// A command's result, rendered once per format: with --json by the record's
+// one JSON writer (engine_json.h), else as its text for a person.
+template <typename Record>
+int print_record(bool json, const Record& record, void (*write)(JsonWriter&, const std::type_identity_t<Record>&),
+                 std::string (*text)(const std::type_identity_t<Record>&)) {
+  if (!json) return print_human(text(record));
+  JsonWriter w;
+  write(w, record);
+  return print_json(std::move(w));
+}
 
 // The error of a command an InterruptGuard watched: after its DOT_E line, a
 // command a signal stopped exits 128 + the signal (130 for SIGINT, 143 for
@@ -117,6 +128,14 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
 }
 
 // ---- register -------------------------------------------------------------
+std::string registration_text(const core::Registration& r) {
+  const core::Manifest& m = r.manifest;
+  std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", r.replaced ? "replaced" : "registered",
+                                shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
+  for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
+  return out;
+}
+
 int run_register(const EngineOptions& o) {
   auto assurance = core::assurance_from_name(o.assurance);
   if (!assurance.ok()) return report(assurance.error(), o.json);
@@ -131,16 +150,7 @@ int run_register(const EngineOptions& o) {
   request.replace = o.replace;
   auto reg = core::register_plugin(*root, request);
   if (!reg.ok()) return report(reg.error(), o.json);
-  const core::Manifest& m = reg->manifest;
-  if (o.json) {
-    JsonWriter w;
-    write_registration(w, *reg);
-    return print_json(std::move(w));
-  }
-  std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
-                                shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
-  for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
-  return print_human(out);
+  return print_record(o.json, *reg, write_registration, registration_text);
 }
 
 // ---- plan -----------------------------------------------------------------
@@ -260,19 +270,25 @@ int run_plan(const EngineOptions& o) {
 }
 
 // ---- apply / rollback / discard -------------------------------------------
+std::string applied_text(const core::ApplyOutcome& a) {
+  return fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(a.plan_id), a.slots,
+                     store::state_name(a.state));
+}
+
+std::string rolled_back_text(const core::RecoveredTxn& r) {
+  return fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r.plan_id),
+                     store::state_name(r.from), store::state_name(r.to));
+}
+
+std::string discarded_text(const std::string& plan_id) { return fmt::format("discarded {}\n", short_id(plan_id)); }
+
 int run_apply(const EngineOptions& o) {
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
   core::InterruptGuard interrupt;
   auto applied = core::apply_plan(*root, o.id, &interrupt);
   if (!applied.ok()) return report_interruptible(applied.error(), o.json, interrupt);
-  if (o.json) {
-    JsonWriter w;
-    write_apply_outcome(w, *applied);
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(applied->plan_id),
-                                 applied->slots, store::state_name(applied->state)));
+  return print_record(o.json, *applied, write_apply_outcome, applied_text);
 }
 
 int run_rollback(const EngineOptions& o) {
@@ -280,13 +296,7 @@ int run_rollback(const EngineOptions& o) {
   if (!root.ok()) return report(root.error(), o.json);
   auto r = core::rollback_plan(*root, o.id);
   if (!r.ok()) return report(r.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    write_recovered_txn(w, *r);
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r->plan_id),
-                                 store::state_name(r->from), store::state_name(r->to)));
+  return print_record(o.json, *r, write_recovered_txn, rolled_back_text);
 }
 
 int run_discard(const EngineOptions& o) {
@@ -294,12 +304,7 @@ int run_discard(const EngineOptions& o) {
   if (!root.ok()) return report(root.error(), o.json);
   auto r = core::discard_plan(*root, o.id);
   if (!r.ok()) return report(r.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    write_discarded(w, *r);
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("discarded {}\n", short_id(*r)));
+  return print_record(o.json, *r, write_discarded, discarded_text);
 }
 
 int run_recover(const EngineOptions& o) {
