@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ constexpr milliseconds kExitGrace{500};
 // ---- arguments ------------------------------------------------------------
 
 Error args_error(std::string detail) { return make_error(Code::Validation, "args", std::move(detail)); }
+
+// A JSON number spelled as an integer, when it fits T.
+template <typename T>
+std::optional<T> integer_of(const json::Value& j) {
+  if (!j.is_number() || !j.is_integer_spelling()) return std::nullopt;
+  T x = 0;
+  auto text = j.number_text();
+  if (std::from_chars(text.data(), text.data() + text.size(), x).ec != std::errc{}) return std::nullopt;
+  return x;
+}
 
 // A JSON value as the declared type; a name the function does not declare
 // takes the type its JSON spells (so a provider's own validation can be
@@ -62,19 +73,15 @@ Result<pb::Value> to_value(std::string_view name, const json::Value& j, pb::Valu
       v.set_bool_value(j.as_bool());
       break;
     case pb::VALUE_TYPE_INT64: {
-      std::int64_t x = 0;
-      auto text = integer() ? j.number_text() : std::string_view{};
-      if (text.empty() || std::from_chars(text.data(), text.data() + text.size(), x).ec != std::errc{})
-        return wrong("an integer from -2^63 to 2^63-1");
-      v.set_int64_value(x);
+      auto x = integer_of<std::int64_t>(j);
+      if (!x) return wrong("an integer from -2^63 to 2^63-1");
+      v.set_int64_value(*x);
       break;
     }
     case pb::VALUE_TYPE_UINT64: {
-      std::uint64_t x = 0;
-      auto text = integer() ? j.number_text() : std::string_view{};
-      if (text.empty() || std::from_chars(text.data(), text.data() + text.size(), x).ec != std::errc{})
-        return wrong("an integer from 0 to 2^64-1");
-      v.set_uint64_value(x);
+      auto x = integer_of<std::uint64_t>(j);
+      if (!x) return wrong("an integer from 0 to 2^64-1");
+      v.set_uint64_value(*x);
       break;
     }
     case pb::VALUE_TYPE_DOUBLE:
