@@ -193,9 +193,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
   if (!rows.ok()) return report(rows.error(), o.json);
   if (o.json) {
     JsonWriter w;
-    w.begin_array();
-    for (const auto& row : *rows) write_summary(w, row);
-    w.end_array();
+    w.array_of(*rows, write_summary);
     return emit_json(std::move(w).line());
   }
   if (rows->empty()) return emit_text("no transactions\n");
@@ -301,9 +299,7 @@ int run_events(const CommonOptions& o, const std::string& id) {
   if (!evs.ok()) return report(evs.error(), o.json);
   if (o.json) {
     JsonWriter w;
-    w.begin_array();
-    for (const auto& e : *evs) write_event(w, e);
-    w.end_array();
+    w.array_of(*evs, write_event);
     return emit_json(std::move(w).line());
   }
   auto logs = found->db.logs(found->txn);

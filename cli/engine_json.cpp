@@ -112,9 +112,7 @@ void write_recovery_report(JsonWriter& w, const core::RecoveryReport& r) {
   w.end_array();
   w.key("stages_removed").number(r.stages_removed);
   w.key("temp_files_removed").number(r.temp_files_removed);
-  w.key("transactions").begin_array();
-  for (const auto& t : r.transactions) write_recovered_txn(w, t);
-  w.end_array();
+  w.key("transactions").array_of(r.transactions, write_recovered_txn);
   w.end_object();
 }
 
@@ -153,9 +151,7 @@ void write_drift(JsonWriter& w, const core::Drift& d) {
 void write_hello_plan(JsonWriter& w, const core::PlanOutcome& planned) {
   const core::Plan& plan = planned.plan;
   w.begin_object();
-  w.key("effects").begin_array();
-  for (const auto& e : *plan.effects) write_effect(w, e);
-  w.end_array();
+  w.key("effects").array_of(*plan.effects, write_effect);
   w.key("operations").begin_array();
   for (std::size_t i = 0; i < plan.operations.size(); ++i)
     write_hello_operation(w, i, plan.operations[i], planned.slots[i]);
@@ -167,13 +163,9 @@ void write_hello_plan(JsonWriter& w, const core::PlanOutcome& planned) {
 void write_general_plan(JsonWriter& w, const core::PlanOutcome& planned) {
   const core::PlanV2& plan = planned.plan_v2;
   w.begin_object();
-  w.key("directories").begin_array();
-  for (const auto& d : plan.directories) write_folder(w, d);
-  w.end_array();
+  w.key("directories").array_of(plan.directories, write_folder);
   write_logs_member(w, planned.logs);
-  w.key("operations").begin_array();
-  for (const auto& s : planned.path_slots) write_path_slot(w, s);
-  w.end_array();
+  w.key("operations").array_of(planned.path_slots, write_path_slot);
   write_plan_ids(w, planned, plan.proposal_id);
   w.key("version").number(plan.version);
   w.end_object();
@@ -190,9 +182,7 @@ void write_discarded(JsonWriter& w, const std::string& plan_id) {
 
 void write_status(JsonWriter& w, std::string_view root_dir, std::string_view root_id, const core::StatusView& v) {
   w.begin_object();
-  w.key("drift").begin_array();
-  for (const auto& d : v.drift) write_drift(w, d);
-  w.end_array();
+  w.key("drift").array_of(v.drift, write_drift);
   w.key("last");
   if (v.newest)
     write_txn_brief(w, *v.newest, false);
@@ -205,15 +195,11 @@ void write_status(JsonWriter& w, std::string_view root_dir, std::string_view roo
     write_listed_plugin(w, v.plugins.front());
   else
     w.null();
-  w.key("plugins").begin_array();
-  for (const auto& p : v.plugins) write_listed_plugin(w, p);
-  w.end_array();
+  w.key("plugins").array_of(v.plugins, write_listed_plugin);
   w.key("recovery_required").boolean(!v.unfinished.empty());
   w.key("root").string(root_dir);
   w.key("root_id").string(root_id);
-  w.key("sealed").begin_array();
-  for (const auto& t : v.sealed) write_sealed_txn(w, t);
-  w.end_array();
+  w.key("sealed").array_of(v.sealed, write_sealed_txn);
   w.key("transactions").number(v.transactions);
   w.key("unfinished").begin_array();
   for (const auto& t : v.unfinished) write_txn_brief(w, t, true);

@@ -26,6 +26,13 @@ class JsonWriter {
   JsonWriter& null();
   // An array of strings (a command line, a list of folders).
   JsonWriter& string_array(const std::vector<std::string>& items);
+  // An array of records, each written by `write` (a record's writer).
+  template <typename Items, typename Write>
+  JsonWriter& array_of(const Items& items, Write&& write) {
+    begin_array();
+    for (const auto& item : items) write(*this, item);
+    return end_array();
+  }
   template <std::integral T>
   JsonWriter& number(T value) {
     return raw(std::to_string(value));

@@ -110,9 +110,7 @@ void write_log(JsonWriter& w, const store::LogRecord& l) {
 }
 
 void write_logs_member(JsonWriter& w, const std::vector<store::LogRecord>& logs) {
-  w.key("logs").begin_array();
-  for (const auto& l : logs) write_log(w, l);
-  w.end_array();
+  w.key("logs").array_of(logs, write_log);
 }
 
 void write_txn_detail(JsonWriter& w, const store::TxnDetail& d) {
@@ -131,12 +129,8 @@ void write_txn_detail(JsonWriter& w, const store::TxnDetail& d) {
   w.key("operations").begin_array();
   for (std::size_t i = 0; i < d.operations.size(); ++i) write_operation_summary(w, i, d.operations[i]);
   w.end_array();
-  w.key("effects").begin_array();
-  for (const auto& e : d.effects) write_effect_entry(w, e);
-  w.end_array();
-  w.key("events").begin_array();
-  for (const auto& e : d.events) write_event(w, e);
-  w.end_array();
+  w.key("effects").array_of(d.effects, write_effect_entry);
+  w.key("events").array_of(d.events, write_event);
   w.key("backups").boolean(d.has_backups);
   // A general-profile proposal's dot.log messages, exact.
   write_logs_member(w, d.logs);
