@@ -291,36 +291,37 @@ int run_apply(const EngineOptions& o) {
   return print_record(o.json, *applied, write_apply_outcome, applied_text);
 }
 
-int run_rollback(const EngineOptions& o) {
+// A command whose work is one core call on the root: open it for changes,
+// call, then print what the call returns.
+template <typename Act, typename Print>
+int run_on_root(const EngineOptions& o, Act&& act, Print&& print) {
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::rollback_plan(*root, o.id);
-  if (!r.ok()) return report(r.error(), o.json);
-  return print_record(o.json, *r, write_recovered_txn, rolled_back_text);
+  auto done = act(*root);
+  if (!done.ok()) return report(done.error(), o.json);
+  return print(*done);
+}
+
+int run_rollback(const EngineOptions& o) {
+  return run_on_root(o, [&](Root& root) { return core::rollback_plan(root, o.id); },
+                     [&](const core::RecoveredTxn& r) {
+                       return print_record(o.json, r, write_recovered_txn, rolled_back_text);
+                     });
 }
 
 int run_discard(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::discard_plan(*root, o.id);
-  if (!r.ok()) return report(r.error(), o.json);
-  return print_record(o.json, *r, write_discarded, discarded_text);
+  return run_on_root(o, [&](Root& root) { return core::discard_plan(root, o.id); },
+                     [&](const std::string& id) { return print_record(o.json, id, write_discarded, discarded_text); });
 }
 
 int run_recover(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::recover(*root);
-  if (!r.ok()) return report(r.error(), o.json);
-  return print_recovery(*r, o.json, "nothing to recover");
+  return run_on_root(o, [](Root& root) { return core::recover(root); },
+                     [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "nothing to recover"); });
 }
 
 int run_retry_effects(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::retry_effects(*root);
-  if (!r.ok()) return report(r.error(), o.json);
-  return print_recovery(*r, o.json, "no pending effects");
+  return run_on_root(o, [](Root& root) { return core::retry_effects(root); },
+                     [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "no pending effects"); });
 }
 
 // ---- status / export / plan-id ---------------------------------------------
