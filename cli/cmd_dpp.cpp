@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "conform_command.h"
 #include "conform_output.h"
 #include "dot/dpp/conformance.h"
 #include "dot/dpp/general.h"
@@ -114,11 +115,8 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
       "  dot-core dpp conform --profile org.dot.hello/v1 -- build/release/bin/dot-hello\n"
       "  dot-core dpp conform --id org.example.motd --case parse_error --json -- ./my-plugin\n"
       "  dot-core dpp conform --list");
-  conform->callback([&ctx, args] {
-    // The plugin is required unless --list (a usage error, exit 2, like any missing argument).
-    if (!args->list && args->plugin.empty()) throw CLI::RequiredError("plugin (the command line after --)");
-    ctx.action = [args] { return run_dpp_conform(*args); };
-  });
+  set_conform_action(conform, ctx, args, &DppConformOptions::plugin, "plugin (the command line after --)",
+                     run_dpp_conform);
 }
 
 }  // namespace dot::cli

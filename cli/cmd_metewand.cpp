@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "conform_command.h"
 #include "numbers.h"
 #include "usage.h"
 #include "dot/base/jcs.h"
@@ -314,13 +315,21 @@ int run_conform(const ConformOptions& o) {
   return print_conform_report(p, o.json);
 }
 
+void add_role_option(CLI::App* cmd, std::string& role, const char* description) {
+  cmd->add_option("--role", role, description)
+      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
+}
+
+void add_worker_id_option(CLI::App* cmd, std::string& worker_id) {
+  cmd->add_option("--worker-id", worker_id,
+                  "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
+}
+
 void add_hello_command(CLI::App* group, Context& ctx) {
   auto* hello = group->add_subcommand("hello", "Run the hello handshake against a worker and print the result");
   auto o = std::make_shared<HelloOptions>();
-  hello->add_option("--role", o->role, "Worker role")
-      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
-  hello->add_option("--worker-id", o->worker_id,
-                    "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
+  add_role_option(hello, o->role, "Worker role");
+  add_worker_id_option(hello, o->worker_id);
   add_seconds_option(hello, "--timeout", o->timeout_s, "Seconds for the handshake and for the worker's exit (default 5)",
                      kMinTimeoutS, kMaxTimeoutS);
   add_repeatable_option(hello, "--select", o->select,
@@ -340,10 +349,8 @@ void add_hello_command(CLI::App* group, Context& ctx) {
 void add_run_command(CLI::App* group, Context& ctx) {
   auto* run = group->add_subcommand("run", "Drive one whole session: hello, the role's requests, shutdown");
   auto r = std::make_shared<RunOptions>();
-  run->add_option("--role", r->role, "Worker role (default implementation)")
-      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
-  run->add_option("--worker-id", r->worker_id,
-                  "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
+  add_role_option(run, r->role, "Worker role (default implementation)");
+  add_worker_id_option(run, r->worker_id);
   add_repeatable_option(run, "--select", r->select,
                         "Capability to select (repeatable; default one_shot for implementation, none otherwise)")
       ->each([r](const std::string&) { r->select_given = true; });
@@ -389,8 +396,7 @@ void add_run_command(CLI::App* group, Context& ctx) {
 void add_conform_command(CLI::App* group, Context& ctx) {
   auto* conform = group->add_subcommand("conform", "Check a worker against the Metewand v1 protocol, case by case");
   auto c = std::make_shared<ConformOptions>();
-  conform->add_option("--role", c->role, "The role to check the worker in (default implementation)")
-      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
+  add_role_option(conform, c->role, "The role to check the worker in (default implementation)");
   add_seconds_option(conform, "--timeout", c->timeout_s, "Every phase's deadline in every case, seconds (default 5)",
                      kMinTimeoutS, kMaxTimeoutS);
   add_repeatable_option(conform, "--case", c->cases, "Run only this case (repeatable, one case per --case)");
@@ -405,10 +411,8 @@ void add_conform_command(CLI::App* group, Context& ctx) {
       "  dot-core metewand conform -- build/release/bin/metewand-example-worker\n"
       "  dot-core metewand conform --role problem_evaluator --timeout 2 --json -- /usr/bin/python3 worker.py\n"
       "  dot-core metewand conform --list --role dataset_materializer\n");
-  conform->callback([&ctx, c] {
-    if (!c->list && c->command.empty()) throw CLI::RequiredError("command (the worker command line after --)");
-    ctx.action = [c] { return run_conform(*c); };
-  });
+  set_conform_action(conform, ctx, c, &ConformOptions::command, "command (the worker command line after --)",
+                     run_conform);
 }
 
 }  // namespace
