@@ -111,6 +111,22 @@ Result<Locked> open_locked(const std::string& root) {
   return Locked{std::move(lock), std::move(db)};
 }
 
+// A record (or a list of them) as one line of JSON, by its writer.
+template <typename Write, typename Record>
+std::string json_line(Write&& write, const Record& record) {
+  JsonWriter w;
+  write(w, record);
+  return std::move(w).line();
+}
+
+// A list of records as one line of JSON: an array, each by its writer.
+template <typename Items, typename Write>
+std::string json_array_line(const Items& items, Write&& write) {
+  JsonWriter w;
+  w.array_of(items, write);
+  return std::move(w).line();
+}
+
 int emit_json(const std::string& json) { return write_stdout(json) ? kExitOk : kExitError; }
 // State names are coloured on a terminal (style.h); the text is escaped first.
 int emit_text(const std::string& text) { return print_styled(text, Paint::States) ? kExitOk : kExitError; }
@@ -191,11 +207,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
   if (!db.ok()) return report(db.error(), o.json);
   auto rows = db->list(f);
   if (!rows.ok()) return report(rows.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.array_of(*rows, write_summary);
-    return emit_json(std::move(w).line());
-  }
+  if (o.json) return emit_json(json_array_line(*rows, write_summary));
   if (rows->empty()) return emit_text("no transactions\n");
   std::vector<std::vector<std::string>> t = {{"ID", "STATE", "CREATED", "PLUGIN", "OPS", "EFFECTS", "CODE"}};
   for (const auto& r : *rows)
@@ -284,12 +296,7 @@ int run_show(const CommonOptions& o, const std::string& id) {
   if (!found.ok()) return report(found.error(), o.json);
   auto d = found->db.detail(found->txn);
   if (!d.ok()) return report(d.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    write_txn_detail(w, *d);
-    return emit_json(std::move(w).line());
-  }
-  return emit_text(detail_text(*d));
+  return o.json ? emit_json(json_line(write_txn_detail, *d)) : emit_text(detail_text(*d));
 }
 
 int run_events(const CommonOptions& o, const std::string& id) {
@@ -297,11 +304,7 @@ int run_events(const CommonOptions& o, const std::string& id) {
   if (!found.ok()) return report(found.error(), o.json);
   auto evs = found->db.events(found->txn);
   if (!evs.ok()) return report(evs.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.array_of(*evs, write_event);
-    return emit_json(std::move(w).line());
-  }
+  if (o.json) return emit_json(json_array_line(*evs, write_event));
   auto logs = found->db.logs(found->txn);
   if (!logs.ok()) return report(logs.error(), o.json);
   if (evs->empty()) return emit_text("no events\n" + log_table(*logs));

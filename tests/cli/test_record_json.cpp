@@ -273,8 +273,9 @@ TEST(EngineRecordJson, Status) {
   v.newest = sealed_summary();
   v.transactions = 5;
   v.drift = {{"a.txt", core::DriftReason::Missing, "ab", "nothing"}};
-  const std::string manifest = "{\"assurance\":\"process\",\"id\":\"org.dot.mirror\",\"inputs\":[\"/home/me/dotfiles\"],"
-                               "\"profile\":\"org.dot.dpp/v1\",\"sha256\":\"5e\"}";
+  const std::string manifest =
+      "{\"assurance\":\"process\",\"id\":\"org.dot.mirror\",\"inputs\":[\"/home/me/dotfiles\"],"
+      "\"profile\":\"org.dot.dpp/v1\",\"sha256\":\"5e\"}";
   EXPECT_EQ(json_of([&](JsonWriter& w) { write_status(w, "/r", "id", v); }),
             "{\"drift\":[{\"name\":\"a.txt\",\"plan_id\":\"ab\",\"reason\":\"missing\"}],\"last\":{\"plan_id\":"
             "\"ab12\",\"plugin_id\":\"org.dot.hello\",\"proposal_id\":null,\"status\":\"SEALED\"},\"plugin\":" +
