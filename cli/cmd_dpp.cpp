@@ -66,7 +66,7 @@ int run_dpp_conform(const DppConformOptions& a) {
   o.process_sandbox = a.require_sandbox;
   auto result = dpp::conform::run(o);
   if (!result.ok()) return report(result.error(), a.json);
-  for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+  add_verdicts(p, result->cases, group);
   p.head = [&](JsonWriter& w) {
     w.key("plugin").string_array(a.plugin);
     w.key("profile").string(group);

@@ -306,7 +306,7 @@ int run_conform(const ConformOptions& o) {
   options.only = o.cases;
   auto result = run_conformance(options);
   if (!result.ok()) return report(result.error(), o.json);
-  for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+  add_verdicts(p, result->cases, group);
   p.head = [&](JsonWriter& w) {
     w.key("worker").string_array(o.command);
     w.key("role").string(group);
