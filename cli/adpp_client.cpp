@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,16 @@ constexpr milliseconds kExitGrace{500};
 // ---- arguments ------------------------------------------------------------
 
 Error args_error(std::string detail) { return make_error(Code::Validation, "args", std::move(detail)); }
+
+// A JSON number spelled as an integer, when it fits T.
+template <typename T>
+std::optional<T> integer_of(const json::Value& j) {
+  if (!j.is_number() || !j.is_integer_spelling()) return std::nullopt;
+  T x = 0;
+  auto text = j.number_text();
+  if (std::from_chars(text.data(), text.data() + text.size(), x).ec != std::errc{}) return std::nullopt;
+  return x;
+}
 
 // A JSON value as the declared type; a name the function does not declare
 // takes the type its JSON spells (so a provider's own validation can be
@@ -62,19 +73,15 @@ Result<pb::Value> to_value(std::string_view name, const json::Value& j, pb::Valu
       v.set_bool_value(j.as_bool());
       break;
     case pb::VALUE_TYPE_INT64: {
-      std::int64_t x = 0;
-      auto text = integer() ? j.number_text() : std::string_view{};
-      if (text.empty() || std::from_chars(text.data(), text.data() + text.size(), x).ec != std::errc{})
-        return wrong("an integer from -2^63 to 2^63-1");
-      v.set_int64_value(x);
+      auto x = integer_of<std::int64_t>(j);
+      if (!x) return wrong("an integer from -2^63 to 2^63-1");
+      v.set_int64_value(*x);
       break;
     }
     case pb::VALUE_TYPE_UINT64: {
-      std::uint64_t x = 0;
-      auto text = integer() ? j.number_text() : std::string_view{};
-      if (text.empty() || std::from_chars(text.data(), text.data() + text.size(), x).ec != std::errc{})
-        return wrong("an integer from 0 to 2^64-1");
-      v.set_uint64_value(x);
+      auto x = integer_of<std::uint64_t>(j);
+      if (!x) return wrong("an integer from 0 to 2^64-1");
+      v.set_uint64_value(*x);
       break;
     }
     case pb::VALUE_TYPE_DOUBLE:
@@ -159,99 +166,111 @@ std::string when(const google::protobuf::Timestamp& t) {
   return google::protobuf::util::TimeUtil::ToString(t);
 }
 
+std::string hello_text(const pb::HelloResponse& h) {
+  return fmt::format("provider {} {} (protocol {})\n", h.provider_name(), h.provider_version(), h.protocol_version()) +
+         map_lines(h.metadata(), "  ");
+}
+
+// The devices, with a HEALTH column when the provider sent their health.
+std::string devices_text(const pb::ListDevicesResponse& l) {
+  std::vector<std::vector<std::string>> rows{{"DEVICE", "TYPE", "LABEL", "ADDRESS"}};
+  bool health = l.device_health_size() > 0;
+  if (health) rows[0].insert(rows[0].begin() + 1, "HEALTH");
+  for (const auto& d : l.devices()) {
+    std::vector<std::string> row{d.device_id(), d.type_id() + (d.type_version().empty() ? "" : "/" + d.type_version()),
+                                 d.label(), d.address()};
+    if (health) {
+      std::string state = "-";
+      for (const auto& h : l.device_health())
+        if (h.device_id() == d.device_id()) state = bare(pb::DeviceHealth::State_Name(h.state()), "STATE_");
+      row.insert(row.begin() + 1, state);
+    }
+    rows.push_back(std::move(row));
+  }
+  return table(rows);
+}
+
+// name:TYPE, with "?" after an argument that may be left out.
+std::string arg_specs(const google::protobuf::RepeatedPtrField<pb::ArgSpec>& args, bool mark_optional) {
+  std::string s;
+  for (const auto& a : args)
+    s += fmt::format("{}{}:{}{}", s.empty() ? "" : " ", a.name(), bare(pb::ValueType_Name(a.type()), "VALUE_TYPE_"),
+                     mark_optional && !a.required() ? "?" : "");
+  return s.empty() ? std::string("-") : s;
+}
+
+// A device with its signals and functions.
+std::string device_text(const pb::DescribeDeviceResponse& r) {
+  const auto& d = r.device();
+  const auto& caps = r.capabilities();
+  std::string out = fmt::format("device {} ({}{}) {}\n", d.device_id(), d.type_id(),
+                                d.type_version().empty() ? "" : "/" + d.type_version(), d.label());
+  std::vector<std::vector<std::string>> signals{{"SIGNAL", "TYPE", "UNIT", "NAME"}};
+  for (const auto& s : caps.signals())
+    signals.push_back({s.signal_id(), bare(pb::ValueType_Name(s.value_type()), "VALUE_TYPE_"), s.unit(), s.name()});
+  out += "  signals:\n" + table(signals, "    ");
+  std::vector<std::vector<std::string>> functions{{"ID", "FUNCTION", "ARGUMENTS", "RESULTS"}};
+  for (const auto& f : caps.functions())
+    functions.push_back(
+        {std::to_string(f.function_id()), f.name(), arg_specs(f.args(), true), arg_specs(f.results(), false)});
+  return out + "  functions:\n" + table(functions, "    ");
+}
+
+std::string signals_text(const pb::ReadSignalsResponse& r) {
+  std::vector<std::vector<std::string>> rows{{"SIGNAL", "VALUE", "QUALITY", "TIMESTAMP"}};
+  for (const auto& v : r.values())
+    rows.push_back({v.signal_id(), value_text(v.value()), bare(pb::SignalValue::Quality_Name(v.quality()), "QUALITY_"),
+                    when(v.timestamp())});
+  return fmt::format("device {}\n", r.device_id()) + table(rows, "  ");
+}
+
+// A call's results, sorted by name.
+std::string call_text(const pb::CallResponse& c) {
+  std::string out = fmt::format("device {}: call done{}\n", c.device_id(),
+                                c.operation_id().empty() ? "" : ", operation " + c.operation_id());
+  std::vector<std::pair<std::string, std::string>> results;
+  for (const auto& [k, v] : c.results()) results.emplace_back(k, value_text(v));
+  std::sort(results.begin(), results.end());
+  std::vector<std::vector<std::string>> rows{{"RESULT", "VALUE"}};
+  for (auto& [k, v] : results) rows.push_back({k, v});
+  if (!results.empty()) out += table(rows, "  ");
+  return out;
+}
+
+std::string health_text(const pb::GetHealthResponse& h) {
+  const auto& p = h.provider();
+  std::string out = fmt::format("provider {}{}\n", bare(pb::ProviderHealth::State_Name(p.state()), "STATE_"),
+                                p.message().empty() ? "" : ": " + p.message());
+  out += map_lines(p.metrics(), "  ");
+  std::vector<std::vector<std::string>> rows{{"DEVICE", "STATE", "LAST SEEN", "MESSAGE"}};
+  for (const auto& d : h.devices())
+    rows.push_back({d.device_id(), bare(pb::DeviceHealth::State_Name(d.state()), "STATE_"), when(d.last_seen()),
+                    d.message()});
+  return out + table(rows);
+}
+
+// A response for a person: one renderer per payload.
 std::string human(const pb::Response& r) {
-  std::string out;
   switch (r.payload_case()) {
-    case pb::Response::kHello: {
-      const auto& h = r.hello();
-      out += fmt::format("provider {} {} (protocol {})\n", h.provider_name(), h.provider_version(),
-                         h.protocol_version());
-      out += map_lines(h.metadata(), "  ");
-      break;
-    }
-    case pb::Response::kListDevices: {
-      const auto& l = r.list_devices();
-      std::vector<std::vector<std::string>> rows{{"DEVICE", "TYPE", "LABEL", "ADDRESS"}};
-      bool health = l.device_health_size() > 0;
-      if (health) rows[0].insert(rows[0].begin() + 1, "HEALTH");
-      for (const auto& d : l.devices()) {
-        std::vector<std::string> row{d.device_id(), d.type_id() + (d.type_version().empty() ? "" : "/" + d.type_version()),
-                                     d.label(), d.address()};
-        if (health) {
-          std::string state = "-";
-          for (const auto& h : l.device_health())
-            if (h.device_id() == d.device_id()) state = bare(pb::DeviceHealth::State_Name(h.state()), "STATE_");
-          row.insert(row.begin() + 1, state);
-        }
-        rows.push_back(std::move(row));
-      }
-      out += table(rows);
-      break;
-    }
-    case pb::Response::kDescribeDevice: {
-      const auto& d = r.describe_device().device();
-      const auto& caps = r.describe_device().capabilities();
-      out += fmt::format("device {} ({}{}) {}\n", d.device_id(), d.type_id(),
-                         d.type_version().empty() ? "" : "/" + d.type_version(), d.label());
-      std::vector<std::vector<std::string>> signals{{"SIGNAL", "TYPE", "UNIT", "NAME"}};
-      for (const auto& s : caps.signals())
-        signals.push_back({s.signal_id(), bare(pb::ValueType_Name(s.value_type()), "VALUE_TYPE_"), s.unit(), s.name()});
-      out += "  signals:\n" + table(signals, "    ");
-      std::vector<std::vector<std::string>> functions{{"ID", "FUNCTION", "ARGUMENTS", "RESULTS"}};
-      // name:TYPE, with "?" after an argument that may be left out.
-      auto specs = [](const google::protobuf::RepeatedPtrField<pb::ArgSpec>& args, bool mark_optional) {
-        std::string s;
-        for (const auto& a : args)
-          s += fmt::format("{}{}:{}{}", s.empty() ? "" : " ", a.name(), bare(pb::ValueType_Name(a.type()), "VALUE_TYPE_"),
-                           mark_optional && !a.required() ? "?" : "");
-        return s.empty() ? std::string("-") : s;
-      };
-      for (const auto& f : caps.functions())
-        functions.push_back({std::to_string(f.function_id()), f.name(), specs(f.args(), true), specs(f.results(), false)});
-      out += "  functions:\n" + table(functions, "    ");
-      break;
-    }
-    case pb::Response::kReadSignals: {
-      std::vector<std::vector<std::string>> rows{{"SIGNAL", "VALUE", "QUALITY", "TIMESTAMP"}};
-      for (const auto& v : r.read_signals().values())
-        rows.push_back({v.signal_id(), value_text(v.value()), bare(pb::SignalValue::Quality_Name(v.quality()), "QUALITY_"),
-                        when(v.timestamp())});
-      out += fmt::format("device {}\n", r.read_signals().device_id()) + table(rows, "  ");
-      break;
-    }
-    case pb::Response::kCall: {
-      const auto& c = r.call();
-      out += fmt::format("device {}: call done{}\n", c.device_id(),
-                         c.operation_id().empty() ? "" : ", operation " + c.operation_id());
-      std::vector<std::pair<std::string, std::string>> results;
-      for (const auto& [k, v] : c.results()) results.emplace_back(k, value_text(v));
-      std::sort(results.begin(), results.end());
-      std::vector<std::vector<std::string>> rows{{"RESULT", "VALUE"}};
-      for (auto& [k, v] : results) rows.push_back({k, v});
-      if (!results.empty()) out += table(rows, "  ");
-      break;
-    }
-    case pb::Response::kGetHealth: {
-      const auto& p = r.get_health().provider();
-      out += fmt::format("provider {}{}\n", bare(pb::ProviderHealth::State_Name(p.state()), "STATE_"),
-                         p.message().empty() ? "" : ": " + p.message());
-      out += map_lines(p.metrics(), "  ");
-      std::vector<std::vector<std::string>> rows{{"DEVICE", "STATE", "LAST SEEN", "MESSAGE"}};
-      for (const auto& d : r.get_health().devices())
-        rows.push_back({d.device_id(), bare(pb::DeviceHealth::State_Name(d.state()), "STATE_"), when(d.last_seen()),
-                        d.message()});
-      out += table(rows);
-      break;
-    }
+    case pb::Response::kHello:
+      return hello_text(r.hello());
+    case pb::Response::kListDevices:
+      return devices_text(r.list_devices());
+    case pb::Response::kDescribeDevice:
+      return device_text(r.describe_device());
+    case pb::Response::kReadSignals:
+      return signals_text(r.read_signals());
+    case pb::Response::kCall:
+      return call_text(r.call());
+    case pb::Response::kGetHealth:
+      return health_text(r.get_health());
     case pb::Response::kWaitReady:
-      out += "ready\n" + map_lines(r.wait_ready().diagnostics(), "  ");
-      break;
+      return "ready\n" + map_lines(r.wait_ready().diagnostics(), "  ");
     case pb::Response::PAYLOAD_NOT_SET:
-      out += fmt::format("{}: {}\n", adpp::status_code_name(r.status().code()), r.status().message());
-      out += map_lines(r.status().details(), "  ");
       break;
   }
-  return out;
+  return fmt::format("{}: {}\n", adpp::status_code_name(r.status().code()), r.status().message()) +
+         map_lines(r.status().details(), "  ");
 }
 
 // ---- the session ----------------------------------------------------------

@@ -44,9 +44,7 @@ int run_adpp_conform(const AdppConformOptions& a) {
   for (const auto& c : result->cases)
     p.cases.push_back({c.name, adpp::suite_name(c.suite), {}, c.passed, c.detail, c.elapsed.count()});
   p.head = [&](JsonWriter& w) {
-    w.key("provider").begin_array();
-    for (const auto& arg : a.provider) w.string(arg);
-    w.end_array();
+    w.key("provider").string_array(a.provider);
   };
   return print_conform_report(p, a.json);
 }

@@ -1,3 +1,5 @@
+// Every command group of dot-core, in the order `dot-core --help` lists them, with the
+// names each registers (app.h: the table the app is built from).
 #include "app.h"
 
 namespace dot::cli {

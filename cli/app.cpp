@@ -1,3 +1,4 @@
+// Building the command-line app from the command groups and running it (app.h).
 #include "app.h"
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "conform_command.h"
 #include "numbers.h"
 #include "usage.h"
 
@@ -100,11 +101,8 @@ void add_adpp_commands(CLI::App& app, Context& ctx) {
       "  dot-core adpp conform --suite all --timeout 1 --json -- ./my-provider --config my.yaml\n"
       "  dot-core adpp conform --list");
   add_adpp_client_commands(adpp, ctx);
-  conform->callback([&ctx, args] {
-    // The provider is required unless --list (a usage error, exit 2, like any missing argument).
-    if (!args->list && args->provider.empty()) throw CLI::RequiredError("provider (the command line after --)");
-    ctx.action = [args] { return run_adpp_conform(*args); };
-  });
+  set_conform_action(conform, ctx, args, &AdppConformOptions::provider, "provider (the command line after --)",
+                     run_adpp_conform);
 }
 
 }  // namespace dot::cli

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "conform_command.h"
 #include "conform_output.h"
 #include "dot/dpp/conformance.h"
 #include "dot/dpp/general.h"
@@ -69,11 +70,9 @@ int run_dpp_conform(const DppConformOptions& a) {
   o.process_sandbox = contained;
   auto result = dpp::conform::run(o);
   if (!result.ok()) return report(result.error(), a.json);
-  for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+  add_verdicts(p, result->cases, group);
   p.head = [&](JsonWriter& w) {
-    w.key("plugin").begin_array();
-    for (const auto& arg : a.plugin) w.string(arg);
-    w.end_array();
+    w.key("plugin").string_array(a.plugin);
     w.key("profile").string(group);
     w.key("sha256").string(result->sha256);
     w.key("contained").boolean(contained);
@@ -129,11 +128,8 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
       "  dot-core dpp conform --id org.example.motd --case parse_error --json -- ./my-plugin\n"
       "  dot-core dpp conform --id org.example.motd --assurance process -- ./my-plugin\n"
       "  dot-core dpp conform --list");
-  conform->callback([&ctx, args] {
-    // The plugin is required unless --list (a usage error, exit 2, like any missing argument).
-    if (!args->list && args->plugin.empty()) throw CLI::RequiredError("plugin (the command line after --)");
-    ctx.action = [args] { return run_dpp_conform(*args); };
-  });
+  set_conform_action(conform, ctx, args, &DppConformOptions::plugin, "plugin (the command line after --)",
+                     run_dpp_conform);
 }
 
 }  // namespace dot::cli

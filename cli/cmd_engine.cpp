@@ -2,7 +2,9 @@
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
 #include "dot/core/status.h"
+#include "engine_json.h"
 #include "json_writer.h"
 #include "output.h"
 #include "root_option.h"
@@ -72,6 +75,16 @@ int print_human(const std::string& text, Paint paint = Paint::None, bool page = 
   (void)print_styled(text, paint, page);
   return kExitOk;
 }
+// A command's result, rendered once per format: with --json by the record's
+// one JSON writer (engine_json.h), else as its text for a person.
+template <typename Record>
+int print_record(bool json, const Record& record, void (*write)(JsonWriter&, const std::type_identity_t<Record>&),
+                 std::string (*text)(const std::type_identity_t<Record>&)) {
+  if (!json) return print_human(text(record));
+  JsonWriter w;
+  write(w, record);
+  return print_json(std::move(w));
+}
 
 // The error of a command an InterruptGuard watched: after its DOT_E line, a
 // command a signal stopped exits 128 + the signal (130 for SIGINT, 143 for
@@ -83,58 +96,16 @@ int report_interruptible(const Error& error, bool json, const core::InterruptGua
   return interrupt.interrupted() ? 128 + interrupt.signal() : code;
 }
 
-// A snapshot as the plan holds it (core's one rendering of it: hex digests
-// and numbers only, so its canonical encoding cannot fail).
-void snapshot_json(JsonWriter& w, const core::Snapshot& s) {
-  auto bytes = jcs::encode(core::to_node(s), jcs::Profile::Rfc8785);
-  if (bytes.ok())
-    w.raw(*bytes);
-  else
-    w.null();
-}
-
 // The first characters of a plan id for human output (shown(): an id read
 // back from the store is whatever the row holds).
 std::string short_id(std::string_view id) { return shown(id.substr(0, 12)); }
 
 void add_json_flag(CLI::App* cmd, EngineOptions& o) { cmd->add_flag("--json", o.json, "Machine-readable output"); }
 
-void recovered_json(JsonWriter& w, const core::RecoveredTxn& t) {
-  w.begin_object();
-  w.key("action").string(t.action);
-  w.key("from").string(store::state_name(t.from));
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("to").string(store::state_name(t.to));
-  w.end_object();
-}
-
 int print_recovery(const core::RecoveryReport& r, bool json, std::string_view nothing) {
   if (json) {
     JsonWriter w;
-    w.begin_object();
-    w.key("changed").boolean(r.changed());
-    w.key("left_alone").begin_array();
-    for (const auto& l : r.left_alone) {
-      w.begin_object();
-      w.key("name").string(l.name);
-      w.key("why").string(l.why);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("stages").begin_array();
-    for (const auto& s : r.stages) {
-      w.begin_object();
-      w.key("entries").number(s.entries);
-      w.key("name").string(s.name);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("stages_removed").number(r.stages_removed);
-    w.key("temp_files_removed").number(r.temp_files_removed);
-    w.key("transactions").begin_array();
-    for (const auto& t : r.transactions) recovered_json(w, t);
-    w.end_array();
-    w.end_object();
+    write_recovery_report(w, r);
     return print_json(std::move(w));
   }
   std::string out;
@@ -157,15 +128,12 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
 }
 
 // ---- register -------------------------------------------------------------
-// The manifest keys `register --json` and `status --json` share, in
-// canonical order up to "profile" (each caller adds what follows).
-void manifest_fields(JsonWriter& w, const core::Manifest& m) {
-  w.key("assurance").string(m.assurance);
-  w.key("id").string(m.id);
-  w.key("inputs").begin_array();
-  for (const auto& dir : m.inputs) w.string(dir);
-  w.end_array();
-  w.key("profile").string(m.profile);
+std::string registration_text(const core::Registration& r) {
+  const core::Manifest& m = r.manifest;
+  std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", r.replaced ? "replaced" : "registered",
+                                shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
+  for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
+  return out;
 }
 
 int run_register(const EngineOptions& o) {
@@ -182,21 +150,7 @@ int run_register(const EngineOptions& o) {
   request.replace = o.replace;
   auto reg = core::register_plugin(*root, request);
   if (!reg.ok()) return report(reg.error(), o.json);
-  const core::Manifest& m = reg->manifest;
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    manifest_fields(w, m);
-    w.key("protocol").number(m.protocol);
-    w.key("replaced").boolean(reg->replaced);
-    w.key("sha256").string(m.sha256);
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
-                                shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
-  for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
-  return print_human(out);
+  return print_record(o.json, *reg, write_registration, registration_text);
 }
 
 // ---- plan -----------------------------------------------------------------
@@ -204,27 +158,6 @@ int run_register(const EngineOptions& o) {
 // message is plugin-controlled text; its level and method are checked names).
 std::string log_line(const store::LogRecord& l) {
   return fmt::format("log {} during {}: {}\n", shown(l.level), shown(l.method), shown(l.message));
-}
-
-void logs_json(JsonWriter& w, const std::vector<store::LogRecord>& logs) {
-  w.key("logs").begin_array();
-  for (const auto& l : logs) {
-    w.begin_object();
-    w.key("level").string(l.level);
-    w.key("message").string(l.message);
-    w.key("method").string(l.method);
-    w.end_object();
-  }
-  w.end_array();
-}
-
-// Text a unified diff can show: both sides kept (small), valid UTF-8, no NUL.
-bool diffable(const core::PathSlot& s) {
-  auto text = [](const std::optional<std::string>& c) {
-    return c && utf8_valid_prefix(*c) == c->size() && c->find('\0') == std::string::npos;
-  };
-  const bool before_ok = !s.before.exists || text(s.before_content);
-  return s.action == core::Action::Write && before_ok && text(s.after_content);
 }
 
 std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
@@ -257,67 +190,52 @@ std::string path_slot_text(const core::PathSlot& s) {
   return out;
 }
 
-int print_general_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+// A version-2 plan for a person: what it creates, then each operation.
+std::string general_plan_text(const core::PlanOutcome& planned) {
   const core::PlanV2& plan = planned.plan_v2;
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.key("directories").begin_array();
-    for (const auto& d : plan.directories) {
-      w.begin_object();
-      w.key("mode").number(d.mode);
-      w.key("path").string(d.path);
-      w.end_object();
-    }
-    w.end_array();
-    logs_json(w, planned.logs);
-    w.key("operations").begin_array();
-    for (const auto& s : planned.path_slots) {
-      const bool text = diffable(s);
-      w.begin_object();
-      w.key("action").string(core::action_name(s.action));
-      w.key("after");
-      snapshot_json(w, s.after);
-      w.key("before");
-      snapshot_json(w, s.before);
-      w.key("binary").boolean(s.action == core::Action::Write && !text);
-      w.key("diff");
-      if (text)
-        w.string(core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content}));
-      else
-        w.null();
-      w.key("path").string(s.path);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("plan_id").string_or_null(planned.plan_id);
-    w.key("proposal_id").string(plan.proposal_id);
-    w.key("state").string(planned.no_changes ? store::kNoChangesCode : "SEALED");
-    w.key("version").number(plan.version);
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  if (planned.no_changes)
-    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
-                                   plan.proposal_id));
   std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
                                 shown(plan.plugin_id), plan.proposal_id);
   out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
                      plan.directories.size(), plan.effects.size());
   for (const auto& d : plan.directories) out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
   for (const auto& s : planned.path_slots) out += path_slot_text(s);
+  return out;
+}
+
+// A version-1 plan for a person: its diffs.
+std::string hello_plan_text(const core::PlanOutcome& planned) {
+  const core::Plan& plan = planned.plan;
+  std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned.plan_id, plan.proposal_id);
+  out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
+  // Each line of a diff is the plugin's bytes: print_text shows every
+  // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
+  for (const auto& slot : planned.slots) out += core::unified_diff(slot);
+  return out;
+}
+
+// The plan is sealed (or, changing nothing, recorded as such) from here
+// on: nothing below may report a failure for it (the output is JSON for
+// any bytes the artifacts hold). Like `terraform plan`, a plan that changes
+// nothing is a success: exit 0, "no changes", no plan id.
+int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+  const bool general = planned.version == core::kPlanVersion2;
+  if (o.json) {
+    JsonWriter w;
+    if (general)
+      write_general_plan(w, planned);
+    else
+      write_hello_plan(w, planned);
+    return print_json(std::move(w));
+  }
+  if (planned.no_changes)
+    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
+                                   general ? planned.plan_v2.proposal_id : planned.plan.proposal_id));
+  std::string out = general ? general_plan_text(planned) : hello_plan_text(planned);
   out += fmt::format("\napply it with: {} {}\n", store::command_for(root.layout(), "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }
 
-int run_plan(const EngineOptions& o) {
-  if (o.allow_audit == o.require_sandbox) {
-    std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
-    return kExitUsage;
-  }
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  core::InterruptGuard interrupt;
+core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& interrupt) {
   core::PlanOptions options;
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
@@ -328,7 +246,18 @@ int run_plan(const EngineOptions& o) {
       const std::string line = log_line(l);
       std::fwrite(line.data(), 1, line.size(), stderr);
     };
-  auto planned = core::make_plan(*root, options);
+  return options;
+}
+
+int run_plan(const EngineOptions& o) {
+  if (o.allow_audit == o.require_sandbox) {
+    std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
+    return kExitUsage;
+  }
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  core::InterruptGuard interrupt;
+  auto planned = core::make_plan(*root, plan_options(o, interrupt));
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
   // The plan stands; a stage that could not be removed is only said (on
   // stderr: --json keeps stdout one object), and `recover` removes it.
@@ -337,200 +266,80 @@ int run_plan(const EngineOptions& o) {
                                          shown(planned->stage_left), store::command_for(root->layout(), "recover"));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  if (planned->version == core::kPlanVersion2) return print_general_plan(o, *planned, *root);
-  const core::Plan& plan = planned->plan;
-  // The plan is sealed (or, changing nothing, recorded as such) from here
-  // on: nothing below may report a failure for it (the output is JSON for
-  // any bytes the artifacts hold). Like `terraform plan`, a plan that changes
-  // nothing is a success: exit 0, "no changes", no plan id.
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.key("effects").begin_array();
-    for (const auto& e : *plan.effects) {
-      w.begin_object();
-      w.key("failure_policy").string(e.failure_policy);
-      w.key("kind").string(e.kind);
-      w.key("target").string(e.target);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("operations").begin_array();
-    for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-      const auto& op = plan.operations[i];
-      std::string diff = core::unified_diff(planned->slots[i]);
-      // A diff of content that is not UTF-8 has no exact JSON string: it is
-      // left out and flagged; the human output shows it byte for byte.
-      bool binary = utf8_valid_prefix(diff) != diff.size();
-      w.begin_object();
-      w.key("after");
-      snapshot_json(w, op.after);
-      w.key("before");
-      snapshot_json(w, op.before);
-      w.key("binary").boolean(binary);
-      w.key("diff");
-      if (binary)
-        w.null();
-      else
-        w.string(diff);
-      w.key("name").string(op.name);
-      w.key("slot").number(i);
-      w.end_object();
-    }
-    w.end_array();
-    w.key("plan_id").string_or_null(planned->plan_id);
-    w.key("proposal_id").string(plan.proposal_id);
-    w.key("state").string(planned->no_changes ? store::kNoChangesCode : "SEALED");
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  if (planned->no_changes)
-    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
-                                   plan.proposal_id));
-  std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned->plan_id, plan.proposal_id);
-  out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
-  // Each line of a diff is the plugin's bytes: print_text shows every
-  // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
-  for (const auto& slot : planned->slots) out += core::unified_diff(slot);
-  out += fmt::format("\napply it with: {} {}\n", store::command_for(root->layout(), "apply"), short_id(planned->plan_id));
-  return print_human(out, Paint::Diff, o.pager);
+  return print_plan(o, *planned, *root);
 }
 
 // ---- apply / rollback / discard -------------------------------------------
+std::string applied_text(const core::ApplyOutcome& a) {
+  return fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(a.plan_id), a.slots,
+                     store::state_name(a.state));
+}
+
+std::string rolled_back_text(const core::RecoveredTxn& r) {
+  return fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r.plan_id),
+                     store::state_name(r.from), store::state_name(r.to));
+}
+
+std::string discarded_text(const std::string& plan_id) { return fmt::format("discarded {}\n", short_id(plan_id)); }
+
 int run_apply(const EngineOptions& o) {
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
   core::InterruptGuard interrupt;
   auto applied = core::apply_plan(*root, o.id, &interrupt);
   if (!applied.ok()) return report_interruptible(applied.error(), o.json, interrupt);
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    w.key("operations").number(applied->slots);
-    w.key("plan_id").string(applied->plan_id);
-    w.key("state").string(store::state_name(applied->state));
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("applied {}: {} target(s) committed, root-sync done ({})\n", short_id(applied->plan_id),
-                                 applied->slots, store::state_name(applied->state)));
+  return print_record(o.json, *applied, write_apply_outcome, applied_text);
+}
+
+// A command whose work is one core call on the root: open it for changes,
+// call, then print what the call returns.
+template <typename Act, typename Print>
+int run_on_root(const EngineOptions& o, Act&& act, Print&& print) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto done = act(*root);
+  if (!done.ok()) return report(done.error(), o.json);
+  return print(*done);
 }
 
 int run_rollback(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::rollback_plan(*root, o.id);
-  if (!r.ok()) return report(r.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    recovered_json(w, *r);
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("rolled back {}: every target restored ({} -> {})\n", short_id(r->plan_id),
-                                 store::state_name(r->from), store::state_name(r->to)));
+  return run_on_root(o, [&](Root& root) { return core::rollback_plan(root, o.id); },
+                     [&](const core::RecoveredTxn& r) {
+                       return print_record(o.json, r, write_recovered_txn, rolled_back_text);
+                     });
 }
 
 int run_discard(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::discard_plan(*root, o.id);
-  if (!r.ok()) return report(r.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object().key("plan_id").string(*r).key("state").string("DISCARDED").end_object();
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("discarded {}\n", short_id(*r)));
+  return run_on_root(o, [&](Root& root) { return core::discard_plan(root, o.id); },
+                     [&](const std::string& id) { return print_record(o.json, id, write_discarded, discarded_text); });
 }
 
 int run_recover(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::recover(*root);
-  if (!r.ok()) return report(r.error(), o.json);
-  return print_recovery(*r, o.json, "nothing to recover");
+  return run_on_root(o, [](Root& root) { return core::recover(root); },
+                     [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "nothing to recover"); });
 }
 
 int run_retry_effects(const EngineOptions& o) {
-  auto root = open_root(o, Access::Mutating);
-  if (!root.ok()) return report(root.error(), o.json);
-  auto r = core::retry_effects(*root);
-  if (!r.ok()) return report(r.error(), o.json);
-  return print_recovery(*r, o.json, "no pending effects");
+  return run_on_root(o, [](Root& root) { return core::retry_effects(root); },
+                     [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "no pending effects"); });
 }
 
 // ---- status / export / plan-id ---------------------------------------------
+// The command that finishes a transaction in `state`: only a COMMITTED
+// transaction has effects left to retry; everything else is `recover`.
+std::string_view finishing_command(store::State state) noexcept {
+  return state == store::State::Committed ? "retry-effects" : "recover";
+}
+
 // A transaction as one short word: its plan id, else its proposal id, else its row.
 std::string txn_label(const store::TxnSummary& t) {
   const std::string& id = t.plan_id.empty() ? t.proposal_id : t.plan_id;
   return id.empty() ? fmt::format("{}{}", store::kRowIdPrefix, t.id) : short_id(id);
 }
 
-// The JSON records of `status --json`, one writer each.
-void write_manifest(JsonWriter& w, const core::ListedPlugin& p) {
-  if (!p.manifest) {
-    w.null();
-    return;
-  }
-  w.begin_object();
-  manifest_fields(w, *p.manifest);
-  w.key("sha256").string(p.manifest->sha256);
-  w.end_object();
-}
-
-void write_drift(JsonWriter& w, const core::Drift& d) {
-  w.begin_object();
-  w.key("name").string(d.name);
-  w.key("plan_id").string(d.plan_id);
-  w.key("reason").string(core::drift_reason_name(d.reason));
-  w.end_object();
-}
-
-// A transaction by its ids, its plugin and its status; `state` adds the
-// stored state beside the status shown.
-void write_txn(JsonWriter& w, const store::TxnSummary& t, bool state) {
-  w.begin_object();
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("plugin_id").string(t.plugin_id);
-  w.key("proposal_id").string_or_null(t.proposal_id);
-  if (state) w.key("state").string(store::state_name(t.state));
-  w.key("status").string(store::display_status(t));
-  w.end_object();
-}
-
 int print_status_json(const core::Root& root, const core::StatusView& v) {
   JsonWriter w;
-  w.begin_object();
-  w.key("drift").begin_array();
-  for (const auto& d : v.drift) write_drift(w, d);
-  w.end_array();
-  w.key("last");
-  if (v.newest)
-    write_txn(w, *v.newest, false);
-  else
-    w.null();
-  // "plugin": the root's only plugin (null with none or several);
-  // "plugins": every one, by id.
-  w.key("plugin");
-  if (v.plugins.size() == 1)
-    write_manifest(w, v.plugins.front());
-  else
-    w.null();
-  w.key("plugins").begin_array();
-  for (const auto& p : v.plugins) write_manifest(w, p);
-  w.end_array();
-  w.key("recovery_required").boolean(!v.unfinished.empty());
-  w.key("root").string(root.layout().root);
-  w.key("root_id").string(root.root_id());
-  w.key("sealed").begin_array();
-  for (const auto& t : v.sealed)
-    w.begin_object().key("plan_id").string(t.plan_id).key("plugin_id").string(t.plugin_id).end_object();
-  w.end_array();
-  w.key("transactions").number(v.transactions);
-  w.key("unfinished").begin_array();
-  for (const auto& t : v.unfinished) write_txn(w, t, true);
-  w.end_array();
-  w.end_object();
+  write_status(w, root.layout().root, root.root_id(), v);
   return print_json(std::move(w));
 }
 
@@ -557,7 +366,7 @@ int print_status_text(const core::Root& root, const core::StatusView& v) {
   if (v.unfinished.empty()) out += "unfinished    none\n";
   for (const auto& t : v.unfinished)
     out += fmt::format("unfinished    {}  {}  from {}  (run {}{})\n", txn_label(t), store::display_status(t),
-                       shown(t.plugin_id), store::command_for(root.layout(), core::finishing_command(t.state)),
+                       shown(t.plugin_id), store::command_for(root.layout(), finishing_command(t.state)),
                        t.state == store::State::Proposing ? "; or a plan is running now" : "");
   out += fmt::format("sealed, waiting for apply  {}\n", v.sealed.size());
   for (const auto& t : v.sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));
@@ -628,28 +437,13 @@ int run_plan_id(const EngineOptions& o) {
   if (!doc.ok()) return report(doc.error(), o.json);
   if (o.json) {
     JsonWriter w;
-    w.begin_object();
-    w.key("matches");
-    if (doc->claimed_plan_id.empty())
-      w.null();
-    else
-      w.boolean(true);
-    w.key("plan_id").string(doc->plan_id);
-    w.key("proposal_id").string(doc->proposal_id);
-    w.end_object();
+    write_plan_document_ids(w, *doc);
     return print_json(std::move(w));
   }
   return print_human(doc->plan_id + "\n");
 }
 
-}  // namespace
-
-// `store check` judges every stored plan with the check every load makes.
-void add_store_commands(CLI::App& app, Context& ctx) { add_store_group(app, ctx, core::judge_sealed_plan); }
-
-void add_engine_commands(CLI::App& app, Context& ctx) {
-  auto o = std::make_shared<EngineOptions>();
-
+void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable under its plugin id");
   add_root_option(reg, o->root);
   reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
@@ -677,7 +471,9 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
            "      --profile org.dot.dpp/v1 --assurance process --input /home/me/dotfiles";
   });
   reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
+}
 
+void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");
   add_root_option(plan, o->root);
   auto* audit = plan->add_flag("--allow-audit-plugin", o->allow_audit, "Consent to run the plugin without containment");
@@ -692,52 +488,50 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
                "  dot-core plan --root ~/managed --allow-audit-plugin\n"
                "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
+}
 
-  auto* apply = app.add_subcommand("apply", "Apply a sealed plan atomically, then run its root-sync effect");
-  add_root_option(apply, o->root);
-  apply->add_option("ID", o->id, "Plan id or a unique prefix of at least 8 hex characters")->required();
-  add_json_flag(apply, *o);
-  apply->footer("Example:\n  dot-core apply --root ~/managed 3f2a1b2c");
-  apply->callback([&ctx, o] { ctx.action = [o] { return run_apply(*o); }; });
+// A command on a root that takes at most an ID: its options are --root, the
+// ID when it has one, --json when it has it.
+struct RootCommand {
+  const char* name;
+  const char* description;
+  const char* id_help;  // nullptr: no ID argument
+  bool json;
+  const char* footer;
+  int (*run)(const EngineOptions&);
+};
 
-  auto* rollback = app.add_subcommand("rollback", "Undo the newest applied transaction");
-  add_root_option(rollback, o->root);
-  rollback->add_option("ID", o->id, "Plan id or unique prefix")->required();
-  add_json_flag(rollback, *o);
-  rollback->footer("Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c");
-  rollback->callback([&ctx, o] { ctx.action = [o] { return run_rollback(*o); }; });
+// In the order `dot-core --help` lists them, after register and plan.
+constexpr RootCommand kRootCommands[] = {
+    {"apply", "Apply a sealed plan atomically, then run its root-sync effect",
+     "Plan id or a unique prefix of at least 8 hex characters", true,
+     "Example:\n  dot-core apply --root ~/managed 3f2a1b2c", run_apply},
+    {"rollback", "Undo the newest applied transaction", "Plan id or unique prefix", true,
+     "Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c",
+     run_rollback},
+    {"recover", "Finish or roll back an interrupted transaction (never runs the plugin)", nullptr, true,
+     "Example:\n  dot-core recover --root ~/managed", run_recover},
+    {"retry-effects", "Resume the post-commit effects of a COMMITTED transaction", nullptr, true,
+     "Example:\n  dot-core retry-effects --root ~/managed", run_retry_effects},
+    {"discard", "Discard a sealed plan you will not apply", "Plan id or unique prefix", true,
+     "Example:\n  dot-core discard --root ~/managed 3f2a1b2c", run_discard},
+    {"status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)", nullptr, true,
+     "Example:\n  dot-core status --root ~/managed --json", run_status},
+    {"export", "Print the sealed plan document {plan, plan_id} (canonical JSON)", "Plan id or unique prefix", false,
+     "Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json", run_export},
+};
 
-  auto* recover = app.add_subcommand("recover", "Finish or roll back an interrupted transaction (never runs the plugin)");
-  add_root_option(recover, o->root);
-  add_json_flag(recover, *o);
-  recover->footer("Example:\n  dot-core recover --root ~/managed");
-  recover->callback([&ctx, o] { ctx.action = [o] { return run_recover(*o); }; });
+void add_root_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o, const RootCommand& c) {
+  auto* cmd = app.add_subcommand(c.name, c.description);
+  add_root_option(cmd, o->root);
+  if (c.id_help) cmd->add_option("ID", o->id, c.id_help)->required();
+  if (c.json) add_json_flag(cmd, *o);
+  cmd->footer(c.footer);
+  auto* run = c.run;
+  cmd->callback([&ctx, o, run] { ctx.action = [o, run] { return run(*o); }; });
+}
 
-  auto* retry = app.add_subcommand("retry-effects", "Resume the post-commit effects of a COMMITTED transaction");
-  add_root_option(retry, o->root);
-  add_json_flag(retry, *o);
-  retry->footer("Example:\n  dot-core retry-effects --root ~/managed");
-  retry->callback([&ctx, o] { ctx.action = [o] { return run_retry_effects(*o); }; });
-
-  auto* discard = app.add_subcommand("discard", "Discard a sealed plan you will not apply");
-  add_root_option(discard, o->root);
-  discard->add_option("ID", o->id, "Plan id or unique prefix")->required();
-  add_json_flag(discard, *o);
-  discard->footer("Example:\n  dot-core discard --root ~/managed 3f2a1b2c");
-  discard->callback([&ctx, o] { ctx.action = [o] { return run_discard(*o); }; });
-
-  auto* status = app.add_subcommand("status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)");
-  add_root_option(status, o->root);
-  add_json_flag(status, *o);
-  status->footer("Example:\n  dot-core status --root ~/managed --json");
-  status->callback([&ctx, o] { ctx.action = [o] { return run_status(*o); }; });
-
-  auto* exp = app.add_subcommand("export", "Print the sealed plan document {plan, plan_id} (canonical JSON)");
-  add_root_option(exp, o->root);
-  exp->add_option("ID", o->id, "Plan id or unique prefix")->required();
-  exp->footer("Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json");
-  exp->callback([&ctx, o] { ctx.action = [o] { return run_export(*o); }; });
-
+void add_plan_id_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* pid = app.add_subcommand("plan-id", "Re-hash a plan document and print its plan_id");
   pid->add_option("FILE", o->file, "A sealed plan document {plan, plan_id} or a bare plan object ('-' for stdin)")
       ->required();
@@ -745,6 +539,19 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   pid->footer("A claimed plan_id or proposal_id that does not match is DOT_E_VALIDATION.\nExample:\n"
               "  dot-core plan-id plan.json");
   pid->callback([&ctx, o] { ctx.action = [o] { return run_plan_id(*o); }; });
+}
+
+}  // namespace
+
+// `store check` judges every stored plan with the check every load makes.
+void add_store_commands(CLI::App& app, Context& ctx) { add_store_group(app, ctx, core::judge_sealed_plan); }
+
+void add_engine_commands(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<EngineOptions>();
+  add_register_command(app, ctx, o);
+  add_plan_command(app, ctx, o);
+  for (const RootCommand& c : kRootCommands) add_root_command(app, ctx, o, c);
+  add_plan_id_command(app, ctx, o);
 }
 
 }  // namespace dot::cli

@@ -1,3 +1,5 @@
+// `dot-core frames decode`: the options, then the decoder of the chosen wire format
+// (frames_dpp.cpp, frames_metewand.cpp, frames_adpp.cpp).
 #include <memory>
 
 #include <CLI/CLI.hpp>

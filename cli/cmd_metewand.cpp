@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "conform_command.h"
 #include "numbers.h"
 #include "usage.h"
 #include "dot/base/jcs.h"
@@ -91,22 +92,9 @@ Result<jcs::Node> object_option(const std::string& name, const std::string& text
   return jcs::Node::from(doc->root());
 }
 
-Result<metewand::SessionRun> session_run(const RunOptions& o) {
-  using namespace metewand;
-  SessionRun run;
-  auto role = role_from_name(o.role);
-  if (!role) return usage_error("role", fmt::format("unknown role {}", o.role));
-  run.role = *role;
-  run.command = o.command;
-  run.worker_id = o.worker_id;
-  // An implementation session executes one-shot, so it selects one_shot
-  // unless --select says otherwise; the other roles take no capability.
-  if (!o.select_given && run.role == WorkerRole::Implementation) run.selected = {Capability::OneShot};
-  for (const auto& name : o.select) {
-    auto cap = capability_from_name(name);
-    if (!cap) return usage_error("capability", fmt::format("unknown capability {}", name));
-    run.selected.push_back(*cap);
-  }
+// --timeout for every phase, then each --PHASE-timeout given over it.
+void set_timeouts(const RunOptions& o, metewand::SessionRun& run) {
+  using metewand::Phase;
   run.timeouts.set_all(std::chrono::milliseconds(static_cast<long long>(std::ceil(o.timeout_s * 1000))));
   for (Phase p : {Phase::Hello, Phase::Materialize, Phase::Prepare, Phase::Execute, Phase::Reset, Phase::Evaluate,
                   Phase::Shutdown}) {
@@ -124,6 +112,11 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
       case Phase::Start: break;
     }
   }
+}
+
+// The role's requests, in order, from the options it needs.
+Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
+  using namespace metewand;
   auto need = [&](const char* option, const std::string& value) -> Status {
     if (value.empty())
       return usage_error("missing_option", fmt::format("a {} session needs {}", o.role, option));
@@ -173,6 +166,27 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
       break;
     }
   }
+  return {};
+}
+
+Result<metewand::SessionRun> session_run(const RunOptions& o) {
+  using namespace metewand;
+  SessionRun run;
+  auto role = role_from_name(o.role);
+  if (!role) return usage_error("role", fmt::format("unknown role {}", o.role));
+  run.role = *role;
+  run.command = o.command;
+  run.worker_id = o.worker_id;
+  // An implementation session executes one-shot, so it selects one_shot
+  // unless --select says otherwise; the other roles take no capability.
+  if (!o.select_given && run.role == WorkerRole::Implementation) run.selected = {Capability::OneShot};
+  for (const auto& name : o.select) {
+    auto cap = capability_from_name(name);
+    if (!cap) return usage_error("capability", fmt::format("unknown capability {}", name));
+    run.selected.push_back(*cap);
+  }
+  set_timeouts(o, run);
+  DOT_TRY(add_requests(o, run));
   return run;
 }
 
@@ -222,9 +236,7 @@ int run_session_command(const RunOptions& o) {
   if (o.json) {
     JsonWriter w;
     w.begin_object();
-    w.key("worker").begin_array();
-    for (const auto& arg : o.command) w.string(arg);
-    w.end_array();
+    w.key("worker").string_array(o.command);
     w.key("worker_id").string(rep.worker_id);
     w.key("role").string(o.role);
     w.key("phases").begin_array();
@@ -294,35 +306,30 @@ int run_conform(const ConformOptions& o) {
   options.only = o.cases;
   auto result = run_conformance(options);
   if (!result.ok()) return report(result.error(), o.json);
-  for (const auto& c : result->cases) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+  add_verdicts(p, result->cases, group);
   p.head = [&](JsonWriter& w) {
-    w.key("worker").begin_array();
-    for (const auto& arg : o.command) w.string(arg);
-    w.end_array();
+    w.key("worker").string_array(o.command);
     w.key("role").string(group);
     w.key("sha256").string(result->sha256);
   };
   return print_conform_report(p, o.json);
 }
 
-}  // namespace
+void add_role_option(CLI::App* cmd, std::string& role, const char* description) {
+  cmd->add_option("--role", role, description)
+      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
+}
 
-void add_metewand_commands(CLI::App& app, Context& ctx) {
-  auto* group = app.add_subcommand("metewand", "Metewand v1 worker protocol");
-  group->require_subcommand(1);
-  group->footer(
-      "Examples:\n"
-      "  dot-core metewand hello -- ./my-worker\n"
-      "  dot-core metewand run --role dataset_materializer --source-dir src --output-dir out \\\n"
-      "      --dataset-parameters '{\"rows\":100}' --dataset-seed 17 -- ./my-worker\n"
-      "  dot-core metewand conform --role implementation -- /usr/bin/python3 worker.py\n"
-      "Run `dot-core metewand COMMAND --help` for the options of a command.");
+void add_worker_id_option(CLI::App* cmd, std::string& worker_id) {
+  cmd->add_option("--worker-id", worker_id,
+                  "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
+}
+
+void add_hello_command(CLI::App* group, Context& ctx) {
   auto* hello = group->add_subcommand("hello", "Run the hello handshake against a worker and print the result");
   auto o = std::make_shared<HelloOptions>();
-  hello->add_option("--role", o->role, "Worker role")
-      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
-  hello->add_option("--worker-id", o->worker_id,
-                    "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
+  add_role_option(hello, o->role, "Worker role");
+  add_worker_id_option(hello, o->worker_id);
   add_seconds_option(hello, "--timeout", o->timeout_s, "Seconds for the handshake and for the worker's exit (default 5)",
                      kMinTimeoutS, kMaxTimeoutS);
   add_repeatable_option(hello, "--select", o->select,
@@ -337,13 +344,13 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "  dot-core metewand hello -- ./my-worker --verbose\n"
       "  dot-core metewand hello --role problem_evaluator --timeout 2 -- /opt/eval/worker\n");
   hello->callback([&ctx, o] { ctx.action = [o] { return run_hello(*o); }; });
+}
 
+void add_run_command(CLI::App* group, Context& ctx) {
   auto* run = group->add_subcommand("run", "Drive one whole session: hello, the role's requests, shutdown");
   auto r = std::make_shared<RunOptions>();
-  run->add_option("--role", r->role, "Worker role (default implementation)")
-      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
-  run->add_option("--worker-id", r->worker_id,
-                  "Expected resolved identity (default: mw1-resolved-worker- + SHA-256 of WORKER)");
+  add_role_option(run, r->role, "Worker role (default implementation)");
+  add_worker_id_option(run, r->worker_id);
   add_repeatable_option(run, "--select", r->select,
                         "Capability to select (repeatable; default one_shot for implementation, none otherwise)")
       ->each([r](const std::string&) { r->select_given = true; });
@@ -384,11 +391,12 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "  dot-core metewand run --role problem_evaluator --dataset-dir d --problem-contract-id c \\\n"
       "      --result-dir r --metrics-path m.json --evaluate-timeout 2 --json -- ./evaluator\n");
   run->callback([&ctx, r] { ctx.action = [r] { return run_session_command(*r); }; });
+}
 
+void add_conform_command(CLI::App* group, Context& ctx) {
   auto* conform = group->add_subcommand("conform", "Check a worker against the Metewand v1 protocol, case by case");
   auto c = std::make_shared<ConformOptions>();
-  conform->add_option("--role", c->role, "The role to check the worker in (default implementation)")
-      ->check(CLI::IsMember({"dataset_materializer", "implementation", "problem_evaluator"}));
+  add_role_option(conform, c->role, "The role to check the worker in (default implementation)");
   add_seconds_option(conform, "--timeout", c->timeout_s, "Every phase's deadline in every case, seconds (default 5)",
                      kMinTimeoutS, kMaxTimeoutS);
   add_repeatable_option(conform, "--case", c->cases, "Run only this case (repeatable, one case per --case)");
@@ -403,10 +411,25 @@ void add_metewand_commands(CLI::App& app, Context& ctx) {
       "  dot-core metewand conform -- build/release/bin/metewand-example-worker\n"
       "  dot-core metewand conform --role problem_evaluator --timeout 2 --json -- /usr/bin/python3 worker.py\n"
       "  dot-core metewand conform --list --role dataset_materializer\n");
-  conform->callback([&ctx, c] {
-    if (!c->list && c->command.empty()) throw CLI::RequiredError("command (the worker command line after --)");
-    ctx.action = [c] { return run_conform(*c); };
-  });
+  set_conform_action(conform, ctx, c, &ConformOptions::command, "command (the worker command line after --)",
+                     run_conform);
+}
+
+}  // namespace
+
+void add_metewand_commands(CLI::App& app, Context& ctx) {
+  auto* group = app.add_subcommand("metewand", "Metewand v1 worker protocol");
+  group->require_subcommand(1);
+  group->footer(
+      "Examples:\n"
+      "  dot-core metewand hello -- ./my-worker\n"
+      "  dot-core metewand run --role dataset_materializer --source-dir src --output-dir out \\\n"
+      "      --dataset-parameters '{\"rows\":100}' --dataset-seed 17 -- ./my-worker\n"
+      "  dot-core metewand conform --role implementation -- /usr/bin/python3 worker.py\n"
+      "Run `dot-core metewand COMMAND --help` for the options of a command.");
+  add_hello_command(group, ctx);
+  add_run_command(group, ctx);
+  add_conform_command(group, ctx);
 }
 
 }  // namespace dot::cli

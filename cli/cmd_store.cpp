@@ -19,6 +19,7 @@
 #include "numbers.h"
 #include "output.h"
 #include "root_option.h"
+#include "store_json.h"
 #include "style.h"
 
 namespace dot::cli {
@@ -27,120 +28,6 @@ namespace {
 using store::State;
 using store::TxnDetail;
 using store::TxnSummary;
-
-// ---- JSON writing (the shapes of docs/store.md) ----------------------------
-
-void time_or_null(JsonWriter& w, std::int64_t ms) {
-  if (ms == 0)
-    w.null();
-  else
-    w.string(format_time_ms(ms));
-}
-
-void summary_fields(JsonWriter& w, const TxnSummary& t) {
-  w.key("id").number(t.id);
-  w.key("plan_id").string_or_null(t.plan_id);
-  w.key("proposal_id").string_or_null(t.proposal_id);
-  w.key("state").string(store::state_name(t.state));
-  w.key("created_at");
-  time_or_null(w, t.created_at_ms);
-  w.key("updated_at");
-  time_or_null(w, t.updated_at_ms);
-  w.key("plugin_id").string(t.plugin_id);
-  w.key("code").string_or_null(t.code);
-  w.key("operation_count").number(t.operation_count);
-  w.key("effect_count");
-  if (t.effect_count)
-    w.number(*t.effect_count);
-  else
-    w.null();
-  w.key("pruned").boolean(t.pruned);
-}
-
-void event_json(JsonWriter& w, const store::Event& e) {
-  w.begin_object();
-  w.key("seq").number(e.seq);
-  w.key("state").string(store::state_name(e.state));
-  w.key("at").string(format_time_ms(e.at_ms));
-  w.key("code").string_or_null(e.code);
-  w.key("detail").string_or_null(e.detail);
-  w.end_object();
-}
-
-// A stored canonical JSON document under `key`, exactly as hashed, when its
-// bytes still hash to `id`; bytes that do not are shown as the string
-// `<key>_text` so the output stays JSON. `<key>_verified` says which.
-void hashed_document(JsonWriter& w, std::string_view key, const std::string& bytes, std::string_view id) {
-  const bool verified = !bytes.empty() && sha256_hex(bytes) == id;
-  w.key(key);
-  if (verified)
-    w.raw(bytes);
-  else
-    w.null();
-  w.key(fmt::format("{}_verified", key)).boolean(verified);
-  if (!bytes.empty() && !verified) w.key(fmt::format("{}_text", key)).string(bytes);
-}
-
-std::string show_json(const TxnDetail& d) {
-  JsonWriter w;
-  w.begin_object();
-  summary_fields(w, d.summary);
-  w.key("status").string(store::display_status(d.summary));
-  w.key("plugin_digest").string_or_null(d.plugin_digest);
-  w.key("started_at");
-  time_or_null(w, d.started_at_ms);
-  w.key("finished_at");
-  time_or_null(w, d.finished_at_ms);
-  w.key("detail").string_or_null(d.detail);
-  // The plan (sealed rows) and the proposal document (every proposal since
-  // schema version 3: what the plugin proposed).
-  hashed_document(w, "plan", d.canonical_plan, d.summary.plan_id);
-  hashed_document(w, "proposal", d.proposal_document, d.summary.proposal_id);
-  w.key("operations").begin_array();
-  for (std::size_t i = 0; i < d.operations.size(); ++i) {
-    w.begin_object();
-    w.key("slot").number(i);
-    w.key("name").string(d.operations[i].name);
-    w.key("before_sha256").string(d.operations[i].before_sha256);
-    w.key("after_sha256").string(d.operations[i].after_sha256);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("effects").begin_array();
-  for (const auto& e : d.effects) {
-    w.begin_object();
-    w.key("index").number(e.index);
-    w.key("state").string(store::effect_state_name(e.state));
-    w.key("idempotency_key").string(e.idempotency_key);
-    w.key("attempts").number(e.attempts);
-    w.key("updated_at");
-    time_or_null(w, e.updated_at_ms);
-    w.key("code").string_or_null(e.code);
-    w.key("detail").string_or_null(e.detail);
-    w.end_object();
-  }
-  w.end_array();
-  w.key("events").begin_array();
-  for (const auto& e : d.events) event_json(w, e);
-  w.end_array();
-  w.key("backups").boolean(d.has_backups);
-  // A general-profile proposal's dot.log messages, exact.
-  w.key("logs").begin_array();
-  for (const auto& l : d.logs) {
-    w.begin_object();
-    w.key("level").string(l.level);
-    w.key("message").string(l.message);
-    w.key("method").string(l.method);
-    w.end_object();
-  }
-  w.end_array();
-  if (!d.plugin_stderr.empty()) {
-    w.key("plugin_stderr").string(d.plugin_stderr);
-    w.key("plugin_stderr_truncated").boolean(d.plugin_stderr_truncated);
-  }
-  w.end_object();
-  return std::move(w).line();
-}
 
 // ---- human tables ---------------------------------------------------------
 
@@ -198,6 +85,18 @@ Result<store::Store> open_read_only(const std::string& root) {
   return db;
 }
 
+// One transaction of a root opened read-only, named as Store::find takes it.
+struct Found {
+  store::Store db;
+  store::TxnId txn = 0;
+};
+
+Result<Found> open_transaction(const std::string& root, const std::string& id) {
+  DOT_ASSIGN_OR_RETURN(store::Store db, open_read_only(root));
+  DOT_ASSIGN_OR_RETURN(store::TxnId txn, db.find(id));
+  return Found{std::move(db), txn};
+}
+
 struct Locked {
   store::RootLock lock;
   store::Store db;
@@ -210,6 +109,22 @@ Result<Locked> open_locked(const std::string& root) {
   DOT_ASSIGN_OR_RETURN(store::Store db, store::Store::open(dirs.layout.database));
   DOT_TRY(dirs.confirm_database());
   return Locked{std::move(lock), std::move(db)};
+}
+
+// A record (or a list of them) as one line of JSON, by its writer.
+template <typename Write, typename Record>
+std::string json_line(Write&& write, const Record& record) {
+  JsonWriter w;
+  write(w, record);
+  return std::move(w).line();
+}
+
+// A list of records as one line of JSON: an array, each by its writer.
+template <typename Items, typename Write>
+std::string json_array_line(const Items& items, Write&& write) {
+  JsonWriter w;
+  w.array_of(items, write);
+  return std::move(w).line();
 }
 
 int emit_json(const std::string& json) { return write_stdout(json) ? kExitOk : kExitError; }
@@ -255,9 +170,7 @@ int run_check(const CommonOptions& o, store::Store::PlanJudge judge) {
     w.key("ok").boolean(ok);
     w.key("transactions").number(r->transactions);
     w.key("blobs").number(r->blobs);
-    w.key("problems").begin_array();
-    for (const auto& p : r->problems) w.string(p);
-    w.end_array();
+    w.key("problems").string_array(r->problems);
     if (failure) {
       std::string err = failure->json();  // {"error":{...}}: take the inner object
       w.key("error").raw(std::string_view(err).substr(9, err.size() - 10));
@@ -294,18 +207,7 @@ int run_list(const CommonOptions& o, const std::string& state, std::size_t limit
   if (!db.ok()) return report(db.error(), o.json);
   auto rows = db->list(f);
   if (!rows.ok()) return report(rows.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.begin_array();
-    for (const auto& row : *rows) {
-      w.begin_object();
-      summary_fields(w, row);
-      w.key("status").string(store::display_status(row));
-      w.end_object();
-    }
-    w.end_array();
-    return emit_json(std::move(w).line());
-  }
+  if (o.json) return emit_json(json_array_line(*rows, write_summary));
   if (rows->empty()) return emit_text("no transactions\n");
   std::vector<std::vector<std::string>> t = {{"ID", "STATE", "CREATED", "PLUGIN", "OPS", "EFFECTS", "CODE"}};
   for (const auto& r : *rows)
@@ -324,39 +226,33 @@ std::string log_table(const std::vector<store::LogRecord>& logs) {
   return "\nplugin log\n" + table(t);
 }
 
-int run_show(const CommonOptions& o, const std::string& id) {
-  auto db = open_read_only(o.root);
-  if (!db.ok()) return report(db.error(), o.json);
-  auto txn = db->find(id);
-  if (!txn.ok()) return report(txn.error(), o.json);
-  auto d = db->detail(*txn);
-  if (!d.ok()) return report(d.error(), o.json);
-  if (o.json) return emit_json(show_json(*d));
-  const auto& s = d->summary;
+// `inspect show` for a person: the summary, then each part the row holds.
+std::string detail_text(const TxnDetail& d) {
+  const auto& s = d.summary;
   std::vector<std::vector<std::string>> head = {
       {"plan", s.plan_id.empty() ? "-" : s.plan_id},
       {"proposal", s.proposal_id.empty() ? "-" : s.proposal_id},
       {"state", std::string(store::state_name(s.state))},
       {"status", std::string(store::display_status(s))},
-      {"plugin", s.plugin_id + (d->plugin_digest.empty() ? "" : " sha256:" + d->plugin_digest)},
+      {"plugin", s.plugin_id + (d.plugin_digest.empty() ? "" : " sha256:" + d.plugin_digest)},
       {"created", format_time_ms(s.created_at_ms)},
       {"updated", format_time_ms(s.updated_at_ms)},
       {"effects", s.effect_count ? std::to_string(*s.effect_count) : "none (pre-capability or not sealed)"},
   };
-  if (!d->canonical_plan.empty() && sha256_hex(d->canonical_plan) != s.plan_id)
+  if (!d.canonical_plan.empty() && sha256_hex(d.canonical_plan) != s.plan_id)
     head.push_back({"integrity", "PLAN BYTES DO NOT MATCH THE PLAN ID"});
-  if (!d->proposal_document.empty() && sha256_hex(d->proposal_document) != s.proposal_id)
+  if (!d.proposal_document.empty() && sha256_hex(d.proposal_document) != s.proposal_id)
     head.push_back({"integrity", "PROPOSAL DOCUMENT DOES NOT MATCH THE PROPOSAL ID"});
   // NO_CHANGES is why a proposal ended, not an error.
   if (!s.code.empty())
     head.push_back({s.code == store::kNoChangesCode ? "outcome" : "error",
-                    s.code + (d->detail.empty() ? "" : ": " + d->detail)});
+                    s.code + (d.detail.empty() ? "" : ": " + d.detail)});
   if (s.pruned) head.push_back({"pruned", "blobs and events dropped by store prune"});
   std::string out = table(head);
-  if (!d->operations.empty()) {
+  if (!d.operations.empty()) {
     std::vector<std::vector<std::string>> ops = {{"SLOT", "NAME", "BEFORE", "AFTER"}};
-    for (std::size_t i = 0; i < d->operations.size(); ++i) {
-      const auto& op = d->operations[i];
+    for (std::size_t i = 0; i < d.operations.size(); ++i) {
+      const auto& op = d.operations[i];
       ops.push_back({std::to_string(i), op.name, op.before_sha256.empty() ? "(absent)" : op.before_sha256.substr(0, 16),
                      op.after_sha256.empty() ? "(absent)" : op.after_sha256.substr(0, 16)});
     }
@@ -364,27 +260,27 @@ int run_show(const CommonOptions& o, const std::string& id) {
   }
   // What the plugin proposed (core's before observations, no after), kept
   // for every proposal: plugin-controlled text, escaped.
-  if (!d->proposal_document.empty())
-    out += fmt::format("\nproposal document ({} bytes, canonical JSON)\n  {}\n", d->proposal_document.size(),
-                       shown(d->proposal_document));
-  if (!d->effects.empty()) {
+  if (!d.proposal_document.empty())
+    out += fmt::format("\nproposal document ({} bytes, canonical JSON)\n  {}\n", d.proposal_document.size(),
+                       shown(d.proposal_document));
+  if (!d.effects.empty()) {
     std::vector<std::vector<std::string>> eff = {{"INDEX", "STATE", "ATTEMPTS", "UPDATED", "CODE"}};
-    for (const auto& e : d->effects)
+    for (const auto& e : d.effects)
       eff.push_back({std::to_string(e.index), std::string(store::effect_state_name(e.state)), std::to_string(e.attempts),
                      format_time_ms(e.updated_at_ms), e.code.empty() ? "-" : e.code});
     out += "\neffect ledger\n" + table(eff);
   }
-  if (!d->events.empty()) {
+  if (!d.events.empty()) {
     std::vector<std::vector<std::string>> ev = {{"AT", "STATE", "CODE", "DETAIL"}};
-    for (const auto& e : d->events)
+    for (const auto& e : d.events)
       ev.push_back({format_time_ms(e.at_ms), std::string(store::state_name(e.state)), e.code.empty() ? "-" : e.code,
                     e.detail});
     out += "\nevents\n" + table(ev);
   }
-  out += log_table(d->logs);
-  if (!d->plugin_stderr.empty()) {
-    out += "\nplugin stderr" + std::string(d->plugin_stderr_truncated ? " (truncated)" : "") + "\n";
-    std::string_view rest = d->plugin_stderr;
+  out += log_table(d.logs);
+  if (!d.plugin_stderr.empty()) {
+    out += "\nplugin stderr" + std::string(d.plugin_stderr_truncated ? " (truncated)" : "") + "\n";
+    std::string_view rest = d.plugin_stderr;
     while (!rest.empty()) {
       auto nl = rest.find('\n');
       out += "  " + shown(rest.substr(0, nl)) + "\n";
@@ -392,24 +288,24 @@ int run_show(const CommonOptions& o, const std::string& id) {
       rest.remove_prefix(nl + 1);
     }
   }
-  return emit_text(out);
+  return out;
+}
+
+int run_show(const CommonOptions& o, const std::string& id) {
+  auto found = open_transaction(o.root, id);
+  if (!found.ok()) return report(found.error(), o.json);
+  auto d = found->db.detail(found->txn);
+  if (!d.ok()) return report(d.error(), o.json);
+  return o.json ? emit_json(json_line(write_txn_detail, *d)) : emit_text(detail_text(*d));
 }
 
 int run_events(const CommonOptions& o, const std::string& id) {
-  auto db = open_read_only(o.root);
-  if (!db.ok()) return report(db.error(), o.json);
-  auto txn = db->find(id);
-  if (!txn.ok()) return report(txn.error(), o.json);
-  auto evs = db->events(*txn);
+  auto found = open_transaction(o.root, id);
+  if (!found.ok()) return report(found.error(), o.json);
+  auto evs = found->db.events(found->txn);
   if (!evs.ok()) return report(evs.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.begin_array();
-    for (const auto& e : *evs) event_json(w, e);
-    w.end_array();
-    return emit_json(std::move(w).line());
-  }
-  auto logs = db->logs(*txn);
+  if (o.json) return emit_json(json_array_line(*evs, write_event));
+  auto logs = found->db.logs(found->txn);
   if (!logs.ok()) return report(logs.error(), o.json);
   if (evs->empty()) return emit_text("no events\n" + log_table(*logs));
   std::vector<std::vector<std::string>> t = {{"SEQ", "AT", "STATE", "CODE", "DETAIL"}};

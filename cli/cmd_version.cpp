@@ -1,3 +1,4 @@
+// `dot-core version` and `--version`: the version and the git commit of the build.
 #include <CLI/CLI.hpp>
 
 #include "build_info.h"  // generated at build time (cmake/BuildInfo.cmake)

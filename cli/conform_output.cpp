@@ -1,3 +1,4 @@
+// The one way the conformance commands print their verdicts (conform_output.h).
 #include "conform_output.h"
 
 #include <algorithm>

@@ -43,6 +43,13 @@ struct ConformPrint {
   std::function<void(JsonWriter&)> head;
 };
 
+// Adds each case a run returned (its name, passed, detail, elapsed) to p,
+// every one in `group`.
+template <typename Results>
+void add_verdicts(ConformPrint& p, const Results& results, std::string_view group) {
+  for (const auto& c : results) p.cases.push_back({c.name, group, {}, c.passed, c.detail, c.elapsed.count()});
+}
+
 // --list: `GROUP NAME  CHECKS` per case, or a JSON array of {name, GROUP_KEY, checks}.
 int print_conform_list(const ConformPrint& p, bool json);
 // The verdicts as above; returns the exit code.

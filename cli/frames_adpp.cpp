@@ -1,6 +1,7 @@
 // dot-core frames decode --format adpp: one JSON line per uint32_le-framed
 // ADPP Request or Response in a captured stream.
 #include <string>
+#include <type_traits>
 
 #include <google/protobuf/util/json_util.h>
 
@@ -32,32 +33,33 @@ std::string payload_json(const M& message) {
   return json;
 }
 
+// One decoded frame as a JSON line: its number, offset, request id and
+// kind, a response's status, then the payload.
+template <typename M>
+std::string message_line(std::size_t n, std::uint64_t offset, const M& m) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("frame").number(n).key("offset").number(offset);
+  w.key("request_id").string(std::to_string(m.request_id())).key("kind").string(adpp::payload_kind(m));
+  if constexpr (std::is_same_v<M, adpp::pb::Response>) {
+    w.key("status").string(adpp::status_code_name(m.status().code()));
+    if (!m.status().message().empty()) w.key("message").string(m.status().message());
+  }
+  if (std::string p = payload_json(m); !p.empty()) w.key("payload").raw(p);
+  w.end_object();
+  return std::move(w).line();
+}
+
 std::string frame_line(const FramesOptions& o, std::size_t n, std::uint64_t offset, std::string_view payload,
                        Result<void>& parse_status) {
   if (o.direction == "response") {
     adpp::pb::Response r;
     parse_status = adpp::parse_payload(payload, r, offset, "ADPP Response");
-    if (!parse_status.ok()) return {};
-    JsonWriter w;
-    w.begin_object();
-    w.key("frame").number(n).key("offset").number(offset);
-    w.key("request_id").string(std::to_string(r.request_id())).key("kind").string(adpp::payload_kind(r));
-    w.key("status").string(adpp::status_code_name(r.status().code()));
-    if (!r.status().message().empty()) w.key("message").string(r.status().message());
-    if (std::string p = payload_json(r); !p.empty()) w.key("payload").raw(p);
-    w.end_object();
-    return std::move(w).line();
+    return parse_status.ok() ? message_line(n, offset, r) : std::string();
   }
   adpp::pb::Request r;
   parse_status = adpp::parse_payload(payload, r, offset, "ADPP Request");
-  if (!parse_status.ok()) return {};
-  JsonWriter w;
-  w.begin_object();
-  w.key("frame").number(n).key("offset").number(offset);
-  w.key("request_id").string(std::to_string(r.request_id())).key("kind").string(adpp::payload_kind(r));
-  if (std::string p = payload_json(r); !p.empty()) w.key("payload").raw(p);
-  w.end_object();
-  return std::move(w).line();
+  return parse_status.ok() ? message_line(n, offset, r) : std::string();
 }
 
 // The error line of docs/spec/cli.md, with the numbers that explain it.

@@ -1,3 +1,5 @@
+// Where the reference plugin installed with this dot-core is (commands.h:
+// reference_plugin_path), resolved from /proc/self/exe.
 #include <filesystem>
 #include <system_error>
 

@@ -1,3 +1,5 @@
+// The one JSON writer of the command line (json_writer.h): commas, nesting and
+// string escaping in one place.
 #include "json_writer.h"
 
 #include <utility>
@@ -11,31 +13,23 @@ void JsonWriter::before_value() {
   comma_ = true;
 }
 
-JsonWriter& JsonWriter::begin_object() {
+JsonWriter& JsonWriter::open(char bracket) {
   before_value();
-  out_ += '{';
-  comma_ = false;
+  out_ += bracket;
+  comma_ = false;  // the first value inside needs no comma
   return *this;
 }
 
-JsonWriter& JsonWriter::end_object() {
-  out_ += '}';
+JsonWriter& JsonWriter::close(char bracket) {
+  out_ += bracket;
   comma_ = true;
   return *this;
 }
 
-JsonWriter& JsonWriter::begin_array() {
-  before_value();
-  out_ += '[';
-  comma_ = false;
-  return *this;
-}
-
-JsonWriter& JsonWriter::end_array() {
-  out_ += ']';
-  comma_ = true;
-  return *this;
-}
+JsonWriter& JsonWriter::begin_object() { return open('{'); }
+JsonWriter& JsonWriter::end_object() { return close('}'); }
+JsonWriter& JsonWriter::begin_array() { return open('['); }
+JsonWriter& JsonWriter::end_array() { return close(']'); }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
   before_value();
@@ -52,6 +46,12 @@ JsonWriter& JsonWriter::string(std::string_view bytes) {
 }
 
 JsonWriter& JsonWriter::string_or_null(std::string_view bytes) { return bytes.empty() ? null() : string(bytes); }
+
+JsonWriter& JsonWriter::string_array(const std::vector<std::string>& items) {
+  begin_array();
+  for (const auto& item : items) string(item);
+  return end_array();
+}
 
 JsonWriter& JsonWriter::boolean(bool value) { return raw(value ? "true" : "false"); }
 

@@ -9,6 +9,7 @@
 #include <concepts>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dot::cli {
 
@@ -23,6 +24,15 @@ class JsonWriter {
   JsonWriter& string_or_null(std::string_view bytes);  // "" is null
   JsonWriter& boolean(bool value);
   JsonWriter& null();
+  // An array of strings (a command line, a list of folders).
+  JsonWriter& string_array(const std::vector<std::string>& items);
+  // An array of records, each written by `write` (a record's writer).
+  template <typename Items, typename Write>
+  JsonWriter& array_of(const Items& items, Write&& write) {
+    begin_array();
+    for (const auto& item : items) write(*this, item);
+    return end_array();
+  }
   template <std::integral T>
   JsonWriter& number(T value) {
     return raw(std::to_string(value));
@@ -41,6 +51,8 @@ class JsonWriter {
 
  private:
   void before_value();
+  JsonWriter& open(char bracket);   // '{' or '['
+  JsonWriter& close(char bracket);  // '}' or ']'
   std::string out_;
   bool comma_ = false;  // a value was written at this level: the next one needs a comma
 };

@@ -1,3 +1,4 @@
+// The one rule for numeric options (numbers.h).
 #include "numbers.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Printing results and errors (output.h): the error line, exact bytes, text for a person.
 #include "output.h"
 
 #include <unistd.h>

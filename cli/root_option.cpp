@@ -1,3 +1,4 @@
+// Which managed root a command works on (root_option.h).
 #include "root_option.h"
 
 #include <unistd.h>

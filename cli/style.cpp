@@ -1,3 +1,4 @@
+// Colour and paging of human output (style.h).
 #include "style.h"
 
 #include <unistd.h>

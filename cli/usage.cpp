@@ -1,3 +1,4 @@
+// Usage errors the way people know them from git (usage.h).
 #include "usage.h"
 
 #include <unistd.h>

@@ -27,8 +27,4 @@ Result<StatusView> read_status(Root& root) {
   return v;
 }
 
-std::string_view finishing_command(store::State state) noexcept {
-  return state == store::State::Committed ? "retry-effects" : "recover";
-}
-
 }  // namespace dot::core

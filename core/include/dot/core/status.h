@@ -34,9 +34,4 @@ struct StatusView {
 // and find_drift, unchanged.
 Result<StatusView> read_status(Root& root);
 
-// The command that finishes a transaction in `state` (one rule for status
-// and every refusal that names one): only a COMMITTED transaction has
-// effects left to retry ("retry-effects"); everything else is "recover".
-std::string_view finishing_command(store::State state) noexcept;
-
 }  // namespace dot::core
