@@ -349,7 +349,7 @@ Outcome case_coalesced(Case& c) {
     answered[id - 1] = true;
     order += (order.empty() ? "" : ", ") + std::to_string(id);
     if (Status ok = check_response(sent[id - 1], *r); !ok.ok()) return fail(ok.error().message());
-    Outcome o = expect_hello_ok(std::move(r), id, c.window());
+    Outcome o = expect_hello_ok(r, id, c.window());
     if (!o.passed) return o;
   }
   return finish(c, p, fmt::format("both answered (ids {})", order));

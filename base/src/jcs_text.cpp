@@ -25,9 +25,9 @@ static_assert(kMaxNumberBytes >= 1 + 33, "put_number writes up to 34 bytes");
 // "00" "01" ... "99": two digits per division.
 constexpr auto kDigitPairs = [] {
   std::array<char, 200> t{};
-  for (int i = 0; i < 100; ++i) {
-    t[static_cast<std::size_t>(2 * i)] = static_cast<char>('0' + i / 10);
-    t[static_cast<std::size_t>(2 * i + 1)] = static_cast<char>('0' + i % 10);
+  for (std::size_t i = 0; i < 100; ++i) {
+    t[2 * i] = static_cast<char>('0' + i / 10);
+    t[2 * i + 1] = static_cast<char>('0' + i % 10);
   }
   return t;
 }();
