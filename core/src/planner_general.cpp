@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/effects.h"
 #include "dot/core/registry.h"
 #include "dot/core/target.h"
@@ -37,8 +38,7 @@ Status check_effects(const general::PlanResult& proposed) {
     const auto& e = proposed.effects.front();
     if (is_root_sync(Effect{e.failure_policy, e.kind, e.target})) return {};
   }
-  return make_error(Code::Policy, "effects",
-                    "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
+  return make_error(core::ErrorKind::Effects, "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
                     "\"target\":\"managed-root\"}]");
 }
 
@@ -78,7 +78,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   // "process" is sent only because core installed the containment itself.
   const std::string_view assurance = sandbox ? "process" : "audit";
   if (assurance != manifest.assurance)
-    return make_error(Code::Internal, "assurance", "negotiated assurance differs from the manifest's");
+    return make_error(core::ErrorKind::AssuranceMisuse, "negotiated assurance differs from the manifest's");
   // The inputs the plugin was registered with, in registration order.
   const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs);
   DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, call(s.initialize(sent)));
@@ -187,7 +187,7 @@ Result<PlanOutcome> run_general_proposal(Root& root, const PlanOptions& options,
   }
   DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(plan));
   if (sealed.proposal_id != proposal_id)
-    return make_error(Code::Internal, "proposal_id", "the sealed plan's proposal_id is not the stored proposal's");
+    return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
   // Every operation already holds what the plugin proposes: nothing is
   // sealed; the proposal, its stderr and its log stay inspectable.
   if (sealed.operations.empty()) {
