@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/byte_stream.h"
@@ -26,7 +27,7 @@ int decode_frames_metewand(const FramesOptions& options) {
   if (options.input != "-") {
     file.reset(::open(options.input.c_str(), O_RDONLY | O_CLOEXEC));
     if (!file)
-      return report(make_error(Code::Io, "open", fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
+      return report(make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
     fd = file.get();
     what = options.input;
   }
@@ -54,7 +55,7 @@ int decode_frames_metewand(const FramesOptions& options) {
         if (!value.ok()) return report(value.error());
         JsonWriter w;
         w.begin_object().key("frame").number(frames).key("offset").number((*frame)->offset).key("value").raw(*value);
-        if (!write_stdout(std::move(w.end_object()).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
+        if (!write_stdout(std::move(w.end_object()).line())) return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
       }
     }
     if (error) {
@@ -67,7 +68,7 @@ int decode_frames_metewand(const FramesOptions& options) {
   }
   JsonWriter end;
   end.begin_object().key("end").string("eof").key("frames").number(frames).end_object();
-  if (!write_stdout(std::move(end).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
+  if (!write_stdout(std::move(end).line())) return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
   return kExitOk;
 }
 

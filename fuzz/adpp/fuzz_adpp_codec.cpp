@@ -14,6 +14,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include "dot/adpp/frame.h"
+#include "dot/adpp/error_kinds.h"
 #include "dot/adpp/messages.h"
 
 namespace {
@@ -41,7 +42,7 @@ std::vector<Event> whole(std::string_view bytes) {
     if (!f.ok()) {
       events.push_back({true, f.error().kind, f.error().offset.value_or(~0ull), {}});
       // A zero-length frame leaves the stream in step: go on, like the reader.
-      if (f.error().kind == "length" && dot::adpp::read_prefix(bytes.data() + at) == 0) {
+      if (f.error().is(dot::adpp::ErrorKind::Length) && dot::adpp::read_prefix(bytes.data() + at) == 0) {
         at += dot::adpp::kPrefixBytes;
         continue;
       }
@@ -114,7 +115,7 @@ void roundtrip(std::string_view payload) {
   // Unknown fields are kept, so a re-encoding is never larger than the cap;
   // an all-default message must be refused rather than sent as length 0.
   if (m.ByteSizeLong() == 0) {
-    check(!frame.ok() && frame.error().kind == "length");
+    check(!frame.ok() && frame.error().is(dot::adpp::ErrorKind::Length));
     return;
   }
   check(frame.ok());
