@@ -40,7 +40,7 @@ std::vector<Event> whole(std::string_view bytes) {
   for (;;) {
     auto f = dot::adpp::decode_frame(bytes.substr(at), at, kCap);
     if (!f.ok()) {
-      events.push_back({true, f.error().kind, f.error().offset.value_or(~0ull), {}});
+      events.push_back({true, std::string(f.error().kind.name()), f.error().offset.value_or(~0ull), {}});
       // A zero-length frame leaves the stream in step: go on, like the reader.
       if (f.error().is(dot::adpp::ErrorKind::Length) && dot::adpp::read_prefix(bytes.data() + at) == 0) {
         at += dot::adpp::kPrefixBytes;
@@ -63,7 +63,7 @@ std::vector<Event> streamed(std::string_view bytes, unsigned split) {
     for (;;) {
       auto f = reader.next();
       if (!f.ok()) {
-        events.push_back({true, f.error().kind, f.error().offset.value_or(~0ull), {}});
+        events.push_back({true, std::string(f.error().kind.name()), f.error().offset.value_or(~0ull), {}});
         if (reader.broken()) return events;
         continue;
       }
@@ -72,7 +72,7 @@ std::vector<Event> streamed(std::string_view bytes, unsigned split) {
     }
     if (at == bytes.size()) {
       auto end = reader.finish();
-      if (!end.ok()) events.push_back({true, end.error().kind, end.error().offset.value_or(~0ull), {}});
+      if (!end.ok()) events.push_back({true, std::string(end.error().kind.name()), end.error().offset.value_or(~0ull), {}});
       return events;
     }
     std::size_t n = std::min(step, bytes.size() - at);
