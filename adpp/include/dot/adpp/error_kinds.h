@@ -18,31 +18,31 @@ enum class ErrorKind : std::uint8_t {
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"timeout", Code::Timeout, "no … before the deadline",
-     "docs/spec/adpp.md"},  // Timeout
+     "ADPP (docs/spec/adpp.md)"},  // Timeout
     {"spawn", Code::Internal, "no provider command given",
-     "docs/spec/adpp.md"},  // Spawn
+     "ADPP (docs/spec/adpp.md)"},  // Spawn
     {"closed", Code::Protocol, "the provider's stdin is already closed",
-     "docs/spec/adpp.md"},  // Closed
+     "ADPP (docs/spec/adpp.md)"},  // Closed
     {"metadata", Code::Protocol, "Hello metadata lacks \"…\"",
-     "docs/spec/adpp.md"},  // Metadata
+     "ADPP (docs/spec/adpp.md)"},  // Metadata
     {"request_id", Code::Protocol, "response carries request_id … for request …",
-     "docs/spec/adpp.md"},  // RequestId
+     "ADPP (docs/spec/adpp.md)"},  // RequestId
     {"status", Code::Protocol, "response to request … has no status",
-     "docs/spec/adpp.md"},  // Status
+     "ADPP (docs/spec/adpp.md)"},  // Status
     {"payload", Code::Protocol, "OK response to … carries payload …",
-     "docs/spec/adpp.md"},  // Payload
+     "ADPP (docs/spec/adpp.md)"},  // Payload
     {"version", Code::Protocol, "provider answered Hello with protocol_version \"…\", expected \"…\"",
-     "docs/spec/adpp.md"},  // Version
+     "ADPP (docs/spec/adpp.md)"},  // Version
     {"case", Code::NotFound, "no conformance case \"…\"",
-     "docs/spec/adpp.md"},  // Case
+     "ADPP (docs/spec/adpp.md)"},  // Case
     {"length", Code::Protocol, "zero-length frame",
-     "docs/spec/adpp.md"},  // Length
+     "ADPP (docs/spec/adpp.md)"},  // Length
     {"parse", Code::Protocol, "the …-byte payload is not a valid …",
-     "docs/spec/adpp.md"},  // Parse
+     "ADPP (docs/spec/adpp.md)"},  // Parse
     {"early_eof", Code::Protocol, "the stream ended after … of 4 prefix bytes",
-     "docs/spec/adpp.md"},  // EarlyEof
+     "ADPP (docs/spec/adpp.md)"},  // EarlyEof
     {"config", Code::Validation, "adpp-sim, the test provider: its configuration is not what it reads",
-     "docs/spec/adpp.md"},  // SimConfig
+     "ADPP (docs/spec/adpp.md)"},  // SimConfig
 });
 
 static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SimConfig) + 1, "one row per kind");

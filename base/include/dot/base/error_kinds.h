@@ -57,7 +57,7 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"fraction", Code::Validation, "a number with a fraction where the profile allows integers only",
      "docs/spec/jcs.md, hello profile"},
     {"negative", Code::Validation, "a negative number in the hello profile", "docs/spec/jcs.md, hello profile"},
-    {"unsafe_integer", Code::Validation, "an integer beyond ±(2^53−1)", "docs/spec/jcs.md (hello) and docs/spec/metewand.md"},
+    {"unsafe_integer", Code::Validation, "an integer beyond ±(2^53−1)", "docs/spec/jcs.md (hello profile), docs/spec/metewand.md (metewand)"},
     {"open", Code::Io, "a file the user named cannot be opened", ""},
     {"read", Code::Io, "a file or pipe cannot be read", ""},
     {"write", Code::Io, "a file or pipe cannot be written", ""},

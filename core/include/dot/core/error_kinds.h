@@ -25,77 +25,77 @@ enum class ErrorKind : std::uint8_t {
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"tampered", Code::RecoveryRequired, "stored plan … is inconsistent: …; nothing is applied from it",
-     "docs/spec/transactions.md"},  // Tampered
+     "the transaction states (docs/spec/transactions.md)"},  // Tampered
     {"interrupted", Code::RecoveryRequired, "apply of … interrupted by … and stopped at a safe point (…): run `…`",
-     "docs/spec/transactions.md"},  // Interrupted
+     "the transaction states (docs/spec/transactions.md)"},  // Interrupted
     {"unfinished", Code::RecoveryRequired, "transaction … is …: run `…` first",
-     "docs/spec/transactions.md"},  // Unfinished
+     "the transaction states (docs/spec/transactions.md)"},  // Unfinished
     {"other_root", Code::Policy, "plan … was sealed for root …, not this root (…)",
-     "docs/spec/transactions.md"},  // OtherRoot
+     "the transaction states (docs/spec/transactions.md)"},  // OtherRoot
     {"plan_version", Code::Policy, "plan … is a version-2 plan (…), not a version-1 one",
-     "docs/spec/transactions.md"},  // PlanVersion
+     "the transaction states (docs/spec/transactions.md)"},  // PlanVersion
     {"artifact", Code::ArtifactMismatch, "plan … has … slots but … stored artifacts",
-     "docs/spec/transactions.md"},  // Artifact
+     "the transaction states (docs/spec/transactions.md)"},  // Artifact
     {"not_sealed", Code::Policy, "plan … is …, not SEALED: a sealed plan applies exactly once",
-     "docs/spec/transactions.md"},  // NotSealed
+     "the transaction states (docs/spec/transactions.md)"},  // NotSealed
     {"pre_capability", Code::Policy, "plan … was sealed before the post-commit-effects capability and is never newly ",
-     "docs/spec/transactions.md"},  // PreCapability
+     "the transaction states (docs/spec/transactions.md)"},  // PreCapability
     {"changed", Code::Conflict, "target … changed since it was observed at plan time",
-     "docs/spec/transactions.md"},  // Changed
+     "the transaction states (docs/spec/transactions.md)"},  // Changed
     {"folders", Code::Conflict, "the folders apply would create are no longer the ones the plan lists (a folder appeared or ",
-     "docs/spec/transactions.md"},  // Folders
+     "the transaction states (docs/spec/transactions.md)"},  // Folders
     {"concurrent_edit", Code::RecoveryRequired, "rolling back …: … equal neither their before nor their after snapshot: ",
-     "docs/spec/transactions.md"},  // ConcurrentEdit
+     "the transaction states (docs/spec/transactions.md)"},  // ConcurrentEdit
     {"effect", Code::Policy, "effect … is not the allowlisted root-sync",
      "docs/engine.md"},  // Effect
     {"slot_name", Code::PathEscape, "slot name \"…\" does not match ^[a-z][a-z0-9-]…}\\.txt$",
-     "docs/spec/plans.md"},  // SlotName
+     "the plan documents (docs/spec/plans.md)"},  // SlotName
     {"not_canonical", Code::Validation, "the stored plan bytes are not in canonical form",
-     "docs/spec/plans.md"},  // NotCanonical
+     "the plan documents (docs/spec/plans.md)"},  // NotCanonical
     {"proposal_id_mismatch", Code::Validation, "plan.proposal_id … does not match the plan (recomputed …)",
-     "docs/spec/plans.md"},  // ProposalIdMismatch
+     "the plan documents (docs/spec/plans.md)"},  // ProposalIdMismatch
     {"target", Code::Policy, "a target outside the policy: not a private owned regular single-link file of at most 64 KiB",
-     "docs/spec/plans.md"},  // Target
+     "the plan documents (docs/spec/plans.md)"},  // Target
     {"plan_invariant", Code::Policy, "a plan that breaks a rule plan seals with (names, effects, snapshots)",
-     "docs/spec/plans.md"},  // PlanInvariant
+     "the plan documents (docs/spec/plans.md)"},  // PlanInvariant
     {"invalid_id", Code::Validation, "must be 64 lowercase hex characters",
-     "docs/spec/plans.md"},  // InvalidId
+     "the plan documents (docs/spec/plans.md)"},  // InvalidId
     {"inconsistent_snapshot", Code::Validation, "says exists:false but is not the absent snapshot (all zero, sha256 \"\")",
-     "docs/spec/plans.md"},  // InconsistentSnapshot
+     "the plan documents (docs/spec/plans.md)"},  // InconsistentSnapshot
     {"too_many_effects", Code::Validation, "plan.effects has more than … entries",
-     "docs/spec/plans.md"},  // TooManyEffects
+     "the plan documents (docs/spec/plans.md)"},  // TooManyEffects
     {"unsupported_version", Code::Validation, "plan.version … is not 1",
-     "docs/spec/plans.md"},  // UnsupportedVersion
+     "the plan documents (docs/spec/plans.md)"},  // UnsupportedVersion
     {"operation_count", Code::Validation, "plan.operations must hold 1 to … slots",
-     "docs/spec/plans.md"},  // OperationCount
+     "the plan documents (docs/spec/plans.md)"},  // OperationCount
     {"duplicate_slot", Code::Validation, "slot name \"…\" appears twice",
-     "docs/spec/plans.md"},  // DuplicateSlot
+     "the plan documents (docs/spec/plans.md)"},  // DuplicateSlot
     {"proposal_missing", Code::Validation, "a version-2 plan's proposal_id is checked against its proposal document: give the ",
-     "docs/spec/plans.md"},  // ProposalMissing
+     "the plan documents (docs/spec/plans.md)"},  // ProposalMissing
     {"plan_id_mismatch", Code::Validation, "the document claims plan_id … but the plan hashes to …",
-     "docs/spec/plans.md"},  // PlanIdMismatch
+     "the plan documents (docs/spec/plans.md)"},  // PlanIdMismatch
     {"proposal_binding", Code::Validation, "the sealed plan does not follow from its proposal document: …",
-     "docs/spec/plans.md"},  // ProposalBinding
+     "the plan documents (docs/spec/plans.md)"},  // ProposalBinding
     {"effects", Code::Policy, "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\",",
-     "docs/spec/plans.md"},  // Effects
+     "the plan documents (docs/spec/plans.md)"},  // Effects
     {"operation_count", Code::Protocol, "plan.operations has … entries, more than max_operations …",
-     "docs/spec/plans.md"},  // OperationLimit
+     "the plan documents (docs/spec/plans.md)"},  // OperationLimit
     {"mode", Code::Policy, "….mode … is not …",
-     "docs/spec/plans.md"},  // Mode
+     "the plan documents (docs/spec/plans.md)"},  // Mode
     {"profile", Code::Validation, "plan.profile \"…\" is not \"…\"",
-     "docs/spec/plans.md"},  // PlanProfile
+     "the plan documents (docs/spec/plans.md)"},  // PlanProfile
     {"plugin_id", Code::Validation, "plan.plugin_id must be 1 to … bytes",
-     "docs/spec/plans.md"},  // PluginId
+     "the plan documents (docs/spec/plans.md)"},  // PluginId
     {"write_after", Code::Validation, "….after of a write must exist",
-     "docs/spec/plans.md"},  // WriteAfter
+     "the plan documents (docs/spec/plans.md)"},  // WriteAfter
     {"proposal_after", Code::Validation, "….after must be absent in a proposal document",
-     "docs/spec/plans.md"},  // ProposalAfter
+     "the plan documents (docs/spec/plans.md)"},  // ProposalAfter
     {"remove_after", Code::Validation, "….after of a remove must be absent",
-     "docs/spec/plans.md"},  // RemoveAfter
+     "the plan documents (docs/spec/plans.md)"},  // RemoveAfter
     {"unsorted", Code::Validation, "is not after the folder before it",
-     "docs/spec/plans.md"},  // Unsorted
+     "the plan documents (docs/spec/plans.md)"},  // Unsorted
     {"directory", Code::Validation, "\"…\" is not the parent folder of a write",
-     "docs/spec/plans.md"},  // Directory
+     "the plan documents (docs/spec/plans.md)"},  // Directory
     {"interrupted", Code::Protocol, "interrupted by …: the plugin's process group was killed",
      "docs/engine.md"},  // InterruptedPlan
     {"assurance", Code::Internal, "negotiated assurance differs from the manifest's",
@@ -107,11 +107,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"proposal_id", Code::Internal, "the sealed plan's proposal_id is not the stored proposal's",
      "docs/engine.md"},  // ProposalId
     {"not_committed", Code::Policy, "plan … is …: only a COMMITTED or DONE transaction can be rolled back",
-     "docs/spec/transactions.md"},  // NotCommitted
+     "the transaction states (docs/spec/transactions.md)"},  // NotCommitted
     {"archived", Code::Policy, "plan … was archived by the Go reference before adoption; archived generations ",
-     "docs/spec/transactions.md"},  // Archived
+     "the transaction states (docs/spec/transactions.md)"},  // Archived
     {"not_newest", Code::Policy, "only the newest applied transaction can be rolled back; … is newer",
-     "docs/spec/transactions.md"},  // NotNewest
+     "the transaction states (docs/spec/transactions.md)"},  // NotNewest
     {"assurance", Code::Validation, "assurance \"…\" is not audit or process",
      "docs/spec/dpp-general.md, Registration and manifest"},  // ManifestAssurance
     {"manifest", Code::Internal, "a hello-profile manifest has no inputs",
@@ -151,9 +151,9 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"stage_replaced", Code::PathEscape, "the stage directory … was replaced during materialize",
      "docs/engine.md"},  // StageReplaced
     {"parent", Code::Policy, "a parent folder of a target outside the policy",
-     "docs/spec/transactions.md"},  // Parent
+     "the transaction states (docs/spec/transactions.md)"},  // Parent
     {"missing_backup", Code::RecoveryRequired, "no backup of …",
-     "docs/spec/transactions.md"},  // MissingBackup
+     "the transaction states (docs/spec/transactions.md)"},  // MissingBackup
     {"test_hook", Code::Validation, "DOT_TEST_FAULT=\"…\" is not <point>:<ERRNO name> (e.g. commit.slot0.fsync:EIO)",
      "docs/engine.md"},  // TestHook
 });

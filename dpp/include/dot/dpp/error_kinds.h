@@ -61,31 +61,31 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"extra_header", Code::Protocol, "a second header line starting with …; only Content-Length is allowed",
      "docs/spec/dpp-hello.md, Framing"},  // ExtraHeader
     {"plugin_id", Code::Policy, "plugin id \"…\" …: an id is like org.example.tool (lowercase letters, digits ",
-     "docs/spec/dpp-general.md"},  // PluginId
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // PluginId
     {"log_level", Code::Protocol, "dot.log level \"…\" is not debug, info, warning or error",
-     "docs/spec/dpp-general.md"},  // LogLevel
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // LogLevel
     {"log_message", Code::Protocol, "a dot.log message of … bytes; at most … are allowed",
-     "docs/spec/dpp-general.md"},  // LogMessage
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // LogMessage
     {"error_data", Code::Internal, "the error data is not one JSON value",
-     "docs/spec/dpp-general.md"},  // ErrorDataEncoding
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // ErrorDataEncoding
     {"max_file_bytes", Code::Protocol, "claims … bytes; the negotiated limit is … per file",
-     "docs/spec/dpp-general.md"},  // MaxFileBytes
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // MaxFileBytes
     {"max_total_bytes", Code::Protocol, "the claims reach … bytes at …; the negotiated limit is … in all",
-     "docs/spec/dpp-general.md"},  // MaxTotalBytes
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // MaxTotalBytes
     {"error_message", Code::Protocol, "the error message has … bytes; at most … are allowed",
-     "docs/spec/dpp-general.md"},  // ErrorMessage
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // ErrorMessage
     {"error_data", Code::Protocol, "the error data cannot be canonical: …",
-     "docs/spec/dpp-general.md"},  // ErrorData
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // ErrorData
     {"batch", Code::Protocol, "the … is a batch; batches are not allowed",
-     "docs/spec/dpp-general.md"},  // Batch
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // Batch
     {"method_in_response", Code::Protocol, "the … carries \"method\" or \"params\"",
-     "docs/spec/dpp-general.md"},  // MethodInResponse
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // MethodInResponse
     {"inputs", Code::PluginIdentity, "the plugin echoed … inputs that differ from the … core sent",
-     "docs/spec/dpp-general.md"},  // Inputs
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // Inputs
     {"limits", Code::PluginIdentity, "the plugin echoed limits.… …, core sent …",
-     "docs/spec/dpp-general.md"},  // EchoedLimits
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // EchoedLimits
     {"echo", Code::PluginIdentity, "the echo of dot.initialize adds a member core did not send",
-     "docs/spec/dpp-general.md"},  // Echo
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // Echo
     {"slot_name", Code::PathEscape, "slot … name \"…\" does not match ^[a-z][a-z0-9-]…}\\.txt$",
      "docs/spec/dpp-hello.md, Allowlists"},  // SlotName
     {"names", Code::Policy, "a plan names 1 to … files, this one …",
@@ -215,7 +215,7 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"staged_symlink", Code::PathEscape, "staged … is or passes through a symlink (never followed)",
      "docs/spec/dpp-general.md, Materialize and validate"},  // StagedSymlink
     {"max_operations", Code::Protocol, "an array holds more entries than the negotiated max_operations",
-     "docs/spec/dpp-general.md"},  // MaxOperations
+     "the DPP general profile (docs/spec/dpp-general.md)"},  // MaxOperations
     {"invalid_params", Code::Protocol, "a request's params are not what the plugin's handler reads (answered -32602)",
      "docs/writing-plugins.md"},  // InvalidParams
 });

@@ -26,95 +26,95 @@ enum class ErrorKind : std::uint8_t {
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"case", Code::Validation, "no case … for the … role",
-     "docs/spec/metewand.md"},  // Case
+     "Metewand (docs/spec/metewand.md)"},  // Case
     {"worker", Code::Internal, "no worker command given",
-     "docs/spec/metewand.md"},  // Worker
+     "Metewand (docs/spec/metewand.md)"},  // Worker
     {"mkdtemp", Code::Io, "cannot make a private directory under …",
-     "docs/spec/metewand.md"},  // Mkdtemp
+     "Metewand (docs/spec/metewand.md)"},  // Mkdtemp
     {"worker_id", Code::Validation, "--worker-id … is not mw1-resolved-worker- and 64 lowercase hex digits",
-     "docs/spec/metewand.md"},  // WorkerId
+     "Metewand (docs/spec/metewand.md)"},  // WorkerId
     {"request_stream_ended", Code::Protocol, "the request stream ended before shutdown",
-     "docs/spec/metewand.md"},  // RequestStreamEnded
+     "Metewand (docs/spec/metewand.md)"},  // RequestStreamEnded
     {"request_id", Code::Protocol, "a request without a non-empty string id cannot be answered",
-     "docs/spec/metewand.md"},  // RequestId
+     "Metewand (docs/spec/metewand.md)"},  // RequestId
     {"timeout", Code::Timeout, "no response within the … phase's … ms",
-     "docs/spec/metewand.md"},  // Timeout
+     "Metewand (docs/spec/metewand.md)"},  // Timeout
     {"Io", Code::Protocol, "the protocol stream could not be read or written (a read past the deadline is DOT_E_TIMEOUT)",
-     "docs/spec/metewand.md"},  // Io
+     "Metewand (docs/spec/metewand.md)"},  // Io
     {"LineTooLong", Code::Protocol, "a line, read or about to be sent, is longer than the line limit",
-     "docs/spec/metewand.md"},  // LineTooLong
+     "Metewand (docs/spec/metewand.md)"},  // LineTooLong
     {"EarlyEof", Code::Protocol, "the stream ended inside a line, before its line feed",
-     "docs/spec/metewand.md"},  // EarlyEof
+     "Metewand (docs/spec/metewand.md)"},  // EarlyEof
     {"ByteOrderMark", Code::Protocol, "a line begins with a UTF-8 byte-order mark",
-     "docs/spec/metewand.md"},  // ByteOrderMark
+     "Metewand (docs/spec/metewand.md)"},  // ByteOrderMark
     {"InvalidUtf8", Code::Protocol, "a line is not valid UTF-8",
-     "docs/spec/metewand.md"},  // InvalidUtf8
+     "Metewand (docs/spec/metewand.md)"},  // InvalidUtf8
     {"DuplicateKey", Code::Protocol, "an object key appears twice in a line",
-     "docs/spec/metewand.md"},  // DuplicateKey
+     "Metewand (docs/spec/metewand.md)"},  // DuplicateKey
     {"MalformedJson", Code::Protocol, "a line is not one JSON value",
-     "docs/spec/metewand.md"},  // MalformedJson
+     "Metewand (docs/spec/metewand.md)"},  // MalformedJson
     {"InvalidRequestId", Code::Protocol, "a response that is not an object with a string id",
-     "docs/spec/metewand.md"},  // InvalidRequestId
+     "Metewand (docs/spec/metewand.md)"},  // InvalidRequestId
     {"ExtraResponse", Code::Protocol, "a response to a request already answered, or when none is pending",
-     "docs/spec/metewand.md"},  // ExtraResponse
+     "Metewand (docs/spec/metewand.md)"},  // ExtraResponse
     {"MismatchedRequestId", Code::Protocol, "a response whose id is not the pending request's",
-     "docs/spec/metewand.md"},  // MismatchedRequestId
+     "Metewand (docs/spec/metewand.md)"},  // MismatchedRequestId
     {"RequestAlreadyPending", Code::Protocol, "a request sent while another one is pending (a bug of the host)",
-     "docs/spec/metewand.md"},  // RequestAlreadyPending
+     "Metewand (docs/spec/metewand.md)"},  // RequestAlreadyPending
     {"RequestIdExhausted", Code::Protocol, "the session ran out of request ids",
-     "docs/spec/metewand.md"},  // RequestIdExhausted
+     "Metewand (docs/spec/metewand.md)"},  // RequestIdExhausted
     {"InvalidMessage", Code::Protocol, "a message that is not its method's shape",
-     "docs/spec/metewand.md"},  // InvalidMessage
+     "Metewand (docs/spec/metewand.md)"},  // InvalidMessage
     {"Serialization", Code::Protocol, "a message that cannot be encoded in the Metewand canonical form",
-     "docs/spec/metewand.md"},  // Serialization
+     "Metewand (docs/spec/metewand.md)"},  // Serialization
     {"MismatchedRequestId", Code::PluginIdentity, "the hello response's id is not the hello request's",
-     "docs/spec/metewand.md"},  // HelloMismatchedRequestId
+     "Metewand (docs/spec/metewand.md)"},  // HelloMismatchedRequestId
     {"NoCommonProtocol", Code::PluginIdentity, "the worker offers no protocol version this host supports",
-     "docs/spec/metewand.md"},  // NoCommonProtocol
+     "Metewand (docs/spec/metewand.md)"},  // NoCommonProtocol
     {"ProtocolMismatch", Code::PluginIdentity, "the worker reports another protocol than the one selected",
-     "docs/spec/metewand.md"},  // ProtocolMismatch
+     "Metewand (docs/spec/metewand.md)"},  // ProtocolMismatch
     {"WorkerIdentityMismatch", Code::PluginIdentity, "the worker's identity is not the expected one",
-     "docs/spec/metewand.md"},  // WorkerIdentityMismatch
+     "Metewand (docs/spec/metewand.md)"},  // WorkerIdentityMismatch
     {"CapabilityForRole", Code::PluginIdentity, "a capability selected for a role that takes none",
-     "docs/spec/metewand.md"},  // CapabilityForRole
+     "Metewand (docs/spec/metewand.md)"},  // CapabilityForRole
     {"ReservedCapability", Code::PluginIdentity, "a capability reserved in version 1 was selected",
-     "docs/spec/metewand.md"},  // ReservedCapability
+     "Metewand (docs/spec/metewand.md)"},  // ReservedCapability
     {"MissingCapability", Code::PluginIdentity, "the worker did not report a selected capability",
-     "docs/spec/metewand.md"},  // MissingCapability
+     "Metewand (docs/spec/metewand.md)"},  // MissingCapability
     {"Frame", Code::Protocol, "a framing error (without its detail)",
-     "docs/spec/metewand.md"},  // Frame
+     "Metewand (docs/spec/metewand.md)"},  // Frame
     {"Correlation", Code::Protocol, "a correlation error (without its detail)",
-     "docs/spec/metewand.md"},  // Correlation
+     "Metewand (docs/spec/metewand.md)"},  // Correlation
     {"Handshake", Code::PluginIdentity, "a handshake error (without its detail)",
-     "docs/spec/metewand.md"},  // Handshake
+     "Metewand (docs/spec/metewand.md)"},  // Handshake
     {"WorkerFailure", Code::Protocol, "the worker answered with a failure response (without its code)",
-     "docs/spec/metewand.md"},  // WorkerFailure
+     "Metewand (docs/spec/metewand.md)"},  // WorkerFailure
     {"Spawn", Code::Io, "the worker process could not be started",
-     "docs/spec/metewand.md"},  // Spawn
+     "Metewand (docs/spec/metewand.md)"},  // Spawn
     {"Timeout", Code::Timeout, "the worker did not finish a phase within its deadline",
-     "docs/spec/metewand.md"},  // SessionTimeout
+     "Metewand (docs/spec/metewand.md)"},  // SessionTimeout
     {"ProtocolClosed", Code::Protocol, "the worker closed its protocol stream before answering",
-     "docs/spec/metewand.md"},  // ProtocolClosed
+     "Metewand (docs/spec/metewand.md)"},  // ProtocolClosed
     {"UnsuccessfulExit", Code::Protocol, "the worker did not exit with status 0 after shutdown",
-     "docs/spec/metewand.md"},  // UnsuccessfulExit
+     "Metewand (docs/spec/metewand.md)"},  // UnsuccessfulExit
     {"SessionUnusable", Code::Protocol, "an earlier error discarded the worker",
-     "docs/spec/metewand.md"},  // SessionUnusable
+     "Metewand (docs/spec/metewand.md)"},  // SessionUnusable
     {"InvalidRole", Code::Validation, "a method the negotiated role does not take (nothing sent)",
-     "docs/spec/metewand.md"},  // InvalidRole
+     "Metewand (docs/spec/metewand.md)"},  // InvalidRole
     {"CapabilityNotSelected", Code::Validation, "execute without one_shot selected at hello (nothing sent)",
-     "docs/spec/metewand.md"},  // CapabilityNotSelected
+     "Metewand (docs/spec/metewand.md)"},  // CapabilityNotSelected
     {"NotNegotiated", Code::Validation, "an operation before a successful hello (nothing sent)",
-     "docs/spec/metewand.md"},  // NotNegotiated
+     "Metewand (docs/spec/metewand.md)"},  // NotNegotiated
     {"invalid_request", Code::Protocol, "the worker's failure response: it found the request invalid",
-     "docs/spec/metewand.md"},  // FailureInvalidRequest
+     "Metewand (docs/spec/metewand.md)"},  // FailureInvalidRequest
     {"unsupported_operation", Code::Protocol, "the worker's failure response: it does not support the operation",
-     "docs/spec/metewand.md"},  // FailureUnsupportedOperation
+     "Metewand (docs/spec/metewand.md)"},  // FailureUnsupportedOperation
     {"operation_failed", Code::Protocol, "the worker's failure response: the operation failed",
-     "docs/spec/metewand.md"},  // FailureOperationFailed
+     "Metewand (docs/spec/metewand.md)"},  // FailureOperationFailed
     {"internal_error", Code::Protocol, "the worker's failure response: an internal error of the worker",
-     "docs/spec/metewand.md"},  // FailureInternalError
+     "Metewand (docs/spec/metewand.md)"},  // FailureInternalError
     {"invalid_json", Code::Validation, "the metewand profile's name for text that is not one JSON value (a BOM, nesting too deep, grammar, trailing data)",
-     "docs/spec/metewand.md"},  // InvalidJson
+     "Metewand (docs/spec/metewand.md)"},  // InvalidJson
 });
 
 static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::InvalidJson) + 1, "one row per kind");

@@ -24,9 +24,9 @@ enum class ErrorKind : std::uint8_t {
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"file", Code::ArtifactMismatch, "a stored file blob that is not the bytes its row names",
-     "docs/spec/store-schema.md"},  // File
+     "the store schema (docs/spec/store-schema.md)"},  // File
     {"read", Code::Io, "a stored file blob cannot be read",
-     "docs/spec/store-schema.md"},  // Read
+     "the store schema (docs/spec/store-schema.md)"},  // Read
     {"path", Code::Io, "the root path is empty",
      "docs/store.md"},  // Path
     {"exists", Code::Io, "init: the path of a new root already exists",
@@ -56,107 +56,107 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"lock", Code::Io, "cannot create the lock file",
      "docs/store.md"},  // LockFile
     {"migration", Code::Internal, "no migration path from version … to …",
-     "docs/spec/store-schema.md"},  // Migration
+     "the store schema (docs/spec/store-schema.md)"},  // Migration
     {"defensive", Code::Store, "SQLite refused defensive mode or trusted_schema=OFF",
-     "docs/spec/store-schema.md"},  // Defensive
+     "the store schema (docs/spec/store-schema.md)"},  // Defensive
     {"path_too_long", Code::Io, "the database path is … bytes (with \"…\"); SQLite opens at most …: ",
-     "docs/spec/store-schema.md"},  // PathTooLong
+     "the store schema (docs/spec/store-schema.md)"},  // PathTooLong
     {"root_id", Code::Internal, "a root id is 64 lowercase hex characters",
-     "docs/spec/store-schema.md"},  // RootId
+     "the store schema (docs/spec/store-schema.md)"},  // RootId
     {"read_only", Code::Internal, "opened read-only",
-     "docs/spec/store-schema.md"},  // ReadOnlyHandle
+     "the store schema (docs/spec/store-schema.md)"},  // ReadOnlyHandle
     {"state", Code::RecoveryRequired, "transaction … has unknown state \"…\"",
-     "docs/spec/store-schema.md"},  // State
+     "the store schema (docs/spec/store-schema.md)"},  // State
     {"sha256", Code::Validation, "the plugin digest must be 64 lowercase hex characters",
-     "docs/spec/store-schema.md"},  // Sha256
+     "the store schema (docs/spec/store-schema.md)"},  // Sha256
     {"plugin_id", Code::Validation, "the plugin id is empty",
-     "docs/spec/store-schema.md"},  // PluginId
+     "the store schema (docs/spec/store-schema.md)"},  // PluginId
     {"registered", Code::Conflict, "a plugin … is already registered; replace it explicitly",
-     "docs/spec/store-schema.md"},  // Registered
+     "the store schema (docs/spec/store-schema.md)"},  // Registered
     {"log", Code::Validation, "log message … has a bad level, method or size",
-     "docs/spec/store-schema.md"},  // Log
+     "the store schema (docs/spec/store-schema.md)"},  // Log
     {"count", Code::ArtifactMismatch, "a streamed plan carries its artifacts as files",
-     "docs/spec/store-schema.md"},  // Count
+     "the store schema (docs/spec/store-schema.md)"},  // Count
     {"open_file", Code::Internal, "a streamed plan's files need an opener",
-     "docs/spec/store-schema.md"},  // OpenFile
+     "the store schema (docs/spec/store-schema.md)"},  // OpenFile
     {"digest", Code::ArtifactMismatch, "operation … and its artifact disagree (after digest \"…\")",
-     "docs/spec/store-schema.md"},  // Digest
+     "the store schema (docs/spec/store-schema.md)"},  // Digest
     {"illegal_transition", Code::RecoveryRequired, "transaction … is …, … needs …",
-     "docs/spec/store-schema.md"},  // IllegalTransition
+     "the store schema (docs/spec/store-schema.md)"},  // IllegalTransition
     {"proposal_id", Code::Validation, "a proposal id is 64 lowercase hex characters",
-     "docs/spec/store-schema.md"},  // ProposalId
+     "the store schema (docs/spec/store-schema.md)"},  // ProposalId
     {"proposal_document", Code::Validation, "a proposal document of … bytes is over …",
-     "docs/spec/store-schema.md"},  // ProposalDocument
+     "the store schema (docs/spec/store-schema.md)"},  // ProposalDocument
     {"slot", Code::ArtifactMismatch, "… is given for slot …",
-     "docs/spec/store-schema.md"},  // Slot
+     "the store schema (docs/spec/store-schema.md)"},  // Slot
     {"size", Code::ArtifactMismatch, "… has … bytes, more than …",
-     "docs/spec/store-schema.md"},  // Size
+     "the store schema (docs/spec/store-schema.md)"},  // Size
     {"absent", Code::ArtifactMismatch, "… is absent but carries bytes",
-     "docs/spec/store-schema.md"},  // Absent
+     "the store schema (docs/spec/store-schema.md)"},  // Absent
     {"plan_id", Code::Validation, "a plan id is 64 lowercase hex characters",
-     "docs/spec/store-schema.md"},  // PlanId
+     "the store schema (docs/spec/store-schema.md)"},  // PlanId
     {"duplicate_plan", Code::Conflict, "plan … is already stored as transaction …",
-     "docs/spec/store-schema.md"},  // DuplicatePlan
+     "the store schema (docs/spec/store-schema.md)"},  // DuplicatePlan
     {"backup_kind", Code::Internal, "transaction …: … backups for a … plan",
-     "docs/spec/store-schema.md"},  // BackupKind
+     "the store schema (docs/spec/store-schema.md)"},  // BackupKind
     {"transition", Code::Internal, "is entered through its own call (begin_proposal, seal, prepare)",
-     "docs/spec/store-schema.md"},  // Transition
+     "the store schema (docs/spec/store-schema.md)"},  // Transition
     {"no_plan", Code::RecoveryRequired, "transaction … has no plan row",
-     "docs/spec/store-schema.md"},  // NoPlan
+     "the store schema (docs/spec/store-schema.md)"},  // NoPlan
     {"effects_unfinished", Code::RecoveryRequired, "transaction …: … of … effects succeeded; DONE needs all",
-     "docs/spec/store-schema.md"},  // EffectsUnfinished
+     "the store schema (docs/spec/store-schema.md)"},  // EffectsUnfinished
     {"pre_capability", Code::RecoveryRequired, "a pre-capability plan has no effect ledger",
-     "docs/spec/store-schema.md"},  // PreCapability
+     "the store schema (docs/spec/store-schema.md)"},  // PreCapability
     {"effect_index", Code::RecoveryRequired, "effect … of a plan with … effects",
-     "docs/spec/store-schema.md"},  // EffectIndex
+     "the store schema (docs/spec/store-schema.md)"},  // EffectIndex
     {"effect_order", Code::RecoveryRequired, "effect … before every earlier effect succeeded",
-     "docs/spec/store-schema.md"},  // EffectOrder
+     "the store schema (docs/spec/store-schema.md)"},  // EffectOrder
     {"effect_done", Code::RecoveryRequired, "effect … already succeeded",
-     "docs/spec/store-schema.md"},  // EffectDone
+     "the store schema (docs/spec/store-schema.md)"},  // EffectDone
     {"effect", Code::Internal, "an effect finishes as SUCCEEDED or FAILED",
-     "docs/spec/store-schema.md"},  // Effect
+     "the store schema (docs/spec/store-schema.md)"},  // Effect
     {"read_only", Code::Store, "the database (or its folder) is read-only",
-     "docs/spec/store-schema.md"},  // ReadOnly
+     "the store schema (docs/spec/store-schema.md)"},  // ReadOnly
     {"cannot_open", Code::Store, "the database cannot be opened",
-     "docs/spec/store-schema.md"},  // CannotOpen
+     "the store schema (docs/spec/store-schema.md)"},  // CannotOpen
     {"io", Code::Store, "an I/O error reading or writing the database",
-     "docs/spec/store-schema.md"},  // IoStore
+     "the store schema (docs/spec/store-schema.md)"},  // IoStore
     {"not_sqlite", Code::Store, "not a SQLite database (no SQLite header)",
-     "docs/spec/store-schema.md"},  // NotSqlite
+     "the store schema (docs/spec/store-schema.md)"},  // NotSqlite
     {"truncated", Code::Store, "truncated inside the SQLite header",
-     "docs/spec/store-schema.md"},  // Truncated
+     "the store schema (docs/spec/store-schema.md)"},  // Truncated
     {"corrupt", Code::Store, "invalid page size … in the header",
-     "docs/spec/store-schema.md"},  // Corrupt
+     "the store schema (docs/spec/store-schema.md)"},  // Corrupt
     {"newer_schema", Code::Store, "schema version … is newer than this dot-core supports (…)",
-     "docs/spec/store-schema.md"},  // NewerSchema
+     "the store schema (docs/spec/store-schema.md)"},  // NewerSchema
     {"journal", Code::Store, "cannot enable WAL (journal mode …)",
-     "docs/spec/store-schema.md"},  // Journal
+     "the store schema (docs/spec/store-schema.md)"},  // Journal
     {"exists", Code::Store, "a file already exists here; refusing to overwrite it",
-     "docs/spec/store-schema.md"},  // DatabaseExists
+     "the store schema (docs/spec/store-schema.md)"},  // DatabaseExists
     {"id", Code::NotFound, "\"…\" is not a transaction number (…N, N from 1)",
-     "docs/spec/transactions.md"},  // Id
+     "the transaction states (docs/spec/transactions.md)"},  // Id
     {"unknown", Code::NotFound, "no plan or proposal with id \"…\"",
-     "docs/spec/transactions.md"},  // Unknown
+     "the transaction states (docs/spec/transactions.md)"},  // Unknown
     {"ambiguous", Code::NotFound, "\"…\" is a prefix of more than one id: …",
-     "docs/spec/transactions.md"},  // Ambiguous
+     "the transaction states (docs/spec/transactions.md)"},  // Ambiguous
     {"tampered", Code::RecoveryRequired, "…: the stored plan bytes hash to …, not to the plan id",
-     "docs/spec/transactions.md"},  // Tampered
+     "the transaction states (docs/spec/transactions.md)"},  // Tampered
     {"effect_state", Code::RecoveryRequired, "transaction … effect … has unknown state \"…\"",
-     "docs/spec/transactions.md"},  // EffectState
+     "the transaction states (docs/spec/transactions.md)"},  // EffectState
     {"no_file", Code::NotFound, "has no stored … for operation …",
-     "docs/spec/transactions.md"},  // NoFile
+     "the transaction states (docs/spec/transactions.md)"},  // NoFile
     {"not_sealed", Code::NotFound, "is …, not a sealed plan",
-     "docs/spec/transactions.md"},  // NotSealed
+     "the transaction states (docs/spec/transactions.md)"},  // NotSealed
     {"pruned", Code::NotFound, "its blobs were pruned",
-     "docs/spec/transactions.md"},  // Pruned
+     "the transaction states (docs/spec/transactions.md)"},  // Pruned
     {"locked", Code::Store, "locked by another process past the busy timeout",
-     "docs/spec/store-schema.md"},  // LockedDb
+     "the store schema (docs/spec/store-schema.md)"},  // LockedDb
     {"full", Code::Store, "the disk is full (SQLITE_FULL)",
-     "docs/spec/store-schema.md"},  // Full
+     "the store schema (docs/spec/store-schema.md)"},  // Full
     {"constraint", Code::Store, "a database constraint failed",
-     "docs/spec/store-schema.md"},  // Constraint
+     "the store schema (docs/spec/store-schema.md)"},  // Constraint
     {"sqlite", Code::Store, "another SQLite error",
-     "docs/spec/store-schema.md"},  // Sqlite
+     "the store schema (docs/spec/store-schema.md)"},  // Sqlite
 });
 
 static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Sqlite) + 1, "one row per kind");
