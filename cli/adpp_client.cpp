@@ -15,10 +15,10 @@
 #include <google/protobuf/util/time_util.h>
 
 #include "commands.h"
-#include "error_kinds.h"
 #include "dot/adpp/client.h"
 #include "dot/adpp/postscript.h"
 #include "dot/base/json.h"
+#include "error_kinds.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -287,7 +287,8 @@ class Session {
           std::min<long long>(std::llround(o_.timeout_s * 1000.0), std::numeric_limits<std::uint32_t>::max())));
       DOT_ASSIGN_OR_RETURN(pb::Response ready, ask_quiet(std::move(req), "WaitReady"));
       if (ready.status().code() != pb::Status::CODE_OK)
-        return make_error(cli::ErrorKind::NotReady, fmt::format("WaitReady answered {}: {}", adpp::status_code_name(ready.status().code()),
+        return make_error(cli::ErrorKind::NotReady,
+                          fmt::format("WaitReady answered {}: {}", adpp::status_code_name(ready.status().code()),
                                       ready.status().message()));
     }
     return {};
@@ -300,8 +301,9 @@ class Session {
     if (!r.ok()) return exchange_error(std::move(r).error(), client_.process(), what);
     emit(*r);
     if (r->status().code() != pb::Status::CODE_OK && !status_error_)
-      status_error_ = make_error(cli::ErrorKind::ProviderStatus, fmt::format("{} answered {}: {}", what, adpp::status_code_name(r->status().code()),
-                                             r->status().message()));
+      status_error_ = make_error(
+          cli::ErrorKind::ProviderStatus,
+          fmt::format("{} answered {}: {}", what, adpp::status_code_name(r->status().code()), r->status().message()));
     return {};
   }
 

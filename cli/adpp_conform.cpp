@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "commands.h"
-#include "error_kinds.h"
 #include "conform_output.h"
 #include "dot/adpp/conformance.h"
+#include "error_kinds.h"
 #include "output.h"
 
 namespace dot::cli {

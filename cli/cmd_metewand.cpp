@@ -11,18 +11,18 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
-#include "dot/base/error_kinds.h"
-#include "error_kinds.h"
-#include "numbers.h"
-#include "usage.h"
-#include "dot/base/jcs.h"
-#include "dot/metewand/hello.h"
 #include "conform_output.h"
+#include "dot/base/error_kinds.h"
+#include "dot/base/jcs.h"
 #include "dot/metewand/conformance.h"
+#include "dot/metewand/hello.h"
 #include "dot/metewand/launch.h"
 #include "dot/metewand/operations.h"
+#include "error_kinds.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "output.h"
+#include "usage.h"
 
 namespace dot::cli {
 namespace {
@@ -88,8 +88,7 @@ Error usage_error(ErrorKind kind, std::string detail) { return make_error(kind, 
 // A JSON object option, as the node the request carries.
 Result<jcs::Node> object_option(ErrorKind kind, const std::string& name, const std::string& text) {
   auto doc = json::parse(text);
-  if (!doc.ok() || !doc->root().is_object())
-    return usage_error(kind, fmt::format("{} must be one JSON object", name));
+  if (!doc.ok() || !doc->root().is_object()) return usage_error(kind, fmt::format("{} must be one JSON object", name));
   return jcs::Node::from(doc->root());
 }
 
@@ -137,7 +136,8 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
     case WorkerRole::DatasetMaterializer: {
       DOT_TRY(need("--source-dir", o.source_dir));
       DOT_TRY(need("--output-dir", o.output_dir));
-      DOT_ASSIGN_OR_RETURN(jcs::Node params, object_option(ErrorKind::DatasetParameters, "--dataset-parameters", o.dataset_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node params,
+                           object_option(ErrorKind::DatasetParameters, "--dataset-parameters", o.dataset_parameters));
       jcs::Node m = jcs::Node::object();
       m.set("source_dir", text(o.source_dir)).set("dataset_parameters", std::move(params));
       m.set("dataset_seed", seed(o.dataset_seed)).set("output_dir", text(o.output_dir));
@@ -148,8 +148,10 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
       DOT_TRY(need("--dataset-dir", o.dataset_dir));
       DOT_TRY(need("--problem-contract-id", o.problem_contract_id));
       DOT_TRY(need("--result-dir", o.result_dir));
-      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
-      DOT_ASSIGN_OR_RETURN(jcs::Node impl, object_option(ErrorKind::ImplementationParameters, "--implementation-parameters", o.implementation_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node problem,
+                           object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node impl, object_option(ErrorKind::ImplementationParameters,
+                                                         "--implementation-parameters", o.implementation_parameters));
       jcs::Node p = jcs::Node::object();
       p.set("dataset_dir", text(o.dataset_dir)).set("problem_contract_id", text(o.problem_contract_id));
       p.set("problem_parameters", std::move(problem)).set("implementation_parameters", std::move(impl));
@@ -166,7 +168,8 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
       DOT_TRY(need("--problem-contract-id", o.problem_contract_id));
       DOT_TRY(need("--result-dir", o.result_dir));
       DOT_TRY(need("--metrics-path", o.metrics_path));
-      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node problem,
+                           object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
       jcs::Node v = jcs::Node::object();
       v.set("dataset_dir", text(o.dataset_dir)).set("problem_contract_id", text(o.problem_contract_id));
       v.set("problem_parameters", std::move(problem)).set("result_dir", text(o.result_dir));

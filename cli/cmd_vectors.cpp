@@ -9,11 +9,11 @@
 
 #include "commands.h"
 #include "dot/base/error_kinds.h"
-#include "error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/jcs_vectors.h"
 #include "dot/metewand/canonical_json.h"
+#include "error_kinds.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -33,7 +33,8 @@ int run_replay(const ReplayArgs& a) {
   if (!a.profile.empty()) options.profile = jcs::profile_from_name(a.profile);
   // Metewand names its rejections its own way (the public vectors' kinds).
   options.kind_of = [](const Error& e, std::string_view input, jcs::Profile profile) {
-    return std::string(profile == jcs::Profile::Metewand ? metewand::canonical_json_kind(e, input).name() : e.kind.name());
+    return std::string(profile == jcs::Profile::Metewand ? metewand::canonical_json_kind(e, input).name()
+                                                         : e.kind.name());
   };
   jcs::ReplayReport results;
   for (const std::string& p : a.paths) {

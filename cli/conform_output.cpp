@@ -91,8 +91,8 @@ int print_conform_report(const ConformPrint& p, bool json) {
   if (failed == 0) return kExitOk;
   auto first = std::find_if(p.cases.begin(), p.cases.end(), [](const ConformCaseLine& c) { return !c.passed; });
   // The JSON document above already carries the verdict: only stderr gets the error line.
-  return report(make_error(cli::ErrorKind::Conformance, fmt::format("{} of {} cases failed; first: {}: {}", failed, p.cases.size(), first->name,
-                                       first->detail)),
+  return report(make_error(cli::ErrorKind::Conformance, fmt::format("{} of {} cases failed; first: {}: {}", failed,
+                                                                    p.cases.size(), first->name, first->detail)),
                 false);
 }
 

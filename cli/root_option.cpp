@@ -30,8 +30,9 @@ Result<std::string> resolve_root(const std::string& given) {
   std::string cwd(4096, '\0');
   while (::getcwd(cwd.data(), cwd.size()) == nullptr) {
     if (errno != ERANGE || cwd.size() >= (1u << 20))
-      return make_error(store::ErrorKind::NoRoot, fmt::format("cannot read the current directory ({}); pass --root or set DOT_ROOT",
-                                    std::strerror(errno)));
+      return make_error(
+          store::ErrorKind::NoRoot,
+          fmt::format("cannot read the current directory ({}); pass --root or set DOT_ROOT", std::strerror(errno)));
     cwd.resize(cwd.size() * 2);
   }
   cwd.resize(std::strlen(cwd.c_str()));

@@ -128,11 +128,16 @@ class Reader {
                     fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
     if (o.nlink != 1) return refuse(adopt::ErrorKind::Links, rel, fmt::format("has {} links, not 1", o.nlink));
     if (o.too_large) return refuse(adopt::ErrorKind::TooLarge, rel, fmt::format("is longer than {} bytes", max_bytes));
-    if (o.mode & 07000) return refuse(adopt::ErrorKind::Mode, rel, fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
-    if (o.mode & 077) return refuse(adopt::ErrorKind::Mode, rel, fmt::format("is accessible to group or others (mode {:04o})", o.mode));
-    if (!(o.mode & 0400)) return refuse(adopt::ErrorKind::Mode, rel, fmt::format("is not readable by its owner (mode {:04o})", o.mode));
+    if (o.mode & 07000)
+      return refuse(adopt::ErrorKind::Mode, rel,
+                    fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
+    if (o.mode & 077)
+      return refuse(adopt::ErrorKind::Mode, rel, fmt::format("is accessible to group or others (mode {:04o})", o.mode));
+    if (!(o.mode & 0400))
+      return refuse(adopt::ErrorKind::Mode, rel, fmt::format("is not readable by its owner (mode {:04o})", o.mode));
     if (o.uid != ::geteuid())
-      return refuse(adopt::ErrorKind::Owner, rel, fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+      return refuse(adopt::ErrorKind::Owner, rel,
+                    fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
     return {};
   }
 
@@ -141,7 +146,8 @@ class Reader {
                                   const beneath::ObserveOptions& options = {}) const {
     auto o = beneath::observe_beneath(dirfd, name, options);
     if (!o.ok()) {
-      if (o.error().code == Code::PathEscape) return refuse(adopt::ErrorKind::Symlink, rel, "is reached through a symlink (refused, never followed)");
+      if (o.error().code == Code::PathEscape)
+        return refuse(adopt::ErrorKind::Symlink, rel, "is reached through a symlink (refused, never followed)");
       return rephrase(o.error(), rel, o.error().message());
     }
     if (o->type == FileType::Symlink)
@@ -155,7 +161,8 @@ class Reader {
     DOT_ASSIGN_OR_RETURN(FileObservation o, observe(dirfd, name, rel));
     if (!o.exists()) return std::optional<UniqueFd>();
     if (o.type != FileType::Directory)
-      return refuse(adopt::ErrorKind::NotDirectory, rel, fmt::format("is a {}, not a directory", beneath::file_type_name(o.type)));
+      return refuse(adopt::ErrorKind::NotDirectory, rel,
+                    fmt::format("is a {}, not a directory", beneath::file_type_name(o.type)));
     auto fd = beneath::open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY);
     if (!fd.ok()) return rephrase(fd.error(), rel, fd.error().message());
     DOT_TRY(check_dir(fd->get(), rel));
@@ -168,7 +175,8 @@ class Reader {
     if ((st.st_mode & 07777) != 0700)
       return refuse(adopt::ErrorKind::Mode, rel, fmt::format("has mode {:04o}, not 0700", st.st_mode & 07777));
     if (st.st_uid != ::geteuid())
-      return refuse(adopt::ErrorKind::Owner, rel, fmt::format("is owned by uid {}, not by us (uid {})", st.st_uid, ::geteuid()));
+      return refuse(adopt::ErrorKind::Owner, rel,
+                    fmt::format("is owned by uid {}, not by us (uid {})", st.st_uid, ::geteuid()));
     return {};
   }
 
@@ -254,7 +262,8 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
                                   current ? effect_state_name(*current) : std::string_view("the start")));
     out.push_back(*state);
     if (out.size() > kMaxLedgerRecords)
-      return r.refuse(adopt::ErrorKind::CorruptLedger, rel, fmt::format("holds more than {} records", kMaxLedgerRecords));
+      return r.refuse(adopt::ErrorKind::CorruptLedger, rel,
+                      fmt::format("holds more than {} records", kMaxLedgerRecords));
     pos = nl + 1;
   }
   std::string_view tail = bytes.substr(pos);
@@ -313,9 +322,11 @@ Result<VerifiedPlan> verify_plan(const Reader& r, std::string_view bytes, std::s
   auto doc = decode_plan_document(bytes);
   if (!doc.ok()) return rename_error(std::move(doc).error(), r, rel);
   if (doc->version != kPlanVersion)
-    return r.refuse(adopt::ErrorKind::NotWriterForm, rel, "is not a version-1 hello plan, the only one the reference writes");
+    return r.refuse(adopt::ErrorKind::NotWriterForm, rel,
+                    "is not a version-1 hello plan, the only one the reference writes");
   if (doc->claimed_plan_id.empty())
-    return r.refuse(adopt::ErrorKind::NotWriterForm, rel, "is a bare plan, not the {plan, plan_id} the reference writes");
+    return r.refuse(adopt::ErrorKind::NotWriterForm, rel,
+                    "is a bare plan, not the {plan, plan_id} the reference writes");
   if (writer_form(doc->plan, doc->plan_id) != bytes)
     return r.refuse(adopt::ErrorKind::NotWriterForm, rel,
                     "is a valid plan but not byte for byte what the reference writes for it "
@@ -349,7 +360,8 @@ Result<VerifiedPlan> verify_plan(const Reader& r, std::string_view bytes, std::s
 Result<std::size_t> check_stage(const Reader& r, int fd, std::string_view rel, const Plan* plan) {
   DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, r.entries(fd, rel));
   if (names.size() > kMaxStageEntries)
-    return r.refuse(adopt::ErrorKind::Stage, rel, fmt::format("holds {} entries, more than {}", names.size(), kMaxStageEntries));
+    return r.refuse(adopt::ErrorKind::Stage, rel,
+                    fmt::format("holds {} entries, more than {}", names.size(), kMaxStageEntries));
   std::map<std::string, Snapshot> seen;
   for (const auto& name : names) {
     std::string frel = fmt::format("{}/{}", rel, name);
@@ -412,8 +424,9 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     // Never reached a durable PREPARED: what the reference's newest
     // discard-abandoned accepts (anything else it preserves, and so do we).
     if (ledger_bytes || t.has_stage)
-      return r.refuse(adopt::ErrorKind::NotAbandoned, rel,
-                      "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
+      return r.refuse(
+          adopt::ErrorKind::NotAbandoned, rel,
+          "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
     if (names.size() > kMaxAbandonedEntries)
       return r.refuse(adopt::ErrorKind::NotAbandoned, rel, fmt::format("holds {} entries", names.size()));
     if (plan_bytes) {
@@ -445,7 +458,8 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     auto b = backups.find(i);
     if (i >= plan.operations.size()) {
       if (a != artifacts.end() || b != backups.end())
-        return r.refuse(adopt::ErrorKind::ExtraSlot, at(a != artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
+        return r.refuse(adopt::ErrorKind::ExtraSlot,
+                        at(a != artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
                         fmt::format("names slot {}, the plan has {}", i, plan.operations.size()));
       continue;
     }
@@ -464,9 +478,11 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
   const bool committed = std::find(t.wal.begin(), t.wal.end(), WalState::Committed) != t.wal.end();
   if (ledger_bytes) {
     if (plan.pre_capability())
-      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"), "a plan without effects has no effect ledger (unexpected effect WAL)");
+      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"),
+                      "a plan without effects has no effect ledger (unexpected effect WAL)");
     if (!committed)
-      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"), "effects run only after COMMITTED, which the WAL never reached");
+      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"),
+                      "effects run only after COMMITTED, which the WAL never reached");
     DOT_ASSIGN_OR_RETURN(t.ledger, parse_ledger(r, *ledger_bytes, at("effects.wal"), t.plan_id));
     t.has_ledger = true;
   }
@@ -563,7 +579,8 @@ Result<std::string> read_marker(const Reader& r) {
   auto o = r.read(r.fd(), kMarkerName, kMarkerName);
   if (!o.ok()) return std::move(o).error();
   if (!o->has_value())
-    return make_error(adopt::ErrorKind::NotReferenceRoot, fmt::format("{}: no {}; not a root made by the Go reference", r.path(""), kMarkerName));
+    return make_error(adopt::ErrorKind::NotReferenceRoot,
+                      fmt::format("{}: no {}; not a root made by the Go reference", r.path(""), kMarkerName));
   std::string_view c = (*o)->content;
   if (c.size() != kMarkerPrefix.size() + 65 || c.substr(0, kMarkerPrefix.size()) != kMarkerPrefix || c.back() != '\n' ||
       !is_sha256_hex(c.substr(kMarkerPrefix.size(), 64)))
@@ -583,7 +600,8 @@ Result<ArchiveIntent> parse_intent(const Reader& r, std::string_view bytes) {
       return a;
     }
   }
-  return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent, "is not an archive intent the reference writes (invalid archive intent)");
+  return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                  "is not an archive intent the reference writes (invalid archive intent)");
 }
 
 bool is_known_entry(std::string_view name) {
@@ -711,7 +729,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), kLockName, kLockName));
     if (o.exists()) {
       DOT_TRY(r.check_file(o, kLockName));
-      if (o.mode != 0600) return r.refuse(adopt::ErrorKind::Mode, kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
+      if (o.mode != 0600)
+        return r.refuse(adopt::ErrorKind::Mode, kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
       s.has_lock = true;
     }
     if (o.exists() && !options.caller_holds_lock) {
@@ -761,7 +780,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
       return r.refuse(adopt::ErrorKind::Registration, kManifestName,
                       "is missing while the other half of the registration exists");
     if (m) {
-      if (m->mode != 0600) return r.refuse(adopt::ErrorKind::Mode, kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
+      if (m->mode != 0600)
+        return r.refuse(adopt::ErrorKind::Mode, kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
       DOT_ASSIGN_OR_RETURN(Manifest man, parse_manifest(r, m->content));
       // The manifest's digest is what the plans name and verify against. The
       // copy itself is only ever run by a later plan, never by finishing (the
@@ -818,8 +838,9 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
       if (!gfd) continue;
       DOT_ASSIGN_OR_RETURN(Transaction g, load_txn(r, gfd->get(), rel, ctx));
       if (g.plan_id != id)
-        return r.refuse(adopt::ErrorKind::PlanIdMismatch, rel,
-                        fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
+        return r.refuse(
+            adopt::ErrorKind::PlanIdMismatch, rel,
+            fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
       if (!terminal(g))
         return r.refuse(adopt::ErrorKind::History, rel,
                         fmt::format("is {}; the reference archives only a COMMITTED (effects done) or ROLLED_BACK "
@@ -846,7 +867,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
         return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("plan {} is both in {} and in {}", a.plan_id, kTxnDir, kHistoryDir));
       if (s.has_stage && txn->has_stage)
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir, "exists beside the stage already moved into the transaction");
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
+                        "exists beside the stage already moved into the transaction");
       if (a.stage != (s.has_stage || txn->has_stage))
         return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("says stage:{}, the root says otherwise", a.stage));
@@ -856,7 +878,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
                         fmt::format("names plan {}, which is neither in {} nor in {} (a missing generation)", a.plan_id,
                                     kTxnDir, kHistoryDir));
       if (s.has_stage)
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir, "exists although the archived transaction already left");
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
+                        "exists although the archived transaction already left");
       if (a.stage != in_history->has_stage)
         return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("says stage:{}, the archived generation says otherwise", a.stage));

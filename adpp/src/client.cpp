@@ -128,10 +128,10 @@ Status check_hello_metadata(const pb::HelloResponse& hello) {
   const auto& meta = hello.metadata();
   auto expect = [&](std::string_view key, auto ok, std::string_view wanted) -> Status {
     auto it = meta.find(std::string(key));
-    if (it == meta.end())
-      return make_error(adpp::ErrorKind::Metadata, fmt::format("Hello metadata lacks \"{}\"", key));
+    if (it == meta.end()) return make_error(adpp::ErrorKind::Metadata, fmt::format("Hello metadata lacks \"{}\"", key));
     if (!ok(it->second))
-      return make_error(adpp::ErrorKind::Metadata, fmt::format("Hello metadata \"{}\" is \"{}\", expected {}", key, it->second, wanted));
+      return make_error(adpp::ErrorKind::Metadata,
+                        fmt::format("Hello metadata \"{}\" is \"{}\", expected {}", key, it->second, wanted));
     return {};
   };
   DOT_TRY(expect(kMetaTransport, [](const std::string& v) { return v == kTransportStdio; }, "\"stdio+uint32_le\""));
@@ -143,20 +143,22 @@ Status check_hello_metadata(const pb::HelloResponse& hello) {
 
 Status check_response(const pb::Request& request, const pb::Response& response) {
   if (response.request_id() != request.request_id())
-    return make_error(adpp::ErrorKind::RequestId, fmt::format("response carries request_id {} for request {}", response.request_id(),
-                                  request.request_id()));
+    return make_error(adpp::ErrorKind::RequestId, fmt::format("response carries request_id {} for request {}",
+                                                              response.request_id(), request.request_id()));
   if (!response.has_status())
-    return make_error(adpp::ErrorKind::Status, fmt::format("response to request {} has no status",
-                                                            request.request_id()));
+    return make_error(adpp::ErrorKind::Status,
+                      fmt::format("response to request {} has no status", request.request_id()));
   int code = response.status().code();
   if (code == pb::Status::CODE_UNSPECIFIED || !pb::Status::Code_IsValid(code))
-    return make_error(adpp::ErrorKind::Status, fmt::format("response to request {} has status {}", request.request_id(), status_code_name(code)));
+    return make_error(adpp::ErrorKind::Status, fmt::format("response to request {} has status {}", request.request_id(),
+                                                           status_code_name(code)));
   if (code == pb::Status::CODE_OK) {
     if (payload_kind(response) != payload_kind(request))
-      return make_error(adpp::ErrorKind::Payload, fmt::format("OK response to {} carries payload {}", payload_kind(request),
-                                    payload_kind(response)));
+      return make_error(adpp::ErrorKind::Payload, fmt::format("OK response to {} carries payload {}",
+                                                              payload_kind(request), payload_kind(response)));
   } else if (response.payload_case() != pb::Response::PAYLOAD_NOT_SET) {
-    return make_error(adpp::ErrorKind::Payload, fmt::format("{} response carries a {} payload", status_code_name(code), payload_kind(response)));
+    return make_error(adpp::ErrorKind::Payload,
+                      fmt::format("{} response carries a {} payload", status_code_name(code), payload_kind(response)));
   }
   return {};
 }
@@ -187,10 +189,12 @@ Result<pb::HelloResponse> Client::hello() {
   h->set_client_version(options_.client_version);
   DOT_ASSIGN_OR_RETURN(pb::Response response, request(std::move(req)));
   if (response.status().code() != pb::Status::CODE_OK)
-    return make_error(adpp::ErrorKind::Status, fmt::format("Hello refused: {} {}", status_code_name(response.status().code()),
-                                  response.status().message()));
+    return make_error(
+        adpp::ErrorKind::Status,
+        fmt::format("Hello refused: {} {}", status_code_name(response.status().code()), response.status().message()));
   if (response.hello().protocol_version() != kProtocolVersion)
-    return make_error(adpp::ErrorKind::Version, fmt::format("provider answered Hello with protocol_version \"{}\", expected \"{}\"",
+    return make_error(adpp::ErrorKind::Version,
+                      fmt::format("provider answered Hello with protocol_version \"{}\", expected \"{}\"",
                                   response.hello().protocol_version(), kProtocolVersion));
   DOT_TRY(check_hello_metadata(response.hello()));
   return response.hello();

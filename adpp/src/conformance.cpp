@@ -126,7 +126,9 @@ std::string describe_read_error(const Error& e, milliseconds window) {
 
 // A write the provider may cut short by exiting (or, for a frame it must
 // refuse unread, by not reading): only other errors fail the case.
-bool write_refused(const Status& w) { return !w.ok() && !w.error().is(ErrorKind::Closed) && w.error().code != Code::Timeout; }
+bool write_refused(const Status& w) {
+  return !w.ok() && !w.error().is(ErrorKind::Closed) && w.error().code != Code::Timeout;
+}
 
 // Ends a case that went well so far: stdin closed, nothing more on stdout,
 // an exit with a documented code in the window.
@@ -273,7 +275,8 @@ Outcome case_max_frame_request(Case& c) {
   auto hello = padded_hello(1, kMaxFrameBytes);
   if (hello.ByteSizeLong() != kMaxFrameBytes) return fail("internal: cannot pad a Hello to 1048576 bytes");
   Status w = p.write(raw_frame(hello), deadline);
-  if (!w.ok() && !w.error().is(ErrorKind::Closed)) return fail(fmt::format("writing the 1048576-byte frame: {}", w.error().message()));
+  if (!w.ok() && !w.error().is(ErrorKind::Closed))
+    return fail(fmt::format("writing the 1048576-byte frame: {}", w.error().message()));
   auto r = p.read_response(deadline);
   if (r.ok() && r->status().code() != pb::Status::CODE_OK)
     return fail(fmt::format("a frame of exactly 1048576 bytes (the cap) was answered {} {}",
@@ -723,7 +726,8 @@ Result<ConformanceReport> run_conformance(const std::vector<std::string>& argv, 
   if (argv.empty()) return make_error(adpp::ErrorKind::Spawn, "no provider command given");
   for (const auto& name : options.only) {
     auto it = std::find_if(std::begin(kCases), std::end(kCases), [&](const CaseDef& c) { return c.info.name == name; });
-    if (it == std::end(kCases)) return make_error(adpp::ErrorKind::Case, fmt::format("no conformance case \"{}\"", name));
+    if (it == std::end(kCases))
+      return make_error(adpp::ErrorKind::Case, fmt::format("no conformance case \"{}\"", name));
   }
   std::vector<const CaseDef*> selected;
   for (const auto& c : kCases) {

@@ -32,10 +32,11 @@ Status append_frame(std::string& out, const google::protobuf::MessageLite& messa
   // An all-default message serializes to nothing, and a zero-length frame is
   // malformed on the wire: refuse to send what we would refuse to receive.
   if (size == 0)
-    return make_error(adpp::ErrorKind::Length, fmt::format("an empty {} would be a zero-length frame", message.GetTypeName()));
+    return make_error(adpp::ErrorKind::Length,
+                      fmt::format("an empty {} would be a zero-length frame", message.GetTypeName()));
   if (size > max_frame)
-    return make_error(adpp::ErrorKind::Length, fmt::format("{} of {} bytes exceeds the frame limit of {} bytes", message.GetTypeName(),
-                                  size, max_frame));
+    return make_error(adpp::ErrorKind::Length, fmt::format("{} of {} bytes exceeds the frame limit of {} bytes",
+                                                           message.GetTypeName(), size, max_frame));
   std::size_t at = out.size();
   out.resize(at + kPrefixBytes + size);
   write_prefix(out.data() + at, static_cast<std::uint32_t>(size));
@@ -137,9 +138,9 @@ Result<std::optional<FrameView>> decode_frame(std::string_view bytes, std::uint6
   std::uint32_t length = read_prefix(bytes.data());
   if (length == 0 || length > max_frame) return length_error(base_offset, length, max_frame);
   if (bytes.size() - kPrefixBytes < length)
-    return make_parse_error(adpp::ErrorKind::EarlyEof, base_offset,
-                            fmt::format("the stream ended after {} of {} payload bytes", bytes.size() - kPrefixBytes,
-                                        length));
+    return make_parse_error(
+        adpp::ErrorKind::EarlyEof, base_offset,
+        fmt::format("the stream ended after {} of {} payload bytes", bytes.size() - kPrefixBytes, length));
   return std::optional<FrameView>{FrameView{base_offset, bytes.substr(kPrefixBytes, length)}};
 }
 

@@ -63,9 +63,7 @@ Error errno_error(int err, std::string_view call, std::string_view what) {
   return make_error(errno_kind(err), std::move(detail));
 }
 
-int error_errno(const Error& error) noexcept {
-  return base::errno_of(error.kind);
-}
+int error_errno(const Error& error) noexcept { return base::errno_of(error.kind); }
 
 Status check_relative_path(std::string_view path) {
   auto bad = [&](std::string_view why) {
@@ -108,7 +106,8 @@ Result<UniqueFd> open_root(const std::string& path) {
     if (err == ELOOP || err == ENOTDIR) {
       struct stat st {};
       if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-        return make_error(base::ErrorKind::Symlink, fmt::format("root {} is a symlink (refused, never followed)", path));
+        return make_error(base::ErrorKind::Symlink,
+                          fmt::format("root {} is a symlink (refused, never followed)", path));
     }
     return errno_error(err, "open root", path);
   }
@@ -275,7 +274,8 @@ Result<CreatedFile> create_temp(int dirfd, std::string_view prefix, mode_t mode)
     auto created = create_exclusive(dirfd, std::string(prefix) + suffix.substr(0, kTempSuffixDigits), mode);
     if (created.ok() || error_errno(created.error()) != EEXIST) return created;
   }
-  return make_error(base::ErrnoKind{EEXIST}, fmt::format("cannot create a temp file {}*: names keep colliding", prefix));
+  return make_error(base::ErrnoKind{EEXIST},
+                    fmt::format("cannot create a temp file {}*: names keep colliding", prefix));
 }
 
 bool is_temp_name(std::string_view name, std::string_view prefix) noexcept {
@@ -389,7 +389,8 @@ Result<UniqueFd> open_to_empty(int parent_fd, const std::string& name, const str
   // Emptied is only the directory that was looked at: one renamed into its
   // place in between is left alone.
   if (opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino)
-    return make_error(base::ErrorKind::Replaced, fmt::format("remove {}: replaced while it was removed (left in place)", shown));
+    return make_error(base::ErrorKind::Replaced,
+                      fmt::format("remove {}: replaced while it was removed (left in place)", shown));
   if ((opened.st_mode & 0700) != 0700 && opened.st_uid == ::geteuid()) {
     // chmod(2) on the descriptor's /proc link reaches exactly this inode
     // (fchmod refuses an O_PATH descriptor).
@@ -411,7 +412,8 @@ Result<UniqueFd> open_parent(int cur, const Level& parent, const std::string& sh
   struct stat st {};
   if (::fstat(up.get(), &st) != 0) return errno_error(errno, "fstat the parent of", shown);
   if (st.st_dev != parent.dev || st.st_ino != parent.ino)
-    return make_error(base::ErrorKind::Moved, fmt::format("remove {}: moved out of the tree being removed (left in place)", shown));
+    return make_error(base::ErrorKind::Moved,
+                      fmt::format("remove {}: moved out of the tree being removed (left in place)", shown));
   return up;
 }
 
@@ -484,14 +486,16 @@ Result<std::size_t> remove_tree(int dirfd, std::string_view name) {
       if (errno != ENOENT) return errno_error(errno, "stat", shown_path(levels));
       gone = true;
     } else if (st.st_dev != level.dev || st.st_ino != level.ino) {
-      return make_error(base::ErrorKind::Replaced, fmt::format("remove {}: replaced while it was removed (left in place)", shown_path(levels)));
+      return make_error(base::ErrorKind::Replaced,
+                        fmt::format("remove {}: replaced while it was removed (left in place)", shown_path(levels)));
     } else if (::unlinkat(parent, level.name.c_str(), AT_REMOVEDIR) != 0) {
       const int err = errno;
       if (err == ENOTEMPTY || err == EEXIST) {
         // Something was added meanwhile: listed again, a bounded number of times.
         if (level.relists >= kMaxRelists)
-          return make_error(base::ErrorKind::Changing, fmt::format("remove {}: entries keep appearing while it is removed (left in place)",
-                                        shown_path(levels)));
+          return make_error(
+              base::ErrorKind::Changing,
+              fmt::format("remove {}: entries keep appearing while it is removed (left in place)", shown_path(levels)));
         auto again = list_entries(cur.get());
         if (!again.ok()) return with_path(std::move(again).error(), shown_path(levels));
         level.pending = std::move(*again);

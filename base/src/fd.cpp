@@ -46,7 +46,8 @@ Result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view wha
     }
     if (n == 0) break;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes)
-      return make_error(base::ErrorKind::FileTooLarge, fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
+      return make_error(base::ErrorKind::FileTooLarge,
+                        fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
     out.append(buf, static_cast<std::size_t>(n));
   }
   return out;

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/jcs.h"
 #include "dot/base/error_kinds.h"
+#include "dot/base/jcs.h"
 #include "jcs_internal.h"
 #include "json_internal.h"
 
@@ -49,9 +49,9 @@ Status check_hello_string(std::string_view s, std::optional<std::uint64_t> offse
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u > 0x7E)
-      return violation(base::ErrorKind::NotPrintableAscii, offset,
-                       fmt::format("hello profile: string {} has a character outside 32..126",
-                                   json::detail::quote_for_detail(s)));
+      return violation(
+          base::ErrorKind::NotPrintableAscii, offset,
+          fmt::format("hello profile: string {} has a character outside 32..126", json::detail::quote_for_detail(s)));
   }
   return {};
 }
@@ -231,13 +231,14 @@ class ValueWriter {
       if (profile_ == Profile::Hello) {
         std::string_view shown = text.substr(0, 40);
         if (!text.empty() && text[0] == '-')
-          return fail(violation(base::ErrorKind::Negative, n.offset, fmt::format("hello profile: negative number {}", shown)));
+          return fail(
+              violation(base::ErrorKind::Negative, n.offset, fmt::format("hello profile: negative number {}", shown)));
         if (!n.flag)
           return fail(violation(base::ErrorKind::Fraction, n.offset,
                                 fmt::format("hello profile: number {} is not spelled as a plain integer", shown)));
         if (d > kMaxSafeInteger)
-          return fail(
-              violation(base::ErrorKind::UnsafeInteger, n.offset, fmt::format("hello profile: integer {} is above 2^53-1", shown)));
+          return fail(violation(base::ErrorKind::UnsafeInteger, n.offset,
+                                fmt::format("hello profile: integer {} is above 2^53-1", shown)));
       } else {
         Status st = check_metewand_number(d, n.offset, text.substr(0, 40));
         if (!st.ok()) return fail(std::move(st).error());
@@ -272,9 +273,12 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       std::int64_t i = std::get<Node::Int>(s).v;
       double d = static_cast<double>(i);
       if (profile == Profile::Hello) {
-        if (i < 0) return violation(base::ErrorKind::Negative, std::nullopt, fmt::format("hello profile: negative number {}", i));
+        if (i < 0)
+          return violation(base::ErrorKind::Negative, std::nullopt,
+                           fmt::format("hello profile: negative number {}", i));
         if (d > kMaxSafeInteger)
-          return violation(base::ErrorKind::UnsafeInteger, std::nullopt, fmt::format("hello profile: integer {} is above 2^53-1", i));
+          return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
+                           fmt::format("hello profile: integer {} is above 2^53-1", i));
       } else if (profile == Profile::Metewand) {
         DOT_TRY(check_metewand_number(d, std::nullopt, std::to_string(i)));
       }
@@ -286,7 +290,8 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       if (!std::isfinite(d)) return violation(base::ErrorKind::InvalidNumber, std::nullopt, "number is not finite");
       if (profile == Profile::Hello) {
         if (std::signbit(d))
-          return violation(base::ErrorKind::Negative, std::nullopt, fmt::format("hello profile: negative number {}", spelled_double(d)));
+          return violation(base::ErrorKind::Negative, std::nullopt,
+                           fmt::format("hello profile: negative number {}", spelled_double(d)));
         if (std::trunc(d) != d)
           return violation(base::ErrorKind::Fraction, std::nullopt,
                            fmt::format("hello profile: number {} is not an integer", spelled_double(d)));

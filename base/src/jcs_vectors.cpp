@@ -55,7 +55,8 @@ class Replayer {
     std::error_code ec;
     auto st = fs::status(p, ec);
     if (ec || !fs::exists(st))
-      return make_error(base::ErrorKind::Open, fmt::format("cannot read vectors at {}: no such file or directory", p.string()));
+      return make_error(base::ErrorKind::Open,
+                        fmt::format("cannot read vectors at {}: no such file or directory", p.string()));
     if (fs::is_directory(st)) return directory(p);
     file(p, /*named=*/true);
     return {};
@@ -118,7 +119,9 @@ class Replayer {
     std::error_code ec;
     for (fs::directory_iterator it(dir / "input", ec), end; !ec && it != end; it.increment(ec))
       if (it->is_regular_file()) inputs.push_back(it->path());
-    if (ec) return make_error(base::ErrorKind::Read, fmt::format("cannot list {}: {}", (dir / "input").string(), ec.message()));
+    if (ec)
+      return make_error(base::ErrorKind::Read,
+                        fmt::format("cannot list {}: {}", (dir / "input").string(), ec.message()));
     std::sort(inputs.begin(), inputs.end());
     for (const fs::path& in : inputs) {
       std::string name = in.string();
@@ -327,7 +330,8 @@ class Replayer {
            fmt::format("accepted as {}, but the vector expects rejection ({})", short_text(*got), *kind));
       return;
     }
-    std::string actual = options_.kind_of ? options_.kind_of(got.error(), *input, profile) : std::string(got.error().kind.name());
+    std::string actual =
+        options_.kind_of ? options_.kind_of(got.error(), *input, profile) : std::string(got.error().kind.name());
     // The reader's own kind or the profile's name for it: either satisfies.
     if (options_.strict_kinds && !rejection_kind_matches(*kind, got.error().kind) &&
         !rejection_kind_matches(*kind, actual)) {

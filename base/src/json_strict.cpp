@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "dot/base/jcs.h"
 #include "dot/base/error_kinds.h"
+#include "dot/base/jcs.h"
 #include "json_internal.h"
 
 namespace dot::json::detail {
@@ -22,7 +22,6 @@ namespace {
 Error reject(base::ErrorKind kind, std::uint64_t offset, std::string detail) {
   return make_parse_error(kind, offset, std::move(detail));
 }
-
 
 }  // namespace
 
@@ -110,9 +109,9 @@ class StrictParser {
         close();
         need_value = false;
       } else {
-        return reject(base::ErrorKind::Malformed, i_,
-                      f.object ? "expected ',' or '}' after an object member"
-                               : "expected ',' or ']' after an array element");
+        return reject(
+            base::ErrorKind::Malformed, i_,
+            f.object ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element");
       }
     }
     skip_ws();
@@ -165,7 +164,8 @@ class StrictParser {
       }
     }
     if (duplicate)
-      return reject(base::ErrorKind::DuplicateKey, at, fmt::format("key {} appears twice in one object", quote_for_detail(k)));
+      return reject(base::ErrorKind::DuplicateKey, at,
+                    fmt::format("key {} appears twice in one object", quote_for_detail(k)));
     if (i_ == at + k.size() + 2) {
       // The arena copy stays (the duplicate check's views point at it); the
       // node points at the source like the fast path's.
@@ -174,8 +174,7 @@ class StrictParser {
       build_.string_in_arena(at, start);
     }
     skip_ws();
-    if (i_ >= n_ || p_[i_] != ':')
-      return reject(base::ErrorKind::Malformed, i_, "expected ':' after an object key");
+    if (i_ >= n_ || p_[i_] != ':') return reject(base::ErrorKind::Malformed, i_, "expected ':' after an object key");
     ++i_;
     skip_ws();
     return {};
@@ -200,14 +199,16 @@ class StrictParser {
     if (c == 'f') return literal("false", Type::Bool, false);
     if (c == 'n') return literal("null", Type::Null, false);
     if (c == '-' || is_digit(c)) return number();
-    return reject(base::ErrorKind::Malformed, i_, fmt::format("unexpected character {} where a value should start",
-                                               quote_for_detail(std::string_view(p_ + i_, 1))));
+    return reject(base::ErrorKind::Malformed, i_,
+                  fmt::format("unexpected character {} where a value should start",
+                              quote_for_detail(std::string_view(p_ + i_, 1))));
   }
 
   Status literal(std::string_view word, Type type, bool flag) {
     std::uint64_t at = i_;
     for (char w : word) {
-      if (i_ >= n_ || p_[i_] != w) return reject(base::ErrorKind::Malformed, i_, fmt::format("invalid literal, expected {}", word));
+      if (i_ >= n_ || p_[i_] != w)
+        return reject(base::ErrorKind::Malformed, i_, fmt::format("invalid literal, expected {}", word));
       ++i_;
     }
     build_.scalar(type, at, flag);
@@ -228,14 +229,16 @@ class StrictParser {
     if (i_ < n_ && p_[i_] == '.') {
       integer = false;
       ++i_;
-      if (i_ >= n_ || !is_digit(p_[i_])) return reject(base::ErrorKind::Malformed, i_, "a number needs a digit after '.'");
+      if (i_ >= n_ || !is_digit(p_[i_]))
+        return reject(base::ErrorKind::Malformed, i_, "a number needs a digit after '.'");
       while (i_ < n_ && is_digit(p_[i_])) ++i_;
     }
     if (i_ < n_ && (p_[i_] == 'e' || p_[i_] == 'E')) {
       integer = false;
       ++i_;
       if (i_ < n_ && (p_[i_] == '+' || p_[i_] == '-')) ++i_;
-      if (i_ >= n_ || !is_digit(p_[i_])) return reject(base::ErrorKind::Malformed, i_, "a number needs a digit in its exponent");
+      if (i_ >= n_ || !is_digit(p_[i_]))
+        return reject(base::ErrorKind::Malformed, i_, "a number needs a digit in its exponent");
       while (i_ < n_ && is_digit(p_[i_])) ++i_;
     }
     std::string_view text(p_ + start, i_ - start);
@@ -272,8 +275,9 @@ class StrictParser {
         return {};
       }
       if (c != '\\')
-        return reject(base::ErrorKind::Malformed, i_, fmt::format("control character U+{:04X} must be escaped in a string",
-                                                   static_cast<unsigned>(static_cast<unsigned char>(c))));
+        return reject(base::ErrorKind::Malformed, i_,
+                      fmt::format("control character U+{:04X} must be escaped in a string",
+                                  static_cast<unsigned>(static_cast<unsigned char>(c))));
       std::size_t esc = i_;
       if (i_ + 1 >= n_) return reject(base::ErrorKind::Malformed, i_ + 1, "unterminated escape");
       char e = p_[i_ + 1];
@@ -350,12 +354,15 @@ class StrictParser {
 Status check_envelope(std::string_view bytes, const ReadLimits& limits) {
   std::size_t max = std::min(limits.max_bytes, kMaxIndexableBytes);
   if (bytes.size() > max)
-    return reject(base::ErrorKind::TooLarge, max, fmt::format("input of {} bytes exceeds the limit of {} bytes", bytes.size(), max));
+    return reject(base::ErrorKind::TooLarge, max,
+                  fmt::format("input of {} bytes exceeds the limit of {} bytes", bytes.size(), max));
   if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF")
     return reject(base::ErrorKind::Bom, 0, "a byte-order mark is not allowed");
   if (!simdjson::validate_utf8(bytes.data(), bytes.size())) {
     std::size_t at = utf8_valid_prefix(bytes);
-    return reject(base::ErrorKind::Utf8, at, fmt::format("invalid UTF-8 (byte 0x{:02X})", static_cast<unsigned>(static_cast<unsigned char>(bytes[at]))));
+    return reject(
+        base::ErrorKind::Utf8, at,
+        fmt::format("invalid UTF-8 (byte 0x{:02X})", static_cast<unsigned>(static_cast<unsigned char>(bytes[at]))));
   }
   return {};
 }

@@ -50,7 +50,8 @@ Result<PaddedText> PaddedText::read(int fd, std::size_t max_bytes, std::size_t e
     if (text.size_ >= most) break;
   }
   if (text.size_ > max_bytes)
-    return make_error(base::ErrorKind::FileTooLarge, fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
+    return make_error(base::ErrorKind::FileTooLarge,
+                      fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
   std::memset(text.data_.get() + text.size_, 0, kPadding);
   return text;
 }

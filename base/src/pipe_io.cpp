@@ -35,7 +35,8 @@ Error timeout_error(std::string_view what) {
 Status check_limits(Captures logs) {
   for (StreamCapture* log : logs)
     if (log->over_limit())
-      return make_error(base::ErrorKind::CaptureLimit, fmt::format("{} had more than {} bytes", log->what(), log->cap()));
+      return make_error(base::ErrorKind::CaptureLimit,
+                        fmt::format("{} had more than {} bytes", log->what(), log->cap()));
   return {};
 }
 
@@ -136,7 +137,8 @@ Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures 
       continue;
     }
     if (errno == EINTR) continue;
-    if (errno == EPIPE) return make_error(base::ErrorKind::Closed, fmt::format("{} is closed: its reader is gone", what));
+    if (errno == EPIPE)
+      return make_error(base::ErrorKind::Closed, fmt::format("{} is closed: its reader is gone", what));
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       return make_error(base::ErrorKind::Write, fmt::format("cannot write {}: {}", what, std::strerror(errno)));
     // The pipe is full: wait for room (draining the logs meanwhile).

@@ -220,7 +220,8 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   if (o.stdin_mode == StdioMode::DevNull || o.stdout_mode == StdioMode::DevNull ||
       o.stderr_mode == StdioMode::DevNull) {
     devnull.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!devnull) return make_error(base::ErrorKind::Spawn, fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
+    if (!devnull)
+      return make_error(base::ErrorKind::Spawn, fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
   }
 
   std::unique_lock<std::mutex> registry_lock(registry().mu);
@@ -303,15 +304,16 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   do n = ::read(report.read.get(), &f, sizeof f); while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof f)) {
     child.kill_and_reap();
-    return make_error(base::ErrorKind::Spawn, fmt::format("cannot start {}: {} failed: {}", o.argv[0], stage_name(f.stage, o),
-                                  std::strerror(f.err)));
+    return make_error(base::ErrorKind::Spawn, fmt::format("cannot start {}: {} failed: {}", o.argv[0],
+                                                          stage_name(f.stage, o), std::strerror(f.err)));
   }
   return child;
 }
 
 Status become_child_subreaper() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-    return make_error(base::ErrorKind::Subreaper, fmt::format("PR_SET_CHILD_SUBREAPER failed: {}", std::strerror(errno)));
+    return make_error(base::ErrorKind::Subreaper,
+                      fmt::format("PR_SET_CHILD_SUBREAPER failed: {}", std::strerror(errno)));
   return {};
 }
 

@@ -237,13 +237,16 @@ int apply_in_child(void* ctx) {
 Status add_rule(int ruleset, int fd, std::uint64_t access, const std::string& what) {
   PathBeneathAttr attr{access, fd};
   if (::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0) != 0)
-    return unavailable(base::ErrorKind::Landlock, fmt::format("cannot add a rule for {}: {}", what, std::strerror(errno)));
+    return unavailable(base::ErrorKind::Landlock,
+                       fmt::format("cannot add a rule for {}: {}", what, std::strerror(errno)));
   return {};
 }
 
 Status add_path_rule(int ruleset, const std::string& path, std::uint64_t access, bool directory) {
   UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0)));
-  if (!fd) return make_error(base::ErrorKind::SandboxOpen, fmt::format("cannot open {} for the Landlock ruleset: {}", path, std::strerror(errno)));
+  if (!fd)
+    return make_error(base::ErrorKind::SandboxOpen,
+                      fmt::format("cannot open {} for the Landlock ruleset: {}", path, std::strerror(errno)));
   return add_rule(ruleset, fd.get(), access, path);
 }
 
@@ -297,7 +300,8 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   std::size_t attr_size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(std::uint64_t) : sizeof(std::uint64_t);
   st->ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
   if (!st->ruleset)
-    return unavailable(base::ErrorKind::Landlock, fmt::format("creating a ruleset (ABI {}) failed: {}", abi, std::strerror(errno)));
+    return unavailable(base::ErrorKind::Landlock,
+                       fmt::format("creating a ruleset (ABI {}) failed: {}", abi, std::strerror(errno)));
 
   // Only the plugin and its interpreter may be executed; libraries are
   // mapped, not executed, and the loader cache is only read. No network
@@ -340,9 +344,11 @@ Status Sandbox::apply_to(SpawnOptions& options) const {
   // exec_fd may still be unset when a session fills it in later; Landlock
   // lets only the policy's executable (by inode) be executed either way.
   if ((options.exec_fd >= 0 && options.exec_fd != state_->exec_fd) || !options.path.empty())
-    return make_error(base::ErrorKind::SandboxMisuse, "a contained plugin is executed from its verified descriptor only");
+    return make_error(base::ErrorKind::SandboxMisuse,
+                      "a contained plugin is executed from its verified descriptor only");
   if (!options.keep_fds.empty())
-    return make_error(base::ErrorKind::SandboxMisuse, "a contained plugin inherits no descriptor but stdin, stdout and stderr");
+    return make_error(base::ErrorKind::SandboxMisuse,
+                      "a contained plugin inherits no descriptor but stdin, stdout and stderr");
   if (options.pre_exec != nullptr)
     return make_error(base::ErrorKind::SandboxMisuse, "the spawn already has a pre-exec hook");
   options.new_session = true;

@@ -20,8 +20,8 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/fd.h"
 #include "dot/base/error_kinds.h"
+#include "dot/base/fd.h"
 #include "dot/base/sandbox.h"
 
 namespace dot {

@@ -28,8 +28,8 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/fd.h"
 #include "dot/base/error_kinds.h"
+#include "dot/base/fd.h"
 #include "dot/base/sandbox.h"
 #include "sandbox_seccomp.h"
 
@@ -152,7 +152,8 @@ int add_rule(scmp_filter_ctx ctx, std::uint32_t action, int nr, const scmp_arg_c
 }
 
 Error filter_error(const char* step, int rc) {
-  return make_error(base::ErrorKind::Seccomp, fmt::format("seccomp: building the filter failed at {}: {}", step, std::strerror(-rc)));
+  return make_error(base::ErrorKind::Seccomp,
+                    fmt::format("seccomp: building the filter failed at {}: {}", step, std::strerror(-rc)));
 }
 
 // Allows `nr` when argument `arg` is the plugin itself (see kSelfOnly) and,
@@ -183,13 +184,15 @@ Status find_slots(SeccompProgram& p) {
     const sock_filter& in = p.insns[i];
     if (in.k != kSelfPlaceholder && in.k != kGroupPlaceholder) continue;
     if (in.code != (BPF_JMP | BPF_JEQ | BPF_K))
-      return make_error(base::ErrorKind::Seccomp, fmt::format("seccomp: instruction {} of the exported filter holds the pid placeholder but is "
+      return make_error(base::ErrorKind::Seccomp,
+                        fmt::format("seccomp: instruction {} of the exported filter holds the pid placeholder but is "
                                     "not a comparison (code {:#x})",
                                     i, in.code));
     (in.k == kSelfPlaceholder ? p.self_slots : p.group_slots).push_back(i);
   }
   if (p.self_slots.empty() || p.group_slots.empty())
-    return make_error(base::ErrorKind::Seccomp, "seccomp: the exported filter lost its comparisons with the plugin's pid");
+    return make_error(base::ErrorKind::Seccomp,
+                      "seccomp: the exported filter lost its comparisons with the plugin's pid");
   return {};
 }
 
@@ -203,7 +206,8 @@ void bind_to_self(SeccompProgram& program, pid_t self) noexcept {
 Result<SeccompProgram> build_seccomp_filter() {
   FilterCtx f;
   f.ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-  if (f.ctx == nullptr) return make_error(base::ErrorKind::Seccomp, "seccomp: libseccomp could not initialise a filter");
+  if (f.ctx == nullptr)
+    return make_error(base::ErrorKind::Seccomp, "seccomp: libseccomp could not initialise a filter");
   int rc;
   // A syscall from another ABI (x32, i386 int 0x80) is as foreign as any other.
   if ((rc = seccomp_attr_set(f.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0)
@@ -287,7 +291,8 @@ Result<SeccompProgram> build_seccomp_filter() {
     done += static_cast<std::size_t>(n);
   }
   if (prog.insns.size() > BPF_MAXINSNS)
-    return make_error(base::ErrorKind::Seccomp, fmt::format("seccomp: filter of {} instructions is over the kernel's limit", prog.insns.size()));
+    return make_error(base::ErrorKind::Seccomp,
+                      fmt::format("seccomp: filter of {} instructions is over the kernel's limit", prog.insns.size()));
   DOT_TRY(find_slots(prog));
   return prog;
 }

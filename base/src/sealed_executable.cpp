@@ -92,12 +92,14 @@ Result<SealedExecutable> seal_executable_file(const std::string& path, std::stri
   if (!file) return make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", what, std::strerror(errno)));
   struct stat st {};
   if (::fstat(file.get(), &st) != 0) return io_error(what, fmt::format("fstat failed: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return make_error(base::ErrorKind::NotRegular, fmt::format("{} is not a regular file", what));
+  if (!S_ISREG(st.st_mode))
+    return make_error(base::ErrorKind::NotRegular, fmt::format("{} is not a regular file", what));
   DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable(file.get(), what, max_bytes));
   // Checked on the sealed copy: the bytes that would run.
   char magic[2] = {0, 0};
   if (::pread(sealed.fd.get(), magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!')
-    return make_error(base::ErrorKind::Script, fmt::format("{} is a #! script: its interpreter would open it again by path, so the bytes "
+    return make_error(base::ErrorKind::Script,
+                      fmt::format("{} is a #! script: its interpreter would open it again by path, so the bytes "
                                   "hashed would not be the bytes run; only executables that run from their own "
                                   "bytes (ELF) are started",
                                   what));

@@ -28,9 +28,9 @@
 #include <fmt/format.h>
 
 #include "apply_internal.h"
-#include "dot/core/error_kinds.h"
 #include "dot/base/beneath.h"
 #include "dot/base/utf8.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/rollback.h"
 #include "dot/dpp/general.h"
 
@@ -210,7 +210,8 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
       return e;
     }
     if (t->snapshot != op.before)
-      return make_error(core::ErrorKind::Changed, fmt::format("target {} changed since it was observed at plan time", quoted(op.path)));
+      return make_error(core::ErrorKind::Changed,
+                        fmt::format("target {} changed since it was observed at plan time", quoted(op.path)));
     backups.push_back(store::FileBlob{static_cast<std::uint32_t>(i), op.before.exists,
                                       op.before.exists ? t->size : 0, op.before.sha256});
   }
@@ -218,7 +219,8 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
   for (const auto& [folder, exists] : parents)
     if (exists) existing.insert(folder);
   if (derive_directories(plan.operations, existing) != plan.directories)
-    return make_error(core::ErrorKind::Folders, "the folders apply would create are no longer the ones the plan lists (a folder appeared or "
+    return make_error(core::ErrorKind::Folders,
+                      "the folders apply would create are no longer the ones the plan lists (a folder appeared or "
                       "went away since it was observed)");
   return {};
 }
@@ -246,7 +248,8 @@ Status make_folder(FolderCache& folders, const Folder& folder, const TestHooks& 
   if (int err = hooks.fault(point + ".mkdir")) return commit_error(err, "mkdir", folder.path);
   if (::mkdirat(*parent, leaf.c_str(), static_cast<mode_t>(folder.mode)) != 0) {
     if (errno == EEXIST)
-      return make_error(core::ErrorKind::Changed, fmt::format("folder {} appeared since it was observed", quoted(folder.path)));
+      return make_error(core::ErrorKind::Changed,
+                        fmt::format("folder {} appeared since it was observed", quoted(folder.path)));
     return commit_error(errno, "mkdir", folder.path);
   }
   created = true;
@@ -405,7 +408,8 @@ Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, Interrupt
     if (auto s = fsync_folder(root_fd, touched[j], hooks, p + ".fsync", existed); !s.ok())
       return fail(std::move(s).error());
     if (!existed)
-      return fail(make_error(core::ErrorKind::Changed, fmt::format("folder {} went away during apply", quoted(touched[j]))));
+      return fail(
+          make_error(core::ErrorKind::Changed, fmt::format("folder {} went away during apply", quoted(touched[j]))));
     hooks.reached(p + ".synced");
   }
   DOT_TRY(st.transition(txn, store::State::Committed));
@@ -421,7 +425,8 @@ Status check_still_after(Root& root, const LoadedPlanV2& lp) {
     const bool same = o.ok() && (o->type == beneath::FileType::Regular || !o->exists()) && !o->too_large &&
                       snapshot_of(*o) == op.after;
     if (!same)
-      return make_error(core::ErrorKind::Changed, fmt::format("target {} no longer equals what plan {} wrote; nothing was rolled back",
+      return make_error(core::ErrorKind::Changed,
+                        fmt::format("target {} no longer equals what plan {} wrote; nothing was rolled back",
                                     quoted(op.path), lp.sealed.plan_id));
   }
   return {};
@@ -566,7 +571,8 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
     std::string names;
     for (std::size_t k = 0; k < edited.size() && k < 8; ++k) names += (k ? ", " : "") + quoted(edited[k]);
     if (edited.size() > 8) names += fmt::format(" and {} more", edited.size() - 8);
-    return stuck(make_error(core::ErrorKind::ConcurrentEdit, fmt::format("rolling back {}: {} equal neither their before nor their after snapshot: "
+    return stuck(make_error(core::ErrorKind::ConcurrentEdit,
+                            fmt::format("rolling back {}: {} equal neither their before nor their after snapshot: "
                                         "left untouched (someone else edited them; resolve by hand), every other "
                                         "target restored",
                                         plan_id, names)));

@@ -77,7 +77,8 @@ Status check_slot_name(std::string_view name) {
   }
   // docs/spec/cli.md: a slot name outside the pattern is a path escape, whatever
   // the reason (a "/", "..", NUL or just an upper-case letter).
-  return make_error(core::ErrorKind::SlotName, fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));
+  return make_error(core::ErrorKind::SlotName,
+                    fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));
 }
 
 jcs::Node to_node(const Snapshot& s) {
@@ -125,7 +126,8 @@ Result<Plan> decode_plan(json::Value value) {
   if (auto effects = r.optional("effects")) {
     if (!effects->is_array()) return invalid(*effects, base::ErrorKind::Malformed, "plan.effects must be an array");
     if (effects->size() > kMaxEffects)
-      return invalid(*effects, core::ErrorKind::TooManyEffects, fmt::format("plan.effects has more than {} entries", kMaxEffects));
+      return invalid(*effects, core::ErrorKind::TooManyEffects,
+                     fmt::format("plan.effects has more than {} entries", kMaxEffects));
     std::vector<Effect> list;
     for (json::Value e : effects->elements()) {
       json::ObjectReader er(e, "effect");
@@ -154,7 +156,8 @@ Result<Plan> decode_plan(json::Value value) {
   DOT_ASSIGN_OR_RETURN(plan.version, r.required_uint("version", kMaxSafeInteger));
   DOT_TRY(r.finish());
   if (plan.version != kPlanVersion)
-    return invalid(version_v, core::ErrorKind::UnsupportedVersion, fmt::format("plan.version {} is not 1", plan.version));
+    return invalid(version_v, core::ErrorKind::UnsupportedVersion,
+                   fmt::format("plan.version {} is not 1", plan.version));
   DOT_TRY(require_hex_id(nonce_v, nonce, "plan.nonce", false));
   DOT_TRY(require_hex_id(digest_v, digest, "plan.plugin_digest", false));
   DOT_TRY(require_hex_id(pid_v, pid, "plan.proposal_id", true));
@@ -164,7 +167,8 @@ Result<Plan> decode_plan(json::Value value) {
   plan.proposal_id = std::string(pid);
   plan.root_id = std::string(root);
   if (ops_v.size() < 1 || ops_v.size() > kMaxOperations)
-    return invalid(ops_v, core::ErrorKind::OperationCount, fmt::format("plan.operations must hold 1 to {} slots", kMaxOperations));
+    return invalid(ops_v, core::ErrorKind::OperationCount,
+                   fmt::format("plan.operations must hold 1 to {} slots", kMaxOperations));
   std::set<std::string, std::less<>> seen;
   std::size_t slot = 0;
   for (json::Value o : ops_v.elements()) {
@@ -203,7 +207,8 @@ Result<Plan> decode_canonical_plan(std::string_view bytes) {
 Status verify_proposal_id(const Plan& plan) {
   DOT_ASSIGN_OR_RETURN(std::string expected, compute_proposal_id(plan));
   if (plan.proposal_id != expected)
-    return make_error(core::ErrorKind::ProposalIdMismatch, fmt::format("plan.proposal_id {} does not match the plan (recomputed {})",
+    return make_error(core::ErrorKind::ProposalIdMismatch,
+                      fmt::format("plan.proposal_id {} does not match the plan (recomputed {})",
                                   plan.proposal_id.empty() ? std::string("\"\"") : plan.proposal_id, expected));
   return {};
 }

@@ -136,12 +136,14 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed) {
 
 Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document) {
   auto unbound = [](std::string detail) {
-    return make_error(core::ErrorKind::ProposalBinding, fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
+    return make_error(core::ErrorKind::ProposalBinding,
+                      fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
   };
   if (sha256_hex(document) != sealed.proposal_id)
-    return make_error(core::ErrorKind::ProposalIdMismatch, fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
-                                  sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id,
-                                  sha256_hex(document)));
+    return make_error(
+        core::ErrorKind::ProposalIdMismatch,
+        fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
+                    sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id, sha256_hex(document)));
   DOT_ASSIGN_OR_RETURN(PlanV2 proposed, decode_canonical_plan_v2(document));
   if (!proposed.proposal_id.empty()) return unbound("the document has a proposal_id (it is a sealed plan)");
   // Everything but the operations and the id is the same plan.
@@ -224,12 +226,14 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
   DOT_ASSIGN_OR_RETURN(plan.version, r.required_uint("version", kMaxSafeInteger));
   DOT_TRY(r.finish());
   if (plan.version != kPlanVersion2)
-    return invalid(version_v, core::ErrorKind::UnsupportedVersion, fmt::format("plan.version {} is not 2", plan.version));
+    return invalid(version_v, core::ErrorKind::UnsupportedVersion,
+                   fmt::format("plan.version {} is not 2", plan.version));
   if (profile != kGeneralProfile)
-    return invalid(profile_v, core::ErrorKind::PlanProfile, fmt::format("plan.profile \"{}\" is not \"{}\"",
-                                                     shown(profile.substr(0, 64)), kGeneralProfile));
+    return invalid(profile_v, core::ErrorKind::PlanProfile,
+                   fmt::format("plan.profile \"{}\" is not \"{}\"", shown(profile.substr(0, 64)), kGeneralProfile));
   if (plugin_id.empty() || plugin_id.size() > kMaxPluginIdBytes)
-    return invalid(plugin_v, core::ErrorKind::PluginId, fmt::format("plan.plugin_id must be 1 to {} bytes", kMaxPluginIdBytes));
+    return invalid(plugin_v, core::ErrorKind::PluginId,
+                   fmt::format("plan.plugin_id must be 1 to {} bytes", kMaxPluginIdBytes));
   plan.profile = std::string(profile);
   plan.plugin_id = std::string(plugin_id);
   const bool proposal = plan.proposal_id.empty();
@@ -245,13 +249,15 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     plan.effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
   }
   if (plan.effects.size() != 1 || !is_root_sync(plan.effects.front()))
-    return at(make_error(core::ErrorKind::Effects, "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
+    return at(make_error(core::ErrorKind::Effects,
+                         "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
                          "\"target\":\"managed-root\"}]"),
               effects_v);
 
   // Operations: format first, then the path rules over the whole list.
   if (ops_v.size() > dpp::kMaxPlanOperations)
-    return at(make_error(core::ErrorKind::OperationLimit, fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
+    return at(make_error(core::ErrorKind::OperationLimit,
+                         fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
                                      dpp::kMaxPlanOperations)),
               ops_v);
   std::vector<json::Value> path_values;
@@ -279,7 +285,8 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
     op.action = write ? Action::Write : Action::Remove;
     if (proposal && op.after.exists)
-      return invalid(after_v, core::ErrorKind::ProposalAfter, fmt::format("{}.after must be absent in a proposal document", what));
+      return invalid(after_v, core::ErrorKind::ProposalAfter,
+                     fmt::format("{}.after must be absent in a proposal document", what));
     if (!write && op.after.exists)
       return invalid(after_v, core::ErrorKind::RemoveAfter, fmt::format("{}.after of a remove must be absent", what));
     plan.operations.push_back(std::move(op));
@@ -308,14 +315,15 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     DOT_ASSIGN_OR_RETURN(std::string_view path, dr.required_string("path"));
     DOT_TRY(dr.finish());
     if (f.mode != kCreatedFolderMode)
-      return at(make_error(core::ErrorKind::Mode, fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
-                mode_v);
+      return at(
+          make_error(core::ErrorKind::Mode, fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
+          mode_v);
     if (auto s = dpp::check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
     if (!plan.directories.empty() && !(plan.directories.back().path < path))
       return invalid(path_v, core::ErrorKind::Unsorted, fmt::format("{} is not after the folder before it", what));
     if (!parents.contains(path))
-      return invalid(path_v, core::ErrorKind::Directory, fmt::format("{} \"{}\" is not the parent folder of a write", what,
-                                                     shown(path.substr(0, 256))));
+      return invalid(path_v, core::ErrorKind::Directory,
+                     fmt::format("{} \"{}\" is not the parent folder of a write", what, shown(path.substr(0, 256))));
     f.path = std::string(path);
     plan.directories.push_back(std::move(f));
   }

@@ -48,7 +48,9 @@ Status verify_stage_contents(const Stage& stage, const dpp::MaterializeResult& c
 }  // namespace
 
 Error interrupted_error(int sig) {
-  return make_error(core::ErrorKind::InterruptedPlan, fmt::format("interrupted by {}: the plugin's process group was killed", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+  return make_error(
+      core::ErrorKind::InterruptedPlan,
+      fmt::format("interrupted by {}: the plugin's process group was killed", sig == SIGINT ? "SIGINT" : "SIGTERM"));
 }
 
 Status check_interrupt(const PlanOptions& options) {
@@ -198,10 +200,12 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, options.plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(rec.manifest));
   if (manifest.assurance == "process" && options.consent != Assurance::Process)
-    return make_error(core::ErrorKind::Assurance, "the plugin is registered with process assurance: audit consent never satisfies it; use "
+    return make_error(core::ErrorKind::Assurance,
+                      "the plugin is registered with process assurance: audit consent never satisfies it; use "
                       "--require-process-sandbox");
   if (manifest.assurance == "audit" && options.consent == Assurance::Process)
-    return make_error(core::ErrorKind::Assurance, "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
+    return make_error(core::ErrorKind::Assurance,
+                      "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
                       "with --assurance process to run it under --require-process-sandbox");
 
   store::ProposalStart start;
@@ -217,20 +221,23 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
     if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
       // The id the echo is held to is the manifest's, which must be its row's.
       if (manifest.id != rec.plugin_id)
-        return make_error(core::ErrorKind::Manifest, "the stored manifest does not name the plugin its plugin row names");
+        return make_error(core::ErrorKind::Manifest,
+                          "the stored manifest does not name the plugin its plugin row names");
       DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
       root.hooks().reached("plan.plugin_hashed");
       if (options.after_hash) options.after_hash(options.after_hash_ctx);
       return run_general_proposal(root, options, manifest, pinned, txn, session, stage);
     }
     if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
-      return make_error(core::ErrorKind::Manifest, fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
+      return make_error(core::ErrorKind::Manifest,
+                        fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
                                     manifest.profile, manifest.protocol));
     // The id the plugin's echo is held to: this core runs one plugin id, and
     // a manifest naming another (or another than its own row) is not trusted.
     if (manifest.id != dpp::hello::kPluginId || manifest.id != rec.plugin_id)
-      return make_error(core::ErrorKind::Manifest, fmt::format("the stored manifest does not name plugin {} as its plugin row does",
-                                    dpp::hello::kPluginId));
+      return make_error(
+          core::ErrorKind::Manifest,
+          fmt::format("the stored manifest does not name plugin {} as its plugin row does", dpp::hello::kPluginId));
     DOT_ASSIGN_OR_RETURN(PinnedPlugin pinned, open_pinned_plugin(root, rec.plugin_id));
     root.hooks().reached("plan.plugin_hashed");
     if (options.after_hash) options.after_hash(options.after_hash_ctx);

@@ -19,8 +19,8 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
-#include "dot/core/error_kinds.h"
 #include "dot/core/effects.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/registry.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
@@ -38,7 +38,8 @@ Status check_effects(const general::PlanResult& proposed) {
     const auto& e = proposed.effects.front();
     if (is_root_sync(Effect{e.failure_policy, e.kind, e.target})) return {};
   }
-  return make_error(core::ErrorKind::Effects, "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
+  return make_error(core::ErrorKind::Effects,
+                    "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
                     "\"target\":\"managed-root\"}]");
 }
 

@@ -157,20 +157,23 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
   if (summary.state != store::State::Committed && summary.state != store::State::Done)
-    return make_error(core::ErrorKind::NotCommitted, fmt::format("plan {} is {}: only a COMMITTED or DONE transaction can be rolled back",
+    return make_error(core::ErrorKind::NotCommitted,
+                      fmt::format("plan {} is {}: only a COMMITTED or DONE transaction can be rolled back",
                                   summary.plan_id, store::state_name(summary.state)));
   // A generation the Go reference had archived (kArchivedEventCode): its place in
   // the order is a guess, so "newest" below could be wrong.
   DOT_ASSIGN_OR_RETURN(auto events, st.events(txn));
   for (const auto& e : events)
     if (e.code == kArchivedEventCode)
-      return make_error(core::ErrorKind::Archived, fmt::format("plan {} was archived by the Go reference before adoption; archived generations "
+      return make_error(core::ErrorKind::Archived,
+                        fmt::format("plan {} was archived by the Go reference before adoption; archived generations "
                                     "are kept as evidence and never rolled back (their order is not on disk)",
                                     summary.plan_id));
   DOT_ASSIGN_OR_RETURN(auto unfinished, st.in_flight());
   for (const auto& t : unfinished)
     if (t.id != txn)
-      return make_error(core::ErrorKind::Unfinished, fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
+      return make_error(core::ErrorKind::Unfinished,
+                        fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
                                     store::command_for(root.layout(), "recover")));
   for (store::State s : {store::State::Committed, store::State::Done}) {
     store::ListFilter f;
@@ -179,8 +182,9 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
     DOT_ASSIGN_OR_RETURN(auto applied, st.list(f));
     for (const auto& t : applied)
       if (t.id > txn)
-        return make_error(core::ErrorKind::NotNewest, fmt::format("only the newest applied transaction can be rolled back; {} is newer",
-                                      t.plan_id));
+        return make_error(
+            core::ErrorKind::NotNewest,
+            fmt::format("only the newest applied transaction can be rolled back; {} is newer", t.plan_id));
   }
   DOT_ASSIGN_OR_RETURN(VerifiedPlan verified, load_any_verified_plan(root, txn));
   if (const auto* v2 = std::get_if<LoadedPlanV2>(&verified)) {
@@ -224,8 +228,8 @@ Result<std::string> discard_plan(Root& root, std::string_view id) {
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().find(id));
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, root.store().summary(txn));
   if (summary.state != store::State::Sealed)
-    return make_error(core::ErrorKind::NotSealed, fmt::format("plan {} is {}: only a SEALED plan can be discarded", summary.plan_id,
-                                  store::state_name(summary.state)));
+    return make_error(core::ErrorKind::NotSealed, fmt::format("plan {} is {}: only a SEALED plan can be discarded",
+                                                              summary.plan_id, store::state_name(summary.state)));
   DOT_TRY(root.store().transition(txn, store::State::Discarded, {}, "discarded by the user"));
   return summary.plan_id;
 }

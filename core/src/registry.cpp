@@ -120,7 +120,10 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path) {
   struct stat root_st {};
   if (::fstat(root.root_fd(), &root_st) != 0) return beneath::errno_error(errno, "stat", root.layout().root);
   auto is_root = [&](const struct stat& st) { return st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino; };
-  auto overlap = [&]() { return policy(core::ErrorKind::InputRoot, "the managed root, inside it or above it: a plugin never reads the root's state folder"); };
+  auto overlap = [&]() {
+    return policy(core::ErrorKind::InputRoot,
+                  "the managed root, inside it or above it: a plugin never reads the root's state folder");
+  };
 
   UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dir) return beneath::errno_error(errno, "open", "/");
@@ -137,7 +140,8 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path) {
       int err = errno;
       struct stat st {};
       if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-        return make_error(core::ErrorKind::Symlink, fmt::format("--input {}: {} is a symlink (never followed)", path, walked));
+        return make_error(core::ErrorKind::Symlink,
+                          fmt::format("--input {}: {} is a symlink (never followed)", path, walked));
       if (err == ENOTDIR) return policy(core::ErrorKind::InputType, fmt::format("{} is not a directory", walked));
       return beneath::errno_error(err, "open input", walked);
     }
@@ -177,24 +181,26 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
   m.id = req.id.empty() ? std::string(dpp::hello::kPluginId) : req.id;
   DOT_TRY(dpp::general::check_plugin_id(m.id));
   if (req.profile.empty() && m.id != dpp::hello::kPluginId)
-    return make_error(core::ErrorKind::Profile, fmt::format("plugin {} needs --profile {} (only {} may leave it out)", m.id,
-                                  dpp::general::kProfile, dpp::hello::kPluginId));
+    return make_error(core::ErrorKind::Profile, fmt::format("plugin {} needs --profile {} (only {} may leave it out)",
+                                                            m.id, dpp::general::kProfile, dpp::hello::kPluginId));
   m.profile = req.profile.empty() ? std::string(dpp::hello::kProfile) : req.profile;
   if (is_hello_profile(m.profile)) {
     if (m.id != dpp::hello::kPluginId)
-      return make_error(core::ErrorKind::Profile, fmt::format("profile {} is only for plugin id {} (got {})", m.profile, dpp::hello::kPluginId, m.id));
+      return make_error(core::ErrorKind::Profile, fmt::format("profile {} is only for plugin id {} (got {})", m.profile,
+                                                              dpp::hello::kPluginId, m.id));
     if (!req.inputs.empty())
-      return make_error(core::ErrorKind::Inputs, fmt::format("profile {} has no inputs; --input needs --profile {}", m.profile,
-                                    dpp::general::kProfile));
+      return make_error(core::ErrorKind::Inputs, fmt::format("profile {} has no inputs; --input needs --profile {}",
+                                                             m.profile, dpp::general::kProfile));
     m.protocol = dpp::hello::kProtocol;
   } else if (m.profile == dpp::general::kProfile) {
     m.protocol = dpp::general::kProtocol;
   } else {
-    return make_error(core::ErrorKind::Profile, fmt::format("profile \"{}\" is not {} or {}", m.profile, dpp::hello::kProfile,
-                                  dpp::general::kProfile));
+    return make_error(core::ErrorKind::Profile, fmt::format("profile \"{}\" is not {} or {}", m.profile,
+                                                            dpp::hello::kProfile, dpp::general::kProfile));
   }
   if (req.inputs.size() > kMaxInputs)
-    return make_error(core::ErrorKind::Inputs, fmt::format("{} --input directories (at most {})", req.inputs.size(), kMaxInputs));
+    return make_error(core::ErrorKind::Inputs,
+                      fmt::format("{} --input directories (at most {})", req.inputs.size(), kMaxInputs));
   for (std::size_t i = 0; i < req.inputs.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j)
       if (req.inputs[j] == req.inputs[i])
@@ -210,17 +216,21 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
 Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   const std::string& plugin_path = req.plugin_path;
   if (plugin_path.empty() || plugin_path.front() != '/')
-    return make_error(core::ErrorKind::PluginPath, fmt::format("--plugin must be an absolute path (got \"{}\"): plugins are never looked up", plugin_path));
+    return make_error(
+        core::ErrorKind::PluginPath,
+        fmt::format("--plugin must be an absolute path (got \"{}\"): plugins are never looked up", plugin_path));
   DOT_ASSIGN_OR_RETURN(Manifest m, requested_manifest(root, req));
   DOT_ASSIGN_OR_RETURN(auto existing, root.store().plugin(m.id));
   if (existing && !req.replace)
-    return make_error(core::ErrorKind::PluginRegistered, fmt::format("the root already has a plugin {}; use --replace to swap it", existing->plugin_id));
+    return make_error(core::ErrorKind::PluginRegistered,
+                      fmt::format("the root already has a plugin {}; use --replace to swap it", existing->plugin_id));
   if (existing) {
     DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
     if (!unfinished.empty())
-      return make_error(core::ErrorKind::Unfinished, fmt::format("transaction {} is unfinished ({}); run `{}` before --replace",
-                                    unfinished.front().plan_id, store::state_name(unfinished.front().state),
-                                    store::command_for(root.layout(), "recover")));
+      return make_error(
+          core::ErrorKind::Unfinished,
+          fmt::format("transaction {} is unfinished ({}); run `{}` before --replace", unfinished.front().plan_id,
+                      store::state_name(unfinished.front().state), store::command_for(root.layout(), "recover")));
   }
 
   UniqueFd src(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
@@ -231,7 +241,8 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
     return make_error(core::ErrorKind::PluginType, fmt::format("plugin {} is not a regular file", plugin_path));
   DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(src.get(), dpp::kMaxPluginBytes, plugin_path));
   if (bytes.size() >= 2 && bytes.compare(0, 2, "#!") == 0)
-    return make_error(core::ErrorKind::PluginScript, fmt::format("plugin {} is a #! script: a script cannot be executed from a close-on-exec "
+    return make_error(core::ErrorKind::PluginScript,
+                      fmt::format("plugin {} is a #! script: a script cannot be executed from a close-on-exec "
                                   "descriptor, so only ELF executables can be registered",
                                   plugin_path));
   if (bytes.size() < 4 || bytes.compare(0, 4, "\x7f" "ELF") != 0)
@@ -271,17 +282,20 @@ std::string register_command(const store::RootLayout& layout) {
 Result<store::PluginRecord> registered_plugin(Root& root, std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(std::vector<store::PluginRecord> all, root.store().plugins());
   if (all.empty())
-    return make_error(core::ErrorKind::NoPlugin, fmt::format("no plugin is registered; run `{}` first", register_command(root.layout())));
+    return make_error(core::ErrorKind::NoPlugin,
+                      fmt::format("no plugin is registered; run `{}` first", register_command(root.layout())));
   std::string ids;
   for (const auto& p : all) ids += (ids.empty() ? "" : ", ") + p.plugin_id;
   if (plugin_id.empty()) {
     if (all.size() == 1) return std::move(all.front());
-    return make_error(core::ErrorKind::PluginRequired, fmt::format("{} plugins are registered ({}): pass --plugin ID to choose one", all.size(), ids));
+    return make_error(core::ErrorKind::PluginRequired,
+                      fmt::format("{} plugins are registered ({}): pass --plugin ID to choose one", all.size(), ids));
   }
   for (auto& p : all)
     if (p.plugin_id == plugin_id) return std::move(p);
-  return make_error(core::ErrorKind::UnknownPlugin, fmt::format("no plugin {} is registered (registered: {}): pass --plugin ID with one of them",
-                                plugin_id, ids));
+  return make_error(
+      core::ErrorKind::UnknownPlugin,
+      fmt::format("no plugin {} is registered (registered: {}): pass --plugin ID with one of them", plugin_id, ids));
 }
 
 Result<std::vector<ListedPlugin>> list_plugins(Root& root) {
@@ -304,7 +318,8 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
   // The copy's name comes from the id: a manifest naming another id than
   // its row would run another plugin's copy.
   if (m.id != rec.plugin_id || !dpp::general::check_plugin_id(m.id).ok())
-    return make_error(core::ErrorKind::Manifest, fmt::format("the stored manifest of plugin {} names another id", rec.plugin_id));
+    return make_error(core::ErrorKind::Manifest,
+                      fmt::format("the stored manifest of plugin {} names another id", rec.plugin_id));
   const std::string copy_name = store::plugin_copy_name(m.id);
   auto opened = root.dirs().open_entry(copy_name, O_RDONLY);
   if (!opened.ok()) {
@@ -323,7 +338,8 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
   }
   SealedExecutable sealed = std::move(copy).value();
   if (sealed.sha256 != m.sha256)
-    return make_error(core::ErrorKind::Digest, fmt::format("the pinned plugin changed after register: sha256 {} but the manifest pins {}",
+    return make_error(core::ErrorKind::Digest,
+                      fmt::format("the pinned plugin changed after register: sha256 {} but the manifest pins {}",
                                   sealed.sha256, m.sha256));
   return PinnedPlugin{std::move(m), std::move(sealed.fd), root.dirs().entry_path(copy_name)};
 }
@@ -336,7 +352,8 @@ Status check_ownership(Root& root, std::string_view plugin_id, const std::vector
   DOT_ASSIGN_OR_RETURN(std::vector<store::PathOwner> owners, root.store().owners_of(paths));
   for (const auto& o : owners)
     if (o.plugin_id != plugin_id)
-      return make_error(core::ErrorKind::OwnedByOther, fmt::format("path \"{}\" is owned by plugin {} (written by transaction {}): plugin {} may "
+      return make_error(core::ErrorKind::OwnedByOther,
+                        fmt::format("path \"{}\" is owned by plugin {} (written by transaction {}): plugin {} may "
                                     "neither write nor remove it",
                                     o.path, o.plugin_id, o.txn, plugin_id));
   return {};

@@ -146,7 +146,8 @@ Status check_parent_policy(std::string_view folder, const FileObservation& o) {
     return make_error(core::ErrorKind::Parent, fmt::format("parent folder {} {}", path_shown(folder), why));
   };
   if (o.type == FileType::Symlink)
-    return make_error(core::ErrorKind::Symlink, fmt::format("parent folder {} is a symlink (never followed)", path_shown(folder)));
+    return make_error(core::ErrorKind::Symlink,
+                      fmt::format("parent folder {} is a symlink (never followed)", path_shown(folder)));
   if (o.type != FileType::Directory)
     return refuse(fmt::format("is a {}, not a folder", beneath::file_type_name(o.type)));
   if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
@@ -162,7 +163,8 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
     return make_error(core::ErrorKind::Target, fmt::format("target {} {}", path_shown(path), why));
   };
   if (o.type == FileType::Symlink)
-    return make_error(core::ErrorKind::Symlink, fmt::format("target {} is a symlink (never followed)", path_shown(path)));
+    return make_error(core::ErrorKind::Symlink,
+                      fmt::format("target {} is a symlink (never followed)", path_shown(path)));
   if (o.type == FileType::Directory) return refuse("is a folder, not a regular file");
   if (o.type != FileType::Regular)
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
@@ -276,13 +278,14 @@ Result<RestoreOutcome> restore_slot(int root_fd, std::string_view plan_id, std::
   if (!o.ok()) {
     Error e = std::move(o).error();
     return make_error_as(Code::RecoveryRequired, e.kind,
-                      fmt::format("cannot observe target {} to roll it back: {}", op.name, e.detail));
+                         fmt::format("cannot observe target {} to roll it back: {}", op.name, e.detail));
   }
   Snapshot now = snapshot_of(*o);
   bool plain = o->type == FileType::Regular || o->type == FileType::Absent;
   if (plain && now == op.before) return RestoreOutcome::AlreadyBefore;
   if (!plain || now != op.after)
-    return make_error(core::ErrorKind::ConcurrentEdit, fmt::format("target {} equals neither its before nor its after snapshot: left untouched "
+    return make_error(core::ErrorKind::ConcurrentEdit,
+                      fmt::format("target {} equals neither its before nor its after snapshot: left untouched "
                                   "(someone else edited it; resolve by hand)",
                                   op.name));
   if (op.before.exists) {

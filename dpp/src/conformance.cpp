@@ -99,7 +99,8 @@ class Workspace {
     DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir_fd_.get()));
     for (const auto& n : names)
       if (n != "stage")
-        return make_error(dpp::ErrorKind::OutsideStage, fmt::format("the plugin wrote \"{}\" beside its stage (in the stage's parent folder)", n));
+        return make_error(dpp::ErrorKind::OutsideStage,
+                          fmt::format("the plugin wrote \"{}\" beside its stage (in the stage's parent folder)", n));
     struct stat st {};
     if (::fstatat(dir_fd_.get(), "stage", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_dev != stage_dev_ || st.st_ino != stage_ino_)
@@ -123,9 +124,10 @@ Result<bool> check_general_identity(const Options& o, const general::InitializeP
   if (o.id.empty()) {
     if (auto why = general::plugin_id_problem(echo.id)) {
       constexpr std::size_t kShown = 80;
-      return make_error(dpp::ErrorKind::EchoedId, fmt::format("the plugin says it is \"{}{}\", which is not a plugin id: it {}",
-                                    std::string_view(echo.id).substr(0, kShown), echo.id.size() > kShown ? "..." : "",
-                                    *why));
+      return make_error(
+          dpp::ErrorKind::EchoedId,
+          fmt::format("the plugin says it is \"{}{}\", which is not a plugin id: it {}",
+                      std::string_view(echo.id).substr(0, kShown), echo.id.size() > kShown ? "..." : "", *why));
     }
   }
   return general::check_identity(sent, echo, o.id.empty() ? echo.id : o.id);
@@ -337,7 +339,8 @@ std::string value_text(json::Value v) {
 // error object with `code`. What it was instead, when it was not.
 Result<general::ErrorObject> expect_error(json::Value root, std::int64_t code, std::optional<std::uint64_t> id) {
   auto wrong = [&](std::string got) {
-    return make_error(dpp::ErrorKind::ErrorResponseExpected, fmt::format("expected error {} with id {}, got {}", code, id_text(id), got));
+    return make_error(dpp::ErrorKind::ErrorResponseExpected,
+                      fmt::format("expected error {} with id {}, got {}", code, id_text(id), got));
   };
   if (!root.is_object()) return wrong("a JSON value that is not an object");
   std::optional<json::Value> version, rid, error, result;
@@ -516,7 +519,8 @@ Result<Report> run(const Options& options) {
       return c.info.name == name && in_profile(c, options.profile);
     });
     if (it == std::end(kCases))
-      return make_error(dpp::ErrorKind::Case, fmt::format("{} has no conformance case \"{}\"", profile_name(options.profile), name));
+      return make_error(dpp::ErrorKind::Case,
+                        fmt::format("{} has no conformance case \"{}\"", profile_name(options.profile), name));
   }
   for (const auto& c : kCases) {
     if (!in_profile(c, options.profile)) continue;

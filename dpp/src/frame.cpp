@@ -80,9 +80,9 @@ Result<std::optional<Frame>> FrameReader::next() {
     switch (state) {
       case HeaderState::Prefix:
         if (c != kPrefix[pos - 1]) {
-          return fail(dpp::ErrorKind::Header, at,
-                      fmt::format("{} where the header \"Content-Length: \" expects '{}'", show_byte(c),
-                                  kPrefix[pos - 1]));
+          return fail(
+              dpp::ErrorKind::Header, at,
+              fmt::format("{} where the header \"Content-Length: \" expects '{}'", show_byte(c), kPrefix[pos - 1]));
         }
         if (pos == kPrefix.size()) state = HeaderState::FirstDigit;
         break;
@@ -112,11 +112,13 @@ Result<std::optional<Frame>> FrameReader::next() {
         } else if (c == '\n') {
           return fail(dpp::ErrorKind::Header, at, "LF-only line end; header lines end with CRLF");
         } else {
-          return fail(dpp::ErrorKind::Length, at, fmt::format("{} in the length; only digits are allowed", show_byte(c)));
+          return fail(dpp::ErrorKind::Length, at,
+                      fmt::format("{} in the length; only digits are allowed", show_byte(c)));
         }
         break;
       case HeaderState::Lf1:
-        if (c != '\n') return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
+        if (c != '\n')
+          return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
         state = HeaderState::Cr2;
         break;
       case HeaderState::Cr2:
@@ -125,13 +127,14 @@ Result<std::optional<Frame>> FrameReader::next() {
         } else if (c == '\n') {
           return fail(dpp::ErrorKind::Header, at, "LF-only line end; the header ends with an empty CRLF line");
         } else {
-          return fail(dpp::ErrorKind::ExtraHeader, at,
-                      fmt::format("a second header line starting with {}; only Content-Length is allowed",
-                                  show_byte(c)));
+          return fail(
+              dpp::ErrorKind::ExtraHeader, at,
+              fmt::format("a second header line starting with {}; only Content-Length is allowed", show_byte(c)));
         }
         break;
       case HeaderState::Lf2:
-        if (c != '\n') return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
+        if (c != '\n')
+          return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
         state = HeaderState::Done;
         break;
       case HeaderState::Done: break;
@@ -167,7 +170,8 @@ Result<std::optional<Frame>> FrameReader::next() {
 
 Result<std::string> encode_frame(std::string_view body, std::size_t max_body) {
   if (body.empty() || body.size() > max_body)
-    return make_error(dpp::ErrorKind::Length, fmt::format("a frame body must be 1 to {} bytes, not {}", max_body, body.size()));
+    return make_error(dpp::ErrorKind::Length,
+                      fmt::format("a frame body must be 1 to {} bytes, not {}", max_body, body.size()));
   std::string out;
   out.reserve(body.size() + 32);
   out += kPrefix;

@@ -27,10 +27,7 @@ Error at(json::Value v, ErrorKind kind, std::string detail) {
   return make_parse_error_as(Code::Protocol, kind, v.offset(), std::move(detail));
 }
 
-Error identity(ErrorKind kind, std::string detail) {
-  return make_error(kind, std::move(detail));
-}
-
+Error identity(ErrorKind kind, std::string detail) { return make_error(kind, std::move(detail)); }
 
 // The echo is judged against what core sent: a member missing from it or
 // added to it (at the top or inside limits) is a wrong echo like a changed
@@ -109,7 +106,8 @@ std::optional<std::string> plugin_id_problem(std::string_view id) {
 Status check_plugin_id(std::string_view id) {
   auto why = plugin_id_problem(id);
   if (!why) return {};
-  return make_error(dpp::ErrorKind::PluginId, fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
+  return make_error(dpp::ErrorKind::PluginId,
+                    fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
                                 "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
                                 id, *why, kMaxPluginIdBytes));
 }
@@ -119,7 +117,7 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
                      {echo.id, echo.protocol, echo.profile, echo.assurance, echo.nonce}, manifest_id));
   if (echo.inputs != sent.inputs)
     return identity(dpp::ErrorKind::Inputs, fmt::format("the plugin echoed {} inputs that differ from the {} core sent",
-                                          echo.inputs.size(), sent.inputs.size()));
+                                                        echo.inputs.size(), sent.inputs.size()));
   // Named limit by limit: which one differs is what a plugin author needs.
   constexpr std::pair<std::string_view, std::uint64_t Limits::*> kKeys[] = {
       {"deadline_ms", &Limits::deadline_ms},           {"max_file_bytes", &Limits::max_file_bytes},
@@ -129,8 +127,8 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
   };
   for (const auto& [name, field] : kKeys)
     if (echo.limits.*field != sent.limits.*field)
-      return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name, echo.limits.*field,
-                                            sent.limits.*field));
+      return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name,
+                                                                echo.limits.*field, sent.limits.*field));
   // The first four offered, in order, then "log" only if core offered it.
   std::vector<std::string> want(sent.capabilities.begin(),
                                 sent.capabilities.begin() + static_cast<std::ptrdiff_t>(
@@ -144,10 +142,11 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
 
 Status check_log(const LogParams& log) {
   if (log.level != "debug" && log.level != "info" && log.level != "warning" && log.level != "error")
-    return make_error(dpp::ErrorKind::LogLevel, fmt::format("dot.log level \"{}\" is not debug, info, warning or error", excerpt(log.level)));
+    return make_error(dpp::ErrorKind::LogLevel,
+                      fmt::format("dot.log level \"{}\" is not debug, info, warning or error", excerpt(log.level)));
   if (log.message.size() > kMaxLogMessageBytes)
-    return make_error(dpp::ErrorKind::LogMessage, fmt::format("a dot.log message of {} bytes; at most {} are allowed", log.message.size(),
-                                  kMaxLogMessageBytes));
+    return make_error(dpp::ErrorKind::LogMessage, fmt::format("a dot.log message of {} bytes; at most {} are allowed",
+                                                              log.message.size(), kMaxLogMessageBytes));
   return {};
 }
 
@@ -274,9 +273,8 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
   constexpr std::string_view what = "dot.initialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeResult m;
-  DOT_TRY(read_initialize_result(r, what, m, [](auto read, ErrorKind member) {
-    return echoed(std::move(read), member);
-  }));
+  DOT_TRY(
+      read_initialize_result(r, what, m, [](auto read, ErrorKind member) { return echoed(std::move(read), member); }));
   DOT_ASSIGN_OR_RETURN(m.inputs, echoed(string_array_field(r, "inputs", what), dpp::ErrorKind::Inputs));
   DOT_ASSIGN_OR_RETURN(m.limits, echoed(limits_field(r), dpp::ErrorKind::EchoedLimits));
   DOT_TRY(echoed(finish(r), dpp::ErrorKind::Echo));
@@ -319,9 +317,9 @@ Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits&
   std::uint64_t total = 0;
   auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
     if (art.size > limits.max_file_bytes)
-      return at(a, dpp::ErrorKind::MaxFileBytes,
-                fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size,
-                            limits.max_file_bytes));
+      return at(
+          a, dpp::ErrorKind::MaxFileBytes,
+          fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size, limits.max_file_bytes));
     // Both terms are at most 2^53 - 1: the sum cannot wrap.
     total += art.size;
     if (total > limits.max_total_bytes)
@@ -372,12 +370,14 @@ Result<ErrorObject> decode_error_object(json::Value v) {
   if (!message->is_string()) return wrong_type(*message, "the error object's \"message\"", "a string");
   m.message = std::string(message->as_string());
   if (m.message.size() > kMaxErrorMessageBytes)
-    return at(*message, dpp::ErrorKind::ErrorMessage,
-              fmt::format("the error message has {} bytes; at most {} are allowed", m.message.size(),
-                          kMaxErrorMessageBytes));
+    return at(
+        *message, dpp::ErrorKind::ErrorMessage,
+        fmt::format("the error message has {} bytes; at most {} are allowed", m.message.size(), kMaxErrorMessageBytes));
   if (auto data = r.optional("data")) {
     auto text = jcs::canonicalize(*data, jcs::Profile::Rfc8785);
-    if (!text.ok()) return at(*data, dpp::ErrorKind::ErrorData, fmt::format("the error data cannot be canonical: {}", text.error().detail));
+    if (!text.ok())
+      return at(*data, dpp::ErrorKind::ErrorData,
+                fmt::format("the error data cannot be canonical: {}", text.error().detail));
     if (text->size() > kMaxErrorDataBytes)
       return at(*data, dpp::ErrorKind::ErrorData,
                 fmt::format("the error data has {} bytes in canonical form; at most {} are allowed", text->size(),
@@ -391,7 +391,8 @@ Result<ErrorObject> decode_error_object(json::Value v) {
 Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array()) return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
+  if (root.is_array())
+    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
   if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
 
   std::optional<json::Value> version, id, result, error, meth, params;
@@ -404,7 +405,7 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     else if (m.key == "params") params = m.value;
     else
       return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                              fmt::format("unknown field \"{}\" in the {}", m.key, what));
+                                 fmt::format("unknown field \"{}\" in the {}", m.key, what));
   }
   Reply reply;
   if (meth || params) {
@@ -414,7 +415,8 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     if (!version) return at(root, base::ErrorKind::MissingField, "the notification has no \"jsonrpc\" field");
     DOT_TRY(check_version(*version));
     if (!meth) return at(root, base::ErrorKind::MissingField, "the notification has no \"method\" field");
-    if (!meth->is_string()) return at(*meth, base::ErrorKind::WrongType, "the notification's \"method\" must be a string");
+    if (!meth->is_string())
+      return at(*meth, base::ErrorKind::WrongType, "the notification's \"method\" must be a string");
     if (!params) return at(root, base::ErrorKind::MissingField, "the notification has no \"params\" field");
     reply.kind = Reply::Kind::Notification;
     reply.method = std::string(meth->as_string());

@@ -27,9 +27,7 @@ namespace {
 
 enum class Phase : std::uint8_t { Initialize, Plan, Materialize, Validate, Shutdown, Finish, Ended, Failed };
 
-Error protocol(ErrorKind kind, std::string detail) {
-  return make_error(kind, std::move(detail));
-}
+Error protocol(ErrorKind kind, std::string detail) { return make_error(kind, std::move(detail)); }
 
 }  // namespace
 
@@ -69,7 +67,8 @@ struct HostSession::Impl {
   bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
-    return make_error(dpp::ErrorKind::Timeout, fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its process "
+    return make_error(dpp::ErrorKind::Timeout,
+                      fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its process "
                                   "group with SIGKILL",
                                   opts.limits.deadline.count(), waiting_for));
   }
@@ -95,13 +94,13 @@ struct HostSession::Impl {
     }
     if (!status || status->signal == 0) return e;
     SignalDeath d = explain_signal_death(*status, opts.containment ? &*opts.containment : nullptr);
-    return make_error(d.kind,
-                      fmt::format("the plugin was killed by {} while core waited for {}: {}", d.signal, waiting_for,
-                                  d.cause));
+    return make_error(d.kind, fmt::format("the plugin was killed by {} while core waited for {}: {}", d.signal,
+                                          waiting_for, d.cause));
   }
 
   Error stderr_limit() {
-    return protocol(dpp::ErrorKind::StderrLimit, fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
+    return protocol(dpp::ErrorKind::StderrLimit,
+                    fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
   }
 
   // The base layer's errors in this protocol's words: the deadline is the
@@ -125,7 +124,8 @@ struct HostSession::Impl {
     }
     stdout_total += *n;
     if (stdout_total > opts.limits.stdout_cap)
-      return protocol(dpp::ErrorKind::StdoutLimit, fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
+      return protocol(dpp::ErrorKind::StdoutLimit,
+                      fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
     return *n;
   }
 
@@ -133,14 +133,16 @@ struct HostSession::Impl {
   // a valid frame, so any byte that is already readable is unsolicited).
   Status check_unsolicited() {
     if (reader.buffered() != 0)
-      return protocol(dpp::ErrorKind::Unsolicited, fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+      return protocol(dpp::ErrorKind::Unsolicited,
+                      fmt::format("the plugin wrote output before it was sent {}", waiting_for));
     if (stdout_eof || !child.stdout_fd()) return {};
     if (readable_now(child.stdout_fd().get())) {
       char c;
       ssize_t n = ::read(child.stdout_fd().get(), &c, 1);
       if (n == 1) {
         ++stdout_total;
-        return protocol(dpp::ErrorKind::Unsolicited, fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+        return protocol(dpp::ErrorKind::Unsolicited,
+                        fmt::format("the plugin wrote output before it was sent {}", waiting_for));
       }
       if (n == 0) stdout_eof = true;
     }
@@ -222,9 +224,11 @@ struct HostSession::Impl {
   Status expect_phase(Phase p, Method m, std::optional<Profile> prof = std::nullopt) {
     if (phase == Phase::Failed) return *failure;
     if (prof && *prof != opts.profile)
-      return make_error(dpp::ErrorKind::ProfileMisuse, fmt::format("dpp session: {} called with the other profile's types", method_name(m)));
+      return make_error(dpp::ErrorKind::ProfileMisuse,
+                        fmt::format("dpp session: {} called with the other profile's types", method_name(m)));
     if (phase != p)
-      return make_error(dpp::ErrorKind::OrderMisuse, fmt::format("dpp session: {} called out of order", method_name(m)));
+      return make_error(dpp::ErrorKind::OrderMisuse,
+                        fmt::format("dpp session: {} called out of order", method_name(m)));
     return {};
   }
 
@@ -246,17 +250,19 @@ struct HostSession::Impl {
       return e;
     }
     if (logs.size() >= opts.general_limits.max_log_messages)
-      return protocol(dpp::ErrorKind::LogLimit, fmt::format("the plugin sent more than {} dot.log messages (the negotiated "
-                                               "max_log_messages) during {}",
-                                               opts.general_limits.max_log_messages, waiting_for));
+      return protocol(dpp::ErrorKind::LogLimit,
+                      fmt::format("the plugin sent more than {} dot.log messages (the negotiated "
+                                  "max_log_messages) during {}",
+                                  opts.general_limits.max_log_messages, waiting_for));
     logs.push_back(LogEntry{std::move(log->level), std::move(log->message), m});
     if (m != Method::Initialize && opts.on_log) opts.on_log(logs.back());
     return {};
   }
 
   Error plugin_error_of(Method m, general::ErrorObject e) {
-    Error out = make_error(dpp::ErrorKind::ErrorResponse, fmt::format("plugin {} answered {} with error {}: {}", opts.plugin_id, method_name(m),
-                                       e.code, e.message));
+    Error out = make_error(
+        dpp::ErrorKind::ErrorResponse,
+        fmt::format("plugin {} answered {} with error {}: {}", opts.plugin_id, method_name(m), e.code, e.message));
     plugin_error = PluginErrorInfo{m, std::move(e)};
     return out;
   }
@@ -286,7 +292,8 @@ struct HostSession::Impl {
         return fail(std::move(e));
       }
       if (!frame->has_value())
-        return fail(protocol(dpp::ErrorKind::Eof, fmt::format("the plugin closed stdout without answering {}", waiting_for)));
+        return fail(
+            protocol(dpp::ErrorKind::Eof, fmt::format("the plugin closed stdout without answering {}", waiting_for)));
       auto parsed = parse_body((*frame)->body, (*frame)->body_offset, opts.limits.max_frame_bytes);
       if (!parsed.ok()) return fail(parsed.error());
       doc = std::move(parsed).value();
@@ -320,7 +327,9 @@ struct HostSession::Impl {
   Status expect_valid(Result<ValidatedResult> r) {
     auto v = checked(std::move(r));
     if (!v.ok()) return v.error();
-    if (!v->valid) return fail(protocol(dpp::ErrorKind::NotValid, fmt::format("the plugin answered {} with valid:false", waiting_for)));
+    if (!v->valid)
+      return fail(
+          protocol(dpp::ErrorKind::NotValid, fmt::format("the plugin answered {} with valid:false", waiting_for)));
     return {};
   }
 
@@ -328,9 +337,9 @@ struct HostSession::Impl {
     waiting_for = "the end of the plugin's stdout after dot.shutdown";
     DOT_ASSIGN_OR_RETURN(ExitStatus status, close_and_reap("its dot.shutdown response"));
     if (!status.success())
-      return fail(protocol(dpp::ErrorKind::ExitStatus,
-                           fmt::format("the plugin ended with {} after a clean session; exit 0 is required",
-                                       status.describe())));
+      return fail(protocol(
+          dpp::ErrorKind::ExitStatus,
+          fmt::format("the plugin ended with {} after a clean session; exit 0 is required", status.describe())));
     return {};
   }
 
@@ -386,7 +395,7 @@ struct HostSession::Impl {
     if (err.over_limit()) return fail(stderr_limit());
     if (survivors != 0)
       return fail(protocol(dpp::ErrorKind::Survivor, fmt::format("the plugin left {} process{} running after it exited",
-                                                   survivors, survivors == 1 ? "" : "es")));
+                                                                 survivors, survivors == 1 ? "" : "es")));
     kill_all();
     phase = Phase::Ended;
     return *status;

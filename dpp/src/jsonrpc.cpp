@@ -35,7 +35,8 @@ Result<std::uint64_t> read_id(json::Value v, std::string_view what) {
   if (t.size() > 16) return at(v, dpp::ErrorKind::Id, fmt::format("the {} id {} is too large", what, t));
   std::uint64_t id = 0;
   for (char c : t) id = id * 10 + static_cast<std::uint64_t>(c - '0');
-  if (id > (std::uint64_t{1} << 53) - 1) return at(v, dpp::ErrorKind::Id, fmt::format("the {} id {} is too large", what, t));
+  if (id > (std::uint64_t{1} << 53) - 1)
+    return at(v, dpp::ErrorKind::Id, fmt::format("the {} id {} is too large", what, t));
   return id;
 }
 
@@ -77,7 +78,8 @@ Status fields::check_response_envelope(json::Value root, const fields::ResponseM
   DOT_TRY(check_version(*m.version));
   if (!m.id) return missing(root, what, "id");
   if (m.id->is_null() && m.error)
-    return at(*m.id, dpp::ErrorKind::Id, fmt::format("the plugin answered {} with an error for id null", method_name(method)));
+    return at(*m.id, dpp::ErrorKind::Id,
+              fmt::format("the plugin answered {} with an error for id null", method_name(method)));
   DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*m.id, "response"));
   if (got != expected_id)
     return at(*m.id, dpp::ErrorKind::IdMismatch, fmt::format("the {} has id {}, expected {}", what, got, expected_id));
@@ -89,7 +91,8 @@ Status fields::check_response_envelope(json::Value root, const fields::ResponseM
 Result<json::Value> decode_response(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array()) return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
+  if (root.is_array())
+    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
   if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
 
   std::optional<json::Value> version, id, result, error;
@@ -102,10 +105,12 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     else if (m.key == "method" || m.key == "params") has_method = true;
     else
       return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                              fmt::format("unknown field \"{}\" in the {}", m.key, what));
+                                 fmt::format("unknown field \"{}\" in the {}", m.key, what));
   }
   if (has_method) {
-    if (!id) return at(root, dpp::ErrorKind::Notification, fmt::format("a notification instead of the {}; notifications are not allowed", what));
+    if (!id)
+      return at(root, dpp::ErrorKind::Notification,
+                fmt::format("a notification instead of the {}; notifications are not allowed", what));
     return at(root, dpp::ErrorKind::MethodInResponse, fmt::format("the {} carries \"method\" or \"params\"", what));
   }
   DOT_TRY(fields::check_response_envelope(root, {version, id, result, error}, expected_id, method));
@@ -118,7 +123,7 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
       else if (m.key == "message") message = m.value;
       else if (m.key != "data")
         return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                                fmt::format("unknown field \"{}\" in the error object", m.key));
+                                   fmt::format("unknown field \"{}\" in the error object", m.key));
     }
     if (!code || !code->is_number() || !code->is_integer_spelling())
       return at(*error, base::ErrorKind::WrongType, "the error object needs an integer \"code\"");
@@ -126,8 +131,7 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
       return at(*error, base::ErrorKind::WrongType, "the error object needs a string \"message\"");
     std::string text(message->as_string().substr(0, 200));
     return at(*error, dpp::ErrorKind::ErrorResponseExpected,
-              fmt::format("the plugin answered {} with error {}: {}", method_name(method), code->number_text(),
-                          text));
+              fmt::format("the plugin answered {} with error {}: {}", method_name(method), code->number_text(), text));
   }
   if (!result) return missing(root, what, "result");
   return *result;
@@ -145,7 +149,7 @@ Result<Request> decode_request(const json::Document& doc) {
     else if (m.key == "params") params = m.value;
     else
       return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                              fmt::format("unknown field \"{}\" in the request", m.key));
+                                 fmt::format("unknown field \"{}\" in the request", m.key));
   }
   if (!version) return missing(root, "request", "jsonrpc");
   DOT_TRY(check_version(*version));

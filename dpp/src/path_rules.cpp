@@ -61,13 +61,11 @@ Status check_path(std::string_view path) {
       return refuse(dpp::ErrorKind::StateFolder, path,
                     fmt::format("is inside core's state folder {}", kHostStateFolder));
     if (const std::string_view why = reserved_because(component, start == 0); !why.empty())
-      return refuse(dpp::ErrorKind::Reserved, path,
-                    fmt::format("has the component {}, {}", show_path(component), why));
+      return refuse(dpp::ErrorKind::Reserved, path, fmt::format("has the component {}, {}", show_path(component), why));
     start = end + 1;
   }
   if (utf8_valid_prefix(path) != path.size())
-    return refuse(dpp::ErrorKind::NotUtf8, path,
-                  fmt::format("is not valid UTF-8 (byte {})", utf8_valid_prefix(path)));
+    return refuse(dpp::ErrorKind::NotUtf8, path, fmt::format("is not valid UTF-8 (byte {})", utf8_valid_prefix(path)));
   if (path.empty()) return refuse(dpp::ErrorKind::Empty, path, "is empty");
   if (path.size() > kMaxPathBytes)
     return refuse(dpp::ErrorKind::TooLong, path, fmt::format("is longer than {} bytes", kMaxPathBytes));
@@ -91,8 +89,9 @@ Status check_path(std::string_view path) {
 
 Status check_plan_paths(std::span<const std::string_view> paths) {
   if (paths.size() > kMaxPlanOperations)
-    return make_error(dpp::ErrorKind::OperationCount, fmt::format("the plan has {} operations, more than max_operations {}", paths.size(),
-                                  kMaxPlanOperations));
+    return make_error(
+        dpp::ErrorKind::OperationCount,
+        fmt::format("the plan has {} operations, more than max_operations {}", paths.size(), kMaxPlanOperations));
   for (std::size_t i = 0; i < paths.size(); ++i) {
     DOT_TRY(check_path(paths[i]));
     // string_view compares as unsigned bytes: UTF-8 byte order.

@@ -79,11 +79,13 @@ int serve(PluginHandler& handler, PluginConnection& conn) {
   int next = 1;  // the method (and id) we expect; 6 after dot.shutdown
   for (;;) {
     auto in = conn.next_request();
-    if (!in.ok()) return give_up(conn, std::nullopt, in.error().is(dpp::ErrorKind::Batch) || in.error().is(dpp::ErrorKind::Notification) ||
-                                                             in.error().is(base::ErrorKind::UnknownField)
-                                                         ? kInvalidRequest
-                                                         : kParseError,
-                                 in.error());
+    if (!in.ok())
+      return give_up(conn, std::nullopt,
+                     in.error().is(dpp::ErrorKind::Batch) || in.error().is(dpp::ErrorKind::Notification) ||
+                             in.error().is(base::ErrorKind::UnknownField)
+                         ? kInvalidRequest
+                         : kParseError,
+                     in.error());
     if (!in->has_value()) {
       if (next == 6) return 0;
       std::fprintf(stderr, "DOT_E_PROTOCOL: the host closed stdin before %s\n",
@@ -95,8 +97,8 @@ int serve(PluginHandler& handler, PluginConnection& conn) {
       std::string expected = next == 6 ? "end of input after dot.shutdown"
                                        : fmt::format("{} with id {}", method_name(static_cast<Method>(next)), next);
       return give_up(conn, req.id, kInvalidRequest,
-                     make_error(dpp::ErrorKind::Order, fmt::format("got {} with id {}, expected {}", method_name(req.method), req.id,
-                                            expected)));
+                     make_error(dpp::ErrorKind::Order, fmt::format("got {} with id {}, expected {}",
+                                                                   method_name(req.method), req.id, expected)));
     }
     Result<jcs::Node> result = jcs::Node::null();
     switch (req.method) {
@@ -141,10 +143,14 @@ int serve(PluginHandler& handler) {
 
 Status write_stage_file(const std::string& dir, std::string_view name, std::string_view bytes) {
   UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!d) return make_error(dpp::ErrorKind::StageOpen, fmt::format("cannot open the stage {}: {}", dir, std::strerror(errno)));
+  if (!d)
+    return make_error(dpp::ErrorKind::StageOpen,
+                      fmt::format("cannot open the stage {}: {}", dir, std::strerror(errno)));
   std::string n(name);
   UniqueFd f(::openat(d.get(), n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!f) return make_error(dpp::ErrorKind::StageOpen, fmt::format("cannot create {} in the stage: {}", n, std::strerror(errno)));
+  if (!f)
+    return make_error(dpp::ErrorKind::StageOpen,
+                      fmt::format("cannot create {} in the stage: {}", n, std::strerror(errno)));
   // The umask may have taken bits away: the mode must be exactly 0600.
   if (::fchmod(f.get(), 0600) != 0)
     return make_error(dpp::ErrorKind::StageOpen, fmt::format("cannot set the mode of {}: {}", n, std::strerror(errno)));

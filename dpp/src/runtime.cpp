@@ -76,7 +76,8 @@ class Runtime {
     LogParams p{std::string(level), std::string(message)};
     DOT_TRY(check_log(p));
     if (logs_sent_ >= params_.limits.max_log_messages)
-      return make_error(dpp::ErrorKind::LogLimit, fmt::format("more than {} dot.log messages", params_.limits.max_log_messages));
+      return make_error(dpp::ErrorKind::LogLimit,
+                        fmt::format("more than {} dot.log messages", params_.limits.max_log_messages));
     DOT_ASSIGN_OR_RETURN(std::string body, encode_log(p));
     DOT_TRY(writer_.write(body));
     ++logs_sent_;
@@ -139,18 +140,19 @@ class Runtime {
       std::string expected =
           next_ == kDone ? std::string("nothing after dot.shutdown")
                          : fmt::format("{}", method_name(static_cast<Method>(next_)));
-      return answer_error(rid, kMethodNotFound, "Method not found",
-                          make_parse_error(dpp::ErrorKind::Method, method->offset(),
-                                           fmt::format("\"{}\" {}; expected {}", fields::excerpt(method->as_string()),
-                                                       m ? "is out of the lifecycle order" : "is not implemented",
-                                                       expected)));
+      return answer_error(
+          rid, kMethodNotFound, "Method not found",
+          make_parse_error(dpp::ErrorKind::Method, method->offset(),
+                           fmt::format("\"{}\" {}; expected {}", fields::excerpt(method->as_string()),
+                                       m ? "is out of the lifecycle order" : "is not implemented", expected)));
     }
     if (*rid != static_cast<std::uint64_t>(next_))
       return invalid(rid, fmt::format("id {} for {}; ids go 1..5 in method order", *rid, method_name(*m)),
                      id->offset());
     if (!params)
       return answer_error(rid, kInvalidParams, "Invalid params",
-                          make_parse_error_as(Code::Protocol, base::ErrorKind::MissingField, root.offset(), "the request has no params"));
+                          make_parse_error_as(Code::Protocol, base::ErrorKind::MissingField, root.offset(),
+                                              "the request has no params"));
     return dispatch(*rid, *m, *params);
   }
 
@@ -229,9 +231,10 @@ class Runtime {
     auto body = encode_result(id, *result);
     if (!body.ok()) return answer_error(id, kInternalError, "Internal error", body.error());
     if (body->size() > kLimits.max_frame_bytes)
-      return answer_error(id, kInternalError, "Internal error",
-                          make_error(dpp::ErrorKind::Length, fmt::format("the {} result has {} bytes; a frame carries at most {}",
-                                                 method_name(m), body->size(), kLimits.max_frame_bytes)));
+      return answer_error(
+          id, kInternalError, "Internal error",
+          make_error(dpp::ErrorKind::Length, fmt::format("the {} result has {} bytes; a frame carries at most {}",
+                                                         method_name(m), body->size(), kLimits.max_frame_bytes)));
     DOT_TRY(writer_.write(*body));
     ++next_;
     return {};
@@ -277,9 +280,7 @@ int serve(Plugin& plugin) {
   return serve(plugin, in, out, err);
 }
 
-Error invalid_params(std::string detail) {
-  return make_error(dpp::ErrorKind::InvalidParams, std::move(detail));
-}
+Error invalid_params(std::string detail) { return make_error(dpp::ErrorKind::InvalidParams, std::move(detail)); }
 
 namespace {
 
@@ -300,7 +301,8 @@ Result<beneath::CreatedFile> create_staged_file(const std::string& stage, std::s
       // O_NOFOLLOW | O_DIRECTORY on a symlink says ENOTDIR: name it for what it is.
       struct stat st {};
       if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-        return make_error(dpp::ErrorKind::Symlink, fmt::format("{} in the stage is a symlink; staged files are never written through one",
+        return make_error(dpp::ErrorKind::Symlink,
+                          fmt::format("{} in the stage is a symlink; staged files are never written through one",
                                       fields::excerpt(name)));
       return sub.error();
     }
@@ -335,7 +337,8 @@ Result<Artifact> copy_staged_file(const std::string& stage, std::string_view pat
     if (n == 0) break;
     const auto got = static_cast<std::uint64_t>(n);
     if (got > max_bytes - size)
-      return make_error(dpp::ErrorKind::TooLarge, fmt::format("the source of {} has more than {} bytes", fields::excerpt(path), max_bytes));
+      return make_error(dpp::ErrorKind::TooLarge,
+                        fmt::format("the source of {} has more than {} bytes", fields::excerpt(path), max_bytes));
     std::string_view bytes(chunk.data(), got);
     hash.update(bytes);
     DOT_TRY(write_all(file.fd.get(), bytes, path));

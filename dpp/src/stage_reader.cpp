@@ -28,7 +28,8 @@ std::string quoted(std::string_view path) { return fmt::format("\"{}\"", shown(p
 Error mismatch(std::string detail) { return make_error(dpp::ErrorKind::Artifact, std::move(detail)); }
 
 Error staged_symlink(std::string_view path) {
-  return make_error(dpp::ErrorKind::StagedSymlink, fmt::format("staged {} is or passes through a symlink (never followed)", quoted(path)));
+  return make_error(dpp::ErrorKind::StagedSymlink,
+                    fmt::format("staged {} is or passes through a symlink (never followed)", quoted(path)));
 }
 
 // Opens a staged entry as itself: a symlink anywhere on the way or as the
@@ -67,11 +68,13 @@ Status check_claims(std::span<const std::string> writes, std::span<const general
   std::uint64_t total = 0;
   for (const auto& a : claimed) {
     if (a.size > limits.max_file_bytes)
-      return make_error(dpp::ErrorKind::MaxFileBytes, fmt::format("artifact {} claims {} bytes, more than max_file_bytes {}", quoted(a.path),
-                                    a.size, limits.max_file_bytes));
+      return make_error(dpp::ErrorKind::MaxFileBytes,
+                        fmt::format("artifact {} claims {} bytes, more than max_file_bytes {}", quoted(a.path), a.size,
+                                    limits.max_file_bytes));
     total += a.size;  // each at most 2^24 and at most 10^4 of them: no wrap
     if (total > limits.max_total_bytes)
-      return make_error(dpp::ErrorKind::MaxTotalBytes, fmt::format("the artifacts claim more than max_total_bytes {} by {}", limits.max_total_bytes,
+      return make_error(dpp::ErrorKind::MaxTotalBytes,
+                        fmt::format("the artifacts claim more than max_total_bytes {} by {}", limits.max_total_bytes,
                                     quoted(a.path)));
   }
   for (std::size_t i = 0; i < std::max(claimed.size(), writes.size()); ++i) {

@@ -13,8 +13,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 
-#include "dot/adpp/frame.h"
 #include "dot/adpp/error_kinds.h"
+#include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 
 namespace {
@@ -72,7 +72,8 @@ std::vector<Event> streamed(std::string_view bytes, unsigned split) {
     }
     if (at == bytes.size()) {
       auto end = reader.finish();
-      if (!end.ok()) events.push_back({true, std::string(end.error().kind.name()), end.error().offset.value_or(~0ull), {}});
+      if (!end.ok())
+        events.push_back({true, std::string(end.error().kind.name()), end.error().offset.value_or(~0ull), {}});
       return events;
     }
     std::size_t n = std::min(step, bytes.size() - at);

@@ -18,9 +18,9 @@
 #include <string>
 #include <string_view>
 
-#include "dot/dpp/body.h"
-#include "dot/base/error_kinds.h"
 #include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
+#include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/jsonrpc.h"

@@ -1,6 +1,6 @@
 #include "dot/metewand/canonical_json.h"
-#include "dot/metewand/error_kinds.h"
 #include "dot/base/error_kinds.h"
+#include "dot/metewand/error_kinds.h"
 
 namespace dot::metewand {
 namespace {
@@ -30,7 +30,8 @@ Kind canonical_json_kind(const Error& error, std::string_view input) {
   using base::ErrorKind;
   if (error.is(ErrorKind::Utf8)) return ErrorKind::InvalidUnicode;
   if (error.is(ErrorKind::Malformed) || error.is(ErrorKind::Trailing)) {
-    if (error.offset && invalid_number_at(input, static_cast<std::size_t>(*error.offset))) return ErrorKind::InvalidNumber;
+    if (error.offset && invalid_number_at(input, static_cast<std::size_t>(*error.offset)))
+      return ErrorKind::InvalidNumber;
     return metewand::ErrorKind::InvalidJson;
   }
   if (error.is(ErrorKind::Bom) || error.is(ErrorKind::Depth)) return metewand::ErrorKind::InvalidJson;

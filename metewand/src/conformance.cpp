@@ -40,12 +40,18 @@ constexpr Abuse kAbuses[] = {
 std::string abuse_bytes(AbuseShape shape, const std::string& id) {
   std::string shutdown = fmt::format(R"({{"id":"{}","method":"shutdown"}})", id);
   switch (shape) {
-    case AbuseShape::DuplicateKey: return fmt::format(R"({{"id":"{}","id":"{}","method":"shutdown"}})", id, id) + "\n";
-    case AbuseShape::InvalidUtf8: return fmt::format("{{\"id\":\"{}\",\"method\":\"shutdown\",\"x\":\"\xff\"}}\n", id);
-    case AbuseShape::ByteOrderMark: return "\xEF\xBB\xBF" + shutdown + "\n";
-    case AbuseShape::MalformedJson: return fmt::format(R"({{"id":"{}","method":}})", id) + "\n";
-    case AbuseShape::LineTooLong: return std::string(kMaxLineBytes, ' ') + "\n";
-    case AbuseShape::EarlyEof: break;
+    case AbuseShape::DuplicateKey:
+      return fmt::format(R"({{"id":"{}","id":"{}","method":"shutdown"}})", id, id) + "\n";
+    case AbuseShape::InvalidUtf8:
+      return fmt::format("{{\"id\":\"{}\",\"method\":\"shutdown\",\"x\":\"\xff\"}}\n", id);
+    case AbuseShape::ByteOrderMark:
+      return "\xEF\xBB\xBF" + shutdown + "\n";
+    case AbuseShape::MalformedJson:
+      return fmt::format(R"({{"id":"{}","method":}})", id) + "\n";
+    case AbuseShape::LineTooLong:
+      return std::string(kMaxLineBytes, ' ') + "\n";
+    case AbuseShape::EarlyEof:
+      break;
   }
   return shutdown;  // early_eof: no LF
 }
@@ -252,7 +258,8 @@ Result<ConformanceResult> run_conformance(const ConformanceOptions& options) {
   auto defs = case_defs(options.role);
   for (const auto& name : options.only)
     if (std::none_of(defs.begin(), defs.end(), [&](const CaseDef& d) { return d.name == name; }))
-      return make_error(metewand::ErrorKind::Case, fmt::format("no case {} for the {} role", name, role_name(options.role)));
+      return make_error(metewand::ErrorKind::Case,
+                        fmt::format("no case {} for the {} role", name, role_name(options.role)));
   if (options.command.empty()) return make_error(metewand::ErrorKind::Worker, "no worker command given");
   DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(options.command.front()));
   std::string templ = (std::filesystem::temp_directory_path() / "dot-metewand-conform-XXXXXX").string();

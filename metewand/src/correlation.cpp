@@ -9,11 +9,16 @@ namespace dot::metewand {
 
 ErrorKind CorrelationError::error_kind() const noexcept {
   switch (kind) {
-    case Kind::InvalidRequestId: return ErrorKind::InvalidRequestId;
-    case Kind::ExtraResponse: return ErrorKind::ExtraResponse;
-    case Kind::MismatchedRequestId: return ErrorKind::MismatchedRequestId;
-    case Kind::RequestAlreadyPending: return ErrorKind::RequestAlreadyPending;
-    case Kind::RequestIdExhausted: return ErrorKind::RequestIdExhausted;
+    case Kind::InvalidRequestId:
+      return ErrorKind::InvalidRequestId;
+    case Kind::ExtraResponse:
+      return ErrorKind::ExtraResponse;
+    case Kind::MismatchedRequestId:
+      return ErrorKind::MismatchedRequestId;
+    case Kind::RequestAlreadyPending:
+      return ErrorKind::RequestAlreadyPending;
+    case Kind::RequestIdExhausted:
+      return ErrorKind::RequestIdExhausted;
   }
   return ErrorKind::InvalidRequestId;
 }

@@ -9,13 +9,20 @@ namespace dot::metewand {
 
 ErrorKind frame_error_kind(FrameError::Kind kind) noexcept {
   switch (kind) {
-    case FrameError::Kind::Io: return ErrorKind::Io;
-    case FrameError::Kind::LineTooLong: return ErrorKind::LineTooLong;
-    case FrameError::Kind::EarlyEof: return ErrorKind::EarlyEof;
-    case FrameError::Kind::ByteOrderMark: return ErrorKind::ByteOrderMark;
-    case FrameError::Kind::InvalidUtf8: return ErrorKind::InvalidUtf8;
-    case FrameError::Kind::DuplicateKey: return ErrorKind::DuplicateKey;
-    case FrameError::Kind::MalformedJson: return ErrorKind::MalformedJson;
+    case FrameError::Kind::Io:
+      return ErrorKind::Io;
+    case FrameError::Kind::LineTooLong:
+      return ErrorKind::LineTooLong;
+    case FrameError::Kind::EarlyEof:
+      return ErrorKind::EarlyEof;
+    case FrameError::Kind::ByteOrderMark:
+      return ErrorKind::ByteOrderMark;
+    case FrameError::Kind::InvalidUtf8:
+      return ErrorKind::InvalidUtf8;
+    case FrameError::Kind::DuplicateKey:
+      return ErrorKind::DuplicateKey;
+    case FrameError::Kind::MalformedJson:
+      return ErrorKind::MalformedJson;
   }
   return ErrorKind::Io;
 }

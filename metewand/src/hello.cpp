@@ -262,13 +262,20 @@ Expected<HelloReply, MessageError> decode_hello_reply(json::Value value) {
 
 ErrorKind HandshakeError::error_kind() const noexcept {
   switch (kind) {
-    case Kind::MismatchedRequestId: return ErrorKind::HelloMismatchedRequestId;
-    case Kind::NoCommonProtocol: return ErrorKind::NoCommonProtocol;
-    case Kind::ProtocolMismatch: return ErrorKind::ProtocolMismatch;
-    case Kind::WorkerIdentityMismatch: return ErrorKind::WorkerIdentityMismatch;
-    case Kind::CapabilityForRole: return ErrorKind::CapabilityForRole;
-    case Kind::ReservedCapability: return ErrorKind::ReservedCapability;
-    case Kind::MissingCapability: return ErrorKind::MissingCapability;
+    case Kind::MismatchedRequestId:
+      return ErrorKind::HelloMismatchedRequestId;
+    case Kind::NoCommonProtocol:
+      return ErrorKind::NoCommonProtocol;
+    case Kind::ProtocolMismatch:
+      return ErrorKind::ProtocolMismatch;
+    case Kind::WorkerIdentityMismatch:
+      return ErrorKind::WorkerIdentityMismatch;
+    case Kind::CapabilityForRole:
+      return ErrorKind::CapabilityForRole;
+    case Kind::ReservedCapability:
+      return ErrorKind::ReservedCapability;
+    case Kind::MissingCapability:
+      return ErrorKind::MissingCapability;
   }
   return ErrorKind::HelloMismatchedRequestId;
 }

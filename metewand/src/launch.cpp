@@ -45,8 +45,9 @@ Result<SessionReport> run_session(const SessionRun& run) {
   report.worker_path = worker.path;
   report.worker_id = run.worker_id.empty() ? worker.identity : run.worker_id;
   if (!is_worker_identity(report.worker_id))
-    return make_error(metewand::ErrorKind::WorkerId, fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits",
-                                  report.worker_id));
+    return make_error(
+        metewand::ErrorKind::WorkerId,
+        fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", report.worker_id));
   SessionOptions so = launch_options(worker, run.command);
   so.timeouts = run.timeouts;
   auto sweep = OrphanSweep::begin();
@@ -101,7 +102,8 @@ Result<NegotiatedSession> hello_worker(const HelloRun& run) {
   DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(run.command.front()));
   std::string worker_id = run.worker_id.empty() ? worker.identity : run.worker_id;
   if (!is_worker_identity(worker_id))
-    return make_error(metewand::ErrorKind::WorkerId, fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", worker_id));
+    return make_error(metewand::ErrorKind::WorkerId,
+                      fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", worker_id));
 
   auto started = Clock::now();
   SessionOptions so;

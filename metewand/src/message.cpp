@@ -9,9 +9,12 @@ namespace dot::metewand {
 
 ErrorKind MessageError::error_kind() const noexcept {
   switch (kind) {
-    case Kind::InvalidMessage: return ErrorKind::InvalidMessage;
-    case Kind::Serialization: return ErrorKind::Serialization;
-    case Kind::LineTooLong: return ErrorKind::LineTooLong;
+    case Kind::InvalidMessage:
+      return ErrorKind::InvalidMessage;
+    case Kind::Serialization:
+      return ErrorKind::Serialization;
+    case Kind::LineTooLong:
+      return ErrorKind::LineTooLong;
   }
   return ErrorKind::InvalidMessage;
 }

@@ -58,8 +58,7 @@ Status send_message(int fd, const jcs::Node& message) {
 Status serve_requests(FrameReader& reader, int out_fd, WorkerRole role, const WorkerHandlers& handlers) {
   for (;;) {
     DOT_ASSIGN_OR_RETURN(auto frame, next_request(reader));
-    if (!frame)
-      return make_error(metewand::ErrorKind::RequestStreamEnded, "the request stream ended before shutdown");
+    if (!frame) return make_error(metewand::ErrorKind::RequestStreamEnded, "the request stream ended before shutdown");
     json::Value root = frame->document.root();
     auto id = response_id(root);
     if (!id || id->empty())

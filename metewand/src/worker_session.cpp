@@ -61,24 +61,37 @@ void PhaseTimeouts::set_all(milliseconds limit) noexcept {
 
 ErrorKind SessionError::error_kind() const {
   switch (kind) {
-    case Kind::Frame: return frame ? frame->error_kind() : ErrorKind::Frame;
-    case Kind::Correlation: return correlation ? correlation->error_kind() : ErrorKind::Correlation;
-    case Kind::Message: return message_error ? message_error->error_kind() : ErrorKind::InvalidMessage;
-    case Kind::Handshake: return handshake ? handshake->error_kind() : ErrorKind::Handshake;
+    case Kind::Frame:
+      return frame ? frame->error_kind() : ErrorKind::Frame;
+    case Kind::Correlation:
+      return correlation ? correlation->error_kind() : ErrorKind::Correlation;
+    case Kind::Message:
+      return message_error ? message_error->error_kind() : ErrorKind::InvalidMessage;
+    case Kind::Handshake:
+      return handshake ? handshake->error_kind() : ErrorKind::Handshake;
     case Kind::WorkerFailure: {
       // The code is the worker's word, decoded against kFailureCodes.
       auto k = failure ? failure_kind(failure->code) : std::nullopt;
       return k ? *k : ErrorKind::WorkerFailure;
     }
-    case Kind::Spawn: return ErrorKind::Spawn;
-    case Kind::Io: return ErrorKind::Io;
-    case Kind::Timeout: return ErrorKind::SessionTimeout;
-    case Kind::ProtocolClosed: return ErrorKind::ProtocolClosed;
-    case Kind::UnsuccessfulExit: return ErrorKind::UnsuccessfulExit;
-    case Kind::SessionUnusable: return ErrorKind::SessionUnusable;
-    case Kind::InvalidRole: return ErrorKind::InvalidRole;
-    case Kind::CapabilityNotSelected: return ErrorKind::CapabilityNotSelected;
-    case Kind::NotNegotiated: return ErrorKind::NotNegotiated;
+    case Kind::Spawn:
+      return ErrorKind::Spawn;
+    case Kind::Io:
+      return ErrorKind::Io;
+    case Kind::Timeout:
+      return ErrorKind::SessionTimeout;
+    case Kind::ProtocolClosed:
+      return ErrorKind::ProtocolClosed;
+    case Kind::UnsuccessfulExit:
+      return ErrorKind::UnsuccessfulExit;
+    case Kind::SessionUnusable:
+      return ErrorKind::SessionUnusable;
+    case Kind::InvalidRole:
+      return ErrorKind::InvalidRole;
+    case Kind::CapabilityNotSelected:
+      return ErrorKind::CapabilityNotSelected;
+    case Kind::NotNegotiated:
+      return ErrorKind::NotNegotiated;
   }
   return ErrorKind::SessionUnusable;
 }
@@ -183,7 +196,7 @@ struct WorkerSession::State {
     if (w.error().code == Code::Timeout) return error(SessionError::Kind::Timeout);
     SessionError e = error(SessionError::Kind::Io);
     e.detail = w.error().is(base::ErrorKind::Closed) ? std::string("the worker closed its request stream")
-                                          : fmt::format("cannot write the request: {}", w.error().detail);
+                                                     : fmt::format("cannot write the request: {}", w.error().detail);
     return e;
   }
 
@@ -203,8 +216,8 @@ Result<std::size_t> SessionSource::read(char* buffer, std::size_t capacity) {
   if (!s_->response) return std::size_t{0};
   auto n = read_before(s_->response.get(), buffer, capacity, s_->deadline, s_->logs, "the protocol stream");
   if (!n.ok() && n.error().code == Code::Timeout)
-    return make_error(metewand::ErrorKind::Timeout, fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
-                                  s_->phase_limit.count()));
+    return make_error(metewand::ErrorKind::Timeout, fmt::format("no response within the {} phase's {} ms",
+                                                                phase_name(s_->phase), s_->phase_limit.count()));
   return n;
 }
 

@@ -41,12 +41,12 @@
 #include <fmt/format.h>
 
 #include "dot/base/beneath.h"
-#include "dot/dpp/error_kinds.h"
-#include "error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/utf8.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/path_rules.h"
 #include "dot/dpp/runtime.h"
+#include "error_kinds.h"
 
 namespace dot::mirror {
 namespace {
@@ -198,8 +198,7 @@ class Mirror final : public g::Plugin {
       return make_error(dpp::ErrorKind::MaxOperations,
                         fmt::format("mirroring {} takes {} operations ({} writes, {} removals), more than "
                                     "max_operations {}",
-                                    show(src_name_), ops.size(), files_.size(), removed.size(),
-                                    limits.max_operations));
+                                    show(src_name_), ops.size(), files_.size(), removed.size(), limits.max_operations));
     // Sound by construction; checked with core's own rules all the same, so
     // that a source changing under the walk (a name listed twice) is this
     // plugin's error and never a plan core refuses.
@@ -241,9 +240,8 @@ class Mirror final : public g::Plugin {
 
  private:
   Error changed(const SourceFile& f, std::string_view why) const {
-    return make_error(ErrorKind::SourceChanged,
-                      fmt::format("{} in {} changed since dot.plan ({}); plan again", show(f.path), show(src_name_),
-                                  why));
+    return make_error(ErrorKind::SourceChanged, fmt::format("{} in {} changed since dot.plan ({}); plan again",
+                                                            show(f.path), show(src_name_), why));
   }
 
   // `managed` is core's: paths of its plan model, ascending, none a folder of
@@ -330,17 +328,16 @@ class Mirror final : public g::Plugin {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size > limits.max_file_bytes)
       return make_error(dpp::ErrorKind::MaxFileBytes,
-                        fmt::format("{} in {} has {} bytes, more than max_file_bytes {}", show(path),
-                                    show(src_name_), size, limits.max_file_bytes));
+                        fmt::format("{} in {} has {} bytes, more than max_file_bytes {}", show(path), show(src_name_),
+                                    size, limits.max_file_bytes));
     total += size;
     if (total > limits.max_total_bytes)
       return make_error(dpp::ErrorKind::MaxTotalBytes,
                         fmt::format("the files of {} hold more than max_total_bytes {} together", show(src_name_),
                                     limits.max_total_bytes));
     if (files_.size() >= limits.max_operations)
-      return make_error(dpp::ErrorKind::MaxOperations,
-                        fmt::format("{} holds more than max_operations {} regular files", show(src_name_),
-                                    limits.max_operations));
+      return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} regular files",
+                                                                   show(src_name_), limits.max_operations));
     files_.push_back(SourceFile{path, mapped_mode(st.st_mode), st});
     return {};
   }

@@ -85,7 +85,8 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   if (::mkdir(layout.root.c_str(), 0700) != 0) {
     int err = errno;
     if (err == EEXIST)
-      return make_error(store::ErrorKind::Exists, fmt::format("{}: already exists; a new root must be a path that does not exist", layout.root));
+      return make_error(store::ErrorKind::Exists,
+                        fmt::format("{}: already exists; a new root must be a path that does not exist", layout.root));
     return io_error(layout.root, store::ErrorKind::Mkdir, "cannot create the root", err);
   }
   // Until the store is in place, a failure takes back the root it made: a
@@ -104,26 +105,34 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   // From here on by descriptor: the root just made is pinned, the state
   // folder made and opened beneath it, the lock file created beneath that.
   auto root_fd = beneath::open_root(layout.root);
-  if (!root_fd.ok()) return io_error(layout.root, store::ErrorKind::Open, "cannot open the new root", beneath::error_errno(root_fd.error()));
+  if (!root_fd.ok())
+    return io_error(layout.root, store::ErrorKind::Open, "cannot open the new root",
+                    beneath::error_errno(root_fd.error()));
   // mkdir honours the umask; the root is private whatever it is.
-  if (::fchmod(root_fd->get(), 0700) != 0) return io_error(layout.root, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
+  if (::fchmod(root_fd->get(), 0700) != 0)
+    return io_error(layout.root, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
   if (::mkdirat(root_fd->get(), kStateDirName, 0700) != 0)
     return io_error(layout.state_dir, store::ErrorKind::Mkdir, "cannot create the state folder", errno);
   auto state_fd = beneath::open_beneath(root_fd->get(), kStateDirName, O_RDONLY | O_DIRECTORY);
   if (!state_fd.ok())
-    return io_error(layout.state_dir, store::ErrorKind::Open, "cannot open the state folder", beneath::error_errno(state_fd.error()));
-  if (::fchmod(state_fd->get(), 0700) != 0) return io_error(layout.state_dir, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
+    return io_error(layout.state_dir, store::ErrorKind::Open, "cannot open the state folder",
+                    beneath::error_errno(state_fd.error()));
+  if (::fchmod(state_fd->get(), 0700) != 0)
+    return io_error(layout.state_dir, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
   {
     UniqueFd fd(::openat(state_fd->get(), kLockName, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd) return io_error(layout.lock_file, store::ErrorKind::LockFile, "cannot create the lock file", errno);
-    if (::fsync(fd.get()) != 0) return io_error(layout.lock_file, store::ErrorKind::Io, "cannot fsync the lock file", errno);
+    if (::fsync(fd.get()) != 0)
+      return io_error(layout.lock_file, store::ErrorKind::Io, "cannot fsync the lock file", errno);
   }
   DOT_ASSIGN_OR_RETURN(std::string root_id, random_hex32());
   {
     DOT_ASSIGN_OR_RETURN(Store store, Store::create(layout.database, root_id));
   }
-  if (::fsync(state_fd->get()) != 0) return io_error(layout.state_dir, store::ErrorKind::Io, "cannot fsync the directory", errno);
-  if (::fsync(root_fd->get()) != 0) return io_error(layout.root, store::ErrorKind::Io, "cannot fsync the directory", errno);
+  if (::fsync(state_fd->get()) != 0)
+    return io_error(layout.state_dir, store::ErrorKind::Io, "cannot fsync the directory", errno);
+  if (::fsync(root_fd->get()) != 0)
+    return io_error(layout.root, store::ErrorKind::Io, "cannot fsync the directory", errno);
   DOT_TRY(fsync_dir(parent_of(layout.root)));
   unmake.armed = false;
   return InitializedRoot{layout, root_id};
@@ -139,7 +148,8 @@ Result<UniqueFd> OpenedRoot::open_entry(std::string_view name, int flags, mode_t
   if (fd.ok()) return fd;
   int err = beneath::error_errno(fd.error());
   if (is_symlink_after(err, state_fd.get(), name))
-    return make_error(store::ErrorKind::Symlink, fmt::format("{} is a symlink (refused, never followed)", entry_path(name)));
+    return make_error(store::ErrorKind::Symlink,
+                      fmt::format("{} is a symlink (refused, never followed)", entry_path(name)));
   return beneath::errno_error(err, "open", entry_path(name));
 }
 
@@ -149,15 +159,18 @@ Result<OpenedRoot> open_root(const std::string& dir) {
   const RootLayout& layout = r.layout;
   struct stat st{};
   if (::lstat(layout.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return make_error(store::ErrorKind::Missing, fmt::format("{}: not a directory (create a root with `dot-core init`)", layout.root));
+    return make_error(store::ErrorKind::Missing,
+                      fmt::format("{}: not a directory (create a root with `dot-core init`)", layout.root));
   DOT_ASSIGN_OR_RETURN(r.root_fd, beneath::open_root(layout.root));
   auto state = beneath::open_beneath(r.root_fd.get(), kStateDirName, O_RDONLY | O_DIRECTORY);
   if (!state.ok()) {
     int err = beneath::error_errno(state.error());
     if (is_symlink_after(err, r.root_fd.get(), kStateDirName))
-      return make_error(store::ErrorKind::Symlink, fmt::format("{} is a symlink (refused, never followed)", layout.state_dir));
+      return make_error(store::ErrorKind::Symlink,
+                        fmt::format("{} is a symlink (refused, never followed)", layout.state_dir));
     if (err == ENOENT || err == ENOTDIR)
-      return make_error(store::ErrorKind::Missing, fmt::format("{}: no state folder {}; not a managed root (create one with `dot-core init`)",
+      return make_error(store::ErrorKind::Missing,
+                        fmt::format("{}: no state folder {}; not a managed root (create one with `dot-core init`)",
                                     layout.root, kStateDirName));
     return beneath::errno_error(err, "open", layout.state_dir);
   }
@@ -175,7 +188,8 @@ Result<OpenedRoot> open_root(const std::string& dir) {
                                   std::string(kPluginName), std::string(kStageName)}) {
     if (::fstatat(r.state_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // absent: fine
     if (S_ISLNK(st.st_mode))
-      return make_error(store::ErrorKind::Symlink, fmt::format("{} is a symlink (refused, never followed)", r.entry_path(name)));
+      return make_error(store::ErrorKind::Symlink,
+                        fmt::format("{} is a symlink (refused, never followed)", r.entry_path(name)));
     // A FIFO as the WAL would hang SQLite's first read.
     if (name.compare(0, db.size(), db) == 0 && !S_ISREG(st.st_mode))
       return make_error(store::ErrorKind::NotOurs, fmt::format("{}: not a regular file", r.entry_path(name)));
@@ -187,7 +201,8 @@ Status OpenedRoot::confirm_database() const {
   struct stat by_fd {}, by_path {};
   if (::fstatat(state_fd.get(), kDatabaseName, &by_fd, AT_SYMLINK_NOFOLLOW) != 0 ||
       ::lstat(layout.database.c_str(), &by_path) != 0 || by_fd.st_dev != by_path.st_dev || by_fd.st_ino != by_path.st_ino)
-    return make_error(store::ErrorKind::Replaced, fmt::format("{}: no longer the database in the state folder this command opened (moved or "
+    return make_error(store::ErrorKind::Replaced,
+                      fmt::format("{}: no longer the database in the state folder this command opened (moved or "
                                   "replaced while it was opened)",
                                   layout.database));
   return {};
@@ -200,7 +215,8 @@ Result<std::string> discover_root(const std::string& start) {
     if (dir == "/") break;
     dir = parent_of(dir);
   }
-  return make_error(store::ErrorKind::NoRoot, fmt::format("no managed root in {} or any parent; pass --root or set DOT_ROOT", start));
+  return make_error(store::ErrorKind::NoRoot,
+                    fmt::format("no managed root in {} or any parent; pass --root or set DOT_ROOT", start));
 }
 
 std::string command_for(const RootLayout& layout, std::string_view command) {
@@ -228,7 +244,7 @@ Result<RootLock> RootLock::acquire(const OpenedRoot& root) {
     Error e = std::move(opened).error();
     if (e.code == Code::PathEscape) return e;
     return make_error(store::ErrorKind::LockTimeout, fmt::format("{}: cannot open the lock file: {}", layout.lock_file,
-                                                       std::strerror(beneath::error_errno(e))));
+                                                                 std::strerror(beneath::error_errno(e))));
   }
   UniqueFd fd = std::move(*opened);
   // flock locks belong to the open file description, so a second RootLock in
@@ -238,8 +254,10 @@ Result<RootLock> RootLock::acquire(const OpenedRoot& root) {
     int err = errno;
     if (err == EINTR) continue;
     if (err == EWOULDBLOCK)
-      return make_error(store::ErrorKind::Locked, fmt::format("{}: the root is locked by another dot-core command", layout.root));
-    return make_error(store::ErrorKind::LockTimeout, fmt::format("{}: cannot lock: {}", layout.lock_file, std::strerror(err)));
+      return make_error(store::ErrorKind::Locked,
+                        fmt::format("{}: the root is locked by another dot-core command", layout.root));
+    return make_error(store::ErrorKind::LockTimeout,
+                      fmt::format("{}: cannot lock: {}", layout.lock_file, std::strerror(err)));
   }
   return RootLock(std::move(fd));
 }

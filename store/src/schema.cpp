@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "dot/store/store.h"
 #include "dot/store/error_kinds.h"
+#include "dot/store/store.h"
 
 namespace dot::store::detail {
 
@@ -236,7 +236,8 @@ Status migrate(Db& db, int from, int to) {
     version = m.to;
   }
   if (version != to)
-    return make_error(store::ErrorKind::Migration, fmt::format("{}: no migration path from version {} to {}", db.path(), from, to));
+    return make_error(store::ErrorKind::Migration,
+                      fmt::format("{}: no migration path from version {} to {}", db.path(), from, to));
   std::string pragma = fmt::format("PRAGMA user_version = {}", to);
   return db.exec(pragma.c_str(), "setting the schema version");
 }

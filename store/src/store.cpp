@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "dot/base/fd.h"
-#include "dot/store/error_kinds.h"
 #include "dot/base/sha256.h"
+#include "dot/store/error_kinds.h"
 #include "file_blobs.h"
 #include "schema.h"
 #include "store_impl.h"
@@ -125,7 +125,8 @@ Status check_database_path_length(const std::string& db_path) {
                                 : 0;
   const std::size_t longest = seen.size() + kBuildSuffix.size();
   if (longest <= limit) return {};
-  return make_error(store::ErrorKind::PathTooLong, fmt::format("{}: the database path is {} bytes (with \"{}\"); SQLite opens at most {}: "
+  return make_error(store::ErrorKind::PathTooLong,
+                    fmt::format("{}: the database path is {} bytes (with \"{}\"); SQLite opens at most {}: "
                                 "choose a shorter root path",
                                 seen, longest, kBuildSuffix, limit));
 }
@@ -159,9 +160,9 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
                                    static_cast<std::uint32_t>(app_id), static_cast<std::uint32_t>(kApplicationId)));
   DOT_ASSIGN_OR_RETURN(std::int64_t version, db.query_int("PRAGMA user_version", "reading the schema version"));
   if (version > kSchemaVersion)
-    return store_error(db_path, store::ErrorKind::NewerSchema,
-                       fmt::format("schema version {} is newer than this dot-core supports ({})", version,
-                                   kSchemaVersion));
+    return store_error(
+        db_path, store::ErrorKind::NewerSchema,
+        fmt::format("schema version {} is newer than this dot-core supports ({})", version, kSchemaVersion));
   if (version < 1)
     return store_error(db_path, store::ErrorKind::NotOurs, fmt::format("invalid schema version {}", version));
   impl->opened_version = static_cast<int>(version);
@@ -217,7 +218,8 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
     return make_error(store::ErrorKind::RootId, "a root id is 64 lowercase hex characters");
   struct stat st{};
   if (::lstat(db_path.c_str(), &st) == 0)
-    return store_error(db_path, store::ErrorKind::DatabaseExists, "a file already exists here; refusing to overwrite it");
+    return store_error(db_path, store::ErrorKind::DatabaseExists,
+                       "a file already exists here; refusing to overwrite it");
   // Build the database beside its final name and rename it into place, so the
   // final name only ever holds a complete store.
   DOT_TRY(check_database_path_length(db_path));
@@ -251,13 +253,15 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, db_path.c_str(), RENAME_NOREPLACE) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return store_error(db_path, store::ErrorKind::CannotOpen, fmt::format("cannot move the new database into place: {}", std::strerror(err)));
+    return store_error(db_path, store::ErrorKind::CannotOpen,
+                       fmt::format("cannot move the new database into place: {}", std::strerror(err)));
   }
   std::string dir = db_path.substr(0, db_path.find_last_of('/') == std::string::npos ? 0 : db_path.find_last_of('/'));
   if (dir.empty()) dir = ".";
   UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dfd || ::fsync(dfd.get()) != 0)
-    return store_error(dir, store::ErrorKind::IoStore, fmt::format("cannot fsync the state folder: {}", std::strerror(errno)));
+    return store_error(dir, store::ErrorKind::IoStore,
+                       fmt::format("cannot fsync the state folder: {}", std::strerror(errno)));
   DOT_ASSIGN_OR_RETURN(Store store, open(db_path, options));
   store.impl_->fire("store.init");
   return store;
@@ -277,7 +281,8 @@ Result<State> Store::Impl::state_of(TxnId id) {
   std::string name = s.text(0);
   auto st = state_from_name(name);
   if (!st)
-    return make_error(store::ErrorKind::State, fmt::format("{}: transaction {} has unknown state \"{}\"", db.path(), id, name));
+    return make_error(store::ErrorKind::State,
+                      fmt::format("{}: transaction {} has unknown state \"{}\"", db.path(), id, name));
   return *st;
 }
 
@@ -341,7 +346,8 @@ Status Store::register_plugin(const PluginRecord& record, bool replace) {
     s.bind(1, record.plugin_id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && !replace)
-      return make_error(store::ErrorKind::Registered, fmt::format("a plugin {} is already registered; replace it explicitly", s.text(0)));
+      return make_error(store::ErrorKind::Registered,
+                        fmt::format("a plugin {} is already registered; replace it explicitly", s.text(0)));
   }
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
       "INSERT OR REPLACE INTO plugin (plugin_id, sha256, manifest, registered_at_ms) VALUES (?1, ?2, ?3, ?4)"));
@@ -407,7 +413,8 @@ Status check_streamed_files(const SealInput& in, const std::string& path) {
     const std::string& after = in.operations[i].after_sha256;
     const bool has_file = next < in.files.size() && in.files[next].index == i;
     if (after.empty() != !has_file || (has_file && in.files[next].sha256 != after))
-      return make_error(store::ErrorKind::Digest, fmt::format("operation {} and its artifact disagree (after digest \"{}\")", i, after));
+      return make_error(store::ErrorKind::Digest,
+                        fmt::format("operation {} and its artifact disagree (after digest \"{}\")", i, after));
     if (has_file) ++next;
   }
   return {};
@@ -415,8 +422,8 @@ Status check_streamed_files(const SealInput& in, const std::string& path) {
 
 Status expect_state(const std::string& path, TxnId id, State actual, State wanted, std::string_view step) {
   if (actual == wanted) return {};
-  return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} is {}, {} needs {}", path, id, state_name(actual), step,
-                                state_name(wanted)));
+  return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} is {}, {} needs {}", path, id,
+                                                                     state_name(actual), step, state_name(wanted)));
 }
 
 }  // namespace
@@ -426,9 +433,11 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
   if (proposal_id.size() != 64 || !is_lower_hex(proposal_id))
     return make_error(store::ErrorKind::ProposalId, "a proposal id is 64 lowercase hex characters");
   if (document.size() > kMaxProposalBytes)
-    return make_error(store::ErrorKind::ProposalDocument, fmt::format("a proposal document of {} bytes is over {}", document.size(), kMaxProposalBytes));
+    return make_error(store::ErrorKind::ProposalDocument,
+                      fmt::format("a proposal document of {} bytes is over {}", document.size(), kMaxProposalBytes));
   if (!document.empty() && sha256_hex(document) != proposal_id)
-    return make_error(store::ErrorKind::ProposalDocument, fmt::format("the proposal document hashes to {}, not to the proposal id {}", sha256_hex(document),
+    return make_error(store::ErrorKind::ProposalDocument,
+                      fmt::format("the proposal document hashes to {}, not to the proposal id {}", sha256_hex(document),
                                   proposal_id));
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
@@ -478,7 +487,8 @@ Status check_blob(const Blob& b, std::size_t slot, std::string_view what) {
   if (b.slot != slot)
     return make_error(store::ErrorKind::Slot, fmt::format("{} {} is given for slot {}", what, slot, b.slot));
   if (b.bytes.size() > kMaxBlobBytes)
-    return make_error(store::ErrorKind::Size, fmt::format("{} {} has {} bytes, more than {}", what, slot, b.bytes.size(), kMaxBlobBytes));
+    return make_error(store::ErrorKind::Size,
+                      fmt::format("{} {} has {} bytes, more than {}", what, slot, b.bytes.size(), kMaxBlobBytes));
   if (!b.exists) {
     if (!b.bytes.empty() || !b.sha256.empty())
       return make_error(store::ErrorKind::Absent, fmt::format("{} {} is absent but carries bytes", what, slot));
@@ -486,7 +496,8 @@ Status check_blob(const Blob& b, std::size_t slot, std::string_view what) {
   }
   std::string digest = sha256_hex(b.bytes);
   if (digest != b.sha256)
-    return make_error(store::ErrorKind::Digest, fmt::format("{} {}: bytes hash to {}, not {}", what, slot, digest, b.sha256));
+    return make_error(store::ErrorKind::Digest,
+                      fmt::format("{} {}: bytes hash to {}, not {}", what, slot, digest, b.sha256));
   return {};
 }
 
@@ -500,11 +511,13 @@ Status Store::seal(TxnId id, const SealInput& in) {
     return make_error(store::ErrorKind::ProposalId, "a proposal id is 64 lowercase hex characters");
   std::string digest = sha256_hex(in.canonical_plan);
   if (digest != in.plan_id)
-    return make_error(store::ErrorKind::PlanId, fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
+    return make_error(store::ErrorKind::PlanId,
+                      fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
   if (in.streamed) {
     DOT_TRY(check_streamed_files(in, path()));
   } else if (in.artifacts.size() != in.operations.size() || !in.files.empty()) {
-    return make_error(store::ErrorKind::Count, fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
+    return make_error(store::ErrorKind::Count,
+                      fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
   }
   DOT_TRY(check_logs(in.logs));
   for (std::size_t i = 0; i < in.artifacts.size(); ++i) {
@@ -523,7 +536,8 @@ Status Store::seal(TxnId id, const SealInput& in) {
     s.bind(1, in.plan_id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row)
-      return make_error(store::ErrorKind::DuplicatePlan, fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
+      return make_error(store::ErrorKind::DuplicatePlan,
+                        fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
   }
   std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
   {
@@ -574,10 +588,12 @@ Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) 
   s.bind(1, id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row || s.i64(0) != static_cast<std::int64_t>(backups))
-    return make_error(store::ErrorKind::Count, fmt::format("{} backups for transaction {} with {} operations", backups, id, row ? s.i64(0) : 0));
+    return make_error(store::ErrorKind::Count,
+                      fmt::format("{} backups for transaction {} with {} operations", backups, id, row ? s.i64(0) : 0));
   // Each version keeps its backups where its loads look for them.
   if ((s.i64(1) != 0) != streamed)
-    return make_error(store::ErrorKind::BackupKind, fmt::format("transaction {}: {} backups for a {} plan", id, streamed ? "streamed" : "inline",
+    return make_error(store::ErrorKind::BackupKind,
+                      fmt::format("transaction {}: {} backups for a {} plan", id, streamed ? "streamed" : "inline",
                                   s.i64(1) != 0 ? "streamed" : "version-1"));
   return {};
 }
@@ -616,7 +632,8 @@ Status Store::prepare_files(TxnId id, const std::vector<FileBlob>& backups, cons
   DOT_TRY(detail::check_file_shapes(backups, backups.size(), FileKind::Backup, who));
   for (std::size_t i = 0; i < backups.size(); ++i)
     if (backups[i].index != i)
-      return make_error(store::ErrorKind::Slot, fmt::format("{}: backup {} is given for operation {}", who, i, backups[i].index));
+      return make_error(store::ErrorKind::Slot,
+                        fmt::format("{}: backup {} is given for operation {}", who, i, backups[i].index));
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_TRY(impl_->begin_prepare(id, backups.size(), true));
   // Each backup streams from its descriptor into its row, checked as it
@@ -628,13 +645,15 @@ Status Store::prepare_files(TxnId id, const std::vector<FileBlob>& backups, cons
 Status Store::transition(TxnId id, State to, std::string_view code, std::string_view detail) {
   DOT_TRY(impl_->writable());
   if (to == State::Sealed || to == State::Prepared || to == State::Proposing)
-    return make_error(store::ErrorKind::Transition, fmt::format("{} is entered through its own call (begin_proposal, seal, prepare)", state_name(to)));
+    return make_error(
+        store::ErrorKind::Transition,
+        fmt::format("{} is entered through its own call (begin_proposal, seal, prepare)", state_name(to)));
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State from, impl_->state_of(id));
   if (!is_legal_transition(from, to))
-    return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} cannot go from {} to {}", path(), id, state_name(from),
-                                  state_name(to)));
+    return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} cannot go from {} to {}",
+                                                                       path(), id, state_name(from), state_name(to)));
   if (from == State::Committed && to == State::Done) {
     // DONE means every effect the plan asked for succeeded.
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
@@ -644,8 +663,9 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (!s.is_null(0) && s.i64(1) != s.i64(0))
-      return make_error(store::ErrorKind::EffectsUnfinished, fmt::format("transaction {}: {} of {} effects succeeded; DONE needs all", id, s.i64(1),
-                                    s.i64(0)));
+      return make_error(
+          store::ErrorKind::EffectsUnfinished,
+          fmt::format("transaction {}: {} of {} effects succeeded; DONE needs all", id, s.i64(1), s.i64(0)));
   }
   std::int64_t at = now_ms();
   {
@@ -747,9 +767,11 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (s.is_null(0))
-      return make_error(store::ErrorKind::PreCapability, fmt::format("{}: a pre-capability plan has no effect ledger", row_name(id, s.text(1))));
+      return make_error(store::ErrorKind::PreCapability,
+                        fmt::format("{}: a pre-capability plan has no effect ledger", row_name(id, s.text(1))));
     if (index >= s.i64(0))
-      return make_error(store::ErrorKind::EffectIndex, fmt::format("{}: effect {} of a plan with {} effects", row_name(id, s.text(1)), index, s.i64(0)));
+      return make_error(store::ErrorKind::EffectIndex, fmt::format("{}: effect {} of a plan with {} effects",
+                                                                   row_name(id, s.text(1)), index, s.i64(0)));
     plan_id = s.text(1);
   }
   {
@@ -759,7 +781,9 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.i64(0) != index)
-      return make_error(store::ErrorKind::EffectOrder, fmt::format("{}: effect {} before every earlier effect succeeded", row_name(id, plan_id), index));
+      return make_error(
+          store::ErrorKind::EffectOrder,
+          fmt::format("{}: effect {} before every earlier effect succeeded", row_name(id, plan_id), index));
   }
   EffectEntry e;
   e.index = index;
@@ -771,7 +795,8 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && s.text(0) == "SUCCEEDED")
-      return make_error(store::ErrorKind::EffectDone, fmt::format("{}: effect {} already succeeded", row_name(id, plan_id), index));
+      return make_error(store::ErrorKind::EffectDone,
+                        fmt::format("{}: effect {} already succeeded", row_name(id, plan_id), index));
     e.attempts = row ? static_cast<std::uint32_t>(s.i64(1)) + 1 : 1;
   }
   {
@@ -800,7 +825,8 @@ Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, 
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.text(0) != "ATTEMPTED")
-      return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} effect {} is {}, not ATTEMPTED", path(), id, index,
+      return make_error(store::ErrorKind::IllegalTransition,
+                        fmt::format("{}: transaction {} effect {} is {}, not ATTEMPTED", path(), id, index,
                                     row ? s.text(0) : std::string("not attempted")));
   }
   {

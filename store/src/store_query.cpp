@@ -19,7 +19,8 @@ Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s) {
   std::string name = s.text(1);
   auto st = state_from_name(name);
   if (!st)
-    return make_error(store::ErrorKind::State, fmt::format("{}: transaction {} has unknown state \"{}\"", db_path, t.id, name));
+    return make_error(store::ErrorKind::State,
+                      fmt::format("{}: transaction {} has unknown state \"{}\"", db_path, t.id, name));
   t.state = *st;
   t.plan_id = s.text(2);
   t.proposal_id = s.text(3);
@@ -42,14 +43,16 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
     TxnId row = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), row);
     if (digits.empty() || digits[0] == '0' || ec != std::errc() || end != digits.data() + digits.size() || row <= 0)
-      return make_error(store::ErrorKind::Id, fmt::format("\"{}\" is not a transaction number ({}N, N from 1)", id_or_prefix, kRowIdPrefix));
+      return make_error(store::ErrorKind::Id,
+                        fmt::format("\"{}\" is not a transaction number ({}N, N from 1)", id_or_prefix, kRowIdPrefix));
     DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(row));
     return t.id;
   }
   std::string key(id_or_prefix);
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (key.size() < 8 || key.size() > 64 || !is_lower_hex(key))
-    return make_error(store::ErrorKind::Id, fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least 8 characters, "
+    return make_error(store::ErrorKind::Id,
+                      fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least 8 characters, "
                                   "or {}N",
                                   id_or_prefix, kRowIdPrefix));
   // Every stored id is lowercase hex, so [key, key + "g") is exactly the set
@@ -85,7 +88,8 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
                               (by_plan ? m.plan_id : m.proposal_id).substr(0, shown), m.state);
   }
   if (matches.size() > 5) candidates += ", ...";
-  return make_error(store::ErrorKind::Ambiguous, fmt::format("\"{}\" is a prefix of more than one id: {}", key, candidates));
+  return make_error(store::ErrorKind::Ambiguous,
+                    fmt::format("\"{}\" is a prefix of more than one id: {}", key, candidates));
 }
 
 namespace {
@@ -160,7 +164,8 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
     p.streamed = s.i64(3) != 0;
     std::string digest = sha256_hex(p.canonical_plan);
     if (digest != p.plan_id)
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}: the stored plan bytes hash to {}, not to the plan id", path(),
+      return make_error(store::ErrorKind::Tampered,
+                        fmt::format("{}: {}: the stored plan bytes hash to {}, not to the plan id", path(),
                                     row_name(p.id, p.plan_id), digest));
     out.push_back(std::move(p));
   }
@@ -180,7 +185,8 @@ Result<std::vector<Event>> Store::events(TxnId id) {
     std::string name = s.text(1);
     auto st = state_from_name(name);
     if (!st)
-      return make_error(store::ErrorKind::State, fmt::format("{}: event {} has unknown state \"{}\"", path(), e.seq, name));
+      return make_error(store::ErrorKind::State,
+                        fmt::format("{}: event {} has unknown state \"{}\"", path(), e.seq, name));
     e.state = *st;
     e.at_ms = s.i64(2);
     e.code = s.text(3);
@@ -204,7 +210,9 @@ Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
     std::string name = s.text(1);
     auto st = effect_state_from_name(name);
     if (!st)
-      return make_error(store::ErrorKind::EffectState, fmt::format("{}: transaction {} effect {} has unknown state \"{}\"", path(), id, e.index, name));
+      return make_error(
+          store::ErrorKind::EffectState,
+          fmt::format("{}: transaction {} effect {} has unknown state \"{}\"", path(), id, e.index, name));
     e.state = *st;
     e.idempotency_key = s.text(2);
     e.attempts = static_cast<std::uint32_t>(s.i64(3));
@@ -300,10 +308,12 @@ Result<std::vector<Blob>> read_blobs(detail::Db& db, const char* sql, TxnId id, 
     if (b.exists) {
       std::string digest = sha256_hex(b.bytes);
       if (digest != b.sha256)
-        return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} row for slot {} hashes to {}, not its stored {}", who, table, b.slot,
+        return make_error(store::ErrorKind::Tampered,
+                          fmt::format("{}: {} row for slot {} hashes to {}, not its stored {}", who, table, b.slot,
                                       digest, b.sha256));
     } else if (!b.bytes.empty() || !b.sha256.empty()) {
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} row for slot {} is absent but has bytes", who, table, b.slot));
+      return make_error(store::ErrorKind::Tampered,
+                        fmt::format("{}: {} row for slot {} is absent but has bytes", who, table, b.slot));
     }
     out.push_back(std::move(b));
   }
@@ -353,12 +363,14 @@ Status Store::read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& 
     DOT_ASSIGN_OR_RETURN(detail::StreamedBlob got, detail::stream_blob(db, detail::file_table(kind), f.rowid, &out));
     if (got.length != f.blob.size || (f.blob.exists && got.sha256 != f.blob.sha256) ||
         (!f.blob.exists && got.length != 0))
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: stored {} {} has {} bytes hashing to {}, not its {} bytes {}", who,
-                                    detail::file_kind_name(kind), index, got.length, got.sha256, f.blob.size,
-                                    f.blob.sha256));
+      return make_error(
+          store::ErrorKind::Tampered,
+          fmt::format("{}: stored {} {} has {} bytes hashing to {}, not its {} bytes {}", who,
+                      detail::file_kind_name(kind), index, got.length, got.sha256, f.blob.size, f.blob.sha256));
     return {};
   }
-  return make_error(store::ErrorKind::NoFile, fmt::format("{} has no stored {} for operation {}", who, detail::file_kind_name(kind), index));
+  return make_error(store::ErrorKind::NoFile,
+                    fmt::format("{} has no stored {} for operation {}", who, detail::file_kind_name(kind), index));
 }
 
 Result<SealedPlan> Store::load_sealed(TxnId id) {
@@ -373,9 +385,9 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   p.proposal_id = t.proposal_id;
   p.effect_count = t.effect_count;
   if (t.state == State::Proposing || t.state == State::Abandoned)
-    return make_error(store::ErrorKind::NotSealed, fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
-  if (t.pruned)
-    return make_error(store::ErrorKind::Pruned, fmt::format("{}: its blobs were pruned", who));
+    return make_error(store::ErrorKind::NotSealed,
+                      fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
+  if (t.pruned) return make_error(store::ErrorKind::Pruned, fmt::format("{}: its blobs were pruned", who));
   {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT canonical FROM plan WHERE txn_id = ?1"));
     s.bind(1, id);
@@ -385,10 +397,12 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   }
   std::string digest = sha256_hex(p.canonical_plan);
   if (p.plan_id.size() != 64 || digest != p.plan_id)
-    return make_error(store::ErrorKind::Tampered, fmt::format("{}: the stored plan bytes hash to {}, not to the plan id", who, digest));
+    return make_error(store::ErrorKind::Tampered,
+                      fmt::format("{}: the stored plan bytes hash to {}, not to the plan id", who, digest));
   DOT_ASSIGN_OR_RETURN(p.operations, read_operations(db, id));
   if (p.operations.size() != t.operation_count)
-    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} operation rows for {} operations", who, p.operations.size(), t.operation_count));
+    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} operation rows for {} operations", who,
+                                                              p.operations.size(), t.operation_count));
   {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
                                             "WHERE plan.txn_id = ?1"));
@@ -404,9 +418,11 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
     return make_error(store::ErrorKind::Tampered, fmt::format("{}: a pre-capability plan has effect ledger rows", who));
   for (const auto& e : p.effects) {
     if (p.effect_count && e.index >= *p.effect_count)
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: ledger row for effect {} of {}", who, e.index, *p.effect_count));
+      return make_error(store::ErrorKind::Tampered,
+                        fmt::format("{}: ledger row for effect {} of {}", who, e.index, *p.effect_count));
     if (e.idempotency_key != effect_idempotency_key(p.plan_id, e.index))
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
+      return make_error(store::ErrorKind::Tampered,
+                        fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
   }
   if (p.streamed) {
     DOT_TRY(load_streamed_files(db, p, who));
@@ -415,14 +431,17 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   DOT_ASSIGN_OR_RETURN(p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot",
                                                id, false, "artifact", who));
   if (p.artifacts.size() != t.operation_count)
-    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} artifacts for {} operations", who, p.artifacts.size(), t.operation_count));
+    return make_error(store::ErrorKind::Tampered,
+                      fmt::format("{}: {} artifacts for {} operations", who, p.artifacts.size(), t.operation_count));
   for (std::size_t i = 0; i < p.artifacts.size(); ++i)
     if (p.artifacts[i].sha256 != p.operations[i].after_sha256)
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: artifact {} is not the operation's after digest", who, i));
+      return make_error(store::ErrorKind::Tampered,
+                        fmt::format("{}: artifact {} is not the operation's after digest", who, i));
   DOT_ASSIGN_OR_RETURN(p.backups, read_blobs(db,
       "SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1 ORDER BY slot", id, true, "backup", who));
   if (!p.backups.empty() && p.backups.size() != t.operation_count)
-    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} backups for {} operations", who, p.backups.size(), t.operation_count));
+    return make_error(store::ErrorKind::Tampered,
+                      fmt::format("{}: {} backups for {} operations", who, p.backups.size(), t.operation_count));
   return p;
 }
 

@@ -81,7 +81,9 @@ class Kind {
 
   friend bool operator==(Kind a, Kind b) noexcept { return a.row_ == b.row_; }
   template <KindEnum E>
-  friend bool operator==(Kind a, E b) noexcept { return a.row_ == &kind_row(b); }
+  friend bool operator==(Kind a, E b) noexcept {
+    return a.row_ == &kind_row(b);
+  }
   // By name: for tests, and for a kind that is data (read back from a
   // database or a peer). Product code branches on rows, never on names.
   friend bool operator==(Kind a, std::string_view name) noexcept { return a.name() == name; }
@@ -102,12 +104,21 @@ struct Error {
   std::optional<std::uint64_t> offset;
 
   template <KindEnum E>
-  bool is(E k) const noexcept { return kind == k; }
+  bool is(E k) const noexcept {
+    return kind == k;
+  }
   // The same error under another code: a protocol layer that reports a lower
   // layer's failure under its own contract (DPP reports the JSON reader's
   // kinds as DOT_E_PROTOCOL) keeps kind, detail and offset.
-  Error reported_as(Code other) && { code = other; return std::move(*this); }
-  Error reported_as(Code other) const& { Error e = *this; e.code = other; return e; }
+  Error reported_as(Code other) && {
+    code = other;
+    return std::move(*this);
+  }
+  Error reported_as(Code other) const& {
+    Error e = *this;
+    e.code = other;
+    return e;
+  }
 
   // The one-line rendering of docs/spec/cli.md without the code prefix:
   // "duplicate_key at byte 17: key \"a\" appears twice", or the detail alone.

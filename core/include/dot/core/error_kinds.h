@@ -13,14 +13,72 @@
 namespace dot::core {
 
 enum class ErrorKind : std::uint8_t {
-  Tampered, Interrupted, Unfinished, OtherRoot, PlanVersion, Artifact, NotSealed, PreCapability, Changed, Folders,
-  ConcurrentEdit, Effect, SlotName, NotCanonical, ProposalIdMismatch, Target, PlanInvariant, InvalidId,
-  InconsistentSnapshot, TooManyEffects, UnsupportedVersion, OperationCount, DuplicateSlot, ProposalMissing,
-  PlanIdMismatch, ProposalBinding, Effects, OperationLimit, Mode, PlanProfile, PluginId, WriteAfter, ProposalAfter,
-  RemoveAfter, Unsorted, Directory, InterruptedPlan, AssuranceMisuse, Assurance, Manifest, ProposalId, NotCommitted,
-  Archived, NotNewest, ManifestAssurance, ManifestEncoding, Symlink, Profile, Inputs, PluginPath, PluginRegistered,
-  PluginType, PluginScript, PluginNotElf, NoPlugin, PluginRequired, UnknownPlugin, Digest, OwnedByOther, InputPath,
-  InputRoot, InputType, StageReplaced, Parent, MissingBackup, TestHook,
+  Tampered,
+  Interrupted,
+  Unfinished,
+  OtherRoot,
+  PlanVersion,
+  Artifact,
+  NotSealed,
+  PreCapability,
+  Changed,
+  Folders,
+  ConcurrentEdit,
+  Effect,
+  SlotName,
+  NotCanonical,
+  ProposalIdMismatch,
+  Target,
+  PlanInvariant,
+  InvalidId,
+  InconsistentSnapshot,
+  TooManyEffects,
+  UnsupportedVersion,
+  OperationCount,
+  DuplicateSlot,
+  ProposalMissing,
+  PlanIdMismatch,
+  ProposalBinding,
+  Effects,
+  OperationLimit,
+  Mode,
+  PlanProfile,
+  PluginId,
+  WriteAfter,
+  ProposalAfter,
+  RemoveAfter,
+  Unsorted,
+  Directory,
+  InterruptedPlan,
+  AssuranceMisuse,
+  Assurance,
+  Manifest,
+  ProposalId,
+  NotCommitted,
+  Archived,
+  NotNewest,
+  ManifestAssurance,
+  ManifestEncoding,
+  Symlink,
+  Profile,
+  Inputs,
+  PluginPath,
+  PluginRegistered,
+  PluginType,
+  PluginScript,
+  PluginNotElf,
+  NoPlugin,
+  PluginRequired,
+  UnknownPlugin,
+  Digest,
+  OwnedByOther,
+  InputPath,
+  InputRoot,
+  InputType,
+  StageReplaced,
+  Parent,
+  MissingBackup,
+  TestHook,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -42,25 +100,28 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the transaction states (docs/spec/transactions.md)"},  // PreCapability
     {"changed", Code::Conflict, "target … changed since it was observed at plan time",
      "the transaction states (docs/spec/transactions.md)"},  // Changed
-    {"folders", Code::Conflict, "the folders apply would create are no longer the ones the plan lists (a folder appeared or ",
+    {"folders", Code::Conflict,
+     "the folders apply would create are no longer the ones the plan lists (a folder appeared or ",
      "the transaction states (docs/spec/transactions.md)"},  // Folders
-    {"concurrent_edit", Code::RecoveryRequired, "rolling back …: … equal neither their before nor their after snapshot: ",
-     "the transaction states (docs/spec/transactions.md)"},  // ConcurrentEdit
-    {"effect", Code::Policy, "effect … is not the allowlisted root-sync",
-     "docs/engine.md"},  // Effect
+    {"concurrent_edit", Code::RecoveryRequired,
+     "rolling back …: … equal neither their before nor their after snapshot: ",
+     "the transaction states (docs/spec/transactions.md)"},                                   // ConcurrentEdit
+    {"effect", Code::Policy, "effect … is not the allowlisted root-sync", "docs/engine.md"},  // Effect
     {"slot_name", Code::PathEscape, "slot name \"…\" does not match ^[a-z][a-z0-9-]…}\\.txt$",
      "the plan documents (docs/spec/plans.md)"},  // SlotName
     {"not_canonical", Code::Validation, "the stored plan bytes are not in canonical form",
      "the plan documents (docs/spec/plans.md)"},  // NotCanonical
     {"proposal_id_mismatch", Code::Validation, "plan.proposal_id … does not match the plan (recomputed …)",
      "the plan documents (docs/spec/plans.md)"},  // ProposalIdMismatch
-    {"target", Code::Policy, "a target outside the policy: not a private owned regular single-link file of at most 64 KiB",
+    {"target", Code::Policy,
+     "a target outside the policy: not a private owned regular single-link file of at most 64 KiB",
      "the plan documents (docs/spec/plans.md)"},  // Target
     {"plan_invariant", Code::Policy, "a plan that breaks a rule plan seals with (names, effects, snapshots)",
      "the plan documents (docs/spec/plans.md)"},  // PlanInvariant
     {"invalid_id", Code::Validation, "must be 64 lowercase hex characters",
      "the plan documents (docs/spec/plans.md)"},  // InvalidId
-    {"inconsistent_snapshot", Code::Validation, "says exists:false but is not the absent snapshot (all zero, sha256 \"\")",
+    {"inconsistent_snapshot", Code::Validation,
+     "says exists:false but is not the absent snapshot (all zero, sha256 \"\")",
      "the plan documents (docs/spec/plans.md)"},  // InconsistentSnapshot
     {"too_many_effects", Code::Validation, "plan.effects has more than … entries",
      "the plan documents (docs/spec/plans.md)"},  // TooManyEffects
@@ -70,7 +131,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the plan documents (docs/spec/plans.md)"},  // OperationCount
     {"duplicate_slot", Code::Validation, "slot name \"…\" appears twice",
      "the plan documents (docs/spec/plans.md)"},  // DuplicateSlot
-    {"proposal_missing", Code::Validation, "a version-2 plan's proposal_id is checked against its proposal document: give the ",
+    {"proposal_missing", Code::Validation,
+     "a version-2 plan's proposal_id is checked against its proposal document: give the ",
      "the plan documents (docs/spec/plans.md)"},  // ProposalMissing
     {"plan_id_mismatch", Code::Validation, "the document claims plan_id … but the plan hashes to …",
      "the plan documents (docs/spec/plans.md)"},  // PlanIdMismatch
@@ -79,9 +141,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"effects", Code::Policy, "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\",",
      "the plan documents (docs/spec/plans.md)"},  // Effects
     {"operation_count", Code::Protocol, "plan.operations has … entries, more than max_operations …",
-     "the plan documents (docs/spec/plans.md)"},  // OperationLimit
-    {"mode", Code::Policy, "….mode … is not …",
-     "the plan documents (docs/spec/plans.md)"},  // Mode
+     "the plan documents (docs/spec/plans.md)"},                                             // OperationLimit
+    {"mode", Code::Policy, "….mode … is not …", "the plan documents (docs/spec/plans.md)"},  // Mode
     {"profile", Code::Validation, "plan.profile \"…\" is not \"…\"",
      "the plan documents (docs/spec/plans.md)"},  // PlanProfile
     {"plugin_id", Code::Validation, "plan.plugin_id must be 1 to … bytes",
@@ -100,7 +161,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/engine.md"},  // InterruptedPlan
     {"assurance", Code::Internal, "negotiated assurance differs from the manifest's",
      "docs/engine.md"},  // AssuranceMisuse
-    {"assurance", Code::Policy, "the plugin is registered with process assurance: audit consent never satisfies it; use ",
+    {"assurance", Code::Policy,
+     "the plugin is registered with process assurance: audit consent never satisfies it; use ",
      "docs/engine.md"},  // Assurance
     {"manifest", Code::PluginIdentity, "the stored manifest does not name the plugin its plugin row names",
      "docs/engine.md"},  // Manifest
@@ -144,7 +206,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Registration and manifest"},  // OwnedByOther
     {"input_path", Code::Policy, "not an absolute path",
      "docs/spec/dpp-general.md, Registration and manifest"},  // InputPath
-    {"input_root", Code::Policy, "the managed root, inside it or above it: a plugin never reads the root's state folder",
+    {"input_root", Code::Policy,
+     "the managed root, inside it or above it: a plugin never reads the root's state folder",
      "docs/spec/dpp-general.md, Registration and manifest"},  // InputRoot
     {"input_type", Code::Policy, "is not a directory",
      "docs/spec/dpp-general.md, Registration and manifest"},  // InputType

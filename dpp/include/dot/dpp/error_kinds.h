@@ -1,7 +1,7 @@
 #pragma once
-// The error kinds of the DPP layer: framing, JSON-RPC, the hello and general profiles, the path rules, the host session and the conformance runner.
-// Each row: the kind printed and stored (never renamed), its code, what it
-// means, the rule it enforces. docs/errors.md is generated from this table.
+// The error kinds of the DPP layer: framing, JSON-RPC, the hello and general profiles, the path rules, the host session
+// and the conformance runner. Each row: the kind printed and stored (never renamed), its code, what it means, the rule
+// it enforces. docs/errors.md is generated from this table.
 
 #include <array>
 #include <cstddef>
@@ -13,21 +13,106 @@
 namespace dot::dpp {
 
 enum class ErrorKind : std::uint8_t {
-  Tmpdir, OutsideStage, StageReplaced, EchoedId, ErrorResponseExpected, Usage, Case, NotObject, EchoedProtocol,
-  EchoedProfile, EchoedAssurance, EchoedNonce, EchoedCapabilities, Length, EarlyEof, Header, ExtraHeader, PluginId,
-  LogLevel, LogMessage, ErrorDataEncoding, MaxFileBytes, MaxTotalBytes, ErrorMessage, ErrorData, Batch,
-  MethodInResponse, Inputs, EchoedLimits, Echo, SlotName, Names, DuplicateName, Effects, Count, Name, Sha256, Size,
-  Timeout, ProfileMisuse, OrderMisuse, ErrorResponse, TrailingOutput, Options, LimitsMisuse, Aborted, StderrLimit,
-  StdoutLimit, Unsolicited, NotificationMethod, LogNotNegotiated, LogLimit, Eof, NotValid, ExitStatus, Survivor, Id,
-  JsonrpcVersion, IdMismatch, Notification, Method, OperationCount, Absolute, DotDot, StateFolder, Reserved, NotUtf8,
-  Empty, TooLong, ControlByte, TrailingSlash, EmptyComponent, ComponentTooLong, DotComponent, Duplicate, Unsorted,
-  ParentOf, Mode, Action, Order, StageOpen, Protocol, Profile, Assurance, Capabilities, Nonce, Stage, Log,
-  InvalidRequest, Params, Symlink, TooLarge, Artifact, StagedSymlink, MaxOperations, InvalidParams,
+  Tmpdir,
+  OutsideStage,
+  StageReplaced,
+  EchoedId,
+  ErrorResponseExpected,
+  Usage,
+  Case,
+  NotObject,
+  EchoedProtocol,
+  EchoedProfile,
+  EchoedAssurance,
+  EchoedNonce,
+  EchoedCapabilities,
+  Length,
+  EarlyEof,
+  Header,
+  ExtraHeader,
+  PluginId,
+  LogLevel,
+  LogMessage,
+  ErrorDataEncoding,
+  MaxFileBytes,
+  MaxTotalBytes,
+  ErrorMessage,
+  ErrorData,
+  Batch,
+  MethodInResponse,
+  Inputs,
+  EchoedLimits,
+  Echo,
+  SlotName,
+  Names,
+  DuplicateName,
+  Effects,
+  Count,
+  Name,
+  Sha256,
+  Size,
+  Timeout,
+  ProfileMisuse,
+  OrderMisuse,
+  ErrorResponse,
+  TrailingOutput,
+  Options,
+  LimitsMisuse,
+  Aborted,
+  StderrLimit,
+  StdoutLimit,
+  Unsolicited,
+  NotificationMethod,
+  LogNotNegotiated,
+  LogLimit,
+  Eof,
+  NotValid,
+  ExitStatus,
+  Survivor,
+  Id,
+  JsonrpcVersion,
+  IdMismatch,
+  Notification,
+  Method,
+  OperationCount,
+  Absolute,
+  DotDot,
+  StateFolder,
+  Reserved,
+  NotUtf8,
+  Empty,
+  TooLong,
+  ControlByte,
+  TrailingSlash,
+  EmptyComponent,
+  ComponentTooLong,
+  DotComponent,
+  Duplicate,
+  Unsorted,
+  ParentOf,
+  Mode,
+  Action,
+  Order,
+  StageOpen,
+  Protocol,
+  Profile,
+  Assurance,
+  Capabilities,
+  Nonce,
+  Stage,
+  Log,
+  InvalidRequest,
+  Params,
+  Symlink,
+  TooLarge,
+  Artifact,
+  StagedSymlink,
+  MaxOperations,
+  InvalidParams,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
-    {"tmpdir", Code::Io, "no temporary folder: …",
-     "docs/dpp.md, conformance"},  // Tmpdir
+    {"tmpdir", Code::Io, "no temporary folder: …", "docs/dpp.md, conformance"},  // Tmpdir
     {"outside_stage", Code::PathEscape, "the plugin wrote \"…\" beside its stage (in the stage's parent folder)",
      "docs/dpp.md, conformance"},  // OutsideStage
     {"stage_replaced", Code::PathEscape, "the stage folder was removed or replaced",
@@ -35,11 +120,9 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"id", Code::PluginIdentity, "the plugin says it is \"……\", which is not a plugin id: it …",
      "docs/dpp.md, conformance"},  // EchoedId
     {"error_response", Code::Protocol, "expected error … with id …, got …",
-     "docs/dpp.md, conformance"},  // ErrorResponseExpected
-    {"usage", Code::Internal, "no plugin command given",
-     "docs/dpp.md, conformance"},  // Usage
-    {"case", Code::NotFound, "no conformance case of that name",
-     "docs/dpp.md, conformance"},  // Case
+     "docs/dpp.md, conformance"},                                                              // ErrorResponseExpected
+    {"usage", Code::Internal, "no plugin command given", "docs/dpp.md, conformance"},          // Usage
+    {"case", Code::NotFound, "no conformance case of that name", "docs/dpp.md, conformance"},  // Case
     {"not_object", Code::Protocol, "a member that must be an object is not one",
      "docs/spec/dpp-general.md, Negotiation"},  // NotObject
     {"protocol", Code::PluginIdentity, "the plugin echoed protocol …, core sent …",
@@ -87,9 +170,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"echo", Code::PluginIdentity, "the echo of dot.initialize adds a member core did not send",
      "the DPP general profile (docs/spec/dpp-general.md)"},  // Echo
     {"slot_name", Code::PathEscape, "slot … name \"…\" does not match ^[a-z][a-z0-9-]…}\\.txt$",
-     "docs/spec/dpp-hello.md, Allowlists"},  // SlotName
-    {"names", Code::Policy, "a plan names 1 to … files, this one …",
-     "docs/spec/dpp-hello.md, Allowlists"},  // Names
+     "docs/spec/dpp-hello.md, Allowlists"},                                                                  // SlotName
+    {"names", Code::Policy, "a plan names 1 to … files, this one …", "docs/spec/dpp-hello.md, Allowlists"},  // Names
     {"duplicate_name", Code::Policy, "slot name \"…\" appears twice",
      "docs/spec/dpp-hello.md, Allowlists"},  // DuplicateName
     {"effects", Code::Policy, "at most … effects, the plan asks for …",
@@ -137,31 +219,26 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"exit_status", Code::Protocol, "the plugin ended with … after a clean session; exit 0 is required",
      "docs/spec/dpp-hello.md, Session limits"},  // ExitStatus
     {"survivor", Code::Protocol, "the plugin left … process… running after it exited",
-     "docs/spec/dpp-hello.md, Session limits"},  // Survivor
-    {"id", Code::Protocol, "the … id must be a positive integer",
-     "docs/spec/dpp-hello.md, Envelope"},  // Id
+     "docs/spec/dpp-hello.md, Session limits"},                                                         // Survivor
+    {"id", Code::Protocol, "the … id must be a positive integer", "docs/spec/dpp-hello.md, Envelope"},  // Id
     {"jsonrpc_version", Code::Protocol, "\"jsonrpc\" must be the string \"2.0\"",
      "docs/spec/dpp-hello.md, Envelope"},  // JsonrpcVersion
-    {"id_mismatch", Code::Protocol, "the … has id …, expected …",
-     "docs/spec/dpp-hello.md, Envelope"},  // IdMismatch
+    {"id_mismatch", Code::Protocol, "the … has id …, expected …", "docs/spec/dpp-hello.md, Envelope"},  // IdMismatch
     {"notification", Code::Protocol, "a notification instead of the …; notifications are not allowed",
      "docs/spec/dpp-hello.md, Envelope"},  // Notification
     {"method", Code::Protocol, "a request for a method the plugin does not know",
      "docs/spec/dpp-hello.md, Envelope"},  // Method
     {"operation_count", Code::Protocol, "the plan has … operations, more than max_operations …",
      "docs/spec/dpp-general.md, Path rules"},  // OperationCount
-    {"absolute", Code::PathEscape, "a plan path is absolute",
-     "docs/spec/dpp-general.md, Path rules"},  // Absolute
+    {"absolute", Code::PathEscape, "a plan path is absolute", "docs/spec/dpp-general.md, Path rules"},  // Absolute
     {"dot_dot", Code::PathEscape, "a plan path has a \"..\" component",
      "docs/spec/dpp-general.md, Path rules"},  // DotDot
     {"state_folder", Code::PathEscape, "a plan path inside core's state folder",
      "docs/spec/dpp-general.md, Path rules"},  // StateFolder
     {"reserved", Code::PathEscape, "a plan path with a reserved component",
-     "docs/spec/dpp-general.md, Path rules"},  // Reserved
-    {"not_utf8", Code::Policy, "a plan path is not valid UTF-8",
-     "docs/spec/dpp-general.md, Path rules"},  // NotUtf8
-    {"empty", Code::Policy, "a plan path is empty",
-     "docs/spec/dpp-general.md, Path rules"},  // Empty
+     "docs/spec/dpp-general.md, Path rules"},                                                              // Reserved
+    {"not_utf8", Code::Policy, "a plan path is not valid UTF-8", "docs/spec/dpp-general.md, Path rules"},  // NotUtf8
+    {"empty", Code::Policy, "a plan path is empty", "docs/spec/dpp-general.md, Path rules"},               // Empty
     {"too_long", Code::Policy, "a plan path is longer than the limit",
      "docs/spec/dpp-general.md, Path rules"},  // TooLong
     {"control_byte", Code::Policy, "a plan path holds a control byte",
@@ -173,9 +250,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"component_too_long", Code::Policy, "a plan path has a component longer than the limit",
      "docs/spec/dpp-general.md, Path rules"},  // ComponentTooLong
     {"dot_component", Code::Policy, "a plan path has a \".\" component",
-     "docs/spec/dpp-general.md, Path rules"},  // DotComponent
-    {"duplicate", Code::Policy, "a plan path appears twice",
-     "docs/spec/dpp-general.md, Path rules"},  // Duplicate
+     "docs/spec/dpp-general.md, Path rules"},                                                          // DotComponent
+    {"duplicate", Code::Policy, "a plan path appears twice", "docs/spec/dpp-general.md, Path rules"},  // Duplicate
     {"unsorted", Code::Policy, "plan paths not in ascending UTF-8 byte order",
      "docs/spec/dpp-general.md, Path rules"},  // Unsorted
     {"parent_of", Code::Policy, "a plan path is a parent folder of another path of the same plan",
@@ -183,33 +259,23 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"mode", Code::Policy, "a write with a mode other than 384, 420, 448 or 493, or a remove with a mode",
      "docs/spec/dpp-general.md, Path rules"},  // Mode
     {"action", Code::Policy, "an operation action other than write or remove",
-     "docs/spec/dpp-general.md, Path rules"},  // Action
-    {"order", Code::Protocol, "got … with id …, expected …",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // Order
-    {"stage", Code::Io, "cannot open the stage …: …",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // StageOpen
-    {"protocol", Code::Protocol, "unsupported protocol …",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // Protocol
-    {"profile", Code::Protocol, "unsupported profile \"…\"",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // Profile
-    {"assurance", Code::Protocol, "unknown required_assurance",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // Assurance
+     "docs/spec/dpp-general.md, Path rules"},                                                               // Action
+    {"order", Code::Protocol, "got … with id …, expected …", "docs/spec/dpp-hello.md, dot.initialize"},     // Order
+    {"stage", Code::Io, "cannot open the stage …: …", "docs/spec/dpp-hello.md, dot.initialize"},            // StageOpen
+    {"protocol", Code::Protocol, "unsupported protocol …", "docs/spec/dpp-hello.md, dot.initialize"},       // Protocol
+    {"profile", Code::Protocol, "unsupported profile \"…\"", "docs/spec/dpp-hello.md, dot.initialize"},     // Profile
+    {"assurance", Code::Protocol, "unknown required_assurance", "docs/spec/dpp-hello.md, dot.initialize"},  // Assurance
     {"capabilities", Code::Protocol, "capabilities differ from the hello profile's",
      "docs/spec/dpp-hello.md, dot.initialize"},  // Capabilities
-    {"nonce", Code::Protocol, "the nonce is not 64 lowercase hex",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // Nonce
-    {"stage", Code::Protocol, "the stage must be an absolute path",
-     "docs/spec/dpp-hello.md, dot.initialize"},  // Stage
-    {"log", Code::Internal, "dot.log is allowed only while a request is handled",
-     "docs/writing-plugins.md"},  // Log
+    {"nonce", Code::Protocol, "the nonce is not 64 lowercase hex", "docs/spec/dpp-hello.md, dot.initialize"},   // Nonce
+    {"stage", Code::Protocol, "the stage must be an absolute path", "docs/spec/dpp-hello.md, dot.initialize"},  // Stage
+    {"log", Code::Internal, "dot.log is allowed only while a request is handled", "docs/writing-plugins.md"},   // Log
     {"invalid_request", Code::Protocol, "a request that is not a JSON-RPC request object (answered -32600)",
-     "docs/writing-plugins.md"},  // InvalidRequest
-    {"params", Code::Protocol, "unsupported protocol …",
-     "docs/writing-plugins.md"},  // Params
+     "docs/writing-plugins.md"},                                                      // InvalidRequest
+    {"params", Code::Protocol, "unsupported protocol …", "docs/writing-plugins.md"},  // Params
     {"symlink", Code::PathEscape, "a file in the stage is a symlink; staged files are never written through one",
-     "docs/writing-plugins.md"},  // Symlink
-    {"too_large", Code::Io, "the source of … has more than … bytes",
-     "docs/writing-plugins.md"},  // TooLarge
+     "docs/writing-plugins.md"},                                                                  // Symlink
+    {"too_large", Code::Io, "the source of … has more than … bytes", "docs/writing-plugins.md"},  // TooLarge
     {"artifact", Code::ArtifactMismatch, "a staged file that is not the artifact the plugin claimed",
      "docs/spec/dpp-general.md, Materialize and validate"},  // Artifact
     {"staged_symlink", Code::PathEscape, "staged … is or passes through a symlink (never followed)",

@@ -1,7 +1,7 @@
 #pragma once
-// The error kinds of Metewand (docs/spec/metewand.md): frames, correlation, messages, the hello handshake, the worker session, the worker's failure codes.
-// Each row: the kind printed and stored (never renamed), its code, what it
-// means, the rule it enforces. docs/errors.md is generated from this table.
+// The error kinds of Metewand (docs/spec/metewand.md): frames, correlation, messages, the hello handshake, the worker
+// session, the worker's failure codes. Each row: the kind printed and stored (never renamed), its code, what it means,
+// the rule it enforces. docs/errors.md is generated from this table.
 
 #include <array>
 #include <cstddef>
@@ -15,40 +15,74 @@
 namespace dot::metewand {
 
 enum class ErrorKind : std::uint8_t {
-  Case, Worker, Mkdtemp, WorkerId, RequestStreamEnded, RequestId, Timeout, Io, LineTooLong, EarlyEof, ByteOrderMark,
-  InvalidUtf8, DuplicateKey, MalformedJson, InvalidRequestId, ExtraResponse, MismatchedRequestId,
-  RequestAlreadyPending, RequestIdExhausted, InvalidMessage, Serialization, HelloMismatchedRequestId,
-  NoCommonProtocol, ProtocolMismatch, WorkerIdentityMismatch, CapabilityForRole, ReservedCapability,
-  MissingCapability, Frame, Correlation, Handshake, WorkerFailure, Spawn, SessionTimeout, ProtocolClosed,
-  UnsuccessfulExit, SessionUnusable, InvalidRole, CapabilityNotSelected, NotNegotiated, FailureInvalidRequest,
-  FailureUnsupportedOperation, FailureOperationFailed, FailureInternalError, InvalidJson,
+  Case,
+  Worker,
+  Mkdtemp,
+  WorkerId,
+  RequestStreamEnded,
+  RequestId,
+  Timeout,
+  Io,
+  LineTooLong,
+  EarlyEof,
+  ByteOrderMark,
+  InvalidUtf8,
+  DuplicateKey,
+  MalformedJson,
+  InvalidRequestId,
+  ExtraResponse,
+  MismatchedRequestId,
+  RequestAlreadyPending,
+  RequestIdExhausted,
+  InvalidMessage,
+  Serialization,
+  HelloMismatchedRequestId,
+  NoCommonProtocol,
+  ProtocolMismatch,
+  WorkerIdentityMismatch,
+  CapabilityForRole,
+  ReservedCapability,
+  MissingCapability,
+  Frame,
+  Correlation,
+  Handshake,
+  WorkerFailure,
+  Spawn,
+  SessionTimeout,
+  ProtocolClosed,
+  UnsuccessfulExit,
+  SessionUnusable,
+  InvalidRole,
+  CapabilityNotSelected,
+  NotNegotiated,
+  FailureInvalidRequest,
+  FailureUnsupportedOperation,
+  FailureOperationFailed,
+  FailureInternalError,
+  InvalidJson,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
-    {"case", Code::Validation, "no case … for the … role",
-     "Metewand (docs/spec/metewand.md)"},  // Case
-    {"worker", Code::Internal, "no worker command given",
-     "Metewand (docs/spec/metewand.md)"},  // Worker
-    {"mkdtemp", Code::Io, "cannot make a private directory under …",
-     "Metewand (docs/spec/metewand.md)"},  // Mkdtemp
+    {"case", Code::Validation, "no case … for the … role", "Metewand (docs/spec/metewand.md)"},            // Case
+    {"worker", Code::Internal, "no worker command given", "Metewand (docs/spec/metewand.md)"},             // Worker
+    {"mkdtemp", Code::Io, "cannot make a private directory under …", "Metewand (docs/spec/metewand.md)"},  // Mkdtemp
     {"worker_id", Code::Validation, "--worker-id … is not mw1-resolved-worker- and 64 lowercase hex digits",
      "Metewand (docs/spec/metewand.md)"},  // WorkerId
     {"request_stream_ended", Code::Protocol, "the request stream ended before shutdown",
      "Metewand (docs/spec/metewand.md)"},  // RequestStreamEnded
     {"request_id", Code::Protocol, "a request without a non-empty string id cannot be answered",
      "Metewand (docs/spec/metewand.md)"},  // RequestId
-    {"timeout", Code::Timeout, "no response within the … phase's … ms",
-     "Metewand (docs/spec/metewand.md)"},  // Timeout
-    {"Io", Code::Protocol, "the protocol stream could not be read or written (a read past the deadline is DOT_E_TIMEOUT)",
+    {"timeout", Code::Timeout, "no response within the … phase's … ms", "Metewand (docs/spec/metewand.md)"},  // Timeout
+    {"Io", Code::Protocol,
+     "the protocol stream could not be read or written (a read past the deadline is DOT_E_TIMEOUT)",
      "Metewand (docs/spec/metewand.md)"},  // Io
     {"LineTooLong", Code::Protocol, "a line, read or about to be sent, is longer than the line limit",
      "Metewand (docs/spec/metewand.md)"},  // LineTooLong
     {"EarlyEof", Code::Protocol, "the stream ended inside a line, before its line feed",
      "Metewand (docs/spec/metewand.md)"},  // EarlyEof
     {"ByteOrderMark", Code::Protocol, "a line begins with a UTF-8 byte-order mark",
-     "Metewand (docs/spec/metewand.md)"},  // ByteOrderMark
-    {"InvalidUtf8", Code::Protocol, "a line is not valid UTF-8",
-     "Metewand (docs/spec/metewand.md)"},  // InvalidUtf8
+     "Metewand (docs/spec/metewand.md)"},                                                              // ByteOrderMark
+    {"InvalidUtf8", Code::Protocol, "a line is not valid UTF-8", "Metewand (docs/spec/metewand.md)"},  // InvalidUtf8
     {"DuplicateKey", Code::Protocol, "an object key appears twice in a line",
      "Metewand (docs/spec/metewand.md)"},  // DuplicateKey
     {"MalformedJson", Code::Protocol, "a line is not one JSON value",
@@ -81,16 +115,14 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "Metewand (docs/spec/metewand.md)"},  // ReservedCapability
     {"MissingCapability", Code::PluginIdentity, "the worker did not report a selected capability",
      "Metewand (docs/spec/metewand.md)"},  // MissingCapability
-    {"Frame", Code::Protocol, "a framing error (without its detail)",
-     "Metewand (docs/spec/metewand.md)"},  // Frame
+    {"Frame", Code::Protocol, "a framing error (without its detail)", "Metewand (docs/spec/metewand.md)"},  // Frame
     {"Correlation", Code::Protocol, "a correlation error (without its detail)",
      "Metewand (docs/spec/metewand.md)"},  // Correlation
     {"Handshake", Code::PluginIdentity, "a handshake error (without its detail)",
      "Metewand (docs/spec/metewand.md)"},  // Handshake
     {"WorkerFailure", Code::Protocol, "the worker answered with a failure response (without its code)",
      "Metewand (docs/spec/metewand.md)"},  // WorkerFailure
-    {"Spawn", Code::Io, "the worker process could not be started",
-     "Metewand (docs/spec/metewand.md)"},  // Spawn
+    {"Spawn", Code::Io, "the worker process could not be started", "Metewand (docs/spec/metewand.md)"},  // Spawn
     {"Timeout", Code::Timeout, "the worker did not finish a phase within its deadline",
      "Metewand (docs/spec/metewand.md)"},  // SessionTimeout
     {"ProtocolClosed", Code::Protocol, "the worker closed its protocol stream before answering",
@@ -113,7 +145,9 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "Metewand (docs/spec/metewand.md)"},  // FailureOperationFailed
     {"internal_error", Code::Protocol, "the worker's failure response: an internal error of the worker",
      "Metewand (docs/spec/metewand.md)"},  // FailureInternalError
-    {"invalid_json", Code::Validation, "the metewand profile's name for text that is not one JSON value (a BOM, nesting too deep, grammar, trailing data)",
+    {"invalid_json", Code::Validation,
+     "the metewand profile's name for text that is not one JSON value (a BOM, nesting too deep, grammar, trailing "
+     "data)",
      "Metewand (docs/spec/metewand.md)"},  // InvalidJson
 });
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "dot/base/error.h"
-#include "dot/metewand/error_kinds.h"
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/message.h"
 

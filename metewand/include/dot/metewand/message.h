@@ -9,8 +9,8 @@
 #include <string_view>
 
 #include "dot/base/error.h"
-#include "dot/metewand/error_kinds.h"
 #include "dot/base/jcs.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 
 namespace dot::metewand {

@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "dot/base/error.h"
-#include "dot/metewand/error_kinds.h"
 #include "dot/base/jcs.h"
 #include "dot/base/process.h"
 #include "dot/base/stream_capture.h"
 #include "dot/metewand/correlation.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/frame_error.h"
 #include "dot/metewand/frame_reader.h"

@@ -13,48 +13,99 @@
 namespace dot::store {
 
 enum class ErrorKind : std::uint8_t {
-  File, Read, Path, Exists, Symlink, Missing, NotOurs, Replaced, NoRoot, LockTimeout, Locked, Io, Mkdir, Open, Chmod,
-  LockFile, Migration, Defensive, PathTooLong, RootId, ReadOnlyHandle, State, Sha256, PluginId, Registered, Log,
-  Count, OpenFile, Digest, IllegalTransition, ProposalId, ProposalDocument, Slot, Size, Absent, PlanId,
-  DuplicatePlan, BackupKind, Transition, NoPlan, EffectsUnfinished, PreCapability, EffectIndex, EffectOrder,
-  EffectDone, Effect, ReadOnly, CannotOpen, IoStore, NotSqlite, Truncated, Corrupt, NewerSchema, Journal,
-  DatabaseExists, Id, Unknown, Ambiguous, Tampered, EffectState, NoFile, NotSealed, Pruned, LockedDb, Full,
-  Constraint, Sqlite,
+  File,
+  Read,
+  Path,
+  Exists,
+  Symlink,
+  Missing,
+  NotOurs,
+  Replaced,
+  NoRoot,
+  LockTimeout,
+  Locked,
+  Io,
+  Mkdir,
+  Open,
+  Chmod,
+  LockFile,
+  Migration,
+  Defensive,
+  PathTooLong,
+  RootId,
+  ReadOnlyHandle,
+  State,
+  Sha256,
+  PluginId,
+  Registered,
+  Log,
+  Count,
+  OpenFile,
+  Digest,
+  IllegalTransition,
+  ProposalId,
+  ProposalDocument,
+  Slot,
+  Size,
+  Absent,
+  PlanId,
+  DuplicatePlan,
+  BackupKind,
+  Transition,
+  NoPlan,
+  EffectsUnfinished,
+  PreCapability,
+  EffectIndex,
+  EffectOrder,
+  EffectDone,
+  Effect,
+  ReadOnly,
+  CannotOpen,
+  IoStore,
+  NotSqlite,
+  Truncated,
+  Corrupt,
+  NewerSchema,
+  Journal,
+  DatabaseExists,
+  Id,
+  Unknown,
+  Ambiguous,
+  Tampered,
+  EffectState,
+  NoFile,
+  NotSealed,
+  Pruned,
+  LockedDb,
+  Full,
+  Constraint,
+  Sqlite,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"file", Code::ArtifactMismatch, "a stored file blob that is not the bytes its row names",
-     "the store schema (docs/spec/store-schema.md)"},  // File
-    {"read", Code::Io, "a stored file blob cannot be read",
-     "the store schema (docs/spec/store-schema.md)"},  // Read
-    {"path", Code::Io, "the root path is empty",
-     "docs/store.md"},  // Path
-    {"exists", Code::Io, "init: the path of a new root already exists",
-     "docs/store.md"},  // Exists
+     "the store schema (docs/spec/store-schema.md)"},                                                         // File
+    {"read", Code::Io, "a stored file blob cannot be read", "the store schema (docs/spec/store-schema.md)"},  // Read
+    {"path", Code::Io, "the root path is empty", "docs/store.md"},                                            // Path
+    {"exists", Code::Io, "init: the path of a new root already exists", "docs/store.md"},                     // Exists
     {"symlink", Code::PathEscape, "a path of the managed root is a symlink (refused, never followed)",
      "docs/store.md"},  // Symlink
     {"missing", Code::Store, "no database (or no state folder) here: create a root with dot-core init",
      "docs/store.md"},  // Missing
-    {"not_ours", Code::Store, "the database path is not a dot-core store (a symlink, not a regular file, empty, another schema)",
+    {"not_ours", Code::Store,
+     "the database path is not a dot-core store (a symlink, not a regular file, empty, another schema)",
      "docs/store.md"},  // NotOurs
     {"replaced", Code::PathEscape, "no longer the database in the state folder this command opened (moved or ",
      "docs/store.md"},  // Replaced
     {"no_root", Code::Store, "no managed root in … or any parent; pass --root or set DOT_ROOT",
-     "docs/store.md"},  // NoRoot
-    {"lock", Code::Store, "cannot open the lock file: …",
-     "docs/store.md"},  // LockTimeout
-    {"locked", Code::Conflict, "the root is locked by another dot-core command",
-     "docs/store.md"},  // Locked
-    {"io", Code::Io, "cannot open the directory",
-     "docs/store.md"},  // Io
-    {"mkdir", Code::Io, "cannot create the root",
-     "docs/store.md"},  // Mkdir
-    {"open", Code::Io, "cannot open the new root",
-     "docs/store.md"},  // Open
-    {"chmod", Code::Io, "cannot set mode 0700",
-     "docs/store.md"},  // Chmod
-    {"lock", Code::Io, "cannot create the lock file",
-     "docs/store.md"},  // LockFile
+     "docs/store.md"},                                                                              // NoRoot
+    {"lock", Code::Store, "cannot open the lock file: …", "docs/store.md"},                         // LockTimeout
+    {"locked", Code::Conflict, "the root is locked by another dot-core command", "docs/store.md"},  // Locked
+    {"io", Code::Io, "cannot open the directory", "docs/store.md"},                                 // Io
+    {"mkdir", Code::Io, "cannot create the root", "docs/store.md"},                                 // Mkdir
+    {"open", Code::Io, "cannot open the new root", "docs/store.md"},                                // Open
+    {"chmod", Code::Io, "cannot set mode 0700", "docs/store.md"},                                   // Chmod
+    {"lock", Code::Io, "cannot create the lock file", "docs/store.md"},                             // LockFile
     {"migration", Code::Internal, "no migration path from version … to …",
      "the store schema (docs/spec/store-schema.md)"},  // Migration
     {"defensive", Code::Store, "SQLite refused defensive mode or trusted_schema=OFF",
@@ -87,8 +138,7 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the store schema (docs/spec/store-schema.md)"},  // ProposalId
     {"proposal_document", Code::Validation, "a proposal document of … bytes is over …",
      "the store schema (docs/spec/store-schema.md)"},  // ProposalDocument
-    {"slot", Code::ArtifactMismatch, "… is given for slot …",
-     "the store schema (docs/spec/store-schema.md)"},  // Slot
+    {"slot", Code::ArtifactMismatch, "… is given for slot …", "the store schema (docs/spec/store-schema.md)"},  // Slot
     {"size", Code::ArtifactMismatch, "… has … bytes, more than …",
      "the store schema (docs/spec/store-schema.md)"},  // Size
     {"absent", Code::ArtifactMismatch, "… is absent but carries bytes",
@@ -151,12 +201,10 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the transaction states (docs/spec/transactions.md)"},  // Pruned
     {"locked", Code::Store, "locked by another process past the busy timeout",
      "the store schema (docs/spec/store-schema.md)"},  // LockedDb
-    {"full", Code::Store, "the disk is full (SQLITE_FULL)",
-     "the store schema (docs/spec/store-schema.md)"},  // Full
+    {"full", Code::Store, "the disk is full (SQLITE_FULL)", "the store schema (docs/spec/store-schema.md)"},  // Full
     {"constraint", Code::Store, "a database constraint failed",
-     "the store schema (docs/spec/store-schema.md)"},  // Constraint
-    {"sqlite", Code::Store, "another SQLite error",
-     "the store schema (docs/spec/store-schema.md)"},  // Sqlite
+     "the store schema (docs/spec/store-schema.md)"},                                                 // Constraint
+    {"sqlite", Code::Store, "another SQLite error", "the store schema (docs/spec/store-schema.md)"},  // Sqlite
 });
 
 static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Sqlite) + 1, "one row per kind");
