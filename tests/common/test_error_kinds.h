@@ -10,7 +10,7 @@
 
 namespace dot::test {
 
-enum class ErrorKind : std::uint8_t { Input, Memfd, PidfdOpen, Test, T, Odd, Locked, OpenInvalidUtf8 };
+enum class ErrorKind : std::uint8_t { Input, Memfd, PidfdOpen, Test, T, Odd, Locked, OpenInvalidUtf8, Mkdir, Source };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"input", Code::Io, "a fake plugin input could not be read", ""},
@@ -21,9 +21,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"odd", Code::Validation, "an odd number where a test wants an even one", ""},
     {"locked", Code::Conflict, "a conflict, as the store reports a locked root", ""},
     {"open\xff", Code::Io, "a kind that is not UTF-8 (rendering tests)", ""},
+    {"mkdir", Code::Io, "a test plugin could not make a folder in its stage", ""},
+    {"source", Code::Io, "a test plugin's source is gone", ""},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::OpenInvalidUtf8) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Source) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 
