@@ -19,6 +19,7 @@
 #include "dot/adpp/client.h"
 #include "dot/adpp/postscript.h"
 #include "dot/base/json.h"
+#include "error_kinds.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -32,7 +33,7 @@ constexpr milliseconds kExitGrace{500};
 
 // ---- arguments ------------------------------------------------------------
 
-Error args_error(std::string detail) { return make_error(Code::Validation, "args", std::move(detail)); }
+Error args_error(std::string detail) { return make_error(cli::ErrorKind::Args, std::move(detail)); }
 
 // A JSON number spelled as an integer, when it fits T.
 template <typename T>
@@ -305,7 +306,7 @@ class Session {
           std::min<long long>(std::llround(o_.timeout_s * 1000.0), std::numeric_limits<std::uint32_t>::max())));
       DOT_ASSIGN_OR_RETURN(pb::Response ready, ask_quiet(std::move(req), "WaitReady"));
       if (ready.status().code() != pb::Status::CODE_OK)
-        return make_error(Code::Protocol, "not_ready",
+        return make_error(cli::ErrorKind::NotReady,
                           fmt::format("WaitReady answered {}: {}", adpp::status_code_name(ready.status().code()),
                                       ready.status().message()));
     }
@@ -319,9 +320,9 @@ class Session {
     if (!r.ok()) return exchange_error(std::move(r).error(), client_.process(), what);
     emit(*r);
     if (r->status().code() != pb::Status::CODE_OK && !status_error_)
-      status_error_ = make_error(Code::Protocol, "provider_status",
-                                 fmt::format("{} answered {}: {}", what, adpp::status_code_name(r->status().code()),
-                                             r->status().message()));
+      status_error_ = make_error(
+          cli::ErrorKind::ProviderStatus,
+          fmt::format("{} answered {}: {}", what, adpp::status_code_name(r->status().code()), r->status().message()));
     return {};
   }
 

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "conform_output.h"
 #include "dot/adpp/conformance.h"
+#include "error_kinds.h"
 #include "output.h"
 
 namespace dot::cli {
@@ -32,7 +33,7 @@ int run_adpp_conform(const AdppConformOptions& a) {
     return print_conform_list(p, a.json);
   }
   if (a.provider.empty())
-    return report(make_error(Code::Validation, "usage", "no provider given: dot-core adpp conform -- PROVIDER [ARGS...]"),
+    return report(make_error(cli::ErrorKind::Usage, "no provider given: dot-core adpp conform -- PROVIDER [ARGS...]"),
                   a.json);
   adpp::ConformanceOptions options;
   options.window = std::chrono::milliseconds(static_cast<long long>(std::llround(a.timeout_s * 1000.0)));

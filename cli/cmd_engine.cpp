@@ -14,6 +14,8 @@
 
 #include "armed_hooks.h"
 #include "commands.h"
+#include "dot/core/error_kinds.h"
+#include "dot/store/error_kinds.h"
 
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
@@ -400,13 +402,13 @@ int run_export(const EngineOptions& o) {
   auto detail = root->store().detail(*txn);
   if (!detail.ok()) return report(detail.error(), true);
   if (detail->canonical_plan.empty())
-    return report(make_error(Code::NotFound, "not_sealed",
+    return report(make_error(store::ErrorKind::NotSealed,
                              fmt::format("{} has no sealed plan ({})", o.id, store::state_name(detail->summary.state))),
                   true);
   // The stored bytes exactly as hashed; handed out only when they hash to
   // their plan_id and pass every check a load makes.
   if (sha256_hex(detail->canonical_plan) != detail->summary.plan_id)
-    return report(make_error(Code::RecoveryRequired, "tampered",
+    return report(make_error(core::ErrorKind::Tampered,
                              fmt::format("stored plan {} does not hash to its plan_id", detail->summary.plan_id)),
                   true);
   store::SealedPlan sealed;

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/padded_text.h"
@@ -35,7 +36,7 @@ struct JcsOptions {
 };
 
 Error too_large_error(const std::string& path, std::size_t max_bytes) {
-  return make_parse_error(Code::Validation, "too_large", max_bytes,
+  return make_parse_error(base::ErrorKind::TooLarge, max_bytes,
                           fmt::format("{} is larger than the limit of {} bytes", path, max_bytes));
 }
 
@@ -61,7 +62,7 @@ std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profil
   auto text = json::PaddedText::read(fd, o.max_bytes, expected, path == "-" ? "standard input" : path);
   if (!text.ok()) {
     Error e = std::move(text).error();
-    if (e.kind == "too_large") return Status(too_large_error(path, o.max_bytes));
+    if (e.is(base::ErrorKind::FileTooLarge)) return Status(too_large_error(path, o.max_bytes));
     return Status(std::move(e));
   }
   json::ReadLimits limits;
@@ -70,7 +71,7 @@ std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profil
   Status written = jcs::canonicalize_text_to(
       text->bytes(), profile,
       [](std::string_view piece) -> Status {
-        if (!write_stdout(piece)) return make_error(Code::Io, "write", "cannot write standard output");
+        if (!write_stdout(piece)) return make_error(base::ErrorKind::Write, "cannot write standard output");
         return {};
       },
       limits, true);
@@ -91,7 +92,7 @@ Result<std::string> canonical_bytes_of(const std::string& path, jcs::Profile pro
   auto bytes = read_file(path, o.max_bytes);
   if (!bytes.ok()) {
     Error e = std::move(bytes).error();
-    if (e.kind == "too_large")  // the reader's own kind and offset for an oversized input
+    if (e.is(base::ErrorKind::FileTooLarge))  // the reader's own kind and offset for an oversized input
       return too_large_error(path, o.max_bytes);
     return e;
   }
@@ -134,7 +135,7 @@ int run_canonicalize(const JcsOptions& o) {
   } else {
     out = std::move(*canonical);  // the canonical bytes exactly: data, not text for a person
   }
-  if (!write_stdout(out)) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
+  if (!write_stdout(out)) return report(make_error(base::ErrorKind::Write, "cannot write standard output"), false);
   return kExitOk;
 }
 
@@ -159,7 +160,7 @@ int run_hash(const JcsOptions& o) {
     for (const auto& [path, hex] : digests) out += fmt::format("{}  {}\n", hex, shown(path));
     written = print_text(out);
   }
-  if (!written) return report(make_error(Code::Io, "write", "cannot write standard output"), false);
+  if (!written) return report(make_error(base::ErrorKind::Write, "cannot write standard output"), false);
   return kExitOk;
 }
 

@@ -17,9 +17,11 @@
 #include "dot/base/jcs.h"
 #include "dot/metewand/hello.h"
 #include "conform_output.h"
+#include "dot/base/error_kinds.h"
 #include "dot/metewand/conformance.h"
 #include "dot/metewand/launch.h"
 #include "dot/metewand/operations.h"
+#include "error_kinds.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -44,11 +46,11 @@ int run_hello(const HelloOptions& o) {
   using namespace metewand;
   HelloRun run;
   auto role = role_from_name(o.role);
-  if (!role) return report(make_error(Code::Validation, "role", fmt::format("unknown role {}", o.role)), o.json);
+  if (!role) return report(make_error(cli::ErrorKind::Role, fmt::format("unknown role {}", o.role)), o.json);
   run.role = *role;
   for (const auto& name : o.select) {
     auto cap = capability_from_name(name);
-    if (!cap) return report(make_error(Code::Validation, "capability", fmt::format("unknown capability {}", name)), o.json);
+    if (!cap) return report(make_error(cli::ErrorKind::Capability, fmt::format("unknown capability {}", name)), o.json);
     run.selected.push_back(*cap);
   }
   run.command = o.command;
@@ -60,7 +62,7 @@ int run_hello(const HelloOptions& o) {
   auto bytes = jcs::encode(negotiated->to_node(), jcs::Profile::Metewand);
   if (!bytes.ok()) return report(bytes.error(), o.json);
   *bytes += '\n';
-  if (!write_stdout(*bytes)) return report(make_error(Code::Io, "write", "cannot write standard output"), o.json);
+  if (!write_stdout(*bytes)) return report(make_error(base::ErrorKind::Write, "cannot write standard output"), o.json);
   return kExitOk;
 }
 
@@ -82,13 +84,12 @@ struct RunOptions {
   bool json = false;
 };
 
-Error usage_error(std::string kind, std::string detail) { return make_error(Code::Validation, std::move(kind), std::move(detail)); }
+Error usage_error(ErrorKind kind, std::string detail) { return make_error(kind, std::move(detail)); }
 
 // A JSON object option, as the node the request carries.
-Result<jcs::Node> object_option(const std::string& name, const std::string& text) {
+Result<jcs::Node> object_option(ErrorKind kind, const std::string& name, const std::string& text) {
   auto doc = json::parse(text);
-  if (!doc.ok() || !doc->root().is_object())
-    return usage_error(name.substr(2), fmt::format("{} must be one JSON object", name));
+  if (!doc.ok() || !doc->root().is_object()) return usage_error(kind, fmt::format("{} must be one JSON object", name));
   return jcs::Node::from(doc->root());
 }
 
@@ -119,7 +120,7 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
   using namespace metewand;
   auto need = [&](const char* option, const std::string& value) -> Status {
     if (value.empty())
-      return usage_error("missing_option", fmt::format("a {} session needs {}", o.role, option));
+      return usage_error(cli::ErrorKind::MissingOption, fmt::format("a {} session needs {}", o.role, option));
     return {};
   };
   auto text = [](const std::string& v) { return jcs::Node::string(v); };
@@ -128,7 +129,7 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
     case WorkerRole::DatasetMaterializer: {
       DOT_TRY(need("--source-dir", o.source_dir));
       DOT_TRY(need("--output-dir", o.output_dir));
-      DOT_ASSIGN_OR_RETURN(jcs::Node params, object_option("--dataset-parameters", o.dataset_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node params, object_option(ErrorKind::DatasetParameters, "--dataset-parameters", o.dataset_parameters));
       jcs::Node m = jcs::Node::object();
       m.set("source_dir", text(o.source_dir)).set("dataset_parameters", std::move(params));
       m.set("dataset_seed", seed(o.dataset_seed)).set("output_dir", text(o.output_dir));
@@ -139,8 +140,8 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
       DOT_TRY(need("--dataset-dir", o.dataset_dir));
       DOT_TRY(need("--problem-contract-id", o.problem_contract_id));
       DOT_TRY(need("--result-dir", o.result_dir));
-      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option("--problem-parameters", o.problem_parameters));
-      DOT_ASSIGN_OR_RETURN(jcs::Node impl, object_option("--implementation-parameters", o.implementation_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node impl, object_option(ErrorKind::ImplementationParameters, "--implementation-parameters", o.implementation_parameters));
       jcs::Node p = jcs::Node::object();
       p.set("dataset_dir", text(o.dataset_dir)).set("problem_contract_id", text(o.problem_contract_id));
       p.set("problem_parameters", std::move(problem)).set("implementation_parameters", std::move(impl));
@@ -157,7 +158,7 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
       DOT_TRY(need("--problem-contract-id", o.problem_contract_id));
       DOT_TRY(need("--result-dir", o.result_dir));
       DOT_TRY(need("--metrics-path", o.metrics_path));
-      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option("--problem-parameters", o.problem_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
       jcs::Node v = jcs::Node::object();
       v.set("dataset_dir", text(o.dataset_dir)).set("problem_contract_id", text(o.problem_contract_id));
       v.set("problem_parameters", std::move(problem)).set("result_dir", text(o.result_dir));
@@ -173,7 +174,7 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
   using namespace metewand;
   SessionRun run;
   auto role = role_from_name(o.role);
-  if (!role) return usage_error("role", fmt::format("unknown role {}", o.role));
+  if (!role) return usage_error(cli::ErrorKind::Role, fmt::format("unknown role {}", o.role));
   run.role = *role;
   run.command = o.command;
   run.worker_id = o.worker_id;
@@ -182,7 +183,7 @@ Result<metewand::SessionRun> session_run(const RunOptions& o) {
   if (!o.select_given && run.role == WorkerRole::Implementation) run.selected = {Capability::OneShot};
   for (const auto& name : o.select) {
     auto cap = capability_from_name(name);
-    if (!cap) return usage_error("capability", fmt::format("unknown capability {}", name));
+    if (!cap) return usage_error(cli::ErrorKind::Capability, fmt::format("unknown capability {}", name));
     run.selected.push_back(*cap);
   }
   set_timeouts(o, run);
@@ -289,7 +290,7 @@ struct ConformOptions {
 int run_conform(const ConformOptions& o) {
   using namespace metewand;
   auto role = role_from_name(o.role);
-  if (!role) return report(usage_error("role", fmt::format("unknown role {}", o.role)), o.json);
+  if (!role) return report(usage_error(cli::ErrorKind::Role, fmt::format("unknown role {}", o.role)), o.json);
   ConformPrint p;
   p.group_key = "role";
   p.groups = {{role_name(*role), "the Metewand worker protocol, version 1"}};

@@ -15,6 +15,7 @@
 #include "dot/base/sha256.h"
 #include "dot/store/root.h"
 #include "dot/store/store.h"
+#include "error_kinds.h"
 #include "json_writer.h"
 #include "numbers.h"
 #include "output.h"
@@ -162,7 +163,7 @@ int run_check(const CommonOptions& o, store::Store::PlanJudge judge) {
   bool ok = r->problems.empty();
   std::optional<Error> failure;
   if (!ok)
-    failure = make_error(Code::Store, "check_failed",
+    failure = make_error(cli::ErrorKind::CheckFailed,
                          fmt::format("{}: {} problem(s) found by the store check", db->path(), r->problems.size()));
   if (o.json) {
     JsonWriter w;

@@ -8,10 +8,12 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/base/jcs_vectors.h"
 #include "dot/metewand/canonical_json.h"
+#include "error_kinds.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -31,7 +33,8 @@ int run_replay(const ReplayArgs& a) {
   if (!a.profile.empty()) options.profile = jcs::profile_from_name(a.profile);
   // Metewand names its rejections its own way (the public vectors' kinds).
   options.kind_of = [](const Error& e, std::string_view input, jcs::Profile profile) {
-    return profile == jcs::Profile::Metewand ? metewand::canonical_json_kind(e, input) : e.kind;
+    return std::string(profile == jcs::Profile::Metewand ? metewand::canonical_json_kind(e, input).name()
+                                                         : e.kind.name());
   };
   jcs::ReplayReport results;
   for (const std::string& p : a.paths) {
@@ -39,7 +42,7 @@ int run_replay(const ReplayArgs& a) {
     if (!st.ok()) return cli::report(st.error(), a.json);
   }
   if (results.passed == 0 && results.failures.empty())
-    return cli::report(make_error(Code::Io, "no_vectors", "no vectors found in the given paths"), a.json);
+    return cli::report(make_error(cli::ErrorKind::NoVectors, "no vectors found in the given paths"), a.json);
 
   bool written = false;
   if (a.json) {
@@ -58,7 +61,7 @@ int run_replay(const ReplayArgs& a) {
     out += fmt::format("{} passed, {} failed\n", results.passed, results.failures.size());
     written = print_text(out);
   }
-  if (!written) return cli::report(make_error(Code::Io, "write", "cannot write standard output"));
+  if (!written) return cli::report(make_error(base::ErrorKind::Write, "cannot write standard output"));
   return results.failures.empty() ? kExitOk : kExitError;
 }
 

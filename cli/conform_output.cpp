@@ -1,5 +1,6 @@
 // The one way the conformance commands print their verdicts (conform_output.h).
 #include "conform_output.h"
+#include "error_kinds.h"
 
 #include <algorithm>
 #include <string>
@@ -91,9 +92,8 @@ int print_conform_report(const ConformPrint& p, bool json) {
   if (failed == 0) return kExitOk;
   auto first = std::find_if(p.cases.begin(), p.cases.end(), [](const ConformCaseLine& c) { return !c.passed; });
   // The JSON document above already carries the verdict: only stderr gets the error line.
-  return report(make_error(Code::Protocol, "conformance",
-                           fmt::format("{} of {} cases failed; first: {}: {}", failed, p.cases.size(), first->name,
-                                       first->detail)),
+  return report(make_error(cli::ErrorKind::Conformance, fmt::format("{} of {} cases failed; first: {}: {}", failed,
+                                                                    p.cases.size(), first->name, first->detail)),
                 false);
 }
 

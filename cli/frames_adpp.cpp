@@ -6,6 +6,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "commands.h"
+#include "dot/adpp/error_kinds.h"
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 #include "dot/base/fd.h"
@@ -69,9 +70,9 @@ std::string error_line(const Error& e, std::string_view bytes) {
   JsonWriter w;
   w.begin_object();
   w.key("error").string(e.kind).key("offset").number(at);
-  if (e.kind == "length" && rest.size() >= adpp::kPrefixBytes) {
+  if (e.is(adpp::ErrorKind::Length) && rest.size() >= adpp::kPrefixBytes) {
     w.key("length").number(adpp::read_prefix(rest.data())).key("limit").number(adpp::kMaxFrameBytes);
-  } else if (e.kind == "early_eof") {
+  } else if (e.is(adpp::ErrorKind::EarlyEof)) {
     std::uint64_t needed = rest.size() >= adpp::kPrefixBytes ? adpp::kPrefixBytes + adpp::read_prefix(rest.data())
                                                              : adpp::kPrefixBytes;
     w.key("needed").number(needed).key("received").number(rest.size());

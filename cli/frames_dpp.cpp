@@ -9,9 +9,10 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/dpp/body.h"
-#include "dot/base/byte_stream.h"
 #include "dot/dpp/frame.h"
 #include "json_writer.h"
 #include "output.h"
@@ -35,7 +36,8 @@ int decode_frames_dpp(const FramesOptions& options) {
   if (options.input != "-") {
     file.reset(::open(options.input.c_str(), O_RDONLY | O_CLOEXEC));
     if (!file)
-      return report(make_error(Code::Io, "open", fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
+      return report(
+          make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
     fd = file.get();
   }
   FdSource source(fd, options.input == "-" ? "standard input" : options.input);
@@ -48,7 +50,8 @@ int decode_frames_dpp(const FramesOptions& options) {
     if (!frame.ok() || !st.ok()) {
       Error e = frame.ok() ? st.error() : frame.error();
       if (e.code != Code::Protocol) return report(e);
-      if (!write_stdout(error_line(e))) return report(make_error(Code::Io, "write", "cannot write standard output"));
+      if (!write_stdout(error_line(e)))
+        return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
       report(e);
       return kExitError;
     }
@@ -58,13 +61,14 @@ int decode_frames_dpp(const FramesOptions& options) {
       JsonWriter w;
       w.begin_object().key("frame").number(count).key("offset").number((*frame)->offset);
       w.key("value").raw(dpp::compact_json((*frame)->body)).end_object();
-      if (!write_stdout(std::move(w).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
+      if (!write_stdout(std::move(w).line()))
+        return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
     }
   }
   JsonWriter end;
   end.begin_object().key("end").string("eof").key("frames").number(count).end_object();
   if (!write_stdout(std::move(end).line()))
-    return report(make_error(Code::Io, "write", "cannot write standard output"));
+    return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
   return kExitOk;
 }
 

@@ -10,9 +10,10 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
-#include "dot/base/byte_stream.h"
 #include "dot/metewand/frame_reader.h"
 #include "json_writer.h"
 #include "output.h"
@@ -26,7 +27,8 @@ int decode_frames_metewand(const FramesOptions& options) {
   if (options.input != "-") {
     file.reset(::open(options.input.c_str(), O_RDONLY | O_CLOEXEC));
     if (!file)
-      return report(make_error(Code::Io, "open", fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
+      return report(
+          make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
     fd = file.get();
     what = options.input;
   }
@@ -54,7 +56,8 @@ int decode_frames_metewand(const FramesOptions& options) {
         if (!value.ok()) return report(value.error());
         JsonWriter w;
         w.begin_object().key("frame").number(frames).key("offset").number((*frame)->offset).key("value").raw(*value);
-        if (!write_stdout(std::move(w.end_object()).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
+        if (!write_stdout(std::move(w.end_object()).line()))
+          return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
       }
     }
     if (error) {
@@ -67,7 +70,8 @@ int decode_frames_metewand(const FramesOptions& options) {
   }
   JsonWriter end;
   end.begin_object().key("end").string("eof").key("frames").number(frames).end_object();
-  if (!write_stdout(std::move(end).line())) return report(make_error(Code::Io, "write", "cannot write standard output"));
+  if (!write_stdout(std::move(end).line()))
+    return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
   return kExitOk;
 }
 

@@ -1,5 +1,6 @@
 // Which managed root a command works on (root_option.h).
 #include "root_option.h"
+#include "dot/store/error_kinds.h"
 
 #include <unistd.h>
 
@@ -30,9 +31,9 @@ Result<std::string> resolve_root(const std::string& given) {
   std::string cwd(4096, '\0');
   while (::getcwd(cwd.data(), cwd.size()) == nullptr) {
     if (errno != ERANGE || cwd.size() >= (1u << 20))
-      return make_error(Code::Store, "no_root",
-                        fmt::format("cannot read the current directory ({}); pass --root or set DOT_ROOT",
-                                    std::strerror(errno)));
+      return make_error(
+          store::ErrorKind::NoRoot,
+          fmt::format("cannot read the current directory ({}); pass --root or set DOT_ROOT", std::strerror(errno)));
     cwd.resize(cwd.size() * 2);
   }
   cwd.resize(std::strlen(cwd.c_str()));

@@ -1,4 +1,5 @@
 #include "dot/adopt/adopt.h"
+#include "dot/adopt/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -83,8 +84,9 @@ class Finisher {
     if (::fchmod(fd.get(), 0600) != 0) return io(errno, "fchmod", rel);
     DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(fd.get(), kMaxFileBytes + 1, path(rel)));
     if (bytes.size() > limit)
-      return make_error(Code::RecoveryRequired, "journal_full",
-                        fmt::format("{}: holds {} bytes; the reference appends nothing past {}", path(rel), bytes.size(), limit));
+      return make_error(
+          adopt::ErrorKind::JournalFull,
+          fmt::format("{}: holds {} bytes; the reference appends nothing past {}", path(rel), bytes.size(), limit));
     std::size_t keep = bytes.size();
     if (!bytes.empty() && bytes.back() != '\n') {
       std::size_t nl = bytes.rfind('\n');
@@ -116,7 +118,7 @@ class Finisher {
       DOT_ASSIGN_OR_RETURN(ObservedTarget now, observe_target(fd_, op.name));
       if (now.snapshot == op.before) continue;
       if (now.snapshot != op.after)
-        return make_error(Code::RecoveryRequired, "concurrent_edit",
+        return make_error(adopt::ErrorKind::ConcurrentEdit,
                           fmt::format("{}: was edited while adopt rolled the reference's transaction {} back; left "
                                       "as it is (concurrent edit, preserve evidence)",
                                       path(op.name), t.plan_id));
@@ -151,10 +153,11 @@ class Finisher {
     if (err == 0 && ::fsync(fd_) != 0) err = errno;
     if (err != 0) {
       DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Failed), kLedgerAppendLimit));
-      return make_error(Code::PostCommit, beneath::errno_kind(err),
-                        fmt::format("{}: the root-sync effect of the reference's transaction {} failed ({}); recorded "
-                                    "FAILED, run adopt again",
-                                    root_, t.plan_id, beneath::errno_kind(err)));
+      return make_error_as(
+          Code::PostCommit, beneath::errno_kind(err),
+          fmt::format("{}: the root-sync effect of the reference's transaction {} failed ({}); recorded "
+                      "FAILED, run adopt again",
+                      root_, t.plan_id, beneath::errno_kind(err)));
     }
     hooks_.reached("adopt.go.effect_ran");
     DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Succeeded), kLedgerAppendLimit));
@@ -216,7 +219,8 @@ Result<UniqueFd> lock_reference(const std::string& root, int root_fd) {
   if (!fd.ok()) return std::move(fd).error();
   if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK)
-      return make_error(Code::Conflict, "locked", fmt::format("{}/{}: a reference dot-core command holds this root's lock", root, rel));
+      return make_error(adopt::ErrorKind::Locked,
+                        fmt::format("{}/{}: a reference dot-core command holds this root's lock", root, rel));
     return beneath::errno_error(errno, "flock", fmt::format("{}/{}", root, rel));
   }
   return std::move(*fd);
@@ -411,7 +415,7 @@ bool plain(std::string_view k) {
 // holding one is not adopt's.
 Result<std::string> entry_record_json(const EntryRecord& r) {
   auto unknown = [](std::string_view what) {
-    return make_error(Code::Validation, "unknown_entry",
+    return make_error(adopt::ErrorKind::UnknownEntry,
                       fmt::format("the record of entries would name \"{}\", not a name the reference writes",
                                   shown(what.substr(0, 128))));
   };
@@ -431,7 +435,8 @@ Result<std::string> entry_record_json(const EntryRecord& r) {
 
 Result<EntryRecord> parse_entry_record(std::string_view bytes, std::string_view where) {
   auto bad = [&] {
-    return make_error(Code::Store, "adoption_record", fmt::format("{}: is not a record of entries adopt writes", where));
+    return make_error(adopt::ErrorKind::AdoptionRecord,
+                      fmt::format("{}: is not a record of entries adopt writes", where));
   };
   auto doc = json::parse(bytes);
   if (!doc.ok() || !doc->root().is_object() || doc->root().size() != 2) return bad();
@@ -462,10 +467,11 @@ Result<EntryRecord> parse_entry_record(std::string_view bytes, std::string_view 
 Result<EntryRecord> record_entries(int root_fd, const std::string& root) {
   EntryRecord r;
   DOT_ASSIGN_OR_RETURN(std::vector<RefFile> files, RefWalk(root_fd, root).run("", &r.active));
-  if (!plain(r.active)) return make_error(Code::Validation, "unknown_entry", fmt::format("{}/{}: names an unexpected plan", root, kTxnDir));
+  if (!plain(r.active))
+    return make_error(adopt::ErrorKind::UnknownEntry, fmt::format("{}/{}: names an unexpected plan", root, kTxnDir));
   for (auto& f : files) {
     if (f.sha256.empty() || !plain(f.key))
-      return make_error(Code::Validation, "unknown_entry",
+      return make_error(adopt::ErrorKind::UnknownEntry,
                         fmt::format("{}/{}: is not a file the reference writes", root, f.rel));
     r.entries.emplace_back(std::move(f.key), std::move(f.sha256));
   }
@@ -504,7 +510,8 @@ Result<std::string> adoption_json(const AdoptionRecord& r) {
 
 Result<AdoptionRecord> parse_adoption(std::string_view bytes, std::string_view where) {
   auto bad = [&] {
-    return make_error(Code::Store, "adoption_record", fmt::format("{}: is not an adoption record adopt writes", where));
+    return make_error(adopt::ErrorKind::AdoptionRecord,
+                      fmt::format("{}: is not an adoption record adopt writes", where));
   };
   auto doc = json::parse(bytes);
   if (!doc.ok() || !doc->root().is_object() || doc->root().size() != 4) return bad();
@@ -778,8 +785,9 @@ class Importer {
     DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
                          beneath::observe_beneath(fd_, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes, .keep_content = true}));
     if (o.type != beneath::FileType::Regular || o.sha256 != digest)
-      return make_error(Code::PluginIdentity, "digest",
-                        fmt::format("{}: changed while adopt read it (it no longer hashes to {})", path(kPluginName), digest));
+      return make_error(
+          adopt::ErrorKind::Digest,
+          fmt::format("{}: changed while adopt read it (it no longer hashes to {})", path(kPluginName), digest));
     DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir, store::plugin_copy_name(dpp::hello::kPluginId), 0500));
     DOT_TRY(write_all(f.fd.get(), o.content, at));
     return beneath::fsync_fd(f.fd.get(), at);
@@ -849,10 +857,10 @@ Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
   // store) is not an adoption, and the survey says what it is.
   const std::string state_dir = fmt::format("{}/{}", dir, store::kStateDirName);
   if (state.type == beneath::FileType::Symlink)
-    return make_error(Code::PathEscape, "symlink", fmt::format("{}: is a symlink (refused, never followed)", state_dir));
+    return make_error(adopt::ErrorKind::Symlink, fmt::format("{}: is a symlink (refused, never followed)", state_dir));
   if (state.type != beneath::FileType::Directory)
-    return make_error(Code::Validation, "dot_core_root", fmt::format("{}: is a {}, not dot-core's state folder", state_dir,
-                                                                    beneath::file_type_name(state.type)));
+    return make_error(adopt::ErrorKind::DotCoreRoot, fmt::format("{}: is a {}, not dot-core's state folder", state_dir,
+                                                                 beneath::file_type_name(state.type)));
   DOT_ASSIGN_OR_RETURN(UniqueFd state_fd, beneath::open_beneath(root_fd.get(), store::kStateDirName, O_RDONLY | O_DIRECTORY));
   auto fd = beneath::open_beneath(state_fd.get(), kAdoptionRecordName, O_RDONLY);
   if (!fd.ok()) {
@@ -869,7 +877,7 @@ Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
   // The marker left beside the adopted state must be the adopted root's.
   if (a.cleanup_pending && (marker.type != beneath::FileType::Regular ||
                             marker.content != fmt::format("{}{}\n", kMarkerPrefix, a.record.root_id)))
-    return make_error(Code::Validation, "not_reference_root",
+    return make_error(adopt::ErrorKind::NotReferenceRoot,
                       fmt::format("{}/{}: is not the marker of the root adopted into {} (root id {})", dir, kMarkerName,
                                   state_dir, a.record.root_id));
   if (a.cleanup_pending) {
@@ -886,7 +894,7 @@ Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
 Status cleanup_refusal(const std::string& dir, const Adopted& a) {
   if (!a.cleanup_pending) return {};
   if (a.entry_record_missing)
-    return make_error(Code::RecoveryRequired, "no_entry_record",
+    return make_error(adopt::ErrorKind::NoEntryRecord,
                       fmt::format("{}/{}/{}: is missing: this root was adopted by a dot-core that did not record which "
                                   "reference files it imported, so adopt cannot tell them from files the reference "
                                   "wrote since; nothing was removed (check the reference's files and remove them "
@@ -897,7 +905,7 @@ Status cleanup_refusal(const std::string& dir, const Adopted& a) {
   std::string names;
   for (std::size_t i = 0; i < a.not_imported.size() && i < kNamed; ++i) names += (i ? ", " : "") + a.not_imported[i];
   if (a.not_imported.size() > kNamed) names += fmt::format(" and {} more", a.not_imported.size() - kNamed);
-  return make_error(Code::RecoveryRequired, "not_imported",
+  return make_error(adopt::ErrorKind::NotImported,
                     fmt::format("{}: was adopted into {} (root id {}), but the reference's files beside it are not "
                                 "all what adopt imported: the reference was used on this root after the import. "
                                 "{} entr{} adopt did not import: {}. adopt removes nothing it did not import: "
@@ -926,7 +934,8 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
     DOT_ASSIGN_OR_RETURN(UniqueFd ref_lock, lock_reference(dir, opened.root_fd.get()));
     DOT_ASSIGN_OR_RETURN(std::optional<Adopted> again, find_adoption(dir));
     if (!again || !again->cleanup_pending)
-      return make_error(Code::Conflict, "changed", fmt::format("{}: changed while adopt looked at it; run adopt again", dir));
+      return make_error(adopt::ErrorKind::Changed,
+                        fmt::format("{}: changed while adopt looked at it; run adopt again", dir));
     DOT_TRY(cleanup_refusal(dir, *again));
     DOT_ASSIGN_OR_RETURN(out.removed, Importer(dir, opened.root_fd.get(), hooks).clean_up());
     out.outcome = AdoptOutcome::CleanupFinished;
@@ -936,10 +945,11 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
   // is not a reference root, or one that is not sound, is left untouched.
   DOT_ASSIGN_OR_RETURN(out.found, survey(dir));
   if (out.found.has_dot_core_state)
-    return make_error(Code::Validation, "dot_core_root",
-                      fmt::format("{}/{}: dot-core's state folder is already there and was not made by adopt; a root is "
-                                  "either the reference's or dot-core's (nothing was changed)",
-                                  dir, store::kStateDirName));
+    return make_error(
+        adopt::ErrorKind::DotCoreRoot,
+        fmt::format("{}/{}: dot-core's state folder is already there and was not made by adopt; a root is "
+                    "either the reference's or dot-core's (nothing was changed)",
+                    dir, store::kStateDirName));
   DOT_ASSIGN_OR_RETURN(UniqueFd root_fd, beneath::open_root(dir));
   DOT_ASSIGN_OR_RETURN(UniqueFd lock, lock_reference(dir, root_fd.get()));
   // Again under the lock: what is finished is what is there now.

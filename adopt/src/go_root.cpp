@@ -1,4 +1,5 @@
 #include "dot/adopt/go_root.h"
+#include "dot/adopt/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -100,8 +101,13 @@ class Reader {
   int fd() const { return fd_.get(); }
   std::string path(std::string_view rel) const { return fmt::format("{}/{}", root_, rel); }
 
-  Error refuse(Code code, std::string kind, std::string_view rel, std::string_view why) const {
-    return make_error(code, std::move(kind), fmt::format("{}: {}", path(rel), why));
+  // A lower layer's error about the file at `rel`: its code and kind, named by path.
+  Error rephrase(const Error& e, std::string_view rel, std::string_view why) const {
+    return make_error_as(e.code, e.kind, fmt::format("{}: {}", path(rel), why));
+  }
+
+  Error refuse(ErrorKind kind, std::string_view rel, std::string_view why) const {
+    return make_error(kind, fmt::format("{}: {}", path(rel), why));
   }
 
   // A file the reference reads, judged by its read rules (fs_unix.go, strict
@@ -118,15 +124,20 @@ class Reader {
 
   Status check_file(const FileObservation& o, std::string_view rel, std::size_t max_bytes = kMaxFileBytes) const {
     if (o.type != FileType::Regular)
-      return refuse(Code::Policy, "not_regular", rel,
+      return refuse(adopt::ErrorKind::NotRegular, rel,
                     fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
-    if (o.nlink != 1) return refuse(Code::Policy, "links", rel, fmt::format("has {} links, not 1", o.nlink));
-    if (o.too_large) return refuse(Code::Policy, "too_large", rel, fmt::format("is longer than {} bytes", max_bytes));
-    if (o.mode & 07000) return refuse(Code::Policy, "mode", rel, fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
-    if (o.mode & 077) return refuse(Code::Policy, "mode", rel, fmt::format("is accessible to group or others (mode {:04o})", o.mode));
-    if (!(o.mode & 0400)) return refuse(Code::Policy, "mode", rel, fmt::format("is not readable by its owner (mode {:04o})", o.mode));
+    if (o.nlink != 1) return refuse(adopt::ErrorKind::Links, rel, fmt::format("has {} links, not 1", o.nlink));
+    if (o.too_large) return refuse(adopt::ErrorKind::TooLarge, rel, fmt::format("is longer than {} bytes", max_bytes));
+    if (o.mode & 07000)
+      return refuse(adopt::ErrorKind::Mode, rel,
+                    fmt::format("has setuid, setgid or sticky bits (mode {:04o})", o.mode));
+    if (o.mode & 077)
+      return refuse(adopt::ErrorKind::Mode, rel, fmt::format("is accessible to group or others (mode {:04o})", o.mode));
+    if (!(o.mode & 0400))
+      return refuse(adopt::ErrorKind::Mode, rel, fmt::format("is not readable by its owner (mode {:04o})", o.mode));
     if (o.uid != ::geteuid())
-      return refuse(Code::Policy, "owner", rel, fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
+      return refuse(adopt::ErrorKind::Owner, rel,
+                    fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
     return {};
   }
 
@@ -135,11 +146,12 @@ class Reader {
                                   const beneath::ObserveOptions& options = {}) const {
     auto o = beneath::observe_beneath(dirfd, name, options);
     if (!o.ok()) {
-      if (o.error().code == Code::PathEscape) return refuse(Code::PathEscape, "symlink", rel, "is reached through a symlink (refused, never followed)");
-      return refuse(o.error().code, o.error().kind, rel, o.error().message());
+      if (o.error().code == Code::PathEscape)
+        return refuse(adopt::ErrorKind::Symlink, rel, "is reached through a symlink (refused, never followed)");
+      return rephrase(o.error(), rel, o.error().message());
     }
     if (o->type == FileType::Symlink)
-      return refuse(Code::PathEscape, "symlink", rel, "is a symlink (refused, never followed)");
+      return refuse(adopt::ErrorKind::Symlink, rel, "is a symlink (refused, never followed)");
     return std::move(*o);
   }
 
@@ -149,9 +161,10 @@ class Reader {
     DOT_ASSIGN_OR_RETURN(FileObservation o, observe(dirfd, name, rel));
     if (!o.exists()) return std::optional<UniqueFd>();
     if (o.type != FileType::Directory)
-      return refuse(Code::Policy, "not_directory", rel, fmt::format("is a {}, not a directory", beneath::file_type_name(o.type)));
+      return refuse(adopt::ErrorKind::NotDirectory, rel,
+                    fmt::format("is a {}, not a directory", beneath::file_type_name(o.type)));
     auto fd = beneath::open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY);
-    if (!fd.ok()) return refuse(fd.error().code, fd.error().kind, rel, fd.error().message());
+    if (!fd.ok()) return rephrase(fd.error(), rel, fd.error().message());
     DOT_TRY(check_dir(fd->get(), rel));
     return std::optional<UniqueFd>(std::move(*fd));
   }
@@ -160,15 +173,16 @@ class Reader {
     struct stat st {};
     if (::fstat(fd, &st) != 0) return beneath::errno_error(errno, "fstat", path(rel));
     if ((st.st_mode & 07777) != 0700)
-      return refuse(Code::Policy, "mode", rel, fmt::format("has mode {:04o}, not 0700", st.st_mode & 07777));
+      return refuse(adopt::ErrorKind::Mode, rel, fmt::format("has mode {:04o}, not 0700", st.st_mode & 07777));
     if (st.st_uid != ::geteuid())
-      return refuse(Code::Policy, "owner", rel, fmt::format("is owned by uid {}, not by us (uid {})", st.st_uid, ::geteuid()));
+      return refuse(adopt::ErrorKind::Owner, rel,
+                    fmt::format("is owned by uid {}, not by us (uid {})", st.st_uid, ::geteuid()));
     return {};
   }
 
   Result<std::vector<std::string>> entries(int dirfd, std::string_view rel) const {
     auto list = beneath::list_entries(dirfd);
-    if (!list.ok()) return refuse(list.error().code, list.error().kind, rel, list.error().message());
+    if (!list.ok()) return rephrase(list.error(), rel, list.error().message());
     std::sort(list->begin(), list->end());
     return std::move(*list);
   }
@@ -198,11 +212,11 @@ Result<WalRead> parse_wal(const Reader& r, std::string_view bytes, std::string_v
     std::string_view record = bytes.substr(pos, nl - pos);
     auto it = std::find(kWalRecords.begin(), kWalRecords.end(), record);
     if (it == kWalRecords.end())
-      return r.refuse(Code::Validation, "corrupt_wal", rel,
+      return r.refuse(adopt::ErrorKind::CorruptWal, rel,
                       fmt::format("line {} is not a record the reference writes (corrupt WAL)", line));
     auto state = static_cast<WalState>(it - kWalRecords.begin());
     if (!legal_succession(last, state))
-      return r.refuse(Code::Validation, "illegal_transition", rel,
+      return r.refuse(adopt::ErrorKind::IllegalTransition, rel,
                       fmt::format("line {}: {} may not follow {} (illegal transition)", line, wal_state_name(state),
                                   last ? wal_state_name(*last) : std::string_view("the start")));
     out.states.push_back(state);
@@ -214,7 +228,7 @@ Result<WalRead> parse_wal(const Reader& r, std::string_view bytes, std::string_v
     bool prefix = std::any_of(kWalRecords.begin(), kWalRecords.end(),
                               [&](std::string_view rec) { return rec.size() > tail.size() && rec.substr(0, tail.size()) == tail; });
     if (!prefix)
-      return r.refuse(Code::Validation, "corrupt_wal", rel,
+      return r.refuse(adopt::ErrorKind::CorruptWal, rel,
                       "ends in bytes that are not the start of a record (not a torn record the reference could leave)");
     out.torn = tail.size();
   }
@@ -235,7 +249,7 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
     for (EffectState s : kEffectStates)
       if (record == ledger_record(key, s)) state = s;
     if (!state)
-      return r.refuse(Code::Validation, "corrupt_ledger", rel,
+      return r.refuse(adopt::ErrorKind::CorruptLedger, rel,
                       fmt::format("line {} is not a record the reference writes for effect 0 of plan {} "
                                   "(index 0, idempotency key {})",
                                   line, plan_id, key));
@@ -243,12 +257,13 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
     bool legal = *state == EffectState::Attempted ? current != EffectState::Succeeded
                                                   : current == EffectState::Attempted;
     if (!legal)
-      return r.refuse(Code::Validation, "illegal_transition", rel,
+      return r.refuse(adopt::ErrorKind::IllegalTransition, rel,
                       fmt::format("line {}: {} may not follow {}", line, effect_state_name(*state),
                                   current ? effect_state_name(*current) : std::string_view("the start")));
     out.push_back(*state);
     if (out.size() > kMaxLedgerRecords)
-      return r.refuse(Code::Validation, "corrupt_ledger", rel, fmt::format("holds more than {} records", kMaxLedgerRecords));
+      return r.refuse(adopt::ErrorKind::CorruptLedger, rel,
+                      fmt::format("holds more than {} records", kMaxLedgerRecords));
     pos = nl + 1;
   }
   std::string_view tail = bytes.substr(pos);
@@ -259,7 +274,7 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
       prefix = prefix || (rec.size() > tail.size() && std::string_view(rec).substr(0, tail.size()) == tail);
     }
     if (!prefix)
-      return r.refuse(Code::Validation, "corrupt_ledger", rel,
+      return r.refuse(adopt::ErrorKind::CorruptLedger, rel,
                       "ends in bytes that are not the start of a record (not a torn record the reference could leave)");
   }
   return out;
@@ -307,27 +322,29 @@ Result<VerifiedPlan> verify_plan(const Reader& r, std::string_view bytes, std::s
   auto doc = decode_plan_document(bytes);
   if (!doc.ok()) return rename_error(std::move(doc).error(), r, rel);
   if (doc->version != kPlanVersion)
-    return r.refuse(Code::Validation, "not_writer_form", rel, "is not a version-1 hello plan, the only one the reference writes");
+    return r.refuse(adopt::ErrorKind::NotWriterForm, rel,
+                    "is not a version-1 hello plan, the only one the reference writes");
   if (doc->claimed_plan_id.empty())
-    return r.refuse(Code::Validation, "not_writer_form", rel, "is a bare plan, not the {plan, plan_id} the reference writes");
+    return r.refuse(adopt::ErrorKind::NotWriterForm, rel,
+                    "is a bare plan, not the {plan, plan_id} the reference writes");
   if (writer_form(doc->plan, doc->plan_id) != bytes)
-    return r.refuse(Code::Validation, "not_writer_form", rel,
+    return r.refuse(adopt::ErrorKind::NotWriterForm, rel,
                     "is a valid plan but not byte for byte what the reference writes for it "
                     "(member order, spacing or a trailing newline differ)");
   if (auto s = check_plan_invariants(doc->plan); !s.ok()) return rename_error(std::move(s).error(), r, rel);
   for (const auto& op : doc->plan.operations)
     if (op.before.exists && op.before.mode != 0400 && op.before.mode != 0500 && op.before.mode != 0600 &&
         op.before.mode != 0700)
-      return r.refuse(Code::Validation, "plan_schema", rel,
+      return r.refuse(adopt::ErrorKind::PlanSchema, rel,
                       fmt::format("{} before has mode {:04o}, outside the reference's schema (0400, 0500, 0600, 0700)",
                                   op.name, op.before.mode));
   if (doc->plan.root_id != ctx.root_id)
-    return r.refuse(Code::Validation, "root_id_mismatch", rel,
+    return r.refuse(adopt::ErrorKind::RootIdMismatch, rel,
                     fmt::format("plan root_id {} is not this root's id {}", doc->plan.root_id, ctx.root_id));
   if (!ctx.manifest)
-    return r.refuse(Code::PluginIdentity, "unregistered", rel, "a sealed plan in a root with no registered plugin");
+    return r.refuse(adopt::ErrorKind::Unregistered, rel, "a sealed plan in a root with no registered plugin");
   if (doc->plan.plugin_digest != ctx.manifest->sha256)
-    return r.refuse(Code::PluginIdentity, "plugin_digest", rel,
+    return r.refuse(adopt::ErrorKind::PluginDigest, rel,
                     fmt::format("plan names plugin {}, the registered plugin is {}", doc->plan.plugin_digest,
                                 ctx.manifest->sha256));
   VerifiedPlan out;
@@ -343,11 +360,12 @@ Result<VerifiedPlan> verify_plan(const Reader& r, std::string_view bytes, std::s
 Result<std::size_t> check_stage(const Reader& r, int fd, std::string_view rel, const Plan* plan) {
   DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, r.entries(fd, rel));
   if (names.size() > kMaxStageEntries)
-    return r.refuse(Code::Validation, "stage", rel, fmt::format("holds {} entries, more than {}", names.size(), kMaxStageEntries));
+    return r.refuse(adopt::ErrorKind::Stage, rel,
+                    fmt::format("holds {} entries, more than {}", names.size(), kMaxStageEntries));
   std::map<std::string, Snapshot> seen;
   for (const auto& name : names) {
     std::string frel = fmt::format("{}/{}", rel, name);
-    if (!is_valid_slot_name(name)) return r.refuse(Code::Validation, "unknown_entry", frel, "is not a target name");
+    if (!is_valid_slot_name(name)) return r.refuse(adopt::ErrorKind::UnknownEntry, frel, "is not a target name");
     DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(fd, name, frel));
     if (o) seen[name] = snapshot_of(*o);
   }
@@ -358,7 +376,7 @@ Result<std::size_t> check_stage(const Reader& r, int fd, std::string_view rel, c
       if (it == seen.end() || it->second != op.after) same = false;
     }
     if (!same)
-      return r.refuse(Code::ArtifactMismatch, "stage", rel,
+      return r.refuse(adopt::ErrorKind::StagedFile, rel,
                       "does not hold exactly the plan's files as sealed (the reference staged and sealed them)");
   }
   return names.size();
@@ -381,7 +399,7 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     auto art = slot_suffix(name, "artifact-");
     auto bak = slot_suffix(name, "backup-");
     if (name != "plan.json" && name != "wal" && name != "effects.wal" && !art && !bak)
-      return r.refuse(Code::Validation, "unknown_entry", at(name), "is not a file the reference writes in a transaction");
+      return r.refuse(adopt::ErrorKind::UnknownEntry, at(name), "is not a file the reference writes in a transaction");
     DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(fd, name, at(name)));
     if (!o) continue;  // gone meanwhile: judged as absent below
     if (name == "plan.json") plan_bytes = o->content;
@@ -406,10 +424,11 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     // Never reached a durable PREPARED: what the reference's newest
     // discard-abandoned accepts (anything else it preserves, and so do we).
     if (ledger_bytes || t.has_stage)
-      return r.refuse(Code::Validation, "not_abandoned", rel,
-                      "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
+      return r.refuse(
+          adopt::ErrorKind::NotAbandoned, rel,
+          "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
     if (names.size() > kMaxAbandonedEntries)
-      return r.refuse(Code::Validation, "not_abandoned", rel, fmt::format("holds {} entries", names.size()));
+      return r.refuse(adopt::ErrorKind::NotAbandoned, rel, fmt::format("holds {} entries", names.size()));
     if (plan_bytes) {
       // A complete plan.json is recorded with the abandoned transaction, and
       // so it must verify; one the JSON reader cannot even parse is the
@@ -439,18 +458,19 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     auto b = backups.find(i);
     if (i >= plan.operations.size()) {
       if (a != artifacts.end() || b != backups.end())
-        return r.refuse(Code::ArtifactMismatch, "extra_slot", at(a != artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
+        return r.refuse(adopt::ErrorKind::ExtraSlot,
+                        at(a != artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
                         fmt::format("names slot {}, the plan has {}", i, plan.operations.size()));
       continue;
     }
     const Operation& op = plan.operations[i];
     Snapshot art = a == artifacts.end() ? Snapshot::absent() : snapshot_of(a->second);
     if (art != op.after)
-      return r.refuse(Code::ArtifactMismatch, "artifact", at(fmt::format("artifact-{}", i)),
+      return r.refuse(adopt::ErrorKind::Artifact, at(fmt::format("artifact-{}", i)),
                       fmt::format("is {}, the plan seals {} for {}", show(art), show(op.after), op.name));
     Snapshot bak = b == backups.end() ? Snapshot::absent() : snapshot_of(b->second);
     if (bak != op.before)
-      return r.refuse(Code::ArtifactMismatch, "backup", at(fmt::format("backup-{}", i)),
+      return r.refuse(adopt::ErrorKind::Backup, at(fmt::format("backup-{}", i)),
                       fmt::format("is {}, the plan saw {} before {}", show(bak), show(op.before), op.name));
     t.artifact_bytes.push_back(a->second.content);
     t.backup_bytes.push_back(b == backups.end() ? std::nullopt : std::optional<std::string>(b->second.content));
@@ -458,9 +478,11 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
   const bool committed = std::find(t.wal.begin(), t.wal.end(), WalState::Committed) != t.wal.end();
   if (ledger_bytes) {
     if (plan.pre_capability())
-      return r.refuse(Code::Validation, "unexpected_ledger", at("effects.wal"), "a plan without effects has no effect ledger (unexpected effect WAL)");
+      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"),
+                      "a plan without effects has no effect ledger (unexpected effect WAL)");
     if (!committed)
-      return r.refuse(Code::Validation, "unexpected_ledger", at("effects.wal"), "effects run only after COMMITTED, which the WAL never reached");
+      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"),
+                      "effects run only after COMMITTED, which the WAL never reached");
     DOT_ASSIGN_OR_RETURN(t.ledger, parse_ledger(r, *ledger_bytes, at("effects.wal"), t.plan_id));
     t.has_ledger = true;
   }
@@ -495,14 +517,14 @@ Result<std::vector<std::size_t>> check_rollback_targets(const Reader& r, const T
     DOT_ASSIGN_OR_RETURN(Snapshot now, target_snapshot(r, op.name));
     if (now != op.before) restore.push_back(i);
     if (now != op.before && now != op.after)
-      return r.refuse(Code::RecoveryRequired, "concurrent_edit", op.name,
+      return r.refuse(adopt::ErrorKind::ConcurrentEdit, op.name,
                       fmt::format("was edited since the reference's transaction {} (now {}); its recover refuses "
                                   "this (concurrent edit, preserve evidence) and so does adopt",
                                   t.plan_id, show(now)));
     // Restoring writes a new file, which gets our group: a `before` of
     // another group could not come back as it was (a mix, never all-before).
     if (now != op.before && op.before.exists && op.before.gid != ::getegid())
-      return r.refuse(Code::Policy, "group", op.name,
+      return r.refuse(adopt::ErrorKind::Group, op.name,
                       fmt::format("must be restored with gid {}, but files we create get gid {}; adopt cannot "
                                   "roll the reference's transaction {} back exactly (run it as that group)",
                                   op.before.gid, ::getegid(), t.plan_id));
@@ -518,7 +540,7 @@ Status check_terminal_targets(const Reader& r, const Transaction& t) {
     DOT_ASSIGN_OR_RETURN(Snapshot now, target_snapshot(r, op.name));
     const Snapshot& want = after ? op.after : op.before;
     if (now != want)
-      return r.refuse(Code::RecoveryRequired, "changed_target", op.name,
+      return r.refuse(adopt::ErrorKind::ChangedTarget, op.name,
                       fmt::format("is {}, not what the archived transaction {} left ({}); the reference refuses to "
                                   "finish the archive (changed target) and so does adopt",
                                   show(now), t.plan_id, show(want)));
@@ -530,7 +552,7 @@ Result<Manifest> parse_manifest(const Reader& r, std::string_view bytes) {
   // {"id":"org.dot.hello","sha256":"<hex>","protocol":1[,"profile":"org.dot.hello/v1"],"assurance":"audit"|"process"}
   constexpr std::string_view head = R"({"id":"org.dot.hello","sha256":")";
   auto bad = [&] {
-    return r.refuse(Code::PluginIdentity, "manifest", kManifestName,
+    return r.refuse(adopt::ErrorKind::Manifest, kManifestName,
                     "is not a registration manifest the reference writes (manifest policy)");
   };
   if (bytes.size() < head.size() + 64 || bytes.substr(0, head.size()) != head) return bad();
@@ -557,12 +579,12 @@ Result<std::string> read_marker(const Reader& r) {
   auto o = r.read(r.fd(), kMarkerName, kMarkerName);
   if (!o.ok()) return std::move(o).error();
   if (!o->has_value())
-    return make_error(Code::Validation, "not_reference_root",
+    return make_error(adopt::ErrorKind::NotReferenceRoot,
                       fmt::format("{}: no {}; not a root made by the Go reference", r.path(""), kMarkerName));
   std::string_view c = (*o)->content;
   if (c.size() != kMarkerPrefix.size() + 65 || c.substr(0, kMarkerPrefix.size()) != kMarkerPrefix || c.back() != '\n' ||
       !is_sha256_hex(c.substr(kMarkerPrefix.size(), 64)))
-    return r.refuse(Code::Validation, "not_reference_root", kMarkerName,
+    return r.refuse(adopt::ErrorKind::NotReferenceRoot, kMarkerName,
                     fmt::format("is not \"{}\" + 64 lowercase hex + a newline (86 bytes)", kMarkerPrefix));
   return std::string(c.substr(kMarkerPrefix.size(), 64));
 }
@@ -578,7 +600,8 @@ Result<ArchiveIntent> parse_intent(const Reader& r, std::string_view bytes) {
       return a;
     }
   }
-  return r.refuse(Code::Validation, "archive_intent", kArchiveIntent, "is not an archive intent the reference writes (invalid archive intent)");
+  return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                  "is not an archive intent the reference writes (invalid archive intent)");
 }
 
 bool is_known_entry(std::string_view name) {
@@ -706,7 +729,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), kLockName, kLockName));
     if (o.exists()) {
       DOT_TRY(r.check_file(o, kLockName));
-      if (o.mode != 0600) return r.refuse(Code::Policy, "mode", kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
+      if (o.mode != 0600)
+        return r.refuse(adopt::ErrorKind::Mode, kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
       s.has_lock = true;
     }
     if (o.exists() && !options.caller_holds_lock) {
@@ -714,7 +738,7 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
       if (!fd.ok()) return rename_error(std::move(fd).error(), r, kLockName);
       if (::flock(fd->get(), LOCK_SH | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
-          return r.refuse(Code::Conflict, "locked", kLockName, "a reference dot-core command holds this root's lock");
+          return r.refuse(adopt::ErrorKind::Locked, kLockName, "a reference dot-core command holds this root's lock");
         return beneath::errno_error(errno, "flock", r.path(kLockName));
       }
       lock = std::move(*fd);
@@ -734,14 +758,14 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     }
     if (name.rfind(".dot-next-", 0) == 0) {
       if (!slot_suffix(name, ".dot-next-"))
-        return r.refuse(Code::Validation, "unknown_entry", name, "is not an entry the reference writes");
+        return r.refuse(adopt::ErrorKind::UnknownEntry, name, "is not an entry the reference writes");
       DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), name, name));
       DOT_TRY(r.check_file(o, name));
       s.next_files.push_back(name);
       continue;
     }
     if (name.rfind(".dot-", 0) == 0 && !is_known_entry(name))
-      return r.refuse(Code::Validation, "unknown_entry", name, "is not an entry the reference writes");
+      return r.refuse(adopt::ErrorKind::UnknownEntry, name, "is not an entry the reference writes");
   }
   for (const auto& name : dpp::hello::allowed_names()) DOT_TRY(r.observe(r.fd(), name, name));
 
@@ -753,17 +777,18 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     DOT_ASSIGN_OR_RETURN(FileObservation p,
                          r.observe(r.fd(), kPluginName, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
     if (!m && p.exists())
-      return r.refuse(Code::PluginIdentity, "registration", kManifestName,
+      return r.refuse(adopt::ErrorKind::Registration, kManifestName,
                       "is missing while the other half of the registration exists");
     if (m) {
-      if (m->mode != 0600) return r.refuse(Code::Policy, "mode", kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
+      if (m->mode != 0600)
+        return r.refuse(adopt::ErrorKind::Mode, kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
       DOT_ASSIGN_OR_RETURN(Manifest man, parse_manifest(r, m->content));
       // The manifest's digest is what the plans name and verify against. The
       // copy itself is only ever run by a later plan, never by finishing (the
       // reference's recover does not run it either): one that no longer
       // matches is not trusted, and not registered, but blocks nothing.
       if (p.exists() && (p.type != FileType::Regular || p.too_large))
-        return r.refuse(Code::Policy, "plugin", kPluginName, "is not a regular file of at most 16 MiB");
+        return r.refuse(adopt::ErrorKind::Plugin, kPluginName, "is not a regular file of at most 16 MiB");
       if (!p.exists())
         s.plugin_untrusted = fmt::format("{} is missing", kPluginName);
       else if (p.nlink != 1 || (p.mode & 07022) || p.uid != ::geteuid())
@@ -808,15 +833,16 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     for (const auto& id : ids) {
       std::string rel = fmt::format("{}/{}", kHistoryDir, id);
       if (!is_sha256_hex(id))
-        return r.refuse(Code::Validation, "unknown_entry", rel, "is not named by a plan id (64 lowercase hex)");
+        return r.refuse(adopt::ErrorKind::UnknownEntry, rel, "is not named by a plan id (64 lowercase hex)");
       DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> gfd, r.open_dir(hist_fd->get(), id, rel));
       if (!gfd) continue;
       DOT_ASSIGN_OR_RETURN(Transaction g, load_txn(r, gfd->get(), rel, ctx));
       if (g.plan_id != id)
-        return r.refuse(Code::Validation, "plan_id_mismatch", rel,
-                        fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
+        return r.refuse(
+            adopt::ErrorKind::PlanIdMismatch, rel,
+            fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
       if (!terminal(g))
-        return r.refuse(Code::Validation, "history", rel,
+        return r.refuse(adopt::ErrorKind::History, rel,
                         fmt::format("is {}; the reference archives only a COMMITTED (effects done) or ROLLED_BACK "
                                     "transaction",
                                     ref_state_name(g.state)));
@@ -831,29 +857,31 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     auto in_history = std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
     if (txn) {
       if (txn->plan_id != a.plan_id)
-        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("names plan {}, but {} holds {}", a.plan_id, kTxnDir,
                                     txn->plan_id.empty() ? "no sealed plan" : txn->plan_id));
       if (!terminal(*txn))
-        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("archives a transaction that is {}, not terminal", ref_state_name(txn->state)));
       if (in_history != history.end())
-        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("plan {} is both in {} and in {}", a.plan_id, kTxnDir, kHistoryDir));
       if (s.has_stage && txn->has_stage)
-        return r.refuse(Code::Validation, "archive_intent", kStageDir, "exists beside the stage already moved into the transaction");
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
+                        "exists beside the stage already moved into the transaction");
       if (a.stage != (s.has_stage || txn->has_stage))
-        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("says stage:{}, the root says otherwise", a.stage));
     } else {
       if (in_history == history.end())
-        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("names plan {}, which is neither in {} nor in {} (a missing generation)", a.plan_id,
                                     kTxnDir, kHistoryDir));
       if (s.has_stage)
-        return r.refuse(Code::Validation, "archive_intent", kStageDir, "exists although the archived transaction already left");
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
+                        "exists although the archived transaction already left");
       if (a.stage != in_history->has_stage)
-        return r.refuse(Code::Validation, "archive_intent", kArchiveIntent,
+        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
                         fmt::format("says stage:{}, the archived generation says otherwise", a.stage));
       txn = std::move(*in_history);
       history.erase(in_history);

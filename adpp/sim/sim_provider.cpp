@@ -1,4 +1,5 @@
 #include "dot/adpp/sim_provider.h"
+#include "dot/adpp/error_kinds.h"
 
 #include <cmath>
 #include <numbers>
@@ -17,7 +18,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kMaxConfigBytes = 4 * 1024 * 1024;
 
-Error config_error(std::string detail) { return make_error(Code::Validation, "config", std::move(detail)); }
+Error config_error(std::string detail) { return make_error(ErrorKind::SimConfig, std::move(detail)); }
 
 class Collector final : public google::protobuf::io::ErrorCollector {
  public:

@@ -1,4 +1,5 @@
 #include "dot/adpp/client.h"
+#include "dot/adpp/error_kinds.h"
 
 #include <algorithm>
 #include <cstring>
@@ -16,13 +17,13 @@ namespace {
 constexpr std::size_t kReadChunk = 64 * 1024;
 
 Error timeout_error(std::string_view what) {
-  return make_error(Code::Timeout, "timeout", fmt::format("no {} before the deadline", what));
+  return make_error(adpp::ErrorKind::Timeout, fmt::format("no {} before the deadline", what));
 }
 
 }  // namespace
 
 Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& argv, const LaunchOptions& options) {
-  if (argv.empty()) return make_error(Code::Internal, "spawn", "no provider command given");
+  if (argv.empty()) return make_error(adpp::ErrorKind::Spawn, "no provider command given");
   SpawnOptions so;
   so.argv = argv;
   DOT_ASSIGN_OR_RETURN(so.path, find_executable(argv[0]));
@@ -40,13 +41,13 @@ Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& 
 }
 
 Status ProviderProcess::write(std::string_view bytes, Clock::time_point deadline) {
-  if (!child_.stdin_fd()) return make_error(Code::Protocol, "closed", "the provider's stdin is already closed");
+  if (!child_.stdin_fd()) return make_error(adpp::ErrorKind::Closed, "the provider's stdin is already closed");
   StreamCapture* logs[] = {&stderr_};
   Status w = write_before(child_.stdin_fd().get(), bytes, deadline, logs, "the provider's stdin");
   if (w.ok()) return w;
   const Error& e = w.error();
   if (e.code == Code::Timeout) return timeout_error("room in the provider's stdin");
-  if (e.kind == "closed") return make_error(Code::Protocol, "closed", "the provider closed its stdin");
+  if (e.is(base::ErrorKind::Closed)) return make_error(adpp::ErrorKind::Closed, "the provider closed its stdin");
   return w;
 }
 
@@ -91,7 +92,7 @@ Result<pb::Response> ProviderProcess::read_response(Clock::time_point deadline) 
         e.detail = fmt::format("the provider closed stdout inside a frame: {}", e.detail);
         return e;
       }
-      return make_error(Code::Protocol, "closed", "the provider closed stdout without answering");
+      return make_error(adpp::ErrorKind::Closed, "the provider closed stdout without answering");
     }
     DOT_ASSIGN_OR_RETURN(bool ready, pump(deadline, Want::Frame));
     if (!ready) return timeout_error("complete response");
@@ -127,10 +128,9 @@ Status check_hello_metadata(const pb::HelloResponse& hello) {
   const auto& meta = hello.metadata();
   auto expect = [&](std::string_view key, auto ok, std::string_view wanted) -> Status {
     auto it = meta.find(std::string(key));
-    if (it == meta.end())
-      return make_error(Code::Protocol, "metadata", fmt::format("Hello metadata lacks \"{}\"", key));
+    if (it == meta.end()) return make_error(adpp::ErrorKind::Metadata, fmt::format("Hello metadata lacks \"{}\"", key));
     if (!ok(it->second))
-      return make_error(Code::Protocol, "metadata",
+      return make_error(adpp::ErrorKind::Metadata,
                         fmt::format("Hello metadata \"{}\" is \"{}\", expected {}", key, it->second, wanted));
     return {};
   };
@@ -143,23 +143,21 @@ Status check_hello_metadata(const pb::HelloResponse& hello) {
 
 Status check_response(const pb::Request& request, const pb::Response& response) {
   if (response.request_id() != request.request_id())
-    return make_error(Code::Protocol, "request_id",
-                      fmt::format("response carries request_id {} for request {}", response.request_id(),
-                                  request.request_id()));
+    return make_error(adpp::ErrorKind::RequestId, fmt::format("response carries request_id {} for request {}",
+                                                              response.request_id(), request.request_id()));
   if (!response.has_status())
-    return make_error(Code::Protocol, "status", fmt::format("response to request {} has no status",
-                                                            request.request_id()));
+    return make_error(adpp::ErrorKind::Status,
+                      fmt::format("response to request {} has no status", request.request_id()));
   int code = response.status().code();
   if (code == pb::Status::CODE_UNSPECIFIED || !pb::Status::Code_IsValid(code))
-    return make_error(Code::Protocol, "status",
-                      fmt::format("response to request {} has status {}", request.request_id(), status_code_name(code)));
+    return make_error(adpp::ErrorKind::Status, fmt::format("response to request {} has status {}", request.request_id(),
+                                                           status_code_name(code)));
   if (code == pb::Status::CODE_OK) {
     if (payload_kind(response) != payload_kind(request))
-      return make_error(Code::Protocol, "payload",
-                        fmt::format("OK response to {} carries payload {}", payload_kind(request),
-                                    payload_kind(response)));
+      return make_error(adpp::ErrorKind::Payload, fmt::format("OK response to {} carries payload {}",
+                                                              payload_kind(request), payload_kind(response)));
   } else if (response.payload_case() != pb::Response::PAYLOAD_NOT_SET) {
-    return make_error(Code::Protocol, "payload",
+    return make_error(adpp::ErrorKind::Payload,
                       fmt::format("{} response carries a {} payload", status_code_name(code), payload_kind(response)));
   }
   return {};
@@ -177,7 +175,7 @@ Result<pb::Response> Client::request(pb::Request request) {
   // request, and what the provider left there (an answer, garbage, EOF, or
   // nothing until the deadline) is the one verdict.
   Status sent = process_.send(request, deadline);
-  if (!sent.ok() && sent.error().kind != "closed") return std::move(sent).error();
+  if (!sent.ok() && !sent.error().is(ErrorKind::Closed)) return std::move(sent).error();
   DOT_ASSIGN_OR_RETURN(pb::Response response, process_.read_response(deadline));
   DOT_TRY(check_response(request, response));
   return response;
@@ -191,11 +189,11 @@ Result<pb::HelloResponse> Client::hello() {
   h->set_client_version(options_.client_version);
   DOT_ASSIGN_OR_RETURN(pb::Response response, request(std::move(req)));
   if (response.status().code() != pb::Status::CODE_OK)
-    return make_error(Code::Protocol, "status",
-                      fmt::format("Hello refused: {} {}", status_code_name(response.status().code()),
-                                  response.status().message()));
+    return make_error(
+        adpp::ErrorKind::Status,
+        fmt::format("Hello refused: {} {}", status_code_name(response.status().code()), response.status().message()));
   if (response.hello().protocol_version() != kProtocolVersion)
-    return make_error(Code::Protocol, "version",
+    return make_error(adpp::ErrorKind::Version,
                       fmt::format("provider answered Hello with protocol_version \"{}\", expected \"{}\"",
                                   response.hello().protocol_version(), kProtocolVersion));
   DOT_TRY(check_hello_metadata(response.hello()));

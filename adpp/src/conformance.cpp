@@ -1,4 +1,5 @@
 #include "dot/adpp/conformance.h"
+#include "dot/adpp/error_kinds.h"
 
 #include <algorithm>
 #include <atomic>
@@ -118,14 +119,16 @@ Result<pb::Response> exchange(ProviderProcess& p, const pb::Request& req, Clock:
 
 std::string describe_read_error(const Error& e, milliseconds window) {
   if (e.code == Code::Timeout) return fmt::format("hang: no complete response within {}", seconds(window));
-  if (e.kind == "length") return fmt::format("over-cap response: {}", e.message());
-  if (e.kind == "parse") return fmt::format("unparseable response: {}", e.message());
+  if (e.is(ErrorKind::Length)) return fmt::format("over-cap response: {}", e.message());
+  if (e.is(ErrorKind::Parse)) return fmt::format("unparseable response: {}", e.message());
   return e.message();
 }
 
 // A write the provider may cut short by exiting (or, for a frame it must
 // refuse unread, by not reading): only other errors fail the case.
-bool write_refused(const Status& w) { return !w.ok() && w.error().kind != "closed" && w.error().code != Code::Timeout; }
+bool write_refused(const Status& w) {
+  return !w.ok() && !w.error().is(ErrorKind::Closed) && w.error().code != Code::Timeout;
+}
 
 // Ends a case that went well so far: stdin closed, nothing more on stdout,
 // an exit with a documented code in the window.
@@ -156,7 +159,7 @@ Outcome controlled(Case& c, ProviderProcess& p, Clock::time_point deadline) {
     return pass(fmt::format("answered {}, then exit {}", status_code_name(code), st->code));
   }
   const Error& e = resp.error();
-  if (e.kind != "closed") return fail(describe_read_error(e, c.window()));
+  if (!e.is(ErrorKind::Closed)) return fail(describe_read_error(e, c.window()));
   auto st = c.wait_exit(deadline);
   if (!st) return fail(fmt::format("hang: closed stdout but did not exit within {}", seconds(c.window())));
   if (!documented_exit(*st)) return fail(fmt::format("{}, not one of 0, 2, 3", st->describe()));
@@ -249,7 +252,7 @@ Outcome malformed(Case& c, std::string_view bytes, bool close_stdin) {
   auto deadline = c.deadline();
   Status w = p.write(bytes, deadline);
   // A provider may legitimately exit before taking all of it.
-  if (!w.ok() && w.error().kind != "closed") return fail(w.error().message());
+  if (!w.ok() && !w.error().is(ErrorKind::Closed)) return fail(w.error().message());
   if (close_stdin) p.close_stdin();
   return controlled(c, p, deadline);
 }
@@ -272,7 +275,8 @@ Outcome case_max_frame_request(Case& c) {
   auto hello = padded_hello(1, kMaxFrameBytes);
   if (hello.ByteSizeLong() != kMaxFrameBytes) return fail("internal: cannot pad a Hello to 1048576 bytes");
   Status w = p.write(raw_frame(hello), deadline);
-  if (!w.ok() && w.error().kind != "closed") return fail(fmt::format("writing the 1048576-byte frame: {}", w.error().message()));
+  if (!w.ok() && !w.error().is(ErrorKind::Closed))
+    return fail(fmt::format("writing the 1048576-byte frame: {}", w.error().message()));
   auto r = p.read_response(deadline);
   if (r.ok() && r->status().code() != pb::Status::CODE_OK)
     return fail(fmt::format("a frame of exactly 1048576 bytes (the cap) was answered {} {}",
@@ -307,7 +311,7 @@ Outcome case_trailing_garbage(Case& c) {
   std::string bytes = raw_frame(hello);
   bytes.append("\x07\x00\x00\x00garbage", 11);
   Status w = p.write(bytes, deadline);
-  if (!w.ok() && w.error().kind != "closed") return fail(w.error().message());
+  if (!w.ok() && !w.error().is(ErrorKind::Closed)) return fail(w.error().message());
   Outcome first = expect_hello_ok(read_checked(p, hello, deadline), 1, c.window());
   if (!first.passed) return fail("before the garbage: " + first.detail);
   Outcome o = controlled(c, p, deadline);
@@ -719,10 +723,11 @@ std::vector<CaseInfo> conformance_cases() {
 }
 
 Result<ConformanceReport> run_conformance(const std::vector<std::string>& argv, const ConformanceOptions& options) {
-  if (argv.empty()) return make_error(Code::Internal, "spawn", "no provider command given");
+  if (argv.empty()) return make_error(adpp::ErrorKind::Spawn, "no provider command given");
   for (const auto& name : options.only) {
     auto it = std::find_if(std::begin(kCases), std::end(kCases), [&](const CaseDef& c) { return c.info.name == name; });
-    if (it == std::end(kCases)) return make_error(Code::NotFound, "case", fmt::format("no conformance case \"{}\"", name));
+    if (it == std::end(kCases))
+      return make_error(adpp::ErrorKind::Case, fmt::format("no conformance case \"{}\"", name));
   }
   std::vector<const CaseDef*> selected;
   for (const auto& c : kCases) {

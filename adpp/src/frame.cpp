@@ -1,4 +1,5 @@
 #include "dot/adpp/frame.h"
+#include "dot/adpp/error_kinds.h"
 
 #include <cstring>
 
@@ -9,8 +10,8 @@ namespace dot::adpp {
 namespace {
 
 Error length_error(std::uint64_t offset, std::uint32_t length, std::uint32_t max_frame) {
-  if (length == 0) return make_parse_error(Code::Protocol, "length", offset, "zero-length frame");
-  return make_parse_error(Code::Protocol, "length", offset,
+  if (length == 0) return make_parse_error(adpp::ErrorKind::Length, offset, "zero-length frame");
+  return make_parse_error(adpp::ErrorKind::Length, offset,
                           fmt::format("frame length {} exceeds the limit of {} bytes", length, max_frame));
 }
 
@@ -31,12 +32,11 @@ Status append_frame(std::string& out, const google::protobuf::MessageLite& messa
   // An all-default message serializes to nothing, and a zero-length frame is
   // malformed on the wire: refuse to send what we would refuse to receive.
   if (size == 0)
-    return make_error(Code::Protocol, "length",
+    return make_error(adpp::ErrorKind::Length,
                       fmt::format("an empty {} would be a zero-length frame", message.GetTypeName()));
   if (size > max_frame)
-    return make_error(Code::Protocol, "length",
-                      fmt::format("{} of {} bytes exceeds the frame limit of {} bytes", message.GetTypeName(),
-                                  size, max_frame));
+    return make_error(adpp::ErrorKind::Length, fmt::format("{} of {} bytes exceeds the frame limit of {} bytes",
+                                                           message.GetTypeName(), size, max_frame));
   std::size_t at = out.size();
   out.resize(at + kPrefixBytes + size);
   write_prefix(out.data() + at, static_cast<std::uint32_t>(size));
@@ -58,7 +58,7 @@ Status parse_payload(std::string_view payload, google::protobuf::MessageLite& me
   google::protobuf::LogSilencer quiet;
   if (payload.size() > static_cast<std::size_t>(INT32_MAX) ||
       !message.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
-    return make_parse_error(Code::Protocol, "parse", offset,
+    return make_parse_error(adpp::ErrorKind::Parse, offset,
                             fmt::format("the {}-byte payload is not a valid {}", payload.size(), what));
   return {};
 }
@@ -89,7 +89,7 @@ void FrameReader::feed(std::string_view bytes) {
 
 Result<std::optional<FrameView>> FrameReader::next() {
   if (broken_)
-    return make_parse_error(Code::Protocol, "length", consumed_, "the stream is unusable after an over-cap prefix");
+    return make_parse_error(adpp::ErrorKind::Length, consumed_, "the stream is unusable after an over-cap prefix");
   if (end_ - start_ < kPrefixBytes) return std::optional<FrameView>{};
   std::uint32_t length = read_prefix(buf_.data() + start_);
   if (length == 0 || length > max_frame_) {
@@ -113,9 +113,9 @@ Result<std::optional<FrameView>> FrameReader::next() {
 Status FrameReader::finish() const {
   if (end_ == start_ || broken_) return {};
   if (end_ - start_ < kPrefixBytes)
-    return make_parse_error(Code::Protocol, "early_eof", consumed_,
+    return make_parse_error(adpp::ErrorKind::EarlyEof, consumed_,
                             fmt::format("the stream ended after {} of 4 prefix bytes", end_ - start_));
-  return make_parse_error(Code::Protocol, "early_eof", consumed_,
+  return make_parse_error(adpp::ErrorKind::EarlyEof, consumed_,
                           fmt::format("the stream ended after {} of {} payload bytes", end_ - start_ - kPrefixBytes,
                                       read_prefix(buf_.data() + start_)));
 }
@@ -133,14 +133,14 @@ Result<std::optional<FrameView>> decode_frame(std::string_view bytes, std::uint6
                                               std::uint32_t max_frame) {
   if (bytes.empty()) return std::optional<FrameView>{};
   if (bytes.size() < kPrefixBytes)
-    return make_parse_error(Code::Protocol, "early_eof", base_offset,
+    return make_parse_error(adpp::ErrorKind::EarlyEof, base_offset,
                             fmt::format("the stream ended after {} of 4 prefix bytes", bytes.size()));
   std::uint32_t length = read_prefix(bytes.data());
   if (length == 0 || length > max_frame) return length_error(base_offset, length, max_frame);
   if (bytes.size() - kPrefixBytes < length)
-    return make_parse_error(Code::Protocol, "early_eof", base_offset,
-                            fmt::format("the stream ended after {} of {} payload bytes", bytes.size() - kPrefixBytes,
-                                        length));
+    return make_parse_error(
+        adpp::ErrorKind::EarlyEof, base_offset,
+        fmt::format("the stream ended after {} of {} payload bytes", bytes.size() - kPrefixBytes, length));
   return std::optional<FrameView>{FrameView{base_offset, bytes.substr(kPrefixBytes, length)}};
 }
 

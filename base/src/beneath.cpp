@@ -1,4 +1,5 @@
 #include "dot/base/beneath.h"
+#include "dot/base/error_kinds.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -49,14 +50,9 @@ FileObservation from_stat(const struct stat& st) {
 
 }  // namespace
 
-std::string errno_kind(int err) {
-  const char* name = ::strerrorname_np(err);
-  return name ? std::string(name) : fmt::format("errno_{}", err);
-}
+Kind errno_kind(int err) { return base::ErrnoKind{err}; }
 
 Error errno_error(int err, std::string_view call, std::string_view what) {
-  Code code = (err == ELOOP || err == EXDEV) ? Code::PathEscape : Code::Io;
-  std::string kind = errno_kind(err);
   std::string detail;
   if (err == ELOOP)
     detail = fmt::format("{} {}: a symlink is on the way (refused, never followed)", call, what);
@@ -64,17 +60,10 @@ Error errno_error(int err, std::string_view call, std::string_view what) {
     detail = fmt::format("{} {}: the path leaves the root", call, what);
   else
     detail = fmt::format("{} {}: {} ({})", call, what, std::strerror(err), errno_kind(err));
-  return make_error(code, std::move(kind), std::move(detail));
+  return make_error(errno_kind(err), std::move(detail));
 }
 
-int error_errno(const Error& error) noexcept {
-  if (error.kind.size() < 2 || error.kind[0] != 'E') return 0;
-  for (int e = 1; e < 256; ++e) {
-    const char* name = ::strerrorname_np(e);
-    if (name && error.kind == name) return e;
-  }
-  return 0;
-}
+int error_errno(const Error& error) noexcept { return base::errno_of(error.kind); }
 
 Status check_relative_path(std::string_view path) {
   auto bad = [&](std::string_view why) {
@@ -84,7 +73,7 @@ Status check_relative_path(std::string_view path) {
       else if (c == '\n') shown += "\\n";
       else shown += c;
     }
-    return make_error(Code::PathEscape, "path", fmt::format("path \"{}\" {}", shown, why));
+    return make_error(base::ErrorKind::Path, fmt::format("path \"{}\" {}", shown, why));
   };
   if (path.empty()) return bad("is empty");
   if (path.front() == '/') return bad("is absolute");
@@ -105,19 +94,19 @@ Status check_relative_path(std::string_view path) {
 Status check_entry_name(std::string_view name) {
   DOT_TRY(check_relative_path(name));
   if (name.find('/') != std::string_view::npos)
-    return make_error(Code::PathEscape, "path", fmt::format("\"{}\" is not a single entry name", name));
+    return make_error(base::ErrorKind::Path, fmt::format("\"{}\" is not a single entry name", name));
   return {};
 }
 
 Result<UniqueFd> open_root(const std::string& path) {
-  if (path.empty()) return make_error(Code::Io, "ENOENT", "the root path is empty");
+  if (path.empty()) return make_error(base::ErrnoKind{ENOENT}, "the root path is empty");
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     if (err == ELOOP || err == ENOTDIR) {
       struct stat st {};
       if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-        return make_error(Code::PathEscape, "symlink",
+        return make_error(base::ErrorKind::Symlink,
                           fmt::format("root {} is a symlink (refused, never followed)", path));
     }
     return errno_error(err, "open root", path);
@@ -285,7 +274,8 @@ Result<CreatedFile> create_temp(int dirfd, std::string_view prefix, mode_t mode)
     auto created = create_exclusive(dirfd, std::string(prefix) + suffix.substr(0, kTempSuffixDigits), mode);
     if (created.ok() || error_errno(created.error()) != EEXIST) return created;
   }
-  return make_error(Code::Io, "EEXIST", fmt::format("cannot create a temp file {}*: names keep colliding", prefix));
+  return make_error(base::ErrnoKind{EEXIST},
+                    fmt::format("cannot create a temp file {}*: names keep colliding", prefix));
 }
 
 bool is_temp_name(std::string_view name, std::string_view prefix) noexcept {
@@ -399,7 +389,8 @@ Result<UniqueFd> open_to_empty(int parent_fd, const std::string& name, const str
   // Emptied is only the directory that was looked at: one renamed into its
   // place in between is left alone.
   if (opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino)
-    return make_error(Code::Conflict, "replaced", fmt::format("remove {}: replaced while it was removed (left in place)", shown));
+    return make_error(base::ErrorKind::Replaced,
+                      fmt::format("remove {}: replaced while it was removed (left in place)", shown));
   if ((opened.st_mode & 0700) != 0700 && opened.st_uid == ::geteuid()) {
     // chmod(2) on the descriptor's /proc link reaches exactly this inode
     // (fchmod refuses an O_PATH descriptor).
@@ -421,7 +412,7 @@ Result<UniqueFd> open_parent(int cur, const Level& parent, const std::string& sh
   struct stat st {};
   if (::fstat(up.get(), &st) != 0) return errno_error(errno, "fstat the parent of", shown);
   if (st.st_dev != parent.dev || st.st_ino != parent.ino)
-    return make_error(Code::Conflict, "moved",
+    return make_error(base::ErrorKind::Moved,
                       fmt::format("remove {}: moved out of the tree being removed (left in place)", shown));
   return up;
 }
@@ -495,16 +486,16 @@ Result<std::size_t> remove_tree(int dirfd, std::string_view name) {
       if (errno != ENOENT) return errno_error(errno, "stat", shown_path(levels));
       gone = true;
     } else if (st.st_dev != level.dev || st.st_ino != level.ino) {
-      return make_error(Code::Conflict, "replaced",
+      return make_error(base::ErrorKind::Replaced,
                         fmt::format("remove {}: replaced while it was removed (left in place)", shown_path(levels)));
     } else if (::unlinkat(parent, level.name.c_str(), AT_REMOVEDIR) != 0) {
       const int err = errno;
       if (err == ENOTEMPTY || err == EEXIST) {
         // Something was added meanwhile: listed again, a bounded number of times.
         if (level.relists >= kMaxRelists)
-          return make_error(Code::Conflict, "changing",
-                            fmt::format("remove {}: entries keep appearing while it is removed (left in place)",
-                                        shown_path(levels)));
+          return make_error(
+              base::ErrorKind::Changing,
+              fmt::format("remove {}: entries keep appearing while it is removed (left in place)", shown_path(levels)));
         auto again = list_entries(cur.get());
         if (!again.ok()) return with_path(std::move(again).error(), shown_path(levels));
         level.pending = std::move(*again);

@@ -1,4 +1,5 @@
 #include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
 
 #include <unistd.h>
 
@@ -17,7 +18,7 @@ Result<std::size_t> FdSource::read(char* buf, std::size_t max) {
     ssize_t n = ::read(fd_, buf, max);
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno != EINTR)
-      return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what_, std::strerror(errno)));
+      return make_error(base::ErrorKind::Read, fmt::format("cannot read {}: {}", what_, std::strerror(errno)));
   }
 }
 

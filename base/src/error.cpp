@@ -1,3 +1,4 @@
+// Rendering of dot::Error (line and JSON forms of docs/spec/cli.md) and its constructors.
 #include "dot/base/error.h"
 
 #include <array>
@@ -33,7 +34,7 @@ std::optional<Code> code_from_name(std::string_view name) noexcept {
 std::string Error::message() const {
   if (offset && !kind.empty()) return fmt::format("{} at byte {}: {}", kind, *offset, detail);
   if (offset) return fmt::format("at byte {}: {}", *offset, detail);
-  if (!kind.empty() && detail.empty()) return kind;
+  if (!kind.empty() && detail.empty()) return std::string(kind.name());
   return detail;
 }
 
@@ -55,12 +56,24 @@ std::string Error::json() const {
   return out;
 }
 
-Error make_error(Code code, std::string kind, std::string detail) {
-  return Error{code, std::move(kind), std::move(detail), std::nullopt};
+Error make_error(Kind kind, std::string detail) {
+  const Code code = kind.row() != nullptr ? kind.row()->code : Code::Internal;
+  return Error{code, kind, std::move(detail), std::nullopt};
 }
 
-Error make_parse_error(Code code, std::string kind, std::uint64_t offset, std::string detail) {
-  return Error{code, std::move(kind), std::move(detail), offset};
+Error make_parse_error(Kind kind, std::uint64_t offset, std::string detail) {
+  const Code code = kind.row() != nullptr ? kind.row()->code : Code::Internal;
+  return Error{code, kind, std::move(detail), offset};
 }
+
+Error make_error_as(Code code, Kind kind, std::string detail) {
+  return Error{code, kind, std::move(detail), std::nullopt};
+}
+
+Error make_parse_error_as(Code code, Kind kind, std::uint64_t offset, std::string detail) {
+  return Error{code, kind, std::move(detail), offset};
+}
+
+Error make_error(Code code, std::string detail) { return Error{code, Kind(), std::move(detail), std::nullopt}; }
 
 }  // namespace dot

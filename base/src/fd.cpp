@@ -1,4 +1,5 @@
 #include "dot/base/fd.h"
+#include "dot/base/error_kinds.h"
 
 #include <cerrno>
 #include <cstring>
@@ -18,7 +19,7 @@ void UniqueFd::reset(int fd) noexcept {
 Result<Pipe> make_pipe(int extra_flags) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC | extra_flags) != 0)
-    return make_error(Code::Io, "pipe", fmt::format("pipe2 failed: {}", std::strerror(errno)));
+    return make_error(base::ErrorKind::Pipe, fmt::format("pipe2 failed: {}", std::strerror(errno)));
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
@@ -27,7 +28,7 @@ Status write_all(int fd, std::string_view bytes, std::string_view what) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(Code::Io, "write", fmt::format("cannot write {}: {}", what, std::strerror(errno)));
+      return make_error(base::ErrorKind::Write, fmt::format("cannot write {}: {}", what, std::strerror(errno)));
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
@@ -41,11 +42,11 @@ Result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view wha
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+      return make_error(base::ErrorKind::Read, fmt::format("cannot read {}: {}", what, std::strerror(errno)));
     }
     if (n == 0) break;
     if (out.size() + static_cast<std::size_t>(n) > max_bytes)
-      return make_error(Code::Io, "too_large",
+      return make_error(base::ErrorKind::FileTooLarge,
                         fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
     out.append(buf, static_cast<std::size_t>(n));
   }
@@ -55,7 +56,7 @@ Result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view wha
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
   if (path == "-") return read_all(STDIN_FILENO, max_bytes, "standard input");
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return make_error(Code::Io, "open", fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  if (!fd) return make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
   return read_all(fd.get(), max_bytes, path);
 }
 

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/error_kinds.h"
 #include "dot/base/jcs.h"
 #include "jcs_internal.h"
 #include "json_internal.h"
@@ -38,31 +39,33 @@ namespace {
 
 constexpr double kMaxSafeInteger = 9007199254740991.0;  // 2^53 - 1
 
-Error violation(std::string kind, std::optional<std::uint64_t> offset, std::string detail) {
-  return Error{Code::Validation, std::move(kind), std::move(detail), offset};
+Error violation(base::ErrorKind kind, std::optional<std::uint64_t> offset, std::string detail) {
+  Error e = make_error(kind, std::move(detail));
+  e.offset = offset;
+  return e;
 }
 
 Status check_hello_string(std::string_view s, std::optional<std::uint64_t> offset) {
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u > 0x7E)
-      return violation("not_printable_ascii", offset,
-                       fmt::format("hello profile: string {} has a character outside 32..126",
-                                   json::detail::quote_for_detail(s)));
+      return violation(
+          base::ErrorKind::NotPrintableAscii, offset,
+          fmt::format("hello profile: string {} has a character outside 32..126", json::detail::quote_for_detail(s)));
   }
   return {};
 }
 
 Status check_utf8(std::string_view s) {
   if (json::detail::utf8_valid_prefix(s) != s.size())
-    return violation("utf8", std::nullopt, "string is not valid UTF-8");
+    return violation(base::ErrorKind::Utf8, std::nullopt, "string is not valid UTF-8");
   return {};
 }
 
 // Metewand: an integral value must be a safe integer.
 Status check_metewand_number(double d, std::optional<std::uint64_t> offset, std::string_view spelled) {
   if (std::trunc(d) == d && std::fabs(d) > kMaxSafeInteger)
-    return violation("unsafe_integer", offset,
+    return violation(base::ErrorKind::UnsafeInteger, offset,
                      fmt::format("metewand profile: integral number {} is outside +-(2^53-1)", spelled));
   return {};
 }
@@ -206,7 +209,7 @@ class ValueWriter {
         return true;
       }
     }
-    return fail(violation("malformed", n.offset, "unknown value type"));
+    return fail(violation(base::ErrorKind::Malformed, n.offset, "unknown value type"));
   }
 
   bool string(std::string_view s, std::uint64_t offset) {
@@ -222,19 +225,20 @@ class ValueWriter {
     const json::detail::Node& n = nodes_[i];
     double d = n.number();
     if (!std::isfinite(d))  // the reader never produces these; guard the writer's contract anyway
-      return fail(violation("invalid_number", n.offset, "number is not finite"));
+      return fail(violation(base::ErrorKind::InvalidNumber, n.offset, "number is not finite"));
     if (profile_ != Profile::Rfc8785) {
       std::string_view text = json::Value(&doc_, i).number_text();
       if (profile_ == Profile::Hello) {
         std::string_view shown = text.substr(0, 40);
         if (!text.empty() && text[0] == '-')
-          return fail(violation("negative", n.offset, fmt::format("hello profile: negative number {}", shown)));
+          return fail(
+              violation(base::ErrorKind::Negative, n.offset, fmt::format("hello profile: negative number {}", shown)));
         if (!n.flag)
-          return fail(violation("fraction", n.offset,
+          return fail(violation(base::ErrorKind::Fraction, n.offset,
                                 fmt::format("hello profile: number {} is not spelled as a plain integer", shown)));
         if (d > kMaxSafeInteger)
-          return fail(
-              violation("unsafe_integer", n.offset, fmt::format("hello profile: integer {} is above 2^53-1", shown)));
+          return fail(violation(base::ErrorKind::UnsafeInteger, n.offset,
+                                fmt::format("hello profile: integer {} is above 2^53-1", shown)));
       } else {
         Status st = check_metewand_number(d, n.offset, text.substr(0, 40));
         if (!st.ok()) return fail(std::move(st).error());
@@ -269,9 +273,12 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       std::int64_t i = std::get<Node::Int>(s).v;
       double d = static_cast<double>(i);
       if (profile == Profile::Hello) {
-        if (i < 0) return violation("negative", std::nullopt, fmt::format("hello profile: negative number {}", i));
+        if (i < 0)
+          return violation(base::ErrorKind::Negative, std::nullopt,
+                           fmt::format("hello profile: negative number {}", i));
         if (d > kMaxSafeInteger)
-          return violation("unsafe_integer", std::nullopt, fmt::format("hello profile: integer {} is above 2^53-1", i));
+          return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
+                           fmt::format("hello profile: integer {} is above 2^53-1", i));
       } else if (profile == Profile::Metewand) {
         DOT_TRY(check_metewand_number(d, std::nullopt, std::to_string(i)));
       }
@@ -280,15 +287,16 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
     }
     case 3: {
       double d = std::get<double>(s);
-      if (!std::isfinite(d)) return violation("invalid_number", std::nullopt, "number is not finite");
+      if (!std::isfinite(d)) return violation(base::ErrorKind::InvalidNumber, std::nullopt, "number is not finite");
       if (profile == Profile::Hello) {
         if (std::signbit(d))
-          return violation("negative", std::nullopt, fmt::format("hello profile: negative number {}", spelled_double(d)));
+          return violation(base::ErrorKind::Negative, std::nullopt,
+                           fmt::format("hello profile: negative number {}", spelled_double(d)));
         if (std::trunc(d) != d)
-          return violation("fraction", std::nullopt,
+          return violation(base::ErrorKind::Fraction, std::nullopt,
                            fmt::format("hello profile: number {} is not an integer", spelled_double(d)));
         if (d > kMaxSafeInteger)
-          return violation("unsafe_integer", std::nullopt,
+          return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
                            fmt::format("hello profile: integer {} is above 2^53-1", spelled_double(d)));
       } else if (profile == Profile::Metewand) {
         DOT_TRY(check_metewand_number(d, std::nullopt, spelled_double(d)));
@@ -327,7 +335,7 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (i > 0) {
           if (order[i - 1]->first == order[i]->first)
-            return violation("duplicate_key", std::nullopt,
+            return violation(base::ErrorKind::DuplicateKey, std::nullopt,
                              fmt::format("key {} appears twice", json::detail::quote_for_detail(order[i]->first)));
           out += ',';
         }
@@ -340,13 +348,13 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       return {};
     }
   }
-  return violation("malformed", std::nullopt, "unknown node type");
+  return violation(base::ErrorKind::Malformed, std::nullopt, "unknown node type");
 }
 
 }  // namespace
 
 Result<std::string> canonicalize(json::Value value, Profile profile) {
-  if (value.document() == nullptr) return violation("malformed", std::nullopt, "value of no document");
+  if (value.document() == nullptr) return violation(base::ErrorKind::Malformed, std::nullopt, "value of no document");
   Output out(nullptr, 0, value.document()->source().size());
   DOT_TRY(write_value(*value.document(), value.index(), profile, out));
   return std::string(out.bytes());

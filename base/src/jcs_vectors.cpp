@@ -1,5 +1,6 @@
 // Vector replay for canonical JSON (docs/spec/jcs.md, "Vectors and dot-core vectors replay").
 #include "dot/base/jcs_vectors.h"
+#include "dot/base/error_kinds.h"
 
 #include <algorithm>
 #include <charconv>
@@ -54,7 +55,8 @@ class Replayer {
     std::error_code ec;
     auto st = fs::status(p, ec);
     if (ec || !fs::exists(st))
-      return make_error(Code::Io, "open", fmt::format("cannot read vectors at {}: no such file or directory", p.string()));
+      return make_error(base::ErrorKind::Open,
+                        fmt::format("cannot read vectors at {}: no such file or directory", p.string()));
     if (fs::is_directory(st)) return directory(p);
     file(p, /*named=*/true);
     return {};
@@ -81,7 +83,7 @@ class Replayer {
     std::vector<fs::path> entries;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
-    if (ec) return make_error(Code::Io, "read", fmt::format("cannot list {}: {}", dir.string(), ec.message()));
+    if (ec) return make_error(base::ErrorKind::Read, fmt::format("cannot list {}: {}", dir.string(), ec.message()));
     std::sort(entries.begin(), entries.end());
     bool io_layout = fs::is_directory(dir / "input") && fs::is_directory(dir / "output");
     if (io_layout) DOT_TRY(input_output(dir));
@@ -117,7 +119,9 @@ class Replayer {
     std::error_code ec;
     for (fs::directory_iterator it(dir / "input", ec), end; !ec && it != end; it.increment(ec))
       if (it->is_regular_file()) inputs.push_back(it->path());
-    if (ec) return make_error(Code::Io, "read", fmt::format("cannot list {}: {}", (dir / "input").string(), ec.message()));
+    if (ec)
+      return make_error(base::ErrorKind::Read,
+                        fmt::format("cannot list {}: {}", (dir / "input").string(), ec.message()));
     std::sort(inputs.begin(), inputs.end());
     for (const fs::path& in : inputs) {
       std::string name = in.string();
@@ -238,20 +242,20 @@ class Replayer {
     auto text = r.optional("input");
     auto hex = r.optional("input_hex");
     if (text.has_value() == hex.has_value())
-      return make_error(Code::Validation, "malformed", "a vector needs exactly one of \"input\" and \"input_hex\"");
+      return make_error(base::ErrorKind::Malformed, "a vector needs exactly one of \"input\" and \"input_hex\"");
     if (text) {
-      if (!text->is_string()) return make_error(Code::Validation, "wrong_type", "\"input\" must be a string");
+      if (!text->is_string()) return make_error(base::ErrorKind::WrongType, "\"input\" must be a string");
       return std::string(text->as_string());
     }
     if (!hex->is_string() || hex->as_string().size() % 2 != 0)
-      return make_error(Code::Validation, "wrong_type", "\"input_hex\" must be a string of hex byte pairs");
+      return make_error(base::ErrorKind::WrongType, "\"input_hex\" must be a string of hex byte pairs");
     std::string_view h = hex->as_string();
     std::string out;
     for (std::size_t i = 0; i < h.size(); i += 2) {
       unsigned v = 0;
       auto res = std::from_chars(h.data() + i, h.data() + i + 2, v, 16);
       if (res.ptr != h.data() + i + 2)
-        return make_error(Code::Validation, "wrong_type", "\"input_hex\" must be a string of hex byte pairs");
+        return make_error(base::ErrorKind::WrongType, "\"input_hex\" must be a string of hex byte pairs");
       out += static_cast<char>(v);
     }
     return out;
@@ -326,7 +330,8 @@ class Replayer {
            fmt::format("accepted as {}, but the vector expects rejection ({})", short_text(*got), *kind));
       return;
     }
-    std::string actual = options_.kind_of ? options_.kind_of(got.error(), *input, profile) : got.error().kind;
+    std::string actual =
+        options_.kind_of ? options_.kind_of(got.error(), *input, profile) : std::string(got.error().kind.name());
     // The reader's own kind or the profile's name for it: either satisfies.
     if (options_.strict_kinds && !rejection_kind_matches(*kind, got.error().kind) &&
         !rejection_kind_matches(*kind, actual)) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/error_kinds.h"
 #include "json_internal.h"
 
 namespace dot::json {
@@ -25,7 +26,7 @@ std::string_view type_name(Type t) {
 
 ObjectReader::ObjectReader(Value object, std::string_view what) : object_(object), what_(what) {
   if (!object.is_object()) {
-    not_object_ = make_parse_error(Code::Validation, "malformed", object.offset(),
+    not_object_ = make_parse_error(base::ErrorKind::Malformed, object.offset(),
                                    fmt::format("{} must be an object, found {}", what_, type_name(object.type())));
   }
 }
@@ -34,7 +35,7 @@ Result<Value> ObjectReader::required(std::string_view name) {
   if (not_object_) return *not_object_;
   asked_.push_back(name);
   if (auto v = object_.find(name)) return *v;
-  return make_parse_error(Code::Validation, "missing_field", object_.offset(),
+  return make_parse_error(base::ErrorKind::MissingField, object_.offset(),
                           fmt::format("{} lacks the required field {}", what_, detail::quote_for_detail(name)));
 }
 
@@ -48,7 +49,7 @@ Status ObjectReader::finish() const {
   if (not_object_) return *not_object_;
   for (Member m : object_.members()) {
     if (std::find(asked_.begin(), asked_.end(), m.key) == asked_.end())
-      return make_parse_error(Code::Validation, "unknown_field", m.key_offset,
+      return make_parse_error(base::ErrorKind::UnknownField, m.key_offset,
                               fmt::format("{} has the unknown field {}", what_, detail::quote_for_detail(m.key)));
   }
   return {};
@@ -56,7 +57,7 @@ Status ObjectReader::finish() const {
 
 namespace {
 Error wrong_type(const std::string& what, std::string_view name, Value v, std::string_view expected) {
-  return make_parse_error(Code::Validation, "wrong_type", v.offset(),
+  return make_parse_error(base::ErrorKind::WrongType, v.offset(),
                           fmt::format("{}: field {} must be {}, found {}", what, detail::quote_for_detail(name),
                                       expected, type_name(v.type())));
 }
@@ -81,7 +82,7 @@ Result<std::uint64_t> ObjectReader::required_uint(std::string_view name, std::ui
   std::uint64_t n = 0;
   auto res = std::from_chars(text.data(), text.data() + text.size(), n);
   if (text[0] == '-' || res.ec != std::errc() || res.ptr != text.data() + text.size() || n > max)
-    return make_parse_error(Code::Validation, "out_of_range", v.offset(),
+    return make_parse_error(base::ErrorKind::OutOfRange, v.offset(),
                             fmt::format("{}: field {} must be an integer from 0 to {}, found {}", what_,
                                         detail::quote_for_detail(name), max, text.substr(0, 40)));
   return n;

@@ -12,16 +12,16 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "dot/base/error_kinds.h"
 #include "dot/base/jcs.h"
 #include "json_internal.h"
 
 namespace dot::json::detail {
 namespace {
 
-Error reject(std::string kind, std::uint64_t offset, std::string detail) {
-  return make_parse_error(Code::Validation, std::move(kind), offset, std::move(detail));
+Error reject(base::ErrorKind kind, std::uint64_t offset, std::string detail) {
+  return make_parse_error(kind, offset, std::move(detail));
 }
-
 
 }  // namespace
 
@@ -67,11 +67,11 @@ class StrictParser {
     bool need_value = true;
     for (;;) {
       if (need_value) {
-        if (i_ >= n_) return reject("malformed", i_, "expected a value, found the end of the input");
+        if (i_ >= n_) return reject(base::ErrorKind::Malformed, i_, "expected a value, found the end of the input");
         char c = p_[i_];
         if (c == '[' || c == '{') {
           if (stack_.size() >= max_depth_)
-            return reject("depth", i_, fmt::format("nesting deeper than the limit of {}", max_depth_));
+            return reject(base::ErrorKind::Depth, i_, fmt::format("nesting deeper than the limit of {}", max_depth_));
           bool object = c == '{';
           Frame f;
           f.node = build_.open(object ? Type::Object : Type::Array, i_);
@@ -97,7 +97,7 @@ class StrictParser {
       ++f.count;
       skip_ws();
       if (i_ >= n_)
-        return reject("malformed", i_, f.object ? "unterminated object" : "unterminated array");
+        return reject(base::ErrorKind::Malformed, i_, f.object ? "unterminated object" : "unterminated array");
       char c = p_[i_];
       if (c == ',') {
         ++i_;
@@ -109,13 +109,13 @@ class StrictParser {
         close();
         need_value = false;
       } else {
-        return reject("malformed", i_,
-                      f.object ? "expected ',' or '}' after an object member"
-                               : "expected ',' or ']' after an array element");
+        return reject(
+            base::ErrorKind::Malformed, i_,
+            f.object ? "expected ',' or '}' after an object member" : "expected ',' or ']' after an array element");
       }
     }
     skip_ws();
-    if (i_ != n_) return reject("trailing", i_, "unexpected data after the JSON value");
+    if (i_ != n_) return reject(base::ErrorKind::Trailing, i_, "unexpected data after the JSON value");
     return {};
   }
 
@@ -144,7 +144,7 @@ class StrictParser {
   // An object key, the duplicate check, and the ':' after it.
   Status key() {
     if (i_ >= n_ || p_[i_] != '"')
-      return reject("malformed", i_, i_ >= n_ ? "unterminated object" : "expected a string key");
+      return reject(base::ErrorKind::Malformed, i_, i_ >= n_ ? "unterminated object" : "expected a string key");
     std::uint64_t at = i_;
     std::size_t start = arena_.size();
     DOT_TRY(string_body());
@@ -164,7 +164,8 @@ class StrictParser {
       }
     }
     if (duplicate)
-      return reject("duplicate_key", at, fmt::format("key {} appears twice in one object", quote_for_detail(k)));
+      return reject(base::ErrorKind::DuplicateKey, at,
+                    fmt::format("key {} appears twice in one object", quote_for_detail(k)));
     if (i_ == at + k.size() + 2) {
       // The arena copy stays (the duplicate check's views point at it); the
       // node points at the source like the fast path's.
@@ -173,8 +174,7 @@ class StrictParser {
       build_.string_in_arena(at, start);
     }
     skip_ws();
-    if (i_ >= n_ || p_[i_] != ':')
-      return reject("malformed", i_, "expected ':' after an object key");
+    if (i_ >= n_ || p_[i_] != ':') return reject(base::ErrorKind::Malformed, i_, "expected ':' after an object key");
     ++i_;
     skip_ws();
     return {};
@@ -199,14 +199,16 @@ class StrictParser {
     if (c == 'f') return literal("false", Type::Bool, false);
     if (c == 'n') return literal("null", Type::Null, false);
     if (c == '-' || is_digit(c)) return number();
-    return reject("malformed", i_, fmt::format("unexpected character {} where a value should start",
-                                               quote_for_detail(std::string_view(p_ + i_, 1))));
+    return reject(base::ErrorKind::Malformed, i_,
+                  fmt::format("unexpected character {} where a value should start",
+                              quote_for_detail(std::string_view(p_ + i_, 1))));
   }
 
   Status literal(std::string_view word, Type type, bool flag) {
     std::uint64_t at = i_;
     for (char w : word) {
-      if (i_ >= n_ || p_[i_] != w) return reject("malformed", i_, fmt::format("invalid literal, expected {}", word));
+      if (i_ >= n_ || p_[i_] != w)
+        return reject(base::ErrorKind::Malformed, i_, fmt::format("invalid literal, expected {}", word));
       ++i_;
     }
     build_.scalar(type, at, flag);
@@ -222,19 +224,21 @@ class StrictParser {
     } else if (i_ < n_ && is_digit(p_[i_])) {
       while (i_ < n_ && is_digit(p_[i_])) ++i_;
     } else {
-      return reject("malformed", i_, "a number needs a digit here");
+      return reject(base::ErrorKind::Malformed, i_, "a number needs a digit here");
     }
     if (i_ < n_ && p_[i_] == '.') {
       integer = false;
       ++i_;
-      if (i_ >= n_ || !is_digit(p_[i_])) return reject("malformed", i_, "a number needs a digit after '.'");
+      if (i_ >= n_ || !is_digit(p_[i_]))
+        return reject(base::ErrorKind::Malformed, i_, "a number needs a digit after '.'");
       while (i_ < n_ && is_digit(p_[i_])) ++i_;
     }
     if (i_ < n_ && (p_[i_] == 'e' || p_[i_] == 'E')) {
       integer = false;
       ++i_;
       if (i_ < n_ && (p_[i_] == '+' || p_[i_] == '-')) ++i_;
-      if (i_ >= n_ || !is_digit(p_[i_])) return reject("malformed", i_, "a number needs a digit in its exponent");
+      if (i_ >= n_ || !is_digit(p_[i_]))
+        return reject(base::ErrorKind::Malformed, i_, "a number needs a digit in its exponent");
       while (i_ < n_ && is_digit(p_[i_])) ++i_;
     }
     std::string_view text(p_ + start, i_ - start);
@@ -242,11 +246,11 @@ class StrictParser {
     auto res = std::from_chars(text.data(), text.data() + text.size(), value);
     if (res.ec == std::errc::result_out_of_range) {
       if (spelling_is_huge(text))
-        return reject("invalid_number", start,
+        return reject(base::ErrorKind::InvalidNumber, start,
                       fmt::format("number {} overflows binary64", quote_for_detail(text.substr(0, 40))));
       value = text[0] == '-' ? -0.0 : 0.0;  // underflow is the value's nearest double: zero
     } else if (res.ec != std::errc() || res.ptr != text.data() + text.size()) {
-      return reject("malformed", start, "unreadable number");  // unreachable after the grammar check
+      return reject(base::ErrorKind::Malformed, start, "unreadable number");  // unreachable after the grammar check
     }
     build_.number(start, value, integer);
     return {};
@@ -264,17 +268,18 @@ class StrictParser {
         ++i_;
       }
       arena_.append(p_ + run, i_ - run);
-      if (i_ >= n_) return reject("malformed", i_, "unterminated string");
+      if (i_ >= n_) return reject(base::ErrorKind::Malformed, i_, "unterminated string");
       char c = p_[i_];
       if (c == '"') {
         ++i_;
         return {};
       }
       if (c != '\\')
-        return reject("malformed", i_, fmt::format("control character U+{:04X} must be escaped in a string",
-                                                   static_cast<unsigned>(static_cast<unsigned char>(c))));
+        return reject(base::ErrorKind::Malformed, i_,
+                      fmt::format("control character U+{:04X} must be escaped in a string",
+                                  static_cast<unsigned>(static_cast<unsigned char>(c))));
       std::size_t esc = i_;
-      if (i_ + 1 >= n_) return reject("malformed", i_ + 1, "unterminated escape");
+      if (i_ + 1 >= n_) return reject(base::ErrorKind::Malformed, i_ + 1, "unterminated escape");
       char e = p_[i_ + 1];
       i_ += 2;
       switch (e) {
@@ -290,11 +295,11 @@ class StrictParser {
           std::uint32_t cp = 0;
           DOT_TRY(hex4(cp));
           if (cp >= 0xDC00 && cp <= 0xDFFF)
-            return reject("invalid_unicode", esc, fmt::format("lone low surrogate \\u{:04x}", cp));
+            return reject(base::ErrorKind::InvalidUnicode, esc, fmt::format("lone low surrogate \\u{:04x}", cp));
           if (cp >= 0xD800 && cp <= 0xDBFF) {
             std::uint32_t low = 0;
             if (!low_surrogate_follows(low))
-              return reject("invalid_unicode", esc,
+              return reject(base::ErrorKind::InvalidUnicode, esc,
                             fmt::format("high surrogate \\u{:04x} without a low surrogate escape after it", cp));
             i_ += 6;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
@@ -304,7 +309,7 @@ class StrictParser {
           break;
         }
         default:
-          return reject("malformed", esc, "invalid escape sequence");
+          return reject(base::ErrorKind::Malformed, esc, "invalid escape sequence");
       }
     }
   }
@@ -313,7 +318,7 @@ class StrictParser {
   Status hex4(std::uint32_t& cp) {
     for (int k = 0; k < 4; ++k) {
       int h = i_ < n_ ? hex_value(p_[i_]) : -1;
-      if (h < 0) return reject("malformed", i_, "\\u needs four hex digits");
+      if (h < 0) return reject(base::ErrorKind::Malformed, i_, "\\u needs four hex digits");
       cp = cp * 16 + static_cast<std::uint32_t>(h);
       ++i_;
     }
@@ -349,12 +354,15 @@ class StrictParser {
 Status check_envelope(std::string_view bytes, const ReadLimits& limits) {
   std::size_t max = std::min(limits.max_bytes, kMaxIndexableBytes);
   if (bytes.size() > max)
-    return reject("too_large", max, fmt::format("input of {} bytes exceeds the limit of {} bytes", bytes.size(), max));
+    return reject(base::ErrorKind::TooLarge, max,
+                  fmt::format("input of {} bytes exceeds the limit of {} bytes", bytes.size(), max));
   if (bytes.size() >= 3 && bytes.substr(0, 3) == "\xEF\xBB\xBF")
-    return reject("bom", 0, "a byte-order mark is not allowed");
+    return reject(base::ErrorKind::Bom, 0, "a byte-order mark is not allowed");
   if (!simdjson::validate_utf8(bytes.data(), bytes.size())) {
     std::size_t at = utf8_valid_prefix(bytes);
-    return reject("utf8", at, fmt::format("invalid UTF-8 (byte 0x{:02X})", static_cast<unsigned>(static_cast<unsigned char>(bytes[at]))));
+    return reject(
+        base::ErrorKind::Utf8, at,
+        fmt::format("invalid UTF-8 (byte 0x{:02X})", static_cast<unsigned>(static_cast<unsigned char>(bytes[at]))));
   }
   return {};
 }

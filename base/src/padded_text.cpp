@@ -1,4 +1,5 @@
 #include "dot/base/padded_text.h"
+#include "dot/base/error_kinds.h"
 
 #include <unistd.h>
 
@@ -42,14 +43,15 @@ Result<PaddedText> PaddedText::read(int fd, std::size_t max_bytes, std::size_t e
     ssize_t n = ::read(fd, text.data_.get() + text.size_, std::min(room, most - text.size_));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+      return make_error(base::ErrorKind::Read, fmt::format("cannot read {}: {}", what, std::strerror(errno)));
     }
     if (n == 0) break;
     text.size_ += static_cast<std::size_t>(n);
     if (text.size_ >= most) break;
   }
   if (text.size_ > max_bytes)
-    return make_error(Code::Io, "too_large", fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
+    return make_error(base::ErrorKind::FileTooLarge,
+                      fmt::format("{} is larger than the limit of {} bytes", what, max_bytes));
   std::memset(text.data_.get() + text.size_, 0, kPadding);
   return text;
 }

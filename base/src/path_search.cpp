@@ -1,4 +1,5 @@
 #include "dot/base/path_search.h"
+#include "dot/base/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +14,7 @@ namespace dot {
 Result<std::string> find_executable(std::string_view name, std::string_view path_list) {
   if (name.find('/') != std::string_view::npos) return std::string(name);
   if (name.empty() || name == "." || name == "..")
-    return make_error(Code::Io, "not_found", "an empty name, \".\" or \"..\" names no executable");
+    return make_error(base::ErrorKind::NotFound, "an empty name, \".\" or \"..\" names no executable");
   std::size_t skipped = 0;
   for (;;) {
     auto colon = path_list.find(':');
@@ -33,7 +34,7 @@ Result<std::string> find_executable(std::string_view name, std::string_view path
   std::string note = skipped == 0 ? std::string()
                                   : fmt::format(" ({} empty or relative PATH entr{} not searched)", skipped,
                                                 skipped == 1 ? "y was" : "ies were");
-  return make_error(Code::Io, "not_found", fmt::format("no executable named {} on PATH{}", name, note));
+  return make_error(base::ErrorKind::NotFound, fmt::format("no executable named {} on PATH{}", name, note));
 }
 
 Result<std::string> find_executable(std::string_view name) {

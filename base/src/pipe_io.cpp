@@ -1,4 +1,5 @@
 #include "dot/base/pipe_io.h"
+#include "dot/base/error_kinds.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -28,13 +29,13 @@ namespace {
 constexpr std::size_t kMaxLogs = 4;
 
 Error timeout_error(std::string_view what) {
-  return make_error(Code::Timeout, "timeout", fmt::format("no {} before the deadline", what));
+  return make_error(base::ErrorKind::Timeout, fmt::format("no {} before the deadline", what));
 }
 
 Status check_limits(Captures logs) {
   for (StreamCapture* log : logs)
     if (log->over_limit())
-      return make_error(Code::Protocol, "capture_limit",
+      return make_error(base::ErrorKind::CaptureLimit,
                         fmt::format("{} had more than {} bytes", log->what(), log->cap()));
   return {};
 }
@@ -66,7 +67,7 @@ ssize_t write_no_sigpipe(int fd, const char* data, std::size_t size) {
 }  // namespace
 
 Result<bool> wait_ready(int fd, short events, Deadline deadline, Captures logs, int also) {
-  if (logs.size() > kMaxLogs) return make_error(Code::Internal, "poll", "too many log streams to watch");
+  if (logs.size() > kMaxLogs) return make_error(base::ErrorKind::PollSetup, "too many log streams to watch");
   for (;;) {
     pollfd p[2 + kMaxLogs];
     StreamCapture* watched[2 + kMaxLogs] = {};
@@ -85,7 +86,7 @@ Result<bool> wait_ready(int fd, short events, Deadline deadline, Captures logs, 
     int r = ::poll(p, n, timeout);
     if (r < 0) {
       if (errno == EINTR) continue;
-      return make_error(Code::Io, "poll", fmt::format("poll failed: {}", std::strerror(errno)));
+      return make_error(base::ErrorKind::Poll, fmt::format("poll failed: {}", std::strerror(errno)));
     }
     if (r == 0) continue;  // the deadline check above ends the loop
     bool logged = false;
@@ -119,7 +120,7 @@ Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline dea
     if (n >= 0) return static_cast<std::size_t>(n);
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+      return make_error(base::ErrorKind::Read, fmt::format("cannot read {}: {}", what, std::strerror(errno)));
     DOT_ASSIGN_OR_RETURN(bool ready, wait_ready(fd, POLLIN, deadline, logs));
     if (!ready) return timeout_error(what);
   }
@@ -136,9 +137,10 @@ Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures 
       continue;
     }
     if (errno == EINTR) continue;
-    if (errno == EPIPE) return make_error(Code::Io, "closed", fmt::format("{} is closed: its reader is gone", what));
+    if (errno == EPIPE)
+      return make_error(base::ErrorKind::Closed, fmt::format("{} is closed: its reader is gone", what));
     if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return make_error(Code::Io, "write", fmt::format("cannot write {}: {}", what, std::strerror(errno)));
+      return make_error(base::ErrorKind::Write, fmt::format("cannot write {}: {}", what, std::strerror(errno)));
     // The pipe is full: wait for room (draining the logs meanwhile).
     DOT_ASSIGN_OR_RETURN(bool ready, wait_ready(fd, POLLOUT, deadline, logs));
     if (!ready) return timeout_error(fmt::format("room in {}", what));

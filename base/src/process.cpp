@@ -1,4 +1,5 @@
 #include "dot/base/process.h"
+#include "dot/base/error_kinds.h"
 
 #include "dot/base/deadline.h"
 #include "dot/base/orphan_sweep.h"
@@ -198,9 +199,9 @@ ExitStatus ChildProcess::kill_and_reap() {
 }
 
 Result<ChildProcess> spawn(const SpawnOptions& o) {
-  if (o.argv.empty()) return make_error(Code::Internal, "spawn", "spawn needs argv[0]");
+  if (o.argv.empty()) return make_error(base::ErrorKind::SpawnMisuse, "spawn needs argv[0]");
   if (o.path.empty() == (o.exec_fd < 0))
-    return make_error(Code::Internal, "spawn", "spawn needs exactly one of a path or an exec descriptor");
+    return make_error(base::ErrorKind::SpawnMisuse, "spawn needs exactly one of a path or an exec descriptor");
 
   // Everything the child needs is prepared before fork: after fork only
   // async-signal-safe calls are made.
@@ -219,12 +220,13 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   if (o.stdin_mode == StdioMode::DevNull || o.stdout_mode == StdioMode::DevNull ||
       o.stderr_mode == StdioMode::DevNull) {
     devnull.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!devnull) return make_error(Code::Io, "spawn", fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
+    if (!devnull)
+      return make_error(base::ErrorKind::Spawn, fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
   }
 
   std::unique_lock<std::mutex> registry_lock(registry().mu);
   pid_t pid = ::fork();
-  if (pid < 0) return make_error(Code::Io, "spawn", fmt::format("fork failed: {}", std::strerror(errno)));
+  if (pid < 0) return make_error(base::ErrorKind::Spawn, fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
     // Every descriptor the child needs is first copied to >= 100 (close-on-exec),
     // then everything is marked close-on-exec, then stdio and the kept
@@ -302,16 +304,16 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   do n = ::read(report.read.get(), &f, sizeof f); while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof f)) {
     child.kill_and_reap();
-    return make_error(Code::Io, "spawn",
-                      fmt::format("cannot start {}: {} failed: {}", o.argv[0], stage_name(f.stage, o),
-                                  std::strerror(f.err)));
+    return make_error(base::ErrorKind::Spawn, fmt::format("cannot start {}: {} failed: {}", o.argv[0],
+                                                          stage_name(f.stage, o), std::strerror(f.err)));
   }
   return child;
 }
 
 Status become_child_subreaper() {
   if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-    return make_error(Code::Io, "subreaper", fmt::format("PR_SET_CHILD_SUBREAPER failed: {}", std::strerror(errno)));
+    return make_error(base::ErrorKind::Subreaper,
+                      fmt::format("PR_SET_CHILD_SUBREAPER failed: {}", std::strerror(errno)));
   return {};
 }
 

@@ -2,6 +2,7 @@
 // in the parent, and applying it in the child between fork and exec.
 
 #include "dot/base/sandbox.h"
+#include "dot/base/error_kinds.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -72,8 +73,9 @@ namespace dot {
 
 namespace {
 
-Error unavailable(const char* layer, std::string detail) {
-  return make_error(Code::SandboxUnavailable, layer, fmt::format("{}: {}", layer, detail));
+Error unavailable(base::ErrorKind layer, std::string detail) {
+  const Kind kind = layer;
+  return make_error(kind, fmt::format("{}: {}", kind.name(), detail));
 }
 
 std::uint64_t handled_fs(int abi) {
@@ -102,11 +104,11 @@ CapsState read_own_caps() {
 }  // namespace
 
 Status SandboxSupport::require_complete() const {
-  if (!landlock()) return unavailable("landlock", landlock_detail);
-  if (!seccomp) return unavailable("seccomp", seccomp_detail);
-  if (!no_new_privs) return unavailable("no_new_privs", no_new_privs_detail);
-  if (!capabilities) return unavailable("capabilities", capabilities_detail);
-  if (!rlimits) return unavailable("rlimits", rlimits_detail);
+  if (!landlock()) return unavailable(base::ErrorKind::Landlock, landlock_detail);
+  if (!seccomp) return unavailable(base::ErrorKind::Seccomp, seccomp_detail);
+  if (!no_new_privs) return unavailable(base::ErrorKind::NoNewPrivs, no_new_privs_detail);
+  if (!capabilities) return unavailable(base::ErrorKind::Capabilities, capabilities_detail);
+  if (!rlimits) return unavailable(base::ErrorKind::Rlimits, rlimits_detail);
   return {};
 }
 
@@ -235,13 +237,16 @@ int apply_in_child(void* ctx) {
 Status add_rule(int ruleset, int fd, std::uint64_t access, const std::string& what) {
   PathBeneathAttr attr{access, fd};
   if (::syscall(SYS_landlock_add_rule, ruleset, kRulePathBeneath, &attr, 0) != 0)
-    return unavailable("landlock", fmt::format("cannot add a rule for {}: {}", what, std::strerror(errno)));
+    return unavailable(base::ErrorKind::Landlock,
+                       fmt::format("cannot add a rule for {}: {}", what, std::strerror(errno)));
   return {};
 }
 
 Status add_path_rule(int ruleset, const std::string& path, std::uint64_t access, bool directory) {
   UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0)));
-  if (!fd) return make_error(Code::Io, "sandbox", fmt::format("cannot open {} for the Landlock ruleset: {}", path, std::strerror(errno)));
+  if (!fd)
+    return make_error(base::ErrorKind::SandboxOpen,
+                      fmt::format("cannot open {} for the Landlock ruleset: {}", path, std::strerror(errno)));
   return add_rule(ruleset, fd.get(), access, path);
 }
 
@@ -259,7 +264,7 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy) {
 Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSupport& support) {
   DOT_TRY(support.require_complete());
   if (policy.executable_fd < 0)
-    return make_error(Code::Internal, "sandbox", "containment needs the verified executable descriptor");
+    return make_error(base::ErrorKind::SandboxMisuse, "containment needs the verified executable descriptor");
 
   auto st = std::make_unique<ChildState>();
   st->landlock_abi = support.landlock_abi;
@@ -281,7 +286,7 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   for (std::size_t i = 0; i < 5; ++i) {
     rlimit cur{};
     if (::getrlimit(static_cast<__rlimit_resource>(wanted[i].resource), &cur) != 0)
-      return unavailable("rlimits", fmt::format("getrlimit failed: {}", std::strerror(errno)));
+      return unavailable(base::ErrorKind::Rlimits, fmt::format("getrlimit failed: {}", std::strerror(errno)));
     auto capped = [&](rlim_t v) { return cur.rlim_max == RLIM_INFINITY ? v : std::min(v, cur.rlim_max); };
     const rlim_t hard = capped(wanted[i].hard);
     st->limits[i] = {wanted[i].resource, {std::min(capped(wanted[i].soft), hard), hard}};
@@ -295,7 +300,8 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   std::size_t attr_size = abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(std::uint64_t) : sizeof(std::uint64_t);
   st->ruleset.reset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
   if (!st->ruleset)
-    return unavailable("landlock", fmt::format("creating a ruleset (ABI {}) failed: {}", abi, std::strerror(errno)));
+    return unavailable(base::ErrorKind::Landlock,
+                       fmt::format("creating a ruleset (ABI {}) failed: {}", abi, std::strerror(errno)));
 
   // Only the plugin and its interpreter may be executed; libraries are
   // mapped, not executed, and the loader cache is only read. No network
@@ -334,15 +340,17 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
 }
 
 Status Sandbox::apply_to(SpawnOptions& options) const {
-  if (!state_) return make_error(Code::Internal, "sandbox", "applying a sandbox that was never prepared");
+  if (!state_) return make_error(base::ErrorKind::SandboxMisuse, "applying a sandbox that was never prepared");
   // exec_fd may still be unset when a session fills it in later; Landlock
   // lets only the policy's executable (by inode) be executed either way.
   if ((options.exec_fd >= 0 && options.exec_fd != state_->exec_fd) || !options.path.empty())
-    return make_error(Code::Internal, "sandbox", "a contained plugin is executed from its verified descriptor only");
+    return make_error(base::ErrorKind::SandboxMisuse,
+                      "a contained plugin is executed from its verified descriptor only");
   if (!options.keep_fds.empty())
-    return make_error(Code::Internal, "sandbox", "a contained plugin inherits no descriptor but stdin, stdout and stderr");
+    return make_error(base::ErrorKind::SandboxMisuse,
+                      "a contained plugin inherits no descriptor but stdin, stdout and stderr");
   if (options.pre_exec != nullptr)
-    return make_error(Code::Internal, "sandbox", "the spawn already has a pre-exec hook");
+    return make_error(base::ErrorKind::SandboxMisuse, "the spawn already has a pre-exec hook");
   options.new_session = true;
   options.new_process_group = true;
   options.parent_death_signal = true;
@@ -387,18 +395,18 @@ SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* 
   d.signal = abbrev != nullptr ? fmt::format("SIG{} (signal {})", abbrev, sig) : fmt::format("signal {}", sig);
   const double cpu = std::chrono::duration<double>(status.cpu_time).count();
   if (limits == nullptr) {
-    d.kind = "killed";
+    d.kind = base::ErrorKind::Killed;
     d.cause = fmt::format("{} after {:.2f} s of CPU time (no containment: audit assurance)",
                           sig == SIGSYS ? "a bad system call" : ::strsignal(sig), cpu);
     return d;
   }
   switch (sig) {
     case SIGSYS:
-      d.kind = "seccomp_kill";
+      d.kind = base::ErrorKind::SeccompKill;
       d.cause = "seccomp blocked a system call that is not on the allowlist (process containment, seccomp layer)";
       return d;
     case SIGXFSZ:
-      d.kind = "file_size_limit";
+      d.kind = base::ErrorKind::FileSizeLimit;
       d.cause = fmt::format("a file it wrote reached the {}-byte file-size limit (process containment, RLIMIT_FSIZE)",
                             limits->file_size);
       return d;
@@ -406,7 +414,7 @@ SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* 
       // Sent by the kernel at the soft CPU limit (SandboxLimits says why the
       // signal, not the CPU time, names the cause).
       if (limits->cpu_seconds == RLIM_INFINITY) break;
-      d.kind = "cpu_limit";
+      d.kind = base::ErrorKind::CpuLimit;
       d.cause = fmt::format("it reached the {} s CPU limit, which the kernel enforces with SIGXCPU (process "
                             "containment, RLIMIT_CPU; {:.2f} s of CPU by the scheduler's exact count)",
                             limits->cpu_seconds, cpu);
@@ -418,14 +426,14 @@ SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* 
       // three quarters of the soft limit.
       if (limits->cpu_hard_seconds != RLIM_INFINITY &&
           cpu >= 0.75 * static_cast<double>(limits->cpu_seconds)) {
-        d.kind = "cpu_limit";
+        d.kind = base::ErrorKind::CpuLimit;
         d.cause = fmt::format("it went on past SIGXCPU at the {} s CPU limit and reached the {} s hard limit, which "
                               "the kernel enforces with SIGKILL (process containment, RLIMIT_CPU; {:.2f} s of CPU by "
                               "the scheduler's exact count)",
                               limits->cpu_seconds, limits->cpu_hard_seconds, cpu);
         return d;
       }
-      d.kind = "killed";
+      d.kind = base::ErrorKind::Killed;
       d.cause = fmt::format("not sent by dot-core and not the CPU limit ({:.2f} s of CPU used): the kernel's "
                             "out-of-memory killer or another process of the same user",
                             cpu);
@@ -433,7 +441,7 @@ SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* 
     default:
       break;
   }
-  d.kind = "killed";
+  d.kind = base::ErrorKind::Killed;
   d.cause = fmt::format("{}, not a containment layer's signal{}", ::strsignal(sig),
                         sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS
                             ? fmt::format(" (the plugin crashed; under containment an allocation beyond the "

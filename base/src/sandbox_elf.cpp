@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/sandbox.h"
 
@@ -43,7 +44,7 @@ constexpr std::size_t kMaxNeeded = 256;
 constexpr std::size_t kMaxString = 4096;
 constexpr std::size_t kMaxObjects = 128;
 
-Error elf_error(std::string detail) { return make_error(Code::Policy, "elf", std::move(detail)); }
+Error elf_error(std::string detail) { return make_error(base::ErrorKind::Elf, std::move(detail)); }
 
 bool read_exact(const ElfReadAt& read_at, std::uint64_t offset, std::size_t length, void* out) {
   return read_at(offset, length, static_cast<char*>(out)) == static_cast<long>(length);

@@ -28,6 +28,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/sandbox.h"
 #include "sandbox_seccomp.h"
@@ -151,7 +152,7 @@ int add_rule(scmp_filter_ctx ctx, std::uint32_t action, int nr, const scmp_arg_c
 }
 
 Error filter_error(const char* step, int rc) {
-  return make_error(Code::SandboxUnavailable, "seccomp",
+  return make_error(base::ErrorKind::Seccomp,
                     fmt::format("seccomp: building the filter failed at {}: {}", step, std::strerror(-rc)));
 }
 
@@ -183,14 +184,14 @@ Status find_slots(SeccompProgram& p) {
     const sock_filter& in = p.insns[i];
     if (in.k != kSelfPlaceholder && in.k != kGroupPlaceholder) continue;
     if (in.code != (BPF_JMP | BPF_JEQ | BPF_K))
-      return make_error(Code::SandboxUnavailable, "seccomp",
+      return make_error(base::ErrorKind::Seccomp,
                         fmt::format("seccomp: instruction {} of the exported filter holds the pid placeholder but is "
                                     "not a comparison (code {:#x})",
                                     i, in.code));
     (in.k == kSelfPlaceholder ? p.self_slots : p.group_slots).push_back(i);
   }
   if (p.self_slots.empty() || p.group_slots.empty())
-    return make_error(Code::SandboxUnavailable, "seccomp",
+    return make_error(base::ErrorKind::Seccomp,
                       "seccomp: the exported filter lost its comparisons with the plugin's pid");
   return {};
 }
@@ -205,7 +206,8 @@ void bind_to_self(SeccompProgram& program, pid_t self) noexcept {
 Result<SeccompProgram> build_seccomp_filter() {
   FilterCtx f;
   f.ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-  if (f.ctx == nullptr) return make_error(Code::SandboxUnavailable, "seccomp", "seccomp: libseccomp could not initialise a filter");
+  if (f.ctx == nullptr)
+    return make_error(base::ErrorKind::Seccomp, "seccomp: libseccomp could not initialise a filter");
   int rc;
   // A syscall from another ABI (x32, i386 int 0x80) is as foreign as any other.
   if ((rc = seccomp_attr_set(f.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) != 0)
@@ -273,11 +275,11 @@ Result<SeccompProgram> build_seccomp_filter() {
 
   // Export through a memfd: no size guess, no pipe that could fill up.
   UniqueFd mem(::memfd_create("dot-seccomp", MFD_CLOEXEC));
-  if (!mem) return make_error(Code::SandboxUnavailable, "seccomp", fmt::format("seccomp: memfd_create: {}", std::strerror(errno)));
+  if (!mem) return make_error(base::ErrorKind::Seccomp, fmt::format("seccomp: memfd_create: {}", std::strerror(errno)));
   if ((rc = seccomp_export_bpf(f.ctx, mem.get())) != 0) return filter_error("export", rc);
   off_t size = ::lseek(mem.get(), 0, SEEK_END);
   if (size <= 0 || size % static_cast<off_t>(sizeof(sock_filter)) != 0 || size > (1 << 20))
-    return make_error(Code::SandboxUnavailable, "seccomp", "seccomp: exported filter has an impossible size");
+    return make_error(base::ErrorKind::Seccomp, "seccomp: exported filter has an impossible size");
   SeccompProgram prog;
   prog.insns.resize(static_cast<std::size_t>(size) / sizeof(sock_filter));
   std::size_t done = 0;
@@ -285,11 +287,12 @@ Result<SeccompProgram> build_seccomp_filter() {
   while (done < static_cast<std::size_t>(size)) {
     ssize_t n = ::pread(mem.get(), out + done, static_cast<std::size_t>(size) - done, static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return make_error(Code::SandboxUnavailable, "seccomp", "seccomp: reading the exported filter failed");
+    if (n <= 0) return make_error(base::ErrorKind::Seccomp, "seccomp: reading the exported filter failed");
     done += static_cast<std::size_t>(n);
   }
   if (prog.insns.size() > BPF_MAXINSNS)
-    return make_error(Code::SandboxUnavailable, "seccomp", fmt::format("seccomp: filter of {} instructions is over the kernel's limit", prog.insns.size()));
+    return make_error(base::ErrorKind::Seccomp,
+                      fmt::format("seccomp: filter of {} instructions is over the kernel's limit", prog.insns.size()));
   DOT_TRY(find_slots(prog));
   return prog;
 }

@@ -1,4 +1,5 @@
 #include "dot/base/sealed_executable.h"
+#include "dot/base/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -25,7 +26,7 @@ constexpr int kSealExec = 0x0020;
 constexpr int kContentSeals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
 
 Error io_error(std::string_view what, std::string detail) {
-  return make_error(Code::Io, "sealed_exec", fmt::format("{}: {}", what, detail));
+  return make_error(base::ErrorKind::SealedExec, fmt::format("{}: {}", what, detail));
 }
 
 Result<UniqueFd> create_memfd(std::string_view what) {
@@ -58,7 +59,7 @@ Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, s
     if (n == 0) break;
     off += static_cast<std::uint64_t>(n);
     if (off > max_bytes)
-      return make_error(Code::Io, "too_large", fmt::format("{} is larger than {} bytes", what, max_bytes));
+      return make_error(base::ErrorKind::FileTooLarge, fmt::format("{} is larger than {} bytes", what, max_bytes));
     DOT_TRY(write_all(mem.get(), std::string_view(buf.data(), static_cast<std::size_t>(n)), "the sealed copy"));
   }
 
@@ -88,15 +89,16 @@ Result<SealedExecutable> seal_executable_file(const std::string& path, std::stri
                                               std::uint64_t max_bytes) {
   // O_NONBLOCK: opening a fifo planted under the name must not hang us.
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (!file) return make_error(Code::Io, "open", fmt::format("cannot open {}: {}", what, std::strerror(errno)));
+  if (!file) return make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", what, std::strerror(errno)));
   struct stat st {};
   if (::fstat(file.get(), &st) != 0) return io_error(what, fmt::format("fstat failed: {}", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode)) return make_error(Code::Io, "not_regular", fmt::format("{} is not a regular file", what));
+  if (!S_ISREG(st.st_mode))
+    return make_error(base::ErrorKind::NotRegular, fmt::format("{} is not a regular file", what));
   DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable(file.get(), what, max_bytes));
   // Checked on the sealed copy: the bytes that would run.
   char magic[2] = {0, 0};
   if (::pread(sealed.fd.get(), magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!')
-    return make_error(Code::Policy, "script",
+    return make_error(base::ErrorKind::Script,
                       fmt::format("{} is a #! script: its interpreter would open it again by path, so the bytes "
                                   "hashed would not be the bytes run; only executables that run from their own "
                                   "bytes (ELF) are started",

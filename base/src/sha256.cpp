@@ -1,4 +1,5 @@
 #include "dot/base/sha256.h"
+#include "dot/base/error_kinds.h"
 
 #include <cerrno>
 #include <cstring>
@@ -61,7 +62,7 @@ Result<std::string> sha256_fd_hex(int fd, std::string_view what) {
     ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(Code::Io, "read", fmt::format("cannot read {}: {}", what, std::strerror(errno)));
+      return make_error(base::ErrorKind::Read, fmt::format("cannot read {}: {}", what, std::strerror(errno)));
     }
     if (n == 0) break;
     h.update(std::span<const std::uint8_t>(buf.data(), static_cast<std::size_t>(n)));
@@ -96,7 +97,7 @@ Status random_bytes(std::span<std::uint8_t> out) {
     ssize_t n = ::getrandom(out.data() + done, out.size() - done, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return make_error(Code::Internal, "random", fmt::format("getrandom failed: {}", std::strerror(errno)));
+      return make_error(base::ErrorKind::Random, fmt::format("getrandom failed: {}", std::strerror(errno)));
     }
     done += static_cast<std::size_t>(n);
   }

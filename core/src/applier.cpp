@@ -1,4 +1,5 @@
 #include "dot/core/applier.h"
+#include "dot/core/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -10,12 +11,12 @@
 namespace dot::core {
 
 Error tampered(std::string_view plan_id, std::string detail) {
-  return make_error(Code::RecoveryRequired, "tampered",
+  return make_error(core::ErrorKind::Tampered,
                     fmt::format("stored plan {} is inconsistent: {}; nothing is applied from it", plan_id, detail));
 }
 
 Error interrupted_error(const Root& root, int sig, std::string_view plan_id, store::State state) {
-  return make_error(Code::RecoveryRequired, "interrupted",
+  return make_error(core::ErrorKind::Interrupted,
                     fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `{}`", plan_id,
                                 sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state),
                                 store::command_for(root.layout(), "recover")));
@@ -33,12 +34,12 @@ Status refuse_if_unfinished(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
   if (unfinished.empty()) return {};
   const auto& t = unfinished.front();
-  return make_error(Code::RecoveryRequired, "unfinished",
-                    fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
-                                t.state == store::State::Committed
-                                    ? store::command_for(root.layout(), "retry-effects") + "` (or `" +
-                                          store::command_for(root.layout(), "recover")
-                                    : store::command_for(root.layout(), "recover")));
+  return make_error(
+      core::ErrorKind::Unfinished,
+      fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
+                  t.state == store::State::Committed ? store::command_for(root.layout(), "retry-effects") + "` (or `" +
+                                                           store::command_for(root.layout(), "recover")
+                                                     : store::command_for(root.layout(), "recover")));
 }
 
 Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id) {
@@ -57,7 +58,7 @@ Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::strin
     return tampered(id, fmt::format("its proposal document breaks what `plan` accepts: {}", s.error().message()));
   if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
   if (plan.root_id != root_id)
-    return make_error(Code::Policy, "other_root",
+    return make_error(core::ErrorKind::OtherRoot,
                       fmt::format("plan {} was sealed for root {}, not this root ({})", id, plan.root_id, root_id));
   if (sealed.effect_count != std::optional<std::uint32_t>(static_cast<std::uint32_t>(plan.effects.size())))
     return tampered(id, "its effect count differs from the stored one");
@@ -78,7 +79,7 @@ Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_vie
   if (sealed.streamed) {
     auto verified = verify_sealed_plan_v2(sealed, root_id);
     if (!verified.ok()) return std::move(verified).error();
-    return make_error(Code::Policy, "plan_version",
+    return make_error(core::ErrorKind::PlanVersion,
                       fmt::format("plan {} is a version-2 plan ({}), not a version-1 one", id, kGeneralProfile));
   }
   auto decoded = decode_canonical_plan(sealed.canonical_plan);
@@ -87,7 +88,7 @@ Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_vie
   if (auto s = verify_proposal_id(plan); !s.ok()) return tampered(id, s.error().message());
   if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
   if (plan.root_id != root_id)
-    return make_error(Code::Policy, "other_root",
+    return make_error(core::ErrorKind::OtherRoot,
                       fmt::format("plan {} was sealed for root {}, not this root ({})", id, plan.root_id, root_id));
   std::optional<std::uint32_t> count;
   if (plan.effects) count = static_cast<std::uint32_t>(plan.effects->size());
@@ -125,12 +126,12 @@ Result<LoadedPlan> verify_loaded_plan(Root& root, store::SealedPlan sealed) {
   DOT_ASSIGN_OR_RETURN(lp.plan, verify_sealed_plan(lp.sealed, root.root_id()));
   const auto& ops = lp.plan.operations;
   if (lp.sealed.artifacts.size() != ops.size())
-    return make_error(Code::ArtifactMismatch, "artifact",
-                      fmt::format("plan {} has {} slots but {} stored artifacts", id, ops.size(), lp.sealed.artifacts.size()));
+    return make_error(core::ErrorKind::Artifact, fmt::format("plan {} has {} slots but {} stored artifacts", id,
+                                                             ops.size(), lp.sealed.artifacts.size()));
   lp.after.resize(ops.size());
   for (const auto& a : lp.sealed.artifacts) {
     if (a.slot >= ops.size() || !ops[a.slot].after.exists || a.sha256 != ops[a.slot].after.sha256)
-      return make_error(Code::ArtifactMismatch, "artifact",
+      return make_error(core::ErrorKind::Artifact,
                         fmt::format("stored artifact of slot {} differs from the plan's after snapshot", a.slot));
     lp.after[a.slot] = a.bytes;
   }
@@ -185,7 +186,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
   DOT_TRY(refuse_if_unfinished(root));
   if (summary.state != store::State::Sealed)
-    return make_error(Code::Policy, "not_sealed",
+    return make_error(core::ErrorKind::NotSealed,
                       fmt::format("plan {} is {}, not SEALED: a sealed plan applies exactly once", summary.plan_id,
                                   store::state_name(summary.state)));
   DOT_ASSIGN_OR_RETURN(VerifiedPlan verified, load_any_verified_plan(root, txn));
@@ -193,7 +194,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
   LoadedPlan& lp = std::get<LoadedPlan>(verified);
   const std::string& plan_id = lp.sealed.plan_id;
   if (lp.plan.pre_capability())
-    return make_error(Code::Policy, "pre_capability",
+    return make_error(core::ErrorKind::PreCapability,
                       fmt::format("plan {} was sealed before the post-commit-effects capability and is never newly "
                                   "applied: re-plan",
                                   plan_id));
@@ -207,7 +208,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
     if (!observed.ok()) {
       same = observed.error();
     } else if (observed->snapshot != ops[i].before) {
-      same = make_error(Code::Conflict, "changed",
+      same = make_error(core::ErrorKind::Changed,
                         fmt::format("target {} changed since it was observed at plan time", ops[i].name));
     }
     if (!same.ok()) return make_stale(root, txn, same.error());

@@ -30,6 +30,7 @@
 #include "apply_internal.h"
 #include "dot/base/beneath.h"
 #include "dot/base/utf8.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/rollback.h"
 #include "dot/dpp/general.h"
 
@@ -188,7 +189,7 @@ Status recheck(int dir_fd, std::string_view path, const Snapshot& expected) {
     return e;
   }
   if (snapshot_of(*o) != expected)
-    return make_error(Code::Conflict, "changed", fmt::format("target {} changed since it was observed", quoted(path)));
+    return make_error(core::ErrorKind::Changed, fmt::format("target {} changed since it was observed", quoted(path)));
   return {};
 }
 
@@ -209,7 +210,7 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
       return e;
     }
     if (t->snapshot != op.before)
-      return make_error(Code::Conflict, "changed",
+      return make_error(core::ErrorKind::Changed,
                         fmt::format("target {} changed since it was observed at plan time", quoted(op.path)));
     backups.push_back(store::FileBlob{static_cast<std::uint32_t>(i), op.before.exists,
                                       op.before.exists ? t->size : 0, op.before.sha256});
@@ -218,7 +219,7 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
   for (const auto& [folder, exists] : parents)
     if (exists) existing.insert(folder);
   if (derive_directories(plan.operations, existing) != plan.directories)
-    return make_error(Code::Conflict, "folders",
+    return make_error(core::ErrorKind::Folders,
                       "the folders apply would create are no longer the ones the plan lists (a folder appeared or "
                       "went away since it was observed)");
   return {};
@@ -232,7 +233,7 @@ Result<UniqueFd> open_for_backup(int root_fd, std::string_view path) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return beneath::errno_error(errno, "fstat", path);
   if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-    return make_error(Code::Conflict, "changed", fmt::format("target {} changed since it was observed", quoted(path)));
+    return make_error(core::ErrorKind::Changed, fmt::format("target {} changed since it was observed", quoted(path)));
   return fd;
 }
 
@@ -247,7 +248,7 @@ Status make_folder(FolderCache& folders, const Folder& folder, const TestHooks& 
   if (int err = hooks.fault(point + ".mkdir")) return commit_error(err, "mkdir", folder.path);
   if (::mkdirat(*parent, leaf.c_str(), static_cast<mode_t>(folder.mode)) != 0) {
     if (errno == EEXIST)
-      return make_error(Code::Conflict, "changed",
+      return make_error(core::ErrorKind::Changed,
                         fmt::format("folder {} appeared since it was observed", quoted(folder.path)));
     return commit_error(errno, "mkdir", folder.path);
   }
@@ -449,7 +450,7 @@ class ApplyRun {
       bool existed = false;
       DOT_TRY(fsync_folder(root_.root_fd(), touched[j], root_.hooks(), p + ".fsync", existed));
       if (!existed)
-        return make_error(Code::Conflict, "changed", fmt::format("folder {} went away during apply", quoted(touched[j])));
+        return make_error(core::ErrorKind::Changed, fmt::format("folder {} went away during apply", quoted(touched[j])));
       root_.hooks().reached(p + ".synced");
     }
     return {};
@@ -481,7 +482,7 @@ Status check_still_after(Root& root, const LoadedPlanV2& lp) {
     const bool same = o.ok() && (o->type == beneath::FileType::Regular || !o->exists()) && !o->too_large &&
                       snapshot_of(*o) == op.after;
     if (!same)
-      return make_error(Code::Conflict, "changed",
+      return make_error(core::ErrorKind::Changed,
                         fmt::format("target {} no longer equals what plan {} wrote; nothing was rolled back",
                                     quoted(op.path), lp.sealed.plan_id));
   }
@@ -627,7 +628,7 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
     std::string names;
     for (std::size_t k = 0; k < edited.size() && k < 8; ++k) names += (k ? ", " : "") + quoted(edited[k]);
     if (edited.size() > 8) names += fmt::format(" and {} more", edited.size() - 8);
-    return stuck(make_error(Code::RecoveryRequired, "concurrent_edit",
+    return stuck(make_error(core::ErrorKind::ConcurrentEdit,
                             fmt::format("rolling back {}: {} equal neither their before nor their after snapshot: "
                                         "left untouched (someone else edited them; resolve by hand), every other "
                                         "target restored",

@@ -1,4 +1,5 @@
 #include "dot/core/effects.h"
+#include "dot/core/error_kinds.h"
 
 #include <cerrno>
 
@@ -107,7 +108,7 @@ Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, con
     Status ran;
     if (!is_root_sync(effects[i])) {
       // Never reached for a verified plan; refuse rather than guess.
-      ran = make_error(Code::Policy, "effect", fmt::format("effect {} is not the allowlisted root-sync", i));
+      ran = make_error(core::ErrorKind::Effect, fmt::format("effect {} is not the allowlisted root-sync", i));
     } else {
       ran = root_sync(root, i, targets, before != nullptr);
     }
@@ -116,7 +117,7 @@ Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, con
       std::string detail = fmt::format("effect {} (root-sync) of plan {} failed: {}; run `{}`", i, plan_id,
                                        cause.message(), store::command_for(root.layout(), "retry-effects"));
       DOT_TRY(root.store().effect_finish(txn, i, store::EffectState::Failed, code_name(Code::PostCommit), detail));
-      return make_error(Code::PostCommit, cause.kind, detail);
+      return make_error_as(Code::PostCommit, cause.kind, detail);
     }
     hooks.reached(fmt::format("effect{}.synced", i));
     DOT_TRY(root.store().effect_finish(txn, i, store::EffectState::Succeeded));

@@ -1,4 +1,5 @@
 #include "dot/core/plan.h"
+#include "dot/core/error_kinds.h"
 
 #include <unistd.h>
 
@@ -17,14 +18,14 @@ constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
 
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
 
-Error invalid(const json::Value& at, std::string kind, std::string detail) {
-  return make_parse_error(Code::Validation, std::move(kind), at.offset(), std::move(detail));
+Error invalid(const json::Value& at, Kind kind, std::string detail) {
+  return make_parse_error(kind, at.offset(), std::move(detail));
 }
 
 Status require_hex_id(const json::Value& v, std::string_view value, std::string_view field, bool allow_empty) {
   if (allow_empty && value.empty()) return {};
   if (!is_sha256_hex(value))
-    return invalid(v, "invalid_id", fmt::format("{} must be 64 lowercase hex characters", field));
+    return invalid(v, core::ErrorKind::InvalidId, fmt::format("{} must be 64 lowercase hex characters", field));
   return {};
 }
 
@@ -52,7 +53,7 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
   if (s.exists) {
     DOT_TRY(require_hex_id(sha_v, s.sha256, fmt::format("{}.sha256", what), false));
   } else if (!(s == Snapshot::absent())) {
-    return invalid(v, "inconsistent_snapshot",
+    return invalid(v, core::ErrorKind::InconsistentSnapshot,
                    fmt::format("{} says exists:false but is not the absent snapshot (all zero, sha256 \"\")", what));
   }
   return s;
@@ -76,7 +77,7 @@ Status check_slot_name(std::string_view name) {
   }
   // docs/spec/cli.md: a slot name outside the pattern is a path escape, whatever
   // the reason (a "/", "..", NUL or just an upper-case letter).
-  return make_error(Code::PathEscape, "slot_name",
+  return make_error(core::ErrorKind::SlotName,
                     fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));
 }
 
@@ -123,9 +124,10 @@ Result<Plan> decode_plan(json::Value value) {
   json::ObjectReader r(value, "plan");
   Plan plan;
   if (auto effects = r.optional("effects")) {
-    if (!effects->is_array()) return invalid(*effects, "malformed", "plan.effects must be an array");
+    if (!effects->is_array()) return invalid(*effects, base::ErrorKind::Malformed, "plan.effects must be an array");
     if (effects->size() > kMaxEffects)
-      return invalid(*effects, "too_many_effects", fmt::format("plan.effects has more than {} entries", kMaxEffects));
+      return invalid(*effects, core::ErrorKind::TooManyEffects,
+                     fmt::format("plan.effects has more than {} entries", kMaxEffects));
     std::vector<Effect> list;
     for (json::Value e : effects->elements()) {
       json::ObjectReader er(e, "effect");
@@ -154,7 +156,8 @@ Result<Plan> decode_plan(json::Value value) {
   DOT_ASSIGN_OR_RETURN(plan.version, r.required_uint("version", kMaxSafeInteger));
   DOT_TRY(r.finish());
   if (plan.version != kPlanVersion)
-    return invalid(version_v, "unsupported_version", fmt::format("plan.version {} is not 1", plan.version));
+    return invalid(version_v, core::ErrorKind::UnsupportedVersion,
+                   fmt::format("plan.version {} is not 1", plan.version));
   DOT_TRY(require_hex_id(nonce_v, nonce, "plan.nonce", false));
   DOT_TRY(require_hex_id(digest_v, digest, "plan.plugin_digest", false));
   DOT_TRY(require_hex_id(pid_v, pid, "plan.proposal_id", true));
@@ -164,7 +167,8 @@ Result<Plan> decode_plan(json::Value value) {
   plan.proposal_id = std::string(pid);
   plan.root_id = std::string(root);
   if (ops_v.size() < 1 || ops_v.size() > kMaxOperations)
-    return invalid(ops_v, "operation_count", fmt::format("plan.operations must hold 1 to {} slots", kMaxOperations));
+    return invalid(ops_v, core::ErrorKind::OperationCount,
+                   fmt::format("plan.operations must hold 1 to {} slots", kMaxOperations));
   std::set<std::string, std::less<>> seen;
   std::size_t slot = 0;
   for (json::Value o : ops_v.elements()) {
@@ -183,7 +187,7 @@ Result<Plan> decode_plan(json::Value value) {
       return e;
     }
     if (!seen.insert(std::string(name)).second)
-      return invalid(name_v, "duplicate_slot", fmt::format("slot name \"{}\" appears twice", name));
+      return invalid(name_v, core::ErrorKind::DuplicateSlot, fmt::format("slot name \"{}\" appears twice", name));
     op.name = std::string(name);
     plan.operations.push_back(std::move(op));
     ++slot;
@@ -196,14 +200,14 @@ Result<Plan> decode_canonical_plan(std::string_view bytes) {
   DOT_ASSIGN_OR_RETURN(Plan plan, decode_plan(doc.root()));
   DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
   if (again != bytes)
-    return make_error(Code::Validation, "not_canonical", "the stored plan bytes are not in canonical form");
+    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
   return plan;
 }
 
 Status verify_proposal_id(const Plan& plan) {
   DOT_ASSIGN_OR_RETURN(std::string expected, compute_proposal_id(plan));
   if (plan.proposal_id != expected)
-    return make_error(Code::Validation, "proposal_id_mismatch",
+    return make_error(core::ErrorKind::ProposalIdMismatch,
                       fmt::format("plan.proposal_id {} does not match the plan (recomputed {})",
                                   plan.proposal_id.empty() ? std::string("\"\"") : plan.proposal_id, expected));
   return {};
@@ -224,7 +228,7 @@ bool is_hello_noop(const Operation& op) noexcept { return op.after == op.before;
 Status check_snapshot_policy(std::string_view name, const Snapshot& snapshot) {
   if (!snapshot.exists) return {};
   auto refuse = [&](std::string why) {
-    return make_error(Code::Policy, "target", fmt::format("target {} {}", name, why));
+    return make_error(core::ErrorKind::Target, fmt::format("target {} {}", name, why));
   };
   const std::uint64_t mode = snapshot.mode;
   if (mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", mode));
@@ -262,7 +266,7 @@ Status check_plan_invariants(const Plan& plan) {
   if (violations.empty()) return {};
   std::string detail;
   for (const auto& v : violations) detail += (detail.empty() ? "" : "; ") + v;
-  return make_error(Code::Policy, "plan_invariant", std::move(detail));
+  return make_error(core::ErrorKind::PlanInvariant, std::move(detail));
 }
 
 Result<std::string> encode_plan_document(const Plan& plan, std::string_view plan_id) {

@@ -1,4 +1,5 @@
 #include "dot/core/plan_document.h"
+#include "dot/core/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -33,8 +34,7 @@ Result<PlanDocument> decode_plan_document(std::string_view text) {
     if (is_version_2(plan_v)) proposal_v = r.optional("proposal");
     DOT_TRY(r.finish());
     if (!is_sha256_hex(id))
-      return make_parse_error(Code::Validation, "invalid_id", id_v.offset(),
-                              "plan_id must be 64 lowercase hex characters");
+      return make_parse_error(core::ErrorKind::InvalidId, id_v.offset(), "plan_id must be 64 lowercase hex characters");
     out.claimed_plan_id = std::string(id);
   }
   // Hashing must not depend on how the document was spelled: both re-encode.
@@ -42,7 +42,7 @@ Result<PlanDocument> decode_plan_document(std::string_view text) {
     out.version = kPlanVersion2;
     DOT_ASSIGN_OR_RETURN(out.plan_v2, decode_plan_v2(plan_v));
     if (!proposal_v)
-      return make_error(Code::Validation, "proposal_missing",
+      return make_error(core::ErrorKind::ProposalMissing,
                         "a version-2 plan's proposal_id is checked against its proposal document: give the "
                         "document `dot-core export` writes ({\"plan\",\"plan_id\",\"proposal\"})");
     DOT_ASSIGN_OR_RETURN(PlanV2 proposal, decode_plan_v2(*proposal_v));
@@ -57,9 +57,9 @@ Result<PlanDocument> decode_plan_document(std::string_view text) {
     out.proposal_id = out.plan.proposal_id;
   }
   if (!out.claimed_plan_id.empty() && out.claimed_plan_id != out.plan_id)
-    return make_error(Code::Validation, "plan_id_mismatch",
-                      fmt::format("the document claims plan_id {} but the plan hashes to {}", out.claimed_plan_id,
-                                  out.plan_id));
+    return make_error(
+        core::ErrorKind::PlanIdMismatch,
+        fmt::format("the document claims plan_id {} but the plan hashes to {}", out.claimed_plan_id, out.plan_id));
   return out;
 }
 

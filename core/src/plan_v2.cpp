@@ -1,4 +1,5 @@
 #include "dot/core/plan_v2.h"
+#include "dot/core/error_kinds.h"
 
 #include <unistd.h>
 
@@ -18,15 +19,15 @@ constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
 
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
 
-Error invalid(const json::Value& at, std::string kind, std::string detail) {
-  return make_parse_error(Code::Validation, std::move(kind), at.offset(), std::move(detail));
+Error invalid(const json::Value& at, Kind kind, std::string detail) {
+  return make_parse_error(kind, at.offset(), std::move(detail));
 }
 
 Result<std::string> hex_field(json::ObjectReader& r, std::string_view name, bool allow_empty) {
   DOT_ASSIGN_OR_RETURN(json::Value v, r.required(name));
   DOT_ASSIGN_OR_RETURN(std::string_view text, r.required_string(name));
   if (!(allow_empty && text.empty()) && !is_sha256_hex(text))
-    return invalid(v, "invalid_id", fmt::format("plan.{} must be 64 lowercase hex characters", name));
+    return invalid(v, core::ErrorKind::InvalidId, fmt::format("plan.{} must be 64 lowercase hex characters", name));
   return std::string(text);
 }
 
@@ -89,7 +90,7 @@ bool is_general_noop(const PathOperation& op) noexcept {
 Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot) {
   if (!snapshot.exists) return {};
   auto refuse = [&](std::string why) {
-    return make_error(Code::Policy, "target", fmt::format("target \"{}\" {}", shown(path.substr(0, 512)), why));
+    return make_error(core::ErrorKind::Target, fmt::format("target \"{}\" {}", shown(path.substr(0, 512)), why));
   };
   const std::uint64_t mode = snapshot.mode;
   if (snapshot.uid != ::geteuid())
@@ -116,7 +117,7 @@ Status check_plan_invariants(const PlanV2& plan) {
   if (violations.empty()) return {};
   std::string detail;
   for (const auto& v : violations) detail += (detail.empty() ? "" : "; ") + v;
-  return make_error(Code::Policy, "plan_invariant", std::move(detail));
+  return make_error(core::ErrorKind::PlanInvariant, std::move(detail));
 }
 
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed) {
@@ -135,14 +136,14 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed) {
 
 Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document) {
   auto unbound = [](std::string detail) {
-    return make_error(Code::Validation, "proposal_binding",
+    return make_error(core::ErrorKind::ProposalBinding,
                       fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
   };
   if (sha256_hex(document) != sealed.proposal_id)
-    return make_error(Code::Validation, "proposal_id_mismatch",
-                      fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
-                                  sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id,
-                                  sha256_hex(document)));
+    return make_error(
+        core::ErrorKind::ProposalIdMismatch,
+        fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
+                    sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id, sha256_hex(document)));
   DOT_ASSIGN_OR_RETURN(PlanV2 proposed, decode_canonical_plan_v2(document));
   if (!proposed.proposal_id.empty()) return unbound("the document has a proposal_id (it is a sealed plan)");
   // Everything but the operations and the id is the same plan.
@@ -225,12 +226,14 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
   DOT_ASSIGN_OR_RETURN(plan.version, r.required_uint("version", kMaxSafeInteger));
   DOT_TRY(r.finish());
   if (plan.version != kPlanVersion2)
-    return invalid(version_v, "unsupported_version", fmt::format("plan.version {} is not 2", plan.version));
+    return invalid(version_v, core::ErrorKind::UnsupportedVersion,
+                   fmt::format("plan.version {} is not 2", plan.version));
   if (profile != kGeneralProfile)
-    return invalid(profile_v, "profile", fmt::format("plan.profile \"{}\" is not \"{}\"",
-                                                     shown(profile.substr(0, 64)), kGeneralProfile));
+    return invalid(profile_v, core::ErrorKind::PlanProfile,
+                   fmt::format("plan.profile \"{}\" is not \"{}\"", shown(profile.substr(0, 64)), kGeneralProfile));
   if (plugin_id.empty() || plugin_id.size() > kMaxPluginIdBytes)
-    return invalid(plugin_v, "plugin_id", fmt::format("plan.plugin_id must be 1 to {} bytes", kMaxPluginIdBytes));
+    return invalid(plugin_v, core::ErrorKind::PluginId,
+                   fmt::format("plan.plugin_id must be 1 to {} bytes", kMaxPluginIdBytes));
   plan.profile = std::string(profile);
   plan.plugin_id = std::string(plugin_id);
   const bool proposal = plan.proposal_id.empty();
@@ -246,14 +249,14 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     plan.effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
   }
   if (plan.effects.size() != 1 || !is_root_sync(plan.effects.front()))
-    return at(make_error(Code::Policy, "effects",
+    return at(make_error(core::ErrorKind::Effects,
                          "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
                          "\"target\":\"managed-root\"}]"),
               effects_v);
 
   // Operations: format first, then the path rules over the whole list.
   if (ops_v.size() > dpp::kMaxPlanOperations)
-    return at(make_error(Code::Protocol, "operation_count",
+    return at(make_error(core::ErrorKind::OperationLimit,
                          fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
                                      dpp::kMaxPlanOperations)),
               ops_v);
@@ -277,14 +280,15 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     // carries no after, so only its action is judged here.
     const bool write = action == "write";
     if (!proposal && write && !op.after.exists)
-      return invalid(after_v, "write_after", fmt::format("{}.after of a write must exist", what));
+      return invalid(after_v, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
     const std::uint64_t mode = write && proposal ? 0600 : op.after.mode;
     if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
     op.action = write ? Action::Write : Action::Remove;
     if (proposal && op.after.exists)
-      return invalid(after_v, "proposal_after", fmt::format("{}.after must be absent in a proposal document", what));
+      return invalid(after_v, core::ErrorKind::ProposalAfter,
+                     fmt::format("{}.after must be absent in a proposal document", what));
     if (!write && op.after.exists)
-      return invalid(after_v, "remove_after", fmt::format("{}.after of a remove must be absent", what));
+      return invalid(after_v, core::ErrorKind::RemoveAfter, fmt::format("{}.after of a remove must be absent", what));
     plan.operations.push_back(std::move(op));
     path_values.push_back(path_v);
   }
@@ -311,14 +315,15 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     DOT_ASSIGN_OR_RETURN(std::string_view path, dr.required_string("path"));
     DOT_TRY(dr.finish());
     if (f.mode != kCreatedFolderMode)
-      return at(make_error(Code::Policy, "mode", fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
-                mode_v);
+      return at(
+          make_error(core::ErrorKind::Mode, fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
+          mode_v);
     if (auto s = dpp::check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
     if (!plan.directories.empty() && !(plan.directories.back().path < path))
-      return invalid(path_v, "unsorted", fmt::format("{} is not after the folder before it", what));
+      return invalid(path_v, core::ErrorKind::Unsorted, fmt::format("{} is not after the folder before it", what));
     if (!parents.contains(path))
-      return invalid(path_v, "directory", fmt::format("{} \"{}\" is not the parent folder of a write", what,
-                                                     shown(path.substr(0, 256))));
+      return invalid(path_v, core::ErrorKind::Directory,
+                     fmt::format("{} \"{}\" is not the parent folder of a write", what, shown(path.substr(0, 256))));
     f.path = std::string(path);
     plan.directories.push_back(std::move(f));
   }
@@ -331,7 +336,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
       auto slash = parent.rfind('/');
       if (slash != std::string::npos && created.contains(std::string_view(parent).substr(0, slash)) &&
           !created.contains(parent))
-        return invalid(dirs_v, "directory",
+        return invalid(dirs_v, core::ErrorKind::Directory,
                        fmt::format("folder \"{}\" is created but its subfolder \"{}\" is not",
                                    shown(parent.substr(0, slash).substr(0, 256)), shown(parent.substr(0, 256))));
     }
@@ -345,7 +350,7 @@ Result<PlanV2> decode_canonical_plan_v2(std::string_view bytes) {
   DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_plan_v2(doc.root()));
   DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
   if (again != bytes)
-    return make_error(Code::Validation, "not_canonical", "the stored plan bytes are not in canonical form");
+    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
   return plan;
 }
 

@@ -17,6 +17,7 @@
 
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/rollback.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
@@ -26,8 +27,9 @@ namespace dot::core {
 namespace {
 
 Error interrupted_error(int sig) {
-  return make_error(Code::Protocol, "interrupted",
-                    fmt::format("interrupted by {}: the plugin's process group was killed", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+  return make_error(
+      core::ErrorKind::InterruptedPlan,
+      fmt::format("interrupted by {}: the plugin's process group was killed", sig == SIGINT ? "SIGINT" : "SIGTERM"));
 }
 
 Status check_interrupt(const PlanOptions& options) {
@@ -46,11 +48,11 @@ R during(const PlanOptions& options, R result) {
 // The refusals of a manifest's assurance that no run could change.
 Status check_consent(const Manifest& manifest, const PlanOptions& options) {
   if (manifest.assurance == "process" && options.consent != Assurance::Process)
-    return make_error(Code::Policy, "assurance",
+    return make_error(core::ErrorKind::Assurance,
                       "the plugin is registered with process assurance: audit consent never satisfies it; use "
                       "--require-process-sandbox");
   if (manifest.assurance == "audit" && options.consent == Assurance::Process)
-    return make_error(Code::Policy, "assurance",
+    return make_error(core::ErrorKind::Assurance,
                       "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
                       "with --assurance process to run it under --require-process-sandbox");
   return {};
@@ -138,7 +140,7 @@ class ProposalRun {
     DOT_ASSIGN_OR_RETURN(draft_.nonce, random_hex32());
     const std::string_view assurance = sandbox_ ? dpp::hello::kAssuranceProcess : dpp::hello::kAssuranceAudit;
     if (assurance != manifest_.assurance)
-      return make_error(Code::Internal, "assurance", "negotiated assurance differs from the manifest's");
+      return make_error(core::ErrorKind::AssuranceMisuse, "negotiated assurance differs from the manifest's");
     return call(profile_->negotiate(*host_, assurance, draft_.nonce, manifest_));
   }
 
@@ -216,7 +218,7 @@ class ProposalRun {
       PathOperation& op = draft_.plan.operations[i];
       if (op.action != Action::Write) continue;
       if (w >= draft_.staged.size())
-        return make_error(Code::Internal, "staged", "fewer staged files than writes were read back");
+        return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");
       dpp::StagedFile& file = draft_.staged[w++];
       op.after = Snapshot{true, ::getegid(), draft_.proposal.operations[i].mode, file.sha256, ::geteuid()};
       PathSlot& slot = draft_.slots[i];
@@ -299,18 +301,18 @@ Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const
   if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
     // The id the echo is held to is the manifest's, which must be its row's.
     if (manifest.id != row.plugin_id)
-      return make_error(Code::PluginIdentity, "manifest",
+      return make_error(core::ErrorKind::Manifest,
                         "the stored manifest does not name the plugin its plugin row names");
     return make_general_profile();
   }
   if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
-    return make_error(Code::PluginIdentity, "manifest",
+    return make_error(core::ErrorKind::Manifest,
                       fmt::format("the manifest binds profile {} protocol {}, which this core does not speak",
                                   manifest.profile, manifest.protocol));
   // The id the plugin's echo is held to: this core runs one hello plugin
   // id, and a manifest naming another (or another than its row) is not trusted.
   if (manifest.id != dpp::hello::kPluginId || manifest.id != row.plugin_id)
-    return make_error(Code::PluginIdentity, "manifest",
+    return make_error(core::ErrorKind::Manifest,
                       fmt::format("the stored manifest does not name plugin {} as its plugin row does",
                                   dpp::hello::kPluginId));
   return make_hello_profile();

@@ -5,6 +5,7 @@
 // its no-ops, its files streamed from the stage into the store, so memory
 // stays bounded by the limits' shape and not by the bytes proposed.
 #include "dot/core/effects.h"
+#include "dot/core/error_kinds.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/path_rules.h"
 #include "plan_profile.h"
@@ -19,7 +20,7 @@ Status check_effects(const general::PlanResult& proposed) {
     const auto& e = proposed.effects.front();
     if (is_root_sync(Effect{e.failure_policy, e.kind, e.target})) return {};
   }
-  return make_error(Code::Policy, "effects",
+  return make_error(core::ErrorKind::Effects,
                     "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
                     "\"target\":\"managed-root\"}]");
 }
@@ -123,7 +124,7 @@ class GeneralProfile final : public PlanProfile {
     const PlanV2& proposed = draft.plan;
     DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed));
     if (sealed.proposal_id != draft.proposal_id)
-      return make_error(Code::Internal, "proposal_id", "the sealed plan's proposal_id is not the stored proposal's");
+      return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
     // Every operation already holds what the plugin proposes: nothing is
     // sealed; the proposal, its stderr and its log stay inspectable.
     if (sealed.operations.empty()) {

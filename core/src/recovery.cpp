@@ -1,4 +1,5 @@
 #include "dot/core/recovery.h"
+#include "dot/core/error_kinds.h"
 
 #include <fcntl.h>
 
@@ -134,7 +135,7 @@ Result<RecoveryReport> recover(Root& root) {
       r.to = store::State::Done;
     } else {
       DOT_ASSIGN_OR_RETURN(VerifiedPlan lp, load_any_verified_plan(root, t.id));
-      Error why = make_error(Code::Internal, "", fmt::format("recovered from {}: rolled back", store::state_name(t.state)));
+      Error why = make_error(Code::Internal, fmt::format("recovered from {}: rolled back", store::state_name(t.state)));
       TempCleanup cleanup;
       Status rolled = roll_back_any(root, t.id, lp, why, &cleanup);
       report.temp_files_removed += cleanup.removed;
@@ -156,7 +157,7 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
   if (summary.state != store::State::Committed && summary.state != store::State::Done)
-    return make_error(Code::Policy, "not_committed",
+    return make_error(core::ErrorKind::NotCommitted,
                       fmt::format("plan {} is {}: only a COMMITTED or DONE transaction can be rolled back",
                                   summary.plan_id, store::state_name(summary.state)));
   // A generation the Go reference had archived (kArchivedEventCode): its place in
@@ -164,14 +165,14 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
   DOT_ASSIGN_OR_RETURN(auto events, st.events(txn));
   for (const auto& e : events)
     if (e.code == kArchivedEventCode)
-      return make_error(Code::Policy, "archived",
+      return make_error(core::ErrorKind::Archived,
                         fmt::format("plan {} was archived by the Go reference before adoption; archived generations "
                                     "are kept as evidence and never rolled back (their order is not on disk)",
                                     summary.plan_id));
   DOT_ASSIGN_OR_RETURN(auto unfinished, st.in_flight());
   for (const auto& t : unfinished)
     if (t.id != txn)
-      return make_error(Code::RecoveryRequired, "unfinished",
+      return make_error(core::ErrorKind::Unfinished,
                         fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
                                     store::command_for(root.layout(), "recover")));
   for (store::State s : {store::State::Committed, store::State::Done}) {
@@ -181,9 +182,9 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
     DOT_ASSIGN_OR_RETURN(auto applied, st.list(f));
     for (const auto& t : applied)
       if (t.id > txn)
-        return make_error(Code::Policy, "not_newest",
-                          fmt::format("only the newest applied transaction can be rolled back; {} is newer",
-                                      t.plan_id));
+        return make_error(
+            core::ErrorKind::NotNewest,
+            fmt::format("only the newest applied transaction can be rolled back; {} is newer", t.plan_id));
   }
   DOT_ASSIGN_OR_RETURN(VerifiedPlan verified, load_any_verified_plan(root, txn));
   if (const auto* v2 = std::get_if<LoadedPlanV2>(&verified)) {
@@ -201,7 +202,7 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
       }
     }
   }
-  Error why = make_error(Code::Internal, "", "rollback requested by the user");
+  Error why = make_error(Code::Internal, "rollback requested by the user");
   DOT_TRY(roll_back_any(root, txn, verified, why, nullptr));
   return RecoveredTxn{summary.plan_id, summary.state, store::State::RolledBack, "rolled back"};
 }
@@ -227,9 +228,8 @@ Result<std::string> discard_plan(Root& root, std::string_view id) {
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().find(id));
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, root.store().summary(txn));
   if (summary.state != store::State::Sealed)
-    return make_error(Code::Policy, "not_sealed",
-                      fmt::format("plan {} is {}: only a SEALED plan can be discarded", summary.plan_id,
-                                  store::state_name(summary.state)));
+    return make_error(core::ErrorKind::NotSealed, fmt::format("plan {} is {}: only a SEALED plan can be discarded",
+                                                              summary.plan_id, store::state_name(summary.state)));
   DOT_TRY(root.store().transition(txn, store::State::Discarded, {}, "discarded by the user"));
   return summary.plan_id;
 }

@@ -1,4 +1,5 @@
 #include "dot/core/registry.h"
+#include "dot/core/error_kinds.h"
 
 #include <cerrno>
 #include <cstring>
@@ -26,7 +27,7 @@ std::string_view assurance_name(Assurance a) noexcept { return a == Assurance::A
 Result<Assurance> assurance_from_name(std::string_view name) {
   if (name == "audit") return Assurance::Audit;
   if (name == "process") return Assurance::Process;
-  return make_error(Code::Validation, "assurance", fmt::format("assurance \"{}\" is not audit or process", name));
+  return make_error(core::ErrorKind::ManifestAssurance, fmt::format("assurance \"{}\" is not audit or process", name));
 }
 
 namespace {
@@ -44,7 +45,7 @@ Result<std::string> encode_manifest(const Manifest& m) {
     for (const auto& dir : m.inputs) inputs.push(jcs::Node::string(dir));
     n.set("inputs", std::move(inputs));
   } else if (!m.inputs.empty()) {
-    return make_error(Code::Internal, "manifest", "a hello-profile manifest has no inputs");
+    return make_error(core::ErrorKind::ManifestEncoding, "a hello-profile manifest has no inputs");
   }
   n.set("profile", jcs::Node::string(m.profile));
   n.set("protocol", jcs::Node::integer(static_cast<std::int64_t>(m.protocol)));
@@ -90,15 +91,15 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   m.sha256 = std::string(*sha);
   if (inputs) {
     if (!(**inputs).is_array())
-      return make_error(Code::PluginIdentity, "manifest", "stored plugin manifest: inputs is not an array");
+      return make_error(core::ErrorKind::Manifest, "stored plugin manifest: inputs is not an array");
     for (json::Value v : (**inputs).elements()) {
       if (!v.is_string())
-        return make_error(Code::PluginIdentity, "manifest", "stored plugin manifest: an input is not a string");
+        return make_error(core::ErrorKind::Manifest, "stored plugin manifest: an input is not a string");
       m.inputs.emplace_back(v.as_string());
     }
   }
   if (!is_sha256_hex(m.sha256) || !assurance_from_name(m.assurance).ok())
-    return make_error(Code::PluginIdentity, "manifest", "stored plugin manifest has an invalid digest or assurance");
+    return make_error(core::ErrorKind::Manifest, "stored plugin manifest has an invalid digest or assurance");
   return m;
 }
 
@@ -109,17 +110,20 @@ namespace {
 // The path must be exactly "/" + components without ".", "..", empty
 // components or a trailing '/', so what is stored is what was checked.
 Result<UniqueFd> open_input(const Root& root, const std::string& path) {
-  auto policy = [&](std::string kind, std::string why) {
-    return make_error(Code::Policy, std::move(kind), fmt::format("--input {}: {}", path, why));
+  auto policy = [&](ErrorKind kind, std::string why) {
+    return make_error(kind, fmt::format("--input {}: {}", path, why));
   };
-  if (path.empty() || path.front() != '/') return policy("input_path", "not an absolute path");
+  if (path.empty() || path.front() != '/') return policy(core::ErrorKind::InputPath, "not an absolute path");
   if (path.size() > kMaxInputBytes)
-    return policy("input_path", fmt::format("{} bytes long (at most {})", path.size(), kMaxInputBytes));
-  if (utf8_valid_prefix(path) != path.size()) return policy("input_path", "not valid UTF-8");
+    return policy(core::ErrorKind::InputPath, fmt::format("{} bytes long (at most {})", path.size(), kMaxInputBytes));
+  if (utf8_valid_prefix(path) != path.size()) return policy(core::ErrorKind::InputPath, "not valid UTF-8");
   struct stat root_st {};
   if (::fstat(root.root_fd(), &root_st) != 0) return beneath::errno_error(errno, "stat", root.layout().root);
   auto is_root = [&](const struct stat& st) { return st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino; };
-  auto overlap = [&]() { return policy("input_root", "the managed root, inside it or above it: a plugin never reads the root's state folder"); };
+  auto overlap = [&]() {
+    return policy(core::ErrorKind::InputRoot,
+                  "the managed root, inside it or above it: a plugin never reads the root's state folder");
+  };
 
   UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dir) return beneath::errno_error(errno, "open", "/");
@@ -129,16 +133,16 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path) {
     std::size_t slash = path.find('/', pos);
     std::string name = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
     if (name.empty() || name == "." || name == "..")
-      return policy("input_path", "not a plain absolute path (an empty, \".\" or \"..\" component)");
+      return policy(core::ErrorKind::InputPath, "not a plain absolute path (an empty, \".\" or \"..\" component)");
     walked += "/" + name;
     UniqueFd next(::openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
     if (!next) {
       int err = errno;
       struct stat st {};
       if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-        return make_error(Code::PathEscape, "symlink",
+        return make_error(core::ErrorKind::Symlink,
                           fmt::format("--input {}: {} is a symlink (never followed)", path, walked));
-      if (err == ENOTDIR) return policy("input_type", fmt::format("{} is not a directory", walked));
+      if (err == ENOTDIR) return policy(core::ErrorKind::InputType, fmt::format("{} is not a directory", walked));
       return beneath::errno_error(err, "open input", walked);
     }
     dir = std::move(next);
@@ -147,7 +151,7 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path) {
     if (is_root(st)) return overlap();
     if (slash == std::string::npos) break;
     pos = slash + 1;
-    if (pos == path.size()) return policy("input_path", "not a plain absolute path (a trailing '/')");
+    if (pos == path.size()) return policy(core::ErrorKind::InputPath, "not a plain absolute path (a trailing '/')");
   }
   // Above the root: walk up from the root's own descriptor to "/".
   struct stat input_st {};
@@ -177,32 +181,30 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
   m.id = req.id.empty() ? std::string(dpp::hello::kPluginId) : req.id;
   DOT_TRY(dpp::general::check_plugin_id(m.id));
   if (req.profile.empty() && m.id != dpp::hello::kPluginId)
-    return make_error(Code::Policy, "profile",
-                      fmt::format("plugin {} needs --profile {} (only {} may leave it out)", m.id,
-                                  dpp::general::kProfile, dpp::hello::kPluginId));
+    return make_error(core::ErrorKind::Profile, fmt::format("plugin {} needs --profile {} (only {} may leave it out)",
+                                                            m.id, dpp::general::kProfile, dpp::hello::kPluginId));
   m.profile = req.profile.empty() ? std::string(dpp::hello::kProfile) : req.profile;
   if (is_hello_profile(m.profile)) {
     if (m.id != dpp::hello::kPluginId)
-      return make_error(Code::Policy, "profile",
-                        fmt::format("profile {} is only for plugin id {} (got {})", m.profile, dpp::hello::kPluginId, m.id));
+      return make_error(core::ErrorKind::Profile, fmt::format("profile {} is only for plugin id {} (got {})", m.profile,
+                                                              dpp::hello::kPluginId, m.id));
     if (!req.inputs.empty())
-      return make_error(Code::Policy, "inputs",
-                        fmt::format("profile {} has no inputs; --input needs --profile {}", m.profile,
-                                    dpp::general::kProfile));
+      return make_error(core::ErrorKind::Inputs, fmt::format("profile {} has no inputs; --input needs --profile {}",
+                                                             m.profile, dpp::general::kProfile));
     m.protocol = dpp::hello::kProtocol;
   } else if (m.profile == dpp::general::kProfile) {
     m.protocol = dpp::general::kProtocol;
   } else {
-    return make_error(Code::Policy, "profile",
-                      fmt::format("profile \"{}\" is not {} or {}", m.profile, dpp::hello::kProfile,
-                                  dpp::general::kProfile));
+    return make_error(core::ErrorKind::Profile, fmt::format("profile \"{}\" is not {} or {}", m.profile,
+                                                            dpp::hello::kProfile, dpp::general::kProfile));
   }
   if (req.inputs.size() > kMaxInputs)
-    return make_error(Code::Policy, "inputs", fmt::format("{} --input directories (at most {})", req.inputs.size(), kMaxInputs));
+    return make_error(core::ErrorKind::Inputs,
+                      fmt::format("{} --input directories (at most {})", req.inputs.size(), kMaxInputs));
   for (std::size_t i = 0; i < req.inputs.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j)
       if (req.inputs[j] == req.inputs[i])
-        return make_error(Code::Policy, "inputs", fmt::format("--input {} is given twice", req.inputs[i]));
+        return make_error(core::ErrorKind::Inputs, fmt::format("--input {} is given twice", req.inputs[i]));
     DOT_ASSIGN_OR_RETURN(UniqueFd checked, open_input(root, req.inputs[i]));
   }
   m.inputs = req.inputs;
@@ -214,20 +216,21 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
 Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   const std::string& plugin_path = req.plugin_path;
   if (plugin_path.empty() || plugin_path.front() != '/')
-    return make_error(Code::Policy, "plugin_path",
-                      fmt::format("--plugin must be an absolute path (got \"{}\"): plugins are never looked up", plugin_path));
+    return make_error(
+        core::ErrorKind::PluginPath,
+        fmt::format("--plugin must be an absolute path (got \"{}\"): plugins are never looked up", plugin_path));
   DOT_ASSIGN_OR_RETURN(Manifest m, requested_manifest(root, req));
   DOT_ASSIGN_OR_RETURN(auto existing, root.store().plugin(m.id));
   if (existing && !req.replace)
-    return make_error(Code::Conflict, "plugin_registered",
+    return make_error(core::ErrorKind::PluginRegistered,
                       fmt::format("the root already has a plugin {}; use --replace to swap it", existing->plugin_id));
   if (existing) {
     DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
     if (!unfinished.empty())
-      return make_error(Code::RecoveryRequired, "unfinished",
-                        fmt::format("transaction {} is unfinished ({}); run `{}` before --replace",
-                                    unfinished.front().plan_id, store::state_name(unfinished.front().state),
-                                    store::command_for(root.layout(), "recover")));
+      return make_error(
+          core::ErrorKind::Unfinished,
+          fmt::format("transaction {} is unfinished ({}); run `{}` before --replace", unfinished.front().plan_id,
+                      store::state_name(unfinished.front().state), store::command_for(root.layout(), "recover")));
   }
 
   UniqueFd src(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
@@ -235,15 +238,15 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   struct stat st {};
   if (::fstat(src.get(), &st) != 0) return beneath::errno_error(errno, "stat plugin", plugin_path);
   if (!S_ISREG(st.st_mode))
-    return make_error(Code::Policy, "plugin_type", fmt::format("plugin {} is not a regular file", plugin_path));
+    return make_error(core::ErrorKind::PluginType, fmt::format("plugin {} is not a regular file", plugin_path));
   DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(src.get(), dpp::kMaxPluginBytes, plugin_path));
   if (bytes.size() >= 2 && bytes.compare(0, 2, "#!") == 0)
-    return make_error(Code::Policy, "plugin_script",
+    return make_error(core::ErrorKind::PluginScript,
                       fmt::format("plugin {} is a #! script: a script cannot be executed from a close-on-exec "
                                   "descriptor, so only ELF executables can be registered",
                                   plugin_path));
   if (bytes.size() < 4 || bytes.compare(0, 4, "\x7f" "ELF") != 0)
-    return make_error(Code::Policy, "plugin_not_elf", fmt::format("plugin {} is not an ELF executable", plugin_path));
+    return make_error(core::ErrorKind::PluginNotElf, fmt::format("plugin {} is not an ELF executable", plugin_path));
 
   m.sha256 = sha256_hex(bytes);
   DOT_ASSIGN_OR_RETURN(std::string manifest_bytes, encode_manifest(m));
@@ -279,20 +282,20 @@ std::string register_command(const store::RootLayout& layout) {
 Result<store::PluginRecord> registered_plugin(Root& root, std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(std::vector<store::PluginRecord> all, root.store().plugins());
   if (all.empty())
-    return make_error(Code::Policy, "no_plugin",
+    return make_error(core::ErrorKind::NoPlugin,
                       fmt::format("no plugin is registered; run `{}` first", register_command(root.layout())));
   std::string ids;
   for (const auto& p : all) ids += (ids.empty() ? "" : ", ") + p.plugin_id;
   if (plugin_id.empty()) {
     if (all.size() == 1) return std::move(all.front());
-    return make_error(Code::Policy, "plugin_required",
+    return make_error(core::ErrorKind::PluginRequired,
                       fmt::format("{} plugins are registered ({}): pass --plugin ID to choose one", all.size(), ids));
   }
   for (auto& p : all)
     if (p.plugin_id == plugin_id) return std::move(p);
-  return make_error(Code::Policy, "unknown_plugin",
-                    fmt::format("no plugin {} is registered (registered: {}): pass --plugin ID with one of them",
-                                plugin_id, ids));
+  return make_error(
+      core::ErrorKind::UnknownPlugin,
+      fmt::format("no plugin {} is registered (registered: {}): pass --plugin ID with one of them", plugin_id, ids));
 }
 
 Result<std::vector<ListedPlugin>> list_plugins(Root& root) {
@@ -311,11 +314,11 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
   DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec.manifest));
   if (m.sha256 != rec.sha256)
-    return make_error(Code::PluginIdentity, "manifest", "the stored manifest and the plugin row disagree on the digest");
+    return make_error(core::ErrorKind::Manifest, "the stored manifest and the plugin row disagree on the digest");
   // The copy's name comes from the id: a manifest naming another id than
   // its row would run another plugin's copy.
   if (m.id != rec.plugin_id || !dpp::general::check_plugin_id(m.id).ok())
-    return make_error(Code::PluginIdentity, "manifest",
+    return make_error(core::ErrorKind::Manifest,
                       fmt::format("the stored manifest of plugin {} names another id", rec.plugin_id));
   const std::string copy_name = store::plugin_copy_name(m.id);
   auto opened = root.dirs().open_entry(copy_name, O_RDONLY);
@@ -330,12 +333,12 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
   auto copy = seal_executable(fd.get(), "the pinned plugin", dpp::kMaxPluginBytes);
   if (!copy.ok()) {
     Error e = copy.error();
-    if (e.kind == "too_large") e.code = Code::PluginIdentity;  // register never pins one that large
+    if (e.is(base::ErrorKind::FileTooLarge)) e.code = Code::PluginIdentity;  // register never pins one that large
     return e;
   }
   SealedExecutable sealed = std::move(copy).value();
   if (sealed.sha256 != m.sha256)
-    return make_error(Code::PluginIdentity, "digest",
+    return make_error(core::ErrorKind::Digest,
                       fmt::format("the pinned plugin changed after register: sha256 {} but the manifest pins {}",
                                   sealed.sha256, m.sha256));
   return PinnedPlugin{std::move(m), std::move(sealed.fd), root.dirs().entry_path(copy_name)};
@@ -349,7 +352,7 @@ Status check_ownership(Root& root, std::string_view plugin_id, const std::vector
   DOT_ASSIGN_OR_RETURN(std::vector<store::PathOwner> owners, root.store().owners_of(paths));
   for (const auto& o : owners)
     if (o.plugin_id != plugin_id)
-      return make_error(Code::Policy, "owned_by_other",
+      return make_error(core::ErrorKind::OwnedByOther,
                         fmt::format("path \"{}\" is owned by plugin {} (written by transaction {}): plugin {} may "
                                     "neither write nor remove it",
                                     o.path, o.plugin_id, o.txn, plugin_id));

@@ -18,6 +18,7 @@
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
 #include "dot/base/sha256.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/root.h"
 #include "dot/store/root.h"
 
@@ -95,7 +96,7 @@ class Stage {
     struct stat st {};
     if (::fstatat(parent_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_dev != dev_ || st.st_ino != ino_)
-      return make_error(Code::PathEscape, "stage_replaced",
+      return make_error(core::ErrorKind::StageReplaced,
                         fmt::format("the stage directory {} was replaced during materialize", path_));
     return {};
   }

@@ -1,4 +1,5 @@
 #include "dot/core/target.h"
+#include "dot/core/error_kinds.h"
 
 #include <cerrno>
 #include <cstring>
@@ -112,10 +113,10 @@ Snapshot snapshot_of(const FileObservation& o) {
 Status check_target_policy(std::string_view name, const FileObservation& o) {
   if (!o.exists()) return {};
   auto refuse = [&](std::string why) {
-    return make_error(Code::Policy, "target", fmt::format("target {} {}", name, why));
+    return make_error(core::ErrorKind::Target, fmt::format("target {} {}", name, why));
   };
   if (o.type == FileType::Symlink)
-    return make_error(Code::PathEscape, "symlink", fmt::format("target {} is a symlink (never followed)", name));
+    return make_error(core::ErrorKind::Symlink, fmt::format("target {} is a symlink (never followed)", name));
   if (o.type != FileType::Regular)
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
   if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
@@ -142,10 +143,10 @@ std::string path_shown(std::string_view path) { return fmt::format("\"{}\"", sho
 
 Status check_parent_policy(std::string_view folder, const FileObservation& o) {
   auto refuse = [&](std::string why) {
-    return make_error(Code::Policy, "parent", fmt::format("parent folder {} {}", path_shown(folder), why));
+    return make_error(core::ErrorKind::Parent, fmt::format("parent folder {} {}", path_shown(folder), why));
   };
   if (o.type == FileType::Symlink)
-    return make_error(Code::PathEscape, "symlink",
+    return make_error(core::ErrorKind::Symlink,
                       fmt::format("parent folder {} is a symlink (never followed)", path_shown(folder)));
   if (o.type != FileType::Directory)
     return refuse(fmt::format("is a {}, not a folder", beneath::file_type_name(o.type)));
@@ -159,10 +160,10 @@ Status check_parent_policy(std::string_view folder, const FileObservation& o) {
 Status check_path_target_policy(std::string_view path, const FileObservation& o, std::uint64_t max_file_bytes) {
   if (!o.exists()) return {};
   auto refuse = [&](std::string why) {
-    return make_error(Code::Policy, "target", fmt::format("target {} {}", path_shown(path), why));
+    return make_error(core::ErrorKind::Target, fmt::format("target {} {}", path_shown(path), why));
   };
   if (o.type == FileType::Symlink)
-    return make_error(Code::PathEscape, "symlink",
+    return make_error(core::ErrorKind::Symlink,
                       fmt::format("target {} is a symlink (never followed)", path_shown(path)));
   if (o.type == FileType::Directory) return refuse("is a folder, not a regular file");
   if (o.type != FileType::Regular)
@@ -231,7 +232,7 @@ Status recheck_target(int root_fd, std::string_view name, const Snapshot& expect
     return e;
   }
   if (snapshot_of(*o) != expected)
-    return make_error(Code::Conflict, "changed", fmt::format("target {} changed since it was observed", name));
+    return make_error(core::ErrorKind::Changed, fmt::format("target {} changed since it was observed", name));
   return {};
 }
 
@@ -276,19 +277,19 @@ Result<RestoreOutcome> restore_slot(int root_fd, std::string_view plan_id, std::
   auto o = beneath::observe_beneath(root_fd, op.name, {.max_bytes = kMaxTargetBytes});
   if (!o.ok()) {
     Error e = std::move(o).error();
-    return make_error(Code::RecoveryRequired, e.kind,
-                      fmt::format("cannot observe target {} to roll it back: {}", op.name, e.detail));
+    return make_error_as(Code::RecoveryRequired, e.kind,
+                         fmt::format("cannot observe target {} to roll it back: {}", op.name, e.detail));
   }
   Snapshot now = snapshot_of(*o);
   bool plain = o->type == FileType::Regular || o->type == FileType::Absent;
   if (plain && now == op.before) return RestoreOutcome::AlreadyBefore;
   if (!plain || now != op.after)
-    return make_error(Code::RecoveryRequired, "concurrent_edit",
+    return make_error(core::ErrorKind::ConcurrentEdit,
                       fmt::format("target {} equals neither its before nor its after snapshot: left untouched "
                                   "(someone else edited it; resolve by hand)",
                                   op.name));
   if (op.before.exists) {
-    if (!backup) return make_error(Code::RecoveryRequired, "missing_backup", fmt::format("no backup of {}", op.name));
+    if (!backup) return make_error(core::ErrorKind::MissingBackup, fmt::format("no backup of {}", op.name));
     DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, temp_name(plan_id, TempPhase::Rollback, slot), op.name,
                                                       *backup, op.before, hooks, p + ".write", p + ".fsync"));
     if (auto s = beneath::rename_entry(root_fd, temp, op.name); !s.ok()) {

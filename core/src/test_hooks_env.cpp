@@ -1,3 +1,4 @@
+#include "dot/core/error_kinds.h"
 #include "dot/core/test_hooks.h"
 
 // Tests only (the dot_core_test_hooks library, core/CMakeLists.txt): arming
@@ -46,13 +47,13 @@ Result<TestHooks> TestHooks::from_environment() {
   if (const char* fault = std::getenv("DOT_TEST_FAULT"); fault && *fault) {
     std::string rest;
     if (!split_point(fault, h.fault_at_, rest) || (h.fault_errno_ = errno_from_name(rest)) == 0)
-      return make_error(Code::Validation, "test_hook",
-                        fmt::format("DOT_TEST_FAULT=\"{}\" is not <point>:<ERRNO name> (e.g. commit.slot0.fsync:EIO)",
-                                    fault));
+      return make_error(
+          core::ErrorKind::TestHook,
+          fmt::format("DOT_TEST_FAULT=\"{}\" is not <point>:<ERRNO name> (e.g. commit.slot0.fsync:EIO)", fault));
   }
   if (const char* pause = std::getenv("DOT_TEST_PAUSE_AT"); pause && *pause) {
     if (!split_point(pause, h.pause_at_, h.pause_file_) || h.pause_file_.front() != '/')
-      return make_error(Code::Validation, "test_hook",
+      return make_error(core::ErrorKind::TestHook,
                         fmt::format("DOT_TEST_PAUSE_AT=\"{}\" is not <point>:<absolute file>", pause));
   }
   return h;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/frame.h"
 
 namespace dot::dpp {
@@ -16,26 +17,28 @@ json::ReadLimits body_limits(std::size_t max_bytes) noexcept {
 Error body_error(const Error& e, std::string_view body, std::uint64_t body_offset) {
   if (e.code != Code::Validation) return e;
   std::uint64_t off = body_offset + e.offset.value_or(0);
-  std::string kind = e.kind;
+  Kind kind = e.kind;
   std::string detail = e.detail;
-  if (kind == "bom") {
+  if (e.is(base::ErrorKind::Bom)) {
     // "First the whole body must be valid UTF-8": a BOM does not hide a later
     // invalid byte.
     auto rest = json::validate(body.substr(3), body_limits(body.size()));
-    if (!rest.ok() && rest.error().kind == "utf8")
-      return make_parse_error(Code::Protocol, "utf8", off + 3 + rest.error().offset.value_or(0), rest.error().detail);
-    kind = "malformed";
+    if (!rest.ok() && rest.error().is(base::ErrorKind::Utf8))
+      return make_parse_error_as(Code::Protocol, base::ErrorKind::Utf8, off + 3 + rest.error().offset.value_or(0),
+                                 rest.error().detail);
+    kind = base::ErrorKind::Malformed;
     detail = "a byte-order mark is not JSON text";
-  } else if (kind == "invalid_unicode") {
-    kind = "malformed";
+  } else if (e.is(base::ErrorKind::InvalidUnicode)) {
+    kind = base::ErrorKind::Malformed;
     detail = fmt::format("invalid unicode escape: {}", e.detail);
-  } else if (kind == "invalid_number") {
-    kind = "malformed";
+  } else if (e.is(base::ErrorKind::InvalidNumber)) {
+    kind = base::ErrorKind::Malformed;
     detail = fmt::format("invalid number: {}", e.detail);
-  } else if (kind == "too_large") {
-    kind = "length";  // unreachable through FrameReader: bodies are at most kMaxBody
+  } else if (e.is(base::ErrorKind::TooLarge)) {
+    kind = ErrorKind::Length;  // unreachable through FrameReader: bodies are at most kMaxBody
   }
-  return make_parse_error(Code::Protocol, std::move(kind), off, std::move(detail));
+  // The JSON reader's kinds, reported under the wire's code.
+  return make_parse_error_as(Code::Protocol, kind, off, std::move(detail));
 }
 
 Status check_body(std::string_view body, std::uint64_t body_offset, std::size_t max_bytes) {

@@ -1,4 +1,5 @@
 #include "dot/dpp/conformance.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -60,7 +61,7 @@ class Workspace {
   static Result<Workspace> create(const std::string& temp_dir) {
     std::error_code ec;
     std::filesystem::path tmp = temp_dir.empty() ? std::filesystem::temp_directory_path(ec) : std::filesystem::path(temp_dir);
-    if (ec) return make_error(Code::Io, "tmpdir", fmt::format("no temporary folder: {}", ec.message()));
+    if (ec) return make_error(dpp::ErrorKind::Tmpdir, fmt::format("no temporary folder: {}", ec.message()));
     std::string tmpl = (tmp / "dot-conform-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) return beneath::errno_error(errno, "mkdtemp", tmpl);
     Workspace w;
@@ -98,12 +99,12 @@ class Workspace {
     DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir_fd_.get()));
     for (const auto& n : names)
       if (n != "stage")
-        return make_error(Code::PathEscape, "outside_stage",
+        return make_error(dpp::ErrorKind::OutsideStage,
                           fmt::format("the plugin wrote \"{}\" beside its stage (in the stage's parent folder)", n));
     struct stat st {};
     if (::fstatat(dir_fd_.get(), "stage", &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_dev != stage_dev_ || st.st_ino != stage_ino_)
-      return make_error(Code::PathEscape, "stage_replaced", "the stage folder was removed or replaced");
+      return make_error(dpp::ErrorKind::StageReplaced, "the stage folder was removed or replaced");
     return {};
   }
 
@@ -123,10 +124,10 @@ Result<bool> check_general_identity(const Options& o, const general::InitializeP
   if (o.id.empty()) {
     if (auto why = general::plugin_id_problem(echo.id)) {
       constexpr std::size_t kShown = 80;
-      return make_error(Code::PluginIdentity, "id",
-                        fmt::format("the plugin says it is \"{}{}\", which is not a plugin id: it {}",
-                                    std::string_view(echo.id).substr(0, kShown), echo.id.size() > kShown ? "..." : "",
-                                    *why));
+      return make_error(
+          dpp::ErrorKind::EchoedId,
+          fmt::format("the plugin says it is \"{}{}\", which is not a plugin id: it {}",
+                      std::string_view(echo.id).substr(0, kShown), echo.id.size() > kShown ? "..." : "", *why));
     }
   }
   return general::check_identity(sent, echo, o.id.empty() ? echo.id : o.id);
@@ -338,7 +339,7 @@ std::string value_text(json::Value v) {
 // error object with `code`. What it was instead, when it was not.
 Result<general::ErrorObject> expect_error(json::Value root, std::int64_t code, std::optional<std::uint64_t> id) {
   auto wrong = [&](std::string got) {
-    return make_error(Code::Protocol, "error_response",
+    return make_error(dpp::ErrorKind::ErrorResponseExpected,
                       fmt::format("expected error {} with id {}, got {}", code, id_text(id), got));
   };
   if (!root.is_object()) return wrong("a JSON value that is not an object");
@@ -509,7 +510,7 @@ std::vector<CaseInfo> cases(dpp::Profile profile) {
 }
 
 Result<Report> run(const Options& options) {
-  if (options.command.empty()) return make_error(Code::Internal, "usage", "no plugin command given");
+  if (options.command.empty()) return make_error(dpp::ErrorKind::Usage, "no plugin command given");
   // An id nothing could be registered with (DOT_E_POLICY, as register says).
   if (!options.id.empty()) DOT_TRY(general::check_plugin_id(options.id));
   std::vector<const CaseDef*> selected;
@@ -518,7 +519,7 @@ Result<Report> run(const Options& options) {
       return c.info.name == name && in_profile(c, options.profile);
     });
     if (it == std::end(kCases))
-      return make_error(Code::NotFound, "case",
+      return make_error(dpp::ErrorKind::Case,
                         fmt::format("{} has no conformance case \"{}\"", profile_name(options.profile), name));
   }
   for (const auto& c : kCases) {

@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include "dot/base/utf8.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/jsonrpc.h"
 
 namespace dot::dpp::fields {
 
 Error wrong_type(json::Value v, std::string_view what, std::string_view expected) {
-  return make_parse_error(Code::Protocol, "wrong_type", v.offset(), fmt::format("{} must be {}", what, expected));
+  return make_parse_error_as(Code::Protocol, base::ErrorKind::WrongType, v.offset(),
+                             fmt::format("{} must be {}", what, expected));
 }
 
 Result<std::string> string_field(json::ObjectReader& r, std::string_view name, std::string_view what) {
@@ -50,13 +52,13 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
   return v;
 }
 
-Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what,
-                                std::uint64_t max, std::string_view kind) {
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what, std::uint64_t max,
+                                ErrorKind kind) {
   DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
   if (arr.size() > max)
-    return make_parse_error(Code::Protocol, std::string(kind), arr.offset(),
+    return make_parse_error(kind, arr.offset(),
                             fmt::format("the {} holds {} {}; the negotiated limit is {} ({})", what, arr.size(), name,
-                                        max, kind));
+                                        max, Kind(kind).name()));
   return arr;
 }
 
@@ -76,7 +78,7 @@ Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::
 
 Result<json::ObjectReader> object(json::Value v, std::string_view what) {
   if (!v.is_object())
-    return make_parse_error(Code::Protocol, "not_object", v.offset(), fmt::format("{} must be an object", what));
+    return make_parse_error(dpp::ErrorKind::NotObject, v.offset(), fmt::format("{} must be an object", what));
   return json::ObjectReader(v, what);
 }
 
@@ -125,24 +127,24 @@ std::string list(const std::vector<std::string>& v) {
 }
 
 namespace {
-Error identity(std::string kind, std::string detail) {
-  return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
-}
+Error identity(ErrorKind kind, std::string detail) { return make_error(kind, std::move(detail)); }
 }  // namespace
 
 Status check_echo(const SentIdentity& sent, const EchoedIdentity& echo, std::string_view manifest_id) {
   if (echo.id != manifest_id)
-    return identity("id", fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"", excerpt(echo.id),
-                                      manifest_id));
+    return identity(dpp::ErrorKind::EchoedId, fmt::format("the plugin says it is \"{}\", the manifest names \"{}\"",
+                                                          excerpt(echo.id), manifest_id));
   if (echo.protocol != sent.protocol)
-    return identity("protocol", fmt::format("the plugin echoed protocol {}, core sent {}", echo.protocol, sent.protocol));
+    return identity(dpp::ErrorKind::EchoedProtocol,
+                    fmt::format("the plugin echoed protocol {}, core sent {}", echo.protocol, sent.protocol));
   if (echo.profile != sent.profile)
-    return identity("profile", fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"", excerpt(echo.profile),
-                                           sent.profile));
+    return identity(dpp::ErrorKind::EchoedProfile, fmt::format("the plugin echoed profile \"{}\", core sent \"{}\"",
+                                                               excerpt(echo.profile), sent.profile));
   if (echo.assurance != sent.assurance)
-    return identity("assurance", fmt::format("the plugin echoed assurance \"{}\", core requires \"{}\"",
-                                             excerpt(echo.assurance), sent.assurance));
-  if (echo.nonce != sent.nonce) return identity("nonce", "the plugin echoed a different nonce");
+    return identity(dpp::ErrorKind::EchoedAssurance,
+                    fmt::format("the plugin echoed assurance \"{}\", core requires \"{}\"", excerpt(echo.assurance),
+                                sent.assurance));
+  if (echo.nonce != sent.nonce) return identity(dpp::ErrorKind::EchoedNonce, "the plugin echoed a different nonce");
   return {};
 }
 
@@ -150,13 +152,15 @@ Status check_capabilities(const std::vector<std::string>& got, const std::vector
                           const std::vector<std::string>& sent) {
   for (std::size_t i = 0; i < std::max(got.size(), want.size()); ++i) {
     if (i >= got.size())
-      return identity("capabilities", fmt::format("the plugin dropped capability \"{}\" (position {}); core sent {}",
-                                                  want[i], i, list(sent)));
+      return identity(
+          dpp::ErrorKind::EchoedCapabilities,
+          fmt::format("the plugin dropped capability \"{}\" (position {}); core sent {}", want[i], i, list(sent)));
     if (i >= want.size())
-      return identity("capabilities", fmt::format("the plugin added capability \"{}\" (position {}); core sent {}",
-                                                  excerpt(got[i]), i, list(sent)));
+      return identity(dpp::ErrorKind::EchoedCapabilities,
+                      fmt::format("the plugin added capability \"{}\" (position {}); core sent {}", excerpt(got[i]), i,
+                                  list(sent)));
     if (got[i] != want[i])
-      return identity("capabilities",
+      return identity(dpp::ErrorKind::EchoedCapabilities,
                       fmt::format("capability {} is \"{}\", core sent \"{}\" there (order matters); core sent {}", i,
                                   excerpt(got[i]), want[i], list(sent)));
   }

@@ -16,6 +16,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/jsonrpc.h"
 #include "dot/dpp/messages.h"
 
@@ -34,8 +35,8 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
 // An array member of at most `max` elements (the negotiated limit `kind`):
 // the count is judged first, so nothing is built for an array over it
 // (Code::Protocol, kind `kind`, at the array).
-Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what,
-                                std::uint64_t max, std::string_view kind);
+Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what, std::uint64_t max,
+                                ErrorKind kind);
 Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
                                                      std::string_view what);
 // "effects": [{failure_policy, kind, target}], the one effect shape of both profiles.
@@ -61,12 +62,13 @@ Status read_initialize_params(json::ObjectReader& r, std::string_view what, Init
 // error: the general profile judges a missing echo member as a wrong echo.
 template <typename Wrap>
 Status read_initialize_result(json::ObjectReader& r, std::string_view what, InitializeResult& m, Wrap wrap) {
-  DOT_ASSIGN_OR_RETURN(m.assurance, wrap(string_field(r, "assurance", what), "assurance"));
-  DOT_ASSIGN_OR_RETURN(m.capabilities, wrap(string_array_field(r, "capabilities", what), "capabilities"));
-  DOT_ASSIGN_OR_RETURN(m.id, wrap(string_field(r, "id", what), "id"));
-  DOT_ASSIGN_OR_RETURN(m.nonce, wrap(string_field(r, "nonce", what), "nonce"));
-  DOT_ASSIGN_OR_RETURN(m.profile, wrap(string_field(r, "profile", what), "profile"));
-  DOT_ASSIGN_OR_RETURN(m.protocol, wrap(uint_field(r, "protocol", what, kMaxSafe), "protocol"));
+  DOT_ASSIGN_OR_RETURN(m.assurance, wrap(string_field(r, "assurance", what), ErrorKind::EchoedAssurance));
+  DOT_ASSIGN_OR_RETURN(m.capabilities,
+                       wrap(string_array_field(r, "capabilities", what), ErrorKind::EchoedCapabilities));
+  DOT_ASSIGN_OR_RETURN(m.id, wrap(string_field(r, "id", what), ErrorKind::EchoedId));
+  DOT_ASSIGN_OR_RETURN(m.nonce, wrap(string_field(r, "nonce", what), ErrorKind::EchoedNonce));
+  DOT_ASSIGN_OR_RETURN(m.profile, wrap(string_field(r, "profile", what), ErrorKind::EchoedProfile));
+  DOT_ASSIGN_OR_RETURN(m.protocol, wrap(uint_field(r, "protocol", what, kMaxSafe), ErrorKind::EchoedProtocol));
   return {};
 }
 
@@ -137,8 +139,9 @@ Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k, std::op
                                         Each each) {
   constexpr std::string_view what = "dot.materialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  DOT_ASSIGN_OR_RETURN(json::Value arts, max_count ? array_field(r, "artifacts", what, *max_count, "max_operations")
-                                                   : array_field(r, "artifacts", what));
+  DOT_ASSIGN_OR_RETURN(json::Value arts, max_count
+                                             ? array_field(r, "artifacts", what, *max_count, ErrorKind::MaxOperations)
+                                             : array_field(r, "artifacts", what));
   std::vector<A> out;
   if (max_count) out.reserve(arts.size());
   std::size_t i = 0;

@@ -1,4 +1,5 @@
 #include "dot/dpp/frame.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <algorithm>
 #include <cstring>
@@ -51,8 +52,8 @@ Result<std::size_t> FrameReader::fill(std::size_t max) {
 
 Result<std::optional<Frame>> FrameReader::next() {
   if (failed_) return *failed_;
-  auto fail = [&](const char* kind, std::uint64_t at, std::string detail) -> Error {
-    failed_ = make_parse_error(Code::Protocol, kind, at, std::move(detail));
+  auto fail = [&](ErrorKind kind, std::uint64_t at, std::string detail) -> Error {
+    failed_ = make_parse_error(kind, at, std::move(detail));
     return *failed_;
   };
 
@@ -69,7 +70,7 @@ Result<std::optional<Frame>> FrameReader::next() {
       }
       if (*got == 0) {
         if (pos == 0) return std::optional<Frame>();
-        return fail("early_eof", offset_ + pos,
+        return fail(dpp::ErrorKind::EarlyEof, offset_ + pos,
                     fmt::format("stream ended after {} header bytes of a frame", pos));
       }
     }
@@ -79,9 +80,9 @@ Result<std::optional<Frame>> FrameReader::next() {
     switch (state) {
       case HeaderState::Prefix:
         if (c != kPrefix[pos - 1]) {
-          return fail("header", at,
-                      fmt::format("{} where the header \"Content-Length: \" expects '{}'", show_byte(c),
-                                  kPrefix[pos - 1]));
+          return fail(
+              dpp::ErrorKind::Header, at,
+              fmt::format("{} where the header \"Content-Length: \" expects '{}'", show_byte(c), kPrefix[pos - 1]));
         }
         if (pos == kPrefix.size()) state = HeaderState::FirstDigit;
         break;
@@ -90,47 +91,50 @@ Result<std::optional<Frame>> FrameReader::next() {
           length = static_cast<std::size_t>(c - '0');
           state = HeaderState::Digits;
         } else if (c == '0') {
-          return fail("length", at, "length 0 or with a leading zero");
+          return fail(dpp::ErrorKind::Length, at, "length 0 or with a leading zero");
         } else if (c == '+' || c == '-') {
-          return fail("length", at, fmt::format("length with a sign {}", show_byte(c)));
+          return fail(dpp::ErrorKind::Length, at, fmt::format("length with a sign {}", show_byte(c)));
         } else if (c == ' ' || c == '\t') {
-          return fail("length", at, "whitespace before the length");
+          return fail(dpp::ErrorKind::Length, at, "whitespace before the length");
         } else if (c == '\r' || c == '\n') {
-          return fail("length", at, "no length digits");
+          return fail(dpp::ErrorKind::Length, at, "no length digits");
         } else {
-          return fail("length", at, fmt::format("{} where a length digit is expected", show_byte(c)));
+          return fail(dpp::ErrorKind::Length, at, fmt::format("{} where a length digit is expected", show_byte(c)));
         }
         break;
       case HeaderState::Digits:
         if (c >= '0' && c <= '9') {
           length = length * 10 + static_cast<std::size_t>(c - '0');
           if (length > max_body_)
-            return fail("length", at, fmt::format("length over the limit of {} bytes", max_body_));
+            return fail(dpp::ErrorKind::Length, at, fmt::format("length over the limit of {} bytes", max_body_));
         } else if (c == '\r') {
           state = HeaderState::Lf1;
         } else if (c == '\n') {
-          return fail("header", at, "LF-only line end; header lines end with CRLF");
+          return fail(dpp::ErrorKind::Header, at, "LF-only line end; header lines end with CRLF");
         } else {
-          return fail("length", at, fmt::format("{} in the length; only digits are allowed", show_byte(c)));
+          return fail(dpp::ErrorKind::Length, at,
+                      fmt::format("{} in the length; only digits are allowed", show_byte(c)));
         }
         break;
       case HeaderState::Lf1:
-        if (c != '\n') return fail("header", at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
+        if (c != '\n')
+          return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
         state = HeaderState::Cr2;
         break;
       case HeaderState::Cr2:
         if (c == '\r') {
           state = HeaderState::Lf2;
         } else if (c == '\n') {
-          return fail("header", at, "LF-only line end; the header ends with an empty CRLF line");
+          return fail(dpp::ErrorKind::Header, at, "LF-only line end; the header ends with an empty CRLF line");
         } else {
-          return fail("extra_header", at,
-                      fmt::format("a second header line starting with {}; only Content-Length is allowed",
-                                  show_byte(c)));
+          return fail(
+              dpp::ErrorKind::ExtraHeader, at,
+              fmt::format("a second header line starting with {}; only Content-Length is allowed", show_byte(c)));
         }
         break;
       case HeaderState::Lf2:
-        if (c != '\n') return fail("header", at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
+        if (c != '\n')
+          return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
         state = HeaderState::Done;
         break;
       case HeaderState::Done: break;
@@ -155,7 +159,7 @@ Result<std::optional<Frame>> FrameReader::next() {
       return *failed_;
     }
     if (*got == 0)
-      return fail("early_eof", frame.body_offset + have,
+      return fail(dpp::ErrorKind::EarlyEof, frame.body_offset + have,
                   fmt::format("stream ended after {} of {} body bytes", have, length));
     have += *got;
     read_ += *got;
@@ -166,7 +170,7 @@ Result<std::optional<Frame>> FrameReader::next() {
 
 Result<std::string> encode_frame(std::string_view body, std::size_t max_body) {
   if (body.empty() || body.size() > max_body)
-    return make_error(Code::Protocol, "length",
+    return make_error(dpp::ErrorKind::Length,
                       fmt::format("a frame body must be 1 to {} bytes, not {}", max_body, body.size()));
   std::string out;
   out.reserve(body.size() + 32);

@@ -1,4 +1,5 @@
 #include "dot/dpp/general.h"
+#include "dot/dpp/error_kinds.h"
 
 // See messages.cpp: g++ 12 at -O1 with sanitizers reports a false
 // -Wmaybe-uninitialized inside std::variant's move of jcs::Node.
@@ -17,35 +18,37 @@ namespace {
 
 using namespace fields;
 
-Error at(json::Value v, std::string kind, std::string detail) {
-  return make_parse_error(Code::Protocol, std::move(kind), v.offset(), std::move(detail));
+Error at(json::Value v, ErrorKind kind, std::string detail) {
+  return make_parse_error(kind, v.offset(), std::move(detail));
 }
 
-Error identity(std::string kind, std::string detail) {
-  return make_error(Code::PluginIdentity, std::move(kind), std::move(detail));
+// The object readers' kinds (missing_field, unknown_field...), reported under the wire's code.
+[[maybe_unused]] Error at(json::Value v, base::ErrorKind kind, std::string detail) {
+  return make_parse_error_as(Code::Protocol, kind, v.offset(), std::move(detail));
 }
 
+Error identity(ErrorKind kind, std::string detail) { return make_error(kind, std::move(detail)); }
 
 // The echo is judged against what core sent: a member missing from it or
 // added to it (at the top or inside limits) is a wrong echo like a changed
 // value, DOT_E_PLUGIN_IDENTITY with the member as kind ("limits" for one of
 // the limits, "echo" for an added top-level member); a value of the wrong
 // JSON type stays a shape error (DOT_E_PROTOCOL).
-Error echo_error(Error e, std::string_view kind) {
-  if (e.code == Code::Protocol && (e.kind == "missing_field" || e.kind == "unknown_field")) {
-    e.code = Code::PluginIdentity;
-    e.kind = std::string(kind);
+Error echo_error(Error e, ErrorKind kind) {
+  if (e.code == Code::Protocol && (e.is(base::ErrorKind::MissingField) || e.is(base::ErrorKind::UnknownField))) {
+    e.kind = kind;
+    e.code = e.kind.row()->code;
   }
   return e;
 }
 
 template <typename T>
-Result<T> echoed(Result<T> r, std::string_view kind) {
+Result<T> echoed(Result<T> r, ErrorKind kind) {
   if (!r.ok()) return echo_error(std::move(r).error(), kind);
   return r;
 }
 
-Status echoed(Status st, std::string_view kind) {
+Status echoed(Status st, ErrorKind kind) {
   if (!st.ok()) return echo_error(st.error(), kind);
   return st;
 }
@@ -103,7 +106,7 @@ std::optional<std::string> plugin_id_problem(std::string_view id) {
 Status check_plugin_id(std::string_view id) {
   auto why = plugin_id_problem(id);
   if (!why) return {};
-  return make_error(Code::Policy, "plugin_id",
+  return make_error(dpp::ErrorKind::PluginId,
                     fmt::format("plugin id \"{}\" {}: an id is like org.example.tool (lowercase letters, digits "
                                 "and '-' in dot-separated labels, starting with a letter, at most {} bytes)",
                                 id, *why, kMaxPluginIdBytes));
@@ -113,8 +116,8 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
   DOT_TRY(check_echo({sent.protocol, sent.profile, sent.required_assurance, sent.nonce},
                      {echo.id, echo.protocol, echo.profile, echo.assurance, echo.nonce}, manifest_id));
   if (echo.inputs != sent.inputs)
-    return identity("inputs", fmt::format("the plugin echoed {} inputs that differ from the {} core sent",
-                                          echo.inputs.size(), sent.inputs.size()));
+    return identity(dpp::ErrorKind::Inputs, fmt::format("the plugin echoed {} inputs that differ from the {} core sent",
+                                                        echo.inputs.size(), sent.inputs.size()));
   // Named limit by limit: which one differs is what a plugin author needs.
   constexpr std::pair<std::string_view, std::uint64_t Limits::*> kKeys[] = {
       {"deadline_ms", &Limits::deadline_ms},           {"max_file_bytes", &Limits::max_file_bytes},
@@ -124,8 +127,8 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
   };
   for (const auto& [name, field] : kKeys)
     if (echo.limits.*field != sent.limits.*field)
-      return identity("limits", fmt::format("the plugin echoed limits.{} {}, core sent {}", name, echo.limits.*field,
-                                            sent.limits.*field));
+      return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name,
+                                                                echo.limits.*field, sent.limits.*field));
   // The first four offered, in order, then "log" only if core offered it.
   std::vector<std::string> want(sent.capabilities.begin(),
                                 sent.capabilities.begin() + static_cast<std::ptrdiff_t>(
@@ -139,12 +142,11 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
 
 Status check_log(const LogParams& log) {
   if (log.level != "debug" && log.level != "info" && log.level != "warning" && log.level != "error")
-    return make_error(Code::Protocol, "log_level",
+    return make_error(dpp::ErrorKind::LogLevel,
                       fmt::format("dot.log level \"{}\" is not debug, info, warning or error", excerpt(log.level)));
   if (log.message.size() > kMaxLogMessageBytes)
-    return make_error(Code::Protocol, "log_message",
-                      fmt::format("a dot.log message of {} bytes; at most {} are allowed", log.message.size(),
-                                  kMaxLogMessageBytes));
+    return make_error(dpp::ErrorKind::LogMessage, fmt::format("a dot.log message of {} bytes; at most {} are allowed",
+                                                              log.message.size(), kMaxLogMessageBytes));
   return {};
 }
 
@@ -214,7 +216,7 @@ Result<jcs::Node> to_node(const ErrorObject& m) {
   n.set("code", jcs::Node::integer(m.code));
   if (m.data) {
     auto doc = json::parse(*m.data);
-    if (!doc.ok()) return make_error(Code::Internal, "error_data", "the error data is not one JSON value");
+    if (!doc.ok()) return make_error(dpp::ErrorKind::ErrorDataEncoding, "the error data is not one JSON value");
     n.set("data", jcs::Node::from(doc->root()));
   }
   n.set("message", jcs::Node::string(m.message));
@@ -271,12 +273,11 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
   constexpr std::string_view what = "dot.initialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeResult m;
-  DOT_TRY(read_initialize_result(r, what, m, [](auto read, std::string_view member) {
-    return echoed(std::move(read), member);
-  }));
-  DOT_ASSIGN_OR_RETURN(m.inputs, echoed(string_array_field(r, "inputs", what), "inputs"));
-  DOT_ASSIGN_OR_RETURN(m.limits, echoed(limits_field(r), "limits"));
-  DOT_TRY(echoed(finish(r), "echo"));
+  DOT_TRY(
+      read_initialize_result(r, what, m, [](auto read, ErrorKind member) { return echoed(std::move(read), member); }));
+  DOT_ASSIGN_OR_RETURN(m.inputs, echoed(string_array_field(r, "inputs", what), dpp::ErrorKind::Inputs));
+  DOT_ASSIGN_OR_RETURN(m.limits, echoed(limits_field(r), dpp::ErrorKind::EchoedLimits));
+  DOT_TRY(echoed(finish(r), dpp::ErrorKind::Echo));
   return m;
 }
 
@@ -295,7 +296,7 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
   PlanResult m;
   DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
   DOT_ASSIGN_OR_RETURN(json::Value ops,
-                       array_field(r, "operations", what, limits.max_operations, "max_operations"));
+                       array_field(r, "operations", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
   m.operations.reserve(ops.size());
   std::size_t i = 0;
   for (json::Value o : ops.elements()) {
@@ -316,13 +317,13 @@ Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits&
   std::uint64_t total = 0;
   auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
     if (art.size > limits.max_file_bytes)
-      return at(a, "max_file_bytes",
-                fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size,
-                            limits.max_file_bytes));
+      return at(
+          a, dpp::ErrorKind::MaxFileBytes,
+          fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size, limits.max_file_bytes));
     // Both terms are at most 2^53 - 1: the sum cannot wrap.
     total += art.size;
     if (total > limits.max_total_bytes)
-      return at(a, "max_total_bytes",
+      return at(a, dpp::ErrorKind::MaxTotalBytes,
                 fmt::format("the claims reach {} bytes at {}; the negotiated limit is {} in all", total, aw,
                             limits.max_total_bytes));
     return {};
@@ -369,14 +370,16 @@ Result<ErrorObject> decode_error_object(json::Value v) {
   if (!message->is_string()) return wrong_type(*message, "the error object's \"message\"", "a string");
   m.message = std::string(message->as_string());
   if (m.message.size() > kMaxErrorMessageBytes)
-    return at(*message, "error_message",
-              fmt::format("the error message has {} bytes; at most {} are allowed", m.message.size(),
-                          kMaxErrorMessageBytes));
+    return at(
+        *message, dpp::ErrorKind::ErrorMessage,
+        fmt::format("the error message has {} bytes; at most {} are allowed", m.message.size(), kMaxErrorMessageBytes));
   if (auto data = r.optional("data")) {
     auto text = jcs::canonicalize(*data, jcs::Profile::Rfc8785);
-    if (!text.ok()) return at(*data, "error_data", fmt::format("the error data cannot be canonical: {}", text.error().detail));
+    if (!text.ok())
+      return at(*data, dpp::ErrorKind::ErrorData,
+                fmt::format("the error data cannot be canonical: {}", text.error().detail));
     if (text->size() > kMaxErrorDataBytes)
-      return at(*data, "error_data",
+      return at(*data, dpp::ErrorKind::ErrorData,
                 fmt::format("the error data has {} bytes in canonical form; at most {} are allowed", text->size(),
                             kMaxErrorDataBytes));
     m.data = std::move(text).value();
@@ -388,8 +391,9 @@ Result<ErrorObject> decode_error_object(json::Value v) {
 Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array()) return at(root, "batch", fmt::format("the {} is a batch; batches are not allowed", what));
-  if (!root.is_object()) return at(root, "not_object", fmt::format("the {} must be a JSON object", what));
+  if (root.is_array())
+    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
+  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
 
   std::optional<json::Value> version, id, result, error, meth, params;
   for (json::Member m : root.members()) {
@@ -400,19 +404,20 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     else if (m.key == "method") meth = m.value;
     else if (m.key == "params") params = m.value;
     else
-      return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
-                              fmt::format("unknown field \"{}\" in the {}", m.key, what));
+      return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
+                                 fmt::format("unknown field \"{}\" in the {}", m.key, what));
   }
   Reply reply;
   if (meth || params) {
     // A notification has method and params and nothing of a response.
     if (id || result || error)
-      return at(root, "method_in_response", fmt::format("the {} carries \"method\" or \"params\"", what));
-    if (!version) return at(root, "missing_field", "the notification has no \"jsonrpc\" field");
+      return at(root, dpp::ErrorKind::MethodInResponse, fmt::format("the {} carries \"method\" or \"params\"", what));
+    if (!version) return at(root, base::ErrorKind::MissingField, "the notification has no \"jsonrpc\" field");
     DOT_TRY(check_version(*version));
-    if (!meth) return at(root, "missing_field", "the notification has no \"method\" field");
-    if (!meth->is_string()) return at(*meth, "wrong_type", "the notification's \"method\" must be a string");
-    if (!params) return at(root, "missing_field", "the notification has no \"params\" field");
+    if (!meth) return at(root, base::ErrorKind::MissingField, "the notification has no \"method\" field");
+    if (!meth->is_string())
+      return at(*meth, base::ErrorKind::WrongType, "the notification's \"method\" must be a string");
+    if (!params) return at(root, base::ErrorKind::MissingField, "the notification has no \"params\" field");
     reply.kind = Reply::Kind::Notification;
     reply.method = std::string(meth->as_string());
     reply.params = *params;
@@ -424,7 +429,7 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     reply.kind = Reply::Kind::Error;
     return reply;
   }
-  if (!result) return at(root, "missing_field", fmt::format("the {} has no \"result\" field", what));
+  if (!result) return at(root, base::ErrorKind::MissingField, fmt::format("the {} has no \"result\" field", what));
   reply.kind = Reply::Kind::Result;
   reply.result = *result;
   return reply;

@@ -1,4 +1,5 @@
 #include "dot/dpp/hello.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <set>
 
@@ -50,40 +51,39 @@ bool is_slot_name(std::string_view name) noexcept {
 Status check_plan_names(const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < names.size(); ++i)
     if (!is_slot_name(names[i]))
-      return make_error(Code::PathEscape, "slot_name",
-                        fmt::format("slot {} name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", i,
-                                    excerpt(names[i])));
+      return make_error(
+          dpp::ErrorKind::SlotName,
+          fmt::format("slot {} name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", i, excerpt(names[i])));
   if (names.empty() || names.size() > kMaxNames)
-    return make_error(Code::Policy, "names",
+    return make_error(dpp::ErrorKind::Names,
                       fmt::format("a plan names 1 to {} files, this one {}", kMaxNames, names.size()));
   std::set<std::string_view> seen;
   for (const auto& n : names)
     if (!seen.insert(n).second)
-      return make_error(Code::Policy, "duplicate_name", fmt::format("slot name \"{}\" appears twice", n));
+      return make_error(dpp::ErrorKind::DuplicateName, fmt::format("slot name \"{}\" appears twice", n));
   return {};
 }
 
 Status check_hello_names(const std::vector<std::string>& names) {
   DOT_TRY(check_plan_names(names));
   if (names != allowed_names())
-    return make_error(Code::Policy, "names",
-                      fmt::format("the hello profile allows exactly {}, the plan names {}", list(allowed_names()),
-                                  list(names)));
+    return make_error(dpp::ErrorKind::Names, fmt::format("the hello profile allows exactly {}, the plan names {}",
+                                                         list(allowed_names()), list(names)));
   return {};
 }
 
 Status check_hello_effects(const std::vector<EffectRequest>& effects) {
   if (effects.size() > kMaxEffects)
-    return make_error(Code::Policy, "effects",
+    return make_error(dpp::ErrorKind::Effects,
                       fmt::format("at most {} effects, the plan asks for {}", kMaxEffects, effects.size()));
   const EffectRequest want = root_sync_effect();
   if (effects.size() != 1)
-    return make_error(Code::Policy, "effects",
-                      fmt::format("the hello profile requires exactly one root-sync effect, the plan asks for {}",
-                                  effects.size()));
+    return make_error(
+        dpp::ErrorKind::Effects,
+        fmt::format("the hello profile requires exactly one root-sync effect, the plan asks for {}", effects.size()));
   const EffectRequest& e = effects[0];
   if (!(e == want))
-    return make_error(Code::Policy, "effects",
+    return make_error(dpp::ErrorKind::Effects,
                       fmt::format("effect {{kind:\"{}\", target:\"{}\", failure_policy:\"{}\"}} is not the allowed "
                                   "root-sync request {{kind:\"sync\", target:\"managed-root\", "
                                   "failure_policy:\"required\"}}",
@@ -99,19 +99,17 @@ Status check_hello_allowlists(const PlanResult& plan) {
 Status check_artifacts(const std::vector<std::string>& names, const MaterializeResult& result) {
   const auto& arts = result.artifacts;
   if (arts.size() != names.size())
-    return make_error(Code::ArtifactMismatch, "count",
+    return make_error(dpp::ErrorKind::Count,
                       fmt::format("{} artifacts for {} planned names", arts.size(), names.size()));
   for (std::size_t i = 0; i < arts.size(); ++i) {
     if (arts[i].name != names[i])
-      return make_error(Code::ArtifactMismatch, "name",
+      return make_error(dpp::ErrorKind::Name,
                         fmt::format("artifact {} is \"{}\", slot {} is \"{}\"", i, excerpt(arts[i].name), i, names[i]));
     if (!is_sha256_hex(arts[i].sha256))
-      return make_error(Code::ArtifactMismatch, "sha256",
-                        fmt::format("artifact \"{}\" has no lowercase hex SHA-256", names[i]));
+      return make_error(dpp::ErrorKind::Sha256, fmt::format("artifact \"{}\" has no lowercase hex SHA-256", names[i]));
     if (arts[i].size < 1 || arts[i].size > kMaxArtifactSize)
-      return make_error(Code::ArtifactMismatch, "size",
-                        fmt::format("artifact \"{}\" claims {} bytes; 1 to {} allowed", names[i], arts[i].size,
-                                    kMaxArtifactSize));
+      return make_error(dpp::ErrorKind::Size, fmt::format("artifact \"{}\" claims {} bytes; 1 to {} allowed", names[i],
+                                                          arts[i].size, kMaxArtifactSize));
   }
   return {};
 }

@@ -1,4 +1,5 @@
 #include "dot/dpp/host_session.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -26,9 +27,7 @@ namespace {
 
 enum class Phase : std::uint8_t { Initialize, Plan, Materialize, Validate, Shutdown, Finish, Ended, Failed };
 
-Error protocol(std::string kind, std::string detail) {
-  return make_error(Code::Protocol, std::move(kind), std::move(detail));
-}
+Error protocol(ErrorKind kind, std::string detail) { return make_error(kind, std::move(detail)); }
 
 }  // namespace
 
@@ -68,7 +67,7 @@ struct HostSession::Impl {
   bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
-    return make_error(Code::Timeout, "timeout",
+    return make_error(dpp::ErrorKind::Timeout,
                       fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its process "
                                   "group with SIGKILL",
                                   opts.limits.deadline.count(), waiting_for));
@@ -88,27 +87,27 @@ struct HostSession::Impl {
     std::optional<ExitStatus> status;
     if (child.reaped()) {
       status = child.try_wait();
-    } else if (e.kind == "eof" || e.kind == "early_eof") {
+    } else if (e.is(dpp::ErrorKind::Eof) || e.is(dpp::ErrorKind::EarlyEof)) {
       status = child.wait_until(std::min(deadline, Clock::now() + kDeathGrace));
     } else {
       status = child.try_wait();
     }
     if (!status || status->signal == 0) return e;
     SignalDeath d = explain_signal_death(*status, opts.containment ? &*opts.containment : nullptr);
-    return make_error(Code::Protocol, d.kind,
-                      fmt::format("the plugin was killed by {} while core waited for {}: {}", d.signal, waiting_for,
-                                  d.cause));
+    return make_error(d.kind, fmt::format("the plugin was killed by {} while core waited for {}: {}", d.signal,
+                                          waiting_for, d.cause));
   }
 
   Error stderr_limit() {
-    return protocol("stderr_limit", fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
+    return protocol(dpp::ErrorKind::StderrLimit,
+                    fmt::format("the plugin wrote more than {} bytes on stderr", opts.limits.stderr_cap));
   }
 
   // The base layer's errors in this protocol's words: the deadline is the
   // session's (dot-core killed the group), the log limit is stderr's.
   Error local(Error e) {
     if (e.code == Code::Timeout) return timeout();
-    if (e.kind == "capture_limit") return stderr_limit();
+    if (e.is(base::ErrorKind::CaptureLimit)) return stderr_limit();
     return e;
   }
 
@@ -125,7 +124,8 @@ struct HostSession::Impl {
     }
     stdout_total += *n;
     if (stdout_total > opts.limits.stdout_cap)
-      return protocol("stdout_limit", fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
+      return protocol(dpp::ErrorKind::StdoutLimit,
+                      fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
     return *n;
   }
 
@@ -133,14 +133,16 @@ struct HostSession::Impl {
   // a valid frame, so any byte that is already readable is unsolicited).
   Status check_unsolicited() {
     if (reader.buffered() != 0)
-      return protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+      return protocol(dpp::ErrorKind::Unsolicited,
+                      fmt::format("the plugin wrote output before it was sent {}", waiting_for));
     if (stdout_eof || !child.stdout_fd()) return {};
     if (readable_now(child.stdout_fd().get())) {
       char c;
       ssize_t n = ::read(child.stdout_fd().get(), &c, 1);
       if (n == 1) {
         ++stdout_total;
-        return protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+        return protocol(dpp::ErrorKind::Unsolicited,
+                        fmt::format("the plugin wrote output before it was sent {}", waiting_for));
       }
       if (n == 0) stdout_eof = true;
     }
@@ -187,7 +189,7 @@ struct HostSession::Impl {
     // reads what the plugin left on stdout exactly as after a delivered
     // request (an answer, garbage, or EOF followed by its exit status).
     if (w.ok()) return true;
-    if (w.error().kind == "closed") return false;
+    if (w.error().is(base::ErrorKind::Closed)) return false;
     return local(std::move(w).error());
   }
 
@@ -222,10 +224,10 @@ struct HostSession::Impl {
   Status expect_phase(Phase p, Method m, std::optional<Profile> prof = std::nullopt) {
     if (phase == Phase::Failed) return *failure;
     if (prof && *prof != opts.profile)
-      return make_error(Code::Internal, "profile",
+      return make_error(dpp::ErrorKind::ProfileMisuse,
                         fmt::format("dpp session: {} called with the other profile's types", method_name(m)));
     if (phase != p)
-      return make_error(Code::Internal, "order",
+      return make_error(dpp::ErrorKind::OrderMisuse,
                         fmt::format("dpp session: {} called out of order", method_name(m)));
     return {};
   }
@@ -233,13 +235,13 @@ struct HostSession::Impl {
   // A dot.log notification read while `m` is outstanding (general profile).
   Status accept_notification(Method m, const general::Reply& reply) {
     if (reply.method != general::kLogMethod)
-      return protocol("notification_method",
+      return protocol(dpp::ErrorKind::NotificationMethod,
                       fmt::format("the plugin sent a \"{}\" notification during {}; only dot.log is allowed",
                                   fields::excerpt(reply.method), waiting_for));
     // During dot.initialize negotiation is not settled yet: initialize()
     // decides once the echo is read.
     if (m != Method::Initialize && !log_negotiated)
-      return protocol("log_not_negotiated",
+      return protocol(dpp::ErrorKind::LogNotNegotiated,
                       fmt::format("the plugin sent dot.log during {} without negotiating log", waiting_for));
     auto log = general::decode_log_params(reply.params);
     if (!log.ok()) {
@@ -248,18 +250,19 @@ struct HostSession::Impl {
       return e;
     }
     if (logs.size() >= opts.general_limits.max_log_messages)
-      return protocol("log_limit", fmt::format("the plugin sent more than {} dot.log messages (the negotiated "
-                                               "max_log_messages) during {}",
-                                               opts.general_limits.max_log_messages, waiting_for));
+      return protocol(dpp::ErrorKind::LogLimit,
+                      fmt::format("the plugin sent more than {} dot.log messages (the negotiated "
+                                  "max_log_messages) during {}",
+                                  opts.general_limits.max_log_messages, waiting_for));
     logs.push_back(LogEntry{std::move(log->level), std::move(log->message), m});
     if (m != Method::Initialize && opts.on_log) opts.on_log(logs.back());
     return {};
   }
 
   Error plugin_error_of(Method m, general::ErrorObject e) {
-    Error out = make_error(Code::PluginError, "error_response",
-                           fmt::format("plugin {} answered {} with error {}: {}", opts.plugin_id, method_name(m),
-                                       e.code, e.message));
+    Error out = make_error(
+        dpp::ErrorKind::ErrorResponse,
+        fmt::format("plugin {} answered {} with error {}: {}", opts.plugin_id, method_name(m), e.code, e.message));
     plugin_error = PluginErrorInfo{m, std::move(e)};
     return out;
   }
@@ -284,12 +287,13 @@ struct HostSession::Impl {
       auto frame = reader.next();
       if (!frame.ok()) {
         Error e = frame.error();
-        if (e.code == Code::Protocol && e.kind == "early_eof")
+        if (e.code == Code::Protocol && e.is(dpp::ErrorKind::EarlyEof))
           e.detail = fmt::format("{} (in the response to {})", e.detail, waiting_for);
         return fail(std::move(e));
       }
       if (!frame->has_value())
-        return fail(protocol("eof", fmt::format("the plugin closed stdout without answering {}", waiting_for)));
+        return fail(
+            protocol(dpp::ErrorKind::Eof, fmt::format("the plugin closed stdout without answering {}", waiting_for)));
       auto parsed = parse_body((*frame)->body, (*frame)->body_offset, opts.limits.max_frame_bytes);
       if (!parsed.ok()) return fail(parsed.error());
       doc = std::move(parsed).value();
@@ -323,7 +327,9 @@ struct HostSession::Impl {
   Status expect_valid(Result<ValidatedResult> r) {
     auto v = checked(std::move(r));
     if (!v.ok()) return v.error();
-    if (!v->valid) return fail(protocol("not_valid", fmt::format("the plugin answered {} with valid:false", waiting_for)));
+    if (!v->valid)
+      return fail(
+          protocol(dpp::ErrorKind::NotValid, fmt::format("the plugin answered {} with valid:false", waiting_for)));
     return {};
   }
 
@@ -331,9 +337,9 @@ struct HostSession::Impl {
     waiting_for = "the end of the plugin's stdout after dot.shutdown";
     DOT_ASSIGN_OR_RETURN(ExitStatus status, close_and_reap("its dot.shutdown response"));
     if (!status.success())
-      return fail(protocol("exit_status",
-                           fmt::format("the plugin ended with {} after a clean session; exit 0 is required",
-                                       status.describe())));
+      return fail(protocol(
+          dpp::ErrorKind::ExitStatus,
+          fmt::format("the plugin ended with {} after a clean session; exit 0 is required", status.describe())));
     return {};
   }
 
@@ -344,7 +350,7 @@ struct HostSession::Impl {
     child.stdin_fd().reset();
     const std::string trailing = fmt::format("the plugin wrote output after {}", after);
     // Trailing output: any byte after the shutdown response.
-    if (reader.buffered() != 0) return fail(protocol("trailing_output", trailing));
+    if (reader.buffered() != 0) return fail(protocol(dpp::ErrorKind::TrailingOutput, trailing));
     bool exited = false;
     std::optional<ExitStatus> status;
     std::size_t survivors = 0;
@@ -364,7 +370,7 @@ struct HostSession::Impl {
         ssize_t got = ::read(child.stdout_fd().get(), &c, 1);  // non-blocking
         if (got == 1) {
           ++stdout_total;
-          return fail(make_parse_error(Code::Protocol, "trailing_output", stdout_total - 1, trailing));
+          return fail(make_parse_error(dpp::ErrorKind::TrailingOutput, stdout_total - 1, trailing));
         }
         if (got == 0) stdout_eof = true;
       }
@@ -388,8 +394,8 @@ struct HostSession::Impl {
     drain_until(captures, deadline);
     if (err.over_limit()) return fail(stderr_limit());
     if (survivors != 0)
-      return fail(protocol("survivor", fmt::format("the plugin left {} process{} running after it exited",
-                                                   survivors, survivors == 1 ? "" : "es")));
+      return fail(protocol(dpp::ErrorKind::Survivor, fmt::format("the plugin left {} process{} running after it exited",
+                                                                 survivors, survivors == 1 ? "" : "es")));
     kill_all();
     phase = Phase::Ended;
     return *status;
@@ -402,7 +408,7 @@ struct HostSession::Impl {
     auto frame = reader.next();
     if (!frame.ok()) return fail(frame.error());
     if (!frame->has_value())
-      return fail(protocol("eof", fmt::format("the plugin closed stdout without {}", waiting_for)));
+      return fail(protocol(dpp::ErrorKind::Eof, fmt::format("the plugin closed stdout without {}", waiting_for)));
     auto parsed = parse_body((*frame)->body, (*frame)->body_offset, opts.limits.max_frame_bytes);
     if (!parsed.ok()) return fail(parsed.error());
     return parsed;
@@ -421,9 +427,9 @@ HostSession& HostSession::operator=(HostSession&& o) noexcept {
 HostSession::~HostSession() { abort(); }
 
 Result<HostSession> HostSession::start(HostSessionOptions options) {
-  if (options.exec_fd < 0) return make_error(Code::Internal, "options", "dpp session: no executable descriptor");
+  if (options.exec_fd < 0) return make_error(dpp::ErrorKind::Options, "dpp session: no executable descriptor");
   if (options.stage_dir.empty() || options.stage_dir[0] != '/')
-    return make_error(Code::Internal, "options", "dpp session: the stage directory must be an absolute path");
+    return make_error(dpp::ErrorKind::Options, "dpp session: the stage directory must be an absolute path");
   DOT_TRY(become_child_subreaper());
 
   if (options.profile == Profile::General) options.limits = SessionLimits::of(options.general_limits);
@@ -479,7 +485,7 @@ Result<MaterializeResult> HostSession::materialize() {
 Result<general::InitializeResult> HostSession::initialize(const general::InitializeParams& params) {
   DOT_TRY(impl_->expect_phase(Phase::Initialize, Method::Initialize, Profile::General));
   if (params.limits != impl_->opts.general_limits)
-    return make_error(Code::Internal, "limits", "dpp session: dot.initialize must send the session's limits");
+    return make_error(dpp::ErrorKind::LimitsMisuse, "dpp session: dot.initialize must send the session's limits");
   json::Document doc;
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Initialize, general::to_node(params), doc));
   auto r = impl_->checked(general::decode_initialize_result(v));
@@ -492,7 +498,7 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
                           echoed.back() == general::kLogCapability;
   if (!impl_->logs.empty()) {
     if (!impl_->log_negotiated)
-      return impl_->fail(protocol("log_not_negotiated",
+      return impl_->fail(protocol(dpp::ErrorKind::LogNotNegotiated,
                                   "the plugin sent dot.log during dot.initialize without negotiating log"));
     if (impl_->opts.on_log)
       for (const LogEntry& e : impl_->logs) impl_->opts.on_log(e);
@@ -541,21 +547,21 @@ Status HostSession::shutdown() {
 Status HostSession::finish() {
   if (impl_->phase == Phase::Failed) return *impl_->failure;
   if (impl_->phase != Phase::Finish)
-    return make_error(Code::Internal, "order", "dpp session: finish() called before a successful dot.shutdown");
+    return make_error(dpp::ErrorKind::OrderMisuse, "dpp session: finish() called before a successful dot.shutdown");
   return impl_->finish_session();
 }
 
 Result<json::Document> HostSession::probe(std::string_view bytes) {
   if (impl_->phase == Phase::Failed) return *impl_->failure;
   if (impl_->phase == Phase::Finish || impl_->phase == Phase::Ended)
-    return make_error(Code::Internal, "order", "dpp session: probe() after dot.shutdown");
+    return make_error(dpp::ErrorKind::OrderMisuse, "dpp session: probe() after dot.shutdown");
   return impl_->probe(bytes);
 }
 
 Result<ExitStatus> HostSession::close_early() {
   if (impl_->phase == Phase::Failed) return *impl_->failure;
   if (impl_->phase == Phase::Finish || impl_->phase == Phase::Ended)
-    return make_error(Code::Internal, "order", "dpp session: close_early() after dot.shutdown; use finish()");
+    return make_error(dpp::ErrorKind::OrderMisuse, "dpp session: close_early() after dot.shutdown; use finish()");
   impl_->waiting_for = "the end of the plugin's stdout after stdin was closed before dot.shutdown";
   return impl_->close_and_reap("core closed its stdin before dot.shutdown");
 }
@@ -563,7 +569,7 @@ Result<ExitStatus> HostSession::close_early() {
 void HostSession::abort() noexcept {
   if (!impl_) return;
   if (impl_->phase != Phase::Ended && impl_->phase != Phase::Failed) {
-    impl_->failure = make_error(Code::Internal, "aborted", "dpp session: aborted by the host");
+    impl_->failure = make_error(dpp::ErrorKind::Aborted, "dpp session: aborted by the host");
     impl_->phase = Phase::Failed;
   }
   impl_->kill_all();

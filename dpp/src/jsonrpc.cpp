@@ -1,4 +1,5 @@
 #include "dot/dpp/jsonrpc.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -10,32 +11,38 @@ namespace {
 constexpr std::string_view kMethodNames[] = {"dot.initialize", "dot.plan", "dot.materialize", "dot.validate",
                                              "dot.shutdown"};
 
-Error at(json::Value v, std::string kind, std::string detail) {
-  return make_parse_error(Code::Protocol, std::move(kind), v.offset(), std::move(detail));
+Error at(json::Value v, ErrorKind kind, std::string detail) {
+  return make_parse_error(kind, v.offset(), std::move(detail));
+}
+
+// The object readers' kinds (missing_field, unknown_field...), reported under the wire's code.
+[[maybe_unused]] Error at(json::Value v, base::ErrorKind kind, std::string detail) {
+  return make_parse_error_as(Code::Protocol, kind, v.offset(), std::move(detail));
 }
 
 Error missing(json::Value obj, std::string_view what, std::string_view name) {
-  return at(obj, "missing_field", fmt::format("the {} has no \"{}\" field", what, name));
+  return at(obj, base::ErrorKind::MissingField, fmt::format("the {} has no \"{}\" field", what, name));
 }
 
 }  // namespace
 
 Result<std::uint64_t> read_id(json::Value v, std::string_view what) {
   if (!v.is_number() || !v.is_integer_spelling())
-    return at(v, "id", fmt::format("the {} id must be a positive integer", what));
+    return at(v, dpp::ErrorKind::Id, fmt::format("the {} id must be a positive integer", what));
   std::string_view t = v.number_text();
   if (t[0] == '-' || t == "0" || t[0] == '0')
-    return at(v, "id", fmt::format("the {} id {} is not a positive integer", what, t));
-  if (t.size() > 16) return at(v, "id", fmt::format("the {} id {} is too large", what, t));
+    return at(v, dpp::ErrorKind::Id, fmt::format("the {} id {} is not a positive integer", what, t));
+  if (t.size() > 16) return at(v, dpp::ErrorKind::Id, fmt::format("the {} id {} is too large", what, t));
   std::uint64_t id = 0;
   for (char c : t) id = id * 10 + static_cast<std::uint64_t>(c - '0');
-  if (id > (std::uint64_t{1} << 53) - 1) return at(v, "id", fmt::format("the {} id {} is too large", what, t));
+  if (id > (std::uint64_t{1} << 53) - 1)
+    return at(v, dpp::ErrorKind::Id, fmt::format("the {} id {} is too large", what, t));
   return id;
 }
 
 Status check_version(json::Value v) {
   if (!v.is_string() || v.as_string() != "2.0")
-    return at(v, "jsonrpc_version", "\"jsonrpc\" must be the string \"2.0\"");
+    return at(v, dpp::ErrorKind::JsonrpcVersion, "\"jsonrpc\" must be the string \"2.0\"");
   return {};
 }
 
@@ -71,20 +78,22 @@ Status fields::check_response_envelope(json::Value root, const fields::ResponseM
   DOT_TRY(check_version(*m.version));
   if (!m.id) return missing(root, what, "id");
   if (m.id->is_null() && m.error)
-    return at(*m.id, "id", fmt::format("the plugin answered {} with an error for id null", method_name(method)));
+    return at(*m.id, dpp::ErrorKind::Id,
+              fmt::format("the plugin answered {} with an error for id null", method_name(method)));
   DOT_ASSIGN_OR_RETURN(std::uint64_t got, read_id(*m.id, "response"));
   if (got != expected_id)
-    return at(*m.id, "id_mismatch", fmt::format("the {} has id {}, expected {}", what, got, expected_id));
+    return at(*m.id, dpp::ErrorKind::IdMismatch, fmt::format("the {} has id {}, expected {}", what, got, expected_id));
   if (m.result && m.error)
-    return at(root, "unknown_field", fmt::format("the {} has both \"result\" and \"error\"", what));
+    return at(root, base::ErrorKind::UnknownField, fmt::format("the {} has both \"result\" and \"error\"", what));
   return {};
 }
 
 Result<json::Value> decode_response(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array()) return at(root, "batch", fmt::format("the {} is a batch; batches are not allowed", what));
-  if (!root.is_object()) return at(root, "not_object", fmt::format("the {} must be a JSON object", what));
+  if (root.is_array())
+    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
+  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
 
   std::optional<json::Value> version, id, result, error;
   bool has_method = false;
@@ -95,33 +104,34 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     else if (m.key == "error") error = m.value;
     else if (m.key == "method" || m.key == "params") has_method = true;
     else
-      return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
-                              fmt::format("unknown field \"{}\" in the {}", m.key, what));
+      return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
+                                 fmt::format("unknown field \"{}\" in the {}", m.key, what));
   }
   if (has_method) {
-    if (!id) return at(root, "notification", fmt::format("a notification instead of the {}; notifications are not allowed", what));
-    return at(root, "method_in_response", fmt::format("the {} carries \"method\" or \"params\"", what));
+    if (!id)
+      return at(root, dpp::ErrorKind::Notification,
+                fmt::format("a notification instead of the {}; notifications are not allowed", what));
+    return at(root, dpp::ErrorKind::MethodInResponse, fmt::format("the {} carries \"method\" or \"params\"", what));
   }
   DOT_TRY(fields::check_response_envelope(root, {version, id, result, error}, expected_id, method));
   if (error) {
     // A well-formed error object fails the call with the plugin's words.
-    if (!error->is_object()) return at(*error, "wrong_type", "\"error\" must be an object");
+    if (!error->is_object()) return at(*error, base::ErrorKind::WrongType, "\"error\" must be an object");
     std::optional<json::Value> code, message;
     for (json::Member m : error->members()) {
       if (m.key == "code") code = m.value;
       else if (m.key == "message") message = m.value;
       else if (m.key != "data")
-        return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
-                                fmt::format("unknown field \"{}\" in the error object", m.key));
+        return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
+                                   fmt::format("unknown field \"{}\" in the error object", m.key));
     }
     if (!code || !code->is_number() || !code->is_integer_spelling())
-      return at(*error, "wrong_type", "the error object needs an integer \"code\"");
+      return at(*error, base::ErrorKind::WrongType, "the error object needs an integer \"code\"");
     if (!message || !message->is_string())
-      return at(*error, "wrong_type", "the error object needs a string \"message\"");
+      return at(*error, base::ErrorKind::WrongType, "the error object needs a string \"message\"");
     std::string text(message->as_string().substr(0, 200));
-    return at(*error, "error_response",
-              fmt::format("the plugin answered {} with error {}: {}", method_name(method), code->number_text(),
-                          text));
+    return at(*error, dpp::ErrorKind::ErrorResponseExpected,
+              fmt::format("the plugin answered {} with error {}: {}", method_name(method), code->number_text(), text));
   }
   if (!result) return missing(root, what, "result");
   return *result;
@@ -129,8 +139,8 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
 
 Result<Request> decode_request(const json::Document& doc) {
   json::Value root = doc.root();
-  if (root.is_array()) return at(root, "batch", "a batch request; batches are not allowed");
-  if (!root.is_object()) return at(root, "not_object", "a request must be a JSON object");
+  if (root.is_array()) return at(root, dpp::ErrorKind::Batch, "a batch request; batches are not allowed");
+  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, "a request must be a JSON object");
   std::optional<json::Value> version, id, method, params;
   for (json::Member m : root.members()) {
     if (m.key == "jsonrpc") version = m.value;
@@ -138,21 +148,21 @@ Result<Request> decode_request(const json::Document& doc) {
     else if (m.key == "method") method = m.value;
     else if (m.key == "params") params = m.value;
     else
-      return make_parse_error(Code::Protocol, "unknown_field", m.key_offset,
-                              fmt::format("unknown field \"{}\" in the request", m.key));
+      return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
+                                 fmt::format("unknown field \"{}\" in the request", m.key));
   }
   if (!version) return missing(root, "request", "jsonrpc");
   DOT_TRY(check_version(*version));
   if (!method) return missing(root, "request", "method");
-  if (!id) return at(root, "notification", "a notification; notifications are not allowed");
+  if (!id) return at(root, dpp::ErrorKind::Notification, "a notification; notifications are not allowed");
   Request req;
   DOT_ASSIGN_OR_RETURN(req.id, read_id(*id, "request"));
-  if (!method->is_string()) return at(*method, "wrong_type", "\"method\" must be a string");
+  if (!method->is_string()) return at(*method, base::ErrorKind::WrongType, "\"method\" must be a string");
   auto m = method_from_name(method->as_string());
-  if (!m) return at(*method, "method", fmt::format("unknown method \"{}\"", method->as_string()));
+  if (!m) return at(*method, dpp::ErrorKind::Method, fmt::format("unknown method \"{}\"", method->as_string()));
   req.method = *m;
   if (!params) return missing(root, "request", "params");
-  if (!params->is_object()) return at(*params, "wrong_type", "\"params\" must be an object");
+  if (!params->is_object()) return at(*params, base::ErrorKind::WrongType, "\"params\" must be an object");
   req.params = *params;
   return req;
 }

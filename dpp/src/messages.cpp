@@ -97,7 +97,7 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
   constexpr std::string_view what = "dot.initialize result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   InitializeResult m;
-  DOT_TRY(read_initialize_result(r, what, m, [](auto read, std::string_view) { return read; }));
+  DOT_TRY(read_initialize_result(r, what, m, [](auto read, ErrorKind) { return read; }));
   DOT_TRY(finish(r));
   return m;
 }

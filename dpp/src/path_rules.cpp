@@ -1,4 +1,5 @@
 #include "dot/dpp/path_rules.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <string>
 #include <unordered_set>
@@ -20,8 +21,8 @@ std::string show_path(std::string_view path) {
   return out;
 }
 
-Error refuse(Code code, std::string kind, std::string_view path, std::string_view rule) {
-  return make_error(code, std::move(kind), fmt::format("path {} {}", show_path(path), rule));
+Error refuse(ErrorKind kind, std::string_view path, std::string_view rule) {
+  return make_error(kind, fmt::format("path {} {}", show_path(path), rule));
 }
 
 // Names core (or the Go reference it adopts from) creates or removes beside
@@ -48,41 +49,39 @@ Status check_path(std::string_view path) {
   // Escapes first: whatever else is wrong with it, a path that leaves the
   // root is reported as what it is.
   if (!path.empty() && path.front() == '/')
-    return refuse(Code::PathEscape, "absolute", path, "is absolute (a plan path is relative to the root)");
+    return refuse(dpp::ErrorKind::Absolute, path, "is absolute (a plan path is relative to the root)");
   for (std::size_t start = 0; start <= path.size();) {
     std::size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
     const std::string_view component = path.substr(start, end - start);
-    if (component == "..") return refuse(Code::PathEscape, "dot_dot", path, "has a \"..\" component");
+    if (component == "..") return refuse(dpp::ErrorKind::DotDot, path, "has a \"..\" component");
     // The state folder is core's like its temp files: a name reserved for
     // the host, never a plugin's.
     if (start == 0 && component == kHostStateFolder)
-      return refuse(Code::PathEscape, "state_folder", path,
+      return refuse(dpp::ErrorKind::StateFolder, path,
                     fmt::format("is inside core's state folder {}", kHostStateFolder));
     if (const std::string_view why = reserved_because(component, start == 0); !why.empty())
-      return refuse(Code::PathEscape, "reserved", path,
-                    fmt::format("has the component {}, {}", show_path(component), why));
+      return refuse(dpp::ErrorKind::Reserved, path, fmt::format("has the component {}, {}", show_path(component), why));
     start = end + 1;
   }
   if (utf8_valid_prefix(path) != path.size())
-    return refuse(Code::Policy, "not_utf8", path,
-                  fmt::format("is not valid UTF-8 (byte {})", utf8_valid_prefix(path)));
-  if (path.empty()) return refuse(Code::Policy, "empty", path, "is empty");
+    return refuse(dpp::ErrorKind::NotUtf8, path, fmt::format("is not valid UTF-8 (byte {})", utf8_valid_prefix(path)));
+  if (path.empty()) return refuse(dpp::ErrorKind::Empty, path, "is empty");
   if (path.size() > kMaxPathBytes)
-    return refuse(Code::Policy, "too_long", path, fmt::format("is longer than {} bytes", kMaxPathBytes));
+    return refuse(dpp::ErrorKind::TooLong, path, fmt::format("is longer than {} bytes", kMaxPathBytes));
   for (unsigned char c : path)
     if (c < 0x20 || c == 0x7f)
-      return refuse(Code::Policy, "control_byte", path, fmt::format("holds the control byte 0x{:02x}", c));
-  if (path.back() == '/') return refuse(Code::Policy, "trailing_slash", path, "ends with \"/\"");
+      return refuse(dpp::ErrorKind::ControlByte, path, fmt::format("holds the control byte 0x{:02x}", c));
+  if (path.back() == '/') return refuse(dpp::ErrorKind::TrailingSlash, path, "ends with \"/\"");
   for (std::size_t start = 0; start < path.size();) {
     std::size_t end = path.find('/', start);
     if (end == std::string_view::npos) end = path.size();
     std::string_view component = path.substr(start, end - start);
-    if (component.empty()) return refuse(Code::Policy, "empty_component", path, "has an empty component (\"//\")");
+    if (component.empty()) return refuse(dpp::ErrorKind::EmptyComponent, path, "has an empty component (\"//\")");
     if (component.size() > kMaxPathComponentBytes)
-      return refuse(Code::Policy, "component_too_long", path,
+      return refuse(dpp::ErrorKind::ComponentTooLong, path,
                     fmt::format("has a component longer than {} bytes", kMaxPathComponentBytes));
-    if (component == ".") return refuse(Code::Policy, "dot_component", path, "has a \".\" component");
+    if (component == ".") return refuse(dpp::ErrorKind::DotComponent, path, "has a \".\" component");
     start = end + 1;
   }
   return {};
@@ -90,16 +89,16 @@ Status check_path(std::string_view path) {
 
 Status check_plan_paths(std::span<const std::string_view> paths) {
   if (paths.size() > kMaxPlanOperations)
-    return make_error(Code::Protocol, "operation_count",
-                      fmt::format("the plan has {} operations, more than max_operations {}", paths.size(),
-                                  kMaxPlanOperations));
+    return make_error(
+        dpp::ErrorKind::OperationCount,
+        fmt::format("the plan has {} operations, more than max_operations {}", paths.size(), kMaxPlanOperations));
   for (std::size_t i = 0; i < paths.size(); ++i) {
     DOT_TRY(check_path(paths[i]));
     // string_view compares as unsigned bytes: UTF-8 byte order.
     if (i > 0 && paths[i] == paths[i - 1])
-      return refuse(Code::Policy, "duplicate", paths[i], fmt::format("appears twice (operations {} and {})", i - 1, i));
+      return refuse(dpp::ErrorKind::Duplicate, paths[i], fmt::format("appears twice (operations {} and {})", i - 1, i));
     if (i > 0 && paths[i] < paths[i - 1])
-      return refuse(Code::Policy, "unsorted", paths[i],
+      return refuse(dpp::ErrorKind::Unsorted, paths[i],
                     fmt::format("comes after {}: operations must be in ascending UTF-8 byte order of their paths",
                                 show_path(paths[i - 1])));
   }
@@ -109,7 +108,7 @@ Status check_plan_paths(std::span<const std::string_view> paths) {
   for (std::string_view path : paths)
     for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1))
       if (all.count(path.substr(0, slash)))
-        return refuse(Code::Policy, "parent_of", path.substr(0, slash),
+        return refuse(dpp::ErrorKind::ParentOf, path.substr(0, slash),
                       fmt::format("is a parent folder of {} in the same plan", show_path(path)));
   return {};
 }
@@ -117,15 +116,15 @@ Status check_plan_paths(std::span<const std::string_view> paths) {
 Status check_action_mode(std::string_view path, std::string_view action, std::uint64_t mode) {
   if (action == "write") {
     if (!is_write_mode(mode))
-      return refuse(Code::Policy, "mode", path,
+      return refuse(dpp::ErrorKind::Mode, path,
                     fmt::format("asks for mode {} ({:04o}); a write takes 384, 420, 448 or 493", mode, mode));
     return {};
   }
   if (action == "remove") {
-    if (mode != 0) return refuse(Code::Policy, "mode", path, fmt::format("is a remove with mode {}, not 0", mode));
+    if (mode != 0) return refuse(dpp::ErrorKind::Mode, path, fmt::format("is a remove with mode {}, not 0", mode));
     return {};
   }
-  return refuse(Code::Policy, "action", path,
+  return refuse(dpp::ErrorKind::Action, path,
                 fmt::format("has the action \"{}\"; only \"write\" and \"remove\" exist", shown(action.substr(0, 64))));
 }
 

@@ -1,4 +1,5 @@
 #include "dot/dpp/plugin.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -78,11 +79,13 @@ int serve(PluginHandler& handler, PluginConnection& conn) {
   int next = 1;  // the method (and id) we expect; 6 after dot.shutdown
   for (;;) {
     auto in = conn.next_request();
-    if (!in.ok()) return give_up(conn, std::nullopt, in.error().kind == "batch" || in.error().kind == "notification" ||
-                                                             in.error().kind == "unknown_field"
-                                                         ? kInvalidRequest
-                                                         : kParseError,
-                                 in.error());
+    if (!in.ok())
+      return give_up(conn, std::nullopt,
+                     in.error().is(dpp::ErrorKind::Batch) || in.error().is(dpp::ErrorKind::Notification) ||
+                             in.error().is(base::ErrorKind::UnknownField)
+                         ? kInvalidRequest
+                         : kParseError,
+                     in.error());
     if (!in->has_value()) {
       if (next == 6) return 0;
       std::fprintf(stderr, "DOT_E_PROTOCOL: the host closed stdin before %s\n",
@@ -94,9 +97,8 @@ int serve(PluginHandler& handler, PluginConnection& conn) {
       std::string expected = next == 6 ? "end of input after dot.shutdown"
                                        : fmt::format("{} with id {}", method_name(static_cast<Method>(next)), next);
       return give_up(conn, req.id, kInvalidRequest,
-                     make_error(Code::Protocol, "order",
-                                fmt::format("got {} with id {}, expected {}", method_name(req.method), req.id,
-                                            expected)));
+                     make_error(dpp::ErrorKind::Order, fmt::format("got {} with id {}, expected {}",
+                                                                   method_name(req.method), req.id, expected)));
     }
     Result<jcs::Node> result = jcs::Node::null();
     switch (req.method) {
@@ -141,13 +143,17 @@ int serve(PluginHandler& handler) {
 
 Status write_stage_file(const std::string& dir, std::string_view name, std::string_view bytes) {
   UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!d) return make_error(Code::Io, "stage", fmt::format("cannot open the stage {}: {}", dir, std::strerror(errno)));
+  if (!d)
+    return make_error(dpp::ErrorKind::StageOpen,
+                      fmt::format("cannot open the stage {}: {}", dir, std::strerror(errno)));
   std::string n(name);
   UniqueFd f(::openat(d.get(), n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!f) return make_error(Code::Io, "stage", fmt::format("cannot create {} in the stage: {}", n, std::strerror(errno)));
+  if (!f)
+    return make_error(dpp::ErrorKind::StageOpen,
+                      fmt::format("cannot create {} in the stage: {}", n, std::strerror(errno)));
   // The umask may have taken bits away: the mode must be exactly 0600.
   if (::fchmod(f.get(), 0600) != 0)
-    return make_error(Code::Io, "stage", fmt::format("cannot set the mode of {}: {}", n, std::strerror(errno)));
+    return make_error(dpp::ErrorKind::StageOpen, fmt::format("cannot set the mode of {}: {}", n, std::strerror(errno)));
   return write_all(f.get(), bytes, n);
 }
 
@@ -159,14 +165,14 @@ std::string_view HelloPlugin::content(std::string_view name) {
 
 Result<InitializeResult> HelloPlugin::initialize(const InitializeParams& p) {
   if (p.protocol != hello::kProtocol)
-    return make_error(Code::Protocol, "protocol", fmt::format("unsupported protocol {}", p.protocol));
+    return make_error(dpp::ErrorKind::Protocol, fmt::format("unsupported protocol {}", p.protocol));
   if (p.profile != hello::kProfile)
-    return make_error(Code::Protocol, "profile", fmt::format("unsupported profile \"{}\"", printable(p.profile)));
+    return make_error(dpp::ErrorKind::Profile, fmt::format("unsupported profile \"{}\"", printable(p.profile)));
   if (p.required_assurance != hello::kAssuranceAudit && p.required_assurance != hello::kAssuranceProcess)
-    return make_error(Code::Protocol, "assurance", "unknown required_assurance");
+    return make_error(dpp::ErrorKind::Assurance, "unknown required_assurance");
   if (p.capabilities != hello::capabilities())
-    return make_error(Code::Protocol, "capabilities", "capabilities differ from the hello profile's");
-  if (!is_sha256_hex(p.nonce)) return make_error(Code::Protocol, "nonce", "the nonce is not 64 lowercase hex");
+    return make_error(dpp::ErrorKind::Capabilities, "capabilities differ from the hello profile's");
+  if (!is_sha256_hex(p.nonce)) return make_error(dpp::ErrorKind::Nonce, "the nonce is not 64 lowercase hex");
   InitializeResult r;
   r.protocol = p.protocol;
   r.profile = p.profile;
@@ -181,10 +187,10 @@ Result<PlanResult> HelloPlugin::plan() { return PlanResult{hello::allowed_names(
 
 Result<MaterializeResult> HelloPlugin::materialize(const MaterializeParams& p) {
   if (p.stage.empty() || p.stage[0] != '/')
-    return make_error(Code::Protocol, "stage", "the stage must be an absolute path");
+    return make_error(dpp::ErrorKind::Stage, "the stage must be an absolute path");
   const char* env_stage = std::getenv("DOT_STAGE_ROOT");
   if (env_stage != nullptr && p.stage != env_stage)
-    return make_error(Code::Protocol, "stage", "the stage differs from DOT_STAGE_ROOT");
+    return make_error(dpp::ErrorKind::Stage, "the stage differs from DOT_STAGE_ROOT");
   MaterializeResult r;
   for (const auto& name : hello::allowed_names()) {
     std::string_view bytes = content(name);

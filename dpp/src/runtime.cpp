@@ -1,4 +1,5 @@
 #include "dot/dpp/runtime.h"
+#include "dot/dpp/error_kinds.h"
 
 // See messages.cpp: g++ 12 at -O1 with sanitizers reports a false
 // -Wmaybe-uninitialized inside std::variant's move of jcs::Node.
@@ -34,8 +35,6 @@ namespace {
 constexpr std::int64_t kHandlerError = -32000;
 // JSON-RPC's internal error: the runtime cannot send what the handler built.
 constexpr std::int64_t kInternalError = -32603;
-// The kind of invalid_params(): a handler's refusal of its params.
-constexpr std::string_view kInvalidParamsKind = "invalid_params";
 // How much of a source copy_staged_file holds at once.
 constexpr std::size_t kCopyChunkBytes = 64 * 1024;
 
@@ -72,12 +71,12 @@ class Runtime {
   }
 
   Status log(std::string_view level, std::string_view message) {
-    if (!in_request_) return make_error(Code::Internal, "log", "dot.log is allowed only while a request is handled");
-    if (!log_) return make_error(Code::Internal, "log", "dot.log was not negotiated");
+    if (!in_request_) return make_error(dpp::ErrorKind::Log, "dot.log is allowed only while a request is handled");
+    if (!log_) return make_error(dpp::ErrorKind::Log, "dot.log was not negotiated");
     LogParams p{std::string(level), std::string(message)};
     DOT_TRY(check_log(p));
     if (logs_sent_ >= params_.limits.max_log_messages)
-      return make_error(Code::Protocol, "log_limit",
+      return make_error(dpp::ErrorKind::LogLimit,
                         fmt::format("more than {} dot.log messages", params_.limits.max_log_messages));
     DOT_ASSIGN_OR_RETURN(std::string body, encode_log(p));
     DOT_TRY(writer_.write(body));
@@ -107,7 +106,7 @@ class Runtime {
 
   Status invalid(std::optional<std::uint64_t> id, std::string detail, std::uint64_t offset) {
     return answer_error(id, kInvalidRequest, "Invalid request",
-                        make_parse_error(Code::Protocol, "invalid_request", offset, std::move(detail)));
+                        make_parse_error(dpp::ErrorKind::InvalidRequest, offset, std::move(detail)));
   }
 
   // The envelope, answered the way docs/spec/dpp-general.md lists, then the method.
@@ -141,18 +140,19 @@ class Runtime {
       std::string expected =
           next_ == kDone ? std::string("nothing after dot.shutdown")
                          : fmt::format("{}", method_name(static_cast<Method>(next_)));
-      return answer_error(rid, kMethodNotFound, "Method not found",
-                          make_parse_error(Code::Protocol, "method", method->offset(),
-                                           fmt::format("\"{}\" {}; expected {}", fields::excerpt(method->as_string()),
-                                                       m ? "is out of the lifecycle order" : "is not implemented",
-                                                       expected)));
+      return answer_error(
+          rid, kMethodNotFound, "Method not found",
+          make_parse_error(dpp::ErrorKind::Method, method->offset(),
+                           fmt::format("\"{}\" {}; expected {}", fields::excerpt(method->as_string()),
+                                       m ? "is out of the lifecycle order" : "is not implemented", expected)));
     }
     if (*rid != static_cast<std::uint64_t>(next_))
       return invalid(rid, fmt::format("id {} for {}; ids go 1..5 in method order", *rid, method_name(*m)),
                      id->offset());
     if (!params)
       return answer_error(rid, kInvalidParams, "Invalid params",
-                          make_parse_error(Code::Protocol, "missing_field", root.offset(), "the request has no params"));
+                          make_parse_error_as(Code::Protocol, base::ErrorKind::MissingField, root.offset(),
+                                              "the request has no params"));
     return dispatch(*rid, *m, *params);
   }
 
@@ -160,7 +160,7 @@ class Runtime {
 
   // The profile's checks on dot.initialize beyond the schema.
   static Status check_initialize(const InitializeParams& p) {
-    auto bad = [](std::string detail) { return make_error(Code::Protocol, "params", std::move(detail)); };
+    auto bad = [](std::string detail) { return make_error(dpp::ErrorKind::Params, std::move(detail)); };
     if (p.protocol != kProtocol) return bad(fmt::format("unsupported protocol {}", p.protocol));
     if (p.profile != kProfile) return bad(fmt::format("unsupported profile \"{}\"", fields::excerpt(p.profile)));
     if (p.required_assurance != "audit" && p.required_assurance != "process")
@@ -231,17 +231,17 @@ class Runtime {
     auto body = encode_result(id, *result);
     if (!body.ok()) return answer_error(id, kInternalError, "Internal error", body.error());
     if (body->size() > kLimits.max_frame_bytes)
-      return answer_error(id, kInternalError, "Internal error",
-                          make_error(Code::Protocol, "length",
-                                     fmt::format("the {} result has {} bytes; a frame carries at most {}",
-                                                 method_name(m), body->size(), kLimits.max_frame_bytes)));
+      return answer_error(
+          id, kInternalError, "Internal error",
+          make_error(dpp::ErrorKind::Length, fmt::format("the {} result has {} bytes; a frame carries at most {}",
+                                                         method_name(m), body->size(), kLimits.max_frame_bytes)));
     DOT_TRY(writer_.write(*body));
     ++next_;
     return {};
   }
 
   Status handler_error(std::uint64_t id, const Error& e) {
-    if (e.code == Code::Protocol && e.kind == kInvalidParamsKind) return bad_params(id, e);
+    if (e.code == Code::Protocol && e.is(dpp::ErrorKind::InvalidParams)) return bad_params(id, e);
     return answer_error(id, kHandlerError, "Plugin error", e);
   }
 
@@ -280,9 +280,7 @@ int serve(Plugin& plugin) {
   return serve(plugin, in, out, err);
 }
 
-Error invalid_params(std::string detail) {
-  return make_error(Code::Protocol, std::string(kInvalidParamsKind), std::move(detail));
-}
+Error invalid_params(std::string detail) { return make_error(dpp::ErrorKind::InvalidParams, std::move(detail)); }
 
 namespace {
 
@@ -303,7 +301,7 @@ Result<beneath::CreatedFile> create_staged_file(const std::string& stage, std::s
       // O_NOFOLLOW | O_DIRECTORY on a symlink says ENOTDIR: name it for what it is.
       struct stat st {};
       if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-        return make_error(Code::PathEscape, "symlink",
+        return make_error(dpp::ErrorKind::Symlink,
                           fmt::format("{} in the stage is a symlink; staged files are never written through one",
                                       fields::excerpt(name)));
       return sub.error();
@@ -339,7 +337,7 @@ Result<Artifact> copy_staged_file(const std::string& stage, std::string_view pat
     if (n == 0) break;
     const auto got = static_cast<std::uint64_t>(n);
     if (got > max_bytes - size)
-      return make_error(Code::Io, "too_large",
+      return make_error(dpp::ErrorKind::TooLarge,
                         fmt::format("the source of {} has more than {} bytes", fields::excerpt(path), max_bytes));
     std::string_view bytes(chunk.data(), got);
     hash.update(bytes);

@@ -1,4 +1,5 @@
 #include "dot/dpp/stage_reader.h"
+#include "dot/dpp/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -24,10 +25,10 @@ constexpr std::size_t kReadChunk = 256 * 1024;
 
 std::string quoted(std::string_view path) { return fmt::format("\"{}\"", shown(path.substr(0, 512))); }
 
-Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "artifact", std::move(detail)); }
+Error mismatch(std::string detail) { return make_error(dpp::ErrorKind::Artifact, std::move(detail)); }
 
 Error staged_symlink(std::string_view path) {
-  return make_error(Code::PathEscape, "staged_symlink",
+  return make_error(dpp::ErrorKind::StagedSymlink,
                     fmt::format("staged {} is or passes through a symlink (never followed)", quoted(path)));
 }
 
@@ -67,12 +68,12 @@ Status check_claims(std::span<const std::string> writes, std::span<const general
   std::uint64_t total = 0;
   for (const auto& a : claimed) {
     if (a.size > limits.max_file_bytes)
-      return make_error(Code::Protocol, "max_file_bytes",
-                        fmt::format("artifact {} claims {} bytes, more than max_file_bytes {}", quoted(a.path),
-                                    a.size, limits.max_file_bytes));
+      return make_error(dpp::ErrorKind::MaxFileBytes,
+                        fmt::format("artifact {} claims {} bytes, more than max_file_bytes {}", quoted(a.path), a.size,
+                                    limits.max_file_bytes));
     total += a.size;  // each at most 2^24 and at most 10^4 of them: no wrap
     if (total > limits.max_total_bytes)
-      return make_error(Code::Protocol, "max_total_bytes",
+      return make_error(dpp::ErrorKind::MaxTotalBytes,
                         fmt::format("the artifacts claim more than max_total_bytes {} by {}", limits.max_total_bytes,
                                     quoted(a.path)));
   }
@@ -193,7 +194,7 @@ Result<std::vector<std::string>> read_hello_stage(int stage_fd, const Materializ
         beneath::FileObservation o,
         beneath::observe_beneath(stage_fd, a.name, {.max_bytes = hello::kMaxArtifactSize, .keep_content = true}));
     if (o.type == beneath::FileType::Symlink)
-      return make_error(Code::PathEscape, "staged_symlink", fmt::format("staged {} is a symlink", a.name));
+      return make_error(dpp::ErrorKind::StagedSymlink, fmt::format("staged {} is a symlink", a.name));
     if (!o.exists()) return mismatch(fmt::format("staged {} is missing", a.name));
     if (o.type != beneath::FileType::Regular)
       return mismatch(fmt::format("staged {} is a {}, not a regular file", a.name, beneath::file_type_name(o.type)));

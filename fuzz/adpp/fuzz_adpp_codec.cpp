@@ -13,6 +13,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 
+#include "dot/adpp/error_kinds.h"
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 
@@ -39,9 +40,9 @@ std::vector<Event> whole(std::string_view bytes) {
   for (;;) {
     auto f = dot::adpp::decode_frame(bytes.substr(at), at, kCap);
     if (!f.ok()) {
-      events.push_back({true, f.error().kind, f.error().offset.value_or(~0ull), {}});
+      events.push_back({true, std::string(f.error().kind.name()), f.error().offset.value_or(~0ull), {}});
       // A zero-length frame leaves the stream in step: go on, like the reader.
-      if (f.error().kind == "length" && dot::adpp::read_prefix(bytes.data() + at) == 0) {
+      if (f.error().is(dot::adpp::ErrorKind::Length) && dot::adpp::read_prefix(bytes.data() + at) == 0) {
         at += dot::adpp::kPrefixBytes;
         continue;
       }
@@ -62,7 +63,7 @@ std::vector<Event> streamed(std::string_view bytes, unsigned split) {
     for (;;) {
       auto f = reader.next();
       if (!f.ok()) {
-        events.push_back({true, f.error().kind, f.error().offset.value_or(~0ull), {}});
+        events.push_back({true, std::string(f.error().kind.name()), f.error().offset.value_or(~0ull), {}});
         if (reader.broken()) return events;
         continue;
       }
@@ -71,7 +72,8 @@ std::vector<Event> streamed(std::string_view bytes, unsigned split) {
     }
     if (at == bytes.size()) {
       auto end = reader.finish();
-      if (!end.ok()) events.push_back({true, end.error().kind, end.error().offset.value_or(~0ull), {}});
+      if (!end.ok())
+        events.push_back({true, std::string(end.error().kind.name()), end.error().offset.value_or(~0ull), {}});
       return events;
     }
     std::size_t n = std::min(step, bytes.size() - at);
@@ -114,7 +116,7 @@ void roundtrip(std::string_view payload) {
   // Unknown fields are kept, so a re-encoding is never larger than the cap;
   // an all-default message must be refused rather than sent as length 0.
   if (m.ByteSizeLong() == 0) {
-    check(!frame.ok() && frame.error().kind == "length");
+    check(!frame.ok() && frame.error().is(dot::adpp::ErrorKind::Length));
     return;
   }
   check(frame.ok());

@@ -18,8 +18,9 @@
 #include <string>
 #include <string_view>
 
-#include "dot/dpp/body.h"
 #include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
+#include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/jsonrpc.h"
@@ -42,7 +43,7 @@ class Plugin final : public g::Plugin {
     std::vector<g::Operation> ops;
     // Remove what it is told it owns: the plugin's answer depends on the input.
     for (const auto& m : managed) ops.push_back({"remove", 0, m});
-    if (managed.size() == 2) return dot::make_error(dot::Code::Io, "input", managed[0]);
+    if (managed.size() == 2) return dot::make_error(dot::base::ErrorKind::Read, managed[0]);
     return ops;
   }
   dot::Result<std::vector<g::Artifact>> materialize(g::Context& ctx, const std::string& stage) override {

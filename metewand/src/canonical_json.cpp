@@ -1,4 +1,6 @@
 #include "dot/metewand/canonical_json.h"
+#include "dot/base/error_kinds.h"
+#include "dot/metewand/error_kinds.h"
 
 namespace dot::metewand {
 namespace {
@@ -24,16 +26,17 @@ bool invalid_number_at(std::string_view in, std::size_t at) {
 
 }  // namespace
 
-std::string canonical_json_kind(const Error& error, std::string_view input) {
-  const std::string& k = error.kind;
-  if (k == "duplicate_key" || k == "unsafe_integer" || k == "invalid_number" || k == "invalid_unicode") return k;
-  if (k == "utf8") return "invalid_unicode";
-  if (k == "malformed" || k == "trailing") {
-    if (error.offset && invalid_number_at(input, static_cast<std::size_t>(*error.offset))) return "invalid_number";
-    return "invalid_json";
+Kind canonical_json_kind(const Error& error, std::string_view input) {
+  using base::ErrorKind;
+  if (error.is(ErrorKind::Utf8)) return ErrorKind::InvalidUnicode;
+  if (error.is(ErrorKind::Malformed) || error.is(ErrorKind::Trailing)) {
+    if (error.offset && invalid_number_at(input, static_cast<std::size_t>(*error.offset)))
+      return ErrorKind::InvalidNumber;
+    return metewand::ErrorKind::InvalidJson;
   }
-  if (k == "bom" || k == "depth") return "invalid_json";
-  return k;
+  if (error.is(ErrorKind::Bom) || error.is(ErrorKind::Depth)) return metewand::ErrorKind::InvalidJson;
+  // duplicate_key, unsafe_integer, invalid_number, invalid_unicode, too_large: the reader's own.
+  return error.kind;
 }
 
 }  // namespace dot::metewand

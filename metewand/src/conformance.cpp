@@ -1,4 +1,5 @@
 #include "dot/metewand/conformance.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -20,27 +21,38 @@ namespace {
 
 using std::chrono::milliseconds;
 
+enum class AbuseShape : std::uint8_t { DuplicateKey, InvalidUtf8, ByteOrderMark, MalformedJson, LineTooLong, EarlyEof };
 struct Abuse {
-  const char* kind;
+  AbuseShape shape;
+  const char* name;  // the case is abuse_<name>
   const char* checks;
 };
 constexpr Abuse kAbuses[] = {
-    {"duplicate_key", "a request with its id twice"},
-    {"invalid_utf8", "a request with a byte that is not UTF-8"},
-    {"byte_order_mark", "a request line starting with a byte-order mark"},
-    {"malformed_json", "a request line that is not JSON"},
-    {"line_too_long", "a line of 1 MiB + 1 bytes"},
-    {"early_eof", "a partial request line, then the end of the stream"},
+    {AbuseShape::DuplicateKey, "duplicate_key", "a request with its id twice"},
+    {AbuseShape::InvalidUtf8, "invalid_utf8", "a request with a byte that is not UTF-8"},
+    {AbuseShape::ByteOrderMark, "byte_order_mark", "a request line starting with a byte-order mark"},
+    {AbuseShape::MalformedJson, "malformed_json", "a request line that is not JSON"},
+    {AbuseShape::LineTooLong, "line_too_long", "a line of 1 MiB + 1 bytes"},
+    {AbuseShape::EarlyEof, "early_eof", "a partial request line, then the end of the stream"},
 };
 
 // The bytes of an abuse, sent where the shutdown request `id` would go.
-std::string abuse_bytes(std::string_view kind, const std::string& id) {
+std::string abuse_bytes(AbuseShape shape, const std::string& id) {
   std::string shutdown = fmt::format(R"({{"id":"{}","method":"shutdown"}})", id);
-  if (kind == "duplicate_key") return fmt::format(R"({{"id":"{}","id":"{}","method":"shutdown"}})", id, id) + "\n";
-  if (kind == "invalid_utf8") return fmt::format("{{\"id\":\"{}\",\"method\":\"shutdown\",\"x\":\"\xff\"}}\n", id);
-  if (kind == "byte_order_mark") return "\xEF\xBB\xBF" + shutdown + "\n";
-  if (kind == "malformed_json") return fmt::format(R"({{"id":"{}","method":}})", id) + "\n";
-  if (kind == "line_too_long") return std::string(kMaxLineBytes, ' ') + "\n";
+  switch (shape) {
+    case AbuseShape::DuplicateKey:
+      return fmt::format(R"({{"id":"{}","id":"{}","method":"shutdown"}})", id, id) + "\n";
+    case AbuseShape::InvalidUtf8:
+      return fmt::format("{{\"id\":\"{}\",\"method\":\"shutdown\",\"x\":\"\xff\"}}\n", id);
+    case AbuseShape::ByteOrderMark:
+      return "\xEF\xBB\xBF" + shutdown + "\n";
+    case AbuseShape::MalformedJson:
+      return fmt::format(R"({{"id":"{}","method":}})", id) + "\n";
+    case AbuseShape::LineTooLong:
+      return std::string(kMaxLineBytes, ' ') + "\n";
+    case AbuseShape::EarlyEof:
+      break;
+  }
   return shutdown;  // early_eof: no LF
 }
 
@@ -211,15 +223,15 @@ std::vector<CaseDef> case_defs(WorkerRole role) {
   out.push_back({"shutdown", "shutdown right after hello: the acknowledgment, then exit 0, within the deadline",
                  [](const CaseContext& c, std::string&) { return with_session(c, c.worker_id, nullptr); }});
   for (const Abuse& a : kAbuses) {
-    std::string kind = a.kind;
-    out.push_back({"abuse_" + kind,
+    const AbuseShape shape = a.shape;
+    out.push_back({std::string("abuse_") + a.name,
                    fmt::format("after hello, {}: no success answer, and the worker exits", a.checks),
-                   [kind](const CaseContext& c, std::string& detail) -> std::optional<std::string> {
+                   [shape](const CaseContext& c, std::string& detail) -> std::optional<std::string> {
                      auto s = c.start();
                      if (!s.ok()) return describe(s.error());
                      auto n = s->hello(c.options.role, c.worker_id, c.selected());
                      if (!n.ok()) return "hello: " + describe(n.error());
-                     WorkerSession::Probe p = s->probe_raw(abuse_bytes(kind, "1"));
+                     WorkerSession::Probe p = s->probe_raw(abuse_bytes(shape, "1"));
                      for (const auto& line : p.lines) {
                        auto doc = json::parse(line);
                        auto ok = doc.ok() && doc->root().is_object() ? doc->root().find("ok") : std::nullopt;
@@ -246,12 +258,13 @@ Result<ConformanceResult> run_conformance(const ConformanceOptions& options) {
   auto defs = case_defs(options.role);
   for (const auto& name : options.only)
     if (std::none_of(defs.begin(), defs.end(), [&](const CaseDef& d) { return d.name == name; }))
-      return make_error(Code::Validation, "case", fmt::format("no case {} for the {} role", name, role_name(options.role)));
-  if (options.command.empty()) return make_error(Code::Internal, "worker", "no worker command given");
+      return make_error(metewand::ErrorKind::Case,
+                        fmt::format("no case {} for the {} role", name, role_name(options.role)));
+  if (options.command.empty()) return make_error(metewand::ErrorKind::Worker, "no worker command given");
   DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(options.command.front()));
   std::string templ = (std::filesystem::temp_directory_path() / "dot-metewand-conform-XXXXXX").string();
   if (::mkdtemp(templ.data()) == nullptr)
-    return make_error(Code::Io, "mkdtemp", fmt::format("cannot make a private directory under {}", templ));
+    return make_error(metewand::ErrorKind::Mkdtemp, fmt::format("cannot make a private directory under {}", templ));
   ConformanceResult result;
   result.sha256 = worker.exe.sha256;
   result.worker_id = worker.identity;

@@ -1,4 +1,5 @@
 #include "dot/metewand/correlation.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <limits>
 
@@ -6,16 +7,23 @@
 
 namespace dot::metewand {
 
-std::string_view CorrelationError::name() const noexcept {
+ErrorKind CorrelationError::error_kind() const noexcept {
   switch (kind) {
-    case Kind::InvalidRequestId: return "InvalidRequestId";
-    case Kind::ExtraResponse: return "ExtraResponse";
-    case Kind::MismatchedRequestId: return "MismatchedRequestId";
-    case Kind::RequestAlreadyPending: return "RequestAlreadyPending";
-    case Kind::RequestIdExhausted: return "RequestIdExhausted";
+    case Kind::InvalidRequestId:
+      return ErrorKind::InvalidRequestId;
+    case Kind::ExtraResponse:
+      return ErrorKind::ExtraResponse;
+    case Kind::MismatchedRequestId:
+      return ErrorKind::MismatchedRequestId;
+    case Kind::RequestAlreadyPending:
+      return ErrorKind::RequestAlreadyPending;
+    case Kind::RequestIdExhausted:
+      return ErrorKind::RequestIdExhausted;
   }
-  return "InvalidRequestId";
+  return ErrorKind::InvalidRequestId;
 }
+
+std::string_view CorrelationError::name() const noexcept { return dot::Kind(error_kind()).name(); }
 
 std::string CorrelationError::message() const {
   switch (kind) {
@@ -31,7 +39,7 @@ std::string CorrelationError::message() const {
   return {};
 }
 
-Error CorrelationError::to_error() const { return make_error(Code::Protocol, std::string(name()), message()); }
+Error CorrelationError::to_error() const { return make_error(error_kind(), message()); }
 
 std::optional<std::string_view> response_id(json::Value response) noexcept {
   if (!response.is_object()) return std::nullopt;

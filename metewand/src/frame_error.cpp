@@ -1,4 +1,5 @@
 #include "dot/metewand/frame_error.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -6,19 +7,29 @@
 
 namespace dot::metewand {
 
-std::string_view frame_error_name(FrameError::Kind kind) noexcept {
+ErrorKind frame_error_kind(FrameError::Kind kind) noexcept {
   switch (kind) {
-    case FrameError::Kind::Io: return "Io";
-    case FrameError::Kind::LineTooLong: return "LineTooLong";
-    case FrameError::Kind::EarlyEof: return "EarlyEof";
-    case FrameError::Kind::ByteOrderMark: return "ByteOrderMark";
-    case FrameError::Kind::InvalidUtf8: return "InvalidUtf8";
-    case FrameError::Kind::DuplicateKey: return "DuplicateKey";
-    case FrameError::Kind::MalformedJson: return "MalformedJson";
+    case FrameError::Kind::Io:
+      return ErrorKind::Io;
+    case FrameError::Kind::LineTooLong:
+      return ErrorKind::LineTooLong;
+    case FrameError::Kind::EarlyEof:
+      return ErrorKind::EarlyEof;
+    case FrameError::Kind::ByteOrderMark:
+      return ErrorKind::ByteOrderMark;
+    case FrameError::Kind::InvalidUtf8:
+      return ErrorKind::InvalidUtf8;
+    case FrameError::Kind::DuplicateKey:
+      return ErrorKind::DuplicateKey;
+    case FrameError::Kind::MalformedJson:
+      return ErrorKind::MalformedJson;
   }
-  return "Io";
+  return ErrorKind::Io;
 }
 
+std::string_view frame_error_name(FrameError::Kind kind) noexcept { return dot::Kind(frame_error_kind(kind)).name(); }
+
+ErrorKind FrameError::error_kind() const noexcept { return frame_error_kind(kind); }
 std::string_view FrameError::name() const noexcept { return frame_error_name(kind); }
 
 std::string FrameError::message() const {
@@ -54,9 +65,9 @@ std::string FrameError::json_payload() const {
 }
 
 Error FrameError::to_error() const {
-  Code code = Code::Protocol;
-  if (kind == Kind::Io && io_code == Code::Timeout) code = Code::Timeout;
-  return make_parse_error(code, std::string(name()), offset, message());
+  // A read that passed its deadline is the session's timeout.
+  const Code code = kind == Kind::Io && io_code == Code::Timeout ? Code::Timeout : Code::Protocol;
+  return make_parse_error_as(code, error_kind(), offset, message());
 }
 
 }  // namespace dot::metewand

@@ -1,4 +1,5 @@
 #include "dot/metewand/frame_reader.h"
+#include "dot/base/error_kinds.h"
 
 #include <algorithm>
 #include <cstring>
@@ -38,7 +39,7 @@ std::optional<std::string> key_literal_at(std::string_view line, std::uint64_t a
 }
 
 FrameError from_reader_error(const Error& error, std::string_view line, std::uint64_t offset) {
-  if (error.kind == "duplicate_key") {
+  if (error.is(base::ErrorKind::DuplicateKey)) {
     FrameError e = make(FrameError::Kind::DuplicateKey, offset);
     auto key = error.offset ? key_literal_at(line, *error.offset) : std::nullopt;
     e.key = key ? *key : error.detail;

@@ -1,4 +1,5 @@
 #include "dot/metewand/hello.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <algorithm>
 #include <array>
@@ -259,18 +260,27 @@ Expected<HelloReply, MessageError> decode_hello_reply(json::Value value) {
   return HelloReply(std::move(s).value());
 }
 
-std::string_view HandshakeError::name() const noexcept {
+ErrorKind HandshakeError::error_kind() const noexcept {
   switch (kind) {
-    case Kind::MismatchedRequestId: return "MismatchedRequestId";
-    case Kind::NoCommonProtocol: return "NoCommonProtocol";
-    case Kind::ProtocolMismatch: return "ProtocolMismatch";
-    case Kind::WorkerIdentityMismatch: return "WorkerIdentityMismatch";
-    case Kind::CapabilityForRole: return "CapabilityForRole";
-    case Kind::ReservedCapability: return "ReservedCapability";
-    case Kind::MissingCapability: return "MissingCapability";
+    case Kind::MismatchedRequestId:
+      return ErrorKind::HelloMismatchedRequestId;
+    case Kind::NoCommonProtocol:
+      return ErrorKind::NoCommonProtocol;
+    case Kind::ProtocolMismatch:
+      return ErrorKind::ProtocolMismatch;
+    case Kind::WorkerIdentityMismatch:
+      return ErrorKind::WorkerIdentityMismatch;
+    case Kind::CapabilityForRole:
+      return ErrorKind::CapabilityForRole;
+    case Kind::ReservedCapability:
+      return ErrorKind::ReservedCapability;
+    case Kind::MissingCapability:
+      return ErrorKind::MissingCapability;
   }
-  return "MismatchedRequestId";
+  return ErrorKind::HelloMismatchedRequestId;
 }
+
+std::string_view HandshakeError::name() const noexcept { return dot::Kind(error_kind()).name(); }
 
 std::string HandshakeError::message() const {
   std::string_view cap = capability ? capability_name(*capability) : std::string_view("?");
@@ -294,7 +304,7 @@ std::string HandshakeError::message() const {
   return {};
 }
 
-Error HandshakeError::to_error() const { return make_error(Code::PluginIdentity, std::string(name()), message()); }
+Error HandshakeError::to_error() const { return make_error(error_kind(), message()); }
 
 jcs::Node NegotiatedSession::to_node() const {
   jcs::Node o = jcs::Node::object();
@@ -368,6 +378,17 @@ Expected<NegotiatedSession, HandshakeError> validate_hello_response(const HelloR
   out.selected = std::move(chosen);
   out.reported = protocol_order(response.capabilities);
   return out;
+}
+
+}  // namespace dot::metewand
+
+namespace dot::metewand {
+
+std::optional<ErrorKind> failure_kind(std::string_view code) noexcept {
+  for (ErrorKind k : {ErrorKind::FailureInvalidRequest, ErrorKind::FailureUnsupportedOperation,
+                      ErrorKind::FailureOperationFailed, ErrorKind::FailureInternalError})
+    if (kind_row(k).name == code) return k;
+  return std::nullopt;
 }
 
 }  // namespace dot::metewand

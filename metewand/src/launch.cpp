@@ -1,4 +1,5 @@
 #include "dot/metewand/launch.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <algorithm>
 #include <optional>
@@ -38,15 +39,15 @@ SessionOptions launch_options(const ResolvedWorker& worker, const std::vector<st
 
 Result<SessionReport> run_session(const SessionRun& run) {
   using std::chrono::milliseconds;
-  if (run.command.empty()) return make_error(Code::Internal, "worker", "no worker command given");
+  if (run.command.empty()) return make_error(metewand::ErrorKind::Worker, "no worker command given");
   DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(run.command.front()));
   SessionReport report;
   report.worker_path = worker.path;
   report.worker_id = run.worker_id.empty() ? worker.identity : run.worker_id;
   if (!is_worker_identity(report.worker_id))
-    return make_error(Code::Validation, "worker_id",
-                      fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits",
-                                  report.worker_id));
+    return make_error(
+        metewand::ErrorKind::WorkerId,
+        fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", report.worker_id));
   SessionOptions so = launch_options(worker, run.command);
   so.timeouts = run.timeouts;
   auto sweep = OrphanSweep::begin();
@@ -97,11 +98,11 @@ Result<SessionReport> run_session(const SessionRun& run) {
 
 Result<NegotiatedSession> hello_worker(const HelloRun& run) {
   using std::chrono::milliseconds;
-  if (run.command.empty()) return make_error(Code::Internal, "worker", "no worker command given");
+  if (run.command.empty()) return make_error(metewand::ErrorKind::Worker, "no worker command given");
   DOT_ASSIGN_OR_RETURN(ResolvedWorker worker, resolve_worker(run.command.front()));
   std::string worker_id = run.worker_id.empty() ? worker.identity : run.worker_id;
   if (!is_worker_identity(worker_id))
-    return make_error(Code::Validation, "worker_id",
+    return make_error(metewand::ErrorKind::WorkerId,
                       fmt::format("--worker-id {} is not mw1-resolved-worker- and 64 lowercase hex digits", worker_id));
 
   auto started = Clock::now();

@@ -1,4 +1,5 @@
 #include "dot/metewand/message.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -6,14 +7,19 @@
 
 namespace dot::metewand {
 
-std::string_view MessageError::name() const noexcept {
+ErrorKind MessageError::error_kind() const noexcept {
   switch (kind) {
-    case Kind::InvalidMessage: return "InvalidMessage";
-    case Kind::Serialization: return "Serialization";
-    case Kind::LineTooLong: return "LineTooLong";
+    case Kind::InvalidMessage:
+      return ErrorKind::InvalidMessage;
+    case Kind::Serialization:
+      return ErrorKind::Serialization;
+    case Kind::LineTooLong:
+      return ErrorKind::LineTooLong;
   }
-  return "InvalidMessage";
+  return ErrorKind::InvalidMessage;
 }
+
+std::string_view MessageError::name() const noexcept { return dot::Kind(error_kind()).name(); }
 
 std::string MessageError::message() const {
   if (kind == Kind::LineTooLong)
@@ -22,7 +28,7 @@ std::string MessageError::message() const {
 }
 
 Error MessageError::to_error() const {
-  Error e = make_error(Code::Protocol, std::string(name()), message());
+  Error e = make_error(error_kind(), message());
   e.offset = offset;
   return e;
 }

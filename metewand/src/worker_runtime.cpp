@@ -1,4 +1,5 @@
 #include "dot/metewand/worker_runtime.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -57,12 +58,11 @@ Status send_message(int fd, const jcs::Node& message) {
 Status serve_requests(FrameReader& reader, int out_fd, WorkerRole role, const WorkerHandlers& handlers) {
   for (;;) {
     DOT_ASSIGN_OR_RETURN(auto frame, next_request(reader));
-    if (!frame)
-      return make_error(Code::Protocol, "request_stream_ended", "the request stream ended before shutdown");
+    if (!frame) return make_error(metewand::ErrorKind::RequestStreamEnded, "the request stream ended before shutdown");
     json::Value root = frame->document.root();
     auto id = response_id(root);
     if (!id || id->empty())
-      return make_error(Code::Protocol, "request_id", "a request without a non-empty string id cannot be answered");
+      return make_error(metewand::ErrorKind::RequestId, "a request without a non-empty string id cannot be answered");
     std::string rid(*id);
     auto method = request_method(root);
     if (!method) {
@@ -115,7 +115,7 @@ Status serve_requests(FrameReader& reader, int out_fd, WorkerRole role, const Wo
 
 Status serve_session(FrameReader& reader, int out_fd, const WorkerHelloReply& hello, const WorkerHandlers& handlers) {
   DOT_ASSIGN_OR_RETURN(auto frame, next_request(reader));
-  if (!frame) return make_error(Code::Protocol, "request_stream_ended", "the request stream ended before hello");
+  if (!frame) return make_error(metewand::ErrorKind::RequestStreamEnded, "the request stream ended before hello");
   json::Value root = frame->document.root();
   auto request = decode_hello_request(root);
   auto id = response_id(root);

@@ -1,4 +1,6 @@
 #include "dot/metewand/worker_session.h"
+#include "dot/base/error_kinds.h"
+#include "dot/metewand/error_kinds.h"
 
 #include <poll.h>
 
@@ -57,25 +59,44 @@ void PhaseTimeouts::set_all(milliseconds limit) noexcept {
   hello = materialize = prepare = execute = reset = evaluate = shutdown = limit;
 }
 
-std::string SessionError::name() const {
+ErrorKind SessionError::error_kind() const {
   switch (kind) {
-    case Kind::Frame: return frame ? std::string(frame->name()) : "Frame";
-    case Kind::Correlation: return correlation ? std::string(correlation->name()) : "Correlation";
-    case Kind::Message: return message_error ? std::string(message_error->name()) : "InvalidMessage";
-    case Kind::Handshake: return handshake ? std::string(handshake->name()) : "Handshake";
-    case Kind::WorkerFailure: return failure ? failure->code : "WorkerFailure";
-    case Kind::Spawn: return "Spawn";
-    case Kind::Io: return "Io";
-    case Kind::Timeout: return "Timeout";
-    case Kind::ProtocolClosed: return "ProtocolClosed";
-    case Kind::UnsuccessfulExit: return "UnsuccessfulExit";
-    case Kind::SessionUnusable: return "SessionUnusable";
-    case Kind::InvalidRole: return "InvalidRole";
-    case Kind::CapabilityNotSelected: return "CapabilityNotSelected";
-    case Kind::NotNegotiated: return "NotNegotiated";
+    case Kind::Frame:
+      return frame ? frame->error_kind() : ErrorKind::Frame;
+    case Kind::Correlation:
+      return correlation ? correlation->error_kind() : ErrorKind::Correlation;
+    case Kind::Message:
+      return message_error ? message_error->error_kind() : ErrorKind::InvalidMessage;
+    case Kind::Handshake:
+      return handshake ? handshake->error_kind() : ErrorKind::Handshake;
+    case Kind::WorkerFailure: {
+      // The code is the worker's word, decoded against kFailureCodes.
+      auto k = failure ? failure_kind(failure->code) : std::nullopt;
+      return k ? *k : ErrorKind::WorkerFailure;
+    }
+    case Kind::Spawn:
+      return ErrorKind::Spawn;
+    case Kind::Io:
+      return ErrorKind::Io;
+    case Kind::Timeout:
+      return ErrorKind::SessionTimeout;
+    case Kind::ProtocolClosed:
+      return ErrorKind::ProtocolClosed;
+    case Kind::UnsuccessfulExit:
+      return ErrorKind::UnsuccessfulExit;
+    case Kind::SessionUnusable:
+      return ErrorKind::SessionUnusable;
+    case Kind::InvalidRole:
+      return ErrorKind::InvalidRole;
+    case Kind::CapabilityNotSelected:
+      return ErrorKind::CapabilityNotSelected;
+    case Kind::NotNegotiated:
+      return ErrorKind::NotNegotiated;
   }
-  return "SessionUnusable";
+  return ErrorKind::SessionUnusable;
 }
+
+std::string SessionError::name() const { return std::string(dot::Kind(error_kind()).name()); }
 
 std::string SessionError::message() const {
   switch (kind) {
@@ -104,8 +125,10 @@ Error SessionError::to_error() const {
   else if (kind == Kind::Spawn) code = Code::Io;
   else if (kind == Kind::InvalidRole || kind == Kind::CapabilityNotSelected || kind == Kind::NotNegotiated)
     code = Code::Validation;
-  std::string n = name();
-  return make_error(code, n, fmt::format("{}: {} (phase {})", n, message(), phase_name(phase)));
+  const dot::Kind k = error_kind();
+  // The session's code over the variant's row (a frame's Io read past the
+  // deadline is still the session's protocol failure here, as before).
+  return make_error_as(code, k, fmt::format("{}: {} (phase {})", k.name(), message(), phase_name(phase)));
 }
 
 // The protocol stream as a ByteSource: waits for it under the current
@@ -172,8 +195,8 @@ struct WorkerSession::State {
     if (w.ok()) return Done{};
     if (w.error().code == Code::Timeout) return error(SessionError::Kind::Timeout);
     SessionError e = error(SessionError::Kind::Io);
-    e.detail = w.error().kind == "closed" ? std::string("the worker closed its request stream")
-                                          : fmt::format("cannot write the request: {}", w.error().detail);
+    e.detail = w.error().is(base::ErrorKind::Closed) ? std::string("the worker closed its request stream")
+                                                     : fmt::format("cannot write the request: {}", w.error().detail);
     return e;
   }
 
@@ -193,9 +216,8 @@ Result<std::size_t> SessionSource::read(char* buffer, std::size_t capacity) {
   if (!s_->response) return std::size_t{0};
   auto n = read_before(s_->response.get(), buffer, capacity, s_->deadline, s_->logs, "the protocol stream");
   if (!n.ok() && n.error().code == Code::Timeout)
-    return make_error(Code::Timeout, "timeout",
-                      fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
-                                  s_->phase_limit.count()));
+    return make_error(metewand::ErrorKind::Timeout, fmt::format("no response within the {} phase's {} ms",
+                                                                phase_name(s_->phase), s_->phase_limit.count()));
   return n;
 }
 

@@ -43,8 +43,10 @@
 #include "dot/base/beneath.h"
 #include "dot/base/fd.h"
 #include "dot/base/utf8.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/path_rules.h"
 #include "dot/dpp/runtime.h"
+#include "error_kinds.h"
 
 namespace dot::mirror {
 namespace {
@@ -193,11 +195,10 @@ class Mirror final : public g::Plugin {
     // std::string compares as unsigned bytes: UTF-8 byte order.
     std::sort(ops.begin(), ops.end(), [](const g::Operation& a, const g::Operation& b) { return a.path < b.path; });
     if (ops.size() > limits.max_operations)
-      return make_error(Code::Protocol, "max_operations",
+      return make_error(dpp::ErrorKind::MaxOperations,
                         fmt::format("mirroring {} takes {} operations ({} writes, {} removals), more than "
                                     "max_operations {}",
-                                    show(src_name_), ops.size(), files_.size(), removed.size(),
-                                    limits.max_operations));
+                                    show(src_name_), ops.size(), files_.size(), removed.size(), limits.max_operations));
     // Sound by construction; checked with core's own rules all the same, so
     // that a source changing under the walk (a name listed twice) is this
     // plugin's error and never a plan core refuses.
@@ -205,7 +206,7 @@ class Mirror final : public g::Plugin {
     proposed.reserve(ops.size());
     for (const auto& op : ops) proposed.push_back({op.action, op.mode, op.path});
     if (auto st = dpp::check_proposed_operations(proposed); !st.ok())
-      return make_error(Code::Internal, "invalid_plan",
+      return make_error(ErrorKind::InvalidPlan,
                         fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
                                     show(src_name_), st.error().message()));
     notes.close(fmt::format("mirroring {}: {} files to write, {} managed paths to remove", show(src_name_),
@@ -226,7 +227,7 @@ class Mirror final : public g::Plugin {
       // At most the size dot.plan saw (within max_file_bytes, take()).
       auto art = g::copy_staged_file(stage, f.path, fd->get(), static_cast<std::uint64_t>(f.seen.st_size));
       if (!art.ok()) {
-        if (art.error().kind == "too_large") return changed(f, "it grew");
+        if (art.error().is(dpp::ErrorKind::TooLarge)) return changed(f, "it grew");
         return art.error();
       }
       if (::fstat(fd->get(), &now) != 0) return beneath::errno_error(errno, "fstat", f.path);
@@ -239,9 +240,8 @@ class Mirror final : public g::Plugin {
 
  private:
   Error changed(const SourceFile& f, std::string_view why) const {
-    return make_error(Code::ArtifactMismatch, "source_changed",
-                      fmt::format("{} in {} changed since dot.plan ({}); plan again", show(f.path), show(src_name_),
-                                  why));
+    return make_error(ErrorKind::SourceChanged, fmt::format("{} in {} changed since dot.plan ({}); plan again",
+                                                            show(f.path), show(src_name_), why));
   }
 
   // `managed` is core's: paths of its plan model, ascending, none a folder of
@@ -327,18 +327,17 @@ class Mirror final : public g::Plugin {
   Status take(const std::string& path, const struct stat& st, std::uint64_t& total, const g::Limits& limits) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size > limits.max_file_bytes)
-      return make_error(Code::Protocol, "max_file_bytes",
-                        fmt::format("{} in {} has {} bytes, more than max_file_bytes {}", show(path),
-                                    show(src_name_), size, limits.max_file_bytes));
+      return make_error(dpp::ErrorKind::MaxFileBytes,
+                        fmt::format("{} in {} has {} bytes, more than max_file_bytes {}", show(path), show(src_name_),
+                                    size, limits.max_file_bytes));
     total += size;
     if (total > limits.max_total_bytes)
-      return make_error(Code::Protocol, "max_total_bytes",
+      return make_error(dpp::ErrorKind::MaxTotalBytes,
                         fmt::format("the files of {} hold more than max_total_bytes {} together", show(src_name_),
                                     limits.max_total_bytes));
     if (files_.size() >= limits.max_operations)
-      return make_error(Code::Protocol, "max_operations",
-                        fmt::format("{} holds more than max_operations {} regular files", show(src_name_),
-                                    limits.max_operations));
+      return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} regular files",
+                                                                   show(src_name_), limits.max_operations));
     files_.push_back(SourceFile{path, mapped_mode(st.st_mode), st});
     return {};
   }

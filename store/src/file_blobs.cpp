@@ -1,4 +1,5 @@
 #include "file_blobs.h"
+#include "dot/store/error_kinds.h"
 
 #include <cerrno>
 #include <cstring>
@@ -34,7 +35,7 @@ class BlobHandle {
   sqlite3_blob* blob_ = nullptr;
 };
 
-Error mismatch(std::string detail) { return make_error(Code::ArtifactMismatch, "file", std::move(detail)); }
+Error mismatch(std::string detail) { return make_error(store::ErrorKind::File, std::move(detail)); }
 
 }  // namespace
 
@@ -100,8 +101,8 @@ Status insert_file(Db& db, TxnId id, FileKind kind, const FileBlob& blob, const 
     ssize_t n = ::read(fd.get(), buf.get(), chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
-      return make_error(Code::Io, "read", fmt::format("{}: reading {} {}: {}", who, what, blob.index,
-                                                      std::strerror(errno)));
+      return make_error(store::ErrorKind::Read,
+                        fmt::format("{}: reading {} {}: {}", who, what, blob.index, std::strerror(errno)));
     if (n == 0) break;
     const auto got = static_cast<std::uint64_t>(n);
     if (got > blob.size - done)

@@ -1,4 +1,5 @@
 #include "dot/store/root.h"
+#include "dot/store/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -45,14 +46,14 @@ RootLayout RootLayout::for_root(const std::string& dir) {
 
 namespace {
 
-Error io_error(const std::string& path, std::string kind, std::string_view what, int err) {
-  return make_error(Code::Io, std::move(kind), fmt::format("{}: {}: {}", path, what, std::strerror(err)));
+Error io_error(const std::string& path, ErrorKind kind, std::string_view what, int err) {
+  return make_error(kind, fmt::format("{}: {}: {}", path, what, std::strerror(err)));
 }
 
 Status fsync_dir(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd) return io_error(path, "io", "cannot open the directory", errno);
-  if (::fsync(fd.get()) != 0) return io_error(path, "io", "cannot fsync the directory", errno);
+  if (!fd) return io_error(path, store::ErrorKind::Io, "cannot open the directory", errno);
+  if (::fsync(fd.get()) != 0) return io_error(path, store::ErrorKind::Io, "cannot fsync the directory", errno);
   return {};
 }
 
@@ -74,7 +75,7 @@ bool is_symlink_after(int err, int dirfd, std::string_view name) {
 }  // namespace
 
 Result<InitializedRoot> init_root(const std::string& dir) {
-  if (dir.empty()) return make_error(Code::Io, "path", "the root path is empty");
+  if (dir.empty()) return make_error(store::ErrorKind::Path, "the root path is empty");
   RootLayout layout = RootLayout::for_root(dir);
   // A root whose store SQLite could not open is refused before anything is
   // made (never a half-made root).
@@ -84,9 +85,9 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   if (::mkdir(layout.root.c_str(), 0700) != 0) {
     int err = errno;
     if (err == EEXIST)
-      return make_error(Code::Io, "exists",
+      return make_error(store::ErrorKind::Exists,
                         fmt::format("{}: already exists; a new root must be a path that does not exist", layout.root));
-    return io_error(layout.root, "mkdir", "cannot create the root", err);
+    return io_error(layout.root, store::ErrorKind::Mkdir, "cannot create the root", err);
   }
   // Until the store is in place, a failure takes back the root it made: a
   // half-made root (a state folder without a store) would otherwise block
@@ -104,26 +105,34 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   // From here on by descriptor: the root just made is pinned, the state
   // folder made and opened beneath it, the lock file created beneath that.
   auto root_fd = beneath::open_root(layout.root);
-  if (!root_fd.ok()) return io_error(layout.root, "open", "cannot open the new root", beneath::error_errno(root_fd.error()));
+  if (!root_fd.ok())
+    return io_error(layout.root, store::ErrorKind::Open, "cannot open the new root",
+                    beneath::error_errno(root_fd.error()));
   // mkdir honours the umask; the root is private whatever it is.
-  if (::fchmod(root_fd->get(), 0700) != 0) return io_error(layout.root, "chmod", "cannot set mode 0700", errno);
+  if (::fchmod(root_fd->get(), 0700) != 0)
+    return io_error(layout.root, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
   if (::mkdirat(root_fd->get(), kStateDirName, 0700) != 0)
-    return io_error(layout.state_dir, "mkdir", "cannot create the state folder", errno);
+    return io_error(layout.state_dir, store::ErrorKind::Mkdir, "cannot create the state folder", errno);
   auto state_fd = beneath::open_beneath(root_fd->get(), kStateDirName, O_RDONLY | O_DIRECTORY);
   if (!state_fd.ok())
-    return io_error(layout.state_dir, "open", "cannot open the state folder", beneath::error_errno(state_fd.error()));
-  if (::fchmod(state_fd->get(), 0700) != 0) return io_error(layout.state_dir, "chmod", "cannot set mode 0700", errno);
+    return io_error(layout.state_dir, store::ErrorKind::Open, "cannot open the state folder",
+                    beneath::error_errno(state_fd.error()));
+  if (::fchmod(state_fd->get(), 0700) != 0)
+    return io_error(layout.state_dir, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
   {
     UniqueFd fd(::openat(state_fd->get(), kLockName, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd) return io_error(layout.lock_file, "lock", "cannot create the lock file", errno);
-    if (::fsync(fd.get()) != 0) return io_error(layout.lock_file, "io", "cannot fsync the lock file", errno);
+    if (!fd) return io_error(layout.lock_file, store::ErrorKind::LockFile, "cannot create the lock file", errno);
+    if (::fsync(fd.get()) != 0)
+      return io_error(layout.lock_file, store::ErrorKind::Io, "cannot fsync the lock file", errno);
   }
   DOT_ASSIGN_OR_RETURN(std::string root_id, random_hex32());
   {
     DOT_ASSIGN_OR_RETURN(Store store, Store::create(layout.database, root_id));
   }
-  if (::fsync(state_fd->get()) != 0) return io_error(layout.state_dir, "io", "cannot fsync the directory", errno);
-  if (::fsync(root_fd->get()) != 0) return io_error(layout.root, "io", "cannot fsync the directory", errno);
+  if (::fsync(state_fd->get()) != 0)
+    return io_error(layout.state_dir, store::ErrorKind::Io, "cannot fsync the directory", errno);
+  if (::fsync(root_fd->get()) != 0)
+    return io_error(layout.root, store::ErrorKind::Io, "cannot fsync the directory", errno);
   DOT_TRY(fsync_dir(parent_of(layout.root)));
   unmake.armed = false;
   return InitializedRoot{layout, root_id};
@@ -139,7 +148,7 @@ Result<UniqueFd> OpenedRoot::open_entry(std::string_view name, int flags, mode_t
   if (fd.ok()) return fd;
   int err = beneath::error_errno(fd.error());
   if (is_symlink_after(err, state_fd.get(), name))
-    return make_error(Code::PathEscape, "symlink",
+    return make_error(store::ErrorKind::Symlink,
                       fmt::format("{} is a symlink (refused, never followed)", entry_path(name)));
   return beneath::errno_error(err, "open", entry_path(name));
 }
@@ -150,23 +159,24 @@ Result<OpenedRoot> open_root(const std::string& dir) {
   const RootLayout& layout = r.layout;
   struct stat st{};
   if (::lstat(layout.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return make_error(Code::Store, "missing", fmt::format("{}: not a directory (create a root with `dot-core init`)", layout.root));
+    return make_error(store::ErrorKind::Missing,
+                      fmt::format("{}: not a directory (create a root with `dot-core init`)", layout.root));
   DOT_ASSIGN_OR_RETURN(r.root_fd, beneath::open_root(layout.root));
   auto state = beneath::open_beneath(r.root_fd.get(), kStateDirName, O_RDONLY | O_DIRECTORY);
   if (!state.ok()) {
     int err = beneath::error_errno(state.error());
     if (is_symlink_after(err, r.root_fd.get(), kStateDirName))
-      return make_error(Code::PathEscape, "symlink",
+      return make_error(store::ErrorKind::Symlink,
                         fmt::format("{} is a symlink (refused, never followed)", layout.state_dir));
     if (err == ENOENT || err == ENOTDIR)
-      return make_error(Code::Store, "missing",
+      return make_error(store::ErrorKind::Missing,
                         fmt::format("{}: no state folder {}; not a managed root (create one with `dot-core init`)",
                                     layout.root, kStateDirName));
     return beneath::errno_error(err, "open", layout.state_dir);
   }
   r.state_fd = std::move(*state);
   if (::fstatat(r.state_fd.get(), kDatabaseName, &st, AT_SYMLINK_NOFOLLOW) != 0)
-    return make_error(Code::Store, "missing", fmt::format("{}: no database in the state folder", layout.database));
+    return make_error(store::ErrorKind::Missing, fmt::format("{}: no database in the state folder", layout.database));
   // A symlink where an entry of the state folder belongs is refused for every
   // command, before anything is opened. Stage, lock and plugin are reached
   // only through state_fd anyway; SQLite opens its files by path (its unix
@@ -178,11 +188,11 @@ Result<OpenedRoot> open_root(const std::string& dir) {
                                   std::string(kPluginName), std::string(kStageName)}) {
     if (::fstatat(r.state_fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // absent: fine
     if (S_ISLNK(st.st_mode))
-      return make_error(Code::PathEscape, "symlink",
+      return make_error(store::ErrorKind::Symlink,
                         fmt::format("{} is a symlink (refused, never followed)", r.entry_path(name)));
     // A FIFO as the WAL would hang SQLite's first read.
     if (name.compare(0, db.size(), db) == 0 && !S_ISREG(st.st_mode))
-      return make_error(Code::Store, "not_ours", fmt::format("{}: not a regular file", r.entry_path(name)));
+      return make_error(store::ErrorKind::NotOurs, fmt::format("{}: not a regular file", r.entry_path(name)));
   }
   return r;
 }
@@ -191,7 +201,7 @@ Status OpenedRoot::confirm_database() const {
   struct stat by_fd {}, by_path {};
   if (::fstatat(state_fd.get(), kDatabaseName, &by_fd, AT_SYMLINK_NOFOLLOW) != 0 ||
       ::lstat(layout.database.c_str(), &by_path) != 0 || by_fd.st_dev != by_path.st_dev || by_fd.st_ino != by_path.st_ino)
-    return make_error(Code::PathEscape, "replaced",
+    return make_error(store::ErrorKind::Replaced,
                       fmt::format("{}: no longer the database in the state folder this command opened (moved or "
                                   "replaced while it was opened)",
                                   layout.database));
@@ -205,7 +215,7 @@ Result<std::string> discover_root(const std::string& start) {
     if (dir == "/") break;
     dir = parent_of(dir);
   }
-  return make_error(Code::Store, "no_root",
+  return make_error(store::ErrorKind::NoRoot,
                     fmt::format("no managed root in {} or any parent; pass --root or set DOT_ROOT", start));
 }
 
@@ -233,8 +243,8 @@ Result<RootLock> RootLock::acquire(const OpenedRoot& root) {
   if (!opened.ok()) {
     Error e = std::move(opened).error();
     if (e.code == Code::PathEscape) return e;
-    return make_error(Code::Store, "lock", fmt::format("{}: cannot open the lock file: {}", layout.lock_file,
-                                                       std::strerror(beneath::error_errno(e))));
+    return make_error(store::ErrorKind::LockTimeout, fmt::format("{}: cannot open the lock file: {}", layout.lock_file,
+                                                                 std::strerror(beneath::error_errno(e))));
   }
   UniqueFd fd = std::move(*opened);
   // flock locks belong to the open file description, so a second RootLock in
@@ -244,9 +254,10 @@ Result<RootLock> RootLock::acquire(const OpenedRoot& root) {
     int err = errno;
     if (err == EINTR) continue;
     if (err == EWOULDBLOCK)
-      return make_error(Code::Conflict, "locked",
+      return make_error(store::ErrorKind::Locked,
                         fmt::format("{}: the root is locked by another dot-core command", layout.root));
-    return make_error(Code::Store, "lock", fmt::format("{}: cannot lock: {}", layout.lock_file, std::strerror(err)));
+    return make_error(store::ErrorKind::LockTimeout,
+                      fmt::format("{}: cannot lock: {}", layout.lock_file, std::strerror(err)));
   }
   return RootLock(std::move(fd));
 }

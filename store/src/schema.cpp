@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/store/error_kinds.h"
 #include "dot/store/store.h"
 
 namespace dot::store::detail {
@@ -235,7 +236,7 @@ Status migrate(Db& db, int from, int to) {
     version = m.to;
   }
   if (version != to)
-    return make_error(Code::Internal, "migration",
+    return make_error(store::ErrorKind::Migration,
                       fmt::format("{}: no migration path from version {} to {}", db.path(), from, to));
   std::string pragma = fmt::format("PRAGMA user_version = {}", to);
   return db.exec(pragma.c_str(), "setting the schema version");

@@ -1,4 +1,5 @@
 #include "sqlite.h"
+#include "dot/store/error_kinds.h"
 
 #include <fmt/format.h>
 
@@ -96,7 +97,7 @@ Status Db::open(const std::string& path, bool create, int busy_timeout_ms) {
   if (sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, &defensive) != SQLITE_OK || defensive != 1 ||
       sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &trusted) != SQLITE_OK || trusted != 0) {
     close();
-    return make_error(Code::Store, "defensive",
+    return make_error(store::ErrorKind::Defensive,
                       fmt::format("{}: SQLite refused defensive mode or trusted_schema=OFF", path));
   }
   return {};
@@ -104,26 +105,49 @@ Status Db::open(const std::string& path, bool create, int busy_timeout_ms) {
 
 Error Db::error(int rc, std::string_view what) const {
   int primary = rc & 0xff;
-  std::string kind;
+  ErrorKind kind = ErrorKind::Sqlite;
   std::string cause;
   switch (primary) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      kind = "locked";
+      kind = ErrorKind::LockedDb;
       cause = fmt::format("locked by another process past the busy timeout ({} ms)", busy_timeout_ms_);
       break;
-    case SQLITE_CORRUPT: kind = "corrupt"; cause = "the database is corrupt"; break;
-    case SQLITE_NOTADB: kind = "not_sqlite"; cause = "not a SQLite database"; break;
-    case SQLITE_READONLY: kind = "read_only"; cause = "the database is read-only"; break;
-    case SQLITE_CANTOPEN: kind = "cannot_open"; cause = "the database cannot be opened"; break;
-    case SQLITE_FULL: kind = "full"; cause = "the disk is full"; break;
-    case SQLITE_IOERR: kind = "io"; cause = "an I/O error"; break;
-    case SQLITE_CONSTRAINT: kind = "constraint"; cause = "a constraint failed"; break;
-    default: kind = "sqlite"; cause = "a SQLite error"; break;
+    case SQLITE_CORRUPT:
+      kind = ErrorKind::Corrupt;
+      cause = "the database is corrupt";
+      break;
+    case SQLITE_NOTADB:
+      kind = ErrorKind::NotSqlite;
+      cause = "not a SQLite database";
+      break;
+    case SQLITE_READONLY:
+      kind = ErrorKind::ReadOnly;
+      cause = "the database is read-only";
+      break;
+    case SQLITE_CANTOPEN:
+      kind = ErrorKind::CannotOpen;
+      cause = "the database cannot be opened";
+      break;
+    case SQLITE_FULL:
+      kind = ErrorKind::Full;
+      cause = "the disk is full";
+      break;
+    case SQLITE_IOERR:
+      kind = ErrorKind::IoStore;
+      cause = "an I/O error";
+      break;
+    case SQLITE_CONSTRAINT:
+      kind = ErrorKind::Constraint;
+      cause = "a constraint failed";
+      break;
+    default:
+      kind = ErrorKind::Sqlite;
+      cause = "a SQLite error";
+      break;
   }
   const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  return make_error(Code::Store, kind,
-                    fmt::format("{}: {} during {} (SQLite {}: {})", path_, cause, what, rc, msg ? msg : "?"));
+  return make_error(kind, fmt::format("{}: {} during {} (SQLite {}: {})", path_, cause, what, rc, msg ? msg : "?"));
 }
 
 Status Db::exec(const char* sql, std::string_view what) {

@@ -14,6 +14,7 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
+#include "dot/store/error_kinds.h"
 #include "file_blobs.h"
 #include "schema.h"
 #include "store_impl.h"
@@ -21,8 +22,8 @@
 namespace dot::store {
 namespace {
 
-Error store_error(const std::string& path, std::string kind, std::string_view cause) {
-  return make_error(Code::Store, std::move(kind), fmt::format("{}: {}", path, cause));
+Error store_error(const std::string& path, ErrorKind kind, std::string_view cause) {
+  return make_error(kind, fmt::format("{}: {}", path, cause));
 }
 
 std::uint32_t be32(const unsigned char* p) {
@@ -38,26 +39,26 @@ Status precheck_file(const std::string& path) {
   if (!fd) {
     int err = errno;
     if (err == ENOENT)
-      return store_error(path, "missing", "no database here (create one with `dot-core init`)");
-    if (err == ELOOP) return store_error(path, "not_ours", "the database path is a symlink");
-    if (err == EACCES) return store_error(path, "read_only", "permission denied");
-    return store_error(path, "cannot_open", std::strerror(err));
+      return store_error(path, store::ErrorKind::Missing, "no database here (create one with `dot-core init`)");
+    if (err == ELOOP) return store_error(path, store::ErrorKind::NotOurs, "the database path is a symlink");
+    if (err == EACCES) return store_error(path, store::ErrorKind::ReadOnly, "permission denied");
+    return store_error(path, store::ErrorKind::CannotOpen, std::strerror(err));
   }
   struct stat st{};
-  if (::fstat(fd.get(), &st) != 0) return store_error(path, "cannot_open", std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return store_error(path, "not_ours", "not a regular file");
-  if (st.st_size == 0) return store_error(path, "not_ours", "an empty file, not a dot-core store");
+  if (::fstat(fd.get(), &st) != 0) return store_error(path, store::ErrorKind::CannotOpen, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return store_error(path, store::ErrorKind::NotOurs, "not a regular file");
+  if (st.st_size == 0) return store_error(path, store::ErrorKind::NotOurs, "an empty file, not a dot-core store");
   unsigned char h[100];
   ssize_t n = ::pread(fd.get(), h, sizeof h, 0);
-  if (n < 0) return store_error(path, "io", std::strerror(errno));
+  if (n < 0) return store_error(path, store::ErrorKind::IoStore, std::strerror(errno));
   static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with the NUL
   if (n < 16 || std::memcmp(h, kMagic, 16) != 0)
-    return store_error(path, "not_sqlite", "not a SQLite database (no SQLite header)");
-  if (n < 100) return store_error(path, "truncated", "truncated inside the SQLite header");
+    return store_error(path, store::ErrorKind::NotSqlite, "not a SQLite database (no SQLite header)");
+  if (n < 100) return store_error(path, store::ErrorKind::Truncated, "truncated inside the SQLite header");
   std::uint32_t page_size = (std::uint32_t{h[16]} << 8) | h[17];
   if (page_size == 1) page_size = 65536;
   if (page_size < 512 || (page_size & (page_size - 1)) != 0)
-    return store_error(path, "corrupt", fmt::format("invalid page size {} in the header", page_size));
+    return store_error(path, store::ErrorKind::Corrupt, fmt::format("invalid page size {} in the header", page_size));
   // The in-header size is valid when the change counter equals the
   // version-valid-for number. A WAL with frames may hold pages not yet in the
   // file (a checkpoint interrupted half-way), so only judge without one.
@@ -69,7 +70,7 @@ Status precheck_file(const std::string& path) {
   if (size_valid && !wal_has_frames && pages > 0) {
     auto expected = pages * page_size;
     if (static_cast<std::uint64_t>(st.st_size) < expected)
-      return store_error(path, "truncated",
+      return store_error(path, store::ErrorKind::Truncated,
                          fmt::format("truncated: the file has {} bytes, its header says {} pages of {} bytes",
                                      st.st_size, pages, page_size));
   }
@@ -124,7 +125,7 @@ Status check_database_path_length(const std::string& db_path) {
                                 : 0;
   const std::size_t longest = seen.size() + kBuildSuffix.size();
   if (longest <= limit) return {};
-  return make_error(Code::Io, "path_too_long",
+  return make_error(store::ErrorKind::PathTooLong,
                     fmt::format("{}: the database path is {} bytes (with \"{}\"); SQLite opens at most {}: "
                                 "choose a shorter root path",
                                 seen, longest, kBuildSuffix, limit));
@@ -151,19 +152,19 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
   // a writer, or a reader that would first have to migrate, is refused.
   const bool file_read_only = sqlite3_db_readonly(db.handle(), "main") == 1;
   if (file_read_only && !options.read_only)
-    return store_error(db_path, "read_only", "the database file is read-only");
+    return store_error(db_path, store::ErrorKind::ReadOnly, "the database file is read-only");
   DOT_ASSIGN_OR_RETURN(std::int64_t app_id, db.query_int("PRAGMA application_id", "reading the application id"));
   if (app_id != kApplicationId)
-    return store_error(db_path, "not_ours",
+    return store_error(db_path, store::ErrorKind::NotOurs,
                        fmt::format("not a dot-core store (application_id {:#x}, expected {:#x})",
                                    static_cast<std::uint32_t>(app_id), static_cast<std::uint32_t>(kApplicationId)));
   DOT_ASSIGN_OR_RETURN(std::int64_t version, db.query_int("PRAGMA user_version", "reading the schema version"));
   if (version > kSchemaVersion)
-    return store_error(db_path, "newer_schema",
-                       fmt::format("schema version {} is newer than this dot-core supports ({})", version,
-                                   kSchemaVersion));
+    return store_error(
+        db_path, store::ErrorKind::NewerSchema,
+        fmt::format("schema version {} is newer than this dot-core supports ({})", version, kSchemaVersion));
   if (version < 1)
-    return store_error(db_path, "not_ours", fmt::format("invalid schema version {}", version));
+    return store_error(db_path, store::ErrorKind::NotOurs, fmt::format("invalid schema version {}", version));
   impl->opened_version = static_cast<int>(version);
 
   // The -wal and -shm files stay when the last connection closes. Otherwise
@@ -183,13 +184,13 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
     sqlite3_db_config(db.handle(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   } else {
     if (file_read_only)
-      return store_error(db_path, "read_only",
+      return store_error(db_path, store::ErrorKind::ReadOnly,
                          fmt::format("the database file is read-only and its schema version {} must first be "
                                      "migrated to {} by a user who may write it",
                                      version, kSchemaVersion));
     DOT_ASSIGN_OR_RETURN(std::string mode, db.query_text("PRAGMA journal_mode = WAL", "enabling WAL"));
     if (mode != "wal")
-      return store_error(db_path, "journal", fmt::format("cannot enable WAL (journal mode {})", mode));
+      return store_error(db_path, store::ErrorKind::Journal, fmt::format("cannot enable WAL (journal mode {})", mode));
     // Any limit makes the close truncate a persistent WAL (above); a large one
     // keeps a busy writer reusing the WAL's space instead of re-growing it
     // after every checkpoint.
@@ -214,17 +215,18 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
 
 Result<Store> Store::create(const std::string& db_path, std::string_view root_id, const OpenOptions& options) {
   if (root_id.size() != 64 || !is_lower_hex(root_id))
-    return make_error(Code::Internal, "root_id", "a root id is 64 lowercase hex characters");
+    return make_error(store::ErrorKind::RootId, "a root id is 64 lowercase hex characters");
   struct stat st{};
   if (::lstat(db_path.c_str(), &st) == 0)
-    return store_error(db_path, "exists", "a file already exists here; refusing to overwrite it");
+    return store_error(db_path, store::ErrorKind::DatabaseExists,
+                       "a file already exists here; refusing to overwrite it");
   // Build the database beside its final name and rename it into place, so the
   // final name only ever holds a complete store.
   DOT_TRY(check_database_path_length(db_path));
   std::string tmp = db_path + std::string(kBuildSuffix);
   {
     UniqueFd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd) return store_error(tmp, "cannot_open", std::strerror(errno));
+    if (!fd) return store_error(tmp, store::ErrorKind::CannotOpen, std::strerror(errno));
   }
   auto build = [&]() -> Status {
     detail::Db db;
@@ -251,13 +253,15 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, db_path.c_str(), RENAME_NOREPLACE) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return store_error(db_path, "cannot_open", fmt::format("cannot move the new database into place: {}", std::strerror(err)));
+    return store_error(db_path, store::ErrorKind::CannotOpen,
+                       fmt::format("cannot move the new database into place: {}", std::strerror(err)));
   }
   std::string dir = db_path.substr(0, db_path.find_last_of('/') == std::string::npos ? 0 : db_path.find_last_of('/'));
   if (dir.empty()) dir = ".";
   UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dfd || ::fsync(dfd.get()) != 0)
-    return store_error(dir, "io", fmt::format("cannot fsync the state folder: {}", std::strerror(errno)));
+    return store_error(dir, store::ErrorKind::IoStore,
+                       fmt::format("cannot fsync the state folder: {}", std::strerror(errno)));
   DOT_ASSIGN_OR_RETURN(Store store, open(db_path, options));
   store.impl_->fire("store.init");
   return store;
@@ -265,7 +269,7 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
 
 Status Store::Impl::writable() const {
   if (options.read_only)
-    return make_error(Code::Internal, "read_only", fmt::format("{}: opened read-only", db.path()));
+    return make_error(store::ErrorKind::ReadOnlyHandle, fmt::format("{}: opened read-only", db.path()));
   return {};
 }
 
@@ -273,11 +277,11 @@ Result<State> Store::Impl::state_of(TxnId id) {
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM txn WHERE id = ?1"));
   s.bind(1, id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
-  if (!row) return make_error(Code::NotFound, "", fmt::format("no transaction {}", id));
+  if (!row) return make_error(Code::NotFound, fmt::format("no transaction {}", id));
   std::string name = s.text(0);
   auto st = state_from_name(name);
   if (!st)
-    return make_error(Code::RecoveryRequired, "state",
+    return make_error(store::ErrorKind::State,
                       fmt::format("{}: transaction {} has unknown state \"{}\"", db.path(), id, name));
   return *st;
 }
@@ -293,7 +297,7 @@ Status Store::Impl::add_event(TxnId id, State state, std::int64_t at_ms, std::st
 Result<std::string> Store::root_id() {
   DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT root_id FROM root WHERE id = 1"));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
-  if (!row) return store_error(path(), "corrupt", "the root row is missing");
+  if (!row) return store_error(path(), store::ErrorKind::Corrupt, "the root row is missing");
   return s.text(0);
 }
 
@@ -333,8 +337,8 @@ Result<std::vector<PluginRecord>> Store::plugins() {
 Status Store::register_plugin(const PluginRecord& record, bool replace) {
   DOT_TRY(impl_->writable());
   if (record.sha256.size() != 64 || !is_lower_hex(record.sha256))
-    return make_error(Code::Validation, "sha256", "the plugin digest must be 64 lowercase hex characters");
-  if (record.plugin_id.empty()) return make_error(Code::Validation, "plugin_id", "the plugin id is empty");
+    return make_error(store::ErrorKind::Sha256, "the plugin digest must be 64 lowercase hex characters");
+  if (record.plugin_id.empty()) return make_error(store::ErrorKind::PluginId, "the plugin id is empty");
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   {
@@ -342,7 +346,7 @@ Status Store::register_plugin(const PluginRecord& record, bool replace) {
     s.bind(1, record.plugin_id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && !replace)
-      return make_error(Code::Conflict, "registered",
+      return make_error(store::ErrorKind::Registered,
                         fmt::format("a plugin {} is already registered; replace it explicitly", s.text(0)));
   }
   DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
@@ -381,7 +385,7 @@ Status check_logs(const std::vector<LogRecord>& logs) {
     const LogRecord& l = logs[i];
     if (l.message.size() > 4096 || l.method.empty() ||
         !(l.level == "debug" || l.level == "info" || l.level == "warning" || l.level == "error"))
-      return make_error(Code::Validation, "log", fmt::format("log message {} has a bad level, method or size", i));
+      return make_error(store::ErrorKind::Log, fmt::format("log message {} has a bad level, method or size", i));
   }
   return {};
 }
@@ -400,16 +404,16 @@ Status insert_logs(detail::Db& db, TxnId id, const std::vector<LogRecord>& logs)
 // operation with an after digest, carrying that digest.
 Status check_streamed_files(const SealInput& in, const std::string& path) {
   if (!in.artifacts.empty())
-    return make_error(Code::ArtifactMismatch, "count", "a streamed plan carries its artifacts as files");
+    return make_error(store::ErrorKind::Count, "a streamed plan carries its artifacts as files");
   if (!in.files.empty() && !in.open_file)
-    return make_error(Code::Internal, "open_file", "a streamed plan's files need an opener");
+    return make_error(store::ErrorKind::OpenFile, "a streamed plan's files need an opener");
   DOT_TRY(detail::check_file_shapes(in.files, in.operations.size(), FileKind::Artifact, path));
   std::size_t next = 0;
   for (std::size_t i = 0; i < in.operations.size(); ++i) {
     const std::string& after = in.operations[i].after_sha256;
     const bool has_file = next < in.files.size() && in.files[next].index == i;
     if (after.empty() != !has_file || (has_file && in.files[next].sha256 != after))
-      return make_error(Code::ArtifactMismatch, "digest",
+      return make_error(store::ErrorKind::Digest,
                         fmt::format("operation {} and its artifact disagree (after digest \"{}\")", i, after));
     if (has_file) ++next;
   }
@@ -418,9 +422,8 @@ Status check_streamed_files(const SealInput& in, const std::string& path) {
 
 Status expect_state(const std::string& path, TxnId id, State actual, State wanted, std::string_view step) {
   if (actual == wanted) return {};
-  return make_error(Code::RecoveryRequired, "illegal_transition",
-                    fmt::format("{}: transaction {} is {}, {} needs {}", path, id, state_name(actual), step,
-                                state_name(wanted)));
+  return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} is {}, {} needs {}", path, id,
+                                                                     state_name(actual), step, state_name(wanted)));
 }
 
 }  // namespace
@@ -428,12 +431,12 @@ Status expect_state(const std::string& path, TxnId id, State actual, State wante
 Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::string_view document) {
   DOT_TRY(impl_->writable());
   if (proposal_id.size() != 64 || !is_lower_hex(proposal_id))
-    return make_error(Code::Validation, "proposal_id", "a proposal id is 64 lowercase hex characters");
+    return make_error(store::ErrorKind::ProposalId, "a proposal id is 64 lowercase hex characters");
   if (document.size() > kMaxProposalBytes)
-    return make_error(Code::Validation, "proposal_document",
+    return make_error(store::ErrorKind::ProposalDocument,
                       fmt::format("a proposal document of {} bytes is over {}", document.size(), kMaxProposalBytes));
   if (!document.empty() && sha256_hex(document) != proposal_id)
-    return make_error(Code::Validation, "proposal_document",
+    return make_error(store::ErrorKind::ProposalDocument,
                       fmt::format("the proposal document hashes to {}, not to the proposal id {}", sha256_hex(document),
                                   proposal_id));
   auto& db = impl_->db;
@@ -482,18 +485,18 @@ namespace {
 
 Status check_blob(const Blob& b, std::size_t slot, std::string_view what) {
   if (b.slot != slot)
-    return make_error(Code::ArtifactMismatch, "slot", fmt::format("{} {} is given for slot {}", what, slot, b.slot));
+    return make_error(store::ErrorKind::Slot, fmt::format("{} {} is given for slot {}", what, slot, b.slot));
   if (b.bytes.size() > kMaxBlobBytes)
-    return make_error(Code::ArtifactMismatch, "size",
+    return make_error(store::ErrorKind::Size,
                       fmt::format("{} {} has {} bytes, more than {}", what, slot, b.bytes.size(), kMaxBlobBytes));
   if (!b.exists) {
     if (!b.bytes.empty() || !b.sha256.empty())
-      return make_error(Code::ArtifactMismatch, "absent", fmt::format("{} {} is absent but carries bytes", what, slot));
+      return make_error(store::ErrorKind::Absent, fmt::format("{} {} is absent but carries bytes", what, slot));
     return {};
   }
   std::string digest = sha256_hex(b.bytes);
   if (digest != b.sha256)
-    return make_error(Code::ArtifactMismatch, "digest",
+    return make_error(store::ErrorKind::Digest,
                       fmt::format("{} {}: bytes hash to {}, not {}", what, slot, digest, b.sha256));
   return {};
 }
@@ -503,27 +506,26 @@ Status check_blob(const Blob& b, std::size_t slot, std::string_view what) {
 Status Store::seal(TxnId id, const SealInput& in) {
   DOT_TRY(impl_->writable());
   if (in.plan_id.size() != 64 || !is_lower_hex(in.plan_id))
-    return make_error(Code::Validation, "plan_id", "a plan id is 64 lowercase hex characters");
+    return make_error(store::ErrorKind::PlanId, "a plan id is 64 lowercase hex characters");
   if (in.proposal_id.size() != 64 || !is_lower_hex(in.proposal_id))
-    return make_error(Code::Validation, "proposal_id", "a proposal id is 64 lowercase hex characters");
+    return make_error(store::ErrorKind::ProposalId, "a proposal id is 64 lowercase hex characters");
   std::string digest = sha256_hex(in.canonical_plan);
   if (digest != in.plan_id)
-    return make_error(Code::Validation, "plan_id",
+    return make_error(store::ErrorKind::PlanId,
                       fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
   if (in.streamed) {
     DOT_TRY(check_streamed_files(in, path()));
   } else if (in.artifacts.size() != in.operations.size() || !in.files.empty()) {
-    return make_error(Code::ArtifactMismatch, "count",
+    return make_error(store::ErrorKind::Count,
                       fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
   }
   DOT_TRY(check_logs(in.logs));
   for (std::size_t i = 0; i < in.artifacts.size(); ++i) {
     if (!in.artifacts[i].exists)
-      return make_error(Code::ArtifactMismatch, "absent", fmt::format("artifact {} is marked absent", i));
+      return make_error(store::ErrorKind::Absent, fmt::format("artifact {} is marked absent", i));
     DOT_TRY(check_blob(in.artifacts[i], i, "artifact"));
     if (in.artifacts[i].sha256 != in.operations[i].after_sha256)
-      return make_error(Code::ArtifactMismatch, "digest",
-                        fmt::format("artifact {} is not operation {}'s after digest", i, i));
+      return make_error(store::ErrorKind::Digest, fmt::format("artifact {} is not operation {}'s after digest", i, i));
   }
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
@@ -534,7 +536,7 @@ Status Store::seal(TxnId id, const SealInput& in) {
     s.bind(1, in.plan_id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row)
-      return make_error(Code::Conflict, "duplicate_plan",
+      return make_error(store::ErrorKind::DuplicatePlan,
                         fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
   }
   std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
@@ -586,11 +588,11 @@ Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) 
   s.bind(1, id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row || s.i64(0) != static_cast<std::int64_t>(backups))
-    return make_error(Code::ArtifactMismatch, "count",
+    return make_error(store::ErrorKind::Count,
                       fmt::format("{} backups for transaction {} with {} operations", backups, id, row ? s.i64(0) : 0));
   // Each version keeps its backups where its loads look for them.
   if ((s.i64(1) != 0) != streamed)
-    return make_error(Code::Internal, "backup_kind",
+    return make_error(store::ErrorKind::BackupKind,
                       fmt::format("transaction {}: {} backups for a {} plan", id, streamed ? "streamed" : "inline",
                                   s.i64(1) != 0 ? "streamed" : "version-1"));
   return {};
@@ -630,7 +632,7 @@ Status Store::prepare_files(TxnId id, const std::vector<FileBlob>& backups, cons
   DOT_TRY(detail::check_file_shapes(backups, backups.size(), FileKind::Backup, who));
   for (std::size_t i = 0; i < backups.size(); ++i)
     if (backups[i].index != i)
-      return make_error(Code::ArtifactMismatch, "slot",
+      return make_error(store::ErrorKind::Slot,
                         fmt::format("{}: backup {} is given for operation {}", who, i, backups[i].index));
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_TRY(impl_->begin_prepare(id, backups.size(), true));
@@ -643,15 +645,15 @@ Status Store::prepare_files(TxnId id, const std::vector<FileBlob>& backups, cons
 Status Store::transition(TxnId id, State to, std::string_view code, std::string_view detail) {
   DOT_TRY(impl_->writable());
   if (to == State::Sealed || to == State::Prepared || to == State::Proposing)
-    return make_error(Code::Internal, "transition",
-                      fmt::format("{} is entered through its own call (begin_proposal, seal, prepare)", state_name(to)));
+    return make_error(
+        store::ErrorKind::Transition,
+        fmt::format("{} is entered through its own call (begin_proposal, seal, prepare)", state_name(to)));
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State from, impl_->state_of(id));
   if (!is_legal_transition(from, to))
-    return make_error(Code::RecoveryRequired, "illegal_transition",
-                      fmt::format("{}: transaction {} cannot go from {} to {}", path(), id, state_name(from),
-                                  state_name(to)));
+    return make_error(store::ErrorKind::IllegalTransition, fmt::format("{}: transaction {} cannot go from {} to {}",
+                                                                       path(), id, state_name(from), state_name(to)));
   if (from == State::Committed && to == State::Done) {
     // DONE means every effect the plan asked for succeeded.
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
@@ -659,11 +661,11 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
         "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row) return make_error(Code::RecoveryRequired, "no_plan", fmt::format("transaction {} has no plan row", id));
+    if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (!s.is_null(0) && s.i64(1) != s.i64(0))
-      return make_error(Code::RecoveryRequired, "effects_unfinished",
-                        fmt::format("transaction {}: {} of {} effects succeeded; DONE needs all", id, s.i64(1),
-                                    s.i64(0)));
+      return make_error(
+          store::ErrorKind::EffectsUnfinished,
+          fmt::format("transaction {}: {} of {} effects succeeded; DONE needs all", id, s.i64(1), s.i64(0)));
   }
   std::int64_t at = now_ms();
   {
@@ -763,13 +765,13 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
         "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row) return make_error(Code::RecoveryRequired, "no_plan", fmt::format("transaction {} has no plan row", id));
+    if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (s.is_null(0))
-      return make_error(Code::RecoveryRequired, "pre_capability",
+      return make_error(store::ErrorKind::PreCapability,
                         fmt::format("{}: a pre-capability plan has no effect ledger", row_name(id, s.text(1))));
     if (index >= s.i64(0))
-      return make_error(Code::RecoveryRequired, "effect_index",
-                        fmt::format("{}: effect {} of a plan with {} effects", row_name(id, s.text(1)), index, s.i64(0)));
+      return make_error(store::ErrorKind::EffectIndex, fmt::format("{}: effect {} of a plan with {} effects",
+                                                                   row_name(id, s.text(1)), index, s.i64(0)));
     plan_id = s.text(1);
   }
   {
@@ -779,8 +781,9 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.i64(0) != index)
-      return make_error(Code::RecoveryRequired, "effect_order",
-                        fmt::format("{}: effect {} before every earlier effect succeeded", row_name(id, plan_id), index));
+      return make_error(
+          store::ErrorKind::EffectOrder,
+          fmt::format("{}: effect {} before every earlier effect succeeded", row_name(id, plan_id), index));
   }
   EffectEntry e;
   e.index = index;
@@ -792,7 +795,7 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && s.text(0) == "SUCCEEDED")
-      return make_error(Code::RecoveryRequired, "effect_done",
+      return make_error(store::ErrorKind::EffectDone,
                         fmt::format("{}: effect {} already succeeded", row_name(id, plan_id), index));
     e.attempts = row ? static_cast<std::uint32_t>(s.i64(1)) + 1 : 1;
   }
@@ -812,7 +815,7 @@ Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, 
                             std::string_view detail) {
   DOT_TRY(impl_->writable());
   if (outcome == EffectState::Attempted)
-    return make_error(Code::Internal, "effect", "an effect finishes as SUCCEEDED or FAILED");
+    return make_error(store::ErrorKind::Effect, "an effect finishes as SUCCEEDED or FAILED");
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
@@ -822,7 +825,7 @@ Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, 
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.text(0) != "ATTEMPTED")
-      return make_error(Code::RecoveryRequired, "illegal_transition",
+      return make_error(store::ErrorKind::IllegalTransition,
                         fmt::format("{}: transaction {} effect {} is {}, not ATTEMPTED", path(), id, index,
                                     row ? s.text(0) : std::string("not attempted")));
   }

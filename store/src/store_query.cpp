@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
+#include "dot/store/error_kinds.h"
 #include "file_blobs.h"
 #include "store_impl.h"
 
@@ -18,7 +19,7 @@ Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s) {
   std::string name = s.text(1);
   auto st = state_from_name(name);
   if (!st)
-    return make_error(Code::RecoveryRequired, "state",
+    return make_error(store::ErrorKind::State,
                       fmt::format("{}: transaction {} has unknown state \"{}\"", db_path, t.id, name));
   t.state = *st;
   t.plan_id = s.text(2);
@@ -42,7 +43,7 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
     TxnId row = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), row);
     if (digits.empty() || digits[0] == '0' || ec != std::errc() || end != digits.data() + digits.size() || row <= 0)
-      return make_error(Code::NotFound, "id",
+      return make_error(store::ErrorKind::Id,
                         fmt::format("\"{}\" is not a transaction number ({}N, N from 1)", id_or_prefix, kRowIdPrefix));
     DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(row));
     return t.id;
@@ -50,7 +51,7 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
   std::string key(id_or_prefix);
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (key.size() < 8 || key.size() > 64 || !is_lower_hex(key))
-    return make_error(Code::NotFound, "id",
+    return make_error(store::ErrorKind::Id,
                       fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least 8 characters, "
                                   "or {}N",
                                   id_or_prefix, kRowIdPrefix));
@@ -76,7 +77,7 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
   }
   if (matches.size() == 1) return matches[0].id;
   if (matches.empty())
-    return make_error(Code::NotFound, "unknown", fmt::format("no plan or proposal with id \"{}\"", key));
+    return make_error(store::ErrorKind::Unknown, fmt::format("no plan or proposal with id \"{}\"", key));
   // Enough of each id to tell them apart, so the user can paste one.
   std::size_t shown = std::min<std::size_t>(64, std::max<std::size_t>(16, key.size() + 4));
   std::string candidates;
@@ -87,7 +88,7 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
                               (by_plan ? m.plan_id : m.proposal_id).substr(0, shown), m.state);
   }
   if (matches.size() > 5) candidates += ", ...";
-  return make_error(Code::NotFound, "ambiguous",
+  return make_error(store::ErrorKind::Ambiguous,
                     fmt::format("\"{}\" is a prefix of more than one id: {}", key, candidates));
 }
 
@@ -134,7 +135,7 @@ Result<TxnSummary> Store::summary(TxnId id) {
       "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
   s.bind(1, id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
-  if (!row) return make_error(Code::NotFound, "unknown", fmt::format("no transaction {}", id));
+  if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no transaction {}", id));
   return read_summary(path(), s);
 }
 
@@ -163,7 +164,7 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
     p.streamed = s.i64(3) != 0;
     std::string digest = sha256_hex(p.canonical_plan);
     if (digest != p.plan_id)
-      return make_error(Code::RecoveryRequired, "tampered",
+      return make_error(store::ErrorKind::Tampered,
                         fmt::format("{}: {}: the stored plan bytes hash to {}, not to the plan id", path(),
                                     row_name(p.id, p.plan_id), digest));
     out.push_back(std::move(p));
@@ -184,7 +185,7 @@ Result<std::vector<Event>> Store::events(TxnId id) {
     std::string name = s.text(1);
     auto st = state_from_name(name);
     if (!st)
-      return make_error(Code::RecoveryRequired, "state",
+      return make_error(store::ErrorKind::State,
                         fmt::format("{}: event {} has unknown state \"{}\"", path(), e.seq, name));
     e.state = *st;
     e.at_ms = s.i64(2);
@@ -209,8 +210,9 @@ Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
     std::string name = s.text(1);
     auto st = effect_state_from_name(name);
     if (!st)
-      return make_error(Code::RecoveryRequired, "effect_state",
-                        fmt::format("{}: transaction {} effect {} has unknown state \"{}\"", path(), id, e.index, name));
+      return make_error(
+          store::ErrorKind::EffectState,
+          fmt::format("{}: transaction {} effect {} has unknown state \"{}\"", path(), id, e.index, name));
     e.state = *st;
     e.idempotency_key = s.text(2);
     e.attempts = static_cast<std::uint32_t>(s.i64(3));
@@ -252,7 +254,7 @@ Result<TxnDetail> Store::detail(TxnId id) {
         "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row) return make_error(Code::NotFound, "unknown", fmt::format("no transaction {}", id));
+    if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no transaction {}", id));
     DOT_ASSIGN_OR_RETURN(d.summary, read_summary(path(), s));
     constexpr int k = kSummaryColumnCount;
     d.plugin_digest = s.text(k + 0);
@@ -302,16 +304,15 @@ Result<std::vector<Blob>> read_blobs(detail::Db& db, const char* sql, TxnId id, 
     b.sha256 = s.text(2);
     b.exists = with_presence ? s.i64(3) != 0 : true;
     if (b.slot != out.size())
-      return make_error(Code::RecoveryRequired, "tampered",
-                        fmt::format("{}: {} slot {} is missing", who, table, out.size()));
+      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} slot {} is missing", who, table, out.size()));
     if (b.exists) {
       std::string digest = sha256_hex(b.bytes);
       if (digest != b.sha256)
-        return make_error(Code::RecoveryRequired, "tampered",
+        return make_error(store::ErrorKind::Tampered,
                           fmt::format("{}: {} row for slot {} hashes to {}, not its stored {}", who, table, b.slot,
                                       digest, b.sha256));
     } else if (!b.bytes.empty() || !b.sha256.empty()) {
-      return make_error(Code::RecoveryRequired, "tampered",
+      return make_error(store::ErrorKind::Tampered,
                         fmt::format("{}: {} row for slot {} is absent but has bytes", who, table, b.slot));
     }
     out.push_back(std::move(b));
@@ -328,7 +329,7 @@ namespace {
 // with an after digest, carrying it; backups, once there, one per operation.
 Status load_streamed_files(detail::Db& db, SealedPlan& p, const std::string& who) {
   auto tampered = [&](std::string why) {
-    return make_error(Code::RecoveryRequired, "tampered", fmt::format("{}: {}", who, why));
+    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}", who, why));
   };
   DOT_ASSIGN_OR_RETURN(auto artifacts, detail::stored_files(db, p.id, FileKind::Artifact));
   DOT_ASSIGN_OR_RETURN(auto backups, detail::stored_files(db, p.id, FileKind::Backup));
@@ -362,13 +363,13 @@ Status Store::read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& 
     DOT_ASSIGN_OR_RETURN(detail::StreamedBlob got, detail::stream_blob(db, detail::file_table(kind), f.rowid, &out));
     if (got.length != f.blob.size || (f.blob.exists && got.sha256 != f.blob.sha256) ||
         (!f.blob.exists && got.length != 0))
-      return make_error(Code::RecoveryRequired, "tampered",
-                        fmt::format("{}: stored {} {} has {} bytes hashing to {}, not its {} bytes {}", who,
-                                    detail::file_kind_name(kind), index, got.length, got.sha256, f.blob.size,
-                                    f.blob.sha256));
+      return make_error(
+          store::ErrorKind::Tampered,
+          fmt::format("{}: stored {} {} has {} bytes hashing to {}, not its {} bytes {}", who,
+                      detail::file_kind_name(kind), index, got.length, got.sha256, f.blob.size, f.blob.sha256));
     return {};
   }
-  return make_error(Code::NotFound, "no_file",
+  return make_error(store::ErrorKind::NoFile,
                     fmt::format("{} has no stored {} for operation {}", who, detail::file_kind_name(kind), index));
 }
 
@@ -384,24 +385,24 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   p.proposal_id = t.proposal_id;
   p.effect_count = t.effect_count;
   if (t.state == State::Proposing || t.state == State::Abandoned)
-    return make_error(Code::NotFound, "not_sealed", fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
-  if (t.pruned)
-    return make_error(Code::NotFound, "pruned", fmt::format("{}: its blobs were pruned", who));
+    return make_error(store::ErrorKind::NotSealed,
+                      fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
+  if (t.pruned) return make_error(store::ErrorKind::Pruned, fmt::format("{}: its blobs were pruned", who));
   {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT canonical FROM plan WHERE txn_id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row) return make_error(Code::RecoveryRequired, "tampered", fmt::format("{}: the plan row is missing", who));
+    if (!row) return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan row is missing", who));
     p.canonical_plan = s.blob(0);
   }
   std::string digest = sha256_hex(p.canonical_plan);
   if (p.plan_id.size() != 64 || digest != p.plan_id)
-    return make_error(Code::RecoveryRequired, "tampered",
+    return make_error(store::ErrorKind::Tampered,
                       fmt::format("{}: the stored plan bytes hash to {}, not to the plan id", who, digest));
   DOT_ASSIGN_OR_RETURN(p.operations, read_operations(db, id));
   if (p.operations.size() != t.operation_count)
-    return make_error(Code::RecoveryRequired, "tampered",
-                      fmt::format("{}: {} operation rows for {} operations", who, p.operations.size(), t.operation_count));
+    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} operation rows for {} operations", who,
+                                                              p.operations.size(), t.operation_count));
   {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
                                             "WHERE plan.txn_id = ?1"));
@@ -414,14 +415,13 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   // each under the idempotency key derived from the plan id.
   DOT_ASSIGN_OR_RETURN(p.effects, effects(id));
   if (!p.effect_count && !p.effects.empty())
-    return make_error(Code::RecoveryRequired, "tampered",
-                      fmt::format("{}: a pre-capability plan has effect ledger rows", who));
+    return make_error(store::ErrorKind::Tampered, fmt::format("{}: a pre-capability plan has effect ledger rows", who));
   for (const auto& e : p.effects) {
     if (p.effect_count && e.index >= *p.effect_count)
-      return make_error(Code::RecoveryRequired, "tampered",
+      return make_error(store::ErrorKind::Tampered,
                         fmt::format("{}: ledger row for effect {} of {}", who, e.index, *p.effect_count));
     if (e.idempotency_key != effect_idempotency_key(p.plan_id, e.index))
-      return make_error(Code::RecoveryRequired, "tampered",
+      return make_error(store::ErrorKind::Tampered,
                         fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
   }
   if (p.streamed) {
@@ -431,16 +431,16 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   DOT_ASSIGN_OR_RETURN(p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot",
                                                id, false, "artifact", who));
   if (p.artifacts.size() != t.operation_count)
-    return make_error(Code::RecoveryRequired, "tampered",
+    return make_error(store::ErrorKind::Tampered,
                       fmt::format("{}: {} artifacts for {} operations", who, p.artifacts.size(), t.operation_count));
   for (std::size_t i = 0; i < p.artifacts.size(); ++i)
     if (p.artifacts[i].sha256 != p.operations[i].after_sha256)
-      return make_error(Code::RecoveryRequired, "tampered",
+      return make_error(store::ErrorKind::Tampered,
                         fmt::format("{}: artifact {} is not the operation's after digest", who, i));
   DOT_ASSIGN_OR_RETURN(p.backups, read_blobs(db,
       "SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1 ORDER BY slot", id, true, "backup", who));
   if (!p.backups.empty() && p.backups.size() != t.operation_count)
-    return make_error(Code::RecoveryRequired, "tampered",
+    return make_error(store::ErrorKind::Tampered,
                       fmt::format("{}: {} backups for {} operations", who, p.backups.size(), t.operation_count));
   return p;
 }

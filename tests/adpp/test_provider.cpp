@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "dot/adpp/frame.h"
+#include "dot/base/error_kinds.h"
 #include "dot/adpp/provider.h"
 #include "dot/adpp/sim_provider.h"
 
@@ -17,7 +18,7 @@ class ScriptedInput final : public ByteSource {
   explicit ScriptedInput(std::string bytes, std::size_t step = 1 << 20) : bytes_(std::move(bytes)), step_(step) {}
   Result<std::size_t> read(char* buf, std::size_t n) override {
     ++reads;
-    if (fail_reads) return make_error(Code::Io, "read", "injected read error");
+    if (fail_reads) return make_error(base::ErrorKind::Read, "injected read error");
     std::size_t k = std::min({n, step_, bytes_.size() - at_});
     if (k == 0 && hang_at_end) {
       ADD_FAILURE() << "the loop read again after a fatal frame error";
@@ -41,7 +42,7 @@ class CollectingOutput final : public ByteSink {
  public:
   Status write(std::string_view bytes) override {
     ++writes;
-    if (fail) return make_error(Code::Io, "write", "EPIPE");
+    if (fail) return make_error(base::ErrorKind::Write, "EPIPE");
     out.append(bytes);
     return {};
   }

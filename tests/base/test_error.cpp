@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "dot/base/error.h"
+#include "dot/base/error_kinds.h"
+#include "../common/test_error_kinds.h"
 #include "dot/base/jcs.h"
 #include "dot/base/result.h"
 
@@ -8,7 +10,7 @@ namespace dot {
 namespace {
 
 TEST(Error, LineHasCodeKindOffsetAndDetail) {
-  auto e = make_parse_error(Code::Validation, "duplicate_key", 17, "key \"a\" appears twice");
+  auto e = make_parse_error(base::ErrorKind::DuplicateKey, 17, "key \"a\" appears twice");
   EXPECT_EQ(e.line(), "DOT_E_VALIDATION: duplicate_key at byte 17: key \"a\" appears twice");
   EXPECT_EQ(e.json(),
             "{\"error\":{\"code\":\"DOT_E_VALIDATION\",\"kind\":\"duplicate_key\",\"offset\":17,"
@@ -16,7 +18,7 @@ TEST(Error, LineHasCodeKindOffsetAndDetail) {
 }
 
 TEST(Error, WithoutOffsetTheDetailStandsAlone) {
-  auto e = make_error(Code::Conflict, "locked", "the root /r is locked by another dot-core");
+  auto e = make_error(test::ErrorKind::Locked, "the root /r is locked by another dot-core");
   EXPECT_EQ(e.line(), "DOT_E_CONFLICT: the root /r is locked by another dot-core");
   EXPECT_EQ(e.json(), "{\"error\":{\"code\":\"DOT_E_CONFLICT\",\"kind\":\"locked\",\"detail\":\"the root /r is locked by another dot-core\"}}");
 }
@@ -38,7 +40,7 @@ TEST(Error, CodeNamesRoundTripAndAreStable) {
 }
 
 Result<int> half(int x) {
-  if (x % 2) return make_error(Code::Validation, "odd", "odd number");
+  if (x % 2) return make_error(test::ErrorKind::Odd, "odd number");
   return x / 2;
 }
 Result<int> quarter(int x) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dot/base/jcs.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/json.h"
 #include "jcs_internal.h"
 
@@ -24,7 +25,7 @@ std::string num(double d) {
 
 std::string canon(std::string_view text, Profile p = Profile::Rfc8785) {
   auto r = canonicalize_text(text, p);
-  if (!r.ok()) return "ERROR " + r.error().kind;
+  if (!r.ok()) return "ERROR " + std::string(r.error().kind.name());
   return *r;
 }
 
@@ -414,7 +415,7 @@ TEST(JcsCanonicalize, StreamedOutputMatchesAndRefusalsWriteNothing) {
       std::string_view(small.data(), small.size() - dot::json::kPadding), Profile::Rfc8785,
       [&calls](std::string_view) -> dot::Status {
         ++calls;
-        return dot::make_error(dot::Code::Io, "write", "sink closed");
+        return dot::make_error(dot::base::ErrorKind::Write, "sink closed");
       },
       {}, true, 1);
   ASSERT_FALSE(failed.ok());

@@ -30,7 +30,7 @@ Outcome outcome_of(std::string_view text, const ReadLimits& limits = {}) {
   }
   EXPECT_EQ(doc.error().code, Code::Validation);
   EXPECT_TRUE(doc.error().offset.has_value());
-  return {false, doc.error().kind, doc.error().offset.value_or(~0ull)};
+  return {false, std::string(doc.error().kind.name()), doc.error().offset.value_or(~0ull)};
 }
 
 #define EXPECT_REJECTS(text, want_kind, want_offset)            \

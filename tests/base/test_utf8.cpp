@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dot/base/error.h"
+#include "../common/test_error_kinds.h"
 #include "dot/base/json.h"
 #include "dot/base/utf8.h"
 
@@ -68,7 +69,7 @@ TEST(JsonString, AnyBytesMakeAJsonString) {
 }
 
 TEST(JsonString, AnErrorWithBytesThatAreNotUtf8IsStillJson) {
-  Error e = make_error(Code::Io, "open\xff", "cannot open /tmp/\xff\xfe: no such file");
+  Error e = make_error(test::ErrorKind::OpenInvalidUtf8, "cannot open /tmp/\xff\xfe: no such file");
   auto doc = json::parse(e.json());
   ASSERT_TRUE(doc.ok()) << doc.error().line() << ": " << e.json();
   EXPECT_EQ(doc->root().find("error")->find("detail")->as_string(), "cannot open /tmp/\xef\xbf\xbd\xef\xbf\xbd: no such file");

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
+#include "../common/test_error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/dpp/runtime.h"
 
@@ -41,10 +43,10 @@ std::string deep_path() {
 
 Status write_file(int dir, const char* name, const std::string& bytes) {
   dot::UniqueFd f(::openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!f) return dot::make_error(dot::Code::Io, "open", std::string("cannot create ") + name);
+  if (!f) return dot::make_error(dot::base::ErrorKind::Open, std::string("cannot create ") + name);
   for (std::size_t done = 0; done < bytes.size();) {
     ssize_t n = ::write(f.get(), bytes.data() + done, bytes.size() - done);
-    if (n <= 0) return dot::make_error(dot::Code::Io, "write", std::string("cannot write ") + name);
+    if (n <= 0) return dot::make_error(dot::base::ErrorKind::Write, std::string("cannot write ") + name);
     done += static_cast<std::size_t>(n);
   }
   return {};
@@ -54,16 +56,16 @@ Status write_file(int dir, const char* name, const std::string& bytes) {
 // than PATH_MAX).
 Status nest(const std::string& stage) {
   dot::UniqueFd cur(::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!cur) return dot::make_error(dot::Code::Io, "open", "cannot open the stage");
+  if (!cur) return dot::make_error(dot::base::ErrorKind::Open, "cannot open the stage");
   for (int i = 0; i < kLevels; ++i) {
-    if (::mkdirat(cur.get(), "n", 0700) != 0) return dot::make_error(dot::Code::Io, "mkdir", "cannot nest");
+    if (::mkdirat(cur.get(), "n", 0700) != 0) return dot::make_error(dot::test::ErrorKind::Mkdir, "cannot nest");
     DOT_TRY(write_file(cur.get(), "f", "level\n"));
     dot::UniqueFd next(::openat(cur.get(), "n", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!next) return dot::make_error(dot::Code::Io, "open", "cannot descend");
+    if (!next) return dot::make_error(dot::base::ErrorKind::Open, "cannot descend");
     cur = std::move(next);
   }
   DOT_TRY(write_file(cur.get(), "big", std::string(1 << 20, 'x')));
-  if (::mkdirat(cur.get(), "locked", 0) != 0) return dot::make_error(dot::Code::Io, "mkdir", "cannot make locked");
+  if (::mkdirat(cur.get(), "locked", 0) != 0) return dot::make_error(dot::test::ErrorKind::Mkdir, "cannot make locked");
   return {};
 }
 
@@ -81,10 +83,10 @@ class DeepPlugin final : public g::Plugin {
     }
     DOT_ASSIGN_OR_RETURN(g::Artifact a, g::write_staged_file(stage, "top.txt", "top\n"));
     DOT_TRY(nest(stage));
-    if (kAct == "fail") return dot::make_error(dot::Code::Io, "source", "the source went away");
+    if (kAct == "fail") return dot::make_error(dot::test::ErrorKind::Source, "the source went away");
     if (kAct == "hold") {
       dot::UniqueFd dir(::open(stage.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!dir) return dot::make_error(dot::Code::Io, "open", "cannot open the stage");
+      if (!dir) return dot::make_error(dot::base::ErrorKind::Open, "cannot open the stage");
       DOT_TRY(write_file(dir.get(), "ready", "ready\n"));
       const pid_t parent = ::getppid();
       for (int i = 0; i < 3000 && ::getppid() == parent; ++i) {

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "dot/base/byte_stream.h"
+#include "dot/base/error_kinds.h"
+#include "../common/test_error_kinds.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/runtime.h"
 #include "hostile.h"
@@ -123,7 +125,7 @@ class GeneralPlugin final : public g::Plugin {
     if (c == "target_folder") return one("folder");
     if (c == "bad_mode") return std::vector<g::Operation>{{"write", 0666, "a"}};
     if (c == "error_response") return one("a");  // answered with an error on the way out
-    if (c == "handler_error") return dot::make_error(dot::Code::Io, "source", "the source folder is gone");
+    if (c == "handler_error") return dot::make_error(dot::test::ErrorKind::Source, "the source folder is gone");
     if (c == "total_over_max") {
       std::vector<g::Operation> ops;
       for (int i = 0; i < 65; ++i) ops.push_back({"write", 0644, "f" + std::to_string(100 + i)});

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dot/base/sha256.h"
+#include "dot/base/error_kinds.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/host_session.h"
@@ -78,7 +79,7 @@ inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR
 // needed only until start() returns.
 inline Result<HostSession> start(const std::string& exe, HostSessionOptions o) {
   UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return make_error(Code::Io, "open", "cannot open " + exe);
+  if (!fd) return make_error(base::ErrorKind::Open, "cannot open " + exe);
   o.exec_fd = fd.get();
   return HostSession::start(std::move(o));
 }

@@ -15,6 +15,8 @@
 #include <set>
 
 #include "drive.h"
+#include "dot/base/error_kinds.h"
+#include "../common/test_error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
 #include "hostile.h"
@@ -75,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(All, Hostile, ::testing::ValuesIn(all_cases()),
 // catalogue's refusal, and the two exactly the same error.
 Error refusal_of_initialize(const std::string& exe, bool wait_until_dead, const std::string& stage) {
   UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return make_error(Code::Io, "open", "cannot open " + exe);
+  if (!fd) return make_error(base::ErrorKind::Open, "cannot open " + exe);
   HostSessionOptions o;
   o.exec_fd = fd.get();
   o.stage_dir = stage;
@@ -83,12 +85,12 @@ Error refusal_of_initialize(const std::string& exe, bool wait_until_dead, const 
   if (!s.ok()) return s.error();
   if (wait_until_dead) {
     UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, s->pid(), 0)));
-    if (!pidfd) return make_error(Code::Io, "pidfd_open", std::strerror(errno));
+    if (!pidfd) return make_error(test::ErrorKind::PidfdOpen, std::strerror(errno));
     pollfd p{pidfd.get(), POLLIN, 0};
-    if (::poll(&p, 1, 10'000) != 1) return make_error(Code::Internal, "test", "the plugin did not exit by itself");
+    if (::poll(&p, 1, 10'000) != 1) return make_error(test::ErrorKind::Test, "the plugin did not exit by itself");
   }
   auto echo = s->initialize(hello::initialize_params("audit", std::string(64, 'a')));
-  if (echo.ok()) return make_error(Code::Internal, "test", exe + " answered dot.initialize");
+  if (echo.ok()) return make_error(test::ErrorKind::Test, exe + " answered dot.initialize");
   return echo.error();
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "drive.h"
+#include "../common/test_error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
@@ -44,7 +45,7 @@ class TestPlugin : public Plugin {
   Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>& managed) override {
     seen_managed = managed;
     if (log_in_plan) log_status = ctx.log("info", "planning");
-    if (fail_plan) return make_error(Code::Io, "input", "cannot read the input");
+    if (fail_plan) return make_error(test::ErrorKind::Input, "cannot read the input");
     return std::vector<Operation>{{"write", 420, "a/b.txt"}};
   }
   Result<std::vector<Artifact>> materialize(Context&, const std::string& stage) override {
@@ -266,7 +267,7 @@ TEST(Runtime, AnErrorMessageIsValidUtf8AndBoundedWhateverTheHandlerSaid) {
     Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
       // Invalid UTF-8 first, then a multi-byte character straddling the
       // 4096-byte bound of the message.
-      return make_error(Code::Io, "input", "\xff\xfe " + std::string(5000, '\xc3') + "x");
+      return make_error(test::ErrorKind::Input, "\xff\xfe " + std::string(5000, '\xc3') + "x");
     }
   } p;
   auto r = run(p, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
@@ -326,7 +327,7 @@ TEST(Runtime, LogIsRefusedPastItsLimits) {
     Status initialize(Context& ctx, const InitializeParams&) override { return ctx.log("debug", "during initialize"); }
     Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>&) override {
       for (int i = 0; i < 999; ++i)
-        if (!ctx.log("debug", "x").ok()) return make_error(Code::Internal, "t", "log refused early");
+        if (!ctx.log("debug", "x").ok()) return make_error(test::ErrorKind::T, "log refused early");
       over = ctx.log("debug", "1001");
       bad_level = ctx.log("fatal", "x");
       big = ctx.log("info", std::string(4097, 'x'));

@@ -21,6 +21,9 @@ for f in bin/dot-core libexec/dot-core/dot-hello libexec/dot-core/dot-mirror sha
          share/doc/dot-core/spec/dpp-general.md share/doc/dot-core/spec/examples/dpp-general.to-plugin; do
   [ -f "$prefix/$f" ] || fail "not installed: $f"
 done
+# docs/errors.md is installed as built: the page and the tables of kinds generated from the code.
+grep -qF '## Kinds, layer by layer' "$prefix/share/doc/dot-core/errors.md" || fail "errors.md without its tables of kinds"
+grep -qF '| `duplicate_key` | DOT_E_VALIDATION |' "$prefix/share/doc/dot-core/errors.md" || fail "errors.md lacks base's kinds"
 for exe in bin/dot-core libexec/dot-core/dot-hello libexec/dot-core/dot-mirror; do
   ! readelf -d "$prefix/$exe" | grep -E 'RPATH|RUNPATH' || fail "$exe keeps an RPATH"
   if [ "$build_kind" != sanitized ]; then

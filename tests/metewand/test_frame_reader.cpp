@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dot/metewand/frame_reader.h"
+#include "dot/base/error_kinds.h"
 
 namespace dot::metewand {
 namespace {
@@ -290,7 +291,7 @@ class FailingSource final : public ByteSource {
   explicit FailingSource(std::string bytes) : bytes_(std::move(bytes)) {}
   Result<std::size_t> read(char* buffer, std::size_t capacity) override {
     ++reads;
-    if (pos_ == bytes_.size()) return make_error(Code::Io, "read", "cannot read the pipe: Input/output error");
+    if (pos_ == bytes_.size()) return make_error(base::ErrorKind::Read, "cannot read the pipe: Input/output error");
     std::size_t n = std::min(capacity, bytes_.size() - pos_);
     std::memcpy(buffer, bytes_.data() + pos_, n);
     pos_ += n;

@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "dot/base/sandbox.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/host_session.h"
@@ -44,7 +45,7 @@ Session drive_contained(const std::string& exe, const std::string& stage, std::s
   Session out;
   UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
-    out.status = make_error(Code::Io, "open", "cannot open " + exe);
+    out.status = make_error(base::ErrorKind::Open, "cannot open " + exe);
     return out;
   }
   dpp::HostSessionOptions o;

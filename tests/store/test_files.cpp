@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "helpers.h"
+#include "dot/base/error_kinds.h"
+#include "../common/test_error_kinds.h"
 
 namespace dot::store {
 namespace {
@@ -26,11 +28,11 @@ class Files {
     return [this](const FileBlob& b) -> Result<UniqueFd> {
       ++opened;
       UniqueFd fd(::memfd_create("file", MFD_CLOEXEC));
-      if (!fd) return make_error(Code::Io, "memfd", "memfd_create");
+      if (!fd) return make_error(test::ErrorKind::Memfd, "memfd_create");
       const std::string& s = bytes_.at(b.index);
       for (std::size_t done = 0; done < s.size();) {
         ssize_t n = ::write(fd.get(), s.data() + done, s.size() - done);
-        if (n <= 0) return make_error(Code::Io, "write", "memfd write");
+        if (n <= 0) return make_error(base::ErrorKind::Write, "memfd write");
         done += static_cast<std::size_t>(n);
       }
       ::lseek(fd.get(), 0, SEEK_SET);

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "dot/base/fd.h"
+#include "dot/base/error_kinds.h"
+#include "../../common/test_error_kinds.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/runtime.h"
 #include "hostile.h"
@@ -34,7 +36,7 @@ class Honest final : public general::Plugin {
   std::string id() const override { return std::string(kGeneralPluginId); }
   bool wants_log() const override { return log_; }
   Result<std::vector<general::Operation>> plan(general::Context& ctx, const std::vector<std::string>&) override {
-    if (fail_plan_) return make_error(Code::Io, "input", "the source folder /src is gone");
+    if (fail_plan_) return make_error(test::ErrorKind::Input, "the source folder /src is gone");
     if (ctx.log_negotiated()) DOT_TRY(ctx.log("info", "planning " + std::string(kPath)));
     return std::vector<general::Operation>{{"write", 0644, std::string(kPath)}};
   }
@@ -43,7 +45,7 @@ class Honest final : public general::Plugin {
     if (write_outside_) {
       // Beside the stage, in the folder that holds it: not a staged file.
       UniqueFd f(::open((stage + "/../escaped.txt").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-      if (!f) return make_error(Code::Io, "open", "cannot write beside the stage");
+      if (!f) return make_error(base::ErrorKind::Open, "cannot write beside the stage");
     }
     return std::vector<general::Artifact>{a};
   }
@@ -274,7 +276,7 @@ const Case kConformCases[] = {
     {"general_silent_on_parse_error",
      RUN(+[](Out& o) -> Status {
        if (o.body.find("\"code\":-32700") != std::string::npos)
-         return make_error(Code::Io, "write", "the parse error is not answered");
+         return make_error(base::ErrorKind::Write, "the parse error is not answered");
        return o.honest();
      }),
      Code::Protocol, "eof", "without", false},

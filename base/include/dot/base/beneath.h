@@ -25,7 +25,7 @@
 namespace dot::beneath {
 
 // "ENOENT", "EIO"...: the kind used for errno-carrying errors.
-std::string errno_kind(int err);
+Kind errno_kind(int err);
 // An Error for a failed system call on `what`: PathEscape for ELOOP/EXDEV,
 // otherwise Code::Io; the detail names the call, the path and strerror.
 Error errno_error(int err, std::string_view call, std::string_view what);

@@ -98,7 +98,7 @@ struct SandboxLimits {
 // Not for a SIGKILL the host sent itself (deadline, interrupt): the caller
 // knows that one better.
 struct SignalDeath {
-  std::string kind;    // see above
+  Kind kind;           // see above (rows of base/error_kinds.h)
   std::string signal;  // "SIGSYS (signal 31)"
   std::string cause;   // "seccomp blocked a system call ... (process containment, seccomp layer)"
 };

@@ -12,12 +12,13 @@
 #include <string_view>
 
 #include "dot/base/error.h"
+#include "dot/metewand/error_kinds.h"
 
 namespace dot::metewand {
 
 // The Metewand kind of a rejection of `input` by the strict reader or the
 // metewand profile; kinds that are not value rejections (too_large, i/o)
 // are returned unchanged.
-std::string canonical_json_kind(const Error& error, std::string_view input);
+Kind canonical_json_kind(const Error& error, std::string_view input);
 
 }  // namespace dot::metewand

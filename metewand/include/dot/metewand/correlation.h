@@ -10,6 +10,7 @@
 
 #include "dot/base/error.h"
 #include "dot/base/json.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 
 namespace dot::metewand {
@@ -26,6 +27,8 @@ struct CorrelationError {
   std::string expected;
   std::string actual;
 
+  // This error's row of metewand/error_kinds.h; name() is its name.
+  ErrorKind error_kind() const noexcept;
   std::string_view name() const noexcept;
   std::string message() const;
   Error to_error() const;  // Code::Protocol, kind = name()

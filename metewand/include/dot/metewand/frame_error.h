@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "dot/base/error.h"
+#include "dot/metewand/error_kinds.h"
 
 namespace dot::metewand {
 
@@ -38,6 +39,8 @@ struct FrameError {
   Code io_code = Code::Io;
 
   // "Io", "LineTooLong", ... exactly the variant names of the contract.
+  // This error's row of metewand/error_kinds.h; name() is its name.
+  ErrorKind error_kind() const noexcept;
   std::string_view name() const noexcept;
   // One sentence for humans, starting with nothing but the facts.
   std::string message() const;

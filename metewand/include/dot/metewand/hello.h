@@ -15,6 +15,7 @@
 #include "dot/base/error.h"
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/message.h"
 
@@ -100,6 +101,8 @@ struct HandshakeError {
   std::optional<Capability> capability;
   WorkerRole role = WorkerRole::Implementation;
 
+  // This error's row of metewand/error_kinds.h; name() is its name.
+  ErrorKind error_kind() const noexcept;
   std::string_view name() const noexcept;
   std::string message() const;
   Error to_error() const;  // Code::PluginIdentity, kind = name()

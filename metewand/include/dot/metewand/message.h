@@ -10,6 +10,7 @@
 
 #include "dot/base/error.h"
 #include "dot/base/jcs.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 
 namespace dot::metewand {
@@ -25,6 +26,8 @@ struct MessageError {
   std::optional<std::uint64_t> offset;  // InvalidMessage: offset in the line, when known
   std::size_t limit = 0;                // LineTooLong
 
+  // This error's row of metewand/error_kinds.h; name() is its name.
+  ErrorKind error_kind() const noexcept;
   std::string_view name() const noexcept;
   std::string message() const;
   Error to_error() const;  // Code::Protocol, kind = name()

@@ -29,6 +29,7 @@
 #include "dot/base/process.h"
 #include "dot/base/stream_capture.h"
 #include "dot/metewand/correlation.h"
+#include "dot/metewand/error_kinds.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/frame_error.h"
 #include "dot/metewand/frame_reader.h"
@@ -113,6 +114,8 @@ struct SessionError {
   // ("Timeout", "ProtocolClosed", "UnsuccessfulExit", "Spawn", "Io",
   // "InvalidRole", "CapabilityNotSelected", "NotNegotiated").
   std::string name() const;
+  // The row behind name(): the variant's, the failure code's or the session's own.
+  ErrorKind error_kind() const;
   std::string message() const;
   // kind = name(), detail = "<name>: <message> (phase P)"; codes: Timeout ->
   // DOT_E_TIMEOUT, Handshake -> DOT_E_PLUGIN_IDENTITY, Spawn -> DOT_E_IO,

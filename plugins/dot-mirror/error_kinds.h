@@ -1,0 +1,27 @@
+#pragma once
+// The error kinds of the dot-mirror plugin beyond the DPP layer's (its
+// negotiated-limit refusals use dpp/error_kinds.h). docs/errors.md is
+// generated from this table with the others.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "dot/base/error.h"
+
+namespace dot::mirror {
+
+enum class ErrorKind : std::uint8_t { InvalidPlan, SourceChanged };
+
+inline constexpr auto kErrorKinds = std::to_array<KindRow>({
+    {"invalid_plan", Code::Internal, "dot.materialize was sent a plan dot-mirror did not propose (a bug of the host)",
+     "docs/spec/dpp-general.md, Materialize and validate"},
+    {"source_changed", Code::ArtifactMismatch, "a source file changed between dot.plan and dot.materialize",
+     "docs/user-guide.md, dot-mirror"},
+});
+
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SourceChanged) + 1, "one row per kind");
+
+constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+
+}  // namespace dot::mirror
