@@ -95,7 +95,8 @@ struct HostSession::Impl {
   // Output the plugin wrote before it was asked (the reader holds none after
   // a valid frame, so any byte that is already readable is unsolicited).
   Status check_unsolicited() {
-    Error unsolicited = protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+    Error unsolicited =
+        protocol("unsolicited", fmt::format("the plugin wrote output before it was sent {}", waiting_for));
     if (reader.buffered() != 0) return unsolicited;
     if (!child.output_waiting()) return {};
     char buf[4096];
