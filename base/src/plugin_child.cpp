@@ -41,10 +41,8 @@ bool reader_gone(int fd) noexcept {
 
 Result<PluginChild> PluginChild::spawn(PluginChildOptions o) {
   PluginChild c;
-  if (o.sweep_orphans) {
-    DOT_ASSIGN_OR_RETURN(OrphanSweep sweep, OrphanSweep::begin());
-    c.sweep_.emplace(std::move(sweep));
-  }
+  if (o.sweep_orphans) DOT_TRY(become_child_subreaper());
+  c.sweep_ = o.sweep_orphans;
   // The protocol streams keep the names their hosts always gave them.
   c.input_what_ = o.protocol_fds ? std::string("the request stream") : fmt::format("{}'s stdin", o.name);
   c.output_what_ = o.protocol_fds ? std::string("the protocol stream") : fmt::format("{}'s stdout", o.name);
@@ -87,9 +85,7 @@ PluginChild::PluginChild(PluginChild&& o) noexcept
     : child_(std::move(o.child_)), input_(std::move(o.input_)), output_(std::move(o.output_)),
       err_(std::move(o.err_)), out_(std::move(o.out_)), input_what_(std::move(o.input_what_)),
       output_what_(std::move(o.output_what_)), deadline_(o.deadline_), cap_(o.cap_), output_total_(o.output_total_),
-      output_ended_(o.output_ended_), killed_(std::exchange(o.killed_, true)) {
-  if (o.sweep_) sweep_.emplace(std::move(*o.sweep_));
-  o.sweep_.reset();
+      output_ended_(o.output_ended_), sweep_(o.sweep_), killed_(std::exchange(o.killed_, true)) {
   point_captures();
 }
 
@@ -101,9 +97,7 @@ PluginChild& PluginChild::operator=(PluginChild&& o) noexcept {
   output_ = std::move(o.output_);
   err_ = std::move(o.err_);
   out_ = std::move(o.out_);
-  sweep_.reset();
-  if (o.sweep_) sweep_.emplace(std::move(*o.sweep_));
-  o.sweep_.reset();
+  sweep_ = o.sweep_;
   input_what_ = std::move(o.input_what_);
   output_what_ = std::move(o.output_what_);
   deadline_ = o.deadline_;
@@ -202,10 +196,10 @@ std::optional<ExitStatus> PluginChild::wait_exit() {
 std::size_t PluginChild::kill_survivors() {
   // Everything the child left behind was re-parented to us when it exited:
   // running leftovers (a setsid grandchild holding the output open, too).
-  std::size_t survivors = sweep_ ? sweep_->sweep() : 0;
+  std::size_t survivors = sweep_ ? kill_orphans() : 0;
   if (child_.group_alive()) {
     child_.kill_group();
-    if (sweep_) survivors += sweep_->sweep();
+    if (sweep_) survivors += kill_orphans();
     ++survivors;
   }
   return survivors;
@@ -216,7 +210,7 @@ void PluginChild::kill_all(std::chrono::milliseconds log_grace) noexcept {
   killed_ = true;
   if (child_.pid() > 0) {
     child_.kill_and_reap();
-    if (sweep_) sweep_->sweep();
+    if (sweep_) kill_orphans();
     child_.kill_group();
   }
   input_.reset();

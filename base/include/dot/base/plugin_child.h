@@ -36,7 +36,6 @@
 
 #include "dot/base/deadline.h"
 #include "dot/base/fd.h"
-#include "dot/base/orphan_sweep.h"
 #include "dot/base/pipe_io.h"
 #include "dot/base/process.h"
 #include "dot/base/result.h"
@@ -65,8 +64,10 @@ struct PluginChildOptions {
   // The input pipe holds one page, so write_paced() can wait, without
   // polling on a timer, until the child has read each byte.
   bool paced_input = false;
-  // Become a child subreaper before the spawn and sweep orphans in kill_all()
-  // and at the end (OrphanSweep): a setsid grandchild is killed too.
+  // Become a child subreaper before the spawn (become_child_subreaper) and
+  // kill and reap every orphan in kill_survivors() and kill_all(), which the
+  // destructor runs: a setsid grandchild is killed too. The subreaper flag
+  // stays set, as with OrphanSweep.
   bool sweep_orphans = false;
 };
 
@@ -155,12 +156,12 @@ class PluginChild {
   StreamCapture err_, out_;
   StreamCapture* captures_[2] = {nullptr, nullptr};
   std::size_t ncaptures_ = 0;
-  std::optional<OrphanSweep> sweep_;
   std::string input_what_, output_what_;  // the protocol streams' names in errors
   Deadline deadline_{};
   std::uint64_t cap_ = 0;
   std::uint64_t output_total_ = 0;
   bool output_ended_ = false;
+  bool sweep_ = false;  // kill_orphans() in kill_survivors() and kill_all()
   bool killed_ = false;
 };
 
