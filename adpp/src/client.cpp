@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "dot/base/path_search.h"
-#include "dot/base/pipe_io.h"
 
 extern char** environ;
 
@@ -16,15 +15,25 @@ namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
-Error timeout_error(std::string_view what) {
-  return make_error(adpp::ErrorKind::Timeout, fmt::format("no {} before the deadline", what));
+Error no_before_deadline(std::string_view what) {
+  return timeout_error(fmt::format("no {} before the deadline", what));
 }
 
 }  // namespace
 
 Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& argv, const LaunchOptions& options) {
+  return launch(argv, options, false);
+}
+
+Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& argv, const LaunchOptions& options,
+                                                bool sweep_orphans) {
   if (argv.empty()) return make_error(adpp::ErrorKind::Spawn, "no provider command given");
-  SpawnOptions so;
+  PluginChildOptions co;
+  co.name = "the provider";
+  co.stderr_cap = options.stderr_keep;
+  co.stderr_keep = StreamCapture::Keep::Last;
+  co.sweep_orphans = sweep_orphans;
+  SpawnOptions& so = co.spawn;
   so.argv = argv;
   DOT_ASSIGN_OR_RETURN(so.path, find_executable(argv[0]));
   if (options.env) {
@@ -34,19 +43,17 @@ Result<ProviderProcess> ProviderProcess::launch(const std::vector<std::string>& 
   }
   so.cwd = options.cwd;
   ProviderProcess p;
-  DOT_ASSIGN_OR_RETURN(p.child_, spawn(so));
-  p.stderr_ = StreamCapture(std::move(p.child_.stderr_fd()), options.stderr_keep, StreamCapture::Keep::Last,
-                            "the provider's stderr");
+  DOT_ASSIGN_OR_RETURN(p.child_, PluginChild::spawn(std::move(co)));
   return p;
 }
 
 Status ProviderProcess::write(std::string_view bytes, Clock::time_point deadline) {
-  if (!child_.stdin_fd()) return make_error(adpp::ErrorKind::Closed, "the provider's stdin is already closed");
-  StreamCapture* logs[] = {&stderr_};
-  Status w = write_before(child_.stdin_fd().get(), bytes, deadline, logs, "the provider's stdin");
+  if (!child_.input_open()) return make_error(adpp::ErrorKind::Closed, "the provider's stdin is already closed");
+  child_.set_deadline(deadline);
+  Status w = child_.write(bytes);
   if (w.ok()) return w;
   const Error& e = w.error();
-  if (e.code == Code::Timeout) return timeout_error("room in the provider's stdin");
+  if (e.code == Code::Timeout) return no_before_deadline("room in the provider's stdin");
   if (e.is(base::ErrorKind::Closed)) return make_error(adpp::ErrorKind::Closed, "the provider closed its stdin");
   return w;
 }
@@ -57,22 +64,20 @@ Status ProviderProcess::send(const pb::Request& request, Clock::time_point deadl
 }
 
 Result<bool> ProviderProcess::pump(Clock::time_point deadline, Want want) {
-  StreamCapture* logs[] = {&stderr_};
+  child_.set_deadline(deadline);
   for (;;) {
-    if (want == Want::Eof && stdout_eof_) return true;
     // A provider flooding stdout has said enough: stop buffering it.
     if (want == Want::Eof && reader_.buffered() > 2 * std::size_t{kMaxFrameBytes}) return true;
     if (want == Want::Frame && (reader_.missing() == 0 || reader_.broken())) return true;
-    if (stdout_eof_) return true;
+    if (child_.output_ended()) return true;
     std::size_t want_bytes = std::max(reader_.missing(), kReadChunk);
     char* area = reader_.prepare(want_bytes);
-    auto n = read_before(child_.stdout_fd().get(), area, want_bytes, deadline, logs, "the provider's stdout");
+    auto n = child_.read(area, want_bytes);
     if (!n.ok()) {
       if (n.error().code == Code::Timeout) return false;
       return std::move(n).error();
     }
-    if (*n == 0) stdout_eof_ = true;
-    else reader_.commit(*n);
+    if (*n != 0) reader_.commit(*n);
   }
 }
 
@@ -85,7 +90,7 @@ Result<pb::Response> ProviderProcess::read_response(Clock::time_point deadline) 
       DOT_TRY(parse_payload((*frame)->payload, response, (*frame)->offset, "ADPP Response"));
       return response;
     }
-    if (stdout_eof_) {
+    if (child_.output_ended()) {
       Status end = reader_.finish();
       if (!end.ok()) {
         Error e = std::move(end).error();
@@ -95,33 +100,28 @@ Result<pb::Response> ProviderProcess::read_response(Clock::time_point deadline) 
       return make_error(adpp::ErrorKind::Closed, "the provider closed stdout without answering");
     }
     DOT_ASSIGN_OR_RETURN(bool ready, pump(deadline, Want::Frame));
-    if (!ready) return timeout_error("complete response");
+    if (!ready) return no_before_deadline("complete response");
   }
 }
 
 Result<std::size_t> ProviderProcess::read_to_eof(Clock::time_point deadline) {
   DOT_ASSIGN_OR_RETURN(bool done, pump(deadline, Want::Eof));
-  if (!done) return timeout_error("end of the provider's stdout");
+  if (!done) return no_before_deadline("end of the provider's stdout");
   return reader_.buffered();
 }
 
 std::optional<ExitStatus> ProviderProcess::wait_exit(Clock::time_point deadline) {
-  // Keep draining stderr while waiting: a provider blocked writing
-  // diagnostics would otherwise never exit.
-  for (;;) {
-    stderr_.drain();
-    auto step = std::min(deadline, Clock::now() + std::chrono::milliseconds(20));
-    if (auto s = child_.wait_until(step)) return s;
-    if (Clock::now() >= deadline) return std::nullopt;
-  }
+  // stderr is drained while waiting: a provider blocked writing diagnostics
+  // would otherwise never exit.
+  child_.set_deadline(deadline);
+  return child_.wait_exit();
 }
 
 Result<Client> Client::launch(const std::vector<std::string>& argv, const ClientOptions& options) {
   // A subreaper before the provider starts: whatever it forks and abandons
   // comes back to us to be killed, never to init.
-  DOT_ASSIGN_OR_RETURN(OrphanSweep sweep, OrphanSweep::begin());
-  DOT_ASSIGN_OR_RETURN(ProviderProcess p, ProviderProcess::launch(argv, options.launch));
-  return Client(std::move(sweep), std::move(p), options);
+  DOT_ASSIGN_OR_RETURN(ProviderProcess p, ProviderProcess::launch(argv, options.launch, true));
+  return Client(std::move(p), options);
 }
 
 Status check_hello_metadata(const pb::HelloResponse& hello) {
@@ -204,9 +204,9 @@ Result<ExitStatus> Client::shutdown() {
   process_.close_stdin();
   auto status = process_.wait_exit(Clock::now() + options_.request_timeout);
   // Any descendants left in its group, then those that left the group.
-  process_.kill_and_reap();
-  sweep_.sweep();
-  if (!status) return timeout_error("exit after stdin was closed");
+  process_.child_.kill_and_reap();
+  process_.child_.kill_survivors();
+  if (!status) return no_before_deadline("exit after stdin was closed");
   return *status;
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -24,12 +25,14 @@ int poll_timeout_ms(Deadline deadline) noexcept {
   return static_cast<int>(std::min<long long>(ms, 60'000));
 }
 
+Error timeout_error(std::string detail) { return make_error(base::ErrorKind::Timeout, std::move(detail)); }
+
 namespace {
 
 constexpr std::size_t kMaxLogs = 4;
 
-Error timeout_error(std::string_view what) {
-  return make_error(base::ErrorKind::Timeout, fmt::format("no {} before the deadline", what));
+Error no_before_deadline(std::string_view what) {
+  return timeout_error(fmt::format("no {} before the deadline", what));
 }
 
 Status check_limits(Captures logs) {
@@ -114,7 +117,7 @@ Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline dea
   set_nonblocking(fd, true);
   // Nothing is taken after the deadline, even what is already there: one
   // verdict for a late peer whatever the scheduling.
-  if (std::chrono::steady_clock::now() >= deadline) return timeout_error(what);
+  if (std::chrono::steady_clock::now() >= deadline) return no_before_deadline(what);
   for (;;) {
     ssize_t n = ::read(fd, buf, max);
     if (n >= 0) return static_cast<std::size_t>(n);
@@ -122,14 +125,15 @@ Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline dea
     if (errno != EAGAIN && errno != EWOULDBLOCK)
       return make_error(base::ErrorKind::Read, fmt::format("cannot read {}: {}", what, std::strerror(errno)));
     DOT_ASSIGN_OR_RETURN(bool ready, wait_ready(fd, POLLIN, deadline, logs));
-    if (!ready) return timeout_error(what);
+    if (!ready) return no_before_deadline(what);
   }
 }
 
 Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures logs,
                     std::string_view what) {
   set_nonblocking(fd, true);
-  if (!bytes.empty() && std::chrono::steady_clock::now() >= deadline) return timeout_error(fmt::format("room in {}", what));
+  if (!bytes.empty() && std::chrono::steady_clock::now() >= deadline)
+    return no_before_deadline(fmt::format("room in {}", what));
   while (!bytes.empty()) {
     ssize_t n = write_no_sigpipe(fd, bytes.data(), bytes.size());
     if (n >= 0) {
@@ -143,7 +147,7 @@ Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures 
       return make_error(base::ErrorKind::Write, fmt::format("cannot write {}: {}", what, std::strerror(errno)));
     // The pipe is full: wait for room (draining the logs meanwhile).
     DOT_ASSIGN_OR_RETURN(bool ready, wait_ready(fd, POLLOUT, deadline, logs));
-    if (!ready) return timeout_error(fmt::format("room in {}", what));
+    if (!ready) return no_before_deadline(fmt::format("room in {}", what));
   }
   return {};
 }

@@ -1,21 +1,11 @@
 #include "dot/dpp/host_session.h"
 #include "dot/dpp/error_kinds.h"
 
-#include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <optional>
-#include <thread>
-
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
-#include "dot/base/pipe_io.h"
+#include "dot/base/plugin_child.h"
 
 #include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
@@ -47,15 +37,11 @@ struct HostSession::Impl {
   explicit Impl(HostSessionOptions o) : opts(std::move(o)) {}
 
   HostSessionOptions opts;
-  ChildProcess child;
-  Clock::time_point deadline;
+  // The process, its pipes and the session deadline. Its stderr keeps the
+  // first stderr_cap bytes; one more fails the session.
+  PluginChild child;
   Phase phase = Phase::Initialize;
   std::optional<Error> failure;
-  StreamCapture err;  // the first stderr_cap bytes; one more fails the session
-  StreamCapture* captures[1] = {&err};
-  bool stdout_eof = false;
-  bool killed = false;
-  std::uint64_t stdout_total = 0;
   Stdout source{*this};
   FrameReader reader{source, opts.limits.max_frame_bytes};
   std::string waiting_for = "dot.initialize";
@@ -67,35 +53,22 @@ struct HostSession::Impl {
   bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
-    return make_error(dpp::ErrorKind::Timeout,
-                      fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its process "
-                                  "group with SIGKILL",
-                                  opts.limits.deadline.count(), waiting_for));
+    return timeout_error(fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its "
+                                     "process group with SIGKILL",
+                                     opts.limits.deadline.count(), waiting_for));
   }
-
-  // How long a plugin whose stdout or stdin just closed gets to finish dying:
-  // the kernel closes a dying process's descriptors a moment before it can be
-  // reaped, and the exit status is what tells a seccomp kill from a plugin
-  // that merely stopped talking.
-  static constexpr std::chrono::milliseconds kDeathGrace{200};
 
   // The failure as the plugin's death by a signal, when that is what it was:
   // the signal (and the layer that sent it) explains more than the closed pipe
   // it left behind. Deadline and host errors are the host's own doing.
   Error attribute_death(Error e) {
-    if (e.code == Code::Timeout || e.code == Code::Internal || child.pid() <= 0 || killed) return e;
-    std::optional<ExitStatus> status;
-    if (child.reaped()) {
-      status = child.try_wait();
-    } else if (e.is(dpp::ErrorKind::Eof) || e.is(dpp::ErrorKind::EarlyEof)) {
-      status = child.wait_until(std::min(deadline, Clock::now() + kDeathGrace));
-    } else {
-      status = child.try_wait();
-    }
-    if (!status || status->signal == 0) return e;
-    SignalDeath d = explain_signal_death(*status, opts.containment ? &*opts.containment : nullptr);
-    return make_error(d.kind, fmt::format("the plugin was killed by {} while core waited for {}: {}", d.signal,
-                                          waiting_for, d.cause));
+    if (e.code == Code::Timeout || e.code == Code::Internal) return e;
+    auto d = child.signal_death(e.is(dpp::ErrorKind::Eof) || e.is(dpp::ErrorKind::EarlyEof),
+                                opts.containment ? &*opts.containment : nullptr);
+    if (!d) return e;
+    return make_error(d->kind,
+                      fmt::format("the plugin was killed by {} while core waited for {}: {}", d->signal, waiting_for,
+                                  d->cause));
   }
 
   Error stderr_limit() {
@@ -112,102 +85,42 @@ struct HostSession::Impl {
   }
 
   Result<std::size_t> read_stdout(char* buf, std::size_t max) {
-    if (stdout_eof) return std::size_t{0};
-    // Reading one byte past the cap proves the overflow.
-    std::size_t allowed = opts.limits.stdout_cap + 1 - std::min<std::uint64_t>(stdout_total, opts.limits.stdout_cap);
-    max = std::min(max, allowed);
-    auto n = read_before(child.stdout_fd().get(), buf, max, deadline, captures, "the plugin's stdout");
+    auto n = child.read(buf, max);
     if (!n.ok()) return local(std::move(n).error());
-    if (*n == 0) {
-      stdout_eof = true;
-      return std::size_t{0};
-    }
-    stdout_total += *n;
-    if (stdout_total > opts.limits.stdout_cap)
-      return protocol(dpp::ErrorKind::StdoutLimit,
-                      fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
-    return *n;
+    if (child.over_output_cap())
+      return protocol(dpp::ErrorKind::StdoutLimit, fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
+    return n;
   }
 
   // Output the plugin wrote before it was asked (the reader holds none after
   // a valid frame, so any byte that is already readable is unsolicited).
   Status check_unsolicited() {
-    if (reader.buffered() != 0)
-      return protocol(dpp::ErrorKind::Unsolicited,
-                      fmt::format("the plugin wrote output before it was sent {}", waiting_for));
-    if (stdout_eof || !child.stdout_fd()) return {};
-    if (readable_now(child.stdout_fd().get())) {
-      char c;
-      ssize_t n = ::read(child.stdout_fd().get(), &c, 1);
-      if (n == 1) {
-        ++stdout_total;
-        return protocol(dpp::ErrorKind::Unsolicited,
-                        fmt::format("the plugin wrote output before it was sent {}", waiting_for));
-      }
-      if (n == 0) stdout_eof = true;
-    }
+    Error unsolicited =
+        protocol(dpp::ErrorKind::Unsolicited, fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+    if (reader.buffered() != 0) return unsolicited;
+    if (!child.output_waiting()) return {};
+    char buf[4096];
+    auto n = child.read_now(buf, sizeof buf);
+    if (n.ok() && *n > 0) return unsolicited;
     return {};
   }
 
+  // Each request whole, or (conformance) one byte at a time, each once the
+  // plugin has read the one before.
   Status write_stdin(std::string_view bytes) {
-    if (!opts.bytewise) {
-      DOT_TRY(write_piece(bytes));
-      return {};
-    }
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      DOT_ASSIGN_OR_RETURN(bool reading, write_piece(bytes.substr(i, 1)));
-      if (!reading) return {};
-      DOT_TRY(wait_read());
-    }
-    return {};
-  }
-
-  // Until the plugin has read everything written so far (what is still in
-  // the pipe, FIONREAD on our end), exited, or the deadline passed. Polled
-  // finely: a whole request is delivered this way.
-  Status wait_read() {
-    const int fd = child.stdin_fd().get();
-    for (;;) {
-      int pending = 0;
-      if (::ioctl(fd, FIONREAD, &pending) != 0 || pending <= 0) return {};
-      if (Clock::now() >= deadline) return timeout();
-      for (StreamCapture* c : captures)
-        if (c->open()) c->drain();
-      if (err.over_limit()) return stderr_limit();
-      // A pidfd is readable once the process exited: the rest stays unread.
-      if (child.pidfd() >= 0 && readable_now(child.pidfd())) return {};
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
-
-  // Whether the plugin still reads its stdin.
-  Result<bool> write_piece(std::string_view bytes) {
-    Status w = write_before(child.stdin_fd().get(), bytes, deadline, captures, "the plugin's stdin");
+    Status w = opts.bytewise ? child.write_paced(bytes) : child.write(bytes);
     // The plugin no longer reads its stdin (it closed it, or it exited).
     // Whether the write or the plugin's exit came first is a race; the
     // verdict must not be. So a refused write is not a verdict: the caller
     // reads what the plugin left on stdout exactly as after a delivered
     // request (an answer, garbage, or EOF followed by its exit status).
-    if (w.ok()) return true;
-    if (w.error().is(base::ErrorKind::Closed)) return false;
+    if (w.ok() || w.error().is(base::ErrorKind::Closed)) return {};
     return local(std::move(w).error());
   }
 
   // Kills the group, reaps it and every orphan, collects what stderr still
   // holds. Safe to call more than once.
-  void kill_all() noexcept {
-    if (killed) return;
-    killed = true;
-    if (child.pid() > 0) {
-      child.kill_and_reap();
-      kill_orphans();
-      child.kill_group();
-    }
-    child.stdin_fd().reset();
-    if (!err.over_limit()) err.drain();
-    err.close();
-    child.stdout_fd().reset();
-  }
+  void kill_all() noexcept { child.kill_all(); }
 
   Error fail(Error e) {
     if (!failure) {
@@ -270,7 +183,7 @@ struct HostSession::Impl {
   // One request/response exchange; the result's JSON lives in `doc`.
   Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
     waiting_for = std::string(method_name(m));
-    if (Clock::now() >= deadline) return fail(timeout());
+    if (child.deadline_passed()) return fail(timeout());
     auto body = encode_request(method_id(m), m, params);
     if (!body.ok()) return fail(body.error());
     auto frame_bytes = encode_frame(*body, opts.limits.max_frame_bytes);
@@ -347,52 +260,32 @@ struct HostSession::Impl {
   // `after` (trailing output), the plugin exit leaving no survivor, and
   // stderr stay within its cap. Its exit status, whatever it is.
   Result<ExitStatus> close_and_reap(std::string_view after) {
-    child.stdin_fd().reset();
+    child.close_input();
     const std::string trailing = fmt::format("the plugin wrote output after {}", after);
     // Trailing output: any byte after the shutdown response.
     if (reader.buffered() != 0) return fail(protocol(dpp::ErrorKind::TrailingOutput, trailing));
-    bool exited = false;
     std::optional<ExitStatus> status;
     std::size_t survivors = 0;
-    while (!stdout_eof || !exited) {
-      if (Clock::now() >= deadline) return fail(timeout());
-      int out_fd = stdout_eof ? -1 : child.stdout_fd().get();
-      int pid_fd = exited ? -1 : child.pidfd();
-      if (out_fd < 0 && pid_fd < 0) {
-        // No pidfd (a kernel before 5.3): the exit is polled every 10 ms.
-        (void)child.wait_until(std::min(deadline, Clock::now() + std::chrono::milliseconds(10)));
-      } else {
-        auto ready = wait_ready(out_fd, POLLIN, deadline, captures, pid_fd);
-        if (!ready.ok()) return fail(local(std::move(ready).error()));
+    while (!child.output_ended() || !status) {
+      if (child.deadline_passed()) return fail(timeout());
+      auto ready = child.wait_output_or_exit(true);
+      if (!ready.ok()) return fail(local(std::move(ready).error()));
+      if (!child.output_ended()) {
+        const std::uint64_t at = child.output_total();
+        char buf[4096];
+        auto got = child.read_now(buf, sizeof buf);
+        if (got.ok() && *got > 0) return fail(make_parse_error(dpp::ErrorKind::TrailingOutput, at, trailing));
       }
-      if (!stdout_eof) {
-        char c;
-        ssize_t got = ::read(child.stdout_fd().get(), &c, 1);  // non-blocking
-        if (got == 1) {
-          ++stdout_total;
-          return fail(make_parse_error(dpp::ErrorKind::TrailingOutput, stdout_total - 1, trailing));
-        }
-        if (got == 0) stdout_eof = true;
-      }
-      if (!exited) {
+      if (!status) {
         status = child.try_wait();
-        if (status) {
-          exited = true;
-          // Everything the plugin left behind was re-parented to us when it
-          // exited; running leftovers (including a setsid grandchild holding
-          // stdout open) are survivors.
-          survivors += kill_orphans();
-          if (child.group_alive()) {
-            child.kill_group();
-            survivors += kill_orphans();
-            ++survivors;
-          }
-        }
+        // Running leftovers (a setsid grandchild holding stdout open, too)
+        // are survivors.
+        if (status) survivors += child.kill_survivors();
       }
     }
     // Once everything is dead, stderr reaches EOF: keep the rest of it.
-    drain_until(captures, deadline);
-    if (err.over_limit()) return fail(stderr_limit());
+    child.drain_logs_until(child.deadline());
+    if (child.stderr_log().over_limit()) return fail(stderr_limit());
     if (survivors != 0)
       return fail(protocol(dpp::ErrorKind::Survivor, fmt::format("the plugin left {} process{} running after it exited",
                                                                  survivors, survivors == 1 ? "" : "es")));
@@ -403,7 +296,7 @@ struct HostSession::Impl {
 
   Result<json::Document> probe(std::string_view bytes) {
     waiting_for = "the answer to a request core itself never sends";
-    if (Clock::now() >= deadline) return fail(timeout());
+    if (child.deadline_passed()) return fail(timeout());
     if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
     auto frame = reader.next();
     if (!frame.ok()) return fail(frame.error());
@@ -430,27 +323,30 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   if (options.exec_fd < 0) return make_error(dpp::ErrorKind::Options, "dpp session: no executable descriptor");
   if (options.stage_dir.empty() || options.stage_dir[0] != '/')
     return make_error(dpp::ErrorKind::Options, "dpp session: the stage directory must be an absolute path");
-  DOT_TRY(become_child_subreaper());
 
   if (options.profile == Profile::General) options.limits = SessionLimits::of(options.general_limits);
   if (options.deadline_override.count() > 0) options.limits.deadline = options.deadline_override;
   auto impl = std::make_unique<Impl>(std::move(options));
-  SpawnOptions& so = impl->opts.spawn;
+  const HostSessionOptions& o = impl->opts;
+  PluginChildOptions co;
+  co.spawn = o.spawn;
+  SpawnOptions& so = co.spawn;
   if (so.argv.empty()) so.argv = {"dot-plugin"};
   so.path.clear();
-  so.exec_fd = impl->opts.exec_fd;
-  so.env = {"LANG=C", "DOT_STAGE_ROOT=" + impl->opts.stage_dir};
-  so.cwd = impl->opts.stage_dir;
-  so.stdin_mode = so.stdout_mode = so.stderr_mode = StdioMode::Pipe;
-  so.keep_fds.clear();
+  so.exec_fd = o.exec_fd;
+  so.env = {"LANG=C", "DOT_STAGE_ROOT=" + o.stage_dir};
+  so.cwd = o.stage_dir;
   if (!so.new_session) so.new_process_group = true;
+  co.name = "the plugin";
+  co.stderr_cap = o.limits.stderr_cap;
+  co.stderr_keep = StreamCapture::Keep::FirstOrFail;
+  co.output_cap = o.limits.stdout_cap;
+  co.paced_input = o.bytewise;
+  co.sweep_orphans = true;  // before the spawn: a setsid grandchild comes back to us
 
-  impl->deadline = Clock::now() + impl->opts.limits.deadline;
-  DOT_ASSIGN_OR_RETURN(impl->child, spawn(so));
-  set_nonblocking(impl->child.stdin_fd().get(), true);
-  set_nonblocking(impl->child.stdout_fd().get(), true);
-  impl->err = StreamCapture(std::move(impl->child.stderr_fd()), impl->opts.limits.stderr_cap,
-                            StreamCapture::Keep::FirstOrFail, "the plugin's stderr");
+  const Deadline deadline = Clock::now() + o.limits.deadline;
+  DOT_ASSIGN_OR_RETURN(impl->child, PluginChild::spawn(std::move(co)));
+  impl->child.set_deadline(deadline);
   return HostSession(std::move(impl));
 }
 
@@ -588,8 +484,8 @@ SessionLimits SessionLimits::of(const general::Limits& l) {
   return s;
 }
 
-const std::string& HostSession::stderr_bytes() const noexcept { return impl_->err.bytes(); }
-std::uint64_t HostSession::stdout_bytes() const noexcept { return impl_->stdout_total; }
+const std::string& HostSession::stderr_bytes() const noexcept { return impl_->child.stderr_log().bytes(); }
+std::uint64_t HostSession::stdout_bytes() const noexcept { return impl_->child.output_total(); }
 pid_t HostSession::pid() const noexcept { return impl_->child.pid(); }
 bool HostSession::ended() const noexcept {
   return impl_->phase == Phase::Ended || impl_->phase == Phase::Failed;

@@ -1,14 +1,12 @@
+// WorkerSession (worker_session.h): the Metewand protocol's state machine
+// over one dot::PluginChild (the process, its pipes, deadlines and logs).
 #include "dot/metewand/worker_session.h"
 #include "dot/base/error_kinds.h"
 #include "dot/metewand/error_kinds.h"
 
-#include <poll.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
-
-#include "dot/base/pipe_io.h"
 
 namespace dot::metewand {
 namespace {
@@ -144,12 +142,9 @@ class SessionSource final : public ByteSource {
 
 struct WorkerSession::State {
   SessionOptions options;
-  ChildProcess child;
-  UniqueFd request;   // our write end of the request pipe
-  UniqueFd response;  // our read end of the response pipe
-  StreamCapture out, err;  // the worker's stdout and stderr
-  StreamCapture* logs[2] = {&out, &err};
-  Clock::time_point deadline{};
+  // The worker, its request and response pipes, its stdout and stderr logs,
+  // and the current phase's deadline.
+  PluginChild child;
   milliseconds phase_limit{0};
   Phase phase = Phase::Start;
   SessionSource source{this};
@@ -160,10 +155,11 @@ struct WorkerSession::State {
   std::optional<NegotiatedSession> negotiated;
   std::string last_request, last_response;
 
-  // Waits for one of `fd`'s `events` (or `extra_fd` readable) until the
-  // deadline, draining the logs meanwhile. False once the deadline passed.
-  bool wait_for(int fd, short events, int extra_fd = -1) {
-    auto r = wait_ready(fd, events, deadline, logs, extra_fd);
+  // Waits for the protocol stream (when `watch_stream`) or the worker's
+  // exit until the deadline, draining the logs meanwhile. False once the
+  // deadline passed.
+  bool wait_for(bool watch_stream) {
+    auto r = child.wait_output_or_exit(watch_stream);
     return r.ok() && *r;
   }
 
@@ -172,8 +168,11 @@ struct WorkerSession::State {
   void begin_phase(Phase p, milliseconds limit) {
     phase = p;
     phase_limit = limit;
-    deadline = Clock::now() + limit;
+    child.set_deadline(Clock::now() + limit);
   }
+
+  // Shortens the deadline to at most `grace` from now.
+  void cut_deadline(milliseconds grace) { child.set_deadline(std::min(child.deadline(), Clock::now() + grace)); }
 
   SessionError error(SessionError::Kind kind) const {
     SessionError e;
@@ -190,8 +189,31 @@ struct WorkerSession::State {
     return e;
   }
 
+  // An error that ends the session: the worker is discarded first.
+  SessionError failed(SessionError e) {
+    discard();
+    return e;
+  }
+  SessionError failed(CorrelationError c) {
+    SessionError e = error(SessionError::Kind::Correlation);
+    e.correlation = std::move(c);
+    return failed(std::move(e));
+  }
+  SessionError failed(MessageError m) {
+    SessionError e = error(SessionError::Kind::Message);
+    e.message_error = std::move(m);
+    return failed(std::move(e));
+  }
+  // A worker failure reply; it discards the worker when `fatal`.
+  SessionError worker_failure(WorkerFailure f, bool fatal) {
+    SessionError e = error(SessionError::Kind::WorkerFailure);
+    e.failure = std::move(f);
+    if (fatal) discard();
+    return e;
+  }
+
   Expected<Done, SessionError> write_request(std::string_view bytes) {
-    Status w = write_before(request.get(), bytes, deadline, logs, "the request stream");
+    Status w = child.write(bytes);
     if (w.ok()) return Done{};
     if (w.error().code == Code::Timeout) return error(SessionError::Kind::Timeout);
     SessionError e = error(SessionError::Kind::Io);
@@ -202,22 +224,16 @@ struct WorkerSession::State {
 
   void discard() {
     usable = false;
-    request.reset();
-    if (child.pid() > 0 && !child.reaped()) child.kill_and_reap();
     // Whatever the group wrote before it died is still worth keeping.
-    drain_until(logs, Clock::now() + milliseconds(100));
-    response.reset();
-    out.close();
-    err.close();
+    child.kill_all(milliseconds(100));
   }
 };
 
 Result<std::size_t> SessionSource::read(char* buffer, std::size_t capacity) {
-  if (!s_->response) return std::size_t{0};
-  auto n = read_before(s_->response.get(), buffer, capacity, s_->deadline, s_->logs, "the protocol stream");
+  auto n = s_->child.read(buffer, capacity);
   if (!n.ok() && n.error().code == Code::Timeout)
-    return make_error(metewand::ErrorKind::Timeout, fmt::format("no response within the {} phase's {} ms",
-                                                                phase_name(s_->phase), s_->phase_limit.count()));
+    return timeout_error(fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
+                                     s_->phase_limit.count()));
   return n;
 }
 
@@ -248,12 +264,12 @@ Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions&
                   Phase::Shutdown})
     if (options.timeouts.of(p) <= milliseconds(0))
       return fail(fmt::format("the {} phase has no positive deadline", phase_name(p)));
-  auto req = make_pipe();
-  if (!req.ok()) return fail(req.error().message());
-  auto resp = make_pipe();
-  if (!resp.ok()) return fail(resp.error().message());
-
-  SpawnOptions so;
+  PluginChildOptions co;
+  co.name = "the worker";
+  co.protocol_fds = {options.child_read_fd, options.child_write_fd};
+  co.stderr_cap = co.stdout_log_cap = options.log_cap;
+  co.stderr_keep = StreamCapture::Keep::First;
+  SpawnOptions& so = co.spawn;
   so.argv = options.command.argv;
   so.path = options.command.path;
   so.exec_fd = options.command.exec_fd;
@@ -261,24 +277,10 @@ Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions&
   so.env.push_back(fmt::format("{}={}", kReadFdVariable, options.child_read_fd));
   so.env.push_back(fmt::format("{}={}", kWriteFdVariable, options.child_write_fd));
   so.cwd = options.command.cwd;
-  so.stdin_mode = StdioMode::DevNull;
-  so.stdout_mode = StdioMode::Pipe;
-  so.stderr_mode = StdioMode::Pipe;
-  so.keep_fds = {{req->read.get(), options.child_read_fd}, {resp->write.get(), options.child_write_fd}};
   so.new_process_group = true;
-  auto child = spawn(so);
+  auto child = PluginChild::spawn(std::move(co));
   if (!child.ok()) return fail(child.error().message());
-
   state->child = std::move(child).value();
-  req->read.reset();
-  resp->write.reset();
-  state->request = std::move(req->write);
-  state->response = std::move(resp->read);
-  state->out = StreamCapture(std::move(state->child.stdout_fd()), options.log_cap, StreamCapture::Keep::First,
-                             "the worker's stdout");
-  state->err = StreamCapture(std::move(state->child.stderr_fd()), options.log_cap, StreamCapture::Keep::First,
-                             "the worker's stderr");
-  for (UniqueFd* fd : {&state->request, &state->response}) set_nonblocking(fd->get(), true);
   state->reader = std::make_unique<FrameReader>(state->source);
   return WorkerSession(std::move(state));
 }
@@ -287,49 +289,23 @@ Expected<WorkerSession, SessionError> WorkerSession::start(const SessionOptions&
 // the deadline already set. Every error discards the worker.
 Expected<ParsedFrame, SessionError> WorkerSession::State::round_trip(jcs::Node message) {
   auto id = tracker.begin_request();
-  if (!id.ok()) {
-    SessionError e = error(SessionError::Kind::Correlation);
-    e.correlation = std::move(id).error();
-    discard();
-    return e;
-  }
+  if (!id.ok()) return failed(std::move(id).error());
   message.set("id", jcs::Node::string(*id));
   auto line = encode_message(message);
-  if (!line.ok()) {
-    SessionError e = error(SessionError::Kind::Message);
-    e.message_error = std::move(line).error();
-    discard();
-    return e;
-  }
+  if (!line.ok()) return failed(std::move(line).error());
   last_request.assign(*line, 0, line->size() - 1);
   last_response.clear();
   auto wrote = write_request(*line);
-  if (!wrote.ok()) {
-    discard();
-    return std::move(wrote).error();
-  }
+  if (!wrote.ok()) return failed(std::move(wrote).error());
   auto frame = reader->read_frame();
-  if (!frame.ok()) {
-    SessionError e = frame_error(std::move(frame).error());
-    discard();
-    return e;
-  }
-  if (!frame->has_value()) {
-    SessionError e = error(SessionError::Kind::ProtocolClosed);
-    discard();
-    return e;
-  }
+  if (!frame.ok()) return failed(frame_error(std::move(frame).error()));
+  if (!frame->has_value()) return failed(error(SessionError::Kind::ProtocolClosed));
   ParsedFrame parsed = std::move(**frame);
   last_response = std::string(parsed.document.source());
   auto rid = response_id(parsed.document.root());
   Expected<Done, CorrelationError> correlated =
       rid ? tracker.complete_response(*rid) : Expected<Done, CorrelationError>(CorrelationError{});
-  if (!correlated.ok()) {
-    SessionError e = error(SessionError::Kind::Correlation);
-    e.correlation = std::move(correlated).error();
-    discard();
-    return e;
-  }
+  if (!correlated.ok()) return failed(std::move(correlated).error());
   return parsed;
 }
 
@@ -394,19 +370,10 @@ Expected<OperationSuccess, SessionError> WorkerSession::request(Method method, j
   auto frame = s.round_trip(request.to_node());
   if (!frame.ok()) return std::move(frame).error();
   auto reply = decode_operation_reply(method, frame->document.root());
-  if (!reply.ok()) {
-    SessionError e = s.error(SessionError::Kind::Message);
-    e.message_error = std::move(reply).error();
-    s.discard();
-    return e;
-  }
-  if (auto* failure = std::get_if<WorkerFailure>(&*reply)) {
-    SessionError e = s.error(SessionError::Kind::WorkerFailure);
-    e.failure = std::move(*failure);
-    // A worker that could not reset cannot promise clean state: discarded.
-    if (method == Method::Reset) s.discard();
-    return e;
-  }
+  if (!reply.ok()) return s.failed(std::move(reply).error());
+  // A worker that could not reset cannot promise clean state: discarded.
+  if (auto* failure = std::get_if<WorkerFailure>(&*reply))
+    return s.worker_failure(std::move(*failure), method == Method::Reset);
   return std::get<OperationSuccess>(std::move(*reply));
 }
 
@@ -423,23 +390,13 @@ Expected<NegotiatedSession, SessionError> WorkerSession::hello(WorkerRole role, 
   json::Value root = frame->document.root();
   request.id = std::string(*response_id(root));
   auto reply = decode_hello_reply(root);
-  if (!reply.ok()) {
-    SessionError e = s.error(SessionError::Kind::Message);
-    e.message_error = std::move(reply).error();
-    s.discard();
-    return e;
-  }
-  if (auto* failure = std::get_if<WorkerFailure>(&*reply)) {
-    SessionError e = s.error(SessionError::Kind::WorkerFailure);
-    e.failure = std::move(*failure);
-    return e;
-  }
+  if (!reply.ok()) return s.failed(std::move(reply).error());
+  if (auto* failure = std::get_if<WorkerFailure>(&*reply)) return s.worker_failure(std::move(*failure), false);
   auto negotiated = validate_hello_response(request, std::get<HelloResponse>(*reply), selected);
   if (!negotiated.ok()) {
     SessionError e = s.error(SessionError::Kind::Handshake);
     e.handshake = std::move(negotiated).error();
-    s.discard();
-    return e;
+    return s.failed(std::move(e));
   }
   s.negotiated = *negotiated;
   return std::move(negotiated).value();
@@ -463,20 +420,10 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     auto frame = s.round_trip(request.to_node());
     if (!frame.ok()) return std::move(frame).error();
     auto reply = decode_operation_reply(Method::Shutdown, frame->document.root());
-    if (!reply.ok()) {
-      SessionError e = s.error(SessionError::Kind::Message);
-      e.message_error = std::move(reply).error();
-      s.discard();
-      return e;
-    }
-    if (auto* failure = std::get_if<WorkerFailure>(&*reply)) {
-      SessionError e = s.error(SessionError::Kind::WorkerFailure);
-      e.failure = std::move(*failure);
-      s.discard();
-      return e;
-    }
+    if (!reply.ok()) return s.failed(std::move(reply).error());
+    if (auto* failure = std::get_if<WorkerFailure>(&*reply)) return s.worker_failure(std::move(*failure), true);
   }
-  s.request.reset();
+  s.child.close_input();
   bool protocol_ended = false;
   // Anything the worker still says is a response nobody asked for.
   auto read_leftover = [&]() -> std::optional<SessionError> {
@@ -501,14 +448,10 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
   // descendant may hold the stream open, so its end is not waited for here.
   std::optional<ExitStatus> status;
   while (!(status = s.child.try_wait())) {
-    int watch = protocol_ended ? -1 : s.response.get();
-    if (!s.wait_for(watch, POLLIN, s.child.pidfd())) break;
+    if (!s.wait_for(!protocol_ended)) break;
     if (protocol_ended) continue;
-    if (readable_now(s.response.get())) {
-      if (auto e = read_leftover()) {
-        s.discard();
-        return *e;
-      }
+    if (s.child.output_waiting()) {
+      if (auto e = read_leftover()) return s.failed(std::move(*e));
     }
   }
   if (status) {
@@ -516,22 +459,17 @@ Expected<ExitStatus, SessionError> WorkerSession::shutdown(std::optional<millise
     // that left the group may hold the stream open: a short grace, then the
     // stream is left alone (a host sweeps such orphans; see kill_orphans).
     s.child.kill_and_reap();
-    s.deadline = std::min(s.deadline, Clock::now() + milliseconds(100));
+    s.cut_deadline(milliseconds(100));
     while (!protocol_ended) {
       if (auto e = read_leftover()) {
         if (e->kind == SessionError::Kind::Timeout) break;
-        s.discard();
-        return *e;
+        return s.failed(std::move(*e));
       }
     }
   }
-  if (!status) {
-    SessionError e = s.error(SessionError::Kind::Timeout);
-    s.discard();
-    return e;
-  }
+  if (!status) return s.failed(s.error(SessionError::Kind::Timeout));
   s.usable = false;
-  drain_until(s.logs, std::min(s.deadline, Clock::now() + milliseconds(200)));
+  s.child.drain_logs_until(std::min(s.child.deadline(), Clock::now() + milliseconds(200)));
   s.discard();
   if (!status->success()) {
     SessionError e = s.error(SessionError::Kind::UnsuccessfulExit);
@@ -549,12 +487,12 @@ WorkerSession::Probe WorkerSession::probe_raw(std::string_view bytes) {
   // A worker that stops reading (and exits) fails this write: that is an
   // answer too, so the outcome is what follows.
   (void)s.write_request(bytes);
-  s.request.reset();
+  s.child.close_input();
   bool stream_open = true;
   std::optional<ExitStatus> status;
   while (!(status = s.child.try_wait())) {
-    if (!s.wait_for(stream_open ? s.response.get() : -1, POLLIN, s.child.pidfd())) break;
-    while (stream_open && readable_now(s.response.get())) {
+    if (!s.wait_for(stream_open)) break;
+    while (stream_open && s.child.output_waiting()) {
       auto line = s.reader->next_line();
       if (!line.ok()) {
         // A timed-out read is the deadline, not the worker's framing.
@@ -569,7 +507,7 @@ WorkerSession::Probe WorkerSession::probe_raw(std::string_view bytes) {
   }
   if (status) {
     // What it wrote before exiting is still read, briefly.
-    s.deadline = std::min(s.deadline, Clock::now() + milliseconds(100));
+    s.cut_deadline(milliseconds(100));
     while (stream_open) {
       auto line = s.reader->next_line();
       if (!line.ok()) {
@@ -590,10 +528,10 @@ void WorkerSession::discard() {
 }
 
 bool WorkerSession::usable() const noexcept { return s_ && s_->usable; }
-bool WorkerSession::running() const noexcept { return s_ && s_->child.pid() > 0 && !s_->child.reaped(); }
+bool WorkerSession::running() const noexcept { return s_ && s_->child.running(); }
 pid_t WorkerSession::pid() const noexcept { return s_ ? s_->child.pid() : -1; }
-const StreamCapture& WorkerSession::stdout_log() const noexcept { return s_->out; }
-const StreamCapture& WorkerSession::stderr_log() const noexcept { return s_->err; }
+const StreamCapture& WorkerSession::stdout_log() const noexcept { return s_->child.stdout_log(); }
+const StreamCapture& WorkerSession::stderr_log() const noexcept { return s_->child.stderr_log(); }
 const std::optional<NegotiatedSession>& WorkerSession::negotiated() const noexcept { return s_->negotiated; }
 const std::string& WorkerSession::last_request() const noexcept { return s_->last_request; }
 const std::string& WorkerSession::last_response() const noexcept { return s_->last_response; }

@@ -43,10 +43,9 @@
 
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
-#include "dot/base/orphan_sweep.h"
+#include "dot/base/plugin_child.h"
 #include "dot/base/process.h"
 #include "dot/base/result.h"
-#include "dot/base/stream_capture.h"
 
 namespace dot::adpp {
 
@@ -75,24 +74,26 @@ class ProviderProcess {
   // Waits for end of stdout; returns how many bytes arrived that no
   // read_response() took (0 for a provider that wrote nothing more).
   Result<std::size_t> read_to_eof(Clock::time_point deadline);
-  void close_stdin() { child_.stdin_fd().reset(); }
+  void close_stdin() { child_.close_input(); }
   // The exit status once the provider has exited, nullopt at the deadline.
   std::optional<ExitStatus> wait_exit(Clock::time_point deadline);
   ExitStatus kill_and_reap() { return child_.kill_and_reap(); }
   // The last stderr_keep bytes the provider wrote to stderr (drained so far).
-  std::string stderr_tail() const { return stderr_.bytes(); }
+  std::string stderr_tail() const { return child_.stderr_log().bytes(); }
   pid_t pid() const noexcept { return child_.pid(); }
 
  private:
+  friend class Client;
   ProviderProcess() = default;
-  // Polls stdout (and stderr) until `want` is satisfied; false at the deadline.
+  // `sweep_orphans`: the provider's child owns the orphan sweep (a Client).
+  static Result<ProviderProcess> launch(const std::vector<std::string>& argv, const LaunchOptions& options,
+                                        bool sweep_orphans);
+  // Reads stdout (draining stderr) until `want` is satisfied; false at the deadline.
   enum class Want { Frame, Eof };
   Result<bool> pump(Clock::time_point deadline, Want want);
 
-  ChildProcess child_;
+  PluginChild child_;
   FrameReader reader_;
-  bool stdout_eof_ = false;
-  StreamCapture stderr_;
 };
 
 struct ClientOptions {
@@ -119,11 +120,9 @@ class Client {
   ProviderProcess& process() noexcept { return process_; }
 
  private:
-  Client(OrphanSweep sweep, ProviderProcess p, ClientOptions o)
-      : sweep_(std::move(sweep)), process_(std::move(p)), options_(std::move(o)) {}
-  // Declared before process_, so destroyed after it: the orphans are swept
-  // once the provider is dead and reaped (they are re-parented to us then).
-  OrphanSweep sweep_;
+  // The provider is launched sweeping orphans: they are swept once it is
+  // dead and reaped (they are re-parented to us then).
+  Client(ProviderProcess p, ClientOptions o) : process_(std::move(p)), options_(std::move(o)) {}
   ProviderProcess process_;
   ClientOptions options_;
   std::uint64_t next_id_ = 1;

@@ -4,6 +4,9 @@
 // it), so a peer that trickles its bytes one at a time cannot stretch it.
 
 #include <chrono>
+#include <string>
+
+#include "dot/base/error.h"
 
 namespace dot {
 
@@ -13,5 +16,11 @@ using Deadline = std::chrono::steady_clock::time_point;
 // passed, else the milliseconds left rounded up, at most 60 s (callers loop
 // and ask again).
 int poll_timeout_ms(Deadline deadline) noexcept;
+
+// THE timeout error, the one every layer and protocol reports when a deadline
+// passes: Code::Timeout, kind "timeout", `detail` saying which deadline and
+// what was awaited. Every host constructs its timeouts here, so a timeout is
+// never another code.
+Error timeout_error(std::string detail);
 
 }  // namespace dot

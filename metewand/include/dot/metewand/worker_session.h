@@ -26,6 +26,7 @@
 
 #include "dot/base/error.h"
 #include "dot/base/jcs.h"
+#include "dot/base/plugin_child.h"
 #include "dot/base/process.h"
 #include "dot/base/stream_capture.h"
 #include "dot/metewand/correlation.h"
