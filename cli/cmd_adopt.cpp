@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "hints.h"
 
 #include "dot/adopt/adopt.h"
 #include "dot/adopt/go_root.h"
@@ -171,7 +172,7 @@ int print_result_human(const adopt::AdoptResult& a, const std::string& dir) {
       if (!a.plugin_not_registered.empty())
         out += fmt::format("  plugin       none registered: {}; nothing adopt did ran it. Register a plugin you trust "
                            "before `plan`: {}\n",
-                           shown(a.plugin_not_registered), core::register_command(store::RootLayout::for_root(dir)));
+                           shown(a.plugin_not_registered), command_for(dir, "register") + std::string(core::kRegisterArguments));
       else if (a.finished.manifest)
         out += fmt::format("  plugin       org.dot.hello, sha256 {}, assurance {}\n", a.finished.manifest->sha256,
                            a.finished.manifest->assurance);

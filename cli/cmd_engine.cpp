@@ -32,6 +32,7 @@
 #include "dot/core/root.h"
 #include "dot/core/status.h"
 #include "engine_json.h"
+#include "hints.h"
 #include "json_writer.h"
 #include "output.h"
 #include "root_option.h"
@@ -63,7 +64,7 @@ struct EngineOptions {
 Result<Root> open_root(const EngineOptions& o, Access access) {
   DOT_ASSIGN_OR_RETURN(std::string dir, resolve_root(o.root));
   DOT_ASSIGN_OR_RETURN(core::TestHooks hooks, armed_test_hooks());
-  return Root::open(dir, access, std::move(hooks));
+  return Root::open(dir, access, std::move(hooks), command_for);
 }
 
 // The documents of docs/engine.md, keys in sorted order as documented there.
@@ -233,7 +234,7 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const R
     return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
                                    general ? planned.plan_v2.proposal_id : planned.plan.proposal_id));
   std::string out = general ? general_plan_text(planned) : hello_plan_text(planned);
-  out += fmt::format("\napply it with: {} {}\n", store::command_for(root.layout(), "apply"), short_id(planned.plan_id));
+  out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }
 
@@ -265,7 +266,7 @@ int run_plan(const EngineOptions& o) {
   // stderr: --json keeps stdout one object), and `recover` removes it.
   if (!planned->stage_left.empty()) {
     const std::string line = fmt::format("warning: the stage could not be removed ({}): `{}` removes it\n",
-                                         shown(planned->stage_left), store::command_for(root->layout(), "recover"));
+                                         shown(planned->stage_left), command_for(root->layout().root, "recover"));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
   return print_plan(o, *planned, *root);
@@ -346,7 +347,7 @@ int print_status_json(const core::Root& root, const core::StatusView& v) {
 }
 
 std::string status_plugins_text(const core::Root& root, const std::vector<core::ListedPlugin>& plugins) {
-  if (plugins.empty()) return fmt::format("plugin   none registered (run {})\n", core::register_command(root.layout()));
+  if (plugins.empty()) return fmt::format("plugin   none registered (run {})\n", core::register_command(root));
   std::string out;
   for (const auto& p : plugins) {
     if (!p.manifest) {
@@ -368,7 +369,7 @@ int print_status_text(const core::Root& root, const core::StatusView& v) {
   if (v.unfinished.empty()) out += "unfinished    none\n";
   for (const auto& t : v.unfinished)
     out += fmt::format("unfinished    {}  {}  from {}  (run {}{})\n", txn_label(t), store::display_status(t),
-                       shown(t.plugin_id), store::command_for(root.layout(), finishing_command(t.state)),
+                       shown(t.plugin_id), command_for(root.layout().root, finishing_command(t.state)),
                        t.state == store::State::Proposing ? "; or a plan is running now" : "");
   out += fmt::format("sealed, waiting for apply  {}\n", v.sealed.size());
   for (const auto& t : v.sealed) out += fmt::format("  {}  from {}\n", shown(t.plan_id), shown(t.plugin_id));

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/hello.h"
@@ -20,7 +21,7 @@ using namespace dot;
 namespace {
 Status run(const std::string& plugin, const std::string& stage) {
   UniqueFd fd(::open(plugin.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return make_error(Code::Io, "open", "cannot open " + plugin);
+  if (!fd) return make_error(base::ErrorKind::Open, "cannot open " + plugin);
   dpp::HostSessionOptions o;
   o.exec_fd = fd.get();
   o.stage_dir = stage;

@@ -19,7 +19,7 @@ Error interrupted_error(const Root& root, int sig, std::string_view plan_id, sto
   return make_error(core::ErrorKind::Interrupted,
                     fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `{}`", plan_id,
                                 sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state),
-                                store::command_for(root.layout(), "recover")));
+                                root.command("recover")));
 }
 
 Error make_stale(Root& root, store::TxnId txn, Error e) {
@@ -37,9 +37,9 @@ Status refuse_if_unfinished(Root& root) {
   return make_error(
       core::ErrorKind::Unfinished,
       fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
-                  t.state == store::State::Committed ? store::command_for(root.layout(), "retry-effects") + "` (or `" +
-                                                           store::command_for(root.layout(), "recover")
-                                                     : store::command_for(root.layout(), "recover")));
+                  t.state == store::State::Committed ? root.command("retry-effects") + "` (or `" +
+                                                           root.command("recover")
+                                                     : root.command("recover")));
 }
 
 Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id) {

@@ -115,7 +115,7 @@ Status run_effects(Root& root, store::TxnId txn, const std::string& plan_id, con
     if (!ran.ok()) {
       const Error& cause = ran.error();
       std::string detail = fmt::format("effect {} (root-sync) of plan {} failed: {}; run `{}`", i, plan_id,
-                                       cause.message(), store::command_for(root.layout(), "retry-effects"));
+                                       cause.message(), root.command("retry-effects"));
       DOT_TRY(root.store().effect_finish(txn, i, store::EffectState::Failed, code_name(Code::PostCommit), detail));
       return make_error_as(Code::PostCommit, cause.kind, detail);
     }

@@ -279,7 +279,7 @@ Error abandon(Root& root, store::TxnId txn, ProposalRun& run, Error error) {
   if (auto& stage = run.stage_folder())
     if (auto s = stage->remove(); !s.ok())
       error.detail += fmt::format("; the stage could not be removed ({}): `{}` removes it", s.error().message(),
-                                  store::command_for(root.layout(), "recover"));
+                                  root.command("recover"));
   store::Abandonment why;
   why.code = std::string(code_name(error.code));
   why.detail = error.message();

@@ -174,7 +174,7 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
     if (t.id != txn)
       return make_error(core::ErrorKind::Unfinished,
                         fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
-                                    store::command_for(root.layout(), "recover")));
+                                    root.command("recover")));
   for (store::State s : {store::State::Committed, store::State::Done}) {
     store::ListFilter f;
     f.state = s;

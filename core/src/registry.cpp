@@ -230,7 +230,7 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
       return make_error(
           core::ErrorKind::Unfinished,
           fmt::format("transaction {} is unfinished ({}); run `{}` before --replace", unfinished.front().plan_id,
-                      store::state_name(unfinished.front().state), store::command_for(root.layout(), "recover")));
+                      store::state_name(unfinished.front().state), root.command("recover")));
   }
 
   UniqueFd src(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
@@ -275,15 +275,15 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   return Registration{m, existing.has_value()};
 }
 
-std::string register_command(const store::RootLayout& layout) {
-  return store::command_for(layout, "register") + " --plugin PATH --assurance audit|process";
+std::string register_command(const Root& root) {
+  return root.command("register") + std::string(kRegisterArguments);
 }
 
 Result<store::PluginRecord> registered_plugin(Root& root, std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(std::vector<store::PluginRecord> all, root.store().plugins());
   if (all.empty())
     return make_error(core::ErrorKind::NoPlugin,
-                      fmt::format("no plugin is registered; run `{}` first", register_command(root.layout())));
+                      fmt::format("no plugin is registered; run `{}` first", register_command(root)));
   std::string ids;
   for (const auto& p : all) ids += (ids.empty() ? "" : ", ") + p.plugin_id;
   if (plugin_id.empty()) {

@@ -10,8 +10,9 @@ namespace dot::core {
 // folder by the name they know; it must be the one the store creates.
 static_assert(std::string_view(store::kStateDirName) == dpp::kHostStateFolder);
 
-Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks) {
+Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks, CommandHint hint) {
   Root r;
+  r.hint_ = std::move(hint);
   r.hooks_ = std::make_unique<TestHooks>(std::move(hooks));
   DOT_ASSIGN_OR_RETURN(r.dirs_, store::open_root(dir));
   if (access == Access::Mutating) {
@@ -27,6 +28,11 @@ Result<Root> Root::open(const std::string& dir, Access access, TestHooks hooks) 
   r.store_ = std::make_unique<store::Store>(std::move(st));
   DOT_ASSIGN_OR_RETURN(r.root_id_, r.store_->root_id());
   return r;
+}
+
+std::string Root::command(std::string_view command) const {
+  if (hint_) return hint_(dirs_.layout.root, command);
+  return "dot-core " + std::string(command);
 }
 
 }  // namespace dot::core

@@ -219,24 +219,6 @@ Result<std::string> discover_root(const std::string& start) {
                     fmt::format("no managed root in {} or any parent; pass --root or set DOT_ROOT", start));
 }
 
-std::string command_for(const RootLayout& layout, std::string_view command) {
-  // Characters no POSIX shell gives a meaning to; anything else is quoted.
-  auto plain = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           (c != '\0' && std::strchr("/._-+:,=@%", c) != nullptr);
-  };
-  const std::string& dir = layout.root;
-  std::string word;
-  if (!dir.empty() && std::all_of(dir.begin(), dir.end(), plain)) {
-    word = dir;
-  } else {
-    word = "'";
-    for (char c : dir) word += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    word += "'";
-  }
-  return fmt::format("dot-core {} --root {}", command, word);
-}
-
 Result<RootLock> RootLock::acquire(const OpenedRoot& root) {
   const RootLayout& layout = root.layout;
   auto opened = root.open_entry(kLockName, O_RDWR);

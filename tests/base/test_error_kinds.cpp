@@ -11,6 +11,7 @@
 
 #include "../../tools/errors-doc/kind_tables.h"
 #include "dot/base/beneath.h"
+#include "dot/base/deadline.h"
 #include "dot/base/error_kinds.h"
 
 namespace dot {
@@ -51,7 +52,7 @@ TEST(ErrorKinds, TheEnumIndexesItsTable) {
   // Spot checks across layers that the enum and the rows did not slip apart.
   EXPECT_EQ(Kind(base::ErrorKind::DuplicateKey).name(), "duplicate_key");
   EXPECT_EQ(Kind(base::ErrorKind::Changing).name(), "changing");
-  EXPECT_EQ(Kind(dpp::ErrorKind::Timeout).name(), "timeout");
+  EXPECT_EQ(Kind(base::ErrorKind::Timeout).name(), "timeout");
   EXPECT_EQ(Kind(dpp::ErrorKind::StagedSymlink).name(), "staged_symlink");
   EXPECT_EQ(Kind(store::ErrorKind::NoRoot).name(), "no_root");
   EXPECT_EQ(Kind(core::ErrorKind::Tampered).name(), "tampered");
@@ -62,11 +63,14 @@ TEST(ErrorKinds, TheEnumIndexesItsTable) {
 }
 
 TEST(ErrorKinds, TheCodeComesFromTheRow) {
-  Error e = make_error(dpp::ErrorKind::Timeout, "late");
-  EXPECT_EQ(e.code, Code::Timeout);
-  EXPECT_TRUE(e.is(dpp::ErrorKind::Timeout));
-  EXPECT_FALSE(e.is(base::ErrorKind::Timeout));  // the same name in another table is another kind
-  EXPECT_EQ(e.kind, "timeout");                   // printed and stored by name
+  Error e = make_error(adpp::ErrorKind::Closed, "gone");
+  EXPECT_EQ(e.code, Code::Protocol);
+  EXPECT_TRUE(e.is(adpp::ErrorKind::Closed));
+  EXPECT_FALSE(e.is(base::ErrorKind::Closed));  // the same name in another table is another kind
+  EXPECT_EQ(e.kind, "closed");                   // printed and stored by name
+  // One timeout error for every protocol (deadline.h).
+  EXPECT_EQ(timeout_error("late").code, Code::Timeout);
+  EXPECT_TRUE(timeout_error("late").is(base::ErrorKind::Timeout));
   EXPECT_EQ(make_error(store::ErrorKind::Locked, "x").code, Code::Conflict);
   // A lower layer's kind under a protocol's code keeps its row.
   Error relabelled = make_parse_error_as(Code::Protocol, base::ErrorKind::MissingField, 3, "no id");

@@ -13,7 +13,6 @@
 namespace dot::adpp {
 
 enum class ErrorKind : std::uint8_t {
-  Timeout,
   Spawn,
   Closed,
   Metadata,
@@ -29,7 +28,6 @@ enum class ErrorKind : std::uint8_t {
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
-    {"timeout", Code::Timeout, "no … before the deadline", "ADPP (docs/spec/adpp.md)"},                // Timeout
     {"spawn", Code::Internal, "no provider command given", "ADPP (docs/spec/adpp.md)"},                // Spawn
     {"closed", Code::Protocol, "the provider's stdin is already closed", "ADPP (docs/spec/adpp.md)"},  // Closed
     {"metadata", Code::Protocol, "Hello metadata lacks \"…\"", "ADPP (docs/spec/adpp.md)"},            // Metadata

@@ -54,6 +54,7 @@ enum class ErrorKind : std::uint8_t {
   Assurance,
   Manifest,
   ProposalId,
+  Staged,
   NotCommitted,
   Archived,
   NotNewest,
@@ -168,6 +169,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/engine.md"},  // Manifest
     {"proposal_id", Code::Internal, "the sealed plan's proposal_id is not the stored proposal's",
      "docs/engine.md"},  // ProposalId
+    {"staged", Code::Internal, "fewer staged files were read back than the plan has writes (a bug of the pipeline)",
+     "docs/engine.md"},  // Staged
     {"not_committed", Code::Policy, "plan … is …: only a COMMITTED or DONE transaction can be rolled back",
      "the transaction states (docs/spec/transactions.md)"},  // NotCommitted
     {"archived", Code::Policy, "plan … was archived by the Go reference before adoption; archived generations ",

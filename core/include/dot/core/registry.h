@@ -69,8 +69,10 @@ struct Registration {
 Result<Registration> register_plugin(Root& root, const RegisterRequest& request);
 
 // The command that registers a plugin at this root, for hints:
-// `dot-core register --root R --plugin PATH --assurance audit|process`.
-std::string register_command(const store::RootLayout& layout);
+// `dot-core register --root R --plugin PATH --assurance audit|process`
+// (Root::command("register") and these arguments).
+inline constexpr std::string_view kRegisterArguments = " --plugin PATH --assurance audit|process";
+std::string register_command(const Root& root);
 
 // The plugin a command works with: `plugin_id`, or, when it is empty, the
 // root's only plugin. DOT_E_POLICY when none is registered (kind no_plugin,

@@ -51,7 +51,6 @@ enum class ErrorKind : std::uint8_t {
   Name,
   Sha256,
   Size,
-  Timeout,
   ProfileMisuse,
   OrderMisuse,
   ErrorResponse,
@@ -184,8 +183,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-hello.md, Allowlists"},  // Sha256
     {"size", Code::ArtifactMismatch, "artifact \"…\" claims … bytes; 1 to … allowed",
      "docs/spec/dpp-hello.md, Allowlists"},  // Size
-    {"timeout", Code::Timeout, "the plugin passed its … ms deadline waiting for …; dot-core killed its process ",
-     "docs/spec/dpp-hello.md, Session limits"},  // Timeout
     {"profile", Code::Internal, "dpp session: … called with the other profile's types",
      "docs/spec/dpp-hello.md, Session limits"},  // ProfileMisuse
     {"order", Code::Internal, "dpp session: … called out of order",

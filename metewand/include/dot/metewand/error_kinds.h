@@ -21,7 +21,6 @@ enum class ErrorKind : std::uint8_t {
   WorkerId,
   RequestStreamEnded,
   RequestId,
-  Timeout,
   Io,
   LineTooLong,
   EarlyEof,
@@ -72,7 +71,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "Metewand (docs/spec/metewand.md)"},  // RequestStreamEnded
     {"request_id", Code::Protocol, "a request without a non-empty string id cannot be answered",
      "Metewand (docs/spec/metewand.md)"},  // RequestId
-    {"timeout", Code::Timeout, "no response within the … phase's … ms", "Metewand (docs/spec/metewand.md)"},  // Timeout
     {"Io", Code::Protocol,
      "the protocol stream could not be read or written (a read past the deadline is DOT_E_TIMEOUT)",
      "Metewand (docs/spec/metewand.md)"},  // Io

@@ -96,10 +96,6 @@ Result<OpenedRoot> open_root(const std::string& dir);
 // DOT_E_STORE kind "no_root" when none is found. Returns the root directory.
 Result<std::string> discover_root(const std::string& start);
 
-// How a person types `dot-core COMMAND` for this root: "dot-core COMMAND
-// --root DIR" with DIR shell-quoted when it needs quoting. Every hint that
-// names a command to run (errors, plan's "apply it with") is built here.
-std::string command_for(const RootLayout& layout, std::string_view command);
 
 // The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock
 // (opened beneath the state folder's descriptor; a symlink is
