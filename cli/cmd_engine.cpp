@@ -165,6 +165,18 @@ void manifest_fields(JsonWriter& w, const core::Manifest& m) {
   w.key("inputs").begin_array();
   for (const auto& dir : m.inputs) w.string(dir);
   w.end_array();
+  if (m.interpreter) {  // an interpreted plugin only
+    w.key("interpreter").begin_object();
+    w.key("options").begin_array();
+    for (const auto& opt : m.interpreter->options) w.string(opt);
+    w.end_array();
+    w.key("path").string(m.interpreter->path);
+    w.key("runtime").begin_array();
+    for (const auto& dir : m.interpreter->runtime) w.string(dir);
+    w.end_array();
+    w.key("sha256").string(m.interpreter->sha256);
+    w.end_object();
+  }
   w.key("profile").string(m.profile);
 }
 
@@ -196,6 +208,10 @@ int run_register(const EngineOptions& o) {
   std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", reg->replaced ? "replaced" : "registered",
                                 shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
   for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
+  if (m.interpreter) {
+    out += fmt::format("interpreter {} (sha256 {})\n", shown(m.interpreter->path), shown(m.interpreter->sha256));
+    for (const auto& dir : m.interpreter->runtime) out += fmt::format("runtime {} (read-only)\n", shown(dir));
+  }
   return print_human(out);
 }
 

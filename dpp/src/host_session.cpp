@@ -434,9 +434,9 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   so.path.clear();
   so.exec_fd = impl->opts.exec_fd;
   so.env = {"LANG=C", "DOT_STAGE_ROOT=" + impl->opts.stage_dir};
+  so.env.insert(so.env.end(), impl->opts.extra_env.begin(), impl->opts.extra_env.end());
   so.cwd = impl->opts.stage_dir;
   so.stdin_mode = so.stdout_mode = so.stderr_mode = StdioMode::Pipe;
-  so.keep_fds.clear();
   if (!so.new_session) so.new_process_group = true;
 
   impl->deadline = Clock::now() + impl->opts.limits.deadline;
