@@ -73,7 +73,7 @@ Result<Interpreter> resolve_interpreter(std::string_view script, std::string_vie
     if (i > start) words.emplace_back(line.substr(start, i - start));
   }
   std::string named;
-  if (words.size() == 1 && words[0].front() == '/') {
+  if (words.size() == 1 && words[0].front() == '/' && words[0] != "/usr/bin/env") {
     named = words[0];
   } else if (words.size() == 2 && words[0] == "/usr/bin/env" && words[1].find('/') == std::string::npos &&
              words[1].front() != '-') {
