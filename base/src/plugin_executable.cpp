@@ -115,7 +115,8 @@ std::vector<std::string> interpreter_env(const std::string& stage_dir) { return 
 Result<PluginExecutable> open_plugin_executable(const std::string& path, std::string_view what,
                                                 std::uint64_t max_bytes) {
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (!file) return make_error(Code::Io, "open", fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)));
+  if (!file)
+    return make_error(Code::Io, "open", fmt::format("cannot open {} {}: {}", what, path, std::strerror(errno)));
   struct stat st {};
   if (::fstat(file.get(), &st) != 0)
     return make_error(Code::Io, "open", fmt::format("cannot stat {} {}: {}", what, path, std::strerror(errno)));

@@ -289,7 +289,8 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   // The one rule for what may be a plugin (dpp conform asks it too).
   DOT_ASSIGN_OR_RETURN(PluginExecutable exe, open_plugin_executable(plugin_path, "plugin", dpp::kMaxPluginBytes));
   const SealedExecutable& pinned = exe.script ? *exe.script : exe.program;
-  if (::lseek(pinned.fd.get(), 0, SEEK_SET) != 0) return beneath::errno_error(errno, "seek the sealed copy of", plugin_path);
+  if (::lseek(pinned.fd.get(), 0, SEEK_SET) != 0)
+    return beneath::errno_error(errno, "seek the sealed copy of", plugin_path);
   DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(pinned.fd.get(), dpp::kMaxPluginBytes, plugin_path));
   if (exe.interpreter)
     m.interpreter = ManifestInterpreter{exe.interpreter->path, exe.program.sha256, exe.interpreter->options,

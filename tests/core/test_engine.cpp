@@ -558,7 +558,8 @@ TEST_F(EngineTest, RegisterRefusesBadScriptsRelativePathsAndSecondPlugin) {
   EXPECT_EQ(script.err.rfind("DOT_E_POLICY: plugin " + (base_ / "plugin.sh").string() + " is a #! script whose #! line "
                              "is not", 0), 0u) << script.err;
   spit(base_ / "nested.sh", "#!" + (base_ / "plugin.sh").string() + "\nexit 0\n", 0755);
-  CmdResult nested = core({"register", "--plugin", (base_ / "nested.sh").string(), "--assurance", "audit", "--replace"});
+  CmdResult nested =
+      core({"register", "--plugin", (base_ / "nested.sh").string(), "--assurance", "audit", "--replace"});
   EXPECT_EQ(nested.err.rfind("DOT_E_POLICY: the interpreter " + (base_ / "plugin.sh").string() + " is a #! script", 0),
             0u) << nested.err;
   spit(base_ / "data.sh", "#!" + (base_ / "text").string() + "\nexit 0\n", 0755);

@@ -91,9 +91,10 @@ TEST(Manifest, InterpreterIsPinnedAndOldManifestsAreUnchanged) {
   auto bytes = encode_manifest(m);
   ASSERT_TRUE(bytes.ok()) << bytes.error().line();
   EXPECT_EQ(*bytes, R"({"assurance":"process","id":"org.example.py","inputs":[],"interpreter":{"options":["-I"],)"
-                    R"("path":"/usr/bin/python3.11","runtime":["/usr/lib/python3.11","/usr/lib/python3/dist-packages"],)"
-                    R"("sha256":")" + std::string(64, 'c') + R"("},"profile":"org.dot.dpp/v1","protocol":1,"sha256":")" +
-                        std::string(64, 'b') + "\"}");
+                    R"("path":"/usr/bin/python3.11",)"
+                    R"("runtime":["/usr/lib/python3.11","/usr/lib/python3/dist-packages"],)"
+                    R"("sha256":")" + std::string(64, 'c') +
+                        R"("},"profile":"org.dot.dpp/v1","protocol":1,"sha256":")" + std::string(64, 'b') + "\"}");
   auto back = decode_manifest(*bytes);
   ASSERT_TRUE(back.ok()) << back.error().line();
   EXPECT_EQ(*back, m);
