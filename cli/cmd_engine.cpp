@@ -668,7 +668,9 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
 
   auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable under its plugin id");
   add_root_option(reg, o->root);
-  reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
+  reg->add_option("--plugin", o->plugin,
+                  "Absolute path of the plugin (an ELF executable, or a #! script whose interpreter is one)")
+      ->required();
   reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
   reg->add_option("--id", o->plugin_id,
                   "Plugin id, like org.example.tool (default org.dot.hello); unique in the root");
