@@ -136,6 +136,10 @@ std::string registration_text(const core::Registration& r) {
   std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", r.replaced ? "replaced" : "registered",
                                 shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
   for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
+  if (m.interpreter) {
+    out += fmt::format("interpreter {} (sha256 {})\n", shown(m.interpreter->path), shown(m.interpreter->sha256));
+    for (const auto& dir : m.interpreter->runtime) out += fmt::format("runtime {} (read-only)\n", shown(dir));
+  }
   return out;
 }
 
@@ -449,7 +453,9 @@ int run_plan_id(const EngineOptions& o) {
 void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* reg = app.add_subcommand("register", "Pin a copy of a plugin executable under its plugin id");
   add_root_option(reg, o->root);
-  reg->add_option("--plugin", o->plugin, "Absolute path of the plugin (an ELF executable)")->required();
+  reg->add_option("--plugin", o->plugin,
+                  "Absolute path of the plugin (an ELF executable, or a #! script whose interpreter is one)")
+      ->required();
   reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
   reg->add_option("--id", o->plugin_id,
                   "Plugin id, like org.example.tool (default org.dot.hello); unique in the root");

@@ -120,6 +120,14 @@ void write_manifest_members(JsonWriter& w, const core::Manifest& m) {
   w.key("assurance").string(m.assurance);
   w.key("id").string(m.id);
   w.key("inputs").string_array(m.inputs);
+  if (m.interpreter) {  // an interpreted plugin only
+    w.key("interpreter").begin_object();
+    w.key("options").string_array(m.interpreter->options);
+    w.key("path").string(m.interpreter->path);
+    w.key("runtime").string_array(m.interpreter->runtime);
+    w.key("sha256").string(m.interpreter->sha256);
+    w.end_object();
+  }
   w.key("profile").string(m.profile);
 }
 

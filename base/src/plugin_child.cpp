@@ -51,13 +51,15 @@ Result<PluginChild> PluginChild::spawn(PluginChildOptions o) {
   c.cap_ = o.output_cap;
   SpawnOptions& so = o.spawn;
   so.stdout_mode = so.stderr_mode = StdioMode::Pipe;
-  so.keep_fds.clear();
+  // so.keep_fds are the caller's (an interpreted plugin's sealed script);
+  // the protocol's own pipes join them.
   std::optional<Pipe> requests, responses;
   if (o.protocol_fds) {
     DOT_ASSIGN_OR_RETURN(requests, make_pipe());
     DOT_ASSIGN_OR_RETURN(responses, make_pipe());
     so.stdin_mode = StdioMode::DevNull;
-    so.keep_fds = {{requests->read.get(), o.protocol_fds->first}, {responses->write.get(), o.protocol_fds->second}};
+    so.keep_fds.push_back({requests->read.get(), o.protocol_fds->first});
+    so.keep_fds.push_back({responses->write.get(), o.protocol_fds->second});
   } else {
     so.stdin_mode = StdioMode::Pipe;
   }

@@ -4,6 +4,8 @@
 #include "dot/base/sandbox.h"
 #include "dot/base/error_kinds.h"
 
+#include "dot/base/plugin_executable.h"
+
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
@@ -186,6 +188,7 @@ struct Sandbox::ChildState {
   bool drop_bounding_set = false;
   pid_t parent = -1;
   int exec_fd = -1;
+  int script_fd = -1;
   LoaderFiles files;
 };
 
@@ -269,6 +272,11 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   auto st = std::make_unique<ChildState>();
   st->landlock_abi = support.landlock_abi;
   st->exec_fd = policy.executable_fd;
+  // The one descriptor a contained plugin may keep: a script nobody can
+  // change any more (dot/base/plugin_executable.h).
+  if (policy.script_fd >= 0 && !is_sealed_memfd(policy.script_fd))
+    return make_error(base::ErrorKind::SandboxMisuse, "a contained plugin's script must be a sealed copy");
+  st->script_fd = policy.script_fd;
   st->parent = ::getpid();
   st->drop_bounding_set = (read_own_caps().effective & (1ULL << CAP_SETPCAP)) != 0;
 
@@ -344,11 +352,12 @@ Status Sandbox::apply_to(SpawnOptions& options) const {
   // exec_fd may still be unset when a session fills it in later; Landlock
   // lets only the policy's executable (by inode) be executed either way.
   if ((options.exec_fd >= 0 && options.exec_fd != state_->exec_fd) || !options.path.empty())
+    return make_error(base::ErrorKind::SandboxMisuse, "a contained plugin is executed from its verified descriptor only");
+  const bool only_script = options.keep_fds.size() == 1 && state_->script_fd >= 0 &&
+                           options.keep_fds[0] == std::pair<int, int>{state_->script_fd, kScriptChildFd};
+  if (!options.keep_fds.empty() && !only_script)
     return make_error(base::ErrorKind::SandboxMisuse,
-                      "a contained plugin is executed from its verified descriptor only");
-  if (!options.keep_fds.empty())
-    return make_error(base::ErrorKind::SandboxMisuse,
-                      "a contained plugin inherits no descriptor but stdin, stdout and stderr");
+                      "a contained plugin inherits no descriptor but stdin, stdout, stderr and its sealed script");
   if (options.pre_exec != nullptr)
     return make_error(base::ErrorKind::SandboxMisuse, "the spawn already has a pre-exec hook");
   options.new_session = true;

@@ -15,6 +15,7 @@
 #include <dtl/dtl.hpp>
 #include <fmt/format.h>
 
+#include "dot/base/plugin_executable.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
 #include "dot/core/error_kinds.h"
@@ -100,7 +101,9 @@ class ProposalRun {
   }
 
   // The stage, then the plugin spawned from the pinned descriptor (then
-  // closed): under process assurance inside a Sandbox prepared for that
+  // closed) with the argv, script descriptor, environment and read-only
+  // runtime folders PinnedPlugin gives (an ELF plugin or an interpreted one
+  // alike): under process assurance inside a Sandbox prepared for that
   // descriptor and this stage, shaped by the profile. The sandbox outlives
   // the spawn (the child reads it between fork and exec).
   Status start() {
@@ -112,15 +115,19 @@ class ProposalRun {
     DOT_TRY(profile_->shape_session(root_, options_, manifest_, ho, profile));
     ho.exec_fd = pinned_->exec_fd.get();
     ho.stage_dir = stage.path();
-    ho.spawn.argv = {"dot-plugin"};
+    ho.spawn.argv = pinned_->argv;
+    ho.extra_env = pinned_->extra_env(stage.path());
+    if (pinned_->script_fd) ho.spawn.keep_fds = {{pinned_->script_fd.get(), kScriptChildFd}};
     if (options_.consent == Assurance::Process) {
       SandboxPolicy policy;
       policy.executable_fd = pinned_->exec_fd.get();
-      policy.executable_path = pinned_->copy_path;
+      policy.executable_path = pinned_->exec_path;
+      policy.script_fd = pinned_->script_fd ? pinned_->script_fd.get() : -1;
       policy.stage_fd = stage.fd();
       policy.limits = profile.limits;
       policy.stage_folders = profile.stage_folders;
       for (const UniqueFd& dir : profile.inputs) policy.read_only_dir_fds.push_back(dir.get());
+      for (const UniqueFd& dir : pinned_->runtime_dirs) policy.read_only_dir_fds.push_back(dir.get());
       DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
       sandbox_.emplace(std::move(prepared));
       DOT_TRY(sandbox_->apply_to(ho.spawn));
@@ -131,6 +138,7 @@ class ProposalRun {
     host_.emplace(std::move(host));
     if (options_.interrupt) options_.interrupt->set_plugin_group(host_->pid());
     pinned_->exec_fd.reset();
+    pinned_->script_fd.reset();
     return {};
   }
 

@@ -13,6 +13,7 @@
 #include "dot/base/beneath.h"
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
+#include "dot/base/plugin_executable.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
@@ -50,10 +51,59 @@ Result<std::string> encode_manifest(const Manifest& m) {
   n.set("profile", jcs::Node::string(m.profile));
   n.set("protocol", jcs::Node::integer(static_cast<std::int64_t>(m.protocol)));
   n.set("sha256", jcs::Node::string(m.sha256));
-  // The hello form is encoded exactly as before (its bytes are what existing
-  // roots store); the general profile's inputs are paths, any UTF-8.
-  return jcs::encode(n, is_hello_profile(m.profile) ? jcs::Profile::Hello : jcs::Profile::Rfc8785);
+  if (m.interpreter) {
+    auto strings = [](const std::vector<std::string>& v) {
+      auto a = jcs::Node::array();
+      for (const auto& s : v) a.push(jcs::Node::string(s));
+      return a;
+    };
+    auto in = jcs::Node::object();
+    in.set("options", strings(m.interpreter->options));
+    in.set("path", jcs::Node::string(m.interpreter->path));
+    in.set("runtime", strings(m.interpreter->runtime));
+    in.set("sha256", jcs::Node::string(m.interpreter->sha256));
+    n.set("interpreter", std::move(in));
+  }
+  // The hello form of an ELF plugin is encoded exactly as before (its bytes
+  // are what existing roots store); paths (inputs, an interpreter's) are any UTF-8.
+  const bool hello_form = is_hello_profile(m.profile) && !m.interpreter;
+  return jcs::encode(n, hello_form ? jcs::Profile::Hello : jcs::Profile::Rfc8785);
 }
+
+namespace {
+
+Result<std::vector<std::string>> string_array(json::ObjectReader& r, std::string_view name) {
+  DOT_ASSIGN_OR_RETURN(json::Value v, r.required_array(name));
+  std::vector<std::string> out;
+  for (json::Value e : v.elements()) {
+    if (!e.is_string())
+      return make_error(core::ErrorKind::Manifest, fmt::format("interpreter.{} holds a non-string", name));
+    out.emplace_back(e.as_string());
+  }
+  return out;
+}
+
+// {"options": [...], "path": "/usr/bin/python3.11", "runtime": [...], "sha256": "..."}
+Result<ManifestInterpreter> decode_interpreter(json::Value v) {
+  if (!v.is_object()) return make_error(core::ErrorKind::Manifest, "interpreter is not an object");
+  json::ObjectReader r(v, "manifest interpreter");
+  ManifestInterpreter in;
+  DOT_ASSIGN_OR_RETURN(in.options, string_array(r, "options"));
+  DOT_ASSIGN_OR_RETURN(std::string_view path, r.required_string("path"));
+  DOT_ASSIGN_OR_RETURN(in.runtime, string_array(r, "runtime"));
+  DOT_ASSIGN_OR_RETURN(std::string_view sha, r.required_string("sha256"));
+  DOT_TRY(r.finish());
+  in.path = std::string(path);
+  in.sha256 = std::string(sha);
+  if (in.path.empty() || in.path.front() != '/' || !is_sha256_hex(in.sha256))
+    return make_error(core::ErrorKind::Manifest, "interpreter has a relative path or an invalid digest");
+  for (const auto& dir : in.runtime)
+    if (dir.empty() || dir.front() != '/')
+      return make_error(core::ErrorKind::Manifest, "interpreter has a relative runtime folder");
+  return in;
+}
+
+}  // namespace
 
 Result<Manifest> decode_manifest(std::string_view canonical) {
   auto relabel = [](Error e) {
@@ -80,10 +130,16 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   } else if (profile.ok() && !is_hello_profile(*profile)) {
     if (auto v = r.optional("inputs")) inputs.emplace(*v);
   }
+  std::optional<json::Value> interpreter = r.optional("interpreter");
   auto status_of = [](const auto& res) { return res.ok() ? Status{} : Status(res.error()); };
   for (const Status& s : {status_of(a), status_of(id), status_of(profile), status_of(protocol), status_of(sha),
                           inputs ? status_of(*inputs) : Status{}, r.finish()})
     if (!s.ok()) return relabel(s.error());
+  if (interpreter) {
+    auto in = decode_interpreter(*interpreter);
+    if (!in.ok()) return relabel(std::move(in).error());
+    m.interpreter = std::move(*in);
+  }
   m.assurance = std::string(*a);
   m.id = std::string(*id);
   m.profile = std::string(*profile);
@@ -233,22 +289,16 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
                       store::state_name(unfinished.front().state), root.command("recover")));
   }
 
-  UniqueFd src(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (!src) return beneath::errno_error(errno, "open plugin", plugin_path);
-  struct stat st {};
-  if (::fstat(src.get(), &st) != 0) return beneath::errno_error(errno, "stat plugin", plugin_path);
-  if (!S_ISREG(st.st_mode))
-    return make_error(core::ErrorKind::PluginType, fmt::format("plugin {} is not a regular file", plugin_path));
-  DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(src.get(), dpp::kMaxPluginBytes, plugin_path));
-  if (bytes.size() >= 2 && bytes.compare(0, 2, "#!") == 0)
-    return make_error(core::ErrorKind::PluginScript,
-                      fmt::format("plugin {} is a #! script: a script cannot be executed from a close-on-exec "
-                                  "descriptor, so only ELF executables can be registered",
-                                  plugin_path));
-  if (bytes.size() < 4 || bytes.compare(0, 4, "\x7f" "ELF") != 0)
-    return make_error(core::ErrorKind::PluginNotElf, fmt::format("plugin {} is not an ELF executable", plugin_path));
-
-  m.sha256 = sha256_hex(bytes);
+  // The one rule for what may be a plugin (dpp conform asks it too).
+  DOT_ASSIGN_OR_RETURN(PluginExecutable exe, open_plugin_executable(plugin_path, "plugin", dpp::kMaxPluginBytes));
+  const SealedExecutable& pinned = exe.script ? *exe.script : exe.program;
+  if (::lseek(pinned.fd.get(), 0, SEEK_SET) != 0)
+    return beneath::errno_error(errno, "seek the sealed copy of", plugin_path);
+  DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(pinned.fd.get(), dpp::kMaxPluginBytes, plugin_path));
+  if (exe.interpreter)
+    m.interpreter = ManifestInterpreter{exe.interpreter->path, exe.program.sha256, exe.interpreter->options,
+                                        exe.interpreter->runtime_dirs};
+  m.sha256 = pinned.sha256;
   DOT_ASSIGN_OR_RETURN(std::string manifest_bytes, encode_manifest(m));
 
   // The copy is written, renamed into place and synced beneath the state
@@ -310,6 +360,34 @@ Result<std::vector<ListedPlugin>> list_plugins(Root& root) {
   return out;
 }
 
+namespace {
+
+// The interpreter at its recorded path, sealed and hashed against the
+// manifest, and its runtime folders opened: anything else than what register
+// saw is DOT_E_PLUGIN_IDENTITY (a Python upgrade included: register again).
+Status pin_interpreter(const ManifestInterpreter& in, PinnedPlugin& p) {
+  auto identity = [&](std::string why) {
+    return make_error(core::ErrorKind::Interpreter,
+                      fmt::format("the pinned plugin's interpreter {} {}", in.path, why));
+  };
+  auto sealed = seal_interpreter(in.path, dpp::kMaxPluginBytes);
+  if (!sealed.ok()) return identity(fmt::format("cannot be used any more: {}", sealed.error().detail));
+  if (sealed->sha256 != in.sha256)
+    return identity(fmt::format("changed after register: sha256 {} but the manifest pins {}", sealed->sha256,
+                                in.sha256));
+  for (const std::string& dir : in.runtime) {
+    UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) return identity(fmt::format("has lost its runtime folder {}: {}", dir, std::strerror(errno)));
+    p.runtime_dirs.push_back(std::move(fd));
+  }
+  p.exec_fd = std::move(sealed->fd);
+  p.exec_path = in.path;
+  p.argv = interpreter_argv(Interpreter{in.path, in.options, in.runtime});
+  return {};
+}
+
+}  // namespace
+
 Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(store::PluginRecord rec, registered_plugin(root, plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest m, decode_manifest(rec.manifest));
@@ -341,7 +419,22 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
     return make_error(core::ErrorKind::Digest,
                       fmt::format("the pinned plugin changed after register: sha256 {} but the manifest pins {}",
                                   sealed.sha256, m.sha256));
-  return PinnedPlugin{std::move(m), std::move(sealed.fd), root.dirs().entry_path(copy_name)};
+  PinnedPlugin p;
+  p.copy_path = root.dirs().entry_path(copy_name);
+  if (!m.interpreter) {
+    p.exec_fd = std::move(sealed.fd);
+    p.exec_path = p.copy_path;
+    p.argv = {"dot-plugin"};
+  } else {
+    DOT_TRY(pin_interpreter(*m.interpreter, p));
+    p.script_fd = std::move(sealed.fd);
+  }
+  p.manifest = std::move(m);
+  return p;
+}
+
+std::vector<std::string> PinnedPlugin::extra_env(const std::string& stage_dir) const {
+  return manifest.interpreter ? interpreter_env(stage_dir) : std::vector<std::string>{};
 }
 
 Result<std::vector<std::string>> owned_paths(Root& root, std::string_view plugin_id) {

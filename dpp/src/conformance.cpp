@@ -14,6 +14,7 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/path_search.h"
+#include "dot/base/plugin_executable.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
@@ -51,6 +52,11 @@ struct Sealed {
   // Process assurance: the input folders, opened once; what a contained
   // plugin may read besides its stage and what the loader needs.
   std::vector<UniqueFd> inputs;
+  // A `#!` script: `fd` is then its interpreter, launched as plan launches
+  // it (dot/base/plugin_executable.h), its runtime folders read-only.
+  UniqueFd script_fd;
+  std::optional<Interpreter> interpreter;
+  std::vector<UniqueFd> runtime_dirs;
 };
 
 // A fresh temporary folder holding only the stage (0700), removed with all
@@ -158,10 +164,12 @@ class Case {
       SandboxPolicy policy;
       policy.executable_fd = exe_.fd.get();
       policy.executable_path = exe_.path;
+      policy.script_fd = exe_.script_fd ? exe_.script_fd.get() : -1;
       policy.stage_fd = ws_->stage_fd();
       policy.limits = containment_limits(o_.profile);
       policy.stage_folders = general();
       for (const UniqueFd& dir : exe_.inputs) policy.read_only_dir_fds.push_back(dir.get());
+      for (const UniqueFd& dir : exe_.runtime_dirs) policy.read_only_dir_fds.push_back(dir.get());
       DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
       sandbox_.emplace(std::move(prepared));
       DOT_TRY(sandbox_->apply_to(ho.spawn));
@@ -170,8 +178,12 @@ class Case {
     ho.exec_fd = exe_.fd.get();
     ho.stage_dir = ws_->stage_path();
     ho.profile = o_.profile;
-    ho.spawn.argv = {"dot-plugin"};
+    ho.spawn.argv = exe_.interpreter ? interpreter_argv(*exe_.interpreter) : std::vector<std::string>{"dot-plugin"};
     ho.spawn.argv.insert(ho.spawn.argv.end(), o_.command.begin() + 1, o_.command.end());
+    if (exe_.interpreter) {
+      ho.spawn.keep_fds = {{exe_.script_fd.get(), kScriptChildFd}};
+      ho.extra_env = interpreter_env(ws_->stage_path());
+    }
     // Named in a DOT_E_PLUGIN_ERROR detail ("plugin <id> answered ...").
     ho.plugin_id = o_.id.empty() ? std::string("under test") : o_.id;
     milliseconds deadline = o_.deadline.count() > 0 ? o_.deadline
@@ -532,8 +544,21 @@ Result<Report> run(const Options& options) {
   // case run uncontained would not check what was asked for).
   if (options.process_sandbox) DOT_TRY(probe_sandbox_support().require_complete());
   DOT_ASSIGN_OR_RETURN(std::string path, find_executable(options.command.front()));
-  DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable_file(path, "the plugin", kMaxPluginBytes));
-  Sealed exe{std::move(sealed.fd), std::move(sealed.sha256), path, {}};
+  // What register would accept, launched as plan would launch it.
+  DOT_ASSIGN_OR_RETURN(PluginExecutable found, open_plugin_executable(path, "the plugin", kMaxPluginBytes));
+  Sealed exe;
+  exe.sha256 = found.script ? found.script->sha256 : found.program.sha256;
+  exe.fd = std::move(found.program.fd);
+  exe.path = found.program_path;
+  if (found.script) exe.script_fd = std::move(found.script->fd);
+  exe.interpreter = std::move(found.interpreter);
+  if (options.process_sandbox && exe.interpreter) {
+    for (const auto& dir : exe.interpreter->runtime_dirs) {
+      UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+      if (!fd) return beneath::errno_error(errno, "open", dir);
+      exe.runtime_dirs.push_back(std::move(fd));
+    }
+  }
   if (options.process_sandbox && options.profile == dpp::Profile::General) {
     for (const auto& dir : options.inputs) {
       UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

@@ -335,6 +335,7 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   so.path.clear();
   so.exec_fd = o.exec_fd;
   so.env = {"LANG=C", "DOT_STAGE_ROOT=" + o.stage_dir};
+  so.env.insert(so.env.end(), o.extra_env.begin(), o.extra_env.end());
   so.cwd = o.stage_dir;
   if (!so.new_session) so.new_process_group = true;
   co.name = "the plugin";

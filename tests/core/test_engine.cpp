@@ -550,11 +550,25 @@ INSTANTIATE_TEST_SUITE_P(
                         "disagree on the digest"}),
     [](const ::testing::TestParamInfo<ManifestForgery>& i) { return i.param.name; });
 
-TEST_F(EngineTest, RegisterRefusesScriptsRelativePathsAndSecondPlugin) {
-  spit(base_ / "plugin.sh", "#!/bin/sh\nexit 0\n", 0755);
+TEST_F(EngineTest, RegisterRefusesBadScriptsRelativePathsAndSecondPlugin) {
+  // A #! line with arguments would be run differently than it reads; one
+  // whose interpreter is itself a script would reopen it by path.
+  spit(base_ / "plugin.sh", "#!/bin/sh -e\nexit 0\n", 0755);
   CmdResult script = core({"register", "--plugin", (base_ / "plugin.sh").string(), "--assurance", "audit", "--replace"});
-  EXPECT_NE(script.err.find("DOT_E_POLICY"), std::string::npos) << script.err;
-  EXPECT_NE(script.err.find("script"), std::string::npos);
+  EXPECT_EQ(script.err.rfind("DOT_E_POLICY: plugin " + (base_ / "plugin.sh").string() + " is a #! script whose #! line "
+                             "is not", 0), 0u) << script.err;
+  spit(base_ / "nested.sh", "#!" + (base_ / "plugin.sh").string() + "\nexit 0\n", 0755);
+  CmdResult nested =
+      core({"register", "--plugin", (base_ / "nested.sh").string(), "--assurance", "audit", "--replace"});
+  EXPECT_EQ(nested.err.rfind("DOT_E_POLICY: the interpreter " + (base_ / "plugin.sh").string() + " is a #! script", 0),
+            0u) << nested.err;
+  spit(base_ / "data.sh", "#!" + (base_ / "text").string() + "\nexit 0\n", 0755);
+  spit(base_ / "text", "exit 0\n", 0755);
+  CmdResult data = core({"register", "--plugin", (base_ / "data.sh").string(), "--assurance", "audit", "--replace"});
+  EXPECT_EQ(data.err, "DOT_E_POLICY: the interpreter " + (base_ / "text").string() + " is not an ELF executable\n");
+  CmdResult text = core({"register", "--plugin", (base_ / "text").string(), "--assurance", "audit", "--replace"});
+  EXPECT_EQ(text.err, "DOT_E_POLICY: plugin " + (base_ / "text").string() +
+                          " is neither an ELF executable nor a #! script\n");
   CmdResult rel = core({"register", "--plugin", "dot-hello", "--assurance", "audit", "--replace"});
   EXPECT_NE(rel.err.find("DOT_E_POLICY"), std::string::npos) << rel.err;
   CmdResult twice = core({"register", "--plugin", bin("dot-hello"), "--assurance", "audit"});

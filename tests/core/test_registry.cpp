@@ -69,6 +69,54 @@ class Registry : public EngineTest {
   fs::path src_, other_;
 };
 
+// An interpreted plugin's manifest carries its interpreter; an ELF
+// plugin's has no such key, so the bytes earlier releases stored decode as
+// before and encode to the same bytes.
+TEST(Manifest, InterpreterIsPinnedAndOldManifestsAreUnchanged) {
+  const std::string hello =
+      R"({"assurance":"audit","id":"org.dot.hello","profile":"org.dot.hello/v1","protocol":1,"sha256":")" +
+      std::string(64, 'a') + "\"}";
+  auto old = decode_manifest(hello);
+  ASSERT_TRUE(old.ok()) << old.error().line();
+  EXPECT_FALSE(old->interpreter.has_value());
+  EXPECT_EQ(encode_manifest(*old).value(), hello);
+
+  Manifest m;
+  m.assurance = "process";
+  m.id = "org.example.py";
+  m.profile = "org.dot.dpp/v1";
+  m.sha256 = std::string(64, 'b');
+  m.interpreter = ManifestInterpreter{"/usr/bin/python3.11", std::string(64, 'c'), {"-I"},
+                                      {"/usr/lib/python3.11", "/usr/lib/python3/dist-packages"}};
+  auto bytes = encode_manifest(m);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().line();
+  EXPECT_EQ(*bytes, R"({"assurance":"process","id":"org.example.py","inputs":[],"interpreter":{"options":["-I"],)"
+                    R"("path":"/usr/bin/python3.11",)"
+                    R"("runtime":["/usr/lib/python3.11","/usr/lib/python3/dist-packages"],)"
+                    R"("sha256":")" + std::string(64, 'c') +
+                        R"("},"profile":"org.dot.dpp/v1","protocol":1,"sha256":")" + std::string(64, 'b') + "\"}");
+  auto back = decode_manifest(*bytes);
+  ASSERT_TRUE(back.ok()) << back.error().line();
+  EXPECT_EQ(*back, m);
+
+  // A forged interpreter is an identity failure, never a plugin run.
+  for (const std::string& forged : {std::string(R"("path":"python3")"), std::string(R"("sha256":"00")"),
+                                    std::string(R"("runtime":["lib"])"), std::string(R"("extra":1)")}) {
+    std::string text = *bytes;
+    const std::string key = forged.substr(0, forged.find(':'));
+    if (key == "\"extra\"") {
+      text.insert(text.find(R"("options")"), forged + ",");
+    } else {
+      const std::size_t at = text.find(key + ":");
+      const std::size_t end = text.find_first_of(key == "\"runtime\"" ? "]" : ",}", at + key.size() + 2);
+      text.replace(at, end - at + (key == "\"runtime\"" ? 1 : 0), forged);
+    }
+    auto r = decode_manifest(text);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.error().code, Code::PluginIdentity) << text;
+  }
+}
+
 TEST_F(Registry, SecondPluginHasItsOwnCopyRowAndManifest) {
   const std::string hello_copy = slurp(root_ / ".dot" / "plugin");
   const std::string hello_row = plugin_rows(db());

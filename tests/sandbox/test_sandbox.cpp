@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "dot/base/fd.h"
+#include "dot/base/plugin_executable.h"
 #include "dot/base/process.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sealed_executable.h"
@@ -844,6 +845,45 @@ TEST(SandboxPolicy, ApplyToRefusesWhatWouldDefeatContainment) {
   EXPECT_TRUE(sb->apply_to(fine).ok());
   EXPECT_TRUE(fine.new_session);
   EXPECT_TRUE(fine.parent_death_signal);
+}
+
+// An interpreted plugin keeps one descriptor: its sealed script, as
+// kScriptChildFd, and only when the policy names it. A script that is not a
+// sealed copy is refused at prepare().
+TEST(SandboxPolicy, OnlyTheSealedScriptMayBeKept) {
+  ProbeDir d;
+  UniqueFd exe(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(exe);
+  auto script = seal_executable_file("/bin/true", "a stand-in script", 64 << 20);
+  ASSERT_TRUE(script.ok()) << script.error().line();
+  SandboxPolicy p;
+  p.executable_fd = exe.get();
+  p.executable_path = d.exe();
+  p.stage_fd = d.stage_fd();
+  p.script_fd = script->fd.get();
+  auto sb = Sandbox::prepare(p);
+  ASSERT_TRUE(sb.ok()) << sb.error().line();
+  SpawnOptions kept = base_options(d, exe.get(), "none");
+  kept.keep_fds = {{script->fd.get(), kScriptChildFd}};
+  EXPECT_TRUE(sb->apply_to(kept).ok());
+  SpawnOptions elsewhere = base_options(d, exe.get(), "none");
+  elsewhere.keep_fds = {{script->fd.get(), kScriptChildFd + 1}};
+  EXPECT_EQ(sb->apply_to(elsewhere).error().code, Code::Internal);
+  UniqueFd other(::open(d.exe().c_str(), O_RDONLY | O_CLOEXEC));
+  SpawnOptions two = base_options(d, exe.get(), "none");
+  two.keep_fds = {{script->fd.get(), kScriptChildFd}, {other.get(), kScriptChildFd + 1}};
+  EXPECT_EQ(sb->apply_to(two).error().code, Code::Internal);
+  // Without script_fd in the policy nothing may be kept, the script neither.
+  auto plain = prepare_for(d, exe.get());
+  ASSERT_TRUE(plain.ok());
+  SpawnOptions unnamed = base_options(d, exe.get(), "none");
+  unnamed.keep_fds = {{script->fd.get(), kScriptChildFd}};
+  EXPECT_EQ(plain->apply_to(unnamed).error().code, Code::Internal);
+  // A file on disk could change after the check: never a contained script.
+  p.script_fd = other.get();
+  auto unsealed = Sandbox::prepare(p);
+  ASSERT_FALSE(unsealed.ok());
+  EXPECT_EQ(unsealed.error().code, Code::Internal);
 }
 
 TEST(SandboxFailClosed, EachMissingLayerIsNamed) {

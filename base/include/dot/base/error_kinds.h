@@ -70,6 +70,10 @@ enum class ErrorKind : std::uint8_t {
   Replaced,
   Moved,
   Changing,
+  // What may be a plugin (plugin_executable.h).
+  PluginType,
+  PluginScript,
+  PluginNotElf,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -146,9 +150,15 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"replaced", Code::Conflict, "an entry was replaced while it was being removed or renamed", "docs/threat-model.md"},
     {"moved", Code::Conflict, "an entry moved away while it was being renamed", "docs/threat-model.md"},
     {"changing", Code::Conflict, "an entry kept changing while it was read", "docs/threat-model.md"},
+    {"plugin_type", Code::Policy, "a plugin (or its interpreter) is not a regular file",
+     "docs/spec/dpp-general.md, Registration and manifest"},
+    {"plugin_script", Code::Policy, "a #! line this core cannot pin: arguments, a relative or script interpreter",
+     "docs/spec/dpp-general.md, Registration and manifest"},
+    {"plugin_not_elf", Code::Policy, "a plugin (or its interpreter) is neither an ELF executable nor a #! script",
+     "docs/spec/dpp-general.md, Registration and manifest"},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Changing) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::PluginNotElf) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

@@ -10,7 +10,8 @@
 // applies them: rlimits, capabilities (bounding set, ambient, securebits, then
 // all of effective/permitted/inheritable), parent-death signal, no_new_privs,
 // Landlock, seccomp. Descriptors: spawn() already leaves only stdio; apply_to()
-// refuses to contain a spawn that keeps any other descriptor.
+// refuses to contain a spawn that keeps any other descriptor but an
+// interpreted plugin's sealed script.
 //
 // Failing closed: prepare() returns DOT_E_SANDBOX_UNAVAILABLE naming the
 // missing layer whenever the running kernel cannot provide one of them; a
@@ -111,6 +112,10 @@ struct SandboxPolicy {
   int executable_fd = -1;
   // Where it was opened from: resolves $ORIGIN in RUNPATH, names it in errors.
   std::string executable_path;
+  // An interpreted plugin's script (a sealed memfd: the executable is then
+  // its interpreter), the one descriptor beyond stdio the spawn may keep, as
+  // kScriptChildFd (dot/base/plugin_executable.h). -1: none.
+  int script_fd = -1;
   // Read-write directory (regular files only: create, write, truncate, remove,
   // list), given by an open descriptor: the rule attaches to that inode, so
   // whatever its path names later (a symlink, another directory) is never
@@ -121,7 +126,7 @@ struct SandboxPolicy {
   bool stage_folders = false;
   // Read-only directories (list them, read their files, beneath them too),
   // each given by an open descriptor (O_PATH is enough) for the same reason:
-  // a general plugin's declared inputs.
+  // a general plugin's declared inputs, an interpreter's runtime folders.
   std::vector<int> read_only_dir_fds;
   SandboxLimits limits;
 };
@@ -177,7 +182,8 @@ class Sandbox {
   // parent-death signal. Refuses (DOT_E_INTERNAL) options that would defeat
   // containment: executing a path instead of the verified descriptor, another
   // descriptor than the policy's (an unset exec_fd, filled in later by the
-  // caller, is accepted), or extra inherited descriptors.
+  // caller, is accepted), or inherited descriptors other than the policy's
+  // script_fd as kScriptChildFd.
   Status apply_to(SpawnOptions& options) const;
 
   int landlock_abi() const noexcept;

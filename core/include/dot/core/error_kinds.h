@@ -65,9 +65,7 @@ enum class ErrorKind : std::uint8_t {
   Inputs,
   PluginPath,
   PluginRegistered,
-  PluginType,
-  PluginScript,
-  PluginNotElf,
+  Interpreter,
   NoPlugin,
   PluginRequired,
   UnknownPlugin,
@@ -191,12 +189,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Registration and manifest"},  // PluginPath
     {"plugin_registered", Code::Conflict, "the root already has a plugin …; use --replace to swap it",
      "docs/spec/dpp-general.md, Registration and manifest"},  // PluginRegistered
-    {"plugin_type", Code::Policy, "plugin … is not a regular file",
-     "docs/spec/dpp-general.md, Registration and manifest"},  // PluginType
-    {"plugin_script", Code::Policy, "plugin … is a #! script: a script cannot be executed from a close-on-exec ",
-     "docs/spec/dpp-general.md, Registration and manifest"},  // PluginScript
-    {"plugin_not_elf", Code::Policy, "plugin … is not an ELF executable",
-     "docs/spec/dpp-general.md, Registration and manifest"},  // PluginNotElf
+    {"interpreter", Code::PluginIdentity, "the pinned plugin's interpreter is not what register saw (changed, gone)",
+     "docs/spec/dpp-general.md, Registration and manifest"},  // Interpreter
     {"no_plugin", Code::Policy, "no plugin is registered; run `…` first",
      "docs/spec/dpp-general.md, Registration and manifest"},  // NoPlugin
     {"plugin_required", Code::Policy, "plugins are registered (…): pass --plugin ID to choose one",

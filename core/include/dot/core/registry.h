@@ -2,7 +2,8 @@
 // The root's plugins, each under its own id (docs/spec/dpp-general.md,
 // "Registration and manifest"): `register` pins a copy of an ELF executable
 // and its digest with the manifest {assurance, id, profile, protocol, sha256}
-// (plus `inputs` for the general profile); `plan` copies the pinned file into
+// (plus `inputs` for the general profile, `interpreter` for a `#!` script);
+// `plan` copies the pinned file (and a script's interpreter) into
 // a sealed memfd, hashes the sealed copy and executes that same descriptor
 // (dot/base/sealed_executable.h): the bytes that run are the bytes that were
 // checked, even if the pinned file is rewritten in place meanwhile.
@@ -23,6 +24,18 @@ enum class Assurance { Audit, Process };
 std::string_view assurance_name(Assurance a) noexcept;  // "audit" | "process"
 Result<Assurance> assurance_from_name(std::string_view name);
 
+// An interpreted plugin's interpreter, pinned like the plugin itself
+// (dot/base/plugin_executable.h): its path (symlinks resolved), the digest of
+// its bytes, the options it is run with and the folders it may read under
+// process assurance.
+struct ManifestInterpreter {
+  std::string path;
+  std::string sha256;
+  std::vector<std::string> options;
+  std::vector<std::string> runtime;
+  bool operator==(const ManifestInterpreter&) const = default;
+};
+
 struct Manifest {
   std::string assurance;  // "audit" | "process"
   std::string id;         // "org.dot.hello", "org.dot.mirror", ...
@@ -34,6 +47,10 @@ struct Manifest {
   // exactly what earlier releases stored); the general profile's always has
   // one (possibly empty).
   std::vector<std::string> inputs;
+  // A `#!` script's interpreter (`sha256` is then the script's); none for an
+  // ELF plugin, whose manifest has no `interpreter` key (its bytes are what
+  // earlier releases stored).
+  std::optional<ManifestInterpreter> interpreter;
   bool operator==(const Manifest&) const = default;
 };
 Result<std::string> encode_manifest(const Manifest& m);  // canonical JSON
@@ -44,7 +61,7 @@ inline constexpr std::size_t kMaxInputs = 16;
 inline constexpr std::size_t kMaxInputBytes = 4095;
 
 struct RegisterRequest {
-  std::string plugin_path;           // absolute path of the ELF executable
+  std::string plugin_path;           // absolute path of the ELF executable or #! script
   std::string id;                    // "" = org.dot.hello
   std::string profile;               // "" = org.dot.hello/v1 (only for org.dot.hello)
   Assurance assurance = Assurance::Audit;
@@ -58,13 +75,15 @@ struct Registration {
 // Checks the request (id, profile, inputs: every --input absolute, an
 // existing directory reached without a symlink in any component, not the
 // managed root, inside it or above it; at most kMaxInputs, no repeats),
-// copies the ELF executable into the state folder under the id's own name
-// (store::plugin_copy_name; mode 0500, created exclusively, fsync'd, renamed
-// into place) and stores the manifest. A plugin already registered under
+// copies the executable (dot::open_plugin_executable decides which are
+// accepted: an ELF executable, or a `#!` script whose interpreter is one,
+// pinned by path and digest in the manifest) into the state folder under the
+// id's own name (store::plugin_copy_name; mode 0500, created exclusively,
+// fsync'd, renamed into place) and stores the manifest. A plugin already registered under
 // the id is replaced only with `replace`, and only when no transaction is
 // unfinished (DOT_E_RECOVERY_REQUIRED otherwise); other plugins are never
-// touched. Any refusal changes nothing: a script, a relative path, a
-// non-regular file, a bad id, profile or input is DOT_E_POLICY (a symlink on
+// touched. Any refusal changes nothing: a script with an unusable `#!`
+// line, a relative path, a non-regular file, a bad id, profile or input is DOT_E_POLICY (a symlink on
 // an input's way DOT_E_PATH_ESCAPE, a missing one DOT_E_IO) naming it.
 Result<Registration> register_plugin(Root& root, const RegisterRequest& request);
 
@@ -89,15 +108,30 @@ struct ListedPlugin {
 };
 Result<std::vector<ListedPlugin>> list_plugins(Root& root);
 
+// What a plan runs, everything checked against the manifest; the planner
+// launches any plugin from these fields alone, whatever its language.
 struct PinnedPlugin {
   Manifest manifest;
-  UniqueFd exec_fd;       // the sealed memfd whose digest matched the manifest
-  std::string copy_path;  // DIR/.dot/<copy name>, for messages and the sandbox's loader lookup
+  UniqueFd exec_fd;       // the sealed memfd executed: the plugin, or its interpreter
+  std::string exec_path;  // where exec_fd was read from: the sandbox's loader lookup
+  std::string copy_path;  // DIR/.dot/<copy name>, for messages
+  std::vector<std::string> argv;  // {"dot-plugin"}, or the interpreter's (dot::interpreter_argv)
+  // An interpreted plugin's sealed script, kept by the child as
+  // dot::kScriptChildFd; empty for an ELF plugin.
+  UniqueFd script_fd;
+  // Read-only folders under process assurance besides the inputs: the
+  // interpreter's runtime (O_PATH descriptors, opened at pin time).
+  std::vector<UniqueFd> runtime_dirs;
+  // Environment entries besides LANG and DOT_STAGE_ROOT for a plugin whose
+  // stage is `stage_dir` (an interpreted plugin: HOME, dot::interpreter_env).
+  std::vector<std::string> extra_env(const std::string& stage_dir) const;
 };
 // Opens the pinned copy of registered_plugin(root, plugin_id), seals a copy
-// of it, hashes the sealed copy and compares it with the manifest:
-// DOT_E_PLUGIN_IDENTITY on any difference (the manifest's id included),
-// registered_plugin's errors when there is no such plugin.
+// of it, hashes the sealed copy and compares it with the manifest; for an
+// interpreted plugin the same for the interpreter at its recorded path:
+// DOT_E_PLUGIN_IDENTITY on any difference (the manifest's id included, a
+// missing interpreter or runtime folder), registered_plugin's errors when
+// there is no such plugin.
 Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 
 // Opens a general plugin's input directory `path` (register checks each

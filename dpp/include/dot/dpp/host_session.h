@@ -129,11 +129,15 @@ struct HostSessionOptions {
   // Absolute path of the fresh stage directory: the working directory,
   // DOT_STAGE_ROOT, and the `stage` of dot.materialize.
   std::string stage_dir;
-  // Extras for spawn(): argv (default {"dot-plugin"}), pre_exec hook and its
-  // context (the sandbox), new_session, parent_death_signal. The session
-  // itself sets exec_fd, path, env (exactly LANG=C and DOT_STAGE_ROOT), cwd,
-  // the three stdio pipes and keep_fds (none).
+  // Extras for spawn(): argv (default {"dot-plugin"}), keep_fds (an
+  // interpreted plugin's sealed script), pre_exec hook and its context (the
+  // sandbox), new_session, parent_death_signal. The session itself sets
+  // exec_fd, path, env (LANG=C, DOT_STAGE_ROOT, then extra_env), cwd and the
+  // three stdio pipes.
   SpawnOptions spawn;
+  // Environment entries after LANG and DOT_STAGE_ROOT ("KEY=VALUE"): an
+  // interpreted plugin's HOME (dot::interpreter_env).
+  std::vector<std::string> extra_env;
   // Hello profile: enforced as given. General profile: ignored, replaced by
   // SessionLimits::of(general_limits).
   SessionLimits limits;
