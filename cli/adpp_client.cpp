@@ -53,11 +53,16 @@ Result<pb::Value> to_value(std::string_view name, const json::Value& j, pb::Valu
   auto integer = [&]() -> bool { return j.is_number() && j.is_integer_spelling(); };
   pb::ValueType t = declared;
   if (t == pb::VALUE_TYPE_UNSPECIFIED) {
-    if (j.is_bool()) t = pb::VALUE_TYPE_BOOL;
-    else if (j.is_string()) t = pb::VALUE_TYPE_STRING;
-    else if (integer()) t = j.number_text()[0] == '-' ? pb::VALUE_TYPE_INT64 : pb::VALUE_TYPE_UINT64;
-    else if (j.is_number()) t = pb::VALUE_TYPE_DOUBLE;
-    else return args_error(fmt::format("argument \"{}\": a value must be a bool, a number or a string", name));
+    if (j.is_bool())
+      t = pb::VALUE_TYPE_BOOL;
+    else if (j.is_string())
+      t = pb::VALUE_TYPE_STRING;
+    else if (integer())
+      t = j.number_text()[0] == '-' ? pb::VALUE_TYPE_INT64 : pb::VALUE_TYPE_UINT64;
+    else if (j.is_number())
+      t = pb::VALUE_TYPE_DOUBLE;
+    else
+      return args_error(fmt::format("argument \"{}\": a value must be a bool, a number or a string", name));
     if (t == pb::VALUE_TYPE_UINT64) {
       std::int64_t probe = 0;
       auto text = j.number_text();
@@ -115,17 +120,23 @@ std::string response_json(const pb::Response& r) {
 
 std::string value_text(const pb::Value& v) {
   switch (v.kind_case()) {
-    case pb::Value::kBoolValue: return v.bool_value() ? "true" : "false";
-    case pb::Value::kInt64Value: return std::to_string(v.int64_value());
-    case pb::Value::kUint64Value: return std::to_string(v.uint64_value());
-    case pb::Value::kDoubleValue: return fmt::format("{}", v.double_value());
-    case pb::Value::kStringValue: return fmt::format("\"{}\"", v.string_value());
+    case pb::Value::kBoolValue:
+      return v.bool_value() ? "true" : "false";
+    case pb::Value::kInt64Value:
+      return std::to_string(v.int64_value());
+    case pb::Value::kUint64Value:
+      return std::to_string(v.uint64_value());
+    case pb::Value::kDoubleValue:
+      return fmt::format("{}", v.double_value());
+    case pb::Value::kStringValue:
+      return fmt::format("\"{}\"", v.string_value());
     case pb::Value::kBytesValue: {
       std::string hex = "0x";
       for (unsigned char c : v.bytes_value()) hex += fmt::format("{:02x}", c);
       return hex;
     }
-    case pb::Value::KIND_NOT_SET: break;
+    case pb::Value::KIND_NOT_SET:
+      break;
   }
   return "(none)";
 }
@@ -245,8 +256,8 @@ std::string health_text(const pb::GetHealthResponse& h) {
   out += map_lines(p.metrics(), "  ");
   std::vector<std::vector<std::string>> rows{{"DEVICE", "STATE", "LAST SEEN", "MESSAGE"}};
   for (const auto& d : h.devices())
-    rows.push_back({d.device_id(), bare(pb::DeviceHealth::State_Name(d.state()), "STATE_"), when(d.last_seen()),
-                    d.message()});
+    rows.push_back(
+        {d.device_id(), bare(pb::DeviceHealth::State_Name(d.state()), "STATE_"), when(d.last_seen()), d.message()});
   return out + table(rows);
 }
 
@@ -359,9 +370,8 @@ Result<pb::Request> call_request(const AdppClientOptions& o, const pb::DescribeD
   auto* call = req.mutable_call();
   call->set_device_id(o.devices.front());
   std::uint32_t id = 0;
-  bool numeric = !o.function.empty() && std::all_of(o.function.begin(), o.function.end(), [](char ch) {
-    return ch >= '0' && ch <= '9';
-  });
+  bool numeric = !o.function.empty() &&
+                 std::all_of(o.function.begin(), o.function.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
   if (numeric) {
     if (std::from_chars(o.function.data(), o.function.data() + o.function.size(), id).ec != std::errc{} || id == 0)
       return args_error(fmt::format("--function {}: a function_id is 1 to 4294967295", o.function));
@@ -402,7 +412,8 @@ Status run_verb(Session& s, const AdppClientOptions& o) {
         req.mutable_read_signals()->set_device_id(d);
         for (const auto& sig : o.signals) req.mutable_read_signals()->add_signal_ids(sig);
       }
-      DOT_TRY(s.ask(std::move(req), fmt::format("{} \"{}\"", verb == "describe" ? "DescribeDevice" : "ReadSignals", d)));
+      DOT_TRY(
+          s.ask(std::move(req), fmt::format("{} \"{}\"", verb == "describe" ? "DescribeDevice" : "ReadSignals", d)));
     }
     return {};
   }

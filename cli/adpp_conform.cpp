@@ -44,9 +44,7 @@ int run_adpp_conform(const AdppConformOptions& a) {
   if (!result.ok()) return report(result.error(), a.json);
   for (const auto& c : result->cases)
     p.cases.push_back({c.name, adpp::suite_name(c.suite), {}, c.passed, c.detail, c.elapsed.count()});
-  p.head = [&](JsonWriter& w) {
-    w.key("provider").string_array(a.provider);
-  };
+  p.head = [&](JsonWriter& w) { w.key("provider").string_array(a.provider); };
   return print_conform_report(p, a.json);
 }
 

@@ -36,7 +36,8 @@ void add_help_command(CLI::App& app, Context& ctx, std::span<const CommandGroup>
     ctx.action = [&app, words, groups] {
       const CLI::App* cur = &app;
       for (const auto& w : *words) {
-        auto found = cur->get_subcommands([&](const CLI::App* s) { return !s->get_name().empty() && s->check_name(w); });
+        auto found =
+            cur->get_subcommands([&](const CLI::App* s) { return !s->get_name().empty() && s->check_name(w); });
         if (found.empty()) return report_unknown_command(*cur, w);
         cur = found.front();
       }

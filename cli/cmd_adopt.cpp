@@ -13,11 +13,11 @@
 #include "commands.h"
 #include "hints.h"
 
+#include "armed_hooks.h"
 #include "dot/adopt/adopt.h"
 #include "dot/adopt/go_root.h"
 #include "dot/core/registry.h"
 #include "dot/store/root.h"
-#include "armed_hooks.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -68,8 +68,8 @@ int print_survey_human(const adopt::Survey& s) {
     out += fmt::format("  plugin       not trusted: {}; finishing never runs it, and adopt will register no plugin\n",
                        shown(s.plugin_untrusted));
   else if (s.manifest)
-    out += fmt::format("  plugin       .dot-plugin, sha256 {}, assurance {}{}\n", s.manifest->sha256, s.manifest->assurance,
-                       s.manifest->has_profile ? "" : " (manifest without profile)");
+    out += fmt::format("  plugin       .dot-plugin, sha256 {}, assurance {}{}\n", s.manifest->sha256,
+                       s.manifest->assurance, s.manifest->has_profile ? "" : " (manifest without profile)");
   else
     out += "  plugin       none registered\n";
   out += fmt::format("  state        {}\n", adopt::ref_state_name(s.state));
@@ -83,7 +83,8 @@ int print_survey_human(const adopt::Survey& s) {
   for (const auto& n : s.next_files) leftovers += (leftovers.empty() ? "" : ", ") + n;
   if (s.has_stage) leftovers += std::string(leftovers.empty() ? "" : ", ") + ".dot-stage/";
   if (s.has_partial_import)
-    leftovers += std::string(leftovers.empty() ? "" : ", ") + std::string(adopt::kImportDir) + "/ (an import adopt began and never made durable; it starts again)";
+    leftovers += std::string(leftovers.empty() ? "" : ", ") + std::string(adopt::kImportDir) +
+                 "/ (an import adopt began and never made durable; it starts again)";
   if (!leftovers.empty()) out += fmt::format("  leftovers    {}\n", leftovers);
   out += fmt::format("  finish       {}\n", adopt::describe_finish(s));
   out += "dry run: nothing was changed\n";
@@ -112,8 +113,7 @@ int print_adopted(const adopt::Adopted& a, bool json) {
   }
   std::string out = fmt::format("adopted Go reference root, root id {}\n", a.record.root_id);
   out += fmt::format("  adopted from {} ({}), {} transaction(s) imported\n", adopt::ref_state_name(a.record.state),
-                     adopt::generation_name(a.record.generation),
-                     a.record.transactions);
+                     adopt::generation_name(a.record.generation), a.record.transactions);
   out += a.cleanup_pending ? "  cleanup      interrupted: the reference's files are still there; adopt removes them\n"
                            : "  cleanup      done: nothing left to adopt\n";
   out += "dry run: nothing was changed\n";
@@ -123,9 +123,12 @@ int print_adopted(const adopt::Adopted& a, bool json) {
 
 std::string_view outcome_name(adopt::AdoptOutcome o) {
   switch (o) {
-    case adopt::AdoptOutcome::Adopted: return "adopted";
-    case adopt::AdoptOutcome::CleanupFinished: return "cleanup-finished";
-    case adopt::AdoptOutcome::AlreadyAdopted: return "already-adopted";
+    case adopt::AdoptOutcome::Adopted:
+      return "adopted";
+    case adopt::AdoptOutcome::CleanupFinished:
+      return "cleanup-finished";
+    case adopt::AdoptOutcome::AlreadyAdopted:
+      return "already-adopted";
   }
   return "adopted";
 }
@@ -135,11 +138,15 @@ int print_result_json(const adopt::AdoptResult& a) {
   JsonWriter w;
   w.begin_object();
   w.key("finished");
-  if (surveyed) write_survey(w, a.finished);
-  else w.null();
+  if (surveyed)
+    write_survey(w, a.finished);
+  else
+    w.null();
   w.key("found");
-  if (surveyed) write_survey(w, a.found);
-  else w.null();
+  if (surveyed)
+    write_survey(w, a.found);
+  else
+    w.null();
   w.key("imported").number(static_cast<std::uint64_t>(surveyed ? a.record.transactions : 0));
   w.key("outcome").string(outcome_name(a.outcome));
   w.key("removed").number(static_cast<std::uint64_t>(a.removed));
@@ -159,8 +166,9 @@ int print_result_human(const adopt::AdoptResult& a, const std::string& dir) {
       out = fmt::format("{} is already adopted (root id {}): nothing to do\n", shown(dir), a.record.root_id);
       break;
     case adopt::AdoptOutcome::CleanupFinished:
-      out = fmt::format("{} was adopted (root id {}); the interrupted cleanup is finished: {} reference entries removed\n",
-                        shown(dir), a.record.root_id, a.removed);
+      out = fmt::format(
+          "{} was adopted (root id {}); the interrupted cleanup is finished: {} reference entries removed\n",
+          shown(dir), a.record.root_id, a.removed);
       break;
     case adopt::AdoptOutcome::Adopted:
       out = fmt::format("adopted Go reference root {}\n", shown(dir));
@@ -170,9 +178,10 @@ int print_result_human(const adopt::AdoptResult& a, const std::string& dir) {
       for (const auto& step : a.steps) out += fmt::format("  finished     {}\n", step);
       out += fmt::format("  imported     {} transaction(s), original ids kept\n", a.record.transactions);
       if (!a.plugin_not_registered.empty())
-        out += fmt::format("  plugin       none registered: {}; nothing adopt did ran it. Register a plugin you trust "
-                           "before `plan`: {}\n",
-                           shown(a.plugin_not_registered), command_for(dir, "register") + std::string(core::kRegisterArguments));
+        out += fmt::format(
+            "  plugin       none registered: {}; nothing adopt did ran it. Register a plugin you trust "
+            "before `plan`: {}\n",
+            shown(a.plugin_not_registered), command_for(dir, "register") + std::string(core::kRegisterArguments));
       else if (a.finished.manifest)
         out += fmt::format("  plugin       org.dot.hello, sha256 {}, assurance {}\n", a.finished.manifest->sha256,
                            a.finished.manifest->assurance);
@@ -215,11 +224,12 @@ void add_adopt_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--root", o->root, "The reference's managed root")->required();
   cmd->add_flag("--dry-run", o->dry_run, "Only recognise, verify and report; change nothing");
   cmd->add_flag("--json", o->json, "Machine-readable output");
-  cmd->footer("--dry-run changes no byte and creates no file (not even a lock).\n"
-              "Without it, an interrupted transaction, rollback, archive or post-commit effect is finished\n"
-              "the way the reference's own recover / retry-effects / archive finishes it, every transaction is\n"
-              "imported into dot-core's journal with its original ids, and the reference's files are removed.\nExample:\n"
-              "  dot-core adopt --root ~/managed --dry-run");
+  cmd->footer(
+      "--dry-run changes no byte and creates no file (not even a lock).\n"
+      "Without it, an interrupted transaction, rollback, archive or post-commit effect is finished\n"
+      "the way the reference's own recover / retry-effects / archive finishes it, every transaction is\n"
+      "imported into dot-core's journal with its original ids, and the reference's files are removed.\nExample:\n"
+      "  dot-core adopt --root ~/managed --dry-run");
   cmd->callback([&ctx, o] { ctx.action = [o] { return run_adopt(*o); }; });
 }
 

@@ -47,8 +47,7 @@ void add_adpp_client_commands(CLI::App* adpp, Context& ctx) {
           ->required();
     if (verb == "call") {
       add_repeatable_option(cmd, "--device", args->devices, "The device id")->required();
-      cmd->add_option("--function", args->function, "The function: its function_id (digits) or its name")
-          ->required();
+      cmd->add_option("--function", args->function, "The function: its function_id (digits) or its name")->required();
       cmd->add_option("--args", args->args,
                       "Arguments as a JSON object, name -> value; typed as the device declares them")
           ->default_str("{}");
@@ -80,12 +79,13 @@ void add_adpp_commands(CLI::App& app, Context& ctx) {
   adpp->require_subcommand(1);
   auto* conform = adpp->add_subcommand("conform", "Run the ADPP framed-stdio conformance suite against a provider");
   auto args = std::make_shared<AdppConformOptions>();
-  add_seconds_option(conform, "--timeout", args->timeout_s, "Controlled window and per-request deadline, seconds",
-                     0.05, 600.0)
+  add_seconds_option(conform, "--timeout", args->timeout_s, "Controlled window and per-request deadline, seconds", 0.05,
+                     600.0)
       ->default_str("3");
   conform->add_flag("--json", args->json, "One JSON document with every case");
-  conform->add_option("--suite", args->suite,
-                      "profile (the framed-stdio profile v1, the default), semantics (device semantics) or all")
+  conform
+      ->add_option("--suite", args->suite,
+                   "profile (the framed-stdio profile v1, the default), semantics (device semantics) or all")
       ->check(CLI::IsMember({"profile", "semantics", "all"}))
       ->default_str("profile");
   add_repeatable_option(conform, "--case", args->cases,

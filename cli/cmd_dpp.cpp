@@ -89,8 +89,7 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
       "conform", "Run the DPP conformance cases against a plugin, launched the way dot-core launches it");
   auto args = std::make_shared<DppConformOptions>();
   conform
-      ->add_option("--profile", args->profile,
-                   "org.dot.dpp/v1 (the general profile, the default) or org.dot.hello/v1")
+      ->add_option("--profile", args->profile, "org.dot.dpp/v1 (the general profile, the default) or org.dot.hello/v1")
       ->check(CLI::IsMember({std::string(dpp::general::kProfile), std::string(dpp::hello::kProfile)}))
       ->default_str(std::string(dpp::general::kProfile));
   conform->add_option("--id", args->id,

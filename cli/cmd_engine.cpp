@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -49,9 +49,9 @@ struct EngineOptions {
   std::string id;
   std::string plugin;
   std::string assurance;
-  std::string plugin_id;             // register --id
-  std::string profile;               // register --profile
-  std::vector<std::string> inputs;   // register --input
+  std::string plugin_id;            // register --id
+  std::string profile;              // register --profile
+  std::vector<std::string> inputs;  // register --input
   std::string file;
   bool replace = false;
   bool allow_audit = false;
@@ -125,7 +125,8 @@ int print_recovery(const core::RecoveryReport& r, bool json, std::string_view no
                        store::state_name(t.from), store::state_name(t.to), t.action);
   if (r.temp_files_removed) out += fmt::format("removed {} leftover temp file(s)\n", r.temp_files_removed);
   for (const auto& s : r.stages)
-    out += fmt::format("removed leftover stage {} ({} entr{})\n", shown(s.name), s.entries, s.entries == 1 ? "y" : "ies");
+    out +=
+        fmt::format("removed leftover stage {} ({} entr{})\n", shown(s.name), s.entries, s.entries == 1 ? "y" : "ies");
   if (r.stages_removed) out += fmt::format("removed {} leftover stage folder(s)\n", r.stages_removed);
   return print_human(out);
 }
@@ -204,7 +205,8 @@ std::string general_plan_text(const core::PlanOutcome& planned) {
                                 shown(plan.plugin_id), plan.proposal_id);
   out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
                      plan.directories.size(), plan.effects.size());
-  for (const auto& d : plan.directories) out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
+  for (const auto& d : plan.directories)
+    out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
   for (const auto& s : planned.path_slots) out += path_slot_text(s);
   return out;
 }
@@ -310,25 +312,27 @@ int run_on_root(const EngineOptions& o, Act&& act, Print&& print) {
 }
 
 int run_rollback(const EngineOptions& o) {
-  return run_on_root(o, [&](Root& root) { return core::rollback_plan(root, o.id); },
-                     [&](const core::RecoveredTxn& r) {
-                       return print_record(o.json, r, write_recovered_txn, rolled_back_text);
-                     });
+  return run_on_root(
+      o, [&](Root& root) { return core::rollback_plan(root, o.id); },
+      [&](const core::RecoveredTxn& r) { return print_record(o.json, r, write_recovered_txn, rolled_back_text); });
 }
 
 int run_discard(const EngineOptions& o) {
-  return run_on_root(o, [&](Root& root) { return core::discard_plan(root, o.id); },
-                     [&](const std::string& id) { return print_record(o.json, id, write_discarded, discarded_text); });
+  return run_on_root(
+      o, [&](Root& root) { return core::discard_plan(root, o.id); },
+      [&](const std::string& id) { return print_record(o.json, id, write_discarded, discarded_text); });
 }
 
 int run_recover(const EngineOptions& o) {
-  return run_on_root(o, [](Root& root) { return core::recover(root); },
-                     [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "nothing to recover"); });
+  return run_on_root(
+      o, [](Root& root) { return core::recover(root); },
+      [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "nothing to recover"); });
 }
 
 int run_retry_effects(const EngineOptions& o) {
-  return run_on_root(o, [](Root& root) { return core::retry_effects(root); },
-                     [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "no pending effects"); });
+  return run_on_root(
+      o, [](Root& root) { return core::retry_effects(root); },
+      [&](const core::RecoveryReport& r) { return print_recovery(r, o.json, "no pending effects"); });
 }
 
 // ---- status / export / plan-id ---------------------------------------------
@@ -359,8 +363,8 @@ std::string status_plugins_text(const core::Root& root, const std::vector<core::
       continue;
     }
     const core::Manifest& m = *p.manifest;
-    out += fmt::format("plugin   {} ({}, {} assurance) sha256 {}\n", shown(m.id), shown(m.profile),
-                       shown(m.assurance), shown(m.sha256));
+    out += fmt::format("plugin   {} ({}, {} assurance) sha256 {}\n", shown(m.id), shown(m.profile), shown(m.assurance),
+                       shown(m.sha256));
     for (const auto& dir : m.inputs) out += fmt::format("  input  {}\n", shown(dir));
   }
   return out;
@@ -456,9 +460,10 @@ void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<Eng
   reg->add_option("--plugin", o->plugin,
                   "Absolute path of the plugin (an ELF executable, or a #! script whose interpreter is one)")
       ->required();
-  reg->add_option("--assurance", o->assurance, "audit | process")->required()->check(CLI::IsMember({"audit", "process"}));
-  reg->add_option("--id", o->plugin_id,
-                  "Plugin id, like org.example.tool (default org.dot.hello); unique in the root");
+  reg->add_option("--assurance", o->assurance, "audit | process")
+      ->required()
+      ->check(CLI::IsMember({"audit", "process"}));
+  reg->add_option("--id", o->plugin_id, "Plugin id, like org.example.tool (default org.dot.hello); unique in the root");
   reg->add_option("--profile", o->profile,
                   "org.dot.dpp/v1 | org.dot.hello/v1 (default org.dot.hello/v1, only for org.dot.hello)")
       ->check(CLI::IsMember({"org.dot.dpp/v1", "org.dot.hello/v1"}));
@@ -493,9 +498,10 @@ void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
   add_json_flag(plan, *o);
   plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
   plan->add_flag("--verbose", o->verbose, "Show the plugin's dot.log messages on stderr as they arrive");
-  plan->footer("Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
-               "  dot-core plan --root ~/managed --allow-audit-plugin\n"
-               "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
+  plan->footer(
+      "Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
+      "  dot-core plan --root ~/managed --allow-audit-plugin\n"
+      "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
 }
 
@@ -545,8 +551,9 @@ void add_plan_id_command(CLI::App& app, Context& ctx, const std::shared_ptr<Engi
   pid->add_option("FILE", o->file, "A sealed plan document {plan, plan_id} or a bare plan object ('-' for stdin)")
       ->required();
   add_json_flag(pid, *o);
-  pid->footer("A claimed plan_id or proposal_id that does not match is DOT_E_VALIDATION.\nExample:\n"
-              "  dot-core plan-id plan.json");
+  pid->footer(
+      "A claimed plan_id or proposal_id that does not match is DOT_E_VALIDATION.\nExample:\n"
+      "  dot-core plan-id plan.json");
   pid->callback([&ctx, o] { ctx.action = [o] { return run_plan_id(*o); }; });
 }
 

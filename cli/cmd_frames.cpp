@@ -17,9 +17,10 @@ void add_frames_commands(CLI::App& app, Context& ctx) {
   decode->add_option("--format", *format, "Wire format of the stream")
       ->required()
       ->check(CLI::IsMember({"dpp", "metewand", "adpp"}));
-  decode->add_option("--direction", opts->direction,
-                     "Which side's frames the stream holds (required with --format adpp, which has no "
-                     "way to tell; refused with the others)")
+  decode
+      ->add_option("--direction", opts->direction,
+                   "Which side's frames the stream holds (required with --format adpp, which has no "
+                   "way to tell; refused with the others)")
       ->check(CLI::IsMember({"request", "response"}));
   decode->add_flag("--count", opts->count_only, "Print only the final line");
   decode->add_option("input", opts->input, "Captured stream (FILE, or - for stdin)");

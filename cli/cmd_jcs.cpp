@@ -152,7 +152,8 @@ int run_hash(const JcsOptions& o) {
   if (o.json) {
     JsonWriter w;
     w.begin_object().key("hashes").begin_array();
-    for (const auto& [path, hex] : digests) w.begin_object().key("file").string(path).key("sha256").string(hex).end_object();
+    for (const auto& [path, hex] : digests)
+      w.begin_object().key("file").string(path).key("sha256").string(hex).end_object();
     w.end_array().key("profile").string(o.profile).end_object();
     written = write_stdout(std::move(w).line());
   } else {

@@ -12,18 +12,18 @@
 
 #include "commands.h"
 #include "conform_command.h"
-#include "numbers.h"
-#include "usage.h"
-#include "dot/base/jcs.h"
-#include "dot/metewand/hello.h"
 #include "conform_output.h"
 #include "dot/base/error_kinds.h"
+#include "dot/base/jcs.h"
 #include "dot/metewand/conformance.h"
+#include "dot/metewand/hello.h"
 #include "dot/metewand/launch.h"
 #include "dot/metewand/operations.h"
 #include "error_kinds.h"
 #include "json_writer.h"
+#include "numbers.h"
 #include "output.h"
+#include "usage.h"
 
 namespace dot::cli {
 namespace {
@@ -103,14 +103,29 @@ void set_timeouts(const RunOptions& o, metewand::SessionRun& run) {
     if (seconds <= 0) continue;
     auto ms = std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
     switch (p) {
-      case Phase::Hello: run.timeouts.hello = ms; break;
-      case Phase::Materialize: run.timeouts.materialize = ms; break;
-      case Phase::Prepare: run.timeouts.prepare = ms; break;
-      case Phase::Execute: run.timeouts.execute = ms; break;
-      case Phase::Reset: run.timeouts.reset = ms; break;
-      case Phase::Evaluate: run.timeouts.evaluate = ms; break;
-      case Phase::Shutdown: run.timeouts.shutdown = ms; break;
-      case Phase::Start: break;
+      case Phase::Hello:
+        run.timeouts.hello = ms;
+        break;
+      case Phase::Materialize:
+        run.timeouts.materialize = ms;
+        break;
+      case Phase::Prepare:
+        run.timeouts.prepare = ms;
+        break;
+      case Phase::Execute:
+        run.timeouts.execute = ms;
+        break;
+      case Phase::Reset:
+        run.timeouts.reset = ms;
+        break;
+      case Phase::Evaluate:
+        run.timeouts.evaluate = ms;
+        break;
+      case Phase::Shutdown:
+        run.timeouts.shutdown = ms;
+        break;
+      case Phase::Start:
+        break;
     }
   }
 }
@@ -129,7 +144,8 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
     case WorkerRole::DatasetMaterializer: {
       DOT_TRY(need("--source-dir", o.source_dir));
       DOT_TRY(need("--output-dir", o.output_dir));
-      DOT_ASSIGN_OR_RETURN(jcs::Node params, object_option(ErrorKind::DatasetParameters, "--dataset-parameters", o.dataset_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node params,
+                           object_option(ErrorKind::DatasetParameters, "--dataset-parameters", o.dataset_parameters));
       jcs::Node m = jcs::Node::object();
       m.set("source_dir", text(o.source_dir)).set("dataset_parameters", std::move(params));
       m.set("dataset_seed", seed(o.dataset_seed)).set("output_dir", text(o.output_dir));
@@ -140,8 +156,10 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
       DOT_TRY(need("--dataset-dir", o.dataset_dir));
       DOT_TRY(need("--problem-contract-id", o.problem_contract_id));
       DOT_TRY(need("--result-dir", o.result_dir));
-      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
-      DOT_ASSIGN_OR_RETURN(jcs::Node impl, object_option(ErrorKind::ImplementationParameters, "--implementation-parameters", o.implementation_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node problem,
+                           object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node impl, object_option(ErrorKind::ImplementationParameters,
+                                                         "--implementation-parameters", o.implementation_parameters));
       jcs::Node p = jcs::Node::object();
       p.set("dataset_dir", text(o.dataset_dir)).set("problem_contract_id", text(o.problem_contract_id));
       p.set("problem_parameters", std::move(problem)).set("implementation_parameters", std::move(impl));
@@ -158,7 +176,8 @@ Status add_requests(const RunOptions& o, metewand::SessionRun& run) {
       DOT_TRY(need("--problem-contract-id", o.problem_contract_id));
       DOT_TRY(need("--result-dir", o.result_dir));
       DOT_TRY(need("--metrics-path", o.metrics_path));
-      DOT_ASSIGN_OR_RETURN(jcs::Node problem, object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
+      DOT_ASSIGN_OR_RETURN(jcs::Node problem,
+                           object_option(ErrorKind::ProblemParameters, "--problem-parameters", o.problem_parameters));
       jcs::Node v = jcs::Node::object();
       v.set("dataset_dir", text(o.dataset_dir)).set("problem_contract_id", text(o.problem_contract_id));
       v.set("problem_parameters", std::move(problem)).set("result_dir", text(o.result_dir));
@@ -210,17 +229,21 @@ std::string line_json(const std::string& line) {
 std::string outcome(const metewand::PhaseRecord& r) {
   using namespace metewand;
   if (r.negotiated) {
-    std::string sdk = r.negotiated->sdk ? fmt::format("{} {}", r.negotiated->sdk->name, r.negotiated->sdk->version) : "null";
-    return fmt::format("protocol {}, sdk {}, capabilities {}, selected {}", r.negotiated->protocol, sdk,
-                       canonical_or_empty(r.negotiated->to_node().get("capabilities") ? *r.negotiated->to_node().get("capabilities") : jcs::Node::array()),
-                       canonical_or_empty(*r.negotiated->to_node().get("selected")));
+    std::string sdk =
+        r.negotiated->sdk ? fmt::format("{} {}", r.negotiated->sdk->name, r.negotiated->sdk->version) : "null";
+    return fmt::format(
+        "protocol {}, sdk {}, capabilities {}, selected {}", r.negotiated->protocol, sdk,
+        canonical_or_empty(r.negotiated->to_node().get("capabilities") ? *r.negotiated->to_node().get("capabilities")
+                                                                       : jcs::Node::array()),
+        canonical_or_empty(*r.negotiated->to_node().get("selected")));
   }
   if (r.success) {
     if (r.success->method == Method::Materialize) return fmt::format("manifest {}", r.success->manifest);
     if (r.success->method == Method::Execute)
-      return fmt::format("manifest {}, implementation_time_ns {}, statistics {}", r.success->manifest,
-                         r.success->implementation_time_ns ? std::to_string(*r.success->implementation_time_ns) : "null",
-                         canonical_or_empty(r.success->statistics));
+      return fmt::format(
+          "manifest {}, implementation_time_ns {}, statistics {}", r.success->manifest,
+          r.success->implementation_time_ns ? std::to_string(*r.success->implementation_time_ns) : "null",
+          canonical_or_empty(r.success->statistics));
     return "acknowledged";
   }
   if (r.exit) return fmt::format("acknowledged, worker {}", r.exit->describe());
@@ -331,8 +354,8 @@ void add_hello_command(CLI::App* group, Context& ctx) {
   auto o = std::make_shared<HelloOptions>();
   add_role_option(hello, o->role, "Worker role");
   add_worker_id_option(hello, o->worker_id);
-  add_seconds_option(hello, "--timeout", o->timeout_s, "Seconds for the handshake and for the worker's exit (default 5)",
-                     kMinTimeoutS, kMaxTimeoutS);
+  add_seconds_option(hello, "--timeout", o->timeout_s,
+                     "Seconds for the handshake and for the worker's exit (default 5)", kMinTimeoutS, kMaxTimeoutS);
   add_repeatable_option(hello, "--select", o->select,
                         "Capability to select (repeatable, one per --select; implementation role only)");
   hello->add_flag("--json", o->json, "Errors also as JSON on standard output");
@@ -355,22 +378,25 @@ void add_run_command(CLI::App* group, Context& ctx) {
   add_repeatable_option(run, "--select", r->select,
                         "Capability to select (repeatable; default one_shot for implementation, none otherwise)")
       ->each([r](const std::string&) { r->select_given = true; });
-  add_seconds_option(run, "--timeout", r->timeout_s, "Seconds for every phase (default 30)", kMinTimeoutS, kMaxTimeoutS);
-  for (metewand::Phase p : {metewand::Phase::Hello, metewand::Phase::Materialize, metewand::Phase::Prepare,
-                            metewand::Phase::Execute, metewand::Phase::Reset, metewand::Phase::Evaluate,
-                            metewand::Phase::Shutdown}) {
+  add_seconds_option(run, "--timeout", r->timeout_s, "Seconds for every phase (default 30)", kMinTimeoutS,
+                     kMaxTimeoutS);
+  for (metewand::Phase p :
+       {metewand::Phase::Hello, metewand::Phase::Materialize, metewand::Phase::Prepare, metewand::Phase::Execute,
+        metewand::Phase::Reset, metewand::Phase::Evaluate, metewand::Phase::Shutdown}) {
     std::string name(metewand::phase_name(p));
     add_seconds_option(run, "--" + name + "-timeout", r->phase_timeout_s[static_cast<std::size_t>(p)],
                        fmt::format("Seconds for the {} phase (default --timeout)", name), kMinTimeoutS, kMaxTimeoutS);
   }
   run->add_option("--source-dir", r->source_dir, "materialize: source_dir");
   run->add_option("--output-dir", r->output_dir, "materialize: output_dir");
-  run->add_option("--dataset-parameters", r->dataset_parameters, "materialize: dataset_parameters, a JSON object (default {})");
+  run->add_option("--dataset-parameters", r->dataset_parameters,
+                  "materialize: dataset_parameters, a JSON object (default {})");
   add_count_option(run, "--dataset-seed", r->dataset_seed, "materialize: dataset_seed (default 0)",
                    metewand::kMaxSafeInteger);
   run->add_option("--dataset-dir", r->dataset_dir, "prepare, evaluate: dataset_dir");
   run->add_option("--problem-contract-id", r->problem_contract_id, "prepare, evaluate: problem_contract_id");
-  run->add_option("--problem-parameters", r->problem_parameters, "prepare, evaluate: problem_parameters, a JSON object (default {})");
+  run->add_option("--problem-parameters", r->problem_parameters,
+                  "prepare, evaluate: problem_parameters, a JSON object (default {})");
   run->add_option("--implementation-parameters", r->implementation_parameters,
                   "prepare: implementation_parameters, a JSON object (default {})");
   add_count_option(run, "--implementation-seed", r->implementation_seed, "prepare: implementation_seed (default 0)",

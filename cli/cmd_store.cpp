@@ -246,8 +246,8 @@ std::string detail_text(const TxnDetail& d) {
     head.push_back({"integrity", "PROPOSAL DOCUMENT DOES NOT MATCH THE PROPOSAL ID"});
   // NO_CHANGES is why a proposal ended, not an error.
   if (!s.code.empty())
-    head.push_back({s.code == store::kNoChangesCode ? "outcome" : "error",
-                    s.code + (d.detail.empty() ? "" : ": " + d.detail)});
+    head.push_back(
+        {s.code == store::kNoChangesCode ? "outcome" : "error", s.code + (d.detail.empty() ? "" : ": " + d.detail)});
   if (s.pruned) head.push_back({"pruned", "blobs and events dropped by store prune"});
   std::string out = table(head);
   if (!d.operations.empty()) {
@@ -267,15 +267,15 @@ std::string detail_text(const TxnDetail& d) {
   if (!d.effects.empty()) {
     std::vector<std::vector<std::string>> eff = {{"INDEX", "STATE", "ATTEMPTS", "UPDATED", "CODE"}};
     for (const auto& e : d.effects)
-      eff.push_back({std::to_string(e.index), std::string(store::effect_state_name(e.state)), std::to_string(e.attempts),
-                     format_time_ms(e.updated_at_ms), e.code.empty() ? "-" : e.code});
+      eff.push_back({std::to_string(e.index), std::string(store::effect_state_name(e.state)),
+                     std::to_string(e.attempts), format_time_ms(e.updated_at_ms), e.code.empty() ? "-" : e.code});
     out += "\neffect ledger\n" + table(eff);
   }
   if (!d.events.empty()) {
     std::vector<std::vector<std::string>> ev = {{"AT", "STATE", "CODE", "DETAIL"}};
     for (const auto& e : d.events)
-      ev.push_back({format_time_ms(e.at_ms), std::string(store::state_name(e.state)), e.code.empty() ? "-" : e.code,
-                    e.detail});
+      ev.push_back(
+          {format_time_ms(e.at_ms), std::string(store::state_name(e.state)), e.code.empty() ? "-" : e.code, e.detail});
     out += "\nevents\n" + table(ev);
   }
   out += log_table(d.logs);
@@ -359,7 +359,8 @@ void add_init_command(CLI::App& app, Context& ctx) {
 void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge) {
   auto* group = app.add_subcommand("store", "Check or prune a root's store");
   group->require_subcommand(1);
-  group->footer("Examples:\n  dot-core store check --root ~/managed\n  dot-core store prune --root ~/managed --keep 100");
+  group->footer(
+      "Examples:\n  dot-core store check --root ~/managed\n  dot-core store prune --root ~/managed --keep 100");
   auto* check = group->add_subcommand("check", "Verify the database and every stored invariant (read-only)");
   auto co = std::make_shared<CommonOptions>();
   add_common(check, *co, true);
@@ -401,7 +402,8 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   list->add_option("--state", *state, "Only transactions in this state")->check(CLI::IsMember(names));
   add_count_option(list, "--limit", *limit, "At most this many rows (0: all)")->default_str(std::to_string(*limit));
   list->footer("Example:\n  dot-core inspect list --root ~/managed --state SEALED --limit 10 --json");
-  list->callback([&ctx, lo, state, limit] { ctx.action = [lo, state, limit] { return run_list(*lo, *state, *limit); }; });
+  list->callback(
+      [&ctx, lo, state, limit] { ctx.action = [lo, state, limit] { return run_list(*lo, *state, *limit); }; });
 
   add_one_transaction_command(group, ctx, "show", "Show one transaction: plan, operations, effects, events, stderr",
                               "Example:\n  dot-core inspect show --root ~/managed 3f2a9c1e --json", run_show);

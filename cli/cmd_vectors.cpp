@@ -77,9 +77,10 @@ void add_vectors_commands(CLI::App& app, Context& ctx) {
   replay->add_option("PATH", args->paths, "Vector directories or files")->required();
   replay->add_flag("--strict-kinds", args->strict_kinds,
                    "Rejected vectors must fail with the kind they name (informational otherwise)");
-  replay->add_option("--profile", args->profile,
-                     "Profile of a JSON fixture that names none (default rfc8785; metewand for the public Metewand "
-                     "vectors, whose kinds are then Metewand's names)")
+  replay
+      ->add_option("--profile", args->profile,
+                   "Profile of a JSON fixture that names none (default rfc8785; metewand for the public Metewand "
+                   "vectors, whose kinds are then Metewand's names)")
       ->check(CLI::IsMember({"rfc8785", "hello", "metewand"}));
   replay->add_flag("--json", args->json, "Print {\"failed\":N,\"failures\":[...],\"passed\":N}");
   replay->footer(

@@ -40,28 +40,28 @@ std::string version_line();
 // nullopt when there is none (install_paths.cpp).
 std::optional<std::string> reference_plugin_path();
 
-void add_jcs_commands(CLI::App& app, Context& ctx);        // jcs canonicalize|hash
-void add_vectors_commands(CLI::App& app, Context& ctx);    // vectors replay
-void add_frames_commands(CLI::App& app, Context& ctx);     // frames decode
-void add_init_command(CLI::App& app, Context& ctx);        // init
-void add_store_commands(CLI::App& app, Context& ctx);      // store check|prune, judging plans with core
+void add_jcs_commands(CLI::App& app, Context& ctx);      // jcs canonicalize|hash
+void add_vectors_commands(CLI::App& app, Context& ctx);  // vectors replay
+void add_frames_commands(CLI::App& app, Context& ctx);   // frames decode
+void add_init_command(CLI::App& app, Context& ctx);      // init
+void add_store_commands(CLI::App& app, Context& ctx);    // store check|prune, judging plans with core
 // The store group with `judge` for every stored plan (cmd_store.cpp); core's
 // judge is passed by add_store_commands, defined in cmd_engine.cpp, the one
 // CLI file that sees core (dot-core-hooked compiles it against hooked core).
 void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge);
-void add_inspect_commands(CLI::App& app, Context& ctx);    // inspect list|show|events
-void add_engine_commands(CLI::App& app, Context& ctx);     // register, plan, apply, rollback, recover, ...
-void add_doctor_command(CLI::App& app, Context& ctx);      // doctor
-void add_adopt_command(CLI::App& app, Context& ctx);       // adopt (cmd_adopt.cpp: sees core and adopt, like cmd_engine.cpp)
-void add_adpp_commands(CLI::App& app, Context& ctx);       // adpp conform, adpp hello|list|...
-void add_metewand_commands(CLI::App& app, Context& ctx);   // metewand hello
-void add_dpp_commands(CLI::App& app, Context& ctx);        // dpp conform (cmd_dpp.cpp)
+void add_inspect_commands(CLI::App& app, Context& ctx);  // inspect list|show|events
+void add_engine_commands(CLI::App& app, Context& ctx);   // register, plan, apply, rollback, recover, ...
+void add_doctor_command(CLI::App& app, Context& ctx);    // doctor
+void add_adopt_command(CLI::App& app, Context& ctx);  // adopt (cmd_adopt.cpp: sees core and adopt, like cmd_engine.cpp)
+void add_adpp_commands(CLI::App& app, Context& ctx);  // adpp conform, adpp hello|list|...
+void add_metewand_commands(CLI::App& app, Context& ctx);  // metewand hello
+void add_dpp_commands(CLI::App& app, Context& ctx);       // dpp conform (cmd_dpp.cpp)
 
 // frames decode, one function per wire format (frames_<format>.cpp).
 struct FramesOptions {
-  std::string input = "-";      // FILE or "-"
-  bool count_only = false;      // --count
-  std::string direction;       // adpp only, where it is required
+  std::string input = "-";  // FILE or "-"
+  bool count_only = false;  // --count
+  std::string direction;    // adpp only, where it is required
 };
 int decode_frames_dpp(const FramesOptions& options);
 int decode_frames_metewand(const FramesOptions& options);

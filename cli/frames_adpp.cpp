@@ -73,8 +73,8 @@ std::string error_line(const Error& e, std::string_view bytes) {
   if (e.is(adpp::ErrorKind::Length) && rest.size() >= adpp::kPrefixBytes) {
     w.key("length").number(adpp::read_prefix(rest.data())).key("limit").number(adpp::kMaxFrameBytes);
   } else if (e.is(adpp::ErrorKind::EarlyEof)) {
-    std::uint64_t needed = rest.size() >= adpp::kPrefixBytes ? adpp::kPrefixBytes + adpp::read_prefix(rest.data())
-                                                             : adpp::kPrefixBytes;
+    std::uint64_t needed =
+        rest.size() >= adpp::kPrefixBytes ? adpp::kPrefixBytes + adpp::read_prefix(rest.data()) : adpp::kPrefixBytes;
     w.key("needed").number(needed).key("received").number(rest.size());
   }
   w.key("detail").string(e.detail);

@@ -39,9 +39,12 @@ int decode_frames_metewand(const FramesOptions& options) {
     std::optional<metewand::FrameError> error;
     if (options.count_only) {
       auto line = reader.next_line();
-      if (!line.ok()) error = std::move(line).error();
-      else if (!line->has_value()) break;
-      else ++frames;
+      if (!line.ok())
+        error = std::move(line).error();
+      else if (!line->has_value())
+        break;
+      else
+        ++frames;
     } else {
       auto frame = reader.read_frame();
       if (!frame.ok()) {

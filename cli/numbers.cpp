@@ -40,8 +40,8 @@ CLI::Option* add_count_option(CLI::App* cmd, const std::string& name, std::size_
         std::uint64_t value = 0;
         // from_chars takes no sign, prefix or exponent once the text is all
         // digits, and reports values past 2^64-1 as out of range.
-        if (!all_digits(text) ||
-            std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc() || value > max)
+        if (!all_digits(text) || std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc() ||
+            value > max)
           refuse(name, text, expected);
         target = static_cast<std::size_t>(value);
         return true;
@@ -51,15 +51,16 @@ CLI::Option* add_count_option(CLI::App* cmd, const std::string& name, std::size_
   return opt;
 }
 
-CLI::Option* add_seconds_option(CLI::App* cmd, const std::string& name, double& target,
-                                const std::string& description, double min, double max) {
+CLI::Option* add_seconds_option(CLI::App* cmd, const std::string& name, double& target, const std::string& description,
+                                double min, double max) {
   std::string expected = fmt::format("a number of seconds from {} to {} in decimal digits", min, max);
   auto* opt = cmd->add_option(
       name,
       [&target, name, min, max, expected](const CLI::results_t& results) {
         std::string_view text = single(results);
         auto dot = text.find('.');
-        bool shape = all_digits(text.substr(0, dot)) && (dot == std::string_view::npos || all_digits(text.substr(dot + 1)));
+        bool shape =
+            all_digits(text.substr(0, dot)) && (dot == std::string_view::npos || all_digits(text.substr(dot + 1)));
         double value = 0;
         if (!shape || std::from_chars(text.data(), text.data() + text.size(), value).ec != std::errc() ||
             !(value >= min && value <= max))

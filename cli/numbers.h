@@ -26,7 +26,7 @@ CLI::Option* add_count_option(CLI::App* cmd, const std::string& name, std::size_
                               const std::string& description, std::uint64_t max = kMaxCount);
 
 // A duration in seconds in [min, max].
-CLI::Option* add_seconds_option(CLI::App* cmd, const std::string& name, double& target,
-                                const std::string& description, double min, double max);
+CLI::Option* add_seconds_option(CLI::App* cmd, const std::string& name, double& target, const std::string& description,
+                                double min, double max);
 
 }  // namespace dot::cli

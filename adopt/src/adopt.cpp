@@ -1,3 +1,4 @@
+// `dot-core adopt`: finishing a Go-reference root's unfinished work and importing it in place (adopt.h).
 #include "dot/adopt/adopt.h"
 #include "dot/adopt/error_kinds.h"
 
@@ -15,8 +16,8 @@
 #include "dot/base/beneath.h"
 #include "dot/base/fd.h"
 #include "dot/base/jcs.h"
-#include "dot/base/sha256.h"
 #include "dot/base/json.h"
+#include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/core/plan.h"
 #include "dot/core/registry.h"
@@ -29,8 +30,8 @@ namespace dot::adopt {
 
 // The engine's plan model, target observation and test hooks, which
 // finishing and importing a reference root work with.
-using core::ObservedTarget;
 using core::observe_target;
+using core::ObservedTarget;
 using core::Operation;
 using core::Plan;
 using core::Snapshot;
@@ -41,7 +42,9 @@ namespace {
 // The journal and ledger lines adopt appends: the records the survey reads
 // (go_root.h, docs/spec/go-roots.md sections 3 and 4), each ended by a newline.
 std::string wal_line(WalState s) { return std::string(wal_record(s)) + "\n"; }
-std::string ledger_line(std::string_view plan_id, EffectState s) { return ledger_record(effect_key(plan_id), s) + "\n"; }
+std::string ledger_line(std::string_view plan_id, EffectState s) {
+  return ledger_record(effect_key(plan_id), s) + "\n";
+}
 // The reference refuses an append to a journal this close to its 64 KiB
 // read limit (section 3), and to a ledger this close (section 4).
 constexpr std::size_t kWalAppendLimit = kMaxFileBytes - 128;
@@ -51,7 +54,8 @@ constexpr std::size_t kLedgerAppendLimit = kMaxFileBytes - 256;
 // ROOT/..., and the crash points.
 class Finisher {
  public:
-  Finisher(std::string root, int root_fd, const TestHooks& hooks) : root_(std::move(root)), fd_(root_fd), hooks_(hooks) {}
+  Finisher(std::string root, int root_fd, const TestHooks& hooks)
+      : root_(std::move(root)), fd_(root_fd), hooks_(hooks) {}
 
   std::string path(std::string_view rel) const { return fmt::format("{}/{}", root_, rel); }
 
@@ -72,7 +76,8 @@ class Finisher {
   // The reference's record(): a torn tail (bytes after the last LF) is cut
   // off and made durable first, then the line is appended, the file fsync'd
   // and its folder fsync'd. `rel` names the file for messages.
-  Status append(int dirfd, std::string_view name, std::string_view rel, std::string_view line, std::size_t limit) const {
+  Status append(int dirfd, std::string_view name, std::string_view rel, std::string_view line,
+                std::size_t limit) const {
     auto opened = beneath::open_beneath(dirfd, name, O_RDWR | O_CREAT, 0600);
     if (!opened.ok()) {
       Error e = std::move(opened).error();
@@ -125,7 +130,8 @@ class Finisher {
       if (op.before.exists) {
         const std::string next = fmt::format(".dot-next-{}", j);
         if (::unlinkat(fd_, next.c_str(), 0) != 0 && errno != ENOENT) return io(errno, "unlink", next);
-        DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(fd_, next, static_cast<mode_t>(op.before.mode)));
+        DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f,
+                             beneath::create_exclusive(fd_, next, static_cast<mode_t>(op.before.mode)));
         DOT_TRY(write_all(f.fd.get(), *t.backup_bytes[j], path(next)));
         DOT_TRY(beneath::fsync_fd(f.fd.get(), path(next)));
         f.fd.reset();
@@ -147,12 +153,14 @@ class Finisher {
   Status run_effect(const Transaction& t) const {
     DOT_ASSIGN_OR_RETURN(UniqueFd txn, open_dir(fd_, kTxnDir, kTxnDir));
     const std::string ledger = fmt::format("{}/effects.wal", kTxnDir);
-    DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Attempted), kLedgerAppendLimit));
+    DOT_TRY(
+        append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Attempted), kLedgerAppendLimit));
     hooks_.reached("adopt.go.effect_attempted");
     int err = hooks_.fault("adopt.go.effect");
     if (err == 0 && ::fsync(fd_) != 0) err = errno;
     if (err != 0) {
-      DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Failed), kLedgerAppendLimit));
+      DOT_TRY(
+          append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Failed), kLedgerAppendLimit));
       return make_error_as(
           Code::PostCommit, beneath::errno_kind(err),
           fmt::format("{}: the root-sync effect of the reference's transaction {} failed ({}); recorded "
@@ -160,7 +168,8 @@ class Finisher {
                       root_, t.plan_id, beneath::errno_kind(err)));
     }
     hooks_.reached("adopt.go.effect_ran");
-    DOT_TRY(append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Succeeded), kLedgerAppendLimit));
+    DOT_TRY(
+        append(txn.get(), "effects.wal", ledger, ledger_line(t.plan_id, EffectState::Succeeded), kLedgerAppendLimit));
     hooks_.reached("adopt.go.effect_succeeded");
     return {};
   }
@@ -275,11 +284,15 @@ class RefWalk {
         e.detail = fmt::format("{}/{}: {}", root_, kTxnDir, e.detail);
         return e;
       }
-      DOT_ASSIGN_OR_RETURN(beneath::FileObservation plan,
-                           beneath::observe_beneath(fd->get(), "plan.json", beneath::ObserveOptions{.keep_content = true}));
-      if (plan.type == beneath::FileType::Regular && !plan.too_large) active_ = claimed_plan_id(plan.content);
-      else if (plan.exists()) active_ = "?";
-      else active_ = fallback_;
+      DOT_ASSIGN_OR_RETURN(
+          beneath::FileObservation plan,
+          beneath::observe_beneath(fd->get(), "plan.json", beneath::ObserveOptions{.keep_content = true}));
+      if (plan.type == beneath::FileType::Regular && !plan.too_large)
+        active_ = claimed_plan_id(plan.content);
+      else if (plan.exists())
+        active_ = "?";
+      else
+        active_ = fallback_;
       root_stage_id_ = active_;
     }
     DOT_ASSIGN_OR_RETURN(std::vector<std::string> top, beneath::list_entries(fd_));
@@ -288,10 +301,14 @@ class RefWalk {
       const bool known = name.rfind(".dot-next-", 0) == 0 || name == kMarkerName || name == kLockName ||
                          name == kPluginName || name == kManifestName || name == kArchiveIntent;
       Status st;
-      if (known) st = file(fd_, name, name, name);
-      else if (name == kStageDir) st = folder(fd_, name, name, name, &RefWalk::root_stage);
-      else if (name == kTxnDir) st = folder(fd_, name, name, name, &RefWalk::active_txn);
-      else if (name == kHistoryDir) st = folder(fd_, name, name, name, &RefWalk::history);
+      if (known)
+        st = file(fd_, name, name, name);
+      else if (name == kStageDir)
+        st = folder(fd_, name, name, name, &RefWalk::root_stage);
+      else if (name == kTxnDir)
+        st = folder(fd_, name, name, name, &RefWalk::active_txn);
+      else if (name == kHistoryDir)
+        st = folder(fd_, name, name, name, &RefWalk::history);
       DOT_TRY(st);
     }
     if (active_out) *active_out = active_;
@@ -578,8 +595,9 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
   start.plugin_id = std::string(dpp::hello::kPluginId);
   start.plugin_digest = t.plan ? t.plan->plugin_digest : std::string(plugin_digest);
   DOT_ASSIGN_OR_RETURN(store::TxnId id, st.begin_proposal(start));
-  const char* kind = !t.plan ? "no sealed plan" : t.plan->pre_capability() ? "a pre-capability plan (no effects key)"
-                                                                             : "an effects plan";
+  const char* kind = !t.plan                    ? "no sealed plan"
+                     : t.plan->pre_capability() ? "a pre-capability plan (no effects key)"
+                                                : "an effects plan";
   DOT_TRY(st.note(id, kAdoptedCode,
                   fmt::format("adopted from the Go reference: {} in reference state {}{}, {}; its ids and plan bytes "
                               "are the reference's",
@@ -597,13 +615,15 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
   }
   if (t.state == RefState::Abandoned) {
     if (t.plan)
-      DOT_TRY(st.note(id, kAdoptedCode, fmt::format("the reference's plan.json (plan_id {}), never prepared: {}", t.plan_id,
-                                                    t.plan_bytes)));
+      DOT_TRY(
+          st.note(id, kAdoptedCode,
+                  fmt::format("the reference's plan.json (plan_id {}), never prepared: {}", t.plan_id, t.plan_bytes)));
     store::Abandonment why;
     why.code = std::string(code_name(Code::RecoveryRequired));
-    why.detail = fmt::format("adopted from the Go reference: {} never reached a durable PREPARED; its leftovers were "
-                             "discarded, the targets were never touched",
-                             t.dir);
+    why.detail = fmt::format(
+        "adopted from the Go reference: {} never reached a durable PREPARED; its leftovers were "
+        "discarded, the targets were never touched",
+        t.dir);
     return st.abandon(id, why);
   }
   const Plan& plan = *t.plan;
@@ -635,16 +655,23 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
   store::State now = store::State::Prepared;
   for (std::size_t i = 1; i < t.wal.size(); ++i) {
     switch (t.wal[i]) {
-      case WalState::Prepared: break;  // only ever first (go_root.cpp checks the succession)
-      case WalState::Committing: now = store::State::Committing; break;
-      case WalState::Committed: now = store::State::Committed; break;
+      case WalState::Prepared:
+        break;  // only ever first (go_root.cpp checks the succession)
+      case WalState::Committing:
+        now = store::State::Committing;
+        break;
+      case WalState::Committed:
+        now = store::State::Committed;
+        break;
       case WalState::RollingBack:
         // The reference writes ROLLING_BACK again when it resumes a rollback;
         // dot-core's graph has it once.
         if (now == store::State::RollingBack) continue;
         now = store::State::RollingBack;
         break;
-      case WalState::RolledBack: now = store::State::RolledBack; break;
+      case WalState::RolledBack:
+        now = store::State::RolledBack;
+        break;
     }
     DOT_TRY(st.transition(id, now));
     if (now != store::State::Committed) continue;
@@ -652,9 +679,10 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
       if (e == EffectState::Attempted) {
         DOT_TRY(st.effect_attempt(id, 0));
       } else {
-        DOT_TRY(st.effect_finish(id, 0, e == EffectState::Succeeded ? store::EffectState::Succeeded : store::EffectState::Failed,
-                                 e == EffectState::Failed ? code_name(Code::PostCommit) : std::string_view(),
-                                 e == EffectState::Failed ? "the reference recorded this attempt FAILED" : ""));
+        DOT_TRY(st.effect_finish(
+            id, 0, e == EffectState::Succeeded ? store::EffectState::Succeeded : store::EffectState::Failed,
+            e == EffectState::Failed ? code_name(Code::PostCommit) : std::string_view(),
+            e == EffectState::Failed ? "the reference recorded this attempt FAILED" : ""));
       }
     }
   }
@@ -679,7 +707,8 @@ std::vector<std::string> reference_entries(int root_fd) {
 
 class Importer {
  public:
-  Importer(std::string root, int root_fd, const TestHooks& hooks) : root_(std::move(root)), fd_(root_fd), hooks_(hooks) {}
+  Importer(std::string root, int root_fd, const TestHooks& hooks)
+      : root_(std::move(root)), fd_(root_fd), hooks_(hooks) {}
 
   std::string path(std::string_view rel) const { return fmt::format("{}/{}", root_, rel); }
 
@@ -711,7 +740,8 @@ class Importer {
     {
       store::OpenOptions options;
       options.commit_hook = [this](std::string_view) { hooks_.reached("adopt.import.store"); };
-      DOT_ASSIGN_OR_RETURN(store::Store st, store::Store::create(fmt::format("{}/{}", at, store::kDatabaseName), s.root_id, options));
+      DOT_ASSIGN_OR_RETURN(store::Store st,
+                           store::Store::create(fmt::format("{}/{}", at, store::kDatabaseName), s.root_id, options));
       if (pin_plugin) {
         core::Manifest m;
         m.assurance = s.manifest->assurance;
@@ -782,13 +812,16 @@ class Importer {
   // The reference's plugin copy, byte for byte, as the pinned copy of
   // org.dot.hello (mode 0500), checked against the manifest's digest again.
   Status copy_plugin(int dir, const std::string& at, const std::string& digest) const {
-    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o,
-                         beneath::observe_beneath(fd_, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes, .keep_content = true}));
+    DOT_ASSIGN_OR_RETURN(
+        beneath::FileObservation o,
+        beneath::observe_beneath(fd_, kPluginName,
+                                 beneath::ObserveOptions{.max_bytes = kMaxPluginBytes, .keep_content = true}));
     if (o.type != beneath::FileType::Regular || o.sha256 != digest)
       return make_error(
           adopt::ErrorKind::Digest,
           fmt::format("{}: changed while adopt read it (it no longer hashes to {})", path(kPluginName), digest));
-    DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f, beneath::create_exclusive(dir, store::plugin_copy_name(dpp::hello::kPluginId), 0500));
+    DOT_ASSIGN_OR_RETURN(beneath::CreatedFile f,
+                         beneath::create_exclusive(dir, store::plugin_copy_name(dpp::hello::kPluginId), 0500));
     DOT_TRY(write_all(f.fd.get(), o.content, at));
     return beneath::fsync_fd(f.fd.get(), at);
   }
@@ -861,7 +894,8 @@ Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
   if (state.type != beneath::FileType::Directory)
     return make_error(adopt::ErrorKind::DotCoreRoot, fmt::format("{}: is a {}, not dot-core's state folder", state_dir,
                                                                  beneath::file_type_name(state.type)));
-  DOT_ASSIGN_OR_RETURN(UniqueFd state_fd, beneath::open_beneath(root_fd.get(), store::kStateDirName, O_RDONLY | O_DIRECTORY));
+  DOT_ASSIGN_OR_RETURN(UniqueFd state_fd,
+                       beneath::open_beneath(root_fd.get(), store::kStateDirName, O_RDONLY | O_DIRECTORY));
   auto fd = beneath::open_beneath(state_fd.get(), kAdoptionRecordName, O_RDONLY);
   if (!fd.ok()) {
     if (beneath::error_errno(fd.error()) == ENOENT) return std::optional<Adopted>();
@@ -871,8 +905,9 @@ Result<std::optional<Adopted>> find_adoption(const std::string& dir) {
   DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(fd->get(), 4096, where));
   Adopted a;
   DOT_ASSIGN_OR_RETURN(a.record, parse_adoption(bytes, where));
-  DOT_ASSIGN_OR_RETURN(beneath::FileObservation marker,
-                       beneath::observe_beneath(root_fd.get(), kMarkerName, beneath::ObserveOptions{.keep_content = true}));
+  DOT_ASSIGN_OR_RETURN(
+      beneath::FileObservation marker,
+      beneath::observe_beneath(root_fd.get(), kMarkerName, beneath::ObserveOptions{.keep_content = true}));
   a.cleanup_pending = marker.exists();
   // The marker left beside the adopted state must be the adopted root's.
   if (a.cleanup_pending && (marker.type != beneath::FileType::Regular ||
@@ -961,7 +996,8 @@ Result<AdoptResult> adopt(const std::string& dir, const TestHooks& hooks) {
     out.steps.push_back(fmt::format("archive of {} completed", s.active->plan_id));
   } else if (s.finish == Finish::Effects) {
     DOT_TRY(f.run_effect(*s.active));
-    out.steps.push_back(fmt::format("post-commit effect of {} run again under its idempotency key: COMMITTED", s.active->plan_id));
+    out.steps.push_back(
+        fmt::format("post-commit effect of {} run again under its idempotency key: COMMITTED", s.active->plan_id));
   } else if (s.finish == Finish::AllBefore && s.state != RefState::RolledBack) {
     DOT_TRY(f.roll_back(*s.active));
     out.steps.push_back(fmt::format("{} rolled back from {}: ROLLED_BACK, every target as before", s.active->plan_id,

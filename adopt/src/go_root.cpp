@@ -1,3 +1,4 @@
+// Reading and verifying a root written by the Go reference implementation (go_root.h, docs/spec/go-roots.md).
 #include "dot/adopt/go_root.h"
 #include "dot/adopt/error_kinds.h"
 
@@ -41,9 +42,9 @@ using beneath::FileType;
 
 // The five WAL records, byte for byte (docs/spec/go-roots.md section 3), in
 // WalState order.
-constexpr std::array<std::string_view, 5> kWalRecords = {
-    R"({"state":"PREPARED"})", R"({"state":"COMMITTING"})", R"({"state":"COMMITTED"})",
-    R"({"state":"ROLLING_BACK"})", R"({"state":"ROLLED_BACK"})"};
+constexpr std::array<std::string_view, 5> kWalRecords = {R"({"state":"PREPARED"})", R"({"state":"COMMITTING"})",
+                                                         R"({"state":"COMMITTED"})", R"({"state":"ROLLING_BACK"})",
+                                                         R"({"state":"ROLLED_BACK"})"};
 constexpr std::array<EffectState, 3> kEffectStates = {EffectState::Attempted, EffectState::Failed,
                                                       EffectState::Succeeded};
 // Entries of a transaction folder: plan, journal, ledger, and one artifact
@@ -59,11 +60,16 @@ constexpr std::size_t kMaxAbandonedEntries = 34;
 bool legal_succession(std::optional<WalState> from, WalState to) {
   if (!from) return to == WalState::Prepared;
   switch (*from) {
-    case WalState::Prepared: return to == WalState::Committing || to == WalState::RollingBack;
-    case WalState::Committing: return to == WalState::Committed || to == WalState::RollingBack;
-    case WalState::Committed: return to == WalState::RollingBack;
-    case WalState::RollingBack: return to == WalState::RollingBack || to == WalState::RolledBack;
-    case WalState::RolledBack: return false;
+    case WalState::Prepared:
+      return to == WalState::Committing || to == WalState::RollingBack;
+    case WalState::Committing:
+      return to == WalState::Committed || to == WalState::RollingBack;
+    case WalState::Committed:
+      return to == WalState::RollingBack;
+    case WalState::RollingBack:
+      return to == WalState::RollingBack || to == WalState::RolledBack;
+    case WalState::RolledBack:
+      return false;
   }
   return false;
 }
@@ -115,8 +121,9 @@ class Reader {
   // owner-read set, no setuid/setgid/sticky, owned by us. nullopt when absent.
   Result<std::optional<FileObservation>> read(int dirfd, std::string_view name, std::string_view rel,
                                               std::size_t max_bytes = kMaxFileBytes) const {
-    DOT_ASSIGN_OR_RETURN(FileObservation o,
-                         observe(dirfd, name, rel, beneath::ObserveOptions{.max_bytes = max_bytes, .keep_content = true}));
+    DOT_ASSIGN_OR_RETURN(
+        FileObservation o,
+        observe(dirfd, name, rel, beneath::ObserveOptions{.max_bytes = max_bytes, .keep_content = true}));
     if (!o.exists()) return std::optional<FileObservation>();
     DOT_TRY(check_file(o, rel, max_bytes));
     return std::optional<FileObservation>(std::move(o));
@@ -225,8 +232,9 @@ Result<WalRead> parse_wal(const Reader& r, std::string_view bytes, std::string_v
   }
   std::string_view tail = bytes.substr(pos);
   if (!tail.empty()) {
-    bool prefix = std::any_of(kWalRecords.begin(), kWalRecords.end(),
-                              [&](std::string_view rec) { return rec.size() > tail.size() && rec.substr(0, tail.size()) == tail; });
+    bool prefix = std::any_of(kWalRecords.begin(), kWalRecords.end(), [&](std::string_view rec) {
+      return rec.size() > tail.size() && rec.substr(0, tail.size()) == tail;
+    });
     if (!prefix)
       return r.refuse(adopt::ErrorKind::CorruptWal, rel,
                       "ends in bytes that are not the start of a record (not a torn record the reference could leave)");
@@ -254,8 +262,8 @@ Result<std::vector<EffectState>> parse_ledger(const Reader& r, std::string_view 
                                   "(index 0, idempotency key {})",
                                   line, plan_id, key));
     const std::optional<EffectState> current = out.empty() ? std::nullopt : std::optional(out.back());
-    bool legal = *state == EffectState::Attempted ? current != EffectState::Succeeded
-                                                  : current == EffectState::Attempted;
+    bool legal =
+        *state == EffectState::Attempted ? current != EffectState::Succeeded : current == EffectState::Attempted;
     if (!legal)
       return r.refuse(adopt::ErrorKind::IllegalTransition, rel,
                       fmt::format("line {}: {} may not follow {}", line, effect_state_name(*state),
@@ -289,11 +297,16 @@ RefState ledger_status(const std::vector<EffectState>& ledger) {
 // is refined by the ledger, ledger_status).
 RefState ref_state_of(WalState last) noexcept {
   switch (last) {
-    case WalState::Prepared: return RefState::Prepared;
-    case WalState::Committing: return RefState::Committing;
-    case WalState::Committed: return RefState::Committed;
-    case WalState::RollingBack: return RefState::RollingBack;
-    case WalState::RolledBack: return RefState::RolledBack;
+    case WalState::Prepared:
+      return RefState::Prepared;
+    case WalState::Committing:
+      return RefState::Committing;
+    case WalState::Committed:
+      return RefState::Committed;
+    case WalState::RollingBack:
+      return RefState::RollingBack;
+    case WalState::RolledBack:
+      return RefState::RolledBack;
   }
   return RefState::Abandoned;
 }
@@ -402,11 +415,16 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
       return r.refuse(adopt::ErrorKind::UnknownEntry, at(name), "is not a file the reference writes in a transaction");
     DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(fd, name, at(name)));
     if (!o) continue;  // gone meanwhile: judged as absent below
-    if (name == "plan.json") plan_bytes = o->content;
-    else if (name == "wal") wal_bytes = o->content;
-    else if (name == "effects.wal") ledger_bytes = o->content;
-    else if (art) artifacts.emplace(*art, std::move(*o));
-    else backups.emplace(*bak, std::move(*o));
+    if (name == "plan.json")
+      plan_bytes = o->content;
+    else if (name == "wal")
+      wal_bytes = o->content;
+    else if (name == "effects.wal")
+      ledger_bytes = o->content;
+    else if (art)
+      artifacts.emplace(*art, std::move(*o));
+    else
+      backups.emplace(*bak, std::move(*o));
   }
   t.artifacts = artifacts.size();
   t.backups = backups.size();
@@ -605,7 +623,8 @@ Result<ArchiveIntent> parse_intent(const Reader& r, std::string_view bytes) {
 }
 
 bool is_known_entry(std::string_view name) {
-  for (std::string_view k : {kMarkerName, kLockName, kPluginName, kManifestName, kStageDir, kTxnDir, kArchiveIntent, kHistoryDir})
+  for (std::string_view k :
+       {kMarkerName, kLockName, kPluginName, kManifestName, kStageDir, kTxnDir, kArchiveIntent, kHistoryDir})
     if (name == k) return true;
   return false;
 }
@@ -614,9 +633,12 @@ bool is_known_entry(std::string_view name) {
 
 std::string_view generation_name(Generation g) noexcept {
   switch (g) {
-    case Generation::PreCapability: return "pre-capability";
-    case Generation::Effects: return "effects";
-    case Generation::Unknown: return "unknown";
+    case Generation::PreCapability:
+      return "pre-capability";
+    case Generation::Effects:
+      return "effects";
+    case Generation::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -629,44 +651,62 @@ std::optional<Generation> generation_from_name(std::string_view name) noexcept {
 
 std::string_view finish_name(Finish f) noexcept {
   switch (f) {
-    case Finish::Nothing: return "nothing";
-    case Finish::AllBefore: return "all-before";
-    case Finish::AllAfter: return "all-after";
-    case Finish::Effects: return "effects";
-    case Finish::Discard: return "discard";
+    case Finish::Nothing:
+      return "nothing";
+    case Finish::AllBefore:
+      return "all-before";
+    case Finish::AllAfter:
+      return "all-after";
+    case Finish::Effects:
+      return "effects";
+    case Finish::Discard:
+      return "discard";
   }
   return "nothing";
 }
 
 std::string_view effect_state_name(EffectState s) noexcept {
   switch (s) {
-    case EffectState::Attempted: return "ATTEMPTED";
-    case EffectState::Failed: return "FAILED";
-    case EffectState::Succeeded: return "SUCCEEDED";
+    case EffectState::Attempted:
+      return "ATTEMPTED";
+    case EffectState::Failed:
+      return "FAILED";
+    case EffectState::Succeeded:
+      return "SUCCEEDED";
   }
   return "?";
 }
 
 std::string_view ref_state_name(RefState s) noexcept {
   switch (s) {
-    case RefState::Idle: return "IDLE";
-    case RefState::Abandoned: return "ABANDONED";
-    case RefState::Archiving: return "ARCHIVING";
-    case RefState::Prepared: return "PREPARED";
-    case RefState::Committing: return "COMMITTING";
-    case RefState::Committed: return "COMMITTED";
-    case RefState::PostCommitPending: return "POST_COMMIT_PENDING";
-    case RefState::PostCommitFailed: return "POST_COMMIT_FAILED";
-    case RefState::RollingBack: return "ROLLING_BACK";
-    case RefState::RolledBack: return "ROLLED_BACK";
+    case RefState::Idle:
+      return "IDLE";
+    case RefState::Abandoned:
+      return "ABANDONED";
+    case RefState::Archiving:
+      return "ARCHIVING";
+    case RefState::Prepared:
+      return "PREPARED";
+    case RefState::Committing:
+      return "COMMITTING";
+    case RefState::Committed:
+      return "COMMITTED";
+    case RefState::PostCommitPending:
+      return "POST_COMMIT_PENDING";
+    case RefState::PostCommitFailed:
+      return "POST_COMMIT_FAILED";
+    case RefState::RollingBack:
+      return "ROLLING_BACK";
+    case RefState::RolledBack:
+      return "ROLLED_BACK";
   }
   return "?";
 }
 
 std::optional<RefState> ref_state_from_name(std::string_view name) noexcept {
-  for (RefState s : {RefState::Idle, RefState::Abandoned, RefState::Archiving, RefState::Prepared,
-                     RefState::Committing, RefState::Committed, RefState::PostCommitPending,
-                     RefState::PostCommitFailed, RefState::RollingBack, RefState::RolledBack})
+  for (RefState s : {RefState::Idle, RefState::Abandoned, RefState::Archiving, RefState::Prepared, RefState::Committing,
+                     RefState::Committed, RefState::PostCommitPending, RefState::PostCommitFailed,
+                     RefState::RollingBack, RefState::RolledBack})
     if (ref_state_name(s) == name) return s;
   return std::nullopt;
 }
@@ -683,8 +723,9 @@ std::string ledger_record(std::string_view key, EffectState s) {
 std::string_view wal_state_name(WalState s) noexcept { return ref_state_name(ref_state_of(s)); }
 
 std::string writer_form(const Plan& plan, std::string_view plan_id) {
-  std::string out = fmt::format(R"({{"plan":{{"version":{},"root_id":"{}","nonce":"{}","plugin_digest":"{}","proposal_id":"{}","operations":[)",
-                                plan.version, plan.root_id, plan.nonce, plan.plugin_digest, plan.proposal_id);
+  std::string out = fmt::format(
+      R"({{"plan":{{"version":{},"root_id":"{}","nonce":"{}","plugin_digest":"{}","proposal_id":"{}","operations":[)",
+      plan.version, plan.root_id, plan.nonce, plan.plugin_digest, plan.proposal_id);
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     const Operation& op = plan.operations[i];
     out += fmt::format(R"({}{{"name":"{}","before":)", i ? "," : "", op.name);
@@ -715,7 +756,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
   auto root_fd = beneath::open_root(dir);
   if (!root_fd.ok()) {
     Error e = std::move(root_fd).error();
-    if (e.code == Code::PathEscape) e.detail = fmt::format("{}: is a symlink or not a directory (refused, never followed)", dir);
+    if (e.code == Code::PathEscape)
+      e.detail = fmt::format("{}: is a symlink or not a directory (refused, never followed)", dir);
     return e;
   }
   Reader r(dir, std::move(*root_fd));
@@ -774,8 +816,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
   ctx.root_id = s.root_id;
   {
     DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> m, r.read(r.fd(), kManifestName, kManifestName));
-    DOT_ASSIGN_OR_RETURN(FileObservation p,
-                         r.observe(r.fd(), kPluginName, kPluginName, beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
+    DOT_ASSIGN_OR_RETURN(FileObservation p, r.observe(r.fd(), kPluginName, kPluginName,
+                                                      beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
     if (!m && p.exists())
       return r.refuse(adopt::ErrorKind::Registration, kManifestName,
                       "is missing while the other half of the registration exists");
@@ -792,10 +834,11 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
       if (!p.exists())
         s.plugin_untrusted = fmt::format("{} is missing", kPluginName);
       else if (p.nlink != 1 || (p.mode & 07022) || p.uid != ::geteuid())
-        s.plugin_untrusted = fmt::format("{} is not a single-link file owned by us and writable by no one else", kPluginName);
-      else if (p.sha256 != man.sha256)
         s.plugin_untrusted =
-            fmt::format("{} hashes to {}, not to the digest {} it was registered with", kPluginName, p.sha256, man.sha256);
+            fmt::format("{} is not a single-link file owned by us and writable by no one else", kPluginName);
+      else if (p.sha256 != man.sha256)
+        s.plugin_untrusted = fmt::format("{} hashes to {}, not to the digest {} it was registered with", kPluginName,
+                                         p.sha256, man.sha256);
       ctx.manifest = man;
       s.manifest = std::move(man);
     }
@@ -854,7 +897,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
   if (s.archive) {
     s.state = RefState::Archiving;
     const ArchiveIntent& a = *s.archive;
-    auto in_history = std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
+    auto in_history =
+        std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
     if (txn) {
       if (txn->plan_id != a.plan_id)
         return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
@@ -924,7 +968,8 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
 
 std::string describe_finish(const Survey& s) {
   switch (s.finish) {
-    case Finish::Nothing: return "nothing to finish: no transaction is active";
+    case Finish::Nothing:
+      return "nothing to finish: no transaction is active";
     case Finish::Discard:
       return "discard: the last apply never reached a durable PREPARED; its leftovers go and the targets, never "
              "touched, stay as they are";
@@ -932,10 +977,12 @@ std::string describe_finish(const Survey& s) {
       return "effects: the transaction is committed; its post-commit effect (root sync) runs again under the same "
              "idempotency key, as the reference's retry-effects does";
     case Finish::AllAfter:
-      return s.state == RefState::Archiving ? "all-after: the committed transaction's archive is completed; targets unchanged"
-                                    : "all-after: the transaction is committed; nothing to do";
+      return s.state == RefState::Archiving
+                 ? "all-after: the committed transaction's archive is completed; targets unchanged"
+                 : "all-after: the transaction is committed; nothing to do";
     case Finish::AllBefore:
-      if (s.state == RefState::Archiving) return "all-before: the rolled-back transaction's archive is completed; targets unchanged";
+      if (s.state == RefState::Archiving)
+        return "all-before: the rolled-back transaction's archive is completed; targets unchanged";
       if (s.state == RefState::RolledBack) return "all-before: the transaction is rolled back; nothing to do";
       return "all-before: the interrupted transaction is rolled back, every target restored to what it was before, "
              "as the reference's recover does";

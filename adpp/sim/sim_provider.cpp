@@ -1,3 +1,4 @@
+// The simulated ADPP device provider the tests and `adpp` examples talk to (sim_provider.h).
 #include "dot/adpp/sim_provider.h"
 #include "dot/adpp/error_kinds.h"
 
@@ -36,13 +37,20 @@ class Collector final : public google::protobuf::io::ErrorCollector {
 
 pb::ValueType kind_type(const pb::Value& v) {
   switch (v.kind_case()) {
-    case pb::Value::kBoolValue: return pb::VALUE_TYPE_BOOL;
-    case pb::Value::kInt64Value: return pb::VALUE_TYPE_INT64;
-    case pb::Value::kUint64Value: return pb::VALUE_TYPE_UINT64;
-    case pb::Value::kDoubleValue: return pb::VALUE_TYPE_DOUBLE;
-    case pb::Value::kStringValue: return pb::VALUE_TYPE_STRING;
-    case pb::Value::kBytesValue: return pb::VALUE_TYPE_BYTES;
-    case pb::Value::KIND_NOT_SET: break;
+    case pb::Value::kBoolValue:
+      return pb::VALUE_TYPE_BOOL;
+    case pb::Value::kInt64Value:
+      return pb::VALUE_TYPE_INT64;
+    case pb::Value::kUint64Value:
+      return pb::VALUE_TYPE_UINT64;
+    case pb::Value::kDoubleValue:
+      return pb::VALUE_TYPE_DOUBLE;
+    case pb::Value::kStringValue:
+      return pb::VALUE_TYPE_STRING;
+    case pb::Value::kBytesValue:
+      return pb::VALUE_TYPE_BYTES;
+    case pb::Value::KIND_NOT_SET:
+      break;
   }
   return pb::VALUE_TYPE_UNSPECIFIED;
 }
@@ -51,20 +59,33 @@ pb::Value zero_of(pb::ValueType t) {
   pb::Value v;
   v.set_type(t);
   switch (t) {
-    case pb::VALUE_TYPE_BOOL: v.set_bool_value(false); break;
-    case pb::VALUE_TYPE_INT64: v.set_int64_value(0); break;
-    case pb::VALUE_TYPE_UINT64: v.set_uint64_value(0); break;
-    case pb::VALUE_TYPE_DOUBLE: v.set_double_value(0); break;
-    case pb::VALUE_TYPE_STRING: v.set_string_value(""); break;
-    case pb::VALUE_TYPE_BYTES: v.set_bytes_value(""); break;
-    default: break;
+    case pb::VALUE_TYPE_BOOL:
+      v.set_bool_value(false);
+      break;
+    case pb::VALUE_TYPE_INT64:
+      v.set_int64_value(0);
+      break;
+    case pb::VALUE_TYPE_UINT64:
+      v.set_uint64_value(0);
+      break;
+    case pb::VALUE_TYPE_DOUBLE:
+      v.set_double_value(0);
+      break;
+    case pb::VALUE_TYPE_STRING:
+      v.set_string_value("");
+      break;
+    case pb::VALUE_TYPE_BYTES:
+      v.set_bytes_value("");
+      break;
+    default:
+      break;
   }
   return v;
 }
 
 void set_now(google::protobuf::Timestamp* ts) {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
+  auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   ts->set_seconds(ns / 1'000'000'000);
   ts->set_nanos(static_cast<std::int32_t>(ns % 1'000'000'000));
 }
@@ -109,12 +130,11 @@ Reply check_arg(const pb::ArgSpec& spec, const pb::Value& v) {
       break;
     }
     case pb::VALUE_TYPE_STRING:
-      if (spec.allowed_values_size() > 0 &&
-          std::find(spec.allowed_values().begin(), spec.allowed_values().end(), v.string_value()) ==
-              spec.allowed_values().end())
-        return Reply::error(pb::Status::CODE_INVALID_ARGUMENT,
-                            fmt::format("argument \"{}\" = \"{}\" is not one of the allowed values", spec.name(),
-                                        v.string_value()));
+      if (spec.allowed_values_size() > 0 && std::find(spec.allowed_values().begin(), spec.allowed_values().end(),
+                                                      v.string_value()) == spec.allowed_values().end())
+        return Reply::error(
+            pb::Status::CODE_INVALID_ARGUMENT,
+            fmt::format("argument \"{}\" = \"{}\" is not one of the allowed values", spec.name(), v.string_value()));
       break;
     default:
       break;
@@ -146,11 +166,25 @@ simpb::SimConfig default_sim_config() {
     provider_name: "adpp-sim"
     init_time_ms: 50
     devices {
-      device { device_id: "tempctl0" type_id: "sim.tempctl" type_version: "1" label: "Simulated temperature controller" address: "sim://tempctl0" }
+      device {
+        device_id: "tempctl0"
+        type_id: "sim.tempctl"
+        type_version: "1"
+        label: "Simulated temperature controller"
+        address: "sim://tempctl0"
+      }
       signals {
-        spec { signal_id: "temp_c" name: "Temperature" value_type: VALUE_TYPE_DOUBLE unit: "degC" poll_hint_hz: 2 stale_after_ms: 2000 }
+        spec {
+          signal_id: "temp_c"
+          name: "Temperature"
+          value_type: VALUE_TYPE_DOUBLE
+          unit: "degC"
+          poll_hint_hz: 2
+          stale_after_ms: 2000
+        }
         initial { type: VALUE_TYPE_DOUBLE double_value: 21.5 }
-        wobble: 0.25 period_ms: 10000
+        wobble: 0.25
+        period_ms: 10000
       }
       signals {
         spec { signal_id: "setpoint_c" name: "Setpoint" value_type: VALUE_TYPE_DOUBLE unit: "degC" }
@@ -162,7 +196,8 @@ simpb::SimConfig default_sim_config() {
       }
       functions {
         spec {
-          name: "set_setpoint" description: "Set the target temperature"
+          name: "set_setpoint"
+          description: "Set the target temperature"
           policy { category: CATEGORY_CONFIG is_idempotent: true }
           args { name: "value" type: VALUE_TYPE_DOUBLE unit: "degC" required: true min_double: 5 max_double: 35 }
           results { name: "setpoint_c" type: VALUE_TYPE_DOUBLE unit: "degC" }
@@ -171,7 +206,8 @@ simpb::SimConfig default_sim_config() {
       }
       functions {
         spec {
-          name: "set_heater" description: "Switch the heater"
+          name: "set_heater"
+          description: "Switch the heater"
           policy { category: CATEGORY_ACTUATE }
           args { name: "on" type: VALUE_TYPE_BOOL required: true }
           results { name: "heater_on" type: VALUE_TYPE_BOOL }
@@ -180,7 +216,13 @@ simpb::SimConfig default_sim_config() {
       }
     }
     devices {
-      device { device_id: "relay0" type_id: "sim.relay" type_version: "1" label: "Simulated relay bank" address: "sim://relay0" }
+      device {
+        device_id: "relay0"
+        type_id: "sim.relay"
+        type_version: "1"
+        label: "Simulated relay bank"
+        address: "sim://relay0"
+      }
       signals {
         spec { signal_id: "channel" name: "Selected channel" value_type: VALUE_TYPE_UINT64 }
         initial { type: VALUE_TYPE_UINT64 uint64_value: 0 }
@@ -228,7 +270,8 @@ Result<SimProvider> SimProvider::create(simpb::SimConfig config, std::string ver
     for (const auto& s : sd.signals()) {
       const std::string& sid = s.spec().signal_id();
       if (sid.empty()) return config_error(fmt::format("device \"{}\": a signal has no signal_id", id));
-      if (d.values.count(sid) != 0) return config_error(fmt::format("device \"{}\": signal \"{}\" appears twice", id, sid));
+      if (d.values.count(sid) != 0)
+        return config_error(fmt::format("device \"{}\": signal \"{}\" appears twice", id, sid));
       pb::Value v = s.has_initial() ? s.initial() : zero_of(s.spec().value_type());
       if (kind_type(v) != s.spec().value_type())
         return config_error(fmt::format("device \"{}\": signal \"{}\" has an initial value of another type", id, sid));
@@ -257,8 +300,10 @@ Result<SimProvider> SimProvider::create(simpb::SimConfig config, std::string ver
                                           f.spec().name(), arg));
         auto sig = d.values.find(signal);
         if (sig == d.values.end() || sig->second.type() != spec_it->type())
-          return config_error(fmt::format("device \"{}\": function \"{}\" writes \"{}\" into \"{}\", which is not a "
-                                          "signal of that type", id, f.spec().name(), arg, signal));
+          return config_error(
+              fmt::format("device \"{}\": function \"{}\" writes \"{}\" into \"{}\", which is not a "
+                          "signal of that type",
+                          id, f.spec().name(), arg, signal));
       }
       *d.capabilities.add_functions() = f.spec();
       d.functions.push_back(std::move(f));
@@ -283,9 +328,7 @@ SimProvider::Device* SimProvider::find(const std::string& device_id) {
   return nullptr;
 }
 
-bool SimProvider::ready() const {
-  return Clock::now() - started_ >= std::chrono::milliseconds(config_.init_time_ms());
-}
+bool SimProvider::ready() const { return Clock::now() - started_ >= std::chrono::milliseconds(config_.init_time_ms()); }
 
 pb::Value SimProvider::sample(const Device& d, const simpb::SimSignal& s) const {
   pb::Value v = d.values.at(s.spec().signal_id());
@@ -355,8 +398,8 @@ Reply SimProvider::call(const pb::CallRequest& request, pb::CallResponse& respon
   const simpb::SimFunction* fn = nullptr;
   if (request.function_id() != 0) {
     if (request.function_id() > d->functions.size())
-      return Reply::error(pb::Status::CODE_NOT_FOUND, fmt::format("device \"{}\" has no function {}",
-                                                                  request.device_id(), request.function_id()));
+      return Reply::error(pb::Status::CODE_NOT_FOUND,
+                          fmt::format("device \"{}\" has no function {}", request.device_id(), request.function_id()));
     // Semantics §6.2: with both given, the provider MUST prefer function_id;
     // the name is a human-readable convenience and a differing one is ignored.
     fn = &d->functions[request.function_id() - 1];
@@ -373,7 +416,8 @@ Reply SimProvider::call(const pb::CallRequest& request, pb::CallResponse& respon
   for (const auto& entry : request.args()) {
     const std::string& name = entry.first;
     const pb::Value& value = entry.second;
-    auto it = std::find_if(spec.args().begin(), spec.args().end(), [&](const pb::ArgSpec& a) { return a.name() == name; });
+    auto it =
+        std::find_if(spec.args().begin(), spec.args().end(), [&](const pb::ArgSpec& a) { return a.name() == name; });
     if (it == spec.args().end())
       return Reply::error(pb::Status::CODE_INVALID_ARGUMENT,
                           fmt::format("function \"{}\" has no argument \"{}\"", spec.name(), name));
@@ -386,7 +430,8 @@ Reply SimProvider::call(const pb::CallRequest& request, pb::CallResponse& respon
                           fmt::format("function \"{}\" needs argument \"{}\"", spec.name(), a.name()));
   if (request.has_deadline()) {
     std::int64_t deadline_ns = request.deadline().seconds() * 1'000'000'000 + request.deadline().nanos();
-    if (deadline_ns < now_ns()) return Reply::error(pb::Status::CODE_DEADLINE_EXCEEDED, "the call's deadline has passed");
+    if (deadline_ns < now_ns())
+      return Reply::error(pb::Status::CODE_DEADLINE_EXCEEDED, "the call's deadline has passed");
   }
   if (!ready()) return Reply::error(pb::Status::CODE_UNAVAILABLE, "the device is still initialising");
   for (const auto& [arg, signal] : fn->writes()) {
@@ -426,10 +471,10 @@ Reply SimProvider::wait_ready(const pb::WaitReadyRequest& request, pb::WaitReady
   if (now < ready_at) {
     auto left = ready_at - now;
     if (request.max_wait_ms_hint() != 0 && left > std::chrono::milliseconds(request.max_wait_ms_hint()))
-      return Reply::error(pb::Status::CODE_DEADLINE_EXCEEDED,
-                          fmt::format("initialisation needs {} ms more than the {} ms hint",
-                                      std::chrono::duration_cast<std::chrono::milliseconds>(left).count(),
-                                      request.max_wait_ms_hint()));
+      return Reply::error(
+          pb::Status::CODE_DEADLINE_EXCEEDED,
+          fmt::format("initialisation needs {} ms more than the {} ms hint",
+                      std::chrono::duration_cast<std::chrono::milliseconds>(left).count(), request.max_wait_ms_hint()));
     std::this_thread::sleep_for(left);
   }
   auto& diag = *response.mutable_diagnostics();

@@ -1,3 +1,4 @@
+// The ADPP host side: a provider launched, spoken to with deadlines, killed and reaped (client.h).
 #include "dot/adpp/client.h"
 #include "dot/adpp/error_kinds.h"
 
@@ -134,10 +135,13 @@ Status check_hello_metadata(const pb::HelloResponse& hello) {
                         fmt::format("Hello metadata \"{}\" is \"{}\", expected {}", key, it->second, wanted));
     return {};
   };
-  DOT_TRY(expect(kMetaTransport, [](const std::string& v) { return v == kTransportStdio; }, "\"stdio+uint32_le\""));
-  DOT_TRY(expect(kMetaMaxFrameBytes, [](const std::string& v) { return v == "1048576"; }, "\"1048576\""));
-  DOT_TRY(expect(kMetaSupportsWaitReady, [](const std::string& v) { return v == "true" || v == "false"; },
-                 "\"true\" or \"false\""));
+  DOT_TRY(expect(
+      kMetaTransport, [](const std::string& v) { return v == kTransportStdio; }, "\"stdio+uint32_le\""));
+  DOT_TRY(expect(
+      kMetaMaxFrameBytes, [](const std::string& v) { return v == "1048576"; }, "\"1048576\""));
+  DOT_TRY(expect(
+      kMetaSupportsWaitReady, [](const std::string& v) { return v == "true" || v == "false"; },
+      "\"true\" or \"false\""));
   return {};
 }
 

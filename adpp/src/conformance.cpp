@@ -1,3 +1,4 @@
+// `dot-core adpp conform`: the profile and semantics suites, one fresh provider per case (conformance.h).
 #include "dot/adpp/conformance.h"
 #include "dot/adpp/error_kinds.h"
 
@@ -141,8 +142,8 @@ Outcome finish(Case& c, ProviderProcess& p, std::string detail, bool require_zer
   auto st = c.wait_exit(deadline);
   if (!st) return fail(fmt::format("did not exit within {} after stdin was closed", seconds(c.window())));
   if (!documented_exit(*st) || (require_zero && st->code != 0))
-    return fail(fmt::format("{} after stdin was closed, expected exit {}", st->describe(),
-                            require_zero ? "0" : "0, 2 or 3"));
+    return fail(
+        fmt::format("{} after stdin was closed, expected exit {}", st->describe(), require_zero ? "0" : "0, 2 or 3"));
   return pass(std::move(detail));
 }
 
@@ -151,8 +152,7 @@ Outcome controlled(Case& c, ProviderProcess& p, Clock::time_point deadline) {
   auto resp = p.read_response(deadline);
   if (resp.ok()) {
     int code = resp->status().code();
-    if (!is_defined_error(code))
-      return fail(fmt::format("answered malformed input with {}", status_code_name(code)));
+    if (!is_defined_error(code)) return fail(fmt::format("answered malformed input with {}", status_code_name(code)));
     auto st = c.wait_exit(Clock::now() + c.grace());
     if (!st) return pass(fmt::format("answered {}", status_code_name(code)));
     if (!documented_exit(*st)) return fail(fmt::format("answered {}, then {}", status_code_name(code), st->describe()));
@@ -169,8 +169,8 @@ Outcome controlled(Case& c, ProviderProcess& p, Clock::time_point deadline) {
 Outcome expect_hello_ok(const Result<pb::Response>& r, std::uint64_t id, milliseconds window) {
   if (!r.ok()) return fail(describe_read_error(r.error(), window));
   if (r->status().code() != pb::Status::CODE_OK)
-    return fail(fmt::format("Hello {} answered {} {}", id, status_code_name(r->status().code()),
-                            r->status().message()));
+    return fail(
+        fmt::format("Hello {} answered {} {}", id, status_code_name(r->status().code()), r->status().message()));
   if (r->hello().protocol_version() != kProtocolVersion)
     return fail(fmt::format("Hello {} answered protocol_version \"{}\"", id, r->hello().protocol_version()));
   return pass();
@@ -190,8 +190,8 @@ Outcome expect_code(const Result<pb::Response>& r, std::initializer_list<pb::Sta
     if (code == want) return pass(status_code_name(code));
   std::string wanted;
   for (auto want : codes) wanted += (wanted.empty() ? "" : " or ") + status_code_name(want);
-  return fail(fmt::format("{} answered {} ({}), expected {}", what, status_code_name(code), r->status().message(),
-                          wanted));
+  return fail(
+      fmt::format("{} answered {} ({}), expected {}", what, status_code_name(code), r->status().message(), wanted));
 }
 
 // A provider after a successful Hello, for the semantic cases.
@@ -345,8 +345,7 @@ Outcome case_coalesced(Case& c) {
   std::string order;
   for (int n = 0; n < 2; ++n) {
     auto r = p.read_response(deadline);
-    if (!r.ok())
-      return fail(fmt::format("after {} of 2 answers: {}", n, describe_read_error(r.error(), c.window())));
+    if (!r.ok()) return fail(fmt::format("after {} of 2 answers: {}", n, describe_read_error(r.error(), c.window())));
     std::uint64_t id = r->request_id();
     if (id != 1 && id != 2) return fail(fmt::format("answer {} carries request_id {}, sent were 1 and 2", n + 1, id));
     if (answered[id - 1]) return fail(fmt::format("request_id {} answered twice", id));
@@ -399,7 +398,10 @@ Outcome case_unknown_fields(Case& c) {
   // Field 999 (varint 1) and field 998 (string "future"): fields a later
   // protocol revision might add, which a v1 provider must skip.
   payload.append("\xb8\x3e\x01", 3);
-  payload.append("\xb2\x3e\x06" "future", 9);
+  payload.append(
+      "\xb2\x3e\x06"
+      "future",
+      9);
   std::string bytes(kPrefixBytes, '\0');
   write_prefix(bytes.data(), static_cast<std::uint32_t>(payload.size()));
   bytes += payload;
@@ -486,7 +488,8 @@ Outcome case_describe_devices(Case& c) {
                               r.describe_device().device().device_id()));
     std::set<std::uint32_t> fids;
     for (const auto& f : r.describe_device().capabilities().functions()) {
-      if (f.function_id() == 0) return fail(fmt::format("device \"{}\": function \"{}\" has id 0", d.device_id(), f.name()));
+      if (f.function_id() == 0)
+        return fail(fmt::format("device \"{}\": function \"{}\" has id 0", d.device_id(), f.name()));
       if (!fids.insert(f.function_id()).second)
         return fail(fmt::format("device \"{}\": function id {} appears twice", d.device_id(), f.function_id()));
     }
@@ -535,9 +538,9 @@ Outcome case_read_signals_unknown_signal(Case& c) {
   if (!src) return finish(c, s.p, "no device declares a signal: nothing to read");
   const std::string& sid = src->capabilities.signals(0).signal_id();
   pb::Response r;
-  Outcome o = s.expect(read_request(src->device_id, {sid, kNoSuchSignal}),
-                       {pb::Status::CODE_OK, pb::Status::CODE_NOT_FOUND},
-                       fmt::format("ReadSignals \"{}\" [\"{}\", an unknown signal]", src->device_id, sid), &r);
+  Outcome o =
+      s.expect(read_request(src->device_id, {sid, kNoSuchSignal}), {pb::Status::CODE_OK, pb::Status::CODE_NOT_FOUND},
+               fmt::format("ReadSignals \"{}\" [\"{}\", an unknown signal]", src->device_id, sid), &r);
   if (!o.passed) return o;
   if (r.status().code() == pb::Status::CODE_NOT_FOUND) return finish(c, s.p, "the read failed with CODE_NOT_FOUND");
   for (const auto& v : r.read_signals().values())
@@ -597,7 +600,8 @@ Outcome case_call_invalid_arguments(Case& c) {
       req.mutable_call()->set_device_id(d.device_id());
       req.mutable_call()->set_function_id(f.function_id());
       std::string what = fmt::format("Call \"{}\".\"{}\"", d.device_id(), f.name());
-      if (Outcome o = s.expect(req, {pb::Status::CODE_INVALID_ARGUMENT}, what + " without argument \"" + arg->name() + "\"");
+      if (Outcome o =
+              s.expect(req, {pb::Status::CODE_INVALID_ARGUMENT}, what + " without argument \"" + arg->name() + "\"");
           !o.passed)
         return o;
       // A bool where anything else is declared, a string where a bool is.
@@ -644,7 +648,8 @@ Outcome case_wait_ready(Case& c) {
   if (supported && code != pb::Status::CODE_OK)
     return fail(fmt::format("supports_wait_ready=true but WaitReady answered {} {}", status_code_name(code),
                             r->status().message()));
-  if (!supported && code == pb::Status::CODE_OK) return fail("supports_wait_ready=false but WaitReady answered CODE_OK");
+  if (!supported && code == pb::Status::CODE_OK)
+    return fail("supports_wait_ready=false but WaitReady answered CODE_OK");
   std::string detail = supported ? "ready" : fmt::format("not supported: {}", status_code_name(code));
   if (supported) {
     const auto& diag = r->wait_ready().diagnostics();
@@ -690,7 +695,8 @@ constexpr CaseDef kCases[] = {
     {{"read_signals_unknown_signal", S,
       "ReadSignals of a declared and an unknown signal: NOT_FOUND, or OK without the unknown one"},
      case_read_signals_unknown_signal},
-    {{"read_signals_unknown_device", S, "ReadSignals on an unknown device: NOT_FOUND"}, case_read_signals_unknown_device},
+    {{"read_signals_unknown_device", S, "ReadSignals on an unknown device: NOT_FOUND"},
+     case_read_signals_unknown_device},
     {{"call_unknown_function", S, "Call of an unknown function, and on an unknown device: NOT_FOUND"},
      case_call_unknown_function},
     {{"call_invalid_arguments", S, "Call without a required argument, then with it wrongly typed: INVALID_ARGUMENT"},

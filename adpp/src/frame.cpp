@@ -1,3 +1,4 @@
+// ADPP framing: a 4-byte little-endian length and at most 1 MiB of protobuf (frame.h).
 #include "dot/adpp/frame.h"
 #include "dot/adpp/error_kinds.h"
 

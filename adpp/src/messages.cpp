@@ -1,3 +1,4 @@
+// Naming what an ADPP message carries, and the Hello metadata of framed-stdio v1 (messages.h).
 #include "dot/adpp/messages.h"
 
 #include <fmt/format.h>
@@ -23,14 +24,14 @@ std::string_view kind_of(Case c, Case none, Case hello, Case list, Case describe
 
 std::string_view payload_kind(const pb::Request& r) noexcept {
   using R = pb::Request;
-  return kind_of(r.payload_case(), R::PAYLOAD_NOT_SET, R::kHello, R::kListDevices, R::kDescribeDevice,
-                 R::kReadSignals, R::kCall, R::kGetHealth, R::kWaitReady);
+  return kind_of(r.payload_case(), R::PAYLOAD_NOT_SET, R::kHello, R::kListDevices, R::kDescribeDevice, R::kReadSignals,
+                 R::kCall, R::kGetHealth, R::kWaitReady);
 }
 
 std::string_view payload_kind(const pb::Response& r) noexcept {
   using R = pb::Response;
-  return kind_of(r.payload_case(), R::PAYLOAD_NOT_SET, R::kHello, R::kListDevices, R::kDescribeDevice,
-                 R::kReadSignals, R::kCall, R::kGetHealth, R::kWaitReady);
+  return kind_of(r.payload_case(), R::PAYLOAD_NOT_SET, R::kHello, R::kListDevices, R::kDescribeDevice, R::kReadSignals,
+                 R::kCall, R::kGetHealth, R::kWaitReady);
 }
 
 std::string status_code_name(int code) {

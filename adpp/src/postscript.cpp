@@ -1,3 +1,4 @@
+// What a failed ADPP exchange says about the provider itself, told one way everywhere (postscript.h).
 #include "dot/adpp/postscript.h"
 
 #include <fmt/format.h>

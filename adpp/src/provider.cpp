@@ -1,9 +1,10 @@
+// The ADPP provider runtime: one flushed Response per framed Request (provider.h).
 #include "dot/adpp/provider.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 
 #include <unistd.h>
@@ -95,14 +96,12 @@ pb::Response handle_request(ProviderHandler& handler, const pb::Request& req) {
       case pb::Request::kCall:
         return dispatch(id, req.call(), &pb::Response::mutable_call, &ProviderHandler::call, handler);
       case pb::Request::kGetHealth:
-        return dispatch(id, req.get_health(), &pb::Response::mutable_get_health, &ProviderHandler::get_health,
-                        handler);
+        return dispatch(id, req.get_health(), &pb::Response::mutable_get_health, &ProviderHandler::get_health, handler);
       case pb::Request::kWaitReady:
         if (!handler.info().supports_wait_ready)
           return error_response(id, pb::Status::CODE_UNIMPLEMENTED,
                                 "WaitReady is not supported (Hello metadata supports_wait_ready=false)");
-        return dispatch(id, req.wait_ready(), &pb::Response::mutable_wait_ready, &ProviderHandler::wait_ready,
-                        handler);
+        return dispatch(id, req.wait_ready(), &pb::Response::mutable_wait_ready, &ProviderHandler::wait_ready, handler);
       case pb::Request::PAYLOAD_NOT_SET:
         break;
     }
@@ -130,10 +129,9 @@ int run_provider(ProviderHandler& handler, ByteSource& in, ByteSink& out, const 
     if (!st.ok()) {
       log(fmt::format("response to request {} is too large ({}); sending RESOURCE_EXHAUSTED", response.request_id(),
                       st.error().detail));
-      pb::Response small = error_response(
-          response.request_id(), pb::Status::CODE_RESOURCE_EXHAUSTED,
-          fmt::format("the response ({} bytes) exceeds the frame limit of {} bytes", response.ByteSizeLong(),
-                      options.max_frame));
+      pb::Response small = error_response(response.request_id(), pb::Status::CODE_RESOURCE_EXHAUSTED,
+                                          fmt::format("the response ({} bytes) exceeds the frame limit of {} bytes",
+                                                      response.ByteSizeLong(), options.max_frame));
       frame.clear();
       st = append_frame(frame, small, options.max_frame);
       if (!st.ok()) return false;

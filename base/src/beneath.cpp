@@ -1,3 +1,4 @@
+// Root-confined file operations through openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) (beneath.h).
 #include "dot/base/beneath.h"
 #include "dot/base/error_kinds.h"
 
@@ -69,9 +70,12 @@ Status check_relative_path(std::string_view path) {
   auto bad = [&](std::string_view why) {
     std::string shown;
     for (char c : path) {
-      if (c == '\0') shown += "\\0";
-      else if (c == '\n') shown += "\\n";
-      else shown += c;
+      if (c == '\0')
+        shown += "\\0";
+      else if (c == '\n')
+        shown += "\\n";
+      else
+        shown += c;
     }
     return make_error(base::ErrorKind::Path, fmt::format("path \"{}\" {}", shown, why));
   };
@@ -124,28 +128,45 @@ Result<UniqueFd> open_beneath(int dirfd, std::string_view relpath, int flags, mo
 
 FileType file_type(mode_t st_mode) noexcept {
   switch (st_mode & S_IFMT) {
-    case S_IFREG: return FileType::Regular;
-    case S_IFDIR: return FileType::Directory;
-    case S_IFLNK: return FileType::Symlink;
-    case S_IFIFO: return FileType::Fifo;
-    case S_IFSOCK: return FileType::Socket;
-    case S_IFCHR: return FileType::CharDevice;
-    case S_IFBLK: return FileType::BlockDevice;
-    default: return FileType::Other;
+    case S_IFREG:
+      return FileType::Regular;
+    case S_IFDIR:
+      return FileType::Directory;
+    case S_IFLNK:
+      return FileType::Symlink;
+    case S_IFIFO:
+      return FileType::Fifo;
+    case S_IFSOCK:
+      return FileType::Socket;
+    case S_IFCHR:
+      return FileType::CharDevice;
+    case S_IFBLK:
+      return FileType::BlockDevice;
+    default:
+      return FileType::Other;
   }
 }
 
 std::string_view file_type_name(FileType type) noexcept {
   switch (type) {
-    case FileType::Absent: return "absent";
-    case FileType::Regular: return "regular file";
-    case FileType::Directory: return "directory";
-    case FileType::Symlink: return "symlink";
-    case FileType::Fifo: return "FIFO";
-    case FileType::Socket: return "socket";
-    case FileType::CharDevice: return "character device";
-    case FileType::BlockDevice: return "block device";
-    case FileType::Other: return "special file";
+    case FileType::Absent:
+      return "absent";
+    case FileType::Regular:
+      return "regular file";
+    case FileType::Directory:
+      return "directory";
+    case FileType::Symlink:
+      return "symlink";
+    case FileType::Fifo:
+      return "FIFO";
+    case FileType::Socket:
+      return "socket";
+    case FileType::CharDevice:
+      return "character device";
+    case FileType::BlockDevice:
+      return "block device";
+    case FileType::Other:
+      return "special file";
   }
   return "unknown";
 }

@@ -1,3 +1,4 @@
+// ByteSource and ByteSink over descriptors and memory, the I/O every frame reader uses (byte_stream.h).
 #include "dot/base/byte_stream.h"
 #include "dot/base/error_kinds.h"
 

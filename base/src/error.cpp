@@ -11,12 +11,23 @@
 namespace dot {
 namespace {
 constexpr std::array<std::string_view, 17> kNames = {
-    "DOT_E_PROTOCOL",   "DOT_E_PLUGIN_IDENTITY", "DOT_E_POLICY",
-    "DOT_E_PATH_ESCAPE", "DOT_E_CONFLICT",       "DOT_E_ARTIFACT_MISMATCH",
-    "DOT_E_VALIDATION", "DOT_E_COMMIT",          "DOT_E_RECOVERY_REQUIRED",
-    "DOT_E_POST_COMMIT", "DOT_E_SANDBOX_UNAVAILABLE", "DOT_E_TIMEOUT",
-    "DOT_E_STORE",      "DOT_E_NOT_FOUND",       "DOT_E_IO",
-    "DOT_E_INTERNAL",   "DOT_E_PLUGIN_ERROR",
+    "DOT_E_PROTOCOL",
+    "DOT_E_PLUGIN_IDENTITY",
+    "DOT_E_POLICY",
+    "DOT_E_PATH_ESCAPE",
+    "DOT_E_CONFLICT",
+    "DOT_E_ARTIFACT_MISMATCH",
+    "DOT_E_VALIDATION",
+    "DOT_E_COMMIT",
+    "DOT_E_RECOVERY_REQUIRED",
+    "DOT_E_POST_COMMIT",
+    "DOT_E_SANDBOX_UNAVAILABLE",
+    "DOT_E_TIMEOUT",
+    "DOT_E_STORE",
+    "DOT_E_NOT_FOUND",
+    "DOT_E_IO",
+    "DOT_E_INTERNAL",
+    "DOT_E_PLUGIN_ERROR",
 };
 }  // namespace
 

@@ -1,3 +1,4 @@
+// RAII descriptors and EINTR-safe I/O helpers (fd.h).
 #include "dot/base/fd.h"
 #include "dot/base/error_kinds.h"
 

@@ -36,7 +36,7 @@ void* allocate_block(std::size_t bytes) {
   // input took 512 such faults, 5 ms).
   if (bytes > static_cast<std::size_t>(-1) - kHugePage) throw std::bad_alloc();
   std::size_t whole = (bytes + kHugePage - 1) & ~(kHugePage - 1);
-  void* p = ::operator new(whole, std::align_val_t{kHugePage});
+  void* p = ::operator new (whole, std::align_val_t{kHugePage});
   advise_huge_pages(p, whole);
   return p;
 }
@@ -46,7 +46,7 @@ void release_block(void* p, std::size_t bytes) noexcept {
   if (bytes < kHugePagesFrom)
     ::operator delete(p);
   else
-    ::operator delete(p, std::align_val_t{kHugePage});
+    ::operator delete (p, std::align_val_t{kHugePage});
 }
 
 }  // namespace dot::json::detail

@@ -5,8 +5,8 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 
@@ -21,9 +21,12 @@ namespace dot::jcs {
 
 std::string_view profile_name(Profile p) noexcept {
   switch (p) {
-    case Profile::Rfc8785: return "rfc8785";
-    case Profile::Hello: return "hello";
-    case Profile::Metewand: return "metewand";
+    case Profile::Rfc8785:
+      return "rfc8785";
+    case Profile::Hello:
+      return "hello";
+    case Profile::Metewand:
+      return "metewand";
   }
   return "rfc8785";
 }
@@ -181,10 +184,16 @@ class ValueWriter {
   bool emit(std::uint32_t i) {
     const json::detail::Node& n = nodes_[i];
     switch (n.type) {
-      case json::Type::Null: out_.put("null"); return true;
-      case json::Type::Bool: out_.put(n.flag ? std::string_view("true") : std::string_view("false")); return true;
-      case json::Type::Number: return number(i);
-      case json::Type::String: return string(impl_.string_of(n), n.offset);
+      case json::Type::Null:
+        out_.put("null");
+        return true;
+      case json::Type::Bool:
+        out_.put(n.flag ? std::string_view("true") : std::string_view("false"));
+        return true;
+      case json::Type::Number:
+        return number(i);
+      case json::Type::String:
+        return string(impl_.string_of(n), n.offset);
       case json::Type::Array:
         out_.put('[');
         stack_.push_back(Frame{false, 0, n.lo(), i + 1, 0});
@@ -267,8 +276,12 @@ Status write_value(const json::Document& doc, std::uint32_t root, Profile profil
 Status encode_node(const Node& node, Profile profile, std::string& out) {
   const Node::Storage& s = node.storage();
   switch (s.index()) {
-    case 0: out += "null"; return {};
-    case 1: out += std::get<bool>(s) ? "true" : "false"; return {};
+    case 0:
+      out += "null";
+      return {};
+    case 1:
+      out += std::get<bool>(s) ? "true" : "false";
+      return {};
     case 2: {
       std::int64_t i = std::get<Node::Int>(s).v;
       double d = static_cast<double>(i);
@@ -330,7 +343,8 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
         DOT_TRY(check_utf8(kv.first));
         order.push_back(&kv);
       }
-      std::sort(order.begin(), order.end(), [](auto* x, auto* y) { return json::detail::utf16_less(x->first, y->first); });
+      std::sort(order.begin(), order.end(),
+                [](auto* x, auto* y) { return json::detail::utf16_less(x->first, y->first); });
       out += '{';
       for (std::size_t i = 0; i < order.size(); ++i) {
         if (i > 0) {
@@ -395,8 +409,10 @@ Status canonicalize_text_to(std::string_view json_text, Profile profile, const C
 
 Node Node::from(json::Value value) {
   switch (value.type()) {
-    case json::Type::Null: return null();
-    case json::Type::Bool: return boolean(value.as_bool());
+    case json::Type::Null:
+      return null();
+    case json::Type::Bool:
+      return boolean(value.as_bool());
     case json::Type::Number: {
       std::string_view text = value.number_text();
       if (value.is_integer_spelling() && text != "-0") {
@@ -406,7 +422,8 @@ Node Node::from(json::Value value) {
       }
       return number(value.as_double());
     }
-    case json::Type::String: return string(std::string(value.as_string()));
+    case json::Type::String:
+      return string(std::string(value.as_string()));
     case json::Type::Array: {
       Node n = array();
       auto& a = std::get<Array>(n.v_);

@@ -208,7 +208,8 @@ class Replayer {
     auto description = top.optional("description");
     Status shape = top.finish();
     if (!version.ok() || !shape.ok()) {
-      fail(file, std::nullopt, fmt::format("unreadable fixture: {}", (!version.ok() ? version.error() : shape.error()).line()));
+      fail(file, std::nullopt,
+           fmt::format("unreadable fixture: {}", (!version.ok() ? version.error() : shape.error()).line()));
       return;
     }
     if (*version != 1) {
@@ -226,7 +227,8 @@ class Replayer {
     }
     if ((accepted && !accepted->is_array()) || (rejected && !rejected->is_array()) ||
         (description && !description->is_string())) {
-      fail(file, std::nullopt, "unreadable fixture: \"accepted\"/\"rejected\" must be arrays, \"description\" a string");
+      fail(file, std::nullopt,
+           "unreadable fixture: \"accepted\"/\"rejected\" must be arrays, \"description\" a string");
       return;
     }
     std::size_t index = 0;
@@ -296,13 +298,15 @@ class Replayer {
     if (sha) {
       std::string digest = sha256_hex(*got);
       if (digest != sha->as_string()) {
-        fail(name, std::nullopt, fmt::format("sha256 {} differs from the vector's {}", digest, short_text(sha->as_string())));
+        fail(name, std::nullopt,
+             fmt::format("sha256 {} differs from the vector's {}", digest, short_text(sha->as_string())));
         return;
       }
     }
     auto again = canonicalize_text(*got, profile);
     if (!again.ok()) {
-      fail(name, std::nullopt, fmt::format("not idempotent: the canonical output is rejected: {}", again.error().line()));
+      fail(name, std::nullopt,
+           fmt::format("not idempotent: the canonical output is rejected: {}", again.error().line()));
       return;
     }
     if (!compare(name, *got, *again, "re-canonicalized output")) return;

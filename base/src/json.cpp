@@ -57,9 +57,7 @@ struct KeyRef {
   bool operator==(const KeyRef& o) const {
     return print == o.print && size == o.size && (size <= 8 || std::memcmp(data, o.data, size) == 0);
   }
-  bool operator<(const KeyRef& o) const {
-    return std::string_view(data, size) < std::string_view(o.data, o.size);
-  }
+  bool operator<(const KeyRef& o) const { return std::string_view(data, size) < std::string_view(o.data, o.size); }
 };
 
 KeyRef key_ref(const std::uint8_t* strings, std::uint64_t word) {
@@ -243,8 +241,8 @@ class FastPath {
 
   // True when `key` equals a key of the object opened at tape[start] that
   // comes before tape[at].
-  static bool repeats_on_tape(const std::uint64_t* tape, const std::uint8_t* strings, std::size_t start,
-                              std::size_t at, const KeyRef& key) {
+  static bool repeats_on_tape(const std::uint64_t* tape, const std::uint8_t* strings, std::size_t start, std::size_t at,
+                              const KeyRef& key) {
     for (std::size_t k = start + 1; k < at; k = skip_value(tape, k + 1))
       if (key_ref(strings, tape[k]) == key) return true;
     return false;

@@ -37,7 +37,8 @@ namespace {
 // mispredict on them.
 constexpr auto kHexDigit = [] {
   std::array<std::int8_t, 256> t{};
-  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
+  for (int c = 0; c < 256; ++c)
+    t[static_cast<std::size_t>(c)] = static_cast<std::int8_t>(hex_value(static_cast<char>(c)));
   return t;
 }();
 
@@ -132,8 +133,7 @@ struct KeyRef {
     std::memcpy(&head, data, sizeof head);
     if (size < sizeof head) head &= (std::uint64_t{1} << (8 * size)) - 1;
   } else {
-    for (std::uint32_t k = 0; k < size; ++k)
-      head |= std::uint64_t{static_cast<unsigned char>(data[k])} << (8 * k);
+    for (std::uint32_t k = 0; k < size; ++k) head |= std::uint64_t{static_cast<unsigned char>(data[k])} << (8 * k);
   }
   return KeyRef{head ^ (std::uint64_t{size} * 0x9E3779B97F4A7C15ull), size, data};
 }
@@ -150,9 +150,19 @@ class IndexBuilder {
  public:
   IndexBuilder(Document::Impl& impl, const std::uint32_t* index, std::size_t count, std::size_t max_depth,
                IndexScratch& scratch)
-      : src_(impl.text()), n_(impl.size), index_(index), count_(count), max_depth_(max_depth),
-        impl_(impl), nodes_(impl.nodes.data()), out_(nodes_), frames_(scratch.frames), prints_(scratch.prints),
-        keys_(scratch.keys), slots_(scratch.slots), unescaped_(scratch.unescaped) {}
+      : src_(impl.text()),
+        n_(impl.size),
+        index_(index),
+        count_(count),
+        max_depth_(max_depth),
+        impl_(impl),
+        nodes_(impl.nodes.data()),
+        out_(nodes_),
+        frames_(scratch.frames),
+        prints_(scratch.prints),
+        keys_(scratch.keys),
+        slots_(scratch.slots),
+        unescaped_(scratch.unescaped) {}
 
   // Nodes written so far (impl.nodes' size is set from it).
   std::size_t written() const { return static_cast<std::size_t>(out_ - nodes_); }
@@ -259,8 +269,8 @@ class IndexBuilder {
   // are never longer than the spelling, which ends before the next
   // structural: `unescaped_` is sized to that and written through a pointer,
   // then copied to the arena once.
-  [[gnu::noinline]] std::size_t other_string(const char* body, std::size_t si, const char*& data,
-                                             std::uint32_t& len, bool& in_arena) {
+  [[gnu::noinline]] std::size_t other_string(const char* body, std::size_t si, const char*& data, std::uint32_t& len,
+                                             bool& in_arena) {
     const char* stop = string_stop(body);
     if (*stop == '"') {
       data = body;
@@ -387,7 +397,7 @@ class IndexBuilder {
     for (std::uint32_t j = 0; j < f.count; ++j, key = next_of(nodes_, key + 1)) {
       std::string_view k = impl_.string_of(nodes_[key]);
       keys_.push_back(k);
-      for (std::size_t slot = std::hash<std::string_view>{}(k) & mask;; slot = (slot + 1) & mask) {
+      for (std::size_t slot = std::hash<std::string_view>{}(k)&mask;; slot = (slot + 1) & mask) {
         if (slots_[slot] == 0) {
           slots_[slot] = j + 1;
           break;
@@ -502,7 +512,7 @@ bool build_from_index(Document::Impl& impl, std::uint32_t* index, std::size_t co
   impl.nodes.clear();
   impl.strings.clear();
   impl.strings.reserve(impl.size);
-  impl.nodes.reserve(count + 1);  // every value and key starts at its own structural
+  impl.nodes.reserve(count + 1);                         // every value and key starts at its own structural
   index[count] = static_cast<std::uint32_t>(impl.size);  // so the last value has a next structural too
   IndexBuilder builder(impl, index, count, limits.max_depth, scratch);
   bool ok = builder.run();

@@ -8,11 +8,11 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <memory>
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -44,9 +44,9 @@ constexpr int hex_value(char c) {
 // Bit k set when p[k] (k < 16) is a quote, a backslash or a control character.
 inline unsigned stop_mask(const char* p) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  const __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                    _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));  // v <= 0x1F
+  const __m128i stop =
+      _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                   _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));  // v <= 0x1F
   return static_cast<unsigned>(_mm_movemask_epi8(stop));
 }
 #endif
@@ -120,7 +120,7 @@ struct Node {
   std::uint64_t payload;
   std::uint32_t offset;  // where the value (or key) starts in the source
   Type type;
-  bool flag;             // Bool: value; Number: integer spelling; String: bytes are in the arena
+  bool flag;  // Bool: value; Number: integer spelling; String: bytes are in the arena
 
   double number() const noexcept { return std::bit_cast<double>(payload); }
   std::uint32_t lo() const noexcept { return static_cast<std::uint32_t>(payload); }
@@ -254,7 +254,7 @@ struct IndexScratch {
   std::vector<std::uint64_t> prints;
   std::vector<std::string_view> keys;
   std::vector<std::uint32_t> slots;  // the open-addressed table of keys_unique
-  std::vector<char> unescaped;  // an escaped string's bytes before they go to the arena
+  std::vector<char> unescaped;       // an escaped string's bytes before they go to the arena
 };
 
 // Builds impl.nodes and impl.strings from simdjson's stage-1 structural

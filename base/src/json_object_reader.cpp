@@ -12,12 +12,18 @@ namespace {
 
 std::string_view type_name(Type t) {
   switch (t) {
-    case Type::Null: return "null";
-    case Type::Bool: return "a boolean";
-    case Type::Number: return "a number";
-    case Type::String: return "a string";
-    case Type::Array: return "an array";
-    case Type::Object: return "an object";
+    case Type::Null:
+      return "null";
+    case Type::Bool:
+      return "a boolean";
+    case Type::Number:
+      return "a number";
+    case Type::String:
+      return "a string";
+    case Type::Array:
+      return "an array";
+    case Type::Object:
+      return "an object";
   }
   return "a value";
 }

@@ -37,8 +37,10 @@ bool spelling_is_huge(std::string_view text) {
   if (i < text.size() && text[i] == '.') {
     for (++i; i < text.size() && is_digit(text[i]); ++i) {
       if (nonzero_seen) continue;
-      if (text[i] != '0') nonzero_seen = true;
-      else --magnitude;
+      if (text[i] != '0')
+        nonzero_seen = true;
+      else
+        --magnitude;
     }
   }
   long long exponent = 0;
@@ -59,8 +61,11 @@ namespace {
 class StrictParser {
  public:
   StrictParser(Document::Impl& impl, const ReadLimits& limits)
-      : p_(impl.text()), n_(impl.size), max_depth_(limits.max_depth),
-        arena_(impl.strings), build_(impl.nodes, impl.strings) {}
+      : p_(impl.text()),
+        n_(impl.size),
+        max_depth_(limits.max_depth),
+        arena_(impl.strings),
+        build_(impl.nodes, impl.strings) {}
 
   Status run() {
     skip_ws();
@@ -283,14 +288,30 @@ class StrictParser {
       char e = p_[i_ + 1];
       i_ += 2;
       switch (e) {
-        case '"': arena_ += '"'; break;
-        case '\\': arena_ += '\\'; break;
-        case '/': arena_ += '/'; break;
-        case 'b': arena_ += '\b'; break;
-        case 'f': arena_ += '\f'; break;
-        case 'n': arena_ += '\n'; break;
-        case 'r': arena_ += '\r'; break;
-        case 't': arena_ += '\t'; break;
+        case '"':
+          arena_ += '"';
+          break;
+        case '\\':
+          arena_ += '\\';
+          break;
+        case '/':
+          arena_ += '/';
+          break;
+        case 'b':
+          arena_ += '\b';
+          break;
+        case 'f':
+          arena_ += '\f';
+          break;
+        case 'n':
+          arena_ += '\n';
+          break;
+        case 'r':
+          arena_ += '\r';
+          break;
+        case 't':
+          arena_ += '\t';
+          break;
         case 'u': {
           std::uint32_t cp = 0;
           DOT_TRY(hex4(cp));

@@ -1,3 +1,4 @@
+// A file or stream read whole into one zero-padded buffer for in-place JSON parsing (padded_text.h).
 #include "dot/base/padded_text.h"
 #include "dot/base/error_kinds.h"
 

@@ -1,3 +1,4 @@
+// Finding the executable a bare command name means: absolute PATH entries only (path_search.h).
 #include "dot/base/path_search.h"
 #include "dot/base/error_kinds.h"
 

@@ -1,3 +1,4 @@
+// Reads and writes on a child's pipes within one absolute deadline, its logs drained meanwhile (pipe_io.h).
 #include "dot/base/pipe_io.h"
 #include "dot/base/error_kinds.h"
 
@@ -129,8 +130,7 @@ Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline dea
   }
 }
 
-Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures logs,
-                    std::string_view what) {
+Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures logs, std::string_view what) {
   set_nonblocking(fd, true);
   if (!bytes.empty() && std::chrono::steady_clock::now() >= deadline)
     return no_before_deadline(fmt::format("room in {}", what));

@@ -73,23 +73,33 @@ Result<PluginChild> PluginChild::spawn(PluginChildOptions o) {
     c.input_ = std::move(c.child_.stdin_fd());
     c.output_ = std::move(c.child_.stdout_fd());
   }
-  c.err_ = StreamCapture(std::move(c.child_.stderr_fd()), o.stderr_cap, o.stderr_keep,
-                         fmt::format("{}'s stderr", o.name));
+  c.err_ =
+      StreamCapture(std::move(c.child_.stderr_fd()), o.stderr_cap, o.stderr_keep, fmt::format("{}'s stderr", o.name));
   c.point_captures();
   set_nonblocking(c.input_.get(), true);
   set_nonblocking(c.output_.get(), true);
   // One page: a single unread byte fills the pipe, so POLLOUT says when the
   // child has read it.
   if (o.paced_input && ::fcntl(c.input_.get(), F_SETPIPE_SZ, static_cast<int>(::sysconf(_SC_PAGESIZE))) < 0)
-    return make_error(base::ErrorKind::Pipe, fmt::format("cannot shrink {}'s input pipe: {}", o.name, std::strerror(errno)));
+    return make_error(base::ErrorKind::Pipe,
+                      fmt::format("cannot shrink {}'s input pipe: {}", o.name, std::strerror(errno)));
   return c;
 }
 
 PluginChild::PluginChild(PluginChild&& o) noexcept
-    : child_(std::move(o.child_)), input_(std::move(o.input_)), output_(std::move(o.output_)),
-      err_(std::move(o.err_)), out_(std::move(o.out_)), input_what_(std::move(o.input_what_)),
-      output_what_(std::move(o.output_what_)), deadline_(o.deadline_), cap_(o.cap_), output_total_(o.output_total_),
-      output_ended_(o.output_ended_), sweep_(o.sweep_), killed_(std::exchange(o.killed_, true)) {
+    : child_(std::move(o.child_)),
+      input_(std::move(o.input_)),
+      output_(std::move(o.output_)),
+      err_(std::move(o.err_)),
+      out_(std::move(o.out_)),
+      input_what_(std::move(o.input_what_)),
+      output_what_(std::move(o.output_what_)),
+      deadline_(o.deadline_),
+      cap_(o.cap_),
+      output_total_(o.output_total_),
+      output_ended_(o.output_ended_),
+      sweep_(o.sweep_),
+      killed_(std::exchange(o.killed_, true)) {
   point_captures();
 }
 

@@ -80,12 +80,13 @@ Result<Interpreter> resolve_interpreter(std::string_view script, std::string_vie
   } else if (words.size() == 2 && words[0] == "/usr/bin/env" && words[1].find('/') == std::string::npos &&
              words[1].front() != '-') {
     auto found = find_executable(words[1], path_list);
-    if (!found.ok()) return script_error(what, fmt::format("whose interpreter {} is not found: {}", words[1],
-                                                           found.error().detail));
+    if (!found.ok())
+      return script_error(what, fmt::format("whose interpreter {} is not found: {}", words[1], found.error().detail));
     named = *found;
   } else {
-    return script_error(what, "whose #! line is not `#!/ABSOLUTE/PATH` or `#!/usr/bin/env NAME` (without further "
-                              "arguments)");
+    return script_error(what,
+                        "whose #! line is not `#!/ABSOLUTE/PATH` or `#!/usr/bin/env NAME` (without further "
+                        "arguments)");
   }
   char resolved[PATH_MAX];
   if (::realpath(named.c_str(), resolved) == nullptr)
@@ -100,7 +101,10 @@ Result<SealedExecutable> seal_interpreter(const std::string& path, std::uint64_t
   const std::string what = fmt::format("the interpreter {}", path);
   DOT_ASSIGN_OR_RETURN(SealedExecutable sealed, seal_executable_file(path, what, max_bytes));
   char magic[4] = {0, 0, 0, 0};
-  if (::pread(sealed.fd.get(), magic, 4, 0) != 4 || std::memcmp(magic, "\x7f" "ELF", 4) != 0)
+  if (::pread(sealed.fd.get(), magic, 4, 0) != 4 || std::memcmp(magic,
+                                                                "\x7f"
+                                                                "ELF",
+                                                                4) != 0)
     return make_error(base::ErrorKind::PluginScript, fmt::format("{} is not an ELF executable", what));
   return sealed;
 }
@@ -130,7 +134,9 @@ Result<PluginExecutable> open_plugin_executable(const std::string& path, std::st
   const ssize_t n = ::pread(sealed.fd.get(), head, sizeof head, 0);
   const std::string_view bytes(head, n > 0 ? static_cast<std::size_t>(n) : 0);
   PluginExecutable out;
-  if (bytes.size() >= 4 && bytes.compare(0, 4, "\x7f" "ELF") == 0) {
+  if (bytes.size() >= 4 && bytes.compare(0, 4,
+                                         "\x7f"
+                                         "ELF") == 0) {
     out.program = std::move(sealed);
     out.program_path = path;
     return out;

@@ -1,3 +1,4 @@
+// Spawning and owning child processes: exact environment, own group, RAII kill and reap (process.h).
 #include "dot/base/process.h"
 #include "dot/base/error_kinds.h"
 
@@ -68,8 +69,12 @@ char process_state(pid_t pid) {
 void append_pids(std::string_view text, std::vector<pid_t>& out) {
   long v = -1;
   for (char c : text) {
-    if (c >= '0' && c <= '9') v = (v < 0 ? 0 : v * 10) + (c - '0');
-    else if (v >= 0) { out.push_back(static_cast<pid_t>(v)); v = -1; }
+    if (c >= '0' && c <= '9')
+      v = (v < 0 ? 0 : v * 10) + (c - '0');
+    else if (v >= 0) {
+      out.push_back(static_cast<pid_t>(v));
+      v = -1;
+    }
   }
   if (v >= 0) out.push_back(static_cast<pid_t>(v));
 }
@@ -84,14 +89,22 @@ enum Stage : int { kStageDup = 1, kStageChdir, kStageGroup, kStagePdeath, kStage
 
 const char* stage_name(int stage, const SpawnOptions& o) {
   switch (stage) {
-    case kStageDup: return "arranging descriptors";
-    case kStageChdir: return "changing directory";
-    case kStageGroup: return "creating a process group";
-    case kStagePdeath: return "setting the parent-death signal";
-    case kStagePreExec: return o.pre_exec_what;
-    case kStageExec: return "exec";
-    case kStageClose: return "closing inherited descriptors";
-    default: return "spawn";
+    case kStageDup:
+      return "arranging descriptors";
+    case kStageChdir:
+      return "changing directory";
+    case kStageGroup:
+      return "creating a process group";
+    case kStagePdeath:
+      return "setting the parent-death signal";
+    case kStagePreExec:
+      return o.pre_exec_what;
+    case kStageExec:
+      return "exec";
+    case kStageClose:
+      return "closing inherited descriptors";
+    default:
+      return "spawn";
   }
 }
 
@@ -104,8 +117,10 @@ const char* stage_name(int stage, const SpawnOptions& o) {
 
 ExitStatus decode_status(int wstatus, const rusage& ru) {
   ExitStatus s;
-  if (WIFEXITED(wstatus)) s.code = WEXITSTATUS(wstatus);
-  else if (WIFSIGNALED(wstatus)) s.signal = WTERMSIG(wstatus);
+  if (WIFEXITED(wstatus))
+    s.code = WEXITSTATUS(wstatus);
+  else if (WIFSIGNALED(wstatus))
+    s.signal = WTERMSIG(wstatus);
   auto us = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
   s.cpu_time = us(ru.ru_utime) + us(ru.ru_stime);
   return s;
@@ -123,9 +138,14 @@ ChildProcess::~ChildProcess() {
 }
 
 ChildProcess::ChildProcess(ChildProcess&& o) noexcept
-    : pid_(std::exchange(o.pid_, -1)), own_group_(o.own_group_), reaped_(o.reaped_),
-      status_(o.status_), pidfd_(std::move(o.pidfd_)), stdin_(std::move(o.stdin_)),
-      stdout_(std::move(o.stdout_)), stderr_(std::move(o.stderr_)) {}
+    : pid_(std::exchange(o.pid_, -1)),
+      own_group_(o.own_group_),
+      reaped_(o.reaped_),
+      status_(o.status_),
+      pidfd_(std::move(o.pidfd_)),
+      stdin_(std::move(o.stdin_)),
+      stdout_(std::move(o.stdout_)),
+      stderr_(std::move(o.stderr_)) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
   if (this != &o) {
@@ -145,8 +165,10 @@ ChildProcess& ChildProcess::operator=(ChildProcess&& o) noexcept {
 void ChildProcess::signal_group(int sig) noexcept {
   if (pid_ <= 0) return;
   // The group outlives its leader: signal it even after the leader was reaped.
-  if (own_group_) ::kill(-pid_, sig);
-  else if (!reaped_) ::kill(pid_, sig);
+  if (own_group_)
+    ::kill(-pid_, sig);
+  else if (!reaped_)
+    ::kill(pid_, sig);
 }
 
 void ChildProcess::kill_group() noexcept { signal_group(SIGKILL); }
@@ -157,7 +179,8 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
   int ws = 0;
   rusage ru{};
   pid_t r;
-  do r = ::wait4(pid_, &ws, WNOHANG, &ru); while (r < 0 && errno == EINTR);
+  do r = ::wait4(pid_, &ws, WNOHANG, &ru);
+  while (r < 0 && errno == EINTR);
   if (r == pid_) {
     reaped_ = true;
     status_ = decode_status(ws, ru);
@@ -188,7 +211,8 @@ ExitStatus ChildProcess::kill_and_reap() {
     int ws = 0;
     rusage ru{};
     pid_t r;
-    do r = ::wait4(pid_, &ws, 0, &ru); while (r < 0 && errno == EINTR);
+    do r = ::wait4(pid_, &ws, 0, &ru);
+    while (r < 0 && errno == EINTR);
     reaped_ = true;
     if (r == pid_) status_ = decode_status(ws, ru);
     unregister_child(pid_);
@@ -212,9 +236,15 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   envp.push_back(nullptr);
 
   Pipe in, out, err;
-  if (o.stdin_mode == StdioMode::Pipe) { DOT_ASSIGN_OR_RETURN(in, make_pipe()); }
-  if (o.stdout_mode == StdioMode::Pipe) { DOT_ASSIGN_OR_RETURN(out, make_pipe()); }
-  if (o.stderr_mode == StdioMode::Pipe) { DOT_ASSIGN_OR_RETURN(err, make_pipe()); }
+  if (o.stdin_mode == StdioMode::Pipe) {
+    DOT_ASSIGN_OR_RETURN(in, make_pipe());
+  }
+  if (o.stdout_mode == StdioMode::Pipe) {
+    DOT_ASSIGN_OR_RETURN(out, make_pipe());
+  }
+  if (o.stderr_mode == StdioMode::Pipe) {
+    DOT_ASSIGN_OR_RETURN(err, make_pipe());
+  }
   DOT_ASSIGN_OR_RETURN(Pipe report, make_pipe());
   UniqueFd devnull;
   if (o.stdin_mode == StdioMode::DevNull || o.stdout_mode == StdioMode::DevNull ||
@@ -236,7 +266,7 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
     int rfd = ::fcntl(report.write.get(), F_DUPFD_CLOEXEC, 100);
     if (rfd < 0) child_fail(report.write.get(), kStageDup, errno);
     // Signal dispositions set to ignore survive exec; the child starts clean.
-    struct sigaction dfl{};
+    struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(s, &dfl, nullptr);
     sigset_t none;
@@ -255,12 +285,15 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
       if (copy < 0) child_fail(rfd, kStageDup, errno);
       return copy;
     };
-    int src0 = o.stdin_mode == StdioMode::Pipe ? stash(in.read.get())
-               : o.stdin_mode == StdioMode::DevNull ? stash(devnull.get()) : -1;
-    int src1 = o.stdout_mode == StdioMode::Pipe ? stash(out.write.get())
-               : o.stdout_mode == StdioMode::DevNull ? stash(devnull.get()) : -1;
-    int src2 = o.stderr_mode == StdioMode::Pipe ? stash(err.write.get())
-               : o.stderr_mode == StdioMode::DevNull ? stash(devnull.get()) : -1;
+    int src0 = o.stdin_mode == StdioMode::Pipe      ? stash(in.read.get())
+               : o.stdin_mode == StdioMode::DevNull ? stash(devnull.get())
+                                                    : -1;
+    int src1 = o.stdout_mode == StdioMode::Pipe      ? stash(out.write.get())
+               : o.stdout_mode == StdioMode::DevNull ? stash(devnull.get())
+                                                     : -1;
+    int src2 = o.stderr_mode == StdioMode::Pipe      ? stash(err.write.get())
+               : o.stderr_mode == StdioMode::DevNull ? stash(devnull.get())
+                                                     : -1;
     int keep_src[64];
     std::size_t nkeep = 0;
     for (const auto& kept : o.keep_fds) {
@@ -280,8 +313,10 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
       int e = o.pre_exec(o.pre_exec_ctx);
       if (e != 0) child_fail(rfd, kStagePreExec, e);
     }
-    if (exec_fd >= 0) ::fexecve(exec_fd, argv.data(), envp.data());
-    else ::execve(o.path.c_str(), argv.data(), envp.data());
+    if (exec_fd >= 0)
+      ::fexecve(exec_fd, argv.data(), envp.data());
+    else
+      ::execve(o.path.c_str(), argv.data(), envp.data());
     child_fail(rfd, kStageExec, errno);
   }
 
@@ -301,7 +336,8 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
 
   ChildFailure f{};
   ssize_t n;
-  do n = ::read(report.read.get(), &f, sizeof f); while (n < 0 && errno == EINTR);
+  do n = ::read(report.read.get(), &f, sizeof f);
+  while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof f)) {
     child.kill_and_reap();
     return make_error(base::ErrorKind::Spawn, fmt::format("cannot start {}: {} failed: {}", o.argv[0],
@@ -376,8 +412,7 @@ std::vector<pid_t> current_orphans() {
   auto children = list_children();
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  children.erase(std::remove_if(children.begin(), children.end(),
-                                [&](pid_t p) { return r.owned.count(p) != 0; }),
+  children.erase(std::remove_if(children.begin(), children.end(), [&](pid_t p) { return r.owned.count(p) != 0; }),
                  children.end());
   return children;
 }

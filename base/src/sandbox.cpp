@@ -40,12 +40,12 @@ constexpr std::uint64_t kFsRemoveDir = 1ULL << 4;
 constexpr std::uint64_t kFsRemoveFile = 1ULL << 5;
 constexpr std::uint64_t kFsMakeDir = 1ULL << 7;
 constexpr std::uint64_t kFsMakeReg = 1ULL << 8;
-constexpr std::uint64_t kFsAbi1All = (1ULL << 13) - 1;  // EXECUTE .. MAKE_SYM
-constexpr std::uint64_t kFsRefer = 1ULL << 13;          // ABI 2
-constexpr std::uint64_t kFsTruncate = 1ULL << 14;       // ABI 3
-constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;       // ABI 5
-constexpr std::uint64_t kNetBindTcp = 1ULL << 0;        // ABI 4
-constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;     // ABI 4
+constexpr std::uint64_t kFsAbi1All = (1ULL << 13) - 1;   // EXECUTE .. MAKE_SYM
+constexpr std::uint64_t kFsRefer = 1ULL << 13;           // ABI 2
+constexpr std::uint64_t kFsTruncate = 1ULL << 14;        // ABI 3
+constexpr std::uint64_t kFsIoctlDev = 1ULL << 15;        // ABI 5
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0;         // ABI 4
+constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;      // ABI 4
 constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0;  // ABI 6
 constexpr std::uint64_t kScopeSignal = 1ULL << 1;        // ABI 6
 constexpr unsigned kCreateRulesetVersion = 1U << 0;
@@ -125,11 +125,10 @@ SandboxSupport probe_sandbox_support() {
                                           : fmt::format("probe failed: {}", std::strerror(e));
   } else {
     s.landlock_abi = static_cast<int>(abi);
-    s.landlock_detail =
-        abi >= kMinLandlockAbi
-            ? fmt::format("ABI {}", abi)
-            : fmt::format("ABI {} is older than the required {} (truncate() would not be mediated)", abi,
-                          kMinLandlockAbi);
+    s.landlock_detail = abi >= kMinLandlockAbi
+                            ? fmt::format("ABI {}", abi)
+                            : fmt::format("ABI {} is older than the required {} (truncate() would not be mediated)",
+                                          abi, kMinLandlockAbi);
   }
 
   if (::prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
@@ -160,7 +159,8 @@ SandboxSupport probe_sandbox_support() {
     s.capabilities_detail = "all dropped, bounding set and ambient included; securebits locked";
   } else if (::geteuid() != 0 && ::getuid() != 0) {
     s.capabilities = true;
-    s.capabilities_detail = "unprivileged: effective/permitted/inheritable dropped; no_new_privs keeps file capabilities out";
+    s.capabilities_detail =
+        "unprivileged: effective/permitted/inheritable dropped; no_new_privs keeps file capabilities out";
   } else {
     s.capabilities_detail = "running as root without CAP_SETPCAP: the bounding set cannot be emptied";
   }
@@ -207,8 +207,8 @@ int apply_in_child(void* ctx) {
     // Locked securebits: root gets no capabilities back on exec, and nothing
     // can undo that. Needs CAP_SETPCAP, so it comes before the drop.
     const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
-                               SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+                               SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                               SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
     if (::prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0) return errno;
     for (unsigned long cap = 0; cap < 64; ++cap) {
       if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
@@ -260,9 +260,7 @@ Sandbox::~Sandbox() = default;
 Sandbox::Sandbox(Sandbox&&) noexcept = default;
 Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 
-Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy) {
-  return prepare(policy, probe_sandbox_support());
-}
+Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy) { return prepare(policy, probe_sandbox_support()); }
 
 Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSupport& support) {
   DOT_TRY(support.require_complete());
@@ -352,7 +350,8 @@ Status Sandbox::apply_to(SpawnOptions& options) const {
   // exec_fd may still be unset when a session fills it in later; Landlock
   // lets only the policy's executable (by inode) be executed either way.
   if ((options.exec_fd >= 0 && options.exec_fd != state_->exec_fd) || !options.path.empty())
-    return make_error(base::ErrorKind::SandboxMisuse, "a contained plugin is executed from its verified descriptor only");
+    return make_error(base::ErrorKind::SandboxMisuse,
+                      "a contained plugin is executed from its verified descriptor only");
   const bool only_script = options.keep_fds.size() == 1 && state_->script_fd >= 0 &&
                            options.keep_fds[0] == std::pair<int, int>{state_->script_fd, kScriptChildFd};
   if (!options.keep_fds.empty() && !only_script)
@@ -383,15 +382,24 @@ SandboxLimits Sandbox::limits() const noexcept {
   if (!state_) return out;
   for (const auto& l : state_->limits) {
     switch (l.resource) {
-      case RLIMIT_AS: out.address_space = l.value.rlim_cur; break;
+      case RLIMIT_AS:
+        out.address_space = l.value.rlim_cur;
+        break;
       case RLIMIT_CPU:
         out.cpu_seconds = l.value.rlim_cur;
         out.cpu_hard_seconds = l.value.rlim_max;
         break;
-      case RLIMIT_FSIZE: out.file_size = l.value.rlim_cur; break;
-      case RLIMIT_NOFILE: out.open_files = l.value.rlim_cur; break;
-      case RLIMIT_CORE: out.core_size = l.value.rlim_cur; break;
-      default: break;
+      case RLIMIT_FSIZE:
+        out.file_size = l.value.rlim_cur;
+        break;
+      case RLIMIT_NOFILE:
+        out.open_files = l.value.rlim_cur;
+        break;
+      case RLIMIT_CORE:
+        out.core_size = l.value.rlim_cur;
+        break;
+      default:
+        break;
     }
   }
   return out;
@@ -424,28 +432,30 @@ SignalDeath explain_signal_death(const ExitStatus& status, const SandboxLimits* 
       // signal, not the CPU time, names the cause).
       if (limits->cpu_seconds == RLIM_INFINITY) break;
       d.kind = base::ErrorKind::CpuLimit;
-      d.cause = fmt::format("it reached the {} s CPU limit, which the kernel enforces with SIGXCPU (process "
-                            "containment, RLIMIT_CPU; {:.2f} s of CPU by the scheduler's exact count)",
-                            limits->cpu_seconds, cpu);
+      d.cause = fmt::format(
+          "it reached the {} s CPU limit, which the kernel enforces with SIGXCPU (process "
+          "containment, RLIMIT_CPU; {:.2f} s of CPU by the scheduler's exact count)",
+          limits->cpu_seconds, cpu);
       return d;
     case SIGKILL:
       // Only a plugin that caught SIGXCPU or raised its soft limit reaches
       // the hard limit. The exact runtime can come out well below the
       // kernel's tick-sampled count under load, so "near" is generous:
       // three quarters of the soft limit.
-      if (limits->cpu_hard_seconds != RLIM_INFINITY &&
-          cpu >= 0.75 * static_cast<double>(limits->cpu_seconds)) {
+      if (limits->cpu_hard_seconds != RLIM_INFINITY && cpu >= 0.75 * static_cast<double>(limits->cpu_seconds)) {
         d.kind = base::ErrorKind::CpuLimit;
-        d.cause = fmt::format("it went on past SIGXCPU at the {} s CPU limit and reached the {} s hard limit, which "
-                              "the kernel enforces with SIGKILL (process containment, RLIMIT_CPU; {:.2f} s of CPU by "
-                              "the scheduler's exact count)",
-                              limits->cpu_seconds, limits->cpu_hard_seconds, cpu);
+        d.cause = fmt::format(
+            "it went on past SIGXCPU at the {} s CPU limit and reached the {} s hard limit, which "
+            "the kernel enforces with SIGKILL (process containment, RLIMIT_CPU; {:.2f} s of CPU by "
+            "the scheduler's exact count)",
+            limits->cpu_seconds, limits->cpu_hard_seconds, cpu);
         return d;
       }
       d.kind = base::ErrorKind::Killed;
-      d.cause = fmt::format("not sent by dot-core and not the CPU limit ({:.2f} s of CPU used): the kernel's "
-                            "out-of-memory killer or another process of the same user",
-                            cpu);
+      d.cause = fmt::format(
+          "not sent by dot-core and not the CPU limit ({:.2f} s of CPU used): the kernel's "
+          "out-of-memory killer or another process of the same user",
+          cpu);
       return d;
     default:
       break;

@@ -55,8 +55,7 @@ struct Load {
 };
 
 // File offset of a virtual address inside one PT_LOAD's file-backed part.
-bool vaddr_to_offset(const std::vector<Load>& loads, std::uint64_t vaddr, std::uint64_t* offset,
-                     std::uint64_t* avail) {
+bool vaddr_to_offset(const std::vector<Load>& loads, std::uint64_t vaddr, std::uint64_t* offset, std::uint64_t* avail) {
   for (const auto& l : loads) {
     if (vaddr >= l.vaddr && vaddr - l.vaddr < l.filesz) {
       *offset = l.offset + (vaddr - l.vaddr);
@@ -141,15 +140,25 @@ Result<ElfDynamicInfo> read_elf_dynamic_info(const ElfReadAt& read_at) {
   for (const auto& d : dyn) {
     if (d.d_tag == DT_NULL) break;
     switch (d.d_tag) {
-      case DT_STRTAB: strtab = d.d_un.d_ptr; have_strtab = true; break;
-      case DT_STRSZ: strsz = d.d_un.d_val; break;
+      case DT_STRTAB:
+        strtab = d.d_un.d_ptr;
+        have_strtab = true;
+        break;
+      case DT_STRSZ:
+        strsz = d.d_un.d_val;
+        break;
       case DT_NEEDED:
         if (needed.size() == kMaxNeeded) return elf_error("too many DT_NEEDED entries");
         needed.push_back(d.d_un.d_val);
         break;
-      case DT_RPATH: rpath.push_back(d.d_un.d_val); break;
-      case DT_RUNPATH: runpath.push_back(d.d_un.d_val); break;
-      default: break;
+      case DT_RPATH:
+        rpath.push_back(d.d_un.d_val);
+        break;
+      case DT_RUNPATH:
+        runpath.push_back(d.d_un.d_val);
+        break;
+      default:
+        break;
     }
   }
   if (needed.empty() && rpath.empty() && runpath.empty()) return info;
@@ -214,7 +223,8 @@ std::optional<std::string> expand_origin(const std::string& entry, const std::st
       out += entry[i++];
       continue;
     }
-    if (entry.compare(i, 7, "$ORIGIN") == 0 && (i + 7 == entry.size() || !std::isalnum(static_cast<unsigned char>(entry[i + 7])))) {
+    if (entry.compare(i, 7, "$ORIGIN") == 0 &&
+        (i + 7 == entry.size() || !std::isalnum(static_cast<unsigned char>(entry[i + 7])))) {
       out += origin;
       i += 7;
     } else if (entry.compare(i, 9, "${ORIGIN}") == 0) {
@@ -231,8 +241,8 @@ std::optional<std::string> expand_origin(const std::string& entry, const std::st
 // ld.so.conf's Debian entries first.
 std::vector<std::string> system_library_dirs() {
   std::string ma = kMultiarch;
-  return {"/usr/local/lib/" + ma, "/usr/local/lib", "/lib/" + ma, "/usr/lib/" + ma,
-          "/lib64", "/usr/lib64", "/lib", "/usr/lib"};
+  return {"/usr/local/lib/" + ma, "/usr/local/lib", "/lib/" + ma, "/usr/lib/" + ma, "/lib64",
+          "/usr/lib64",           "/lib",           "/usr/lib"};
 }
 
 // A regular file that exists at `path`, opened (one system call for a miss,

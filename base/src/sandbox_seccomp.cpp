@@ -22,9 +22,9 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 
 #include <fmt/format.h>
 
@@ -40,34 +40,124 @@ namespace {
 // architecture: a name the running architecture lacks is skipped.
 constexpr const char* kAllowed[] = {
     // I/O on descriptors the process already holds or Landlock lets it open.
-    "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
-    "pwritev2", "lseek", "close", "close_range", "open", "openat", "openat2", "creat", "dup", "dup2",
-    "dup3", "pipe", "pipe2", "poll", "ppoll", "select", "pselect6", "fsync", "fdatasync",
-    "ftruncate", "truncate", "sendfile", "copy_file_range", "splice",
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "lseek",
+    "close",
+    "close_range",
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "dup",
+    "dup2",
+    "dup3",
+    "pipe",
+    "pipe2",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "fsync",
+    "fdatasync",
+    "ftruncate",
+    "truncate",
+    "sendfile",
+    "copy_file_range",
+    "splice",
     // Metadata (Landlock mediates the opens; these only look or act on allowed files).
-    "fstat", "stat", "lstat", "newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat",
-    "faccessat2", "readlink", "readlinkat", "getdents64", "getcwd", "umask", "unlink", "unlinkat",
-    "rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir",
+    "fstat",
+    "stat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "readlink",
+    "readlinkat",
+    "getdents64",
+    "getcwd",
+    "umask",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
     // Memory.
-    "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore",
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
+    "msync",
+    "mincore",
     // Process and thread plumbing the C and C++ runtimes use.
     // wait4 and waitid only see the caller's own children, and it can have none.
-    "arch_prctl", "set_tid_address", "set_robust_list", "rseq", "futex", "futex_waitv", "sched_yield",
-    "getrandom", "exit", "exit_group", "restart_syscall", "wait4", "waitid", "getrlimit", "getrusage",
-    "times", "uname", "sysinfo",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "rseq",
+    "futex",
+    "futex_waitv",
+    "sched_yield",
+    "getrandom",
+    "exit",
+    "exit_group",
+    "restart_syscall",
+    "wait4",
+    "waitid",
+    "getrlimit",
+    "getrusage",
+    "times",
+    "uname",
+    "sysinfo",
     // Signal handling; sending one is a rule of its own (kSelfOnly).
-    "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigpending", "rt_sigsuspend",
-    "rt_sigtimedwait", "sigaltstack",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigpending",
+    "rt_sigsuspend",
+    "rt_sigtimedwait",
+    "sigaltstack",
     // Identity, read-only, of the caller itself.
-    "getpid", "gettid", "getppid", "getpgrp", "getuid", "geteuid", "getgid",
-    "getegid", "getresuid", "getresgid", "getgroups",
+    "getpid",
+    "gettid",
+    "getppid",
+    "getpgrp",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "getgroups",
     // Time.
-    "clock_gettime", "clock_getres", "clock_nanosleep", "gettimeofday", "time", "nanosleep",
+    "clock_gettime",
+    "clock_getres",
+    "clock_nanosleep",
+    "gettimeofday",
+    "time",
+    "nanosleep",
 };
 
 // prctl options a runtime asks for; everything else (PR_SET_SECCOMP too,
 // PR_SET_MM, PR_SET_PTRACER...) kills.
-constexpr int kAllowedPrctl[] = {PR_GET_NAME, PR_SET_NAME, PR_GET_DUMPABLE, PR_CAPBSET_READ,
+constexpr int kAllowedPrctl[] = {PR_GET_NAME,         PR_SET_NAME,    PR_GET_DUMPABLE, PR_CAPBSET_READ,
                                  PR_GET_NO_NEW_PRIVS, PR_GET_SECCOMP, PR_GET_PDEATHSIG};
 
 // ioctl requests: terminal probing (isatty) and descriptor flags.
@@ -79,10 +169,10 @@ constexpr unsigned long kAllowedIoctl[] = {TCGETS, FIONREAD, FIONBIO, FIOCLEX, F
 // F_SETOWN_EX (its owner is in memory, out of a filter's sight), not
 // F_SETLEASE or F_NOTIFY (a lease on a root-owned library the plugin may read
 // would stall every writer of it).
-constexpr int kAllowedFcntl[] = {F_DUPFD,       F_DUPFD_CLOEXEC, F_GETFD,      F_SETFD,      F_GETFL,
-                                 F_SETFL,       F_GETLK,         F_SETLK,      F_SETLKW,     F_OFD_GETLK,
-                                 F_OFD_SETLK,   F_OFD_SETLKW,    F_GETOWN,     F_GETOWN_EX,  F_GETSIG,
-                                 F_SETSIG,      F_GETPIPE_SZ,    F_SETPIPE_SZ, F_GET_SEALS,  F_ADD_SEALS};
+constexpr int kAllowedFcntl[] = {F_DUPFD,     F_DUPFD_CLOEXEC, F_GETFD,      F_SETFD,     F_GETFL,
+                                 F_SETFL,     F_GETLK,         F_SETLK,      F_SETLKW,    F_OFD_GETLK,
+                                 F_OFD_SETLK, F_OFD_SETLKW,    F_GETOWN,     F_GETOWN_EX, F_GETSIG,
+                                 F_SETSIG,    F_GETPIPE_SZ,    F_SETPIPE_SZ, F_GET_SEALS, F_ADD_SEALS};
 
 // System calls whose first argument names a process, a thread or a process
 // group. The kernel would let a capability-less root act on every process of
@@ -120,8 +210,8 @@ constexpr SelfOnly kSelfOnly[] = {
 constexpr std::uint32_t kSelfPlaceholder = 0x7d01f2a3;
 constexpr std::uint32_t kGroupPlaceholder = static_cast<std::uint32_t>(-static_cast<std::int32_t>(kSelfPlaceholder));
 
-constexpr std::uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |
-                                          CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME;
+constexpr std::uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
+                                          CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME;
 
 struct FilterCtx {
   scmp_filter_ctx ctx = nullptr;
@@ -172,8 +262,8 @@ int add_self_only(scmp_filter_ctx ctx, int nr, unsigned arg, bool group, int ref
     if ((rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, also != nullptr ? 2 : 1, cmps)) != 0) return rc;
   }
   const scmp_arg_cmp cmps[2] = {arg_cmp(arg, SCMP_CMP_NE, 0), also != nullptr ? *also : scmp_arg_cmp{}};
-  return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(static_cast<std::uint32_t>(refusal)), nr,
-                                also != nullptr ? 2 : 1, cmps);
+  return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(static_cast<std::uint32_t>(refusal)), nr, also != nullptr ? 2 : 1,
+                                cmps);
 }
 
 // The instructions that compare with a placeholder. Each must be a plain

@@ -1,3 +1,4 @@
+// Running only what was hashed: an executable copied into a sealed memfd and executed from it (sealed_executable.h).
 #include "dot/base/sealed_executable.h"
 #include "dot/base/error_kinds.h"
 
@@ -36,8 +37,9 @@ Result<UniqueFd> create_memfd(std::string_view what) {
   if (!fd) {
     int e = errno;
     if (e == EACCES)
-      return io_error(what, "the kernel refuses executable memory files (vm.memfd_noexec = 2), so the checked "
-                            "bytes cannot be executed from a sealed copy");
+      return io_error(what,
+                      "the kernel refuses executable memory files (vm.memfd_noexec = 2), so the checked "
+                      "bytes cannot be executed from a sealed copy");
     return io_error(what, fmt::format("memfd_create failed: {}", std::strerror(e)));
   }
   return fd;
@@ -85,8 +87,7 @@ Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, s
   return out;
 }
 
-Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what,
-                                              std::uint64_t max_bytes) {
+Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what, std::uint64_t max_bytes) {
   // O_NONBLOCK: opening a fifo planted under the name must not hang us.
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   if (!file) return make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", what, std::strerror(errno)));

@@ -1,3 +1,4 @@
+// SHA-256 through OpenSSL, streaming, over memory or a descriptor (sha256.h).
 #include "dot/base/sha256.h"
 #include "dot/base/error_kinds.h"
 

@@ -1,3 +1,4 @@
+// A child's log stream read without blocking and kept within its byte cap (stream_capture.h).
 #include "dot/base/stream_capture.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// UTF-8 as the project judges it, and bytes leaving as JSON strings or shown text (utf8.h).
 #include "dot/base/utf8.h"
 
 #include "dot/base/jcs.h"
@@ -20,12 +21,16 @@ std::size_t utf8_valid_prefix(std::string_view bytes) noexcept {
       len = 2;
     } else if (c >= 0xE0 && c <= 0xEF) {
       len = 3;
-      if (c == 0xE0) lo = 0xA0;        // no overlongs
-      else if (c == 0xED) hi = 0x9F;   // no surrogates
+      if (c == 0xE0)
+        lo = 0xA0;  // no overlongs
+      else if (c == 0xED)
+        hi = 0x9F;  // no surrogates
     } else if (c >= 0xF0 && c <= 0xF4) {
       len = 4;
-      if (c == 0xF0) lo = 0x90;        // no overlongs
-      else if (c == 0xF4) hi = 0x8F;   // nothing above U+10FFFF
+      if (c == 0xF0)
+        lo = 0x90;  // no overlongs
+      else if (c == 0xF4)
+        hi = 0x8F;  // nothing above U+10FFFF
     } else {
       return i;
     }
@@ -63,7 +68,7 @@ bool is_hidden_control(std::string_view ch) {
   if (ch.size() == 2) return (b(0) == 0xC2 && b(1) <= 0x9F) || (b(0) == 0xD8 && b(1) == 0x9C);  // C1, U+061C
   if (ch.size() != 3 || b(0) != 0xE2) return false;
   if (b(1) == 0x80) return b(2) == 0x8E || b(2) == 0x8F || (b(2) >= 0xA8 && b(2) <= 0xAE);  // 200E-F, 2028-202E
-  return b(1) == 0x81 && b(2) >= 0xA6 && b(2) <= 0xA9;                                     // 2066-2069
+  return b(1) == 0x81 && b(2) >= 0xA6 && b(2) <= 0xA9;                                      // 2066-2069
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// `dot-core apply`: loading and re-verifying a stored plan, and apply of a version-1 plan (applier.h).
 #include "dot/core/applier.h"
 #include "dot/core/error_kinds.h"
 
@@ -16,10 +17,10 @@ Error tampered(std::string_view plan_id, std::string detail) {
 }
 
 Error interrupted_error(const Root& root, int sig, std::string_view plan_id, store::State state) {
-  return make_error(core::ErrorKind::Interrupted,
-                    fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `{}`", plan_id,
-                                sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state),
-                                root.command("recover")));
+  return make_error(
+      core::ErrorKind::Interrupted,
+      fmt::format("apply of {} interrupted by {} and stopped at a safe point ({}): run `{}`", plan_id,
+                  sig == SIGINT ? "SIGINT" : "SIGTERM", store::state_name(state), root.command("recover")));
 }
 
 Error make_stale(Root& root, store::TxnId txn, Error e) {
@@ -34,12 +35,11 @@ Status refuse_if_unfinished(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto unfinished, root.store().in_flight());
   if (unfinished.empty()) return {};
   const auto& t = unfinished.front();
-  return make_error(
-      core::ErrorKind::Unfinished,
-      fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
-                  t.state == store::State::Committed ? root.command("retry-effects") + "` (or `" +
-                                                           root.command("recover")
-                                                     : root.command("recover")));
+  return make_error(core::ErrorKind::Unfinished,
+                    fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
+                                t.state == store::State::Committed
+                                    ? root.command("retry-effects") + "` (or `" + root.command("recover")
+                                    : root.command("recover")));
 }
 
 Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id) {
@@ -225,7 +225,8 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
 
   // Step 4: durable backups before any target changes.
   DOT_TRY(st.prepare(txn, backups));
-  if (interrupt && interrupt->interrupted()) return interrupted_error(root, interrupt->signal(), plan_id, store::State::Prepared);
+  if (interrupt && interrupt->interrupted())
+    return interrupted_error(root, interrupt->signal(), plan_id, store::State::Prepared);
   DOT_TRY(st.transition(txn, store::State::Committing));
   lp.sealed.state = store::State::Committing;
 

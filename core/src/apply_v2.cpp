@@ -212,8 +212,8 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
     if (t->snapshot != op.before)
       return make_error(core::ErrorKind::Changed,
                         fmt::format("target {} changed since it was observed at plan time", quoted(op.path)));
-    backups.push_back(store::FileBlob{static_cast<std::uint32_t>(i), op.before.exists,
-                                      op.before.exists ? t->size : 0, op.before.sha256});
+    backups.push_back(store::FileBlob{static_cast<std::uint32_t>(i), op.before.exists, op.before.exists ? t->size : 0,
+                                      op.before.sha256});
   }
   std::set<std::string, std::less<>> existing;
   for (const auto& [folder, exists] : parents)
@@ -303,8 +303,14 @@ namespace {
 class ApplyRun {
  public:
   ApplyRun(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt)
-      : root_(root), lp_(lp), plan_(lp.plan), ops_(lp.plan.operations), txn_(lp.sealed.id),
-        plan_id_(lp.sealed.plan_id), interrupt_(interrupt), folders_(root.root_fd()),
+      : root_(root),
+        lp_(lp),
+        plan_(lp.plan),
+        ops_(lp.plan.operations),
+        txn_(lp.sealed.id),
+        plan_id_(lp.sealed.plan_id),
+        interrupt_(interrupt),
+        folders_(root.root_fd()),
         so_far_{std::vector<bool>(plan_.directories.size()), std::vector<bool>(ops_.size())},
         temps_(ops_.size()) {}
 
@@ -450,7 +456,8 @@ class ApplyRun {
       bool existed = false;
       DOT_TRY(fsync_folder(root_.root_fd(), touched[j], root_.hooks(), p + ".fsync", existed));
       if (!existed)
-        return make_error(core::ErrorKind::Changed, fmt::format("folder {} went away during apply", quoted(touched[j])));
+        return make_error(core::ErrorKind::Changed,
+                          fmt::format("folder {} went away during apply", quoted(touched[j])));
       root_.hooks().reached(p + ".synced");
     }
     return {};

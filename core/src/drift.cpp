@@ -1,3 +1,4 @@
+// Drift: managed targets that no longer hold what their last plan wrote (drift.h).
 #include "dot/core/drift.h"
 
 #include <algorithm>
@@ -9,8 +10,8 @@
 #include "dot/base/beneath.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
-#include "dot/dpp/general.h"
 #include "dot/core/target.h"
+#include "dot/dpp/general.h"
 
 namespace dot::core {
 namespace {
@@ -59,11 +60,16 @@ std::optional<Drift> compare(std::string_view name, const Snapshot& want, const 
 
 std::string_view drift_reason_name(DriftReason reason) noexcept {
   switch (reason) {
-    case DriftReason::Missing: return "missing";
-    case DriftReason::NotRegular: return "not_regular";
-    case DriftReason::Content: return "content";
-    case DriftReason::Mode: return "mode";
-    case DriftReason::Owner: return "owner";
+    case DriftReason::Missing:
+      return "missing";
+    case DriftReason::NotRegular:
+      return "not_regular";
+    case DriftReason::Content:
+      return "content";
+    case DriftReason::Mode:
+      return "mode";
+    case DriftReason::Owner:
+      return "owner";
   }
   return "content";
 }

@@ -1,3 +1,4 @@
+// The one post-commit effect, root-sync, under its idempotency ledger (effects.h).
 #include "dot/core/effects.h"
 #include "dot/core/error_kinds.h"
 
@@ -78,7 +79,8 @@ Status root_sync(Root& root, std::uint32_t i, const SyncTargets& targets, bool r
       hooks.reached(p + ".synced");
     }
   }
-  if (int err = hooks.fault(fmt::format("effect{}.sync", i))) return beneath::errno_error(err, "fsync", "the managed root");
+  if (int err = hooks.fault(fmt::format("effect{}.sync", i)))
+    return beneath::errno_error(err, "fsync", "the managed root");
   return beneath::fsync_fd(root.root_fd(), "the managed root");
 }
 

@@ -1,3 +1,4 @@
+// SIGINT and SIGTERM during a mutating command: the plugin's group killed, a safe stop (interrupt.h).
 #include "dot/core/interrupt.h"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+// The version-1 plan model and its canonical (JCS hello) encoding and strict decoding (plan.h).
 #include "dot/core/plan.h"
 #include "dot/core/error_kinds.h"
 
@@ -8,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
-#include "plan_ids.h"
 #include "dot/dpp/hello.h"
+#include "plan_ids.h"
 
 namespace dot::core {
 namespace {
@@ -71,9 +72,12 @@ Status check_slot_name(std::string_view name) {
   if (is_valid_slot_name(name)) return {};
   std::string shown;
   for (char c : name) {
-    if (c == '\0') shown += "\\0";
-    else if (c == '\n') shown += "\\n";
-    else shown += c;
+    if (c == '\0')
+      shown += "\\0";
+    else if (c == '\n')
+      shown += "\\n";
+    else
+      shown += c;
   }
   // docs/spec/cli.md: a slot name outside the pattern is a path escape, whatever
   // the reason (a "/", "..", NUL or just an upper-case letter).

@@ -1,3 +1,4 @@
+// Plan documents of both versions, as `plan-id` reads them and `export` writes them (plan_document.h).
 #include "dot/core/plan_document.h"
 #include "dot/core/error_kinds.h"
 

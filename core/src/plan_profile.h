@@ -57,9 +57,9 @@ struct ProfileContainment {
 struct PlanDraft {
   std::string nonce;
   Proposal proposal;
-  PlanV2 plan;                          // identity, effects, operations, folders to create
-  std::vector<PathSlot> slots;          // one per operation
-  std::size_t kept_bytes = 0;           // diff bytes kept so far (kDiffTotalBytes in all)
+  PlanV2 plan;                  // identity, effects, operations, folders to create
+  std::vector<PathSlot> slots;  // one per operation
+  std::size_t kept_bytes = 0;   // diff bytes kept so far (kDiffTotalBytes in all)
   std::string proposal_document;
   std::string proposal_id;
   std::vector<dpp::StagedFile> staged;  // one per write, in operation order

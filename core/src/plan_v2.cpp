@@ -1,3 +1,4 @@
+// The version-2 plan model, its RFC 8785 encoding, strict decoding and invariants (plan_v2.h).
 #include "dot/core/plan_v2.h"
 #include "dot/core/error_kinds.h"
 
@@ -6,11 +7,11 @@
 #include <fmt/format.h>
 
 #include "dot/base/sha256.h"
-#include "plan_ids.h"
 #include "dot/base/utf8.h"
 #include "dot/core/effects.h"
 #include "dot/core/plan_document.h"
 #include "dot/dpp/path_rules.h"
+#include "plan_ids.h"
 
 namespace dot::core {
 namespace {
@@ -83,8 +84,7 @@ bool is_general_noop(const PathOperation& op) noexcept {
   // docs/spec/dpp-general.md: bytes and mode for a write (owner is not part of
   // the rule: the target policy already requires it to be ours).
   if (op.action == Action::Remove) return !op.before.exists;
-  return op.before.exists && op.after.exists && op.before.sha256 == op.after.sha256 &&
-         op.before.mode == op.after.mode;
+  return op.before.exists && op.after.exists && op.before.sha256 == op.after.sha256 && op.before.mode == op.after.mode;
 }
 
 Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot) {
@@ -109,10 +109,10 @@ Status check_plan_invariants(const PlanV2& plan) {
     const Snapshot& after = op.after;
     if (op.action == Action::Remove || !after.exists) continue;  // the decoder judged these
     if (after.uid != ::geteuid() || after.gid != ::getegid())
-      violations.push_back(fmt::format("operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
-                                       "uid {} gid {}",
-                                       i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid,
-                                       ::geteuid(), ::getegid()));
+      violations.push_back(fmt::format(
+          "operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
+          "uid {} gid {}",
+          i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, ::geteuid(), ::getegid()));
   }
   if (violations.empty()) return {};
   std::string detail;

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <dtl/dtl.hpp>
 #include <fmt/format.h>
+#include <dtl/dtl.hpp>
 
 #include "dot/base/plugin_executable.h"
 #include "dot/base/sandbox.h"
@@ -309,8 +309,7 @@ Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const
   if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
     // The id the echo is held to is the manifest's, which must be its row's.
     if (manifest.id != row.plugin_id)
-      return make_error(core::ErrorKind::Manifest,
-                        "the stored manifest does not name the plugin its plugin row names");
+      return make_error(core::ErrorKind::Manifest, "the stored manifest does not name the plugin its plugin row names");
     return make_general_profile();
   }
   if (manifest.profile != dpp::hello::kProfile || manifest.protocol != dpp::hello::kProtocol)
@@ -320,16 +319,17 @@ Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const
   // The id the plugin's echo is held to: this core runs one hello plugin
   // id, and a manifest naming another (or another than its row) is not trusted.
   if (manifest.id != dpp::hello::kPluginId || manifest.id != row.plugin_id)
-    return make_error(core::ErrorKind::Manifest,
-                      fmt::format("the stored manifest does not name plugin {} as its plugin row does",
-                                  dpp::hello::kPluginId));
+    return make_error(
+        core::ErrorKind::Manifest,
+        fmt::format("the stored manifest does not name plugin {} as its plugin row does", dpp::hello::kPluginId));
   return make_hello_profile();
 }
 
 std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs) {
   std::vector<store::LogRecord> out;
   out.reserve(logs.size());
-  for (const auto& l : logs) out.push_back(store::LogRecord{l.level, l.message, std::string(dpp::method_name(l.method))});
+  for (const auto& l : logs)
+    out.push_back(store::LogRecord{l.level, l.message, std::string(dpp::method_name(l.method))});
   return out;
 }
 

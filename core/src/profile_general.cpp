@@ -27,8 +27,8 @@ Status check_effects(const general::PlanResult& proposed) {
 
 class GeneralProfile final : public PlanProfile {
  public:
-  Status shape_session(Root& root, const PlanOptions& options, const Manifest& manifest,
-                       dpp::HostSessionOptions& ho, ProfileContainment& contained) override {
+  Status shape_session(Root& root, const PlanOptions& options, const Manifest& manifest, dpp::HostSessionOptions& ho,
+                       ProfileContainment& contained) override {
     ho.profile = dpp::Profile::General;
     ho.general_limits = limits_;
     ho.plugin_id = manifest.id;
@@ -91,9 +91,7 @@ class GeneralProfile final : public PlanProfile {
     return derive_directories(draft.plan.operations, existing);
   }
 
-  Result<std::string> proposal_document(const PlanDraft& draft) override {
-    return core::proposal_document(draft.plan);
-  }
+  Result<std::string> proposal_document(const PlanDraft& draft) override { return core::proposal_document(draft.plan); }
 
   Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
                                                   const PlanDraft& draft) override {

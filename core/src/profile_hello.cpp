@@ -22,7 +22,8 @@ Plan plan_v1(const PlanDraft& draft) {
   plan.plugin_digest = draft.plan.plugin_digest;
   plan.proposal_id = draft.plan.proposal_id;
   plan.root_id = draft.plan.root_id;
-  for (const PathOperation& op : draft.plan.operations) plan.operations.push_back(Operation{op.after, op.before, op.path});
+  for (const PathOperation& op : draft.plan.operations)
+    plan.operations.push_back(Operation{op.after, op.before, op.path});
   return plan;
 }
 
@@ -62,8 +63,7 @@ class HelloProfile final : public PlanProfile {
     return core::proposal_document(plan_v1(draft));
   }
 
-  Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
-                                                  const PlanDraft&) override {
+  Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft&) override {
     DOT_ASSIGN_OR_RETURN(claimed_, s.materialize());
     DOT_TRY(hello::check_artifacts(names_, claimed_));
     DOT_TRY(stage.check_unchanged());
@@ -109,8 +109,8 @@ class HelloProfile final : public PlanProfile {
   }
 
  private:
-  std::vector<std::string> names_;     // the proposed slot names, in order
-  dpp::MaterializeResult claimed_;     // what dot.materialize claimed
+  std::vector<std::string> names_;  // the proposed slot names, in order
+  dpp::MaterializeResult claimed_;  // what dot.materialize claimed
 };
 
 }  // namespace

@@ -1,3 +1,4 @@
+// Recover, rollback, retry-effects and discard: finishing what a crash left (recovery.h).
 #include "dot/core/recovery.h"
 #include "dot/core/error_kinds.h"
 
@@ -8,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/beneath.h"
 #include "apply_internal.h"
+#include "dot/base/beneath.h"
 #include "dot/core/applier.h"
 #include "dot/core/effects.h"
 #include "dot/core/rollback.h"
@@ -56,8 +57,8 @@ Status remove_stale_stages(const store::OpenedRoot& dirs, std::vector<RemovedSta
     if (gone.ok())
       removed.push_back(RemovedStage{shown_folder + "/" + name, *gone});
     else
-      left_alone.push_back({shown_folder + "/" + name, fmt::format("a stale stage that cannot be removed: {}",
-                                                                   gone.error().message())});
+      left_alone.push_back(
+          {shown_folder + "/" + name, fmt::format("a stale stage that cannot be removed: {}", gone.error().message())});
   }
   return {};
 }
@@ -90,8 +91,8 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlan& plan, const Err
     if (!restored.ok()) {
       Error e = std::move(restored).error();
       if (e.code != Code::RecoveryRequired) {
-        e.detail = fmt::format("rolling back {} failed at slot {} ({}): {}", plan.sealed.plan_id, i, ops[i].name,
-                               e.detail);
+        e.detail =
+            fmt::format("rolling back {} failed at slot {} ({}): {}", plan.sealed.plan_id, i, ops[i].name, e.detail);
         e.code = Code::RecoveryRequired;
       }
       (void)st.note(txn, code_name(e.code), e.message());
@@ -116,7 +117,8 @@ Result<RecoveryReport> recover(Root& root) {
     why.code = std::string(code_name(Code::RecoveryRequired));
     why.detail = "the plan command was interrupted before it sealed; abandoned by recover";
     DOT_TRY(st.abandon(t.id, why));
-    report.transactions.push_back(RecoveredTxn{t.proposal_id, store::State::Proposing, store::State::Abandoned, "abandoned"});
+    report.transactions.push_back(
+        RecoveredTxn{t.proposal_id, store::State::Proposing, store::State::Abandoned, "abandoned"});
   }
 
   DOT_ASSIGN_OR_RETURN(auto unfinished, st.in_flight());
@@ -172,9 +174,8 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
   DOT_ASSIGN_OR_RETURN(auto unfinished, st.in_flight());
   for (const auto& t : unfinished)
     if (t.id != txn)
-      return make_error(core::ErrorKind::Unfinished,
-                        fmt::format("transaction {} is {}: run `{}` first", t.plan_id, store::state_name(t.state),
-                                    root.command("recover")));
+      return make_error(core::ErrorKind::Unfinished, fmt::format("transaction {} is {}: run `{}` first", t.plan_id,
+                                                                 store::state_name(t.state), root.command("recover")));
   for (store::State s : {store::State::Committed, store::State::Done}) {
     store::ListFilter f;
     f.state = s;
@@ -196,8 +197,8 @@ Result<RecoveredTxn> rollback_plan(Root& root, std::string_view id) {
       if (auto s = recheck_target(root.root_fd(), ops[i].name, ops[i].after); !s.ok()) {
         Error e = s.error();
         e.code = Code::Conflict;
-        e.detail = fmt::format("{}: the target no longer equals what plan {} wrote; nothing was rolled back",
-                               e.detail, lp.sealed.plan_id);
+        e.detail = fmt::format("{}: the target no longer equals what plan {} wrote; nothing was rolled back", e.detail,
+                               lp.sealed.plan_id);
         return e;
       }
     }
@@ -213,8 +214,10 @@ Result<RecoveryReport> retry_effects(Root& root) {
   for (const auto& t : unfinished) {
     if (t.state != store::State::Committed) continue;
     if (!t.effect_count) {
-      DOT_TRY(root.store().transition(t.id, store::State::Done, {}, "pre-capability transaction: complete without a ledger"));
-      report.transactions.push_back(RecoveredTxn{t.plan_id, t.state, store::State::Done, "completed (pre-capability, no ledger)"});
+      DOT_TRY(root.store().transition(t.id, store::State::Done, {},
+                                      "pre-capability transaction: complete without a ledger"));
+      report.transactions.push_back(
+          RecoveredTxn{t.plan_id, t.state, store::State::Done, "completed (pre-capability, no ledger)"});
       continue;
     }
     DOT_ASSIGN_OR_RETURN(VerifiedPlan lp, load_any_verified_plan(root, t.id));

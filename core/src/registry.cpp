@@ -1,3 +1,4 @@
+// The root's registered plugins: pinned copies, manifests, inputs and path ownership (registry.h).
 #include "dot/core/registry.h"
 #include "dot/core/error_kinds.h"
 
@@ -159,9 +160,7 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   return m;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // The path must be exactly "/" + components without ".", "..", empty
 // components or a trailing '/', so what is stored is what was checked.
@@ -217,7 +216,8 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path) {
   for (int depth = 0; depth < 4096; ++depth) {
     UniqueFd parent(::openat(up.get(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!parent) return beneath::errno_error(errno, "open the parent of", root.layout().root);
-    struct stat pst {}, cst {};
+    struct stat pst {
+    }, cst{};
     if (::fstat(parent.get(), &pst) != 0 || ::fstat(up.get(), &cst) != 0)
       return beneath::errno_error(errno, "stat a parent of", root.layout().root);
     if (pst.st_dev == input_st.st_dev && pst.st_ino == input_st.st_ino) return overlap();
@@ -325,9 +325,7 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   return Registration{m, existing.has_value()};
 }
 
-std::string register_command(const Root& root) {
-  return root.command("register") + std::string(kRegisterArguments);
-}
+std::string register_command(const Root& root) { return root.command("register") + std::string(kRegisterArguments); }
 
 Result<store::PluginRecord> registered_plugin(Root& root, std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(std::vector<store::PluginRecord> all, root.store().plugins());
@@ -367,14 +365,13 @@ namespace {
 // saw is DOT_E_PLUGIN_IDENTITY (a Python upgrade included: register again).
 Status pin_interpreter(const ManifestInterpreter& in, PinnedPlugin& p) {
   auto identity = [&](std::string why) {
-    return make_error(core::ErrorKind::Interpreter,
-                      fmt::format("the pinned plugin's interpreter {} {}", in.path, why));
+    return make_error(core::ErrorKind::Interpreter, fmt::format("the pinned plugin's interpreter {} {}", in.path, why));
   };
   auto sealed = seal_interpreter(in.path, dpp::kMaxPluginBytes);
   if (!sealed.ok()) return identity(fmt::format("cannot be used any more: {}", sealed.error().detail));
   if (sealed->sha256 != in.sha256)
-    return identity(fmt::format("changed after register: sha256 {} but the manifest pins {}", sealed->sha256,
-                                in.sha256));
+    return identity(
+        fmt::format("changed after register: sha256 {} but the manifest pins {}", sealed->sha256, in.sha256));
   for (const std::string& dir : in.runtime) {
     UniqueFd fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!fd) return identity(fmt::format("has lost its runtime folder {}: {}", dir, std::strerror(errno)));

@@ -1,3 +1,4 @@
+// Opening a managed root for one command as a list of named passes (root.h).
 #include "dot/core/root.h"
 
 #include <string_view>

@@ -51,8 +51,13 @@ class Stage {
   }
   Stage() = default;
   Stage(Stage&& o) noexcept
-      : parent_fd_(std::move(o.parent_fd_)), name_(std::move(o.name_)), path_(std::move(o.path_)), fd_(std::move(o.fd_)),
-        dev_(o.dev_), ino_(o.ino_), owned_(std::exchange(o.owned_, false)) {}
+      : parent_fd_(std::move(o.parent_fd_)),
+        name_(std::move(o.name_)),
+        path_(std::move(o.path_)),
+        fd_(std::move(o.fd_)),
+        dev_(o.dev_),
+        ino_(o.ino_),
+        owned_(std::exchange(o.owned_, false)) {}
   Stage& operator=(Stage&&) = delete;
   // The fallback: make_plan removes the stage itself (remove()) once the
   // plugin is dead and reports a failure; whatever is left then, `recover`

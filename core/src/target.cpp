@@ -1,3 +1,4 @@
+// One target under the root: observed under the target policy, committed and restored (target.h).
 #include "dot/core/target.h"
 #include "dot/core/error_kinds.h"
 
@@ -121,8 +122,7 @@ Status check_target_policy(std::string_view name, const FileObservation& o) {
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
   if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
   DOT_TRY(check_snapshot_policy(name, snapshot_of(o)));
-  if (o.too_large || o.size > kMaxTargetBytes)
-    return refuse(fmt::format("is larger than {} bytes", kMaxTargetBytes));
+  if (o.too_large || o.size > kMaxTargetBytes) return refuse(fmt::format("is larger than {} bytes", kMaxTargetBytes));
   return {};
 }
 
@@ -236,8 +236,8 @@ Status recheck_target(int root_fd, std::string_view name, const Snapshot& expect
   return {};
 }
 
-Status commit_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op,
-                   std::string_view bytes, const TestHooks& hooks, bool& renamed) {
+Status commit_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op, std::string_view bytes,
+                   const TestHooks& hooks, bool& renamed) {
   renamed = false;
   const std::string p = fmt::format("commit.slot{}", slot);
   DOT_ASSIGN_OR_RETURN(std::string temp, write_temp(root_fd, temp_name(plan_id, TempPhase::Apply, slot), op.name, bytes,
@@ -330,9 +330,8 @@ void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std
   }
   if (removed)
     if (auto s = beneath::fsync_fd(dir_fd, "a folder"); !s.ok())
-      out.left_alone.push_back(
-          {folder.empty() ? std::string(".") : std::string(folder),
-           fmt::format("the removals may not be durable: {}", s.error().detail)});
+      out.left_alone.push_back({folder.empty() ? std::string(".") : std::string(folder),
+                                fmt::format("the removals may not be durable: {}", s.error().detail)});
 }
 
 std::vector<LeftAlone> temp_like_entries(int root_fd) {

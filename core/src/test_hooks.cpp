@@ -7,8 +7,8 @@
 
 #include <csignal>
 
-#include <sys/stat.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,7 +47,9 @@ void TestHooks::pause_point(std::string_view point) const {
   for (int i = 0; i < 3000; ++i) {
     struct stat st {};
     if (::stat(pause_file_.c_str(), &st) != 0) return;
-    struct timespec ts {0, 10 * 1000 * 1000};
+    struct timespec ts {
+      0, 10 * 1000 * 1000
+    };
     ::nanosleep(&ts, nullptr);
   }
 }

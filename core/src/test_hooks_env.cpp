@@ -1,3 +1,4 @@
+// Tests only: crash and fault points armed from the DOT_TEST_* variables (test_hooks.h).
 #include "dot/core/error_kinds.h"
 #include "dot/core/test_hooks.h"
 
@@ -12,8 +13,8 @@
 #include <cstring>
 #include <set>
 
-#include <sys/stat.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 

@@ -1,3 +1,4 @@
+// The JSON checks on a DPP frame body, in offset order (body.h).
 #include "dot/dpp/body.h"
 
 #include <fmt/format.h>
@@ -60,9 +61,12 @@ std::string compact_json(std::string_view body) {
   for (char c : body) {
     if (in_string) {
       out += c;
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
       out += c;

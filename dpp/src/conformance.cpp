@@ -1,3 +1,4 @@
+// `dot-core dpp conform`: a plugin checked case by case as dot-core runs it (conformance.h).
 #include "dot/dpp/conformance.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -66,7 +67,8 @@ class Workspace {
  public:
   static Result<Workspace> create(const std::string& temp_dir) {
     std::error_code ec;
-    std::filesystem::path tmp = temp_dir.empty() ? std::filesystem::temp_directory_path(ec) : std::filesystem::path(temp_dir);
+    std::filesystem::path tmp =
+        temp_dir.empty() ? std::filesystem::temp_directory_path(ec) : std::filesystem::path(temp_dir);
     if (ec) return make_error(dpp::ErrorKind::Tmpdir, fmt::format("no temporary folder: {}", ec.message()));
     std::string tmpl = (tmp / "dot-conform-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) return beneath::errno_error(errno, "mkdtemp", tmpl);
@@ -86,9 +88,14 @@ class Workspace {
   }
   Workspace() = default;
   Workspace(Workspace&& o) noexcept
-      : parent_fd_(std::move(o.parent_fd_)), dir_fd_(std::move(o.dir_fd_)), stage_fd_(std::move(o.stage_fd_)),
-        name_(std::move(o.name_)), stage_path_(std::move(o.stage_path_)), stage_dev_(o.stage_dev_),
-        stage_ino_(o.stage_ino_), owned_(std::exchange(o.owned_, false)) {}
+      : parent_fd_(std::move(o.parent_fd_)),
+        dir_fd_(std::move(o.dir_fd_)),
+        stage_fd_(std::move(o.stage_fd_)),
+        name_(std::move(o.name_)),
+        stage_path_(std::move(o.stage_path_)),
+        stage_dev_(o.stage_dev_),
+        stage_ino_(o.stage_ino_),
+        owned_(std::exchange(o.owned_, false)) {}
   Workspace& operator=(Workspace&&) = delete;
   ~Workspace() {
     if (!owned_) return;
@@ -187,8 +194,8 @@ class Case {
     // Named in a DOT_E_PLUGIN_ERROR detail ("plugin <id> answered ...").
     ho.plugin_id = o_.id.empty() ? std::string("under test") : o_.id;
     milliseconds deadline = o_.deadline.count() > 0 ? o_.deadline
-                            : general() ? milliseconds(general::kLimits.deadline_ms)
-                                        : dpp::SessionLimits{}.deadline;
+                            : general()             ? milliseconds(general::kLimits.deadline_ms)
+                                                    : dpp::SessionLimits{}.deadline;
     if (delivery == Delivery::Bytewise) {
       ho.bytewise = true;
       deadline = deadline * 2 + kBytewiseAllowance;
@@ -237,8 +244,8 @@ class Case {
     std::string out;
     jcs::Node plan = general() ? general::to_node(general::PlanParams{}) : jcs::Node::object();
     DOT_ASSIGN_OR_RETURN(std::string f2, request_frame(2, Method::Plan, plan));
-    DOT_ASSIGN_OR_RETURN(std::string f3, request_frame(3, Method::Materialize,
-                                                       dpp::to_node(dpp::MaterializeParams{ws_->stage_path()})));
+    DOT_ASSIGN_OR_RETURN(
+        std::string f3, request_frame(3, Method::Materialize, dpp::to_node(dpp::MaterializeParams{ws_->stage_path()})));
     DOT_ASSIGN_OR_RETURN(std::string f4, request_frame(4, Method::Validate, jcs::Node::object()));
     DOT_ASSIGN_OR_RETURN(std::string f5, request_frame(5, Method::Shutdown, jcs::Node::object()));
     return f2 + f3 + f4 + f5;
@@ -295,8 +302,8 @@ class Case {
       DOT_TRY(check_stage_holds_only(ws_->stage_fd(), staged.artifacts));
       DOT_TRY(ws_->check_alone());
     }
-    return fmt::format("id {}, {} operations, {} {}, log {}{}, exit 0", echo.id, plan.operations.size(),
-                       writes.size(), check_files ? "files staged as claimed, " + files_checked() : "artifacts",
+    return fmt::format("id {}, {} operations, {} {}, log {}{}, exit 0", echo.id, plan.operations.size(), writes.size(),
+                       check_files ? "files staged as claimed, " + files_checked() : "artifacts",
                        log ? "negotiated" : "not negotiated",
                        s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()));
   }
@@ -357,11 +364,16 @@ Result<general::ErrorObject> expect_error(json::Value root, std::int64_t code, s
   if (!root.is_object()) return wrong("a JSON value that is not an object");
   std::optional<json::Value> version, rid, error, result;
   for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc") version = m.value;
-    else if (m.key == "id") rid = m.value;
-    else if (m.key == "error") error = m.value;
-    else if (m.key == "result") result = m.value;
-    else return wrong(fmt::format("a response with the unknown member \"{}\"", m.key));
+    if (m.key == "jsonrpc")
+      version = m.value;
+    else if (m.key == "id")
+      rid = m.value;
+    else if (m.key == "error")
+      error = m.value;
+    else if (m.key == "result")
+      result = m.value;
+    else
+      return wrong(fmt::format("a response with the unknown member \"{}\"", m.key));
   }
   if (result) return wrong("a result");
   if (!error) return wrong("a message without \"error\"");
@@ -369,8 +381,7 @@ Result<general::ErrorObject> expect_error(json::Value root, std::int64_t code, s
   if (!rid) return wrong("an error without \"id\"");
   if (id) {
     auto got = dpp::read_id(*rid, "response");
-    if (!got.ok() || *got != *id)
-      return wrong(fmt::format("id {}", value_text(*rid)));
+    if (!got.ok() || *got != *id) return wrong(fmt::format("id {}", value_text(*rid)));
   } else if (!rid->is_null()) {
     return wrong(fmt::format("id {}", value_text(*rid)));
   }
@@ -475,30 +486,45 @@ constexpr CaseDef kCases[] = {
       "core's rules, staged files as claimed and nothing else in the stage, nothing beside the stage (a write "
       "elsewhere is refused only with --require-process-sandbox), after dot.shutdown EOF and exit 0, stderr within "
       "its cap, dot.log only as negotiated and within limits, the deadline kept"},
-     true, case_lifecycle},
-    {{"lifecycle_without_log", "the lifecycle with log not offered: the echo carries exactly four capabilities, no dot.log"},
-     false, case_lifecycle_without_log},
-    {{"fragmented", "the lifecycle with core's frames written a byte at a time, each once the plugin read the one before"},
-     true, case_fragmented},
+     true,
+     case_lifecycle},
+    {{"lifecycle_without_log",
+      "the lifecycle with log not offered: the echo carries exactly four capabilities, no dot.log"},
+     false,
+     case_lifecycle_without_log},
+    {{"fragmented",
+      "the lifecycle with core's frames written a byte at a time, each once the plugin read the one before"},
+     true,
+     case_fragmented},
     {{"coalesced", "the lifecycle with all five requests in one write before any answer is read: answered in order"},
-     true, case_coalesced},
-    {{"parse_error", "a body that is not JSON: error -32700 with id null, then the whole lifecycle"}, false,
+     true,
+     case_coalesced},
+    {{"parse_error", "a body that is not JSON: error -32700 with id null, then the whole lifecycle"},
+     false,
      case_parse_error},
     {{"invalid_request", "a request with \"jsonrpc\":\"1.0\" and id 1: error -32600 with id 1, then the lifecycle"},
-     false, case_invalid_request},
-    {{"request_without_id", "a request without an id: error -32600 with id null, then the lifecycle"}, false,
+     false,
+     case_invalid_request},
+    {{"request_without_id", "a request without an id: error -32600 with id null, then the lifecycle"},
+     false,
      case_request_without_id},
-    {{"unknown_method", "dot.frobnicate with id 1: error -32601 with id 1, then the lifecycle"}, false,
+    {{"unknown_method", "dot.frobnicate with id 1: error -32601 with id 1, then the lifecycle"},
+     false,
      case_unknown_method},
-    {{"method_out_of_order", "dot.plan before dot.initialize: error -32601 with id 1, then the lifecycle"}, false,
+    {{"method_out_of_order", "dot.plan before dot.initialize: error -32601 with id 1, then the lifecycle"},
+     false,
      case_method_out_of_order},
-    {{"wrong_profile", "dot.initialize for org.dot.hello/v1: error -32602 with id 1, then the lifecycle"}, false,
+    {{"wrong_profile", "dot.initialize for org.dot.hello/v1: error -32602 with id 1, then the lifecycle"},
+     false,
      case_wrong_profile},
-    {{"wrong_limits", "dot.initialize with max_operations 1: error -32602 with id 1, then the lifecycle"}, false,
+    {{"wrong_limits", "dot.initialize with max_operations 1: error -32602 with id 1, then the lifecycle"},
+     false,
      case_wrong_limits},
     {{"unknown_param", "dot.initialize with an unknown params member: error -32602 with id 1, then the lifecycle"},
-     false, case_unknown_param},
-    {{"eof_before_shutdown", "stdin closed after dot.plan: nothing more on stdout, exit 1"}, false,
+     false,
+     case_unknown_param},
+    {{"eof_before_shutdown", "stdin closed after dot.plan: nothing more on stdout, exit 1"},
+     false,
      case_eof_before_shutdown},
 };
 
@@ -527,9 +553,8 @@ Result<Report> run(const Options& options) {
   if (!options.id.empty()) DOT_TRY(general::check_plugin_id(options.id));
   std::vector<const CaseDef*> selected;
   for (const auto& name : options.only) {
-    auto it = std::find_if(std::begin(kCases), std::end(kCases), [&](const CaseDef& c) {
-      return c.info.name == name && in_profile(c, options.profile);
-    });
+    auto it = std::find_if(std::begin(kCases), std::end(kCases),
+                           [&](const CaseDef& c) { return c.info.name == name && in_profile(c, options.profile); });
     if (it == std::end(kCases))
       return make_error(dpp::ErrorKind::Case,
                         fmt::format("{} has no conformance case \"{}\"", profile_name(options.profile), name));

@@ -1,3 +1,4 @@
+// The typed field readers and writers every DPP message codec shares (fields.h).
 #include "fields.h"
 
 #include <algorithm>
@@ -63,13 +64,12 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
 }
 
 Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
-                                                     std::string_view what) {
+                                                    std::string_view what) {
   DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
   std::vector<std::string> out;
   std::size_t i = 0;
   for (json::Value e : arr.elements()) {
-    if (!e.is_string())
-      return wrong_type(e, fmt::format("{} field \"{}\" element {}", what, name, i), "a string");
+    if (!e.is_string()) return wrong_type(e, fmt::format("{} field \"{}\" element {}", what, name, i), "a string");
     out.emplace_back(e.as_string());
     ++i;
   }

@@ -38,7 +38,7 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
 Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what, std::uint64_t max,
                                 ErrorKind kind);
 Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
-                                                     std::string_view what);
+                                                    std::string_view what);
 // "effects": [{failure_policy, kind, target}], the one effect shape of both profiles.
 Result<std::vector<EffectRequest>> effects_field(json::ObjectReader& r, std::string_view what);
 // kind not_object when `v` is not an object.
@@ -97,8 +97,7 @@ Status check_capabilities(const std::vector<std::string>& got, const std::vector
 struct ResponseMembers {
   std::optional<json::Value> version, id, result, error;
 };
-Status check_response_envelope(json::Value root, const ResponseMembers& m, std::uint64_t expected_id,
-                               Method method);
+Status check_response_envelope(json::Value root, const ResponseMembers& m, std::uint64_t expected_id, Method method);
 
 jcs::Node string_array(const std::vector<std::string>& v);
 jcs::Node uint_node(std::uint64_t v);

@@ -1,3 +1,4 @@
+// DPP framing: the Content-Length header state machine, every rejection named (frame.h).
 #include "dot/dpp/frame.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -28,13 +29,20 @@ enum class HeaderState : std::uint8_t { Prefix, FirstDigit, Digits, Lf1, Cr2, Lf
 // an illegal byte.
 std::size_t min_remaining(HeaderState s, std::size_t prefix_pos) {
   switch (s) {
-    case HeaderState::Prefix: return kPrefix.size() - prefix_pos + 1 + 4;
-    case HeaderState::FirstDigit: return 1 + 4;
-    case HeaderState::Digits: return 4;
-    case HeaderState::Lf1: return 3;
-    case HeaderState::Cr2: return 2;
-    case HeaderState::Lf2: return 1;
-    case HeaderState::Done: return 0;
+    case HeaderState::Prefix:
+      return kPrefix.size() - prefix_pos + 1 + 4;
+    case HeaderState::FirstDigit:
+      return 1 + 4;
+    case HeaderState::Digits:
+      return 4;
+    case HeaderState::Lf1:
+      return 3;
+    case HeaderState::Cr2:
+      return 2;
+    case HeaderState::Lf2:
+      return 1;
+    case HeaderState::Done:
+      return 0;
   }
   return 1;
 }
@@ -137,7 +145,8 @@ Result<std::optional<Frame>> FrameReader::next() {
           return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
         state = HeaderState::Done;
         break;
-      case HeaderState::Done: break;
+      case HeaderState::Done:
+        break;
     }
   }
 

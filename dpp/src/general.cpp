@@ -1,3 +1,4 @@
+// The general profile org.dot.dpp/v1's messages: strict decoders and canonical encoders (general.h).
 #include "dot/dpp/general.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -130,9 +131,9 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
       return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name,
                                                                 echo.limits.*field, sent.limits.*field));
   // The first four offered, in order, then "log" only if core offered it.
-  std::vector<std::string> want(sent.capabilities.begin(),
-                                sent.capabilities.begin() + static_cast<std::ptrdiff_t>(
-                                                                std::min<std::size_t>(4, sent.capabilities.size())));
+  std::vector<std::string> want(
+      sent.capabilities.begin(),
+      sent.capabilities.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(4, sent.capabilities.size())));
   const bool offered_log = sent.capabilities.size() == 5 && sent.capabilities[4] == kLogCapability;
   const bool log = offered_log && echo.capabilities.size() == 5 && echo.capabilities[4] == kLogCapability;
   if (log) want.emplace_back(kLogCapability);
@@ -397,12 +398,18 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
 
   std::optional<json::Value> version, id, result, error, meth, params;
   for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc") version = m.value;
-    else if (m.key == "id") id = m.value;
-    else if (m.key == "result") result = m.value;
-    else if (m.key == "error") error = m.value;
-    else if (m.key == "method") meth = m.value;
-    else if (m.key == "params") params = m.value;
+    if (m.key == "jsonrpc")
+      version = m.value;
+    else if (m.key == "id")
+      id = m.value;
+    else if (m.key == "result")
+      result = m.value;
+    else if (m.key == "error")
+      error = m.value;
+    else if (m.key == "method")
+      meth = m.value;
+    else if (m.key == "params")
+      params = m.value;
     else
       return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
                                  fmt::format("unknown field \"{}\" in the {}", m.key, what));

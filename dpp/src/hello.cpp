@@ -1,3 +1,4 @@
+// Hello negotiation: dot.initialize, the identity echo and the hello allowlists (hello.h).
 #include "dot/dpp/hello.h"
 #include "dot/dpp/error_kinds.h"
 

@@ -1,3 +1,4 @@
+// The host side of one DPP plugin invocation, one call at a time (host_session.h).
 #include "dot/dpp/host_session.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -53,9 +54,10 @@ struct HostSession::Impl {
   bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
-    return timeout_error(fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its "
-                                     "process group with SIGKILL",
-                                     opts.limits.deadline.count(), waiting_for));
+    return timeout_error(
+        fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its "
+                    "process group with SIGKILL",
+                    opts.limits.deadline.count(), waiting_for));
   }
 
   // The failure as the plugin's death by a signal, when that is what it was:
@@ -66,9 +68,8 @@ struct HostSession::Impl {
     auto d = child.signal_death(e.is(dpp::ErrorKind::Eof) || e.is(dpp::ErrorKind::EarlyEof),
                                 opts.containment ? &*opts.containment : nullptr);
     if (!d) return e;
-    return make_error(d->kind,
-                      fmt::format("the plugin was killed by {} while core waited for {}: {}", d->signal, waiting_for,
-                                  d->cause));
+    return make_error(d->kind, fmt::format("the plugin was killed by {} while core waited for {}: {}", d->signal,
+                                           waiting_for, d->cause));
   }
 
   Error stderr_limit() {
@@ -88,15 +89,16 @@ struct HostSession::Impl {
     auto n = child.read(buf, max);
     if (!n.ok()) return local(std::move(n).error());
     if (child.over_output_cap())
-      return protocol(dpp::ErrorKind::StdoutLimit, fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
+      return protocol(dpp::ErrorKind::StdoutLimit,
+                      fmt::format("the plugin wrote more than {} bytes on stdout", opts.limits.stdout_cap));
     return n;
   }
 
   // Output the plugin wrote before it was asked (the reader holds none after
   // a valid frame, so any byte that is already readable is unsolicited).
   Status check_unsolicited() {
-    Error unsolicited =
-        protocol(dpp::ErrorKind::Unsolicited, fmt::format("the plugin wrote output before it was sent {}", waiting_for));
+    Error unsolicited = protocol(dpp::ErrorKind::Unsolicited,
+                                 fmt::format("the plugin wrote output before it was sent {}", waiting_for));
     if (reader.buffered() != 0) return unsolicited;
     if (!child.output_waiting()) return {};
     char buf[4096];
@@ -218,8 +220,10 @@ struct HostSession::Impl {
       auto reply = general::decode_reply(doc, method_id(m), m);
       if (!reply.ok()) return fail(reply.error());
       switch (reply->kind) {
-        case general::Reply::Kind::Result: return reply->result;
-        case general::Reply::Kind::Error: return fail(plugin_error_of(m, std::move(reply->error)));
+        case general::Reply::Kind::Result:
+          return reply->result;
+        case general::Reply::Kind::Error:
+          return fail(plugin_error_of(m, std::move(reply->error)));
         case general::Reply::Kind::Notification:
           if (auto st = accept_notification(m, *reply); !st.ok()) return fail(st.error());
           break;
@@ -488,9 +492,7 @@ SessionLimits SessionLimits::of(const general::Limits& l) {
 const std::string& HostSession::stderr_bytes() const noexcept { return impl_->child.stderr_log().bytes(); }
 std::uint64_t HostSession::stdout_bytes() const noexcept { return impl_->child.output_total(); }
 pid_t HostSession::pid() const noexcept { return impl_->child.pid(); }
-bool HostSession::ended() const noexcept {
-  return impl_->phase == Phase::Ended || impl_->phase == Phase::Failed;
-}
+bool HostSession::ended() const noexcept { return impl_->phase == Phase::Ended || impl_->phase == Phase::Failed; }
 
 SandboxLimits containment_limits(Profile profile) {
   SandboxLimits limits;

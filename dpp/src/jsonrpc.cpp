@@ -1,3 +1,4 @@
+// The JSON-RPC 2.0 envelope as DPP narrows it (jsonrpc.h).
 #include "dot/dpp/jsonrpc.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -71,8 +72,8 @@ Result<std::string> encode_request(std::uint64_t id, Method method, const jcs::N
   return jcs::encode(n, jcs::Profile::Rfc8785);
 }
 
-Status fields::check_response_envelope(json::Value root, const fields::ResponseMembers& m,
-                                       std::uint64_t expected_id, Method method) {
+Status fields::check_response_envelope(json::Value root, const fields::ResponseMembers& m, std::uint64_t expected_id,
+                                       Method method) {
   std::string what = fmt::format("response to {}", method_name(method));
   if (!m.version) return missing(root, what, "jsonrpc");
   DOT_TRY(check_version(*m.version));
@@ -98,11 +99,16 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
   std::optional<json::Value> version, id, result, error;
   bool has_method = false;
   for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc") version = m.value;
-    else if (m.key == "id") id = m.value;
-    else if (m.key == "result") result = m.value;
-    else if (m.key == "error") error = m.value;
-    else if (m.key == "method" || m.key == "params") has_method = true;
+    if (m.key == "jsonrpc")
+      version = m.value;
+    else if (m.key == "id")
+      id = m.value;
+    else if (m.key == "result")
+      result = m.value;
+    else if (m.key == "error")
+      error = m.value;
+    else if (m.key == "method" || m.key == "params")
+      has_method = true;
     else
       return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
                                  fmt::format("unknown field \"{}\" in the {}", m.key, what));
@@ -119,8 +125,10 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     if (!error->is_object()) return at(*error, base::ErrorKind::WrongType, "\"error\" must be an object");
     std::optional<json::Value> code, message;
     for (json::Member m : error->members()) {
-      if (m.key == "code") code = m.value;
-      else if (m.key == "message") message = m.value;
+      if (m.key == "code")
+        code = m.value;
+      else if (m.key == "message")
+        message = m.value;
       else if (m.key != "data")
         return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
                                    fmt::format("unknown field \"{}\" in the error object", m.key));
@@ -143,10 +151,14 @@ Result<Request> decode_request(const json::Document& doc) {
   if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, "a request must be a JSON object");
   std::optional<json::Value> version, id, method, params;
   for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc") version = m.value;
-    else if (m.key == "id") id = m.value;
-    else if (m.key == "method") method = m.value;
-    else if (m.key == "params") params = m.value;
+    if (m.key == "jsonrpc")
+      version = m.value;
+    else if (m.key == "id")
+      id = m.value;
+    else if (m.key == "method")
+      method = m.value;
+    else if (m.key == "params")
+      params = m.value;
     else
       return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
                                  fmt::format("unknown field \"{}\" in the request", m.key));

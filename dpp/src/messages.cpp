@@ -1,3 +1,4 @@
+// The hello profile's messages: strict decoders and canonical encoders (messages.h).
 #include "dot/dpp/messages.h"
 
 // g++ 12 at -O1 with sanitizers reports a false -Wmaybe-uninitialized inside

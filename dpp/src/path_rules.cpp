@@ -1,3 +1,4 @@
+// The general profile's path rules: the one place a target path is judged (path_rules.h).
 #include "dot/dpp/path_rules.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -41,9 +42,7 @@ std::string_view reserved_because(std::string_view component, bool first) noexce
 
 }  // namespace
 
-bool is_write_mode(std::uint64_t mode) noexcept {
-  return mode == 0600 || mode == 0644 || mode == 0700 || mode == 0755;
-}
+bool is_write_mode(std::uint64_t mode) noexcept { return mode == 0600 || mode == 0644 || mode == 0700 || mode == 0755; }
 
 Status check_path(std::string_view path) {
   // Escapes first: whatever else is wrong with it, a path that leaves the

@@ -1,3 +1,4 @@
+// The hello-profile plugin side: strict framing on stdin and stdout (plugin.h).
 #include "dot/dpp/plugin.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -109,7 +110,8 @@ int serve(PluginHandler& handler, PluginConnection& conn) {
         break;
       }
       case Method::Plan:
-        if (auto st = decode_empty_params(req.params); !st.ok()) return give_up(conn, req.id, kInvalidParams, st.error());
+        if (auto st = decode_empty_params(req.params); !st.ok())
+          return give_up(conn, req.id, kInvalidParams, st.error());
         result = node_of(handler.plan());
         break;
       case Method::Materialize: {
@@ -119,11 +121,13 @@ int serve(PluginHandler& handler, PluginConnection& conn) {
         break;
       }
       case Method::Validate:
-        if (auto st = decode_empty_params(req.params); !st.ok()) return give_up(conn, req.id, kInvalidParams, st.error());
+        if (auto st = decode_empty_params(req.params); !st.ok())
+          return give_up(conn, req.id, kInvalidParams, st.error());
         result = node_of(handler.validate());
         break;
       case Method::Shutdown:
-        if (auto st = decode_empty_params(req.params); !st.ok()) return give_up(conn, req.id, kInvalidParams, st.error());
+        if (auto st = decode_empty_params(req.params); !st.ok())
+          return give_up(conn, req.id, kInvalidParams, st.error());
         result = node_of(handler.shutdown());
         break;
     }

@@ -1,3 +1,4 @@
+// The general-profile plugin runtime a plugin author links (runtime.h).
 #include "dot/dpp/runtime.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -116,11 +117,16 @@ class Runtime {
     std::optional<json::Value> version, id, method, params;
     std::optional<json::Member> unknown;
     for (json::Member m : root.members()) {
-      if (m.key == "jsonrpc") version = m.value;
-      else if (m.key == "id") id = m.value;
-      else if (m.key == "method") method = m.value;
-      else if (m.key == "params") params = m.value;
-      else if (!unknown) unknown = m;
+      if (m.key == "jsonrpc")
+        version = m.value;
+      else if (m.key == "id")
+        id = m.value;
+      else if (m.key == "method")
+        method = m.value;
+      else if (m.key == "params")
+        params = m.value;
+      else if (!unknown)
+        unknown = m;
     }
     std::optional<std::uint64_t> rid;
     if (id) {
@@ -137,9 +143,8 @@ class Runtime {
     if (!method || !method->is_string()) return invalid(rid, "the request needs a string \"method\"", root.offset());
     auto m = method_from_name(method->as_string());
     if (!m || next_ == kDone || *m != static_cast<Method>(next_)) {
-      std::string expected =
-          next_ == kDone ? std::string("nothing after dot.shutdown")
-                         : fmt::format("{}", method_name(static_cast<Method>(next_)));
+      std::string expected = next_ == kDone ? std::string("nothing after dot.shutdown")
+                                            : fmt::format("{}", method_name(static_cast<Method>(next_)));
       return answer_error(
           rid, kMethodNotFound, "Method not found",
           make_parse_error(dpp::ErrorKind::Method, method->offset(),
@@ -323,7 +328,8 @@ Result<Artifact> write_staged_file(const std::string& stage, std::string_view pa
   return Artifact{std::string(path), sha256_hex(bytes), bytes.size()};
 }
 
-Result<Artifact> copy_staged_file(const std::string& stage, std::string_view path, int source, std::uint64_t max_bytes) {
+Result<Artifact> copy_staged_file(const std::string& stage, std::string_view path, int source,
+                                  std::uint64_t max_bytes) {
   DOT_ASSIGN_OR_RETURN(beneath::CreatedFile file, create_staged_file(stage, path));
   std::vector<char> chunk(kCopyChunkBytes);
   Sha256 hash;

@@ -1,3 +1,4 @@
+// The host's read-back of a plugin's stage, held to the claims (stage_reader.h).
 #include "dot/dpp/stage_reader.h"
 #include "dot/dpp/error_kinds.h"
 
@@ -49,7 +50,8 @@ Result<struct stat> regular_single_link(int fd, std::string_view path) {
     return mismatch(fmt::format("staged {} is a {}, not a regular file", quoted(path),
                                 beneath::file_type_name(beneath::file_type(st.st_mode))));
   if (st.st_nlink != 1)
-    return mismatch(fmt::format("staged {} has {} hard links (a staged file has exactly 1)", quoted(path), st.st_nlink));
+    return mismatch(
+        fmt::format("staged {} has {} hard links (a staged file has exactly 1)", quoted(path), st.st_nlink));
   return st;
 }
 
@@ -90,8 +92,7 @@ Status check_claims(std::span<const std::string> writes, std::span<const general
 }
 
 Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const general::Artifact> claimed,
-                                           const StageLimits& limits) {
+                                           std::span<const general::Artifact> claimed, const StageLimits& limits) {
   // The claims first, before a byte is read.
   DOT_TRY(check_claims(writes, claimed, limits));
 
@@ -102,8 +103,8 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
     DOT_ASSIGN_OR_RETURN(UniqueFd fd, open_entry(stage_fd, a.path));
     DOT_ASSIGN_OR_RETURN(struct stat st, regular_single_link(fd.get(), a.path));
     if (static_cast<std::uint64_t>(st.st_size) != a.size)
-      return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), st.st_size,
-                                  a.size));
+      return mismatch(
+          fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), st.st_size, a.size));
     StagedFile f;
     f.path = a.path;
     const bool keep = a.size <= limits.keep_file_bytes && kept + a.size <= limits.keep_total_bytes;
@@ -119,7 +120,8 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
       if (n < 0) return beneath::errno_error(errno, "read", quoted(a.path));
       if (n == 0) break;
       done += static_cast<std::uint64_t>(n);
-      if (done > a.size) return mismatch(fmt::format("staged {} grew past its claimed {} bytes while read", quoted(a.path), a.size));
+      if (done > a.size)
+        return mismatch(fmt::format("staged {} grew past its claimed {} bytes while read", quoted(a.path), a.size));
       std::string_view bytes(buf.get(), static_cast<std::size_t>(n));
       hash.update(bytes);
       if (keep) f.content->append(bytes);

@@ -1,3 +1,4 @@
+// Metewand's canonical-JSON value domain and its refusal kinds (canonical_json.h).
 #include "dot/metewand/canonical_json.h"
 #include "dot/base/error_kinds.h"
 #include "dot/metewand/error_kinds.h"

@@ -1,3 +1,4 @@
+// `dot-core metewand conform`: a worker checked against Metewand v1 as dot-core runs it (conformance.h).
 #include "dot/metewand/conformance.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -75,13 +76,16 @@ jcs::Node valid_params(Method method, const std::string& dir) {
       p.set("problem_parameters", jcs::Node::object()).set("implementation_parameters", jcs::Node::object());
       p.set("implementation_seed", jcs::Node::integer(23));
       break;
-    case Method::Execute: p.set("result_dir", s(dir + "/result")); break;
+    case Method::Execute:
+      p.set("result_dir", s(dir + "/result"));
+      break;
     case Method::Evaluate:
       p.set("dataset_dir", s(dir + "/dataset")).set("problem_contract_id", s("mw1-problem-contract-conformance"));
       p.set("problem_parameters", jcs::Node::object()).set("result_dir", s(dir + "/result"));
       p.set("metrics_path", s(dir + "/metrics/metrics.json"));
       break;
-    default: break;
+    default:
+      break;
   }
   return p;
 }
@@ -147,9 +151,11 @@ std::optional<std::string> valid_sequence(WorkerSession& s, const CaseContext& c
     auto r = s.request(m, valid_params(m, c.dir));
     if (!r.ok()) {
       const SessionError& e = r.error();
-      if (e.kind != SessionError::Kind::WorkerFailure || !e.failure) return fmt::format("{}: {}", method_name(m), describe(e));
+      if (e.kind != SessionError::Kind::WorkerFailure || !e.failure)
+        return fmt::format("{}: {}", method_name(m), describe(e));
       if (e.failure->code == "invalid_request" || e.failure->code == "unsupported_operation")
-        return fmt::format("{}: a valid request was answered {}: {}", method_name(m), e.failure->code, e.failure->message);
+        return fmt::format("{}: a valid request was answered {}: {}", method_name(m), e.failure->code,
+                           e.failure->message);
       detail += fmt::format("{}{} answered {} ({})", detail.empty() ? "" : "; ", method_name(m), e.failure->code,
                             e.failure->message);
     }
@@ -189,17 +195,18 @@ std::vector<CaseDef> case_defs(WorkerRole role) {
                  }});
   out.push_back({"serial_ids", "the role's requests in order, ids \"0\", \"1\", ... answered one by one; shutdown",
                  [](const CaseContext& c, std::string& detail) {
-                   return with_session(c, c.worker_id, [&](WorkerSession& s) {
-                     return valid_sequence(s, c, std::nullopt, detail);
-                   });
+                   return with_session(c, c.worker_id,
+                                       [&](WorkerSession& s) { return valid_sequence(s, c, std::nullopt, detail); });
                  }});
   for (Method m : operations_of(role)) {
     std::string name(method_name(m));
     out.push_back({name + "_valid",
                    fmt::format("a valid {} (after the methods before it): its success shape, or operation_failed/"
-                               "internal_error; shutdown", name),
+                               "internal_error; shutdown",
+                               name),
                    [m](const CaseContext& c, std::string& detail) {
-                     return with_session(c, c.worker_id, [&](WorkerSession& s) { return valid_sequence(s, c, m, detail); });
+                     return with_session(c, c.worker_id,
+                                         [&](WorkerSession& s) { return valid_sequence(s, c, m, detail); });
                    }});
     out.push_back({name + "_invalid", fmt::format("{} with an unknown member: a structured failure; shutdown", name),
                    [m](const CaseContext& c, std::string& detail) {
@@ -239,7 +246,8 @@ std::vector<CaseDef> case_defs(WorkerRole role) {
                      }
                      if (p.frame_error) return "its answer broke the framing: " + p.frame_error->message();
                      if (!p.exit) return "still running at the deadline";
-                     detail = fmt::format("{}, {}", p.lines.empty() ? "no answer" : "a failure answer", p.exit->describe());
+                     detail =
+                         fmt::format("{}, {}", p.lines.empty() ? "no answer" : "a failure answer", p.exit->describe());
                      return std::nullopt;
                    }});
   }

@@ -1,3 +1,4 @@
+// Binding worker responses to requests: one pending id at a time (correlation.h).
 #include "dot/metewand/correlation.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -27,14 +28,16 @@ std::string_view CorrelationError::name() const noexcept { return dot::Kind(erro
 
 std::string CorrelationError::message() const {
   switch (kind) {
-    case Kind::InvalidRequestId: return "the response is not an object with a string id";
+    case Kind::InvalidRequestId:
+      return "the response is not an object with a string id";
     case Kind::ExtraResponse:
       return fmt::format("extra response \"{}\": that request was already answered or none is pending", actual);
     case Kind::MismatchedRequestId:
       return fmt::format("response id \"{}\" does not match the pending request \"{}\"", actual, expected);
     case Kind::RequestAlreadyPending:
       return fmt::format("request \"{}\" is still pending; version 1 allows one request at a time", expected);
-    case Kind::RequestIdExhausted: return "the request id sequence is exhausted";
+    case Kind::RequestIdExhausted:
+      return "the request id sequence is exhausted";
   }
   return {};
 }
@@ -81,8 +84,10 @@ Expected<std::string, CorrelationError> RequestTracker::begin_request() {
     return e;
   }
   std::string id = std::to_string(next_);
-  if (next_ == std::numeric_limits<std::uint64_t>::max()) exhausted_ = true;
-  else ++next_;
+  if (next_ == std::numeric_limits<std::uint64_t>::max())
+    exhausted_ = true;
+  else
+    ++next_;
   pending_ = id;
   return id;
 }

@@ -1,3 +1,4 @@
+// Why the JSON-lines FrameReader refused a line, one variant per rule (frame_error.h).
 #include "dot/metewand/frame_error.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -34,33 +35,42 @@ std::string_view FrameError::name() const noexcept { return frame_error_name(kin
 
 std::string FrameError::message() const {
   switch (kind) {
-    case Kind::Io: return fmt::format("the protocol stream could not be read: {}", detail);
-    case Kind::LineTooLong: return fmt::format("the line exceeds the {}-byte limit", limit);
+    case Kind::Io:
+      return fmt::format("the protocol stream could not be read: {}", detail);
+    case Kind::LineTooLong:
+      return fmt::format("the line exceeds the {}-byte limit", limit);
     case Kind::EarlyEof:
       return fmt::format("the stream ended after {} bytes of a line without its line feed", received);
-    case Kind::ByteOrderMark: return "the line begins with a UTF-8 byte-order mark";
-    case Kind::InvalidUtf8: return fmt::format("the line is not valid UTF-8 after byte {}", valid_up_to);
+    case Kind::ByteOrderMark:
+      return "the line begins with a UTF-8 byte-order mark";
+    case Kind::InvalidUtf8:
+      return fmt::format("the line is not valid UTF-8 after byte {}", valid_up_to);
     case Kind::DuplicateKey: {
       std::string quoted;
       jcs::append_string(quoted, key);
       return fmt::format("the object key {} appears twice", quoted);
     }
-    case Kind::MalformedJson: return fmt::format("the line is not one JSON value: {}", detail);
+    case Kind::MalformedJson:
+      return fmt::format("the line is not one JSON value: {}", detail);
   }
   return detail;
 }
 
 std::string FrameError::json_payload() const {
   switch (kind) {
-    case Kind::LineTooLong: return fmt::format("\"limit\":{}", limit);
-    case Kind::EarlyEof: return fmt::format("\"received\":{}", received);
-    case Kind::InvalidUtf8: return fmt::format("\"valid_up_to\":{}", valid_up_to);
+    case Kind::LineTooLong:
+      return fmt::format("\"limit\":{}", limit);
+    case Kind::EarlyEof:
+      return fmt::format("\"received\":{}", received);
+    case Kind::InvalidUtf8:
+      return fmt::format("\"valid_up_to\":{}", valid_up_to);
     case Kind::DuplicateKey: {
       std::string out = "\"key\":";
       jcs::append_string(out, key);
       return out;
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 

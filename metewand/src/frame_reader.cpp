@@ -1,3 +1,4 @@
+// The Metewand v1 JSON-lines framer (frame_reader.h).
 #include "dot/metewand/frame_reader.h"
 #include "dot/base/error_kinds.h"
 
@@ -54,8 +55,8 @@ FrameError from_reader_error(const Error& error, std::string_view line, std::uin
 
 // ByteOrderMark, then InvalidUtf8: both come before any JSON check.
 std::optional<FrameError> check_encoding(std::string_view line, std::uint64_t offset) {
-  if (line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
-      static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF)
+  if (line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF && static_cast<unsigned char>(line[1]) == 0xBB &&
+      static_cast<unsigned char>(line[2]) == 0xBF)
     return make(FrameError::Kind::ByteOrderMark, offset);
   if (!simdjson::validate_utf8(line.data(), line.size())) {
     FrameError e = make(FrameError::Kind::InvalidUtf8, offset);
@@ -66,7 +67,6 @@ std::optional<FrameError> check_encoding(std::string_view line, std::uint64_t of
 }
 
 }  // namespace
-
 
 Expected<Done, FrameError> validate_line(std::string_view line, std::uint64_t offset) {
   if (auto e = check_encoding(line, offset)) return *e;
@@ -79,8 +79,7 @@ namespace {
 
 // validate_line for a line followed by json::kPadding readable bytes, with
 // the reader's own parser.
-Expected<Done, FrameError> validate_buffered_line(json::Parser& parser, std::string_view line,
-                                                  std::uint64_t offset) {
+Expected<Done, FrameError> validate_buffered_line(json::Parser& parser, std::string_view line, std::uint64_t offset) {
   // An accepted line is valid UTF-8 without a BOM (the reader checks both),
   // so the encoding checks, which come first among the errors, only need to
   // run on a refused line.
@@ -91,7 +90,7 @@ Expected<Done, FrameError> validate_buffered_line(json::Parser& parser, std::str
 }
 
 Expected<json::Document, FrameError> parse_buffered_line(json::Parser& parser, std::string_view line,
-                                                        std::uint64_t offset) {
+                                                         std::uint64_t offset) {
   if (auto e = check_encoding(line, offset)) return *e;
   auto doc = parser.parse(line, line_limits());
   if (!doc.ok()) return from_reader_error(doc.error(), line, offset);

@@ -1,3 +1,4 @@
+// The Metewand v1 hello handshake: types, strict decoding, validation (hello.h).
 #include "dot/metewand/hello.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -12,15 +13,13 @@
 namespace dot::metewand {
 namespace {
 
-constexpr std::array<std::string_view, 3> kRoles = {"dataset_materializer", "implementation",
-                                                     "problem_evaluator"};
+constexpr std::array<std::string_view, 3> kRoles = {"dataset_materializer", "implementation", "problem_evaluator"};
 constexpr std::array<std::string_view, 4> kCapabilities = {"one_shot", "applicability", "fresh_sequence",
                                                            "streaming_profile"};
 
-#define MW_TRY_MSG(lhs, expr)                                   \
-  auto DOT_CONCAT_(mw_r_, __LINE__) = (expr);                   \
-  if (!DOT_CONCAT_(mw_r_, __LINE__).ok())                       \
-    return invalid_message(DOT_CONCAT_(mw_r_, __LINE__).error()); \
+#define MW_TRY_MSG(lhs, expr)                                                                           \
+  auto DOT_CONCAT_(mw_r_, __LINE__) = (expr);                                                           \
+  if (!DOT_CONCAT_(mw_r_, __LINE__).ok()) return invalid_message(DOT_CONCAT_(mw_r_, __LINE__).error()); \
   lhs = std::move(DOT_CONCAT_(mw_r_, __LINE__)).value()
 
 Expected<std::string, MessageError> request_id_field(json::ObjectReader& r) {
@@ -77,8 +76,7 @@ Expected<HelloResponse, MessageError> decode_success(json::Value value) {
     auto cap = c.is_string() ? capability_from_name(c.as_string()) : std::nullopt;
     if (!cap) return invalid_message("capabilities: unknown capability", c.offset());
     if (std::find(out.capabilities.begin(), out.capabilities.end(), *cap) != out.capabilities.end())
-      return invalid_message(fmt::format("capabilities: \"{}\" appears twice", capability_name(*cap)),
-                             c.offset());
+      return invalid_message(fmt::format("capabilities: \"{}\" appears twice", capability_name(*cap)), c.offset());
     out.capabilities.push_back(*cap);
   }
   out.capabilities = protocol_order(std::move(out.capabilities));
@@ -294,8 +292,9 @@ std::string HandshakeError::message() const {
     case Kind::WorkerIdentityMismatch:
       return fmt::format("worker identity \"{}\" does not match the expected \"{}\"", actual, expected);
     case Kind::CapabilityForRole:
-      return fmt::format("capability \"{}\" was selected for a {} worker; only implementation workers take capabilities",
-                         cap, role_name(role));
+      return fmt::format(
+          "capability \"{}\" was selected for a {} worker; only implementation workers take capabilities", cap,
+          role_name(role));
     case Kind::ReservedCapability:
       return fmt::format("capability \"{}\" is reserved in version 1 and cannot be selected", cap);
     case Kind::MissingCapability:

@@ -1,3 +1,4 @@
+// How dot-core starts a Metewand worker: resolved, sealed, hashed, exact environment (launch.h).
 #include "dot/metewand/launch.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -6,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/path_search.h"
 #include "dot/base/orphan_sweep.h"
+#include "dot/base/path_search.h"
 #include "dot/metewand/worker_session.h"
 
 namespace dot::metewand {
@@ -68,8 +69,10 @@ Result<SessionReport> run_session(const SessionRun& run) {
   hello.phase = Phase::Hello;
   bool go_on = timed(hello, [&](PhaseRecord& r) {
     auto n = session->hello(run.role, report.worker_id, run.selected);
-    if (n.ok()) r.negotiated = std::move(n).value();
-    else r.error = n.error();
+    if (n.ok())
+      r.negotiated = std::move(n).value();
+    else
+      r.error = n.error();
   });
   // A request as a plain reference: clang 14 cannot capture a structured binding.
   for (const auto& request : run.requests) {
@@ -78,8 +81,10 @@ Result<SessionReport> run_session(const SessionRun& run) {
     op.phase = phase_of(request.first);
     go_on = timed(op, [&](PhaseRecord& r) {
       auto done = session->request(request.first, request.second);
-      if (done.ok()) r.success = std::move(done).value();
-      else r.error = done.error();
+      if (done.ok())
+        r.success = std::move(done).value();
+      else
+        r.error = done.error();
     });
   }
   if (session->usable()) {
@@ -87,8 +92,10 @@ Result<SessionReport> run_session(const SessionRun& run) {
     shut.phase = Phase::Shutdown;
     timed(shut, [&](PhaseRecord& r) {
       auto st = session->shutdown();
-      if (st.ok()) r.exit = *st;
-      else r.error = st.error();
+      if (st.ok())
+        r.exit = *st;
+      else
+        r.error = st.error();
     });
   }
   session->discard();

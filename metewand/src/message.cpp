@@ -1,3 +1,4 @@
+// Metewand messages on the wire: canonical JSON plus one LF (message.h).
 #include "dot/metewand/message.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -22,8 +23,7 @@ ErrorKind MessageError::error_kind() const noexcept {
 std::string_view MessageError::name() const noexcept { return dot::Kind(error_kind()).name(); }
 
 std::string MessageError::message() const {
-  if (kind == Kind::LineTooLong)
-    return fmt::format("the encoded message exceeds the {}-byte line limit", limit);
+  if (kind == Kind::LineTooLong) return fmt::format("the encoded message exceeds the {}-byte line limit", limit);
   return detail;
 }
 

@@ -1,3 +1,4 @@
+// The Metewand v1 operations after hello, role by role (operations.h).
 #include "dot/metewand/operations.h"
 
 #include <algorithm>
@@ -8,8 +9,8 @@
 namespace dot::metewand {
 namespace {
 
-constexpr std::array<std::string_view, 7> kMethods = {"hello",   "materialize", "prepare", "execute",
-                                                       "reset",   "evaluate",    "shutdown"};
+constexpr std::array<std::string_view, 7> kMethods = {"hello", "materialize", "prepare", "execute",
+                                                      "reset", "evaluate",    "shutdown"};
 
 enum class MemberKind : std::uint8_t { Text, Object, Seed };
 struct MemberSpec {
@@ -35,11 +36,16 @@ constexpr MemberSpec kEvaluate[] = {{"dataset_dir", MemberKind::Text},
 
 std::span<const MemberSpec> members_of(Method method) {
   switch (method) {
-    case Method::Materialize: return kMaterialize;
-    case Method::Prepare: return kPrepare;
-    case Method::Execute: return kExecute;
-    case Method::Evaluate: return kEvaluate;
-    default: return {};
+    case Method::Materialize:
+      return kMaterialize;
+    case Method::Prepare:
+      return kPrepare;
+    case Method::Execute:
+      return kExecute;
+    case Method::Evaluate:
+      return kEvaluate;
+    default:
+      return {};
   }
 }
 
@@ -146,9 +152,12 @@ std::optional<Method> method_from_name(std::string_view name) noexcept {
 
 std::span<const Method> role_methods(WorkerRole role) noexcept {
   switch (role) {
-    case WorkerRole::DatasetMaterializer: return kMaterializerMethods;
-    case WorkerRole::Implementation: return kImplementationMethods;
-    case WorkerRole::ProblemEvaluator: return kEvaluatorMethods;
+    case WorkerRole::DatasetMaterializer:
+      return kMaterializerMethods;
+    case WorkerRole::Implementation:
+      return kImplementationMethods;
+    case WorkerRole::ProblemEvaluator:
+      return kEvaluatorMethods;
   }
   return {};
 }

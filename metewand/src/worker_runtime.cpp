@@ -1,3 +1,4 @@
+// The worker side of a Metewand v1 session (worker_runtime.h).
 #include "dot/metewand/worker_runtime.h"
 #include "dot/metewand/error_kinds.h"
 
@@ -31,12 +32,23 @@ Result<std::optional<ParsedFrame>> next_request(FrameReader& reader) {
 const OperationHandler* WorkerHandlers::find(Method method) const noexcept {
   const OperationHandler* h = nullptr;
   switch (method) {
-    case Method::Materialize: h = &materialize; break;
-    case Method::Prepare: h = &prepare; break;
-    case Method::Execute: h = &execute; break;
-    case Method::Reset: h = &reset; break;
-    case Method::Evaluate: h = &evaluate; break;
-    default: return nullptr;
+    case Method::Materialize:
+      h = &materialize;
+      break;
+    case Method::Prepare:
+      h = &prepare;
+      break;
+    case Method::Execute:
+      h = &execute;
+      break;
+    case Method::Reset:
+      h = &reset;
+      break;
+    case Method::Evaluate:
+      h = &evaluate;
+      break;
+    default:
+      return nullptr;
   }
   return *h ? h : nullptr;
 }
@@ -74,8 +86,9 @@ Status serve_requests(FrameReader& reader, int out_fd, WorkerRole role, const Wo
       continue;
     }
     if (!role_accepts(role, *method)) {
-      WorkerFailure f = make_failure(rid, "unsupported_operation",
-                                     fmt::format("the {} role does not take {}", role_name(role), method_name(*method)));
+      WorkerFailure f =
+          make_failure(rid, "unsupported_operation",
+                       fmt::format("the {} role does not take {}", role_name(role), method_name(*method)));
       DOT_TRY(send_message(out_fd, f.to_node()));
       continue;
     }

@@ -15,8 +15,8 @@ using std::chrono::milliseconds;
 
 }  // namespace
 
-constexpr std::string_view kPhaseNames[] = {"start", "hello", "materialize", "prepare",
-                                           "execute", "reset", "evaluate", "shutdown"};
+constexpr std::string_view kPhaseNames[] = {"start",   "hello", "materialize", "prepare",
+                                            "execute", "reset", "evaluate",    "shutdown"};
 
 std::string_view phase_name(Phase phase) noexcept { return kPhaseNames[static_cast<std::size_t>(phase)]; }
 
@@ -28,13 +28,20 @@ std::optional<Phase> phase_from_name(std::string_view name) noexcept {
 
 Phase phase_of(Method method) noexcept {
   switch (method) {
-    case Method::Hello: return Phase::Hello;
-    case Method::Materialize: return Phase::Materialize;
-    case Method::Prepare: return Phase::Prepare;
-    case Method::Execute: return Phase::Execute;
-    case Method::Reset: return Phase::Reset;
-    case Method::Evaluate: return Phase::Evaluate;
-    case Method::Shutdown: return Phase::Shutdown;
+    case Method::Hello:
+      return Phase::Hello;
+    case Method::Materialize:
+      return Phase::Materialize;
+    case Method::Prepare:
+      return Phase::Prepare;
+    case Method::Execute:
+      return Phase::Execute;
+    case Method::Reset:
+      return Phase::Reset;
+    case Method::Evaluate:
+      return Phase::Evaluate;
+    case Method::Shutdown:
+      return Phase::Shutdown;
   }
   return Phase::Shutdown;
 }
@@ -42,13 +49,20 @@ Phase phase_of(Method method) noexcept {
 milliseconds PhaseTimeouts::of(Phase phase) const noexcept {
   switch (phase) {
     case Phase::Start:
-    case Phase::Hello: return hello;
-    case Phase::Materialize: return materialize;
-    case Phase::Prepare: return prepare;
-    case Phase::Execute: return execute;
-    case Phase::Reset: return reset;
-    case Phase::Evaluate: return evaluate;
-    case Phase::Shutdown: return shutdown;
+    case Phase::Hello:
+      return hello;
+    case Phase::Materialize:
+      return materialize;
+    case Phase::Prepare:
+      return prepare;
+    case Phase::Execute:
+      return execute;
+    case Phase::Reset:
+      return reset;
+    case Phase::Evaluate:
+      return evaluate;
+    case Phase::Shutdown:
+      return shutdown;
   }
   return hello;
 }
@@ -98,29 +112,42 @@ std::string SessionError::name() const { return std::string(dot::Kind(error_kind
 
 std::string SessionError::message() const {
   switch (kind) {
-    case Kind::Frame: return frame ? frame->message() : detail;
-    case Kind::Correlation: return correlation ? correlation->message() : detail;
-    case Kind::Message: return message_error ? message_error->message() : detail;
-    case Kind::Handshake: return handshake ? handshake->message() : detail;
-    case Kind::WorkerFailure: return failure ? fmt::format("the worker failed: {}", failure->message) : detail;
-    case Kind::Timeout: return fmt::format("the worker did not finish the {} phase within {} ms", phase_name(phase), limit.count());
-    case Kind::ProtocolClosed: return "the worker closed its protocol stream before answering";
-    case Kind::UnsuccessfulExit: return fmt::format("the worker ended with {}", status.describe());
-    case Kind::SessionUnusable: return "an earlier error discarded the worker";
+    case Kind::Frame:
+      return frame ? frame->message() : detail;
+    case Kind::Correlation:
+      return correlation ? correlation->message() : detail;
+    case Kind::Message:
+      return message_error ? message_error->message() : detail;
+    case Kind::Handshake:
+      return handshake ? handshake->message() : detail;
+    case Kind::WorkerFailure:
+      return failure ? fmt::format("the worker failed: {}", failure->message) : detail;
+    case Kind::Timeout:
+      return fmt::format("the worker did not finish the {} phase within {} ms", phase_name(phase), limit.count());
+    case Kind::ProtocolClosed:
+      return "the worker closed its protocol stream before answering";
+    case Kind::UnsuccessfulExit:
+      return fmt::format("the worker ended with {}", status.describe());
+    case Kind::SessionUnusable:
+      return "an earlier error discarded the worker";
     case Kind::InvalidRole:
     case Kind::CapabilityNotSelected:
     case Kind::NotNegotiated:
     case Kind::Spawn:
-    case Kind::Io: return detail;
+    case Kind::Io:
+      return detail;
   }
   return detail;
 }
 
 Error SessionError::to_error() const {
   Code code = Code::Protocol;
-  if (kind == Kind::Timeout) code = Code::Timeout;
-  else if (kind == Kind::Handshake) code = Code::PluginIdentity;
-  else if (kind == Kind::Spawn) code = Code::Io;
+  if (kind == Kind::Timeout)
+    code = Code::Timeout;
+  else if (kind == Kind::Handshake)
+    code = Code::PluginIdentity;
+  else if (kind == Kind::Spawn)
+    code = Code::Io;
   else if (kind == Kind::InvalidRole || kind == Kind::CapabilityNotSelected || kind == Kind::NotNegotiated)
     code = Code::Validation;
   const dot::Kind k = error_kind();
@@ -232,8 +259,8 @@ struct WorkerSession::State {
 Result<std::size_t> SessionSource::read(char* buffer, std::size_t capacity) {
   auto n = s_->child.read(buffer, capacity);
   if (!n.ok() && n.error().code == Code::Timeout)
-    return timeout_error(fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase),
-                                     s_->phase_limit.count()));
+    return timeout_error(
+        fmt::format("no response within the {} phase's {} ms", phase_name(s_->phase), s_->phase_limit.count()));
   return n;
 }
 
@@ -334,15 +361,13 @@ Expected<OperationSuccess, SessionError> WorkerSession::request(Method method, j
     return local(SessionError::Kind::InvalidRole,
                  fmt::format("{} has its own call (hello(), shutdown())", method_name(method)));
   if (!s.negotiated)
-    return local(SessionError::Kind::NotNegotiated,
-                 fmt::format("{} before a successful hello", method_name(method)));
+    return local(SessionError::Kind::NotNegotiated, fmt::format("{} before a successful hello", method_name(method)));
   const WorkerRole role = s.negotiated->role;
   if (!role_accepts(role, method))
     return local(SessionError::Kind::InvalidRole,
                  fmt::format("the {} role does not take {}", role_name(role), method_name(method)));
-  if (method == Method::Execute &&
-      std::find(s.negotiated->selected.begin(), s.negotiated->selected.end(), Capability::OneShot) ==
-          s.negotiated->selected.end())
+  if (method == Method::Execute && std::find(s.negotiated->selected.begin(), s.negotiated->selected.end(),
+                                             Capability::OneShot) == s.negotiated->selected.end())
     return local(SessionError::Kind::CapabilityNotSelected, "execute needs one_shot selected at hello");
   // The request is checked by the decoder a worker would use, so a request
   // we send is one the public schema admits; a bad one uses no id.
@@ -357,8 +382,10 @@ Expected<OperationSuccess, SessionError> WorkerSession::request(Method method, j
       bad = std::move(bytes).error();
     } else {
       auto doc = json::parse(*bytes);
-      if (!doc.ok()) bad = invalid_message(doc.error());
-      else if (auto decoded = decode_operation_request(doc->root()); !decoded.ok()) bad = std::move(decoded).error();
+      if (!doc.ok())
+        bad = invalid_message(doc.error());
+      else if (auto decoded = decode_operation_request(doc->root()); !decoded.ok())
+        bad = std::move(decoded).error();
     }
     if (bad) {
       SessionError e = local(SessionError::Kind::Message, {});

@@ -30,8 +30,8 @@
 //   --linger               keep running after the shutdown acknowledgment
 //   --exit N               exit with N after the shutdown acknowledgment
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -47,13 +47,13 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/fd.h"
 #include "dot/base/byte_stream.h"
+#include "dot/base/fd.h"
+#include "dot/base/sha256.h"
 #include "dot/metewand/frame_reader.h"
 #include "dot/metewand/hello.h"
 #include "dot/metewand/message.h"
 #include "dot/metewand/worker_runtime.h"
-#include "dot/base/sha256.h"
 
 namespace mw = dot::metewand;
 
@@ -148,7 +148,8 @@ std::string hello_answer(const Options& o, const mw::HelloRequest& request) {
 std::optional<mw::WorkerFailure> write_in(const std::string& dir, const std::string& name, std::string_view bytes) {
   ::mkdir(dir.c_str(), 0755);
   dot::UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  dot::UniqueFd f(d ? ::openat(d.get(), name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1);
+  dot::UniqueFd f(d ? ::openat(d.get(), name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644)
+                    : -1);
   if (!f || !dot::write_all(f.get(), bytes, name).ok())
     return mw::make_failure("", "operation_failed", fmt::format("cannot write {} in {}", name, dir));
   return std::nullopt;
@@ -221,8 +222,7 @@ mw::WorkerHandlers role_handlers(const Options& o) {
     return mw::OperationSuccess{};
   });
   h.execute = wrap(mw::Method::Execute, [state](const mw::OperationRequest& r) -> mw::OperationResult {
-    if (!state->prepared)
-      return mw::make_failure("", "operation_failed", "prepare must succeed before execute");
+    if (!state->prepared) return mw::make_failure("", "operation_failed", "prepare must succeed before execute");
     auto t0 = std::chrono::steady_clock::now();
     if (auto f = write_in(text(r, "result_dir"), "result.json", canonical(*state->prepared))) return *f;
     mw::OperationSuccess ok;
@@ -258,26 +258,46 @@ Options parse(int argc, char** argv) {
       if (i + 1 >= argc) die(fmt::format("{} needs a value", a));
       return argv[++i];
     };
-    if (a == "--capabilities") o.capabilities = value();
-    else if (a == "--sdk") o.sdk = value();
-    else if (a == "--id") o.id = value();
-    else if (a == "--worker-id") o.worker_id = value();
-    else if (a == "--protocol") o.protocol = std::atol(value().c_str());
-    else if (a == "--fail") o.fail = value();
-    else if (a == "--raw-file") o.raw_file = value();
-    else if (a == "--extra") o.extra = true;
-    else if (a == "--hang") o.hang = true;
-    else if (a == "--close") o.close = true;
-    else if (a == "--endless") o.endless = true;
-    else if (a == "--log-bytes") o.log_bytes = std::atol(value().c_str());
-    else if (a == "--grandchild") o.grandchild = true;
-    else if (a == "--escape") o.escape = value();
-    else if (a == "--describe-fds") o.describe_fds = value();
-    else if (a == "--fail-in") o.fail_in = value();
-    else if (a == "--hang-in") o.hang_in = value();
-    else if (a == "--linger") o.linger = true;
-    else if (a == "--exit") o.exit_code = std::atoi(value().c_str());
-    else die(fmt::format("unknown switch {}", a));
+    if (a == "--capabilities")
+      o.capabilities = value();
+    else if (a == "--sdk")
+      o.sdk = value();
+    else if (a == "--id")
+      o.id = value();
+    else if (a == "--worker-id")
+      o.worker_id = value();
+    else if (a == "--protocol")
+      o.protocol = std::atol(value().c_str());
+    else if (a == "--fail")
+      o.fail = value();
+    else if (a == "--raw-file")
+      o.raw_file = value();
+    else if (a == "--extra")
+      o.extra = true;
+    else if (a == "--hang")
+      o.hang = true;
+    else if (a == "--close")
+      o.close = true;
+    else if (a == "--endless")
+      o.endless = true;
+    else if (a == "--log-bytes")
+      o.log_bytes = std::atol(value().c_str());
+    else if (a == "--grandchild")
+      o.grandchild = true;
+    else if (a == "--escape")
+      o.escape = value();
+    else if (a == "--describe-fds")
+      o.describe_fds = value();
+    else if (a == "--fail-in")
+      o.fail_in = value();
+    else if (a == "--hang-in")
+      o.hang_in = value();
+    else if (a == "--linger")
+      o.linger = true;
+    else if (a == "--exit")
+      o.exit_code = std::atoi(value().c_str());
+    else
+      die(fmt::format("unknown switch {}", a));
   }
   return o;
 }

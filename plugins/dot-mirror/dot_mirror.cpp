@@ -112,9 +112,10 @@ class Notes {
   }
   // The summary of what was held back, then `line` at info.
   void close(const std::string& line) {
-    if (held_ > 0) send("warning", fmt::format("{} more entries of the source were skipped (not listed: at most {} "
-                                               "dot.log messages per run)",
-                                               held_, ctx_.initialize_params().limits.max_log_messages));
+    if (held_ > 0)
+      send("warning", fmt::format("{} more entries of the source were skipped (not listed: at most {} "
+                                  "dot.log messages per run)",
+                                  held_, ctx_.initialize_params().limits.max_log_messages));
     send("info", line);
   }
 
@@ -135,9 +136,10 @@ class Mirror final : public g::Plugin {
 
   Status initialize(g::Context&, const g::InitializeParams& params) override {
     if (params.inputs.size() != 1)
-      return g::invalid_params(fmt::format("dot-mirror takes exactly one input (the folder to mirror), "
-                                           "given {}; register it with one --input",
-                                           params.inputs.size()));
+      return g::invalid_params(
+          fmt::format("dot-mirror takes exactly one input (the folder to mirror), "
+                      "given {}; register it with one --input",
+                      params.inputs.size()));
     const std::string& src = params.inputs[0];
     if (src.empty() || src.front() != '/')
       return g::invalid_params(fmt::format("the input {} is not an absolute path", show(src)));
@@ -173,20 +175,21 @@ class Mirror final : public g::Plugin {
     for (std::string_view r : removed)
       for_each_parent(r, [&](std::string_view parent) {
         if (written.count(parent) && deferred.emplace(parent).second)
-          notes.warn(fmt::format("{} waits for the next plan: the root still holds managed files beneath it, which "
-                                 "this plan removes; once it is applied and the folder is gone (dot-core never "
-                                 "removes a folder it did not create), plan again",
-                                 show(parent)));
+          notes.warn(
+              fmt::format("{} waits for the next plan: the root still holds managed files beneath it, which "
+                          "this plan removes; once it is applied and the folder is gone (dot-core never "
+                          "removes a folder it did not create), plan again",
+                          show(parent)));
       });
     for (const auto& f : files_)
       for_each_parent(f.path, [&](std::string_view parent) {
         if (removed_set.count(parent) && deferred.emplace(f.path).second)
-          notes.warn(fmt::format("{} waits for the next plan: the managed file {} is in its way and this plan "
-                                 "removes it",
-                                 show(f.path), show(parent)));
+          notes.warn(
+              fmt::format("{} waits for the next plan: the managed file {} is in its way and this plan "
+                          "removes it",
+                          show(f.path), show(parent)));
       });
-    if (!deferred.empty())
-      std::erase_if(files_, [&](const SourceFile& f) { return deferred.count(f.path) > 0; });
+    if (!deferred.empty()) std::erase_if(files_, [&](const SourceFile& f) { return deferred.count(f.path) > 0; });
 
     std::vector<g::Operation> ops;
     ops.reserve(files_.size() + removed.size());
@@ -252,16 +255,16 @@ class Mirror final : public g::Plugin {
       if (auto st = dpp::check_path(managed[i]); !st.ok())
         return g::invalid_params(fmt::format("managed: {}", st.error().detail));
       if (i > 0 && !(managed[i - 1] < managed[i]))
-        return g::invalid_params(fmt::format("managed: {} is not after {} in ascending byte order",
-                                             show(managed[i]), show(managed[i - 1])));
+        return g::invalid_params(
+            fmt::format("managed: {} is not after {} in ascending byte order", show(managed[i]), show(managed[i - 1])));
       all.insert(managed[i]);
     }
     for (const auto& path : managed) {
       Status bad;
       for_each_parent(path, [&](std::string_view parent) {
         if (bad.ok() && all.count(parent))
-          bad = g::invalid_params(fmt::format("managed: {} is a folder of {}; it cannot be a file too",
-                                              show(parent), show(path)));
+          bad = g::invalid_params(
+              fmt::format("managed: {} is a folder of {}; it cannot be a file too", show(parent), show(path)));
       });
       DOT_TRY(bad);
     }

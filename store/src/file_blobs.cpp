@@ -1,3 +1,4 @@
+// The streamed artifact and backup files of version-2 plans (file_blobs.h).
 #include "file_blobs.h"
 #include "dot/store/error_kinds.h"
 
@@ -39,9 +40,7 @@ Error mismatch(std::string detail) { return make_error(store::ErrorKind::File, s
 
 }  // namespace
 
-const char* file_table(FileKind kind) noexcept {
-  return kind == FileKind::Artifact ? "file_artifact" : "file_backup";
-}
+const char* file_table(FileKind kind) noexcept { return kind == FileKind::Artifact ? "file_artifact" : "file_backup"; }
 
 std::string_view file_kind_name(FileKind kind) noexcept { return kind == FileKind::Artifact ? "artifact" : "backup"; }
 
@@ -52,8 +51,8 @@ Status check_file_shapes(const std::vector<FileBlob>& files, std::size_t operati
   for (std::size_t i = 0; i < files.size(); ++i) {
     const FileBlob& f = files[i];
     if (f.index >= operations)
-      return mismatch(fmt::format("{}: {} for operation {} of a plan with {} operations", who, what, f.index,
-                                  operations));
+      return mismatch(
+          fmt::format("{}: {} for operation {} of a plan with {} operations", who, what, f.index, operations));
     if (i > 0 && f.index <= files[i - 1].index)
       return mismatch(fmt::format("{}: {} for operation {} after one for operation {}: not ascending", who, what,
                                   f.index, files[i - 1].index));
@@ -62,12 +61,12 @@ Status check_file_shapes(const std::vector<FileBlob>& files, std::size_t operati
     if (f.exists && !is_sha256_hex(f.sha256))
       return mismatch(fmt::format("{}: {} {} has no 64-hex digest", who, what, f.index));
     if (f.size > kMaxFileBlobBytes)
-      return mismatch(fmt::format("{}: {} {} has {} bytes, more than {}", who, what, f.index, f.size,
-                                  kMaxFileBlobBytes));
+      return mismatch(
+          fmt::format("{}: {} {} has {} bytes, more than {}", who, what, f.index, f.size, kMaxFileBlobBytes));
     total += f.size;  // at most 10^4 * 2^24: no wrap
     if (total > kMaxPlanFileBytes)
-      return mismatch(fmt::format("{}: the {}s together pass {} bytes at operation {}", who, what,
-                                  kMaxPlanFileBytes, f.index));
+      return mismatch(
+          fmt::format("{}: the {}s together pass {} bytes at operation {}", who, what, kMaxPlanFileBytes, f.index));
   }
   return {};
 }

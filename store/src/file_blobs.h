@@ -40,8 +40,7 @@ Status check_file_shapes(const std::vector<FileBlob>& files, std::size_t operati
 // else Code::ArtifactMismatch (a file that is shorter, grew past its claim
 // while read, or differs). Inside the caller's write transaction: a failure
 // leaves it to roll back.
-Status insert_file(Db& db, TxnId id, FileKind kind, const FileBlob& blob, const FileOpener& open,
-                   std::string_view who);
+Status insert_file(Db& db, TxnId id, FileKind kind, const FileBlob& blob, const FileOpener& open, std::string_view who);
 
 // What streaming one stored blob found.
 struct StreamedBlob {

@@ -1,3 +1,4 @@
+// A managed root's layout on disk and its exclusive lock (root.h).
 #include "dot/store/root.h"
 #include "dot/store/error_kinds.h"
 
@@ -68,7 +69,7 @@ std::string parent_of(const std::string& path) {
 // symlink as `name` itself: ELOOP, or ENOTDIR when O_DIRECTORY was asked.
 bool is_symlink_after(int err, int dirfd, std::string_view name) {
   if (err != ELOOP && err != ENOTDIR) return false;
-  struct stat st{};
+  struct stat st {};
   return ::fstatat(dirfd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
@@ -126,9 +127,7 @@ Result<InitializedRoot> init_root(const std::string& dir) {
       return io_error(layout.lock_file, store::ErrorKind::Io, "cannot fsync the lock file", errno);
   }
   DOT_ASSIGN_OR_RETURN(std::string root_id, random_hex32());
-  {
-    DOT_ASSIGN_OR_RETURN(Store store, Store::create(layout.database, root_id));
-  }
+  { DOT_ASSIGN_OR_RETURN(Store store, Store::create(layout.database, root_id)); }
   if (::fsync(state_fd->get()) != 0)
     return io_error(layout.state_dir, store::ErrorKind::Io, "cannot fsync the directory", errno);
   if (::fsync(root_fd->get()) != 0)
@@ -138,9 +137,7 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   return InitializedRoot{layout, root_id};
 }
 
-std::string OpenedRoot::entry_path(std::string_view name) const {
-  return fmt::format("{}/{}", layout.state_dir, name);
-}
+std::string OpenedRoot::entry_path(std::string_view name) const { return fmt::format("{}/{}", layout.state_dir, name); }
 
 Result<UniqueFd> OpenedRoot::open_entry(std::string_view name, int flags, mode_t mode) const {
   DOT_TRY(beneath::check_entry_name(name));
@@ -157,7 +154,7 @@ Result<OpenedRoot> open_root(const std::string& dir) {
   OpenedRoot r;
   r.layout = RootLayout::for_root(dir);
   const RootLayout& layout = r.layout;
-  struct stat st{};
+  struct stat st {};
   if (::lstat(layout.root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return make_error(store::ErrorKind::Missing,
                       fmt::format("{}: not a directory (create a root with `dot-core init`)", layout.root));
@@ -198,9 +195,11 @@ Result<OpenedRoot> open_root(const std::string& dir) {
 }
 
 Status OpenedRoot::confirm_database() const {
-  struct stat by_fd {}, by_path {};
+  struct stat by_fd {
+  }, by_path{};
   if (::fstatat(state_fd.get(), kDatabaseName, &by_fd, AT_SYMLINK_NOFOLLOW) != 0 ||
-      ::lstat(layout.database.c_str(), &by_path) != 0 || by_fd.st_dev != by_path.st_dev || by_fd.st_ino != by_path.st_ino)
+      ::lstat(layout.database.c_str(), &by_path) != 0 || by_fd.st_dev != by_path.st_dev ||
+      by_fd.st_ino != by_path.st_ino)
     return make_error(store::ErrorKind::Replaced,
                       fmt::format("{}: no longer the database in the state folder this command opened (moved or "
                                   "replaced while it was opened)",

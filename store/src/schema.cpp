@@ -1,3 +1,4 @@
+// The schema of every version and the forward-only migrations (schema.h).
 #include "schema.h"
 
 #include <fmt/format.h>
@@ -223,8 +224,8 @@ struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5}, {6, kMigrateTo6},
-                               {7, kMigrateTo7}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4},
+                                 {5, kMigrateTo5}, {6, kMigrateTo6}, {7, kMigrateTo7}};
 
 }  // namespace
 

@@ -1,3 +1,4 @@
+// The RAII layer over the SQLite C API: DOT_E_STORE errors, cached statements, transactions (sqlite.h).
 #include "sqlite.h"
 #include "dot/store/error_kinds.h"
 
@@ -32,9 +33,7 @@ Stmt& Stmt::bind_null(int i) {
   sqlite3_bind_null(s_, i);
   return *this;
 }
-Stmt& Stmt::bind_opt(int i, std::string_view text) {
-  return text.empty() ? bind_null(i) : bind(i, text);
-}
+Stmt& Stmt::bind_opt(int i, std::string_view text) { return text.empty() ? bind_null(i) : bind(i, text); }
 
 Result<bool> Stmt::step() {
   int rc = sqlite3_step(s_);

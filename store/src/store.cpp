@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <climits>
-#include <cstdlib>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -44,7 +44,7 @@ Status precheck_file(const std::string& path) {
     if (err == EACCES) return store_error(path, store::ErrorKind::ReadOnly, "permission denied");
     return store_error(path, store::ErrorKind::CannotOpen, std::strerror(err));
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return store_error(path, store::ErrorKind::CannotOpen, std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return store_error(path, store::ErrorKind::NotOurs, "not a regular file");
   if (st.st_size == 0) return store_error(path, store::ErrorKind::NotOurs, "an empty file, not a dot-core store");
@@ -64,7 +64,7 @@ Status precheck_file(const std::string& path) {
   // file (a checkpoint interrupted half-way), so only judge without one.
   bool size_valid = std::memcmp(h + 24, h + 92, 4) == 0;
   std::uint64_t pages = be32(h + 28);
-  struct stat wal{};
+  struct stat wal {};
   std::string wal_path = path + "-wal";
   bool wal_has_frames = ::stat(wal_path.c_str(), &wal) == 0 && wal.st_size > 0;
   if (size_valid && !wal_has_frames && pages > 0) {
@@ -216,7 +216,7 @@ Result<Store> Store::open(const std::string& db_path, const OpenOptions& options
 Result<Store> Store::create(const std::string& db_path, std::string_view root_id, const OpenOptions& options) {
   if (root_id.size() != 64 || !is_lower_hex(root_id))
     return make_error(store::ErrorKind::RootId, "a root id is 64 lowercase hex characters");
-  struct stat st{};
+  struct stat st {};
   if (::lstat(db_path.c_str(), &st) == 0)
     return store_error(db_path, store::ErrorKind::DatabaseExists,
                        "a file already exists here; refusing to overwrite it");
@@ -288,8 +288,8 @@ Result<State> Store::Impl::state_of(TxnId id) {
 
 Status Store::Impl::add_event(TxnId id, State state, std::int64_t at_ms, std::string_view code,
                               std::string_view detail) {
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-      "INSERT INTO event (txn_id, state, at_ms, code, detail) VALUES (?1, ?2, ?3, ?4, ?5)"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, db.prepare("INSERT INTO event (txn_id, state, at_ms, code, detail) VALUES (?1, ?2, ?3, ?4, ?5)"));
   s.bind(1, id).bind(2, state_name(state)).bind(3, at_ms).bind_opt(4, code).bind_opt(5, detail);
   return s.run();
 }
@@ -313,8 +313,9 @@ PluginRecord plugin_row(detail::Stmt& s) {
 }  // namespace
 
 Result<std::optional<PluginRecord>> Store::plugin(std::string_view plugin_id) {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      impl_->db.prepare("SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1"));
   s.bind(1, plugin_id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return std::optional<PluginRecord>{};
@@ -323,8 +324,8 @@ Result<std::optional<PluginRecord>> Store::plugin(std::string_view plugin_id) {
 
 Result<std::vector<PluginRecord>> Store::plugins() {
   // BINARY collation: byte order of the UTF-8 ids.
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin ORDER BY plugin_id"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, impl_->db.prepare("SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin ORDER BY plugin_id"));
   std::vector<PluginRecord> out;
   while (true) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -349,8 +350,10 @@ Status Store::register_plugin(const PluginRecord& record, bool replace) {
       return make_error(store::ErrorKind::Registered,
                         fmt::format("a plugin {} is already registered; replace it explicitly", s.text(0)));
   }
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-      "INSERT OR REPLACE INTO plugin (plugin_id, sha256, manifest, registered_at_ms) VALUES (?1, ?2, ?3, ?4)"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      db.prepare(
+          "INSERT OR REPLACE INTO plugin (plugin_id, sha256, manifest, registered_at_ms) VALUES (?1, ?2, ?3, ?4)"));
   DOT_TRY(s.bind(1, record.plugin_id).bind(2, record.sha256).bind_blob(3, record.manifest).bind(4, now_ms()).run());
   DOT_TRY(txn.commit());
   impl_->fire("store.plugin");
@@ -364,9 +367,9 @@ Result<TxnId> Store::begin_proposal(const ProposalStart& start) {
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   TxnId id = 0;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms) "
-        "VALUES ('PROPOSING', ?1, ?2, ?3, ?3)"));
+    DOT_ASSIGN_OR_RETURN(auto s,
+                         db.prepare("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms) "
+                                    "VALUES ('PROPOSING', ?1, ?2, ?3, ?3)"));
     DOT_TRY(s.bind(1, start.plugin_id).bind(2, start.plugin_digest).bind(3, at).run());
     id = sqlite3_last_insert_rowid(db.handle());
   }
@@ -392,10 +395,15 @@ Status check_logs(const std::vector<LogRecord>& logs) {
 
 Status insert_logs(detail::Db& db, TxnId id, const std::vector<LogRecord>& logs) {
   for (std::size_t i = 0; i < logs.size(); ++i) {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT INTO proposal_log (txn_id, seq, level, method, message) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, logs[i].level).bind(4, logs[i].method)
-                .bind_blob(5, logs[i].message).run());
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("INSERT INTO proposal_log (txn_id, seq, level, method, message) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_TRY(s.bind(1, id)
+                .bind(2, static_cast<std::int64_t>(i))
+                .bind(3, logs[i].level)
+                .bind(4, logs[i].method)
+                .bind_blob(5, logs[i].message)
+                .run());
   }
   return {};
 }
@@ -468,11 +476,15 @@ Status Store::abandon(TxnId id, const Abandonment& why, const std::vector<LogRec
   bool truncated = why.plugin_stderr.size() > kMaxStderrBytes;
   std::string_view err = std::string_view(why.plugin_stderr).substr(0, kMaxStderrBytes);
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "UPDATE txn SET state = 'ABANDONED', error_code = ?2, error_detail = ?3, plugin_stderr = ?4, "
-        "stderr_truncated = ?5, updated_at_ms = ?6, finished_at_ms = ?6 WHERE id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("UPDATE txn SET state = 'ABANDONED', error_code = ?2, error_detail = ?3, plugin_stderr = ?4, "
+                   "stderr_truncated = ?5, updated_at_ms = ?6, finished_at_ms = ?6 WHERE id = ?1"));
     s.bind(1, id).bind_opt(2, why.code).bind_opt(3, why.detail);
-    if (err.empty()) s.bind_null(4); else s.bind_blob(4, err);
+    if (err.empty())
+      s.bind_null(4);
+    else
+      s.bind_blob(4, err);
     DOT_TRY(s.bind(5, truncated ? 1 : 0).bind(6, at).run());
   }
   DOT_TRY(impl_->add_event(id, State::Abandoned, at, why.code, why.detail));
@@ -541,23 +553,37 @@ Status Store::seal(TxnId id, const SealInput& in) {
   }
   std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count, streamed) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare(
+            "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count, streamed) VALUES (?1, ?2, ?3, ?4, ?5)"));
     s.bind(1, id).bind_blob(2, in.canonical_plan).bind(3, at);
-    if (in.effect_count) s.bind(4, static_cast<std::int64_t>(*in.effect_count)); else s.bind_null(4);
+    if (in.effect_count)
+      s.bind(4, static_cast<std::int64_t>(*in.effect_count));
+    else
+      s.bind_null(4);
     DOT_TRY(s.bind(5, std::int64_t{in.streamed ? 1 : 0}).run());
   }
   for (std::size_t i = 0; i < in.operations.size(); ++i) {
     const auto& op = in.operations[i];
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, op.name).bind(4, op.before_sha256)
-                .bind(5, op.after_sha256).run());
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare(
+            "INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_TRY(s.bind(1, id)
+                .bind(2, static_cast<std::int64_t>(i))
+                .bind(3, op.name)
+                .bind(4, op.before_sha256)
+                .bind(5, op.after_sha256)
+                .run());
     if (in.streamed) continue;
-    DOT_ASSIGN_OR_RETURN(auto a, db.prepare(
-        "INSERT INTO artifact (txn_id, slot, bytes, sha256) VALUES (?1, ?2, ?3, ?4)"));
-    DOT_TRY(a.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind_blob(3, in.artifacts[i].bytes)
-                .bind(4, in.artifacts[i].sha256).run());
+    DOT_ASSIGN_OR_RETURN(auto a,
+                         db.prepare("INSERT INTO artifact (txn_id, slot, bytes, sha256) VALUES (?1, ?2, ?3, ?4)"));
+    DOT_TRY(a.bind(1, id)
+                .bind(2, static_cast<std::int64_t>(i))
+                .bind_blob(3, in.artifacts[i].bytes)
+                .bind(4, in.artifacts[i].sha256)
+                .run());
   }
   // Each file streams from its descriptor into its row, checked as it goes;
   // any difference rolls the whole seal back.
@@ -567,11 +593,15 @@ Status Store::seal(TxnId id, const SealInput& in) {
   bool truncated = in.plugin_stderr.size() > kMaxStderrBytes;
   std::string_view err = std::string_view(in.plugin_stderr).substr(0, kMaxStderrBytes);
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
-        "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
+                   "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1"));
     s.bind(1, id).bind(2, in.plan_id).bind(3, in.proposal_id).bind(4, static_cast<std::int64_t>(in.operations.size()));
-    if (err.empty()) s.bind_null(5); else s.bind_blob(5, err);
+    if (err.empty())
+      s.bind_null(5);
+    else
+      s.bind_blob(5, err);
     DOT_TRY(s.bind(6, truncated ? 1 : 0).bind(7, at).run());
   }
   DOT_TRY(impl_->add_event(id, State::Sealed, at, {}, {}));
@@ -583,8 +613,10 @@ Status Store::seal(TxnId id, const SealInput& in) {
 Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) {
   DOT_ASSIGN_OR_RETURN(State st, state_of(id));
   DOT_TRY(expect_state(db.path(), id, st, State::Sealed, "preparing"));
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-      "SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      db.prepare(
+          "SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
   s.bind(1, id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row || s.i64(0) != static_cast<std::int64_t>(backups))
@@ -617,10 +649,14 @@ Status Store::prepare(TxnId id, const std::vector<Blob>& backups) {
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_TRY(impl_->begin_prepare(id, backups.size(), false));
   for (std::size_t i = 0; i < backups.size(); ++i) {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT INTO backup (txn_id, slot, present, bytes, sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, backups[i].exists ? 1 : 0)
-                .bind_blob(4, backups[i].bytes).bind(5, backups[i].sha256).run());
+    DOT_ASSIGN_OR_RETURN(
+        auto s, db.prepare("INSERT INTO backup (txn_id, slot, present, bytes, sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
+    DOT_TRY(s.bind(1, id)
+                .bind(2, static_cast<std::int64_t>(i))
+                .bind(3, backups[i].exists ? 1 : 0)
+                .bind_blob(4, backups[i].bytes)
+                .bind(5, backups[i].sha256)
+                .run());
   }
   return impl_->finish_prepare(id, txn);
 }
@@ -656,9 +692,10 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
                                                                        path(), id, state_name(from), state_name(to)));
   if (from == State::Committed && to == State::Done) {
     // DONE means every effect the plan asked for succeeded.
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
-        "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
+                   "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
@@ -669,11 +706,12 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
   }
   std::int64_t at = now_ms();
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "UPDATE txn SET state = ?2, updated_at_ms = ?3, "
-        "error_code = CASE WHEN ?4 IS NULL THEN error_code ELSE ?4 END, "
-        "error_detail = CASE WHEN ?4 IS NULL THEN error_detail ELSE ?5 END, "
-        "finished_at_ms = CASE WHEN ?2 = 'ABANDONED' THEN ?3 ELSE finished_at_ms END WHERE id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("UPDATE txn SET state = ?2, updated_at_ms = ?3, "
+                   "error_code = CASE WHEN ?4 IS NULL THEN error_code ELSE ?4 END, "
+                   "error_detail = CASE WHEN ?4 IS NULL THEN error_detail ELSE ?5 END, "
+                   "finished_at_ms = CASE WHEN ?2 = 'ABANDONED' THEN ?3 ELSE finished_at_ms END WHERE id = ?1"));
     DOT_TRY(s.bind(1, id).bind(2, state_name(to)).bind(3, at).bind_opt(4, code).bind_opt(5, detail).run());
   }
   DOT_TRY(impl_->add_event(id, to, at, code, detail));
@@ -681,8 +719,7 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
   // for ownership; entering ROLLING_BACK from COMMITTED or DONE stops them
   // counting (PREPARED and COMMITTING never counted). Same SQLite
   // transaction as the state change: path_owner never disagrees with it.
-  if (to == State::Committed ||
-      (to == State::RollingBack && (from == State::Committed || from == State::Done)))
+  if (to == State::Committed || (to == State::RollingBack && (from == State::Committed || from == State::Done)))
     DOT_TRY(impl_->refresh_owners(id));
   DOT_TRY(txn.commit());
   impl_->fire(fmt::format("store.transition.{}", state_name(to)));
@@ -707,9 +744,10 @@ Status Store::Impl::refresh_owners(TxnId id) {
   for (const auto& name : names) {
     DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM path_owner WHERE path = ?1"));
     DOT_TRY(drop.bind(1, name).run());
-    DOT_ASSIGN_OR_RETURN(auto add, db.prepare(
-        "INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner "
-        "WHERE path = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto add,
+        db.prepare("INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner "
+                   "WHERE path = ?1"));
     DOT_TRY(add.bind(1, name).run());
   }
   return {};
@@ -717,8 +755,7 @@ Status Store::Impl::refresh_owners(TxnId id) {
 
 Result<std::vector<std::string>> Store::owned_paths(std::string_view plugin_id) {
   // path_owner_by_plugin: one index range, already in BINARY (byte) order.
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
   s.bind(1, plugin_id);
   std::vector<std::string> out;
   for (;;) {
@@ -761,8 +798,10 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   DOT_TRY(expect_state(path(), id, st, State::Committed, "running an effect"));
   std::string plan_id;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare(
+            "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
@@ -776,8 +815,8 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   }
   {
     // Effects run in order: every earlier one must have succeeded.
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s, db.prepare("SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'"));
     s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.i64(0) != index)
@@ -800,11 +839,15 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
     e.attempts = row ? static_cast<std::uint32_t>(s.i64(1)) + 1 : 1;
   }
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "INSERT OR REPLACE INTO effect (txn_id, idx, state, idempotency_key, attempts, updated_at_ms, code, detail) "
-        "VALUES (?1, ?2, 'ATTEMPTED', ?3, ?4, ?5, NULL, NULL)"));
-    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(index)).bind(3, e.idempotency_key)
-                .bind(4, static_cast<std::int64_t>(e.attempts)).bind(5, e.updated_at_ms).run());
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("INSERT OR REPLACE INTO effect (txn_id, idx, state, idempotency_key, "
+                                            "attempts, updated_at_ms, code, detail) "
+                                            "VALUES (?1, ?2, 'ATTEMPTED', ?3, ?4, ?5, NULL, NULL)"));
+    DOT_TRY(s.bind(1, id)
+                .bind(2, static_cast<std::int64_t>(index))
+                .bind(3, e.idempotency_key)
+                .bind(4, static_cast<std::int64_t>(e.attempts))
+                .bind(5, e.updated_at_ms)
+                .run());
   }
   DOT_TRY(txn.commit());
   impl_->fire(fmt::format("store.effect.{}.ATTEMPTED", index));
@@ -830,10 +873,17 @@ Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, 
                                     row ? s.text(0) : std::string("not attempted")));
   }
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "UPDATE effect SET state = ?3, updated_at_ms = ?4, code = ?5, detail = ?6 WHERE txn_id = ?1 AND idx = ?2"));
-    DOT_TRY(s.bind(1, id).bind(2, static_cast<std::int64_t>(index)).bind(3, effect_state_name(outcome))
-                .bind(4, now_ms()).bind_opt(5, code).bind_opt(6, detail).run());
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare(
+            "UPDATE effect SET state = ?3, updated_at_ms = ?4, code = ?5, detail = ?6 WHERE txn_id = ?1 AND idx = ?2"));
+    DOT_TRY(s.bind(1, id)
+                .bind(2, static_cast<std::int64_t>(index))
+                .bind(3, effect_state_name(outcome))
+                .bind(4, now_ms())
+                .bind_opt(5, code)
+                .bind_opt(6, detail)
+                .run());
   }
   DOT_TRY(txn.commit());
   impl_->fire(fmt::format("store.effect.{}.{}", index, effect_state_name(outcome)));

@@ -10,9 +10,7 @@
 namespace dot::store {
 namespace {
 
-bool has_plan(State s) {
-  return s != State::Proposing && s != State::Abandoned;
-}
+bool has_plan(State s) { return s != State::Proposing && s != State::Abandoned; }
 
 // States whose transaction may own ledger rows: only a commit runs effects,
 // and a committed transaction can later be rolled back.
@@ -40,8 +38,7 @@ Status check_files(detail::Db& db, TxnId id, const std::string& who, std::size_t
     else if (f.blob.exists && got.sha256 != f.blob.sha256)
       problem(fmt::format("{}: {} {} does not match its digest", who, what, f.blob.index));
   }
-  if (auto shapes = detail::check_file_shapes(blobs, ops, kind, who); !shapes.ok())
-    problem(shapes.error().detail);
+  if (auto shapes = detail::check_file_shapes(blobs, ops, kind, who); !shapes.ok()) problem(shapes.error().detail);
   if (!match_operations) return {};
   DOT_ASSIGN_OR_RETURN(auto rows, read_operations(db, id));
   std::size_t next = 0;
@@ -75,8 +72,8 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
-      problem(fmt::format("foreign_key_check: table {} row {} points at a missing {} row", s.text(0), s.i64(1),
-                          s.text(2)));
+      problem(
+          fmt::format("foreign_key_check: table {} row {} points at a missing {} row", s.text(0), s.i64(1), s.text(2)));
     }
   }
   {
@@ -113,10 +110,13 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
     }
   }
   // Per transaction: state matches history, plan bytes match plan id, blobs.
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-      "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
-      "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal, plan.streamed FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
-      "ORDER BY txn.id"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      db.prepare(
+          "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
+          "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal, plan.streamed FROM txn LEFT JOIN plan ON "
+          "plan.txn_id = txn.id "
+          "ORDER BY txn.id"));
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
@@ -204,18 +204,16 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
       artifacts = ops;
       backups = file_backups;
     }
-    if (!pruned && artifacts != ops)
-      problem(fmt::format("{}: {} artifacts for {} operations", who, artifacts, ops));
+    if (!pruned && artifacts != ops) problem(fmt::format("{}: {} artifacts for {} operations", who, artifacts, ops));
     bool needs_backups = *st != State::Sealed && *st != State::Discarded && *st != State::Stale;
     if (!pruned && needs_backups && backups != ops)
-      problem(fmt::format("{}: {} is past PREPARED but has {} backups for {} operations", who, state_name(*st),
-                          backups, ops));
-    if (!needs_backups && backups != 0)
-      problem(fmt::format("{}: {} but has backups", who, state_name(*st)));
+      problem(fmt::format("{}: {} is past PREPARED but has {} backups for {} operations", who, state_name(*st), backups,
+                          ops));
+    if (!needs_backups && backups != 0) problem(fmt::format("{}: {} but has backups", who, state_name(*st)));
 
     // Ledger.
-    DOT_ASSIGN_OR_RETURN(auto e, db.prepare(
-        "SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
+    DOT_ASSIGN_OR_RETURN(auto e,
+                         db.prepare("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
     e.bind(1, id);
     std::int64_t succeeded = 0;
     for (;;) {
@@ -240,11 +238,13 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
   // path_owner is derived_owner kept current: any row one has and the
   // other lacks is drift (a forged row, or a change that bypassed transition()).
   {
-    DOT_ASSIGN_OR_RETURN(auto owners, db.prepare(
-        "SELECT 'kept', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM path_owner EXCEPT "
-        "SELECT path, plugin_id, txn_id FROM derived_owner) UNION ALL "
-        "SELECT 'derived', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM derived_owner EXCEPT "
-        "SELECT path, plugin_id, txn_id FROM path_owner) ORDER BY 2, 1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto owners,
+        db.prepare(
+            "SELECT 'kept', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM path_owner EXCEPT "
+            "SELECT path, plugin_id, txn_id FROM derived_owner) UNION ALL "
+            "SELECT 'derived', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM derived_owner EXCEPT "
+            "SELECT path, plugin_id, txn_id FROM path_owner) ORDER BY 2, 1"));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, owners.step());
       if (!row) break;
@@ -266,9 +266,10 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   std::vector<TxnId> victims;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
-        "ORDER BY id DESC LIMIT -1 OFFSET ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
+                   "ORDER BY id DESC LIMIT -1 OFFSET ?1"));
     s.bind(1, static_cast<std::int64_t>(keep));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -289,7 +290,8 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
     DOT_TRY(lg.bind(1, id).run());
     DOT_ASSIGN_OR_RETURN(auto e, db.prepare("DELETE FROM event WHERE txn_id = ?1"));
     DOT_TRY(e.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));
     DOT_TRY(t.bind(1, id).run());
   }
   DOT_TRY(txn.commit());

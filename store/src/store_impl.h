@@ -21,8 +21,7 @@ struct Store::Impl {
   Status writable() const;
   // The row's state, or DOT_E_NOT_FOUND.
   Result<State> state_of(TxnId id);
-  Status add_event(TxnId id, State state, std::int64_t at_ms, std::string_view code,
-                   std::string_view detail);
+  Status add_event(TxnId id, State state, std::int64_t at_ms, std::string_view code, std::string_view detail);
   // Re-derives path_owner for the paths transaction `id` operates on
   // (inside the caller's write transaction, after its state changed).
   Status refresh_owners(TxnId id);
@@ -37,10 +36,10 @@ struct Store::Impl {
 
 // SELECT list matching Impl::read_summary; a macro so that statements stay
 // string literals (the statement cache is keyed by their address).
-#define DOT_STORE_SUMMARY_COLUMNS \
-    "txn.id, txn.state, txn.plan_id, txn.proposal_id, txn.plugin_id, txn.created_at_ms, " \
-    "txn.updated_at_ms, txn.error_code, txn.operation_count, plan.effect_count, txn.pruned, " \
-    "EXISTS (SELECT 1 FROM effect WHERE effect.txn_id = txn.id AND effect.state = 'FAILED') "
+#define DOT_STORE_SUMMARY_COLUMNS                                                           \
+  "txn.id, txn.state, txn.plan_id, txn.proposal_id, txn.plugin_id, txn.created_at_ms, "     \
+  "txn.updated_at_ms, txn.error_code, txn.operation_count, plan.effect_count, txn.pruned, " \
+  "EXISTS (SELECT 1 FROM effect WHERE effect.txn_id = txn.id AND effect.state = 'FAILED') "
 
 // How many columns DOT_STORE_SUMMARY_COLUMNS selects; a statement may select
 // more after them.

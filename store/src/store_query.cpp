@@ -49,7 +49,8 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
     return t.id;
   }
   std::string key(id_or_prefix);
-  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(key.begin(), key.end(), key.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (key.size() < 8 || key.size() > 64 || !is_lower_hex(key))
     return make_error(store::ErrorKind::Id,
                       fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least 8 characters, "
@@ -60,10 +61,11 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
   // one row, through its plan id or its proposal id (a sealed row matches by
   // both), or it is refused: never a silent pick between two rows.
   std::string upper = key + "g";
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT id, state, plan_id, proposal_id FROM txn WHERE plan_id >= ?1 AND plan_id < ?2 "
-      "UNION SELECT id, state, plan_id, proposal_id FROM txn WHERE proposal_id >= ?1 AND proposal_id < ?2 "
-      "ORDER BY id DESC LIMIT 6"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, impl_->db.prepare(
+                  "SELECT id, state, plan_id, proposal_id FROM txn WHERE plan_id >= ?1 AND plan_id < ?2 "
+                  "UNION SELECT id, state, plan_id, proposal_id FROM txn WHERE proposal_id >= ?1 AND proposal_id < ?2 "
+                  "ORDER BY id DESC LIMIT 6"));
   s.bind(1, key).bind(2, upper);
   struct Match {
     TxnId id;
@@ -110,29 +112,30 @@ Result<std::vector<TxnSummary>> collect(const std::string& db_path, detail::Stmt
 Result<std::vector<TxnSummary>> Store::list(const ListFilter& filter) {
   std::int64_t limit = filter.limit == 0 ? -1 : static_cast<std::int64_t>(filter.limit);
   if (filter.state) {
-    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-        "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
-        "WHERE txn.state = ?1 ORDER BY txn.id DESC LIMIT ?2"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s, impl_->db.prepare("SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+                                  "WHERE txn.state = ?1 ORDER BY txn.id DESC LIMIT ?2"));
     s.bind(1, state_name(*filter.state)).bind(2, limit);
     return collect(path(), s);
   }
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
-      "ORDER BY txn.id DESC LIMIT ?1"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, impl_->db.prepare("SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+                                "ORDER BY txn.id DESC LIMIT ?1"));
   s.bind(1, limit);
   return collect(path(), s);
 }
 
 Result<std::vector<TxnSummary>> Store::in_flight() {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
-      "WHERE txn.state IN ('PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') ORDER BY txn.id"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      impl_->db.prepare("SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id "
+                        "WHERE txn.state IN ('PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') ORDER BY txn.id"));
   return collect(path(), s);
 }
 
 Result<TxnSummary> Store::summary(TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT " DOT_STORE_SUMMARY_COLUMNS "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT " DOT_STORE_SUMMARY_COLUMNS
+                                                 "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
   s.bind(1, id);
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no transaction {}", id));
@@ -149,10 +152,12 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(impl_->db));
   // The txn_by_state index yields the DONE and COMMITTED rows; each one's
   // operations are a primary-key range.
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT txn.id, txn.plan_id, plan.canonical, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id IN ("
-      "SELECT max(operation.txn_id) FROM txn JOIN operation ON operation.txn_id = txn.id "
-      "WHERE txn.state IN ('DONE','COMMITTED') GROUP BY operation.name) ORDER BY txn.id DESC"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      impl_->db.prepare("SELECT txn.id, txn.plan_id, plan.canonical, plan.streamed FROM txn JOIN plan ON plan.txn_id = "
+                        "txn.id WHERE txn.id IN ("
+                        "SELECT max(operation.txn_id) FROM txn JOIN operation ON operation.txn_id = txn.id "
+                        "WHERE txn.state IN ('DONE','COMMITTED') GROUP BY operation.name) ORDER BY txn.id DESC"));
   std::vector<AppliedPlan> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -173,8 +178,8 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
 }
 
 Result<std::vector<Event>> Store::events(TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT seq, state, at_ms, code, detail FROM event WHERE txn_id = ?1 ORDER BY seq"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, impl_->db.prepare("SELECT seq, state, at_ms, code, detail FROM event WHERE txn_id = ?1 ORDER BY seq"));
   s.bind(1, id);
   std::vector<Event> out;
   for (;;) {
@@ -197,9 +202,9 @@ Result<std::vector<Event>> Store::events(TxnId id) {
 }
 
 Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT idx, state, idempotency_key, attempts, updated_at_ms, code, detail FROM effect "
-      "WHERE txn_id = ?1 ORDER BY idx"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, impl_->db.prepare("SELECT idx, state, idempotency_key, attempts, updated_at_ms, code, detail FROM effect "
+                                "WHERE txn_id = ?1 ORDER BY idx"));
   s.bind(1, id);
   std::vector<EffectEntry> out;
   for (;;) {
@@ -225,8 +230,9 @@ Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
 }
 
 Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-      "SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s,
+      db.prepare("SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot"));
   s.bind(1, id);
   std::vector<OperationSummary> out;
   for (;;) {
@@ -245,13 +251,14 @@ Result<TxnDetail> Store::detail(TxnId id) {
     // The summary columns and the detail columns in one statement: every
     // statement a short-lived `inspect show` prepares costs it ~100 K
     // instructions of SQL compilation (docs/startup.md).
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare(
-        "SELECT " DOT_STORE_SUMMARY_COLUMNS ", "
-        "txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
-        "txn.stderr_truncated, plan.canonical, "
-        "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id) OR "
-        "EXISTS (SELECT 1 FROM file_backup WHERE file_backup.txn_id = txn.id), txn.proposal, plan.streamed "
-        "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
+    DOT_ASSIGN_OR_RETURN(
+        auto s,
+        db.prepare("SELECT " DOT_STORE_SUMMARY_COLUMNS ", "
+                   "txn.plugin_digest, txn.created_at_ms, txn.finished_at_ms, txn.error_detail, txn.plugin_stderr, "
+                   "txn.stderr_truncated, plan.canonical, "
+                   "EXISTS (SELECT 1 FROM backup WHERE backup.txn_id = txn.id) OR "
+                   "EXISTS (SELECT 1 FROM file_backup WHERE file_backup.txn_id = txn.id), txn.proposal, plan.streamed "
+                   "FROM txn LEFT JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no transaction {}", id));
@@ -276,8 +283,8 @@ Result<TxnDetail> Store::detail(TxnId id) {
 }
 
 Result<std::vector<LogRecord>> Store::logs(TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare(
-      "SELECT level, method, message FROM proposal_log WHERE txn_id = ?1 ORDER BY seq"));
+  DOT_ASSIGN_OR_RETURN(
+      auto s, impl_->db.prepare("SELECT level, method, message FROM proposal_log WHERE txn_id = ?1 ORDER BY seq"));
   s.bind(1, id);
   std::vector<LogRecord> out;
   for (;;) {
@@ -404,8 +411,9 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
     return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} operation rows for {} operations", who,
                                                               p.operations.size(), t.operation_count));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
-                                            "WHERE plan.txn_id = ?1"));
+    DOT_ASSIGN_OR_RETURN(auto s,
+                         db.prepare("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
+                                    "WHERE plan.txn_id = ?1"));
     s.bind(1, id);
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     p.streamed = row && s.i64(0) != 0;
@@ -428,8 +436,9 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
     DOT_TRY(load_streamed_files(db, p, who));
     return p;
   }
-  DOT_ASSIGN_OR_RETURN(p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot",
-                                               id, false, "artifact", who));
+  DOT_ASSIGN_OR_RETURN(
+      p.artifacts, read_blobs(db, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1 ORDER BY slot", id, false,
+                              "artifact", who));
   if (p.artifacts.size() != t.operation_count)
     return make_error(store::ErrorKind::Tampered,
                       fmt::format("{}: {} artifacts for {} operations", who, p.artifacts.size(), t.operation_count));
@@ -437,8 +446,9 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
     if (p.artifacts[i].sha256 != p.operations[i].after_sha256)
       return make_error(store::ErrorKind::Tampered,
                         fmt::format("{}: artifact {} is not the operation's after digest", who, i));
-  DOT_ASSIGN_OR_RETURN(p.backups, read_blobs(db,
-      "SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1 ORDER BY slot", id, true, "backup", who));
+  DOT_ASSIGN_OR_RETURN(
+      p.backups, read_blobs(db, "SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1 ORDER BY slot", id,
+                            true, "backup", who));
   if (!p.backups.empty() && p.backups.size() != t.operation_count)
     return make_error(store::ErrorKind::Tampered,
                       fmt::format("{}: {} backups for {} operations", who, p.backups.size(), t.operation_count));

@@ -55,8 +55,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dot/base/result.h"
 #include "dot/adopt/go_root.h"
+#include "dot/base/result.h"
 #include "dot/core/recovery.h"
 #include "dot/core/test_hooks.h"
 
@@ -113,11 +113,11 @@ enum class AdoptOutcome { Adopted, CleanupFinished, AlreadyAdopted };
 
 struct AdoptResult {
   AdoptOutcome outcome = AdoptOutcome::Adopted;
-  Survey found;                     // the root as it was found, before any change
-  Survey finished;                  // the root once finished (terminal or idle)
-  std::vector<std::string> steps;   // what finishing did, one line each
-  AdoptionRecord record;            // what the import recorded
-  std::size_t removed = 0;          // reference entries removed by the cleanup
+  Survey found;                    // the root as it was found, before any change
+  Survey finished;                 // the root once finished (terminal or idle)
+  std::vector<std::string> steps;  // what finishing did, one line each
+  AdoptionRecord record;           // what the import recorded
+  std::size_t removed = 0;         // reference entries removed by the cleanup
   // Why the reference's plugin copy was not registered (finished.plugin_untrusted).
   std::string plugin_not_registered;
 };

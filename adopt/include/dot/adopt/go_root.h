@@ -102,15 +102,15 @@ std::string ledger_record(std::string_view key, EffectState s);
 
 // One transaction folder: `.dot-txn`, or `.dot-history/<plan_id>`.
 struct Transaction {
-  std::string dir;            // relative to the root, for messages
+  std::string dir;  // relative to the root, for messages
   // plan.json verified (writer form, ids recomputed). Absent only for
   // ABANDONED leftovers whose plan.json is missing or torn.
   std::optional<core::Plan> plan;
-  std::string plan_bytes;     // plan.json exactly as on disk
+  std::string plan_bytes;  // plan.json exactly as on disk
   std::string plan_id;
   std::string proposal_id;
-  std::vector<WalState> wal;  // the complete records, in order
-  std::size_t wal_torn_bytes = 0;  // an unterminated last record (ignored, as the reference does)
+  std::vector<WalState> wal;        // the complete records, in order
+  std::size_t wal_torn_bytes = 0;   // an unterminated last record (ignored, as the reference does)
   std::vector<EffectState> ledger;  // complete effects.wal records (index 0)
   bool has_ledger = false;
   std::size_t artifacts = 0;  // artifact-N files present
@@ -124,15 +124,15 @@ struct Transaction {
   // trace on disk of the order archived generations were made in, which
   // their names do not say. A guess (adopt.h, kArchivedCode).
   std::pair<std::int64_t, std::int64_t> wal_mtime{0, 0};
-  bool has_stage = false;     // stage/ inside (moved there by archive)
+  bool has_stage = false;  // stage/ inside (moved there by archive)
   // The reference's status word for it alone (never Idle or Archiving).
   RefState state = RefState::Abandoned;
 };
 
 struct Manifest {
   std::string sha256;
-  bool has_profile = false;   // hosts from 1b7b6e2 on write "profile"
-  std::string assurance;      // "audit" or "process"
+  bool has_profile = false;  // hosts from 1b7b6e2 on write "profile"
+  std::string assurance;     // "audit" or "process"
 };
 
 struct ArchiveIntent {
@@ -141,7 +141,7 @@ struct ArchiveIntent {
 };
 
 struct Survey {
-  std::string root;           // as given
+  std::string root;  // as given
   std::string root_id;
   Generation generation = Generation::Unknown;
   // The reference's status word for the root: Idle, Abandoned, Archiving,
@@ -156,7 +156,7 @@ struct Survey {
   // and imports the root and registers no plugin (docs/user-guide.md).
   std::string plugin_untrusted;
   bool has_lock = false;
-  std::size_t stage_files = 0;       // files in a root .dot-stage
+  std::size_t stage_files = 0;  // files in a root .dot-stage
   bool has_stage = false;
   std::vector<std::string> next_files;  // .dot-next-N leftovers
   std::optional<ArchiveIntent> archive;

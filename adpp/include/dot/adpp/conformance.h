@@ -75,7 +75,6 @@ std::vector<CaseInfo> conformance_cases();
 // "subreaper"; it does for the run, so that what a provider abandons is
 // killed and reaped before the call returns), or `only` names an unknown
 // case.
-Result<ConformanceReport> run_conformance(const std::vector<std::string>& argv,
-                                          const ConformanceOptions& options = {});
+Result<ConformanceReport> run_conformance(const std::vector<std::string>& argv, const ConformanceOptions& options = {});
 
 }  // namespace dot::adpp

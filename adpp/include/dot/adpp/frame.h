@@ -38,13 +38,13 @@ Result<std::string> encode_frame(const google::protobuf::MessageLite& message,
 
 // One complete frame found in a byte buffer.
 struct FrameView {
-  std::uint64_t offset = 0;     // where the prefix starts in the stream
-  std::string_view payload;     // points into the caller's (or reader's) bytes
+  std::uint64_t offset = 0;  // where the prefix starts in the stream
+  std::string_view payload;  // points into the caller's (or reader's) bytes
 };
 
 // Parses `payload` as `message` (kind "parse" on failure, with `offset`).
-Status parse_payload(std::string_view payload, google::protobuf::MessageLite& message,
-                     std::uint64_t offset, std::string_view what);
+Status parse_payload(std::string_view payload, google::protobuf::MessageLite& message, std::uint64_t offset,
+                     std::string_view what);
 
 // An incremental reader for a byte stream that may arrive in any split:
 // several frames in one read, or one frame over many. Bytes are written
@@ -81,7 +81,7 @@ class FrameReader {
  private:
   std::vector<char> buf_;
   std::size_t start_ = 0, end_ = 0;
-  std::uint64_t consumed_ = 0;   // stream offset of buf_[start_]
+  std::uint64_t consumed_ = 0;  // stream offset of buf_[start_]
   std::uint32_t max_frame_;
   bool broken_ = false;
 };

@@ -49,7 +49,17 @@ Result<UniqueFd> open_root(const std::string& path);
 Result<UniqueFd> open_beneath(int dirfd, std::string_view relpath, int flags, mode_t mode = 0);
 
 // File type of an observation.
-enum class FileType : std::uint8_t { Absent, Regular, Directory, Symlink, Fifo, Socket, CharDevice, BlockDevice, Other };
+enum class FileType : std::uint8_t {
+  Absent,
+  Regular,
+  Directory,
+  Symlink,
+  Fifo,
+  Socket,
+  CharDevice,
+  BlockDevice,
+  Other
+};
 std::string_view file_type_name(FileType type) noexcept;
 // The type an st_mode says.
 FileType file_type(mode_t st_mode) noexcept;
@@ -60,9 +70,9 @@ struct FileObservation {
   bool exists() const noexcept { return type != FileType::Absent; }
   uid_t uid = 0;
   gid_t gid = 0;
-  mode_t mode = 0;          // permission bits only (st_mode & 07777)
+  mode_t mode = 0;  // permission bits only (st_mode & 07777)
   nlink_t nlink = 0;
-  std::uint64_t size = 0;   // st_size
+  std::uint64_t size = 0;  // st_size
   dev_t dev = 0;
   ino_t ino = 0;
   // Lowercase hex SHA-256 of the content; set for regular files of at most
@@ -89,8 +99,7 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options = {});
 // observation with type Absent; a symlink as the last component is
 // FileType::Symlink (not an error); a symlink on the way is PathEscape.
 // Devices, FIFOs and directories are reported by type and never read.
-Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath,
-                                        const ObserveOptions& options = {});
+Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, const ObserveOptions& options = {});
 
 // An exclusively created file in a directory: O_CREAT | O_EXCL | O_NOFOLLOW,
 // mode set exactly (umask does not apply).

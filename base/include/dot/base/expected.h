@@ -26,24 +26,42 @@ class [[nodiscard]] Expected {
  public:
   static_assert(!std::is_same_v<T, E>, "Expected<T, T> is ambiguous");
 
-  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}           // NOLINT: implicit by design
+  Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}            // NOLINT: implicit by design
   Expected(Unexpected<E> e) : v_(std::in_place_index<1>, std::move(e.error)) {}  // NOLINT
-  Expected(E error) : v_(std::in_place_index<1>, std::move(error)) {}           // NOLINT
+  Expected(E error) : v_(std::in_place_index<1>, std::move(error)) {}            // NOLINT
 
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(v_); }
-  const T& value() const& { assert(ok()); return std::get<0>(v_); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(v_));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  E& error() & { assert(!ok()); return std::get<1>(v_); }
-  const E& error() const& { assert(!ok()); return std::get<1>(v_); }
-  E&& error() && { assert(!ok()); return std::get<1>(std::move(v_)); }
+  E& error() & {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
+  const E& error() const& {
+    assert(!ok());
+    return std::get<1>(v_);
+  }
+  E&& error() && {
+    assert(!ok());
+    return std::get<1>(std::move(v_));
+  }
 
  private:
   std::variant<T, E> v_;

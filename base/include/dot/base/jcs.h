@@ -20,7 +20,7 @@ namespace dot::jcs {
 
 enum class Profile : std::uint8_t { Rfc8785, Hello, Metewand };
 
-std::string_view profile_name(Profile p) noexcept;               // "rfc8785", "hello", "metewand"
+std::string_view profile_name(Profile p) noexcept;  // "rfc8785", "hello", "metewand"
 std::optional<Profile> profile_from_name(std::string_view name) noexcept;
 
 // Canonical bytes of a parsed value. Profile violations are Code::Validation
@@ -29,8 +29,7 @@ std::optional<Profile> profile_from_name(std::string_view name) noexcept;
 Result<std::string> canonicalize(json::Value value, Profile profile);
 
 // Strict parse (json::parse with `limits`) then canonicalize.
-Result<std::string> canonicalize_text(std::string_view json_text, Profile profile,
-                                      const json::ReadLimits& limits = {});
+Result<std::string> canonicalize_text(std::string_view json_text, Profile profile, const json::ReadLimits& limits = {});
 
 // Where canonicalize_text_to hands its output, piece by piece; an error it
 // returns ends the writing and is returned as is.
@@ -68,11 +67,13 @@ class Node {
   // Deep copy of a parsed value.
   static Node from(json::Value value);
 
-  Node& push(Node element);                       // array only
-  Node& set(std::string key, Node value);         // object only; returns *this
-  const Node* get(std::string_view key) const;    // object only
+  Node& push(Node element);                     // array only
+  Node& set(std::string key, Node value);       // object only; returns *this
+  const Node* get(std::string_view key) const;  // object only
 
-  struct Int { std::int64_t v; };
+  struct Int {
+    std::int64_t v;
+  };
   using Storage = std::variant<std::monostate, bool, Int, double, std::string, Array, Object>;
   const Storage& storage() const { return v_; }
 

@@ -60,10 +60,10 @@ class Value {
   // Byte offset in the source where this value starts.
   std::uint64_t offset() const noexcept;
 
-  bool as_bool() const noexcept;              // Bool only
+  bool as_bool() const noexcept;  // Bool only
   // The number's IEEE-754 binary64 value (integers beyond 2^53 or 2^64 rounded
   // to nearest; underflow gives +-0).
-  double as_double() const noexcept;          // Number only
+  double as_double() const noexcept;  // Number only
   // The number exactly as spelled in the source ("-0", "1.0", "1e3").
   std::string_view number_text() const noexcept;  // Number only
   // True when number_text() is an integer spelling: optional '-', digits, no
@@ -121,8 +121,13 @@ class Value::ElementIterator {
       : doc_(doc), node_(node), remaining_(remaining) {}
   Value operator*() const { return Value(doc_, node_); }
   ElementIterator& operator++();
-  ElementIterator operator++(int) { auto c = *this; ++*this; return c; }
+  ElementIterator operator++(int) {
+    auto c = *this;
+    ++*this;
+    return c;
+  }
   bool operator==(const ElementIterator& o) const { return remaining_ == o.remaining_; }
+
  private:
   const Document* doc_ = nullptr;
   std::uint32_t node_ = 0;
@@ -138,8 +143,13 @@ class Value::MemberIterator {
       : doc_(doc), node_(node), remaining_(remaining) {}
   Member operator*() const;
   MemberIterator& operator++();
-  MemberIterator operator++(int) { auto c = *this; ++*this; return c; }
+  MemberIterator operator++(int) {
+    auto c = *this;
+    ++*this;
+    return c;
+  }
   bool operator==(const MemberIterator& o) const { return remaining_ == o.remaining_; }
+
  private:
   const Document* doc_ = nullptr;
   std::uint32_t node_ = 0;

@@ -44,8 +44,7 @@ Result<std::size_t> read_before(int fd, char* buf, std::size_t max, Deadline dea
                                 std::string_view what);
 
 // Writes every byte before the deadline.
-Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures logs,
-                    std::string_view what);
+Status write_before(int fd, std::string_view bytes, Deadline deadline, Captures logs, std::string_view what);
 
 // Reads the logs until each has ended or `until` passes (what a child wrote
 // before it died is worth keeping).

@@ -61,8 +61,8 @@ std::vector<std::string> interpreter_env(const std::string& stage_dir);
 
 // A plugin executable opened as register and dpp conform accept it.
 struct PluginExecutable {
-  SealedExecutable program;  // what is executed: the ELF plugin, or the script's interpreter
-  std::string program_path;  // where `program` was read from
+  SealedExecutable program;                // what is executed: the ELF plugin, or the script's interpreter
+  std::string program_path;                // where `program` was read from
   std::optional<SealedExecutable> script;  // the sealed script (interpreted plugins)
   std::optional<Interpreter> interpreter;
 };

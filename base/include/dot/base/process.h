@@ -36,8 +36,8 @@ struct SpawnOptions {
   StdioMode stderr_mode = StdioMode::Pipe;
   // Further descriptors the child keeps: parent fd -> child fd number.
   std::vector<std::pair<int, int>> keep_fds;
-  bool new_process_group = true;  // setpgid(0,0)
-  bool new_session = false;       // setsid() (implies a new group)
+  bool new_process_group = true;    // setpgid(0,0)
+  bool new_session = false;         // setsid() (implies a new group)
   bool parent_death_signal = true;  // PR_SET_PDEATHSIG(SIGKILL)
   // Runs in the child after the descriptors are arranged, just before exec.
   // Must be async-signal-safe. Returns 0 or an errno value; on failure the
@@ -48,8 +48,8 @@ struct SpawnOptions {
 };
 
 struct ExitStatus {
-  int code = -1;    // exit code when exited normally, else -1
-  int signal = 0;   // terminating signal, else 0
+  int code = -1;   // exit code when exited normally, else -1
+  int signal = 0;  // terminating signal, else 0
   // User + system CPU time the process used (wait4's rusage): tells a kill by
   // the CPU rlimit (SIGKILL at the hard limit) from any other SIGKILL.
   std::chrono::microseconds cpu_time{0};

@@ -54,9 +54,7 @@ struct SandboxSupport {
   std::string rlimits_detail;
 
   bool landlock() const noexcept { return landlock_abi >= kMinLandlockAbi; }
-  bool complete() const noexcept {
-    return landlock() && seccomp && no_new_privs && capabilities && rlimits;
-  }
+  bool complete() const noexcept { return landlock() && seccomp && no_new_privs && capabilities && rlimits; }
   // Ok when every layer is present; else DOT_E_SANDBOX_UNAVAILABLE (kind
   // "landlock", "seccomp", "no_new_privs", "capabilities" or "rlimits") naming
   // the first missing layer.
@@ -137,10 +135,10 @@ struct SandboxPolicy {
 // library directories), plus the loader cache. Paths as the loader will open
 // them (Landlock rules attach to the file they name, symlinks followed).
 struct LoaderFiles {
-  std::string interpreter;            // empty for a static executable
-  std::vector<std::string> libraries;  // in breadth-first load order
+  std::string interpreter;              // empty for a static executable
+  std::vector<std::string> libraries;   // in breadth-first load order
   std::vector<std::string> unresolved;  // DT_NEEDED names not found (the loader will fail on them too)
-  std::string loader_cache;           // /etc/ld.so.cache when present
+  std::string loader_cache;             // /etc/ld.so.cache when present
 };
 
 // What one ELF object says about dynamic loading, read through `read_at`

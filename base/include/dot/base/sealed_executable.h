@@ -44,8 +44,7 @@ Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, s
 // exec, has no path an interpreter could open). Errors: Code::Io naming
 // `what` when it cannot be opened, read or sealed, or is not a regular file;
 // Code::Policy kind "script" for a `#!` script.
-Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what,
-                                              std::uint64_t max_bytes);
+Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what, std::uint64_t max_bytes);
 
 // True when `fd` is a memfd sealed against writing (what seal_executable
 // returns). The sandbox asks: Landlock cannot name such a file in a rule.

@@ -41,7 +41,7 @@ struct Manifest {
   std::string id;         // "org.dot.hello", "org.dot.mirror", ...
   std::string profile;    // "org.dot.hello/v1" | "org.dot.dpp/v1"
   std::uint64_t protocol = 1;
-  std::string sha256;     // of the pinned copy
+  std::string sha256;  // of the pinned copy
   // The directories the plugin may read, in registration order. The hello
   // profile has none and its manifest has no `inputs` key (its bytes are
   // exactly what earlier releases stored); the general profile's always has
@@ -61,11 +61,11 @@ inline constexpr std::size_t kMaxInputs = 16;
 inline constexpr std::size_t kMaxInputBytes = 4095;
 
 struct RegisterRequest {
-  std::string plugin_path;           // absolute path of the ELF executable or #! script
-  std::string id;                    // "" = org.dot.hello
-  std::string profile;               // "" = org.dot.hello/v1 (only for org.dot.hello)
+  std::string plugin_path;  // absolute path of the ELF executable or #! script
+  std::string id;           // "" = org.dot.hello
+  std::string profile;      // "" = org.dot.hello/v1 (only for org.dot.hello)
   Assurance assurance = Assurance::Audit;
-  std::vector<std::string> inputs;   // general profile only; kept in this order
+  std::vector<std::string> inputs;  // general profile only; kept in this order
   bool replace = false;
 };
 struct Registration {
@@ -112,9 +112,9 @@ Result<std::vector<ListedPlugin>> list_plugins(Root& root);
 // launches any plugin from these fields alone, whatever its language.
 struct PinnedPlugin {
   Manifest manifest;
-  UniqueFd exec_fd;       // the sealed memfd executed: the plugin, or its interpreter
-  std::string exec_path;  // where exec_fd was read from: the sandbox's loader lookup
-  std::string copy_path;  // DIR/.dot/<copy name>, for messages
+  UniqueFd exec_fd;               // the sealed memfd executed: the plugin, or its interpreter
+  std::string exec_path;          // where exec_fd was read from: the sandbox's loader lookup
+  std::string copy_path;          // DIR/.dot/<copy name>, for messages
   std::vector<std::string> argv;  // {"dot-plugin"}, or the interpreter's (dot::interpreter_argv)
   // An interpreted plugin's sealed script, kept by the child as
   // dot::kScriptChildFd; empty for an ELF plugin.

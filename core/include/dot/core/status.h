@@ -27,7 +27,7 @@ struct StatusView {
   std::vector<store::TxnSummary> sealed;    // SEALED, waiting for apply
   std::optional<store::TxnSummary> newest;  // the newest transaction, any state
   std::size_t transactions = 0;
-  std::vector<Drift> drift;                 // find_drift
+  std::vector<Drift> drift;  // find_drift
 };
 
 // The view of `root`. Errors: those of list_plugins, the store's queries

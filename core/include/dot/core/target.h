@@ -71,7 +71,7 @@ Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
 // (target or parent) is Code::PathEscape; anything else outside the policy
 // Code::Policy, the detail naming the path and the rule.
 struct PathTarget {
-  Snapshot snapshot;                   // absent, or the five fields
+  Snapshot snapshot;  // absent, or the five fields
   std::uint64_t size = 0;
   std::optional<std::string> content;  // when it exists and has at most keep_bytes
 };
@@ -104,14 +104,13 @@ Status set_owner_and_mode(int fd, const Snapshot& want, std::string_view name);
 Status recheck_target(int root_fd, std::string_view name, const Snapshot& expected);
 
 // Commits slot `slot` of plan `plan_id`: writes `bytes` to the temp file
-// temp_name(plan_id, Apply, slot) beside the target (create_own_temp), fsyncs it, re-checks the target against op.before, renames
-// over the target (RENAME_NOREPLACE when it was absent), fsyncs the root.
-// Crash points commit.slot<N>.temp_synced|renamed|dir_synced; fault points
-// commit.slot<N>.write|fsync|rename|dirsync. An I/O error is Code::Commit
-// (kind = errno name); the temp file is removed on every failure path.
-// `renamed` tells the caller whether the target was already replaced.
-Status commit_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op,
-                   std::string_view bytes, const TestHooks& hooks, bool& renamed);
+// temp_name(plan_id, Apply, slot) beside the target (create_own_temp), fsyncs it, re-checks the target against
+// op.before, renames over the target (RENAME_NOREPLACE when it was absent), fsyncs the root. Crash points
+// commit.slot<N>.temp_synced|renamed|dir_synced; fault points commit.slot<N>.write|fsync|rename|dirsync. An I/O error
+// is Code::Commit (kind = errno name); the temp file is removed on every failure path. `renamed` tells the caller
+// whether the target was already replaced.
+Status commit_slot(int root_fd, std::string_view plan_id, std::size_t slot, const Operation& op, std::string_view bytes,
+                   const TestHooks& hooks, bool& renamed);
 
 enum class RestoreOutcome { AlreadyBefore, Restored };
 // Undoes slot `slot`: a target equal to op.before is left alone; a target

@@ -34,8 +34,7 @@ json::ReadLimits body_limits(std::size_t max_bytes = kMaxBody) noexcept;
 // Validates without building a tree (the decoder's fast path).
 Status check_body(std::string_view body, std::uint64_t body_offset, std::size_t max_bytes = kMaxBody);
 // Validates and parses.
-Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offset,
-                                  std::size_t max_bytes = kMaxBody);
+Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offset, std::size_t max_bytes = kMaxBody);
 
 // Re-labels a strict-reader error on `body` (starting at stream offset
 // `body_offset`) as the DPP error described above.

@@ -29,8 +29,8 @@
 #include <string>
 #include <string_view>
 
-#include "dot/base/result.h"
 #include "dot/base/byte_stream.h"
+#include "dot/base/result.h"
 
 namespace dot::dpp {
 
@@ -47,8 +47,7 @@ struct Frame {
 class FrameReader {
  public:
   // `max_body` is the largest N accepted (kMaxBody, or a negotiated limit).
-  explicit FrameReader(ByteSource& source, std::size_t max_body = kMaxBody)
-      : source_(source), max_body_(max_body) {}
+  explicit FrameReader(ByteSource& source, std::size_t max_body = kMaxBody) : source_(source), max_body_(max_body) {}
 
   // The next frame's raw body; nullopt at a clean end of stream. After an
   // error the reader stays failed (every later call returns the same error).

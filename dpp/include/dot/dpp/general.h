@@ -49,14 +49,14 @@ inline constexpr std::size_t kMaxErrorDataBytes = 4096;
 // The limits object of dot.initialize. The member initialisers are the
 // profile's values (docs/spec/dpp-general.md, "Negotiation"): kLimits.
 struct Limits {
-  std::uint64_t deadline_ms = 60000;              // spawn to exit
-  std::uint64_t max_frame_bytes = 16777216;       // one frame body, both directions
-  std::uint64_t max_stdout_bytes = 67108864;      // the whole invocation, notifications included
-  std::uint64_t max_stderr_bytes = 65536;         // kept; one byte more fails
+  std::uint64_t deadline_ms = 60000;          // spawn to exit
+  std::uint64_t max_frame_bytes = 16777216;   // one frame body, both directions
+  std::uint64_t max_stdout_bytes = 67108864;  // the whole invocation, notifications included
+  std::uint64_t max_stderr_bytes = 65536;     // kept; one byte more fails
   std::uint64_t max_operations = 10000;
-  std::uint64_t max_file_bytes = 16777216;        // one written file
-  std::uint64_t max_total_bytes = 1073741824;     // all written files
-  std::uint64_t max_log_messages = 1000;          // the whole invocation
+  std::uint64_t max_file_bytes = 16777216;     // one written file
+  std::uint64_t max_total_bytes = 1073741824;  // all written files
+  std::uint64_t max_log_messages = 1000;       // the whole invocation
   bool operator==(const Limits&) const = default;
 };
 inline constexpr Limits kLimits{};
@@ -184,10 +184,10 @@ Result<ErrorObject> decode_error_object(json::Value v);
 struct Reply {
   enum class Kind : std::uint8_t { Result, Error, Notification };
   Kind kind = Kind::Result;
-  json::Value result;        // Kind::Result
-  ErrorObject error;         // Kind::Error
-  std::string method;        // Kind::Notification: its method, any string
-  json::Value params;        // Kind::Notification
+  json::Value result;  // Kind::Result
+  ErrorObject error;   // Kind::Error
+  std::string method;  // Kind::Notification: its method, any string
+  json::Value params;  // Kind::Notification
 };
 
 // The general envelope: a response exactly as messages.h's decode_response

@@ -18,10 +18,10 @@
 #include <string>
 #include <string_view>
 
+#include "dot/base/byte_stream.h"
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
-#include "dot/base/byte_stream.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/jsonrpc.h"
 #include "dot/dpp/messages.h"

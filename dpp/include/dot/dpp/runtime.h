@@ -40,8 +40,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dot/base/result.h"
 #include "dot/base/byte_stream.h"
+#include "dot/base/result.h"
 #include "dot/dpp/general.h"
 
 namespace dot::dpp::general {

@@ -56,8 +56,7 @@ Status check_claims(std::span<const std::string> writes, std::span<const general
 // Reads every claimed artifact beneath `stage_fd` once check_claims holds;
 // each a regular single-link file of exactly its claimed size and digest.
 Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const general::Artifact> claimed,
-                                           const StageLimits& limits);
+                                           std::span<const general::Artifact> claimed, const StageLimits& limits);
 
 // The stage holds nothing but the claimed files and the folders on their
 // way: every entry is visited through descriptors (never following a

@@ -17,9 +17,9 @@ inline constexpr std::size_t kMaxLineBytes = 1024 * 1024;
 
 struct FrameError {
   enum class Kind : std::uint8_t {
-    Io,             // the byte source failed (detail says how)
-    LineTooLong,    // limit
-    EarlyEof,       // received
+    Io,           // the byte source failed (detail says how)
+    LineTooLong,  // limit
+    EarlyEof,     // received
     ByteOrderMark,
     InvalidUtf8,    // valid_up_to
     DuplicateKey,   // key

@@ -18,8 +18,8 @@
 
 #include "dot/base/utf8.h"
 
-#include "dot/base/json.h"
 #include "dot/base/byte_stream.h"
+#include "dot/base/json.h"
 #include "dot/metewand/expected.h"
 #include "dot/metewand/frame_error.h"
 
@@ -80,10 +80,10 @@ class FrameReader {
   std::unique_ptr<char[]> buf_;
   // Kept across lines: simdjson's buffers are allocated once per reader.
   json::Parser parser_;
-  std::size_t start_ = 0;  // first byte of the current line
-  std::size_t scan_ = 0;   // bytes before this were searched for LF
-  std::size_t end_ = 0;    // one past the last buffered byte
-  std::uint64_t base_ = 0; // stream offset of buf_[0]
+  std::size_t start_ = 0;   // first byte of the current line
+  std::size_t scan_ = 0;    // bytes before this were searched for LF
+  std::size_t end_ = 0;     // one past the last buffered byte
+  std::uint64_t base_ = 0;  // stream offset of buf_[0]
   bool eof_ = false;
   std::optional<FrameError> failure_;
 };

@@ -60,20 +60,20 @@ struct HelloResponse {
   std::string id;
   std::uint32_t protocol = kWireProtocolVersion;
   std::string worker_id;
-  std::optional<SdkMetadata> sdk;     // null for a direct protocol worker
+  std::optional<SdkMetadata> sdk;        // null for a direct protocol worker
   std::vector<Capability> capabilities;  // unique
 
   jcs::Node to_node() const;
 };
 
-inline constexpr std::string_view kFailureCodes[] = {"invalid_request", "unsupported_operation",
-                                                     "operation_failed", "internal_error"};
+inline constexpr std::string_view kFailureCodes[] = {"invalid_request", "unsupported_operation", "operation_failed",
+                                                     "internal_error"};
 
 // {"error":{"code":C,"message":M[,"details":{...}]},"id":I,"ok":false}
 struct WorkerFailure {
   std::string id;
-  std::string code;     // one of kFailureCodes
-  std::string message;  // non-empty
+  std::string code;                  // one of kFailureCodes
+  std::string message;               // non-empty
   std::optional<jcs::Node> details;  // an object when present
 
   jcs::Node to_node() const;
@@ -123,7 +123,8 @@ struct NegotiatedSession {
 // Picks version 1 when offered.
 Expected<std::uint32_t, HandshakeError> negotiate_protocol(std::span<const std::uint32_t> offered);
 
-Expected<NegotiatedSession, HandshakeError> validate_hello_response(
-    const HelloRequest& request, const HelloResponse& response, std::span<const Capability> selected);
+Expected<NegotiatedSession, HandshakeError> validate_hello_response(const HelloRequest& request,
+                                                                    const HelloResponse& response,
+                                                                    std::span<const Capability> selected);
 
 }  // namespace dot::metewand

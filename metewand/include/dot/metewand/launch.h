@@ -16,8 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dot/base/result.h"
@@ -43,7 +43,7 @@ Result<ResolvedWorker> resolve_worker(const std::string& name);
 struct HelloRun {
   std::vector<std::string> command;  // WORKER [ARGS...]
   WorkerRole role = WorkerRole::Implementation;
-  std::string worker_id;             // empty: the resolved identity
+  std::string worker_id;  // empty: the resolved identity
   std::vector<Capability> selected;
   // Bounds the handshake, then the worker's exit (what is left of it, at
   // least 200 ms so a clean exit fits).
@@ -66,7 +66,7 @@ struct PhaseRecord {
 struct SessionRun {
   std::vector<std::string> command;  // WORKER [ARGS...]
   WorkerRole role = WorkerRole::Implementation;
-  std::string worker_id;             // empty: the resolved identity
+  std::string worker_id;  // empty: the resolved identity
   std::vector<Capability> selected;
   // In order, after hello; shutdown follows them (not listed here).
   std::vector<std::pair<Method, jcs::Node>> requests;

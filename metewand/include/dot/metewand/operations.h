@@ -70,7 +70,7 @@ std::optional<Method> request_method(json::Value value) noexcept;
 struct OperationSuccess {
   Method method = Method::Shutdown;
   std::string id;
-  std::string manifest;  // materialize: dataset.manifest; execute: result.manifest
+  std::string manifest;                                 // materialize: dataset.manifest; execute: result.manifest
   std::optional<std::uint64_t> implementation_time_ns;  // execute; nullopt is null
   jcs::Node statistics = jcs::Node::object();           // execute
 

@@ -37,8 +37,8 @@ struct WorkerHandlers {
 
 // What the worker reports at hello.
 struct WorkerHelloReply {
-  std::optional<SdkMetadata> sdk;          // nullopt: a direct protocol worker
-  std::vector<Capability> capabilities;    // reported as given (implementation role)
+  std::optional<SdkMetadata> sdk;            // nullopt: a direct protocol worker
+  std::vector<Capability> capabilities;      // reported as given (implementation role)
   bool capabilities_for_every_role = false;  // else non-implementation roles report []
 };
 

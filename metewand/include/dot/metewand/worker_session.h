@@ -65,10 +65,10 @@ struct PhaseTimeouts {
 };
 
 struct WorkerCommand {
-  std::vector<std::string> argv;     // argv[0] is the worker's name for itself
-  std::string path;                  // exactly one of path / exec_fd (see SpawnOptions)
+  std::vector<std::string> argv;  // argv[0] is the worker's name for itself
+  std::string path;               // exactly one of path / exec_fd (see SpawnOptions)
   int exec_fd = -1;
-  std::vector<std::string> env;      // the exact environment; the two fd variables are added
+  std::vector<std::string> env;  // the exact environment; the two fd variables are added
   std::string cwd;
 };
 
@@ -76,8 +76,8 @@ struct SessionOptions {
   WorkerCommand command;
   PhaseTimeouts timeouts;
   std::size_t log_cap = 64 * 1024;  // per stream: the first log_cap bytes are kept
-  int child_read_fd = 3;   // where the worker reads requests
-  int child_write_fd = 4;  // where the worker writes responses
+  int child_read_fd = 3;            // where the worker reads requests
+  int child_write_fd = 4;           // where the worker writes responses
 };
 
 struct SessionError {
@@ -168,9 +168,9 @@ class WorkerSession {
   // still sends (up to the first framing error). The group is then killed
   // and reaped; the session is over either way.
   struct Probe {
-    std::vector<std::string> lines;          // complete lines received, LF stripped
-    std::optional<FrameError> frame_error;   // the worker's stream broke the framing
-    std::optional<ExitStatus> exit;          // nullopt: it did not exit in time
+    std::vector<std::string> lines;         // complete lines received, LF stripped
+    std::optional<FrameError> frame_error;  // the worker's stream broke the framing
+    std::optional<ExitStatus> exit;         // nullopt: it did not exit in time
   };
   Probe probe_raw(std::string_view bytes);
 

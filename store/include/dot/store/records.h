@@ -26,15 +26,15 @@ inline constexpr std::size_t kMaxStderrBytes = 64 * 1024;
 inline constexpr std::size_t kMaxProposalBytes = std::size_t{256} << 20;
 
 struct PluginRecord {
-  std::string plugin_id;       // manifest id, e.g. "org.dot.hello"
-  std::string sha256;          // pinned digest of the copied executable (64 hex)
-  std::string manifest;        // the manifest document (canonical JSON bytes)
+  std::string plugin_id;              // manifest id, e.g. "org.dot.hello"
+  std::string sha256;                 // pinned digest of the copied executable (64 hex)
+  std::string manifest;               // the manifest document (canonical JSON bytes)
   std::int64_t registered_at_ms = 0;  // set by the store
 };
 
 struct ProposalStart {
   std::string plugin_id;
-  std::string plugin_digest;   // 64 hex
+  std::string plugin_digest;       // 64 hex
   std::int64_t started_at_ms = 0;  // 0: the store uses now
 };
 
@@ -48,10 +48,10 @@ inline constexpr std::uint64_t kMaxPlanFileBytes = std::uint64_t{1} << 30;
 // apply keeps of a target, keyed by its operation's index in the plan.
 enum class FileKind : std::uint8_t { Artifact, Backup };
 struct FileBlob {
-  std::uint32_t index = 0;     // the operation's index in the plan
-  bool exists = true;          // backups only: false = the target was absent
-  std::uint64_t size = 0;      // 0 when !exists
-  std::string sha256;          // lowercase hex of the bytes ("" when !exists)
+  std::uint32_t index = 0;  // the operation's index in the plan
+  bool exists = true;       // backups only: false = the target was absent
+  std::uint64_t size = 0;   // 0 when !exists
+  std::string sha256;       // lowercase hex of the bytes ("" when !exists)
   bool operator==(const FileBlob&) const = default;
 };
 // Opens the bytes of `blob` for the store to read from their start to their
@@ -61,9 +61,9 @@ using FileOpener = std::function<Result<UniqueFd>(const FileBlob& blob)>;
 
 // One dot.log message of a general-profile proposal, kept in arrival order.
 struct LogRecord {
-  std::string level;           // debug | info | warning | error
-  std::string message;         // plugin text, at most 4096 bytes, exact
-  std::string method;          // the request it came during, e.g. "dot.plan"
+  std::string level;    // debug | info | warning | error
+  std::string message;  // plugin text, at most 4096 bytes, exact
+  std::string method;   // the request it came during, e.g. "dot.plan"
   bool operator==(const LogRecord&) const = default;
 };
 
@@ -74,23 +74,23 @@ inline constexpr std::string_view kNoChangesCode = "NO_CHANGES";
 
 // Why a proposal ended without a plan.
 struct Abandonment {
-  std::string code;            // "DOT_E_PROTOCOL", ..., or kNoChangesCode
-  std::string detail;          // one line for humans
-  std::string plugin_stderr;   // raw bytes; cut to kMaxStderrBytes by the store
+  std::string code;           // "DOT_E_PROTOCOL", ..., or kNoChangesCode
+  std::string detail;         // one line for humans
+  std::string plugin_stderr;  // raw bytes; cut to kMaxStderrBytes by the store
 };
 
 // What inspect shows per slot; core derives it from the plan.
 struct OperationSummary {
-  std::string name;            // slot name, e.g. "hello.txt"
-  std::string before_sha256;   // "" when the target did not exist
+  std::string name;           // slot name, e.g. "hello.txt"
+  std::string before_sha256;  // "" when the target did not exist
   std::string after_sha256;
 };
 
 struct Blob {
   std::uint32_t slot = 0;
-  bool exists = true;          // backups only: false = the target was absent (bytes empty)
-  std::string bytes;           // <= kMaxBlobBytes
-  std::string sha256;          // lowercase hex of bytes ("" when !exists)
+  bool exists = true;  // backups only: false = the target was absent (bytes empty)
+  std::string bytes;   // <= kMaxBlobBytes
+  std::string sha256;  // lowercase hex of bytes ("" when !exists)
 };
 
 struct SealInput {
@@ -111,14 +111,14 @@ struct SealInput {
   bool streamed = false;
   std::vector<FileBlob> files;
   FileOpener open_file;
-  std::vector<LogRecord> logs;               // the proposal's dot.log messages
+  std::vector<LogRecord> logs;  // the proposal's dot.log messages
 };
 
 struct Event {
-  std::int64_t seq = 0;        // global, increasing
+  std::int64_t seq = 0;            // global, increasing
   State state = State::Proposing;  // the state after this event
   std::int64_t at_ms = 0;
-  std::string code;            // "" or a DOT_E_* name
+  std::string code;  // "" or a DOT_E_* name
   std::string detail;
 };
 
@@ -128,7 +128,7 @@ struct EffectEntry {
   std::string idempotency_key;  // sha256_hex(plan_id + ":commit:" + index)
   std::uint32_t attempts = 0;
   std::int64_t updated_at_ms = 0;
-  std::string code;            // set when FAILED
+  std::string code;  // set when FAILED
   std::string detail;
 };
 
@@ -136,16 +136,16 @@ struct EffectEntry {
 struct TxnSummary {
   TxnId id = 0;
   State state = State::Proposing;
-  std::string plan_id;         // "" until SEALED (and for ABANDONED)
-  std::string proposal_id;     // "" until known
+  std::string plan_id;      // "" until SEALED (and for ABANDONED)
+  std::string proposal_id;  // "" until known
   std::string plugin_id;
   std::int64_t created_at_ms = 0;
   std::int64_t updated_at_ms = 0;
-  std::string code;            // last error code, "" when none
+  std::string code;  // last error code, "" when none
   std::uint32_t operation_count = 0;
   std::optional<std::uint32_t> effect_count;  // nullopt: pre-capability or not sealed
-  bool pruned = false;         // blobs and events dropped by `store prune`
-  bool effect_failed = false;  // some ledger entry is FAILED (POST_COMMIT_FAILED)
+  bool pruned = false;                        // blobs and events dropped by `store prune`
+  bool effect_failed = false;                 // some ledger entry is FAILED (POST_COMMIT_FAILED)
 };
 
 // The status `status` and `inspect` show for a transaction (docs/spec/transactions.md,
@@ -165,7 +165,7 @@ struct TxnDetail {
   std::string plugin_digest;
   std::int64_t started_at_ms = 0;
   std::int64_t finished_at_ms = 0;  // sealed or abandoned; 0 while PROPOSING
-  std::string detail;          // last error detail
+  std::string detail;               // last error detail
   std::string plugin_stderr;
   bool plugin_stderr_truncated = false;
   std::vector<OperationSummary> operations;
@@ -186,7 +186,7 @@ struct SealedPlan {
   std::optional<std::uint32_t> effect_count;
   std::vector<OperationSummary> operations;
   std::vector<Blob> artifacts;
-  std::vector<Blob> backups;   // empty before PREPARED
+  std::vector<Blob> backups;  // empty before PREPARED
   std::vector<EffectEntry> effects;
   // A version-2 plan: its files (metadata only; Store::read_file streams the
   // bytes) and its proposal document (the preimage of proposal_id).
@@ -209,13 +209,13 @@ struct AppliedPlan {
 struct PathOwner {
   std::string path;
   std::string plugin_id;
-  TxnId txn = 0;               // the transaction that wrote it last
+  TxnId txn = 0;  // the transaction that wrote it last
   bool operator==(const PathOwner&) const = default;
 };
 
 struct ListFilter {
   std::optional<State> state;
-  std::size_t limit = 50;      // 0 = no limit
+  std::size_t limit = 50;  // 0 = no limit
 };
 
 }  // namespace dot::store

@@ -23,12 +23,12 @@
 namespace dot::store {
 
 struct RootLayout {
-  std::string root;        // DIR as given (made absolute)
-  std::string state_dir;   // DIR/.dot
-  std::string database;    // DIR/.dot/store.db
-  std::string lock_file;   // DIR/.dot/lock
-  std::string plugin_copy; // DIR/.dot/plugin
-  std::string stage_dir;   // DIR/.dot/stage
+  std::string root;         // DIR as given (made absolute)
+  std::string state_dir;    // DIR/.dot
+  std::string database;     // DIR/.dot/store.db
+  std::string lock_file;    // DIR/.dot/lock
+  std::string plugin_copy;  // DIR/.dot/plugin
+  std::string stage_dir;    // DIR/.dot/stage
 
   // Pure path arithmetic; nothing is touched. A relative `dir` is resolved
   // against the current directory (not through symlinks).
@@ -95,7 +95,6 @@ Result<OpenedRoot> open_root(const std::string& dir);
 // (open_root refuses it), and no symlink is followed on the way up.
 // DOT_E_STORE kind "no_root" when none is found. Returns the root directory.
 Result<std::string> discover_root(const std::string& start);
-
 
 // The root's exclusive lock: flock(LOCK_EX | LOCK_NB) on DIR/.dot/lock
 // (opened beneath the state folder's descriptor; a symlink is

@@ -74,8 +74,7 @@ class Store {
   static Result<Store> open(const std::string& db_path, const OpenOptions& options = {});
   // Creates a new database at `db_path` (must not exist) with this root id.
   // Used by init_root; tests use it directly.
-  static Result<Store> create(const std::string& db_path, std::string_view root_id,
-                              const OpenOptions& options = {});
+  static Result<Store> create(const std::string& db_path, std::string_view root_id, const OpenOptions& options = {});
 
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
@@ -169,8 +168,8 @@ class Store {
   // plan has no ledger (DOT_E_RECOVERY_REQUIRED). SUCCEEDED is final.
   Result<EffectEntry> effect_attempt(TxnId id, std::uint32_t index);
   // ATTEMPTED -> SUCCEEDED | FAILED (code/detail kept for FAILED).
-  Status effect_finish(TxnId id, std::uint32_t index, EffectState outcome,
-                       std::string_view code = {}, std::string_view detail = {});
+  Status effect_finish(TxnId id, std::uint32_t index, EffectState outcome, std::string_view code = {},
+                       std::string_view detail = {});
   Result<std::vector<EffectEntry>> effects(TxnId id);
 
   // ---- queries ---------------------------------------------------------
