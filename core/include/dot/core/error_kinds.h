@@ -214,7 +214,10 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the transaction states (docs/spec/transactions.md)"},  // Parent
     {"missing_backup", Code::RecoveryRequired, "no backup of …",
      "the transaction states (docs/spec/transactions.md)"},  // MissingBackup
-    {"test_hook", Code::Validation, "DOT_TEST_FAULT=\"…\" is not <point>:<ERRNO name> (e.g. commit.slot0.fsync:EIO)",
+    // (The variable's name is not spelled here: no product executable may
+    // hold a test hook's name, EngineTest.ProductExecutablesIgnoreEveryTestHook.)
+    {"test_hook", Code::Validation,
+     "a test build's fault variable is not <point>:<ERRNO name> (e.g. apply.op0.rename:EIO)",
      "docs/engine.md"},  // TestHook
 });
 
