@@ -107,8 +107,14 @@ TEST_P(DeepStagePlan, LeavesNothingInTheStageFolder) {
   } else {
     EXPECT_EQ(r.code, 1) << r.err;
     EXPECT_EQ(last_state(), "ABANDONED");
-    EXPECT_NE(r.err.find(act == "extra" ? "which no artifact names" : "the source went away"), std::string::npos)
-        << r.err;
+    // The plugin builds its tree within its 60 s deadline; on a machine
+    // loaded far past CI's (load 16 was seen) the deadline can come first.
+    // That is another outcome of the same plan, and what this test holds
+    // to is the same for every outcome: nothing left in the stage folder.
+    const bool timed_out = r.err.find("DOT_E_TIMEOUT") != std::string::npos;
+    if (!timed_out)
+      EXPECT_NE(r.err.find(act == "extra" ? "which no artifact names" : "the source went away"), std::string::npos)
+          << r.err;
   }
   EXPECT_EQ(r.err.find("could not be removed"), std::string::npos) << r.err;
   EXPECT_EQ(stage_left(), std::vector<std::string>{});
