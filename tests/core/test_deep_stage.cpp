@@ -112,9 +112,10 @@ TEST_P(DeepStagePlan, LeavesNothingInTheStageFolder) {
     // That is another outcome of the same plan, and what this test holds
     // to is the same for every outcome: nothing left in the stage folder.
     const bool timed_out = r.err.find("DOT_E_TIMEOUT") != std::string::npos;
-    if (!timed_out)
+    if (!timed_out) {
       EXPECT_NE(r.err.find(act == "extra" ? "which no artifact names" : "the source went away"), std::string::npos)
           << r.err;
+    }
   }
   EXPECT_EQ(r.err.find("could not be removed"), std::string::npos) << r.err;
   EXPECT_EQ(stage_left(), std::vector<std::string>{});
