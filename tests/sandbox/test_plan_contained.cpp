@@ -22,6 +22,7 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
+#include "product_run.h"
 #include "dot/store/store.h"
 
 namespace dot {
@@ -31,35 +32,9 @@ namespace fs = std::filesystem;
 
 const std::string kBin = DOT_BIN_DIR;
 
-struct CmdResult {
-  int code = -1;
-  int signal = 0;
-  std::string out, err;
-};
-
-CmdResult dot_core(const std::vector<std::string>& args, std::vector<std::string> env = {"LANG=C"}) {
-  SpawnOptions o;
-  o.path = kBin + "/dot-core";
-  o.argv = {"dot-core"};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.env = std::move(env);
-  o.stdin_mode = StdioMode::DevNull;
-  CmdResult r;
-  auto child = spawn(o);
-  if (!child.ok()) {
-    r.err = child.error().line();
-    return r;
-  }
-  r.out = read_all(child->stdout_fd().get(), 4 << 20).value();
-  r.err = read_all(child->stderr_fd().get(), 4 << 20).value();
-  auto st = child->wait_until(Clock::now() + std::chrono::seconds(60));
-  if (!st) st = child->kill_and_reap();
-  r.code = st->code;
-  r.signal = st->signal;
-  return r;
-}
-
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+using sandbox_testing::CmdResult;
+using sandbox_testing::contains;
+using sandbox_testing::dot_core;
 
 // What a contained plugin killed by seccomp before its first answer is
 // reported as: the signal and the layer, not the closed pipe it left behind.

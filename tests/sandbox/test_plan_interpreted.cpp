@@ -19,6 +19,7 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
+#include "product_run.h"
 #include "dot/base/sha256.h"
 
 namespace dot {
@@ -29,35 +30,9 @@ namespace fs = std::filesystem;
 const std::string kBin = DOT_BIN_DIR;
 const std::string kPython = DOT_TEST_PYTHON;
 
-struct CmdResult {
-  int code = -1;
-  int signal = 0;
-  std::string out, err;
-};
-
-CmdResult dot_core(const std::vector<std::string>& args, std::vector<std::string> env = {"LANG=C"}) {
-  SpawnOptions o;
-  o.path = kBin + "/dot-core";
-  o.argv = {"dot-core"};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.env = std::move(env);
-  o.stdin_mode = StdioMode::DevNull;
-  CmdResult r;
-  auto child = spawn(o);
-  if (!child.ok()) {
-    r.err = child.error().line();
-    return r;
-  }
-  r.out = read_all(child->stdout_fd().get(), 4 << 20).value();
-  r.err = read_all(child->stderr_fd().get(), 4 << 20).value();
-  auto st = child->wait_until(Clock::now() + std::chrono::seconds(60));
-  if (!st) st = child->kill_and_reap();
-  r.code = st->code;
-  r.signal = st->signal;
-  return r;
-}
-
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+using sandbox_testing::CmdResult;
+using sandbox_testing::contains;
+using sandbox_testing::dot_core;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
