@@ -32,6 +32,16 @@
 
 namespace dot::core {
 
+// How far a plan is (plan's progress line on a terminal): the step, the
+// targets or files done of the total, and their bytes so far.
+enum class PlanStep { Observe };
+struct PlanProgress {
+  PlanStep step = PlanStep::Observe;
+  std::size_t done = 0;
+  std::size_t total = 0;
+  std::uint64_t bytes = 0;
+};
+
 struct PlanOptions {
   // What the user asked for: --allow-audit-plugin (Audit) or
   // --require-process-sandbox (Process). It must match the manifest's
@@ -52,6 +62,8 @@ struct PlanOptions {
   void* after_hash_ctx = nullptr;
   // General profile: each dot.log message as it arrives (plan --verbose).
   std::function<void(const store::LogRecord&)> on_log;
+  // After each target observed (the progress `plan` shows on a terminal).
+  std::function<void(const PlanProgress&)> on_progress;
 };
 
 struct PlannedSlot {
