@@ -198,16 +198,15 @@ class ProposalRun {
       slot.before_size = t.size;
       slot.before_content = std::move(t.content);
       draft_.slots.push_back(std::move(slot));
-      progress(PlanStep::Observe, plan.operations.size(), draft_.proposal.operations.size(), t.size);
+      progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
     }
     plan.directories = profile_->folders(draft_, parents);
     return stat_cache_.save();
   }
 
-  void progress(PlanStep step, std::size_t done, std::size_t total, std::uint64_t bytes) {
-    if (!options_.on_progress) return;
-    progress_bytes_ = done == 1 ? bytes : progress_bytes_ + bytes;
-    options_.on_progress(PlanProgress{step, done, total, progress_bytes_});
+  void progress(std::size_t done, std::size_t total, std::uint64_t bytes) {
+    progress_bytes_ += bytes;
+    if (options_.on_progress) options_.on_progress(Progress{done, total, progress_bytes_});
   }
 
   // The bytes of both sides of each write that changes content, for the diff
@@ -299,6 +298,13 @@ class ProposalRun {
       store::Abandonment unchanged;
       unchanged.code = std::string(store::kNoChangesCode);
       unchanged.detail = "every target already holds what the plugin proposed; nothing was sealed";
+      // A no-change plan keeps a small record: a large document (many
+      // paths, nothing to do) is not kept; its proposal id still is.
+      if (draft_.proposal_document.size() > kKeptNoChangeProposalBytes) {
+        unchanged.drop_proposal = true;
+        unchanged.detail += fmt::format("; the proposal document ({} bytes) was not kept",
+                                        draft_.proposal_document.size());
+      }
       unchanged.plugin_stderr = out.plugin_stderr;
       DOT_TRY(root_.store().abandon(txn_, unchanged, out.logs));
       return out;

@@ -26,21 +26,12 @@
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
+#include "dot/core/progress.h"
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
 #include "dot/store/records.h"
 
 namespace dot::core {
-
-// How far a plan is (plan's progress line on a terminal): the step, the
-// targets or files done of the total, and their bytes so far.
-enum class PlanStep { Observe };
-struct PlanProgress {
-  PlanStep step = PlanStep::Observe;
-  std::size_t done = 0;
-  std::size_t total = 0;
-  std::uint64_t bytes = 0;
-};
 
 struct PlanOptions {
   // What the user asked for: --allow-audit-plugin (Audit) or
@@ -62,8 +53,8 @@ struct PlanOptions {
   void* after_hash_ctx = nullptr;
   // General profile: each dot.log message as it arrives (plan --verbose).
   std::function<void(const store::LogRecord&)> on_log;
-  // After each target observed (the progress `plan` shows on a terminal).
-  std::function<void(const PlanProgress&)> on_progress;
+  // After each target observed: targets done of those proposed, their bytes.
+  ProgressFn on_progress;
 };
 
 struct PlannedSlot {
@@ -78,6 +69,9 @@ struct PlannedSlot {
 // per plan; beyond that a one-line summary is shown).
 inline constexpr std::size_t kDiffFileBytes = 64 * 1024;
 inline constexpr std::size_t kDiffTotalBytes = 8 * 1024 * 1024;
+// A plan that changes nothing keeps its proposal document only up to this
+// size (its store record stays small however many paths it named).
+inline constexpr std::size_t kKeptNoChangeProposalBytes = 2048;
 struct PathSlot {
   std::string path;
   Action action = Action::Write;
