@@ -32,11 +32,11 @@
 #include "dot/core/root.h"
 #include "dot/core/status.h"
 #include "engine_json.h"
-#include "plan_views.h"
-#include "progress_line.h"
 #include "hints.h"
 #include "json_writer.h"
 #include "output.h"
+#include "plan_views.h"
+#include "progress_line.h"
 #include "root_option.h"
 #include "style.h"
 
@@ -61,10 +61,10 @@ struct EngineOptions {
   bool json = false;
   bool pager = false;
   bool verbose = false;
-  bool stat = false;          // plan --stat
-  bool name_status = false;   // plan --name-status
-  bool full = false;          // plan --full
-  bool quiet = false;         // plan/apply --quiet: no progress line
+  bool stat = false;              // plan --stat
+  bool name_status = false;       // plan --name-status
+  bool full = false;              // plan --full
+  bool quiet = false;             // plan/apply --quiet: no progress line
   std::string progress = "auto";  // plan/apply --progress
 };
 
@@ -490,9 +490,9 @@ void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
   auto* stat = plan->add_flag("--stat", o->stat, "Show per-path counts of added and removed lines (git diff --stat)");
   auto* names = plan->add_flag("--name-status", o->name_status, "Show one line per path: A (create), M, D (remove)");
   stat->excludes(names);
-  plan->add_flag("--full", o->full,
-                 fmt::format("Show every operation's diff (by default the output stops after {} lines)",
-                             kPlanShownLines));
+  plan->add_flag(
+      "--full", o->full,
+      fmt::format("Show every operation's diff (by default the output stops after {} lines)", kPlanShownLines));
   add_progress_options(plan, *o);
   plan->footer(
       "Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"

@@ -15,7 +15,9 @@ namespace {
 
 std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
 
-std::size_t line_count(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t line_count(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 // The letter --name-status gives an operation.
 char status_letter(const core::PathSlot& s) {
@@ -25,7 +27,8 @@ char status_letter(const core::PathSlot& s) {
 
 // Lines added and removed by a slot whose both sides are text.
 std::pair<std::size_t, std::size_t> diff_counts(const core::PathSlot& s) {
-  const std::string diff = core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
+  const std::string diff =
+      core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
   std::size_t plus = 0, minus = 0, start = 0;
   // Past the two header lines, a hunk's lines start with ' ', '+', '-' or '@'.
   for (int headers = 0; headers < 2 && start < diff.size(); ++headers) start = diff.find('\n', start) + 1;
@@ -125,8 +128,8 @@ std::string plan_stat_text(const core::PlanOutcome& planned) {
   }
   std::string out;
   for (const auto& r : rows) out += fmt::format(" {:<{}} | {}\n", r.path, width, r.change);
-  out += fmt::format(" {} path(s) changed, {} insertion(s)(+), {} deletion(s)(-)\n", rows.size(), insertions,
-                     deletions);
+  out +=
+      fmt::format(" {} path(s) changed, {} insertion(s)(+), {} deletion(s)(-)\n", rows.size(), insertions, deletions);
   return out;
 }
 

@@ -43,8 +43,7 @@ void ProgressLine::finish() {
 
 void ProgressLine::update(std::size_t done, std::size_t total, std::uint64_t bytes) {
   if (when_ == ProgressWhen::Never) return;
-  const std::string line =
-      fmt::format("{}: {}/{} {}, {}", label_, done, total, what_, byte_size_text(bytes));
+  const std::string line = fmt::format("{}: {}/{} {}, {}", label_, done, total, what_, byte_size_text(bytes));
   if (when_ == ProgressWhen::Always) {
     draw(line);
     return;

@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <string>
 
-
 namespace dot::cli {
 
 enum class ProgressWhen { Auto, Always, Never };

@@ -180,7 +180,8 @@ Result<VerifiedPlan> load_any_verified_plan(Root& root, store::TxnId txn) {
   return VerifiedPlan(std::move(v1));
 }
 
-Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt, const ProgressFn& progress) {
+Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt,
+                                const ProgressFn& progress) {
   store::Store& st = root.store();
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));

@@ -86,8 +86,8 @@ class PlanProfile {
   // when at most `keep_bytes` (the hello profile keeps them all). `cache`:
   // the plan's stat cache (the general profile reads a target only when
   // its stat does not match).
-  virtual Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes,
-                                     ParentFolders& parents, StatCache& cache) = 0;
+  virtual Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes, ParentFolders& parents,
+                                     StatCache& cache) = 0;
   // The folders apply creates, given the observed parents (none in the hello profile).
   virtual std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) = 0;
   // The proposal document of the draft (every after absent).

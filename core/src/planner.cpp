@@ -302,8 +302,8 @@ class ProposalRun {
       // paths, nothing to do) is not kept; its proposal id still is.
       if (draft_.proposal_document.size() > kKeptNoChangeProposalBytes) {
         unchanged.drop_proposal = true;
-        unchanged.detail += fmt::format("; the proposal document ({} bytes) was not kept",
-                                        draft_.proposal_document.size());
+        unchanged.detail +=
+            fmt::format("; the proposal document ({} bytes) was not kept", draft_.proposal_document.size());
       }
       unchanged.plugin_stderr = out.plugin_stderr;
       DOT_TRY(root_.store().abandon(txn_, unchanged, out.logs));

@@ -246,8 +246,8 @@ struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4},
-                                 {5, kMigrateTo5}, {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5},
+                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}};
 
 }  // namespace
 

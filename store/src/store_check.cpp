@@ -323,6 +323,7 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
   DOT_TRY(txn.commit());
   impl_->fire("store.prune");
   DOT_TRY(return_free_pages(db));
+  impl_->fire("store.prune.vacuum");
   return PruneReport{victims.size()};
 }
 

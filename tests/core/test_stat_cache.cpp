@@ -103,10 +103,9 @@ TEST_F(StatCacheTest, AnEntryTakenInTheGranuleOfTheFilesChangeIsRacyAndReread) {
 TEST_F(StatCacheTest, AnyChangedStatFieldMakesTheTargetReadAgain) {
   const store::StatEntry base = entry_now("sub/a.conf", kFalseDigest, 10 * kSecond);
   std::vector<std::pair<const char*, std::int64_t store::StatEntry::*>> fields = {
-      {"dev", &store::StatEntry::dev},   {"ino", &store::StatEntry::ino},
-      {"size", &store::StatEntry::size}, {"mtime", &store::StatEntry::mtime_ns},
-      {"ctime", &store::StatEntry::ctime_ns}, {"mode", &store::StatEntry::mode},
-      {"uid", &store::StatEntry::uid},   {"gid", &store::StatEntry::gid}};
+      {"dev", &store::StatEntry::dev},        {"ino", &store::StatEntry::ino},        {"size", &store::StatEntry::size},
+      {"mtime", &store::StatEntry::mtime_ns}, {"ctime", &store::StatEntry::ctime_ns}, {"mode", &store::StatEntry::mode},
+      {"uid", &store::StatEntry::uid},        {"gid", &store::StatEntry::gid}};
   for (const auto& field : fields) {
     store::StatEntry e = base;
     e.*(field.second) -= 1;
