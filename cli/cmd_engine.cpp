@@ -35,6 +35,8 @@
 #include "hints.h"
 #include "json_writer.h"
 #include "output.h"
+#include "plan_views.h"
+#include "progress_line.h"
 #include "root_option.h"
 #include "style.h"
 
@@ -59,7 +61,17 @@ struct EngineOptions {
   bool json = false;
   bool pager = false;
   bool verbose = false;
+  bool stat = false;              // plan --stat
+  bool name_status = false;       // plan --name-status
+  bool full = false;              // plan --full
+  bool quiet = false;             // plan/apply --quiet: no progress line
+  std::string progress = "auto";  // plan/apply --progress
 };
+
+// The progress line of a command: never with --json or --quiet.
+ProgressWhen progress_for(const EngineOptions& o) {
+  return o.json || o.quiet ? ProgressWhen::Never : progress_when(o.progress);
+}
 
 Result<Root> open_root(const EngineOptions& o, Access access) {
   DOT_ASSIGN_OR_RETURN(std::string dir, resolve_root(o.root));
@@ -168,49 +180,6 @@ std::string log_line(const store::LogRecord& l) {
   return fmt::format("log {} during {}: {}\n", shown(l.level), shown(l.method), shown(l.message));
 }
 
-std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
-
-// One operation of a version-2 plan for a person: a line saying what happens
-// to the path (create, change, mode, remove), then a unified diff for text
-// or a one-line summary for a binary or large file.
-std::string path_slot_text(const core::PathSlot& s) {
-  const std::string path = shown(s.path);
-  if (s.action == core::Action::Remove)
-    return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
-  std::string out;
-  const std::string modes = s.before.mode == s.after.mode
-                                ? mode_text(s.after.mode)
-                                : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
-  if (!s.before.exists)
-    out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
-  else if (s.before.sha256 != s.after.sha256)
-    out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
-  else
-    out += fmt::format("mode {} {}\n", path, modes);
-  if (s.before.exists && s.before.sha256 == s.after.sha256) return out;
-  if (diffable(s)) {
-    out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
-    return out;
-  }
-  out += fmt::format("binary or large {}: {} -> {} bytes, sha256 {} -> {}\n", path,
-                     s.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
-                     s.before.exists ? s.before.sha256.substr(0, 12) : std::string("-"), s.after.sha256.substr(0, 12));
-  return out;
-}
-
-// A version-2 plan for a person: what it creates, then each operation.
-std::string general_plan_text(const core::PlanOutcome& planned) {
-  const core::PlanV2& plan = planned.plan_v2;
-  std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
-                                shown(plan.plugin_id), plan.proposal_id);
-  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
-                     plan.directories.size(), plan.effects.size());
-  for (const auto& d : plan.directories)
-    out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
-  for (const auto& s : planned.path_slots) out += path_slot_text(s);
-  return out;
-}
-
 // A version-1 plan for a person: its diffs.
 std::string hello_plan_text(const core::PlanOutcome& planned) {
   const core::Plan& plan = planned.plan;
@@ -239,16 +208,23 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const R
   if (planned.no_changes)
     return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
                                    general ? planned.plan_v2.proposal_id : planned.plan.proposal_id));
-  std::string out = general ? general_plan_text(planned) : hello_plan_text(planned);
+  // --stat and --name-status: a version-1 plan has few slots; its full text is shown.
+  if (general && o.name_status) return print_human(plan_name_status_text(planned));
+  if (general && o.stat) return print_human(plan_stat_text(planned));
+  const std::string see_all = fmt::format("`{} {}` or `{}`", command_for(root.layout().root, "inspect show"),
+                                          short_id(planned.plan_id), command_for(root.layout().root, "plan --full"));
+  std::string out = general ? general_plan_text(planned, o.full, see_all) : hello_plan_text(planned);
   out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }
 
-core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& interrupt) {
+core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& interrupt, ProgressLine* progress) {
   core::PlanOptions options;
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
   options.interrupt = &interrupt;
+  if (progress)
+    options.on_progress = [progress](const core::Progress& p) { progress->update(p.done, p.total, p.bytes); };
   // --verbose: each dot.log message on stderr as it arrives, escaped.
   if (o.verbose)
     options.on_log = [](const store::LogRecord& l) {
@@ -266,7 +242,9 @@ int run_plan(const EngineOptions& o) {
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
   core::InterruptGuard interrupt;
-  auto planned = core::make_plan(*root, plan_options(o, interrupt));
+  ProgressLine progress(progress_for(o), "plan", "targets observed");
+  auto planned = core::make_plan(*root, plan_options(o, interrupt, &progress));
+  progress.finish();
   if (!planned.ok()) return report_interruptible(planned.error(), o.json, interrupt);
   // The plan stands; a stage that could not be removed is only said (on
   // stderr: --json keeps stdout one object), and `recover` removes it.
@@ -295,7 +273,10 @@ int run_apply(const EngineOptions& o) {
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
   core::InterruptGuard interrupt;
-  auto applied = core::apply_plan(*root, o.id, &interrupt);
+  ProgressLine progress(progress_for(o), "apply", "files written");
+  auto applied = core::apply_plan(*root, o.id, &interrupt,
+                                  [&progress](const core::Progress& p) { progress.update(p.done, p.total, p.bytes); });
+  progress.finish();
   if (!applied.ok()) return report_interruptible(applied.error(), o.json, interrupt);
   return print_record(o.json, *applied, write_apply_outcome, applied_text);
 }
@@ -487,6 +468,14 @@ void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<Eng
   reg->callback([&ctx, o] { ctx.action = [o] { return run_register(*o); }; });
 }
 
+// --progress and --quiet of plan and apply.
+void add_progress_options(CLI::App* cmd, EngineOptions& o) {
+  cmd->add_option("--progress", o.progress,
+                  "auto (a progress line on a terminal after about a second), always, or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_flag("--quiet", o.quiet, "No progress line");
+}
+
 void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");
   add_root_option(plan, o->root);
@@ -498,10 +487,19 @@ void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
   add_json_flag(plan, *o);
   plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
   plan->add_flag("--verbose", o->verbose, "Show the plugin's dot.log messages on stderr as they arrive");
+  auto* stat = plan->add_flag("--stat", o->stat, "Show per-path counts of added and removed lines (git diff --stat)");
+  auto* names = plan->add_flag("--name-status", o->name_status, "Show one line per path: A (create), M, D (remove)");
+  stat->excludes(names);
+  plan->add_flag(
+      "--full", o->full,
+      fmt::format("Show every operation's diff (by default the output stops after {} lines)", kPlanShownLines));
+  add_progress_options(plan, *o);
   plan->footer(
       "Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
       "  dot-core plan --root ~/managed --allow-audit-plugin\n"
-      "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
+      "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox\n"
+      "  dot-core plan --root ~/managed --plugin org.dot.mirror --allow-audit-plugin --stat\n"
+      "  dot-core plan --root ~/managed --plugin org.dot.mirror --allow-audit-plugin --name-status | grep '^D'");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
 }
 
@@ -541,6 +539,7 @@ void add_root_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
   add_root_option(cmd, o->root);
   if (c.id_help) cmd->add_option("ID", o->id, c.id_help)->required();
   if (c.json) add_json_flag(cmd, *o);
+  if (c.run == run_apply) add_progress_options(cmd, *o);
   cmd->footer(c.footer);
   auto* run = c.run;
   cmd->callback([&ctx, o, run] { ctx.action = [o, run] { return run(*o); }; });

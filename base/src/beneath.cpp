@@ -46,6 +46,8 @@ FileObservation from_stat(const struct stat& st) {
   o.size = static_cast<std::uint64_t>(st.st_size);
   o.dev = st.st_dev;
   o.ino = st.st_ino;
+  o.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  o.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   return o;
 }
 
@@ -179,6 +181,12 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
   if (o.size > options.max_bytes) {
     o.too_large = true;
     return o;
+  }
+  if (options.known_digest) {
+    if (std::optional<std::string> known = options.known_digest(o)) {
+      o.sha256 = std::move(*known);
+      return o;
+    }
   }
   // Read through the descriptor, not st_size: the bytes hashed are the bytes
   // that are there, and growth past the limit while we read is still caught.

@@ -180,7 +180,8 @@ Result<VerifiedPlan> load_any_verified_plan(Root& root, store::TxnId txn) {
   return VerifiedPlan(std::move(v1));
 }
 
-Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt) {
+Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt,
+                                const ProgressFn& progress) {
   store::Store& st = root.store();
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, st.find(id));
   DOT_ASSIGN_OR_RETURN(store::TxnSummary summary, st.summary(txn));
@@ -190,7 +191,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
                       fmt::format("plan {} is {}, not SEALED: a sealed plan applies exactly once", summary.plan_id,
                                   store::state_name(summary.state)));
   DOT_ASSIGN_OR_RETURN(VerifiedPlan verified, load_any_verified_plan(root, txn));
-  if (const auto* v2 = std::get_if<LoadedPlanV2>(&verified)) return apply_plan_v2(root, *v2, interrupt);
+  if (const auto* v2 = std::get_if<LoadedPlanV2>(&verified)) return apply_plan_v2(root, *v2, interrupt, progress);
   LoadedPlan& lp = std::get<LoadedPlan>(verified);
   const std::string& plan_id = lp.sealed.plan_id;
   if (lp.plan.pre_capability())

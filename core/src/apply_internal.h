@@ -28,7 +28,8 @@ inline std::string_view event_code(const Error& why) {
 }
 
 // Steps 3 to 7 of apply for a verified, SEALED version-2 plan (apply_v2.cpp).
-Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& plan, InterruptGuard* interrupt);
+Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& plan, InterruptGuard* interrupt,
+                                   const ProgressFn& progress = {});
 // What a retried root-sync of a version-2 plan makes durable again: every
 // operation's path and every touched folder.
 SyncTargets sync_targets(const PlanV2& plan);

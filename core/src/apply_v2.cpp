@@ -302,8 +302,9 @@ namespace {
 // failure rolls back what this apply did (`so_far_`) before it returns.
 class ApplyRun {
  public:
-  ApplyRun(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt)
-      : root_(root),
+  ApplyRun(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt, const ProgressFn& progress)
+      : progress_(progress),
+        root_(root),
         lp_(lp),
         plan_(lp.plan),
         ops_(lp.plan.operations),
@@ -394,10 +395,23 @@ class ApplyRun {
                                                   temp_name(plan_id_, TempPhase::Apply, i), op.after, op.path,
                                                   p + ".write", fsync_each));
       root_.hooks().reached(p + ".temp_written");
+      report_written(i);
     }
     DOT_TRY(sync_file_systems(file_systems, root_.hooks(), "apply.syncfs"));
     root_.hooks().reached("apply.temps_synced");
     return {};
+  }
+
+  // Progress after the file of operation `i` was written (files are in operation order).
+  void report_written(std::size_t i) {
+    if (!progress_) return;
+    const auto& files = lp_.sealed.files;
+    while (next_file_ < files.size() && files[next_file_].index < i) ++next_file_;
+    if (next_file_ < files.size() && files[next_file_].index == i) written_.bytes += files[next_file_].size;
+    if (written_.total == 0)
+      for (const PathOperation& op : ops_) written_.total += op.action == Action::Write ? 1 : 0;
+    ++written_.done;
+    progress_(written_);
   }
 
   // Step 5: COMMITTING names durable temp files; then each target,
@@ -463,6 +477,9 @@ class ApplyRun {
     return {};
   }
 
+  const ProgressFn& progress_;
+  Progress written_;
+  std::size_t next_file_ = 0;
   Root& root_;
   const LoadedPlanV2& lp_;
   const PlanV2& plan_;
@@ -479,8 +496,9 @@ class ApplyRun {
 
 }  // namespace
 
-Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt) {
-  return ApplyRun(root, lp, interrupt).run();
+Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, InterruptGuard* interrupt,
+                                   const ProgressFn& progress) {
+  return ApplyRun(root, lp, interrupt, progress).run();
 }
 
 Status check_still_after(Root& root, const LoadedPlanV2& lp) {

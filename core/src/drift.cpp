@@ -10,6 +10,7 @@
 #include "dot/base/beneath.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
+#include "dot/core/stat_cache.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
 
@@ -78,10 +79,13 @@ Result<std::vector<Drift>> find_drift(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto applied, root.store().applied_plans());
   std::vector<Drift> out;
   std::set<std::string> seen;  // newest plan first: the first to name a target wins
+  // The plan's stat cache: a target whose stat matches is not read. Only
+  // read here (status is read-only): plan keeps the entries current.
+  StatCache cache(root.store());
   auto judge = [&](const store::AppliedPlan& p, const std::string& name, const Snapshot& after,
                    std::size_t max_bytes) -> Status {
     if (!seen.insert(name).second) return {};
-    auto now = beneath::observe_beneath(root.root_fd(), name, {.max_bytes = max_bytes});
+    auto now = cache.observe(root.root_fd(), name, max_bytes);
     std::optional<Drift> d;
     if (now.ok()) {
       d = compare(name, after, *now);

@@ -59,7 +59,6 @@ struct PlanDraft {
   Proposal proposal;
   PlanV2 plan;                  // identity, effects, operations, folders to create
   std::vector<PathSlot> slots;  // one per operation
-  std::size_t kept_bytes = 0;   // diff bytes kept so far (kDiffTotalBytes in all)
   std::string proposal_document;
   std::string proposal_id;
   std::vector<dpp::StagedFile> staged;  // one per write, in operation order
@@ -84,9 +83,11 @@ class PlanProfile {
   // dot.plan, its answer past the profile's allowlists and path rules.
   virtual Result<Proposal> propose(dpp::HostSession& session, Root& root, const Manifest& manifest) = 0;
   // One proposed path under the profile's target policy; the bytes kept
-  // when at most `keep_bytes` (the hello profile keeps them all).
-  virtual Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes,
-                                     ParentFolders& parents) = 0;
+  // when at most `keep_bytes` (the hello profile keeps them all). `cache`:
+  // the plan's stat cache (the general profile reads a target only when
+  // its stat does not match).
+  virtual Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes, ParentFolders& parents,
+                                     StatCache& cache) = 0;
   // The folders apply creates, given the observed parents (none in the hello profile).
   virtual std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) = 0;
   // The proposal document of the draft (every after absent).

@@ -20,12 +20,29 @@
 #include "dot/base/sha256.h"
 #include "dot/core/error_kinds.h"
 #include "dot/core/rollback.h"
+#include "dot/core/stat_cache.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "plan_profile.h"
 
 namespace dot::core {
 namespace {
+
+// The bytes of `path` beneath `dir_fd` (the root, or the stage when
+// `staged`) when they are at most kDiffFileBytes and hash to `sha256`.
+std::optional<std::string> kept_bytes_of(int dir_fd, const std::string& path, const std::string& sha256, bool staged) {
+  Result<beneath::FileObservation> o = beneath::FileObservation{};
+  const beneath::ObserveOptions keep{.max_bytes = kDiffFileBytes, .keep_content = true};
+  if (staged) {
+    auto fd = dpp::open_staged_file(dir_fd, path);
+    if (!fd.ok()) return std::nullopt;
+    o = beneath::observe_fd(fd->get(), keep);
+  } else {
+    o = beneath::observe_beneath(dir_fd, path, keep);
+  }
+  if (!o.ok() || o->too_large || o->sha256 != sha256) return std::nullopt;
+  return std::move(o->content);
+}
 
 Error interrupted_error(int sig) {
   return make_error(
@@ -79,6 +96,7 @@ class ProposalRun {
     DOT_TRY(stage());
     DOT_TRY(end_plugin());
     DOT_TRY(fill_afters());
+    DOT_TRY(load_diffs());
     return seal();
   }
 
@@ -167,21 +185,50 @@ class ProposalRun {
     plan.plugin_id = manifest_.id;
     plan.root_id = root_.root_id();
     ParentFolders parents;
+    // No bytes are kept here: which paths change (and so get a diff) is
+    // known once the stage is read (load_diffs); a target whose stat
+    // matches the stat cache is not read at all.
     for (const ProposedOperation& op : draft_.proposal.operations) {
-      const std::size_t kept = draft_.kept_bytes;
-      const std::size_t keep = kept < kDiffTotalBytes ? std::min(kDiffFileBytes, kDiffTotalBytes - kept) : 0;
-      DOT_ASSIGN_OR_RETURN(PathTarget t, profile_->observe(root_.root_fd(), op.path, keep, parents));
+      DOT_ASSIGN_OR_RETURN(PathTarget t, profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_));
       plan.operations.push_back(PathOperation{op.action, Snapshot::absent(), t.snapshot, op.path});
       PathSlot slot;
       slot.path = op.path;
       slot.action = op.action;
       slot.before = t.snapshot;
       slot.before_size = t.size;
-      if (t.content) draft_.kept_bytes += t.content->size();
       slot.before_content = std::move(t.content);
       draft_.slots.push_back(std::move(slot));
+      progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
     }
     plan.directories = profile_->folders(draft_, parents);
+    return stat_cache_.save();
+  }
+
+  void progress(std::size_t done, std::size_t total, std::uint64_t bytes) {
+    progress_bytes_ += bytes;
+    if (options_.on_progress) options_.on_progress(Progress{done, total, progress_bytes_});
+  }
+
+  // The bytes of both sides of each write that changes content, for the diff
+  // `plan` shows: only those paths spend the budget (kDiffFileBytes each,
+  // kDiffTotalBytes in all), in operation order. Each side is read again and
+  // kept only when it still hashes to what the plan holds (a side that
+  // changed meanwhile is shown without a diff; apply refuses it anyway).
+  Status load_diffs() {
+    std::size_t budget = kDiffTotalBytes;
+    for (PathSlot& slot : draft_.slots) {
+      if (slot.action != Action::Write || slot.before.sha256 == slot.after.sha256) continue;
+      if (slot.before_content && slot.after_content) continue;  // the hello profile keeps every side
+      const std::uint64_t need = slot.before_size + slot.after_size;
+      if (slot.before_size > kDiffFileBytes || slot.after_size > kDiffFileBytes || need > budget) continue;
+      std::optional<std::string> before = std::string();
+      if (slot.before.exists) before = kept_bytes_of(root_.root_fd(), slot.path, slot.before.sha256, false);
+      std::optional<std::string> after = kept_bytes_of(stage_->fd(), slot.path, slot.after.sha256, true);
+      if (!before || !after) continue;
+      budget -= static_cast<std::size_t>(need);
+      slot.before_content = std::move(before);
+      slot.after_content = std::move(after);
+    }
     return {};
   }
 
@@ -251,6 +298,13 @@ class ProposalRun {
       store::Abandonment unchanged;
       unchanged.code = std::string(store::kNoChangesCode);
       unchanged.detail = "every target already holds what the plugin proposed; nothing was sealed";
+      // A no-change plan keeps a small record: a large document (many
+      // paths, nothing to do) is not kept; its proposal id still is.
+      if (draft_.proposal_document.size() > kKeptNoChangeProposalBytes) {
+        unchanged.drop_proposal = true;
+        unchanged.detail +=
+            fmt::format("; the proposal document ({} bytes) was not kept", draft_.proposal_document.size());
+      }
       unchanged.plugin_stderr = out.plugin_stderr;
       DOT_TRY(root_.store().abandon(txn_, unchanged, out.logs));
       return out;
@@ -275,6 +329,8 @@ class ProposalRun {
   std::optional<Sandbox> sandbox_;
   std::optional<dpp::HostSession> host_;
   PlanDraft draft_;
+  StatCache stat_cache_{root_.store()};
+  std::uint64_t progress_bytes_ = 0;
 };
 
 // A failed proposal: the plugin's group killed (abort drains what stderr

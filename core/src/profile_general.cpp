@@ -79,9 +79,9 @@ class GeneralProfile final : public PlanProfile {
     return p;
   }
 
-  Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes,
-                             ParentFolders& parents) override {
-    return observe_path_target(root_fd, path, limits_.max_file_bytes, keep_bytes, parents);
+  Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes, ParentFolders& parents,
+                             StatCache& cache) override {
+    return observe_path_target(root_fd, path, limits_.max_file_bytes, keep_bytes, parents, &cache);
   }
 
   std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) override {
@@ -103,8 +103,7 @@ class GeneralProfile final : public PlanProfile {
     dpp::StageLimits stage_limits;
     stage_limits.max_file_bytes = limits_.max_file_bytes;
     stage_limits.max_total_bytes = limits_.max_total_bytes;
-    stage_limits.keep_file_bytes = kDiffFileBytes;
-    stage_limits.keep_total_bytes = kDiffTotalBytes > draft.kept_bytes ? kDiffTotalBytes - draft.kept_bytes : 0;
+    // No bytes kept: the planner reads back only the files that change, for their diff.
     DOT_TRY(stage.check_unchanged());
     DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
                          dpp::read_stage(stage.fd(), writes, claimed_, stage_limits));

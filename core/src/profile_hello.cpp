@@ -51,7 +51,7 @@ class HelloProfile final : public PlanProfile {
     return p;
   }
 
-  Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t, ParentFolders&) override {
+  Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t, ParentFolders&, StatCache&) override {
     DOT_ASSIGN_OR_RETURN(ObservedTarget t, observe_target(root_fd, path));
     const std::uint64_t size = t.content.size();
     return PathTarget{std::move(t.snapshot), size, std::move(t.content)};

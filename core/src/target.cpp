@@ -14,6 +14,7 @@
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/core/plan_v2.h"
+#include "dot/core/stat_cache.h"
 
 namespace dot::core {
 
@@ -176,7 +177,7 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
 }
 
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
-                                       std::size_t keep_bytes, ParentFolders& parents) {
+                                       std::size_t keep_bytes, ParentFolders& parents, StatCache* cache) {
   PathTarget t;
   for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
     std::string_view folder = path.substr(0, slash);
@@ -206,7 +207,9 @@ Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::
   if (keep_bytes > 0) {
     DOT_ASSIGN_OR_RETURN(o, beneath::observe_beneath(root_fd, path, {.max_bytes = keep_bytes, .keep_content = true}));
   }
-  if (keep_bytes == 0 || o.too_large) {
+  if (keep_bytes == 0 && cache) {
+    DOT_ASSIGN_OR_RETURN(o, cache->observe(root_fd, path, max_file_bytes));
+  } else if (keep_bytes == 0 || o.too_large) {
     DOT_ASSIGN_OR_RETURN(o, beneath::observe_beneath(root_fd, path, {.max_bytes = max_file_bytes}));
   }
   DOT_TRY(check_path_target_policy(path, o, max_file_bytes));

@@ -220,12 +220,34 @@ WHERE n.txn_id = (SELECT min(o3.txn_id) FROM operation o3 WHERE o3.name = n.name
   AND o.after_sha256 <> '';
 )sql";
 
+// Version 8: the stat cache (docs/spec/store-schema.md). What core last saw
+// of each target it observed: the stat fields that change whenever the
+// content can have, with the SHA-256 read then and when it was read. A
+// target whose stat still matches (and is not racy) is not read again. An
+// optimisation only: it starts empty, and a missing or stale row costs a
+// read, never a wrong answer.
+const char* const kMigrateTo8 = R"sql(
+CREATE TABLE stat_cache (
+  path TEXT PRIMARY KEY NOT NULL,
+  dev INTEGER NOT NULL,
+  ino INTEGER NOT NULL,
+  size INTEGER NOT NULL CHECK (size >= 0),
+  mtime_ns INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL,
+  mode INTEGER NOT NULL,
+  uid INTEGER NOT NULL,
+  gid INTEGER NOT NULL,
+  sha256 TEXT NOT NULL CHECK (length(sha256) = 64),
+  recorded_ns INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4},
-                                 {5, kMigrateTo5}, {6, kMigrateTo6}, {7, kMigrateTo7}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5},
+                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}};
 
 }  // namespace
 

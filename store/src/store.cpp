@@ -233,6 +233,9 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
     DOT_TRY(db.open(tmp, false, static_cast<int>(options.busy_timeout.count())));
     DOT_TRY(db.exec("PRAGMA journal_mode = DELETE", "setting the journal mode"));
     DOT_TRY(db.exec("PRAGMA synchronous = FULL", "setting synchronous=FULL"));
+    // Before the first table: freed pages can then be given back to the
+    // file system (store prune, a dropped no-change proposal).
+    DOT_TRY(db.exec("PRAGMA auto_vacuum = INCREMENTAL", "setting incremental auto-vacuum"));
     DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
     std::string app = fmt::format("PRAGMA application_id = {}", kApplicationId);
     DOT_TRY(db.exec(app.c_str(), "setting the application id"));
@@ -488,6 +491,13 @@ Status Store::abandon(TxnId id, const Abandonment& why, const std::vector<LogRec
     DOT_TRY(s.bind(5, truncated ? 1 : 0).bind(6, at).run());
   }
   DOT_TRY(impl_->add_event(id, State::Abandoned, at, why.code, why.detail));
+  if (why.drop_proposal) {
+    DOT_ASSIGN_OR_RETURN(auto d, db.prepare("UPDATE txn SET proposal = NULL WHERE id = ?1"));
+    DOT_TRY(d.bind(1, id).run());
+    // The document's pages go back to the file system in the same
+    // transaction (a no-op unless the store is in incremental mode).
+    DOT_TRY(db.exec("PRAGMA incremental_vacuum", "returning the proposal's pages"));
+  }
   DOT_TRY(txn.commit());
   impl_->fire("store.proposal.abandon");
   return {};

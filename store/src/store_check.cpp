@@ -260,6 +260,29 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
   return report;
 }
 
+namespace {
+
+// The pages prune freed, given back to the file system. A store in
+// incremental auto-vacuum mode (2) moves its last pages into the free ones
+// and truncates; an older store is rebuilt once by VACUUM, which also puts
+// it in that mode. Both are SQLite transactions of their own (a crash
+// leaves the store whole, before or after), and both keep every row and
+// value (no invariant of the store depends on a page's place or a rowid).
+// The truncating checkpoint then writes the WAL back, so the file itself
+// shrinks now rather than at the last close.
+Status return_free_pages(detail::Db& db) {
+  DOT_ASSIGN_OR_RETURN(std::int64_t mode, db.query_int("PRAGMA auto_vacuum", "reading the auto-vacuum mode"));
+  if (mode == 2) {
+    DOT_TRY(db.exec("PRAGMA incremental_vacuum", "returning free pages"));
+  } else {
+    DOT_TRY(db.exec("PRAGMA auto_vacuum = INCREMENTAL", "setting incremental auto-vacuum"));
+    DOT_TRY(db.exec("VACUUM", "rebuilding the store (VACUUM)"));
+  }
+  return db.exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpointing the WAL");
+}
+
+}  // namespace
+
 Result<Store::PruneReport> Store::prune(std::size_t keep) {
   DOT_TRY(impl_->writable());
   auto& db = impl_->db;
@@ -294,8 +317,13 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
         auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));
     DOT_TRY(t.bind(1, id).run());
   }
+  // Cached stats of paths no plugin owns any more (removed, or never applied).
+  DOT_TRY(db.exec("DELETE FROM stat_cache WHERE path NOT IN (SELECT path FROM path_owner)",
+                  "dropping stale stat-cache rows"));
   DOT_TRY(txn.commit());
   impl_->fire("store.prune");
+  DOT_TRY(return_free_pages(db));
+  impl_->fire("store.prune.vacuum");
   return PruneReport{victims.size()};
 }
 

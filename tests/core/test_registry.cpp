@@ -348,6 +348,8 @@ TEST_F(Registry, VersionThreeRootPlansWithoutAFlag) {
       // and without version 6's general-profile tables.
       "DROP TABLE file_artifact; DROP TABLE file_backup; DROP TABLE proposal_log;"
       "ALTER TABLE plan DROP COLUMN streamed;"
+      // and without version 8's stat cache.
+      "DROP TABLE stat_cache;"
       "PRAGMA user_version = 3; COMMIT;");
   ASSERT_EQ(plugin_rows(db()), row);
   const std::string plan_id = plan_ok();

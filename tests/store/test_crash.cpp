@@ -31,6 +31,8 @@ constexpr Step kSteps[] = {
     {"store.effect.0.SUCCEEDED", State::Committed},
     {"store.transition.DONE", State::Done},
     {"store.prune", State::Done},
+    {"store.prune.vacuum", State::Done},
+    {"store.stat_cache", State::Done},
 };
 
 // Runs in the child; never returns normally when the hook fires.
@@ -54,6 +56,10 @@ int lifecycle(const std::string& db_path, const std::string& kill_at) {
   if (!s->effect_finish(*id, 0, EffectState::Succeeded).ok()) return 19;
   if (!s->transition(*id, State::Done).ok()) return 20;
   if (!s->prune(0).ok()) return 21;
+  StatEntry seen;
+  seen.path = "slot0.txt";
+  seen.sha256 = testing::hex64('e');
+  if (!s->remember_stats({seen}).ok()) return 22;
   return 0;
 }
 
@@ -102,8 +108,12 @@ TEST(StoreCrash, EveryDurableStepSurvivesSigkillRightAfterItsCommit) {
       ASSERT_OK(again);
       EXPECT_EQ(again->attempts, 2u);
     }
-    if (std::string_view(step.point) == "store.prune") {
+    const std::string_view point = step.point;
+    if (point.starts_with("store.prune") || point == "store.stat_cache") {
       EXPECT_TRUE(sum->pruned);
+      auto seen = s->stat_entry("slot0.txt");
+      ASSERT_OK(seen);
+      EXPECT_EQ(seen->has_value(), point == "store.stat_cache");
     } else if (sum->state != State::Proposing) {
       // Everything sealed so far loads and verifies.
       ASSERT_OK(s->load_sealed(1));

@@ -635,5 +635,67 @@ TEST_F(StoreOwnership, CheckReportsAKeptOwnerTheOperationsDoNotSay) {
   EXPECT_NE(p.find("\"y\" is owned by org.example.a"), std::string::npos) << p;
 }
 
+// A no-change proposal's large document is dropped when it is abandoned so;
+// its id stays.
+TEST_F(StoreLifecycle, AnAbandonmentCanDropTheProposalDocument) {
+  auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id);
+  const std::string doc = "{\"paths\":\"" + std::string(100000, 'p') + "\"}";
+  ASSERT_OK(store->set_proposal_id(*id, sha256_hex(doc), doc));
+  Abandonment why{std::string(kNoChangesCode), "nothing to do", ""};
+  why.drop_proposal = true;
+  ASSERT_OK(store->abandon(*id, why));
+  auto d = store->detail(*id);
+  ASSERT_OK(d);
+  EXPECT_TRUE(d->proposal_document.empty());
+  EXPECT_EQ(d->summary.proposal_id, sha256_hex(doc));
+  auto check = store->check();
+  ASSERT_OK(check);
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+}
+
+// prune gives the space it freed back to the file system, and switches a
+// store made before incremental auto-vacuum to it (one VACUUM).
+TEST_F(StoreLifecycle, PruneGivesTheFreedSpaceBackAndSwitchesAnOlderStoreToIncrementalVacuum) {
+  auto mode = [&] {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(store->path().c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA auto_vacuum", -1, &s, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_step(s), SQLITE_ROW);
+    const int m = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return m;
+  };
+  EXPECT_EQ(mode(), 2);  // incremental, from create
+  raw("PRAGMA auto_vacuum = NONE; VACUUM;");
+  ASSERT_EQ(mode(), 0);
+  for (int i = 0; i < 40; ++i) {
+    auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+    ASSERT_OK(id);
+    ASSERT_OK(store->abandon(*id, {"DOT_E_PROTOCOL", "noisy", std::string(60000, static_cast<char>('a' + i % 26))}));
+  }
+  auto bytes = [&] {
+    struct stat db {};
+    struct stat wal {};
+    EXPECT_EQ(::stat(store->path().c_str(), &db), 0);
+    const std::string wal_path = store->path() + "-wal";
+    return db.st_size + (::stat(wal_path.c_str(), &wal) == 0 ? wal.st_size : 0);
+  };
+  raw("PRAGMA wal_checkpoint(TRUNCATE)");
+  const auto before = bytes();
+  ASSERT_GT(before, 40 * 60000);
+  auto pruned = store->prune(0);
+  ASSERT_OK(pruned);
+  EXPECT_EQ(pruned->pruned, 40u);
+  EXPECT_LT(bytes(), before / 4);
+  EXPECT_EQ(mode(), 2);
+  EXPECT_EQ(points.back(), "store.prune.vacuum");
+  auto check = store->check();
+  ASSERT_OK(check);
+  EXPECT_TRUE(check->problems.empty()) << check->problems.front();
+}
+
 }  // namespace
 }  // namespace dot::store

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,8 @@ struct FileObservation {
   std::uint64_t size = 0;  // st_size
   dev_t dev = 0;
   ino_t ino = 0;
+  std::int64_t mtime_ns = 0;  // st_mtim and st_ctim in nanoseconds since the epoch
+  std::int64_t ctime_ns = 0;
   // Lowercase hex SHA-256 of the content; set for regular files of at most
   // the size limit given to observe_*, empty otherwise.
   std::string sha256;
@@ -87,6 +90,10 @@ struct FileObservation {
 struct ObserveOptions {
   std::size_t max_bytes = 64 * 1024;
   bool keep_content = false;
+  // Asked once a regular file within max_bytes was fstat'ed, before it is
+  // read: a digest it returns is taken as the file's (sha256 set, nothing
+  // read, no content kept). A stat cache answers it (core's StatCache).
+  std::function<std::optional<std::string>(const FileObservation& stat)> known_digest = nullptr;
 };
 
 // Observes an already opened descriptor: fstat, then (regular files only)

@@ -14,6 +14,7 @@
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
+#include "dot/core/progress.h"
 #include "dot/core/root.h"
 #include "dot/store/records.h"
 
@@ -87,6 +88,8 @@ struct ApplyOutcome {
 // PREPARED, ROLLED_BACK when found at a re-check), DOT_E_COMMIT (I/O error:
 // rolled back), DOT_E_PATH_ESCAPE, DOT_E_POST_COMMIT (committed, an effect
 // failed: retry-effects).
-Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt = nullptr);
+// `progress` (version-2 plans): after each file written beside its target.
+Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard* interrupt = nullptr,
+                                const ProgressFn& progress = {});
 
 }  // namespace dot::core

@@ -26,6 +26,7 @@
 #include "dot/core/interrupt.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
+#include "dot/core/progress.h"
 #include "dot/core/registry.h"
 #include "dot/core/root.h"
 #include "dot/store/records.h"
@@ -52,6 +53,8 @@ struct PlanOptions {
   void* after_hash_ctx = nullptr;
   // General profile: each dot.log message as it arrives (plan --verbose).
   std::function<void(const store::LogRecord&)> on_log;
+  // After each target observed: targets done of those proposed, their bytes.
+  ProgressFn on_progress;
 };
 
 struct PlannedSlot {
@@ -66,6 +69,9 @@ struct PlannedSlot {
 // per plan; beyond that a one-line summary is shown).
 inline constexpr std::size_t kDiffFileBytes = 64 * 1024;
 inline constexpr std::size_t kDiffTotalBytes = 8 * 1024 * 1024;
+// A plan that changes nothing keeps its proposal document only up to this
+// size (its store record stays small however many paths it named).
+inline constexpr std::size_t kKeptNoChangeProposalBytes = 2048;
 struct PathSlot {
   std::string path;
   Action action = Action::Write;

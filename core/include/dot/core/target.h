@@ -21,6 +21,8 @@
 
 namespace dot::core {
 
+class StatCache;
+
 // A target is at most 64 KiB: the hello profile's largest artifact, which
 // the stage reader holds staged files to.
 inline constexpr std::size_t kMaxTargetBytes = dpp::hello::kMaxArtifactSize;
@@ -87,9 +89,10 @@ using ParentFolders = std::map<std::string, bool, std::less<>>;
 // Observes `path` (already past path_rules.h) beneath the root, its parents
 // first, component by component (each judged once per plan through
 // `parents`); below a missing parent nothing exists. The digest streams; the
-// bytes are kept when at most `keep_bytes`.
+// bytes are kept when at most `keep_bytes`. With a `cache` (and keep_bytes
+// 0) a target whose stat matches its entry is not read (stat_cache.h).
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
-                                       std::size_t keep_bytes, ParentFolders& parents);
+                                       std::size_t keep_bytes, ParentFolders& parents, StatCache* cache = nullptr);
 
 // An injected or real errno at a commit step: Code::Commit (Code::PathEscape
 // stays) with the errno name as kind, so tests (and users) see ENOSPC vs EIO.

@@ -18,6 +18,8 @@
 //   store.event                      a note event without a state change
 //   store.migrate.<VERSION>          a schema migration to VERSION
 //   store.prune                      prune finished
+//   store.prune.vacuum               prune's free pages returned to the file system
+//   store.stat_cache                 stat-cache rows stored
 
 #include <functional>
 #include <string_view>

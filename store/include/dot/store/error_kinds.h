@@ -80,6 +80,7 @@ enum class ErrorKind : std::uint8_t {
   Full,
   Constraint,
   Sqlite,
+  StatEntry,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -205,9 +206,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"constraint", Code::Store, "a database constraint failed",
      "the store schema (docs/spec/store-schema.md)"},                                                 // Constraint
     {"sqlite", Code::Store, "another SQLite error", "the store schema (docs/spec/store-schema.md)"},  // Sqlite
+    {"stat_entry", Code::Validation, "the stat of … carries digest … and size …: a digest is 64 lowercase hex",
+     "the store schema (docs/spec/store-schema.md)"},  // StatEntry
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Sqlite) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::StatEntry) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

@@ -77,6 +77,27 @@ struct Abandonment {
   std::string code;           // "DOT_E_PROTOCOL", ..., or kNoChangesCode
   std::string detail;         // one line for humans
   std::string plugin_stderr;  // raw bytes; cut to kMaxStderrBytes by the store
+  // The stored proposal document is dropped (NULL, as before schema 3): a
+  // no-change proposal of many paths keeps a small record only.
+  bool drop_proposal = false;
+};
+
+// What core last saw of a target (the stat cache, docs/spec/store-schema.md):
+// its stat fields and the SHA-256 of its content then, and when that digest
+// was taken (the racy-timestamp rule compares the file's times with it).
+struct StatEntry {
+  std::string path;
+  std::int64_t dev = 0;
+  std::int64_t ino = 0;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::int64_t mode = 0;
+  std::int64_t uid = 0;
+  std::int64_t gid = 0;
+  std::string sha256;
+  std::int64_t recorded_ns = 0;  // CLOCK_REALTIME before the content was read
+  bool operator==(const StatEntry&) const = default;
 };
 
 // What inspect shows per slot; core derives it from the plan.

@@ -31,8 +31,9 @@ namespace dot::store {
 // the plugin table by plugin id (several plugins per root); version 5 keeps
 // the owner of every path (path_owner); version 6 adds the general
 // profile's streamed files and dot.log messages; version 7 pins the
-// ownership view's index (one probe per path, not per operation).
-inline constexpr int kSchemaVersion = 7;
+// ownership view's index (one probe per path, not per operation); version 8
+// adds the stat cache (stat_cache).
+inline constexpr int kSchemaVersion = 8;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
@@ -110,6 +111,15 @@ class Store {
   Result<std::vector<std::string>> owned_paths(std::string_view plugin_id);
   // The owner of each of `paths` that has one (in the order of `paths`).
   Result<std::vector<PathOwner>> owners_of(const std::vector<std::string>& paths);
+
+  // ---- the stat cache ----------------------------------------------------
+  // What core last saw of target `path`, if anything (an optimisation only:
+  // an empty cache is always correct).
+  Result<std::optional<StatEntry>> stat_entry(std::string_view path);
+  // Stores `entries` (each replacing the path's previous one) in one SQLite
+  // transaction. A digest that is not 64 lowercase hex is DOT_E_VALIDATION
+  // and nothing is stored.
+  Status remember_stats(const std::vector<StatEntry>& entries);
 
   // ---- proposals -------------------------------------------------------
   // A new PROPOSING row (and its event).
@@ -222,7 +232,13 @@ class Store {
   // the newest `keep` finished transactions (is_finished), keeping their
   // summary rows, operations, ledger and plan bytes (so plan ids stay
   // verifiable). Never touches an unfinished one. load_sealed on a pruned
-  // transaction is DOT_E_NOT_FOUND (kind "pruned").
+  // transaction is DOT_E_NOT_FOUND (kind "pruned"). Stat-cache entries of
+  // paths no plugin owns go too. Then the freed pages are returned to the
+  // file system: PRAGMA incremental_vacuum on a store in incremental
+  // auto-vacuum mode (every store created since schema 8), otherwise one
+  // VACUUM that also switches the store to that mode; and a truncating WAL
+  // checkpoint, so the file is smaller when prune returns. Each is one
+  // SQLite transaction: a crash leaves the store as before or as after.
   Result<PruneReport> prune(std::size_t keep);
 
  private:

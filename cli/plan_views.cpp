@@ -1,0 +1,142 @@
+// The human views of a version-2 plan at any size (plan_views.h).
+#include "plan_views.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine_json.h"
+#include "output.h"
+
+namespace dot::cli {
+namespace {
+
+std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
+
+std::size_t line_count(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// The letter --name-status gives an operation.
+char status_letter(const core::PathSlot& s) {
+  if (s.action == core::Action::Remove) return 'D';
+  return s.before.exists ? 'M' : 'A';
+}
+
+// Lines added and removed by a slot whose both sides are text.
+std::pair<std::size_t, std::size_t> diff_counts(const core::PathSlot& s) {
+  const std::string diff =
+      core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
+  std::size_t plus = 0, minus = 0, start = 0;
+  // Past the two header lines, a hunk's lines start with ' ', '+', '-' or '@'.
+  for (int headers = 0; headers < 2 && start < diff.size(); ++headers) start = diff.find('\n', start) + 1;
+  while (start < diff.size()) {
+    const std::size_t nl = diff.find('\n', start);
+    if (diff[start] == '+') ++plus;
+    if (diff[start] == '-') ++minus;
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return {plus, minus};
+}
+
+}  // namespace
+
+std::string path_slot_text(const core::PathSlot& s) {
+  const std::string path = shown(s.path);
+  if (s.action == core::Action::Remove)
+    return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
+  std::string out;
+  const std::string modes = s.before.mode == s.after.mode
+                                ? mode_text(s.after.mode)
+                                : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
+  if (!s.before.exists)
+    out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
+  else if (s.before.sha256 != s.after.sha256)
+    out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
+  else
+    out += fmt::format("mode {} {}\n", path, modes);
+  if (s.before.exists && s.before.sha256 == s.after.sha256) return out;
+  if (diffable(s)) {
+    out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
+    return out;
+  }
+  out += fmt::format("binary or large {}: {} -> {} bytes, sha256 {} -> {}\n", path,
+                     s.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
+                     s.before.exists ? s.before.sha256.substr(0, 12) : std::string("-"), s.after.sha256.substr(0, 12));
+  return out;
+}
+
+std::string general_plan_text(const core::PlanOutcome& planned, bool full, const std::string& see_all) {
+  const core::PlanV2& plan = planned.plan_v2;
+  std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
+                                shown(plan.plugin_id), plan.proposal_id);
+  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
+                     plan.directories.size(), plan.effects.size());
+  std::size_t lines = line_count(out);
+  std::size_t left_out = 0;
+  for (const auto& d : plan.directories) {
+    if (!full && lines >= kPlanShownLines) {
+      ++left_out;
+      continue;
+    }
+    out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
+    ++lines;
+  }
+  for (const auto& s : planned.path_slots) {
+    if (!full && lines >= kPlanShownLines) {
+      ++left_out;
+      continue;
+    }
+    std::string text = path_slot_text(s);
+    lines += line_count(text);
+    out += text;
+  }
+  if (left_out > 0)
+    out += fmt::format("... {} more folder(s) and operation(s) not shown: {} shows them all\n", left_out, see_all);
+  return out;
+}
+
+std::string plan_stat_text(const core::PlanOutcome& planned) {
+  struct Row {
+    std::string path;
+    std::string change;
+  };
+  std::vector<Row> rows;
+  std::size_t width = 0, insertions = 0, deletions = 0;
+  for (const auto& s : planned.path_slots) {
+    Row r{shown(s.path), {}};
+    if (s.action == core::Action::Remove) {
+      r.change = fmt::format("removed ({} bytes)", s.before_size);
+    } else if (s.before.exists && s.before.sha256 == s.after.sha256) {
+      r.change = fmt::format("mode {} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
+    } else if (diffable(s)) {
+      auto [plus, minus] = diff_counts(s);
+      insertions += plus;
+      deletions += minus;
+      // The bar is at most 40 columns, scaled like git's.
+      const std::size_t total = plus + minus, bar = std::min<std::size_t>(total, 40);
+      const std::size_t pluses = total == 0 ? 0 : (plus * bar + total - 1) / total;
+      r.change = fmt::format("{} {}{}", total, std::string(pluses, '+'), std::string(bar - pluses, '-'));
+    } else {
+      r.change = fmt::format("Bin {} -> {} bytes", s.before.exists ? s.before_size : 0, s.after_size);
+    }
+    width = std::max(width, std::min<std::size_t>(r.path.size(), 60));
+    rows.push_back(std::move(r));
+  }
+  std::string out;
+  for (const auto& r : rows) out += fmt::format(" {:<{}} | {}\n", r.path, width, r.change);
+  out +=
+      fmt::format(" {} path(s) changed, {} insertion(s)(+), {} deletion(s)(-)\n", rows.size(), insertions, deletions);
+  return out;
+}
+
+std::string plan_name_status_text(const core::PlanOutcome& planned) {
+  std::string out;
+  for (const auto& s : planned.path_slots) out += fmt::format("{}\t{}\n", status_letter(s), shown(s.path));
+  return out;
+}
+
+}  // namespace dot::cli

@@ -1,0 +1,64 @@
+#pragma once
+// The stat cache of plan and status, like git's index: for each target core
+// observed, the stat fields that change whenever its content can have, with
+// the SHA-256 of the content then (store table stat_cache). A target whose
+// stat still matches is not read again. The racy-timestamp rule: an entry
+// whose file changed (mtime or ctime) within kRacyGranuleNs of the moment
+// its digest was taken proves nothing (a later write in the same timestamp
+// granule leaves the same times), so that file is read again, and its new
+// entry, taken later, is then trusted.
+//
+// Only what core observes to propose or to judge drift goes through it;
+// apply re-checks every target by its content (recheck_target), never by
+// its stat, so a wrong entry can cost a refused apply, never a wrong write.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/beneath.h"
+#include "dot/base/result.h"
+#include "dot/store/store.h"
+
+namespace dot::core {
+
+// The coarsest timestamp granule trusted: FAT keeps 2 s; the kernel's file
+// times come from a coarse clock that lags CLOCK_REALTIME by up to a tick.
+inline constexpr std::int64_t kRacyGranuleNs = 2'000'000'000;
+
+// CLOCK_REALTIME in nanoseconds (the clock file times are written with).
+std::int64_t realtime_ns();
+
+// Whether `entry` may be trusted for a file that shows `now` (every stat
+// field equal, and the entry not racy).
+bool stat_entry_matches(const store::StatEntry& entry, const beneath::FileObservation& now);
+
+class StatCache {
+ public:
+  using Clock = std::function<std::int64_t()>;
+  explicit StatCache(store::Store& store, Clock clock = realtime_ns) : store_(store), clock_(std::move(clock)) {}
+
+  // observe_beneath of `path`, answered from the cache when the target's
+  // stat matches its entry (nothing read then); otherwise the target is read
+  // and hashed, and what was seen is kept for save(). Errors are
+  // observe_beneath's and the store's.
+  Result<beneath::FileObservation> observe(int root_fd, std::string_view path, std::size_t max_bytes);
+
+  // The entries of the targets read since the last save, in one store
+  // transaction (none: nothing written).
+  Status save();
+
+  std::size_t read_count() const noexcept { return reads_; }  // targets read and hashed
+  std::size_t hit_count() const noexcept { return hits_; }    // targets answered from the cache
+
+ private:
+  store::Store& store_;
+  Clock clock_;
+  std::vector<store::StatEntry> seen_;
+  std::size_t reads_ = 0;
+  std::size_t hits_ = 0;
+};
+
+}  // namespace dot::core

@@ -1,0 +1,55 @@
+// The stat cache's rows (store.h, "the stat cache"): what core last saw of
+// each target, so that an unchanged target is not read again.
+#include <fmt/format.h>
+
+#include "dot/store/error_kinds.h"
+#include "store_impl.h"
+
+namespace dot::store {
+
+Result<std::optional<StatEntry>> Store::stat_entry(std::string_view path) {
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT dev, ino, size, mtime_ns, ctime_ns, mode, uid, gid, sha256, "
+                                          "recorded_ns FROM stat_cache WHERE path = ?1"));
+  s.bind(1, path);
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return std::optional<StatEntry>();
+  StatEntry e;
+  e.path = path;
+  e.dev = s.i64(0);
+  e.ino = s.i64(1);
+  e.size = s.i64(2);
+  e.mtime_ns = s.i64(3);
+  e.ctime_ns = s.i64(4);
+  e.mode = s.i64(5);
+  e.uid = s.i64(6);
+  e.gid = s.i64(7);
+  e.sha256 = s.text(8);
+  e.recorded_ns = s.i64(9);
+  return std::optional<StatEntry>(std::move(e));
+}
+
+Status Store::remember_stats(const std::vector<StatEntry>& entries) {
+  DOT_TRY(impl_->writable());
+  for (const StatEntry& e : entries)
+    if (e.sha256.size() != 64 || !is_lower_hex(e.sha256) || e.size < 0)
+      return make_error(store::ErrorKind::StatEntry,
+                        fmt::format("the stat of \"{}\" carries digest \"{}\" and size {}: a digest is 64 "
+                                    "lowercase hex characters and a size is not negative",
+                                    e.path.substr(0, 512), e.sha256.substr(0, 80), e.size));
+  if (entries.empty()) return {};
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  for (const StatEntry& e : entries) {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("INSERT OR REPLACE INTO stat_cache (path, dev, ino, size, mtime_ns, "
+                                            "ctime_ns, mode, uid, gid, sha256, recorded_ns) "
+                                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+    s.bind(1, e.path).bind(2, e.dev).bind(3, e.ino).bind(4, e.size).bind(5, e.mtime_ns).bind(6, e.ctime_ns);
+    DOT_TRY(s.bind(7, e.mode).bind(8, e.uid).bind(9, e.gid).bind(10, e.sha256).bind(11, e.recorded_ns).run());
+  }
+  DOT_TRY(txn.commit());
+  impl_->fire("store.stat_cache");
+  return {};
+}
+
+}  // namespace dot::store
