@@ -173,21 +173,45 @@ std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); 
 // One operation of a version-2 plan for a person: a line saying what happens
 // to the path (create, change, mode, remove), then a unified diff for text
 // or a one-line summary for a binary or large file.
+// What a snapshot shows of a symlink: its text, escaped like every
+// plugin-controlled or found string (it can hold terminal control bytes).
+std::string link_shown(const core::Snapshot& s) { return fmt::format("-> \"{}\"", shown(s.link_text)); }
+
+// A link operation, or a write or remove whose target is a link now.
+std::optional<std::string> link_slot_text(const core::PathSlot& s, const std::string& path) {
+  if (s.action == core::Action::Remove && s.before.is_link())
+    return fmt::format("remove link {} {}\n", path, link_shown(s.before));
+  if (s.action == core::Action::Link) {
+    if (!s.before.exists) return fmt::format("link {} {}\n", path, link_shown(s.after));
+    if (s.before.is_link())
+      return fmt::format("replace link {} {} by {}\n", path, link_shown(s.before), link_shown(s.after));
+    return fmt::format("replace file {} ({} bytes, mode {}) by link {}\n", path, s.before_size,
+                       mode_text(s.before.mode), link_shown(s.after));
+  }
+  if (s.action == core::Action::Write && s.before.is_link())
+    return fmt::format("replace link {} {} by file (mode {}, {} bytes)\n", path, link_shown(s.before),
+                       mode_text(s.after.mode), s.after_size);
+  return std::nullopt;
+}
+
 std::string path_slot_text(const core::PathSlot& s) {
   const std::string path = shown(s.path);
+  if (auto link = link_slot_text(s, path); link && s.action != core::Action::Write) return *link;
   if (s.action == core::Action::Remove)
     return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
   std::string out;
   const std::string modes = s.before.mode == s.after.mode
                                 ? mode_text(s.after.mode)
                                 : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
-  if (!s.before.exists)
+  if (auto link = link_slot_text(s, path))
+    out += *link;  // the file that replaces the link: its whole bytes below
+  else if (!s.before.exists)
     out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
   else if (s.before.sha256 != s.after.sha256)
     out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
   else
     out += fmt::format("mode {} {}\n", path, modes);
-  if (s.before.exists && s.before.sha256 == s.after.sha256) return out;
+  if (s.before.exists && !s.before.is_link() && s.before.sha256 == s.after.sha256) return out;
   if (diffable(s)) {
     out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
     return out;

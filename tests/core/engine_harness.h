@@ -90,7 +90,8 @@ inline void spit(const fs::path& p, const std::string& bytes, mode_t mode = 0600
 }
 
 // Every entry beneath the root but the state folder: path -> type and mode
-// (st_mode in octal) and, for a regular file, the SHA-256 of its bytes. What
+// (st_mode in octal) and, for a regular file, the SHA-256 of its bytes, for a
+// symlink its owner and text. What
 // "nothing written", "all before" and "all after" are checked against.
 inline std::map<std::string, std::string> tree(const fs::path& root) {
   std::map<std::string, std::string> out;
@@ -104,6 +105,7 @@ inline std::map<std::string, std::string> tree(const fs::path& root) {
     ::lstat(it->path().c_str(), &st);
     std::string v = fmt::format("{:o}", st.st_mode);
     if (S_ISREG(st.st_mode)) v += ":" + sha256_hex(slurp(it->path()));
+    if (S_ISLNK(st.st_mode)) v += fmt::format(":{}:{}->{}", st.st_uid, st.st_gid, fs::read_symlink(it->path()).string());
     out[rel] = v;
   }
   return out;
