@@ -423,7 +423,8 @@ class ApplyRun {
       DOT_TRY(note_file_system(*dir, parent_folder(op.path), file_systems));
       const std::string temp = temp_name(plan_id_, TempPhase::Apply, i);
       if (op.action == Action::Link) {
-        DOT_ASSIGN_OR_RETURN(temps_[i], link_temp(root_.hooks(), *dir, temp, op.after, op.path, p + ".write", fsync_each));
+        DOT_ASSIGN_OR_RETURN(temps_[i],
+                             link_temp(root_.hooks(), *dir, temp, op.after, op.path, p + ".write", fsync_each));
       } else {
         DOT_ASSIGN_OR_RETURN(temps_[i], stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir, temp, op.after,
                                                     op.path, p + ".write", fsync_each));
@@ -445,7 +446,8 @@ class ApplyRun {
       }
       DOT_TRY(replace_target(i));
       so_far_.operations[i] = true;
-      root_.hooks().reached(fmt::format("apply.op{}", i) + (ops_[i].action != Action::Remove ? ".renamed" : ".removed"));
+      root_.hooks().reached(fmt::format("apply.op{}", i) +
+                            (ops_[i].action != Action::Remove ? ".renamed" : ".removed"));
     }
     folders_.forget();
     return {};
@@ -521,9 +523,9 @@ Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, Interrupt
 Status check_still_after(Root& root, const LoadedPlanV2& lp) {
   for (const PathOperation& op : lp.plan.operations) {
     auto o = beneath::observe_beneath(root.root_fd(), op.path, {.max_bytes = kMaxFileBytes});
-    const bool same = o.ok() &&
-                      (o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink || !o->exists()) &&
-                      !o->too_large && snapshot_of(*o) == op.after;
+    const bool same =
+        o.ok() && (o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink || !o->exists()) &&
+        !o->too_large && snapshot_of(*o) == op.after;
     if (!same)
       return make_error(core::ErrorKind::Changed,
                         fmt::format("target {} no longer equals what plan {} wrote; nothing was rolled back",
@@ -588,9 +590,9 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
       continue;
     }
     const Snapshot now = snapshot_of(*o);
-    const bool plain = ((o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink) &&
-                        !o->too_large) ||
-                       !o->exists();
+    const bool plain =
+        ((o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink) && !o->too_large) ||
+        !o->exists();
     if (plain && now == op.before) continue;
     if (!plain || now != op.after) {
       edited.push_back(op.path);
@@ -614,10 +616,9 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
     // A symlink's backup is its text, which the plan's before holds (the
     // stored backup matched it at load).
     const std::string name = temp_name(plan_id, TempPhase::Rollback, i);
-    auto temp = op.before.is_link()
-                    ? link_temp(hooks, *dir, name, op.before, op.path, p + ".write", fsync_each)
-                    : stream_temp(root, txn, store::FileKind::Backup, i, *dir, name, op.before, op.path, p + ".write",
-                                  fsync_each);
+    auto temp = op.before.is_link() ? link_temp(hooks, *dir, name, op.before, op.path, p + ".write", fsync_each)
+                                    : stream_temp(root, txn, store::FileKind::Backup, i, *dir, name, op.before, op.path,
+                                                  p + ".write", fsync_each);
     if (!temp.ok()) return stuck(std::move(temp).error());
     temps[i] = std::move(temp).value();
     hooks.reached(p + ".temp_written");

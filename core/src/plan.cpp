@@ -76,8 +76,7 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what, bool link
   DOT_ASSIGN_OR_RETURN(s.uid, r.required_uint("uid", kMaxSafeInteger));
   if (links) DOT_TRY(decode_link_members(r, v, what, s));
   DOT_TRY(r.finish());
-  if (s.kind == EntryKind::Symlink &&
-      (!s.exists || s.mode != kLinkMode || s.sha256 != sha256_hex(s.link_text)))
+  if (s.kind == EntryKind::Symlink && (!s.exists || s.mode != kLinkMode || s.sha256 != sha256_hex(s.link_text)))
     return invalid(v, core::ErrorKind::InconsistentSnapshot,
                    fmt::format("{} is a symlink's but does not exist, has a mode other than {} or a sha256 other than "
                                "its link_text's",

@@ -120,13 +120,12 @@ Status check_action_mode(std::string_view path, std::string_view action, std::ui
     return {};
   }
   if (action == "remove" || action == "link") {
-    if (mode != 0)
-      return refuse(dpp::ErrorKind::Mode, path, fmt::format("is a {} with mode {}, not 0", action, mode));
+    if (mode != 0) return refuse(dpp::ErrorKind::Mode, path, fmt::format("is a {} with mode {}, not 0", action, mode));
     return {};
   }
-  return refuse(dpp::ErrorKind::Action, path,
-                fmt::format("has the action \"{}\"; only \"write\", \"remove\" and \"link\" exist",
-                            shown(action.substr(0, 64))));
+  return refuse(
+      dpp::ErrorKind::Action, path,
+      fmt::format("has the action \"{}\"; only \"write\", \"remove\" and \"link\" exist", shown(action.substr(0, 64))));
 }
 
 Status check_link_text(std::string_view path, std::string_view text) {

@@ -228,8 +228,8 @@ class LinksCrashTest : public LinksV2Test {
     CmdResult rec = core({"recover", "--json"});
     ASSERT_EQ(rec.code, 0) << why << ": " << rec.err;
     const bool before = all_before(), after = all_after();
-    EXPECT_TRUE(before || after) << why << ": neither all-before nor all-after; against before:"
-                                 << differences(before_) << "; against after:" << differences(after_);
+    EXPECT_TRUE(before || after) << why << ": neither all-before nor all-after; against before:" << differences(before_)
+                                 << "; against after:" << differences(after_);
     EXPECT_EQ(state_of(id), after ? "DONE" : "ROLLED_BACK") << why;
     EXPECT_EQ(store_problems(), "") << why;
     expect_recover_is_a_noop(why);
@@ -275,8 +275,8 @@ TEST_P(LinkRecoverCrashPoint, RecoversAgain) {
   EXPECT_TRUE(all_before()) << differences(before_);
 }
 
-INSTANTIATE_TEST_SUITE_P(MatrixV2, LinkRecoverCrashPoint,
-                         ::testing::ValuesIn(rollback_v2_crash_points(links_shape())), point_name);
+INSTANTIATE_TEST_SUITE_P(MatrixV2, LinkRecoverCrashPoint, ::testing::ValuesIn(rollback_v2_crash_points(links_shape())),
+                         point_name);
 
 class LinkRollbackCrashPoint : public LinksCrashTest, public ::testing::WithParamInterface<std::string> {};
 
@@ -289,8 +289,8 @@ TEST_P(LinkRollbackCrashPoint, RecoverFinishesTheRollback) {
   EXPECT_TRUE(all_before()) << differences(before_);
 }
 
-INSTANTIATE_TEST_SUITE_P(MatrixV2, LinkRollbackCrashPoint,
-                         ::testing::ValuesIn(rollback_v2_crash_points(links_shape())), point_name);
+INSTANTIATE_TEST_SUITE_P(MatrixV2, LinkRollbackCrashPoint, ::testing::ValuesIn(rollback_v2_crash_points(links_shape())),
+                         point_name);
 
 class LinkCommitFault : public LinksCrashTest, public ::testing::WithParamInterface<std::string> {};
 
