@@ -96,7 +96,8 @@ inline void spit(const fs::path& p, const std::string& bytes, mode_t mode = 0600
 inline std::map<std::string, std::string> tree(const fs::path& root) {
   std::map<std::string, std::string> out;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-    const auto rel = fs::relative(it->path(), root).string();
+    // Lexically: relative() would resolve a symlink to where it points.
+    const auto rel = it->path().lexically_relative(root).string();
     if (rel == ".dot") {
       it.disable_recursion_pending();
       continue;
