@@ -312,5 +312,25 @@ TEST_P(LinkCommitFault, RollsBackWithDotECommit) {
 INSTANTIATE_TEST_SUITE_P(FaultsV2, LinkCommitFault, ::testing::ValuesIn(commit_v2_fault_points(links_shape())),
                          point_name);
 
+// A failed root-sync leaves the transaction COMMITTED; the retry re-syncs
+// every target (a link has no data of its own: its folder's fsync, which
+// follows, makes it durable) and every touched folder, each a crash point.
+class LinkRetriedRootSyncPoint : public LinksCrashTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(LinkRetriedRootSyncPoint, FsyncsEveryTargetAndFolderThenTheRoot) {
+  const std::string id = plan_links_id();
+  CmdResult failed = core({"apply", id}, {"DOT_TEST_FAULT=effect0.sync:EIO"});
+  ASSERT_NE(failed.err.find("DOT_E_POST_COMMIT"), std::string::npos) << failed.err;
+  EXPECT_TRUE(all_after()) << differences(after_);
+  CmdResult crashed = core({"retry-effects"}, {"DOT_TEST_CRASH_AT=" + GetParam()});
+  ASSERT_EQ(crashed.signal, SIGKILL) << "the retry did not reach " << GetParam() << ": " << crashed.err;
+  expect_recovered_cleanly(id, GetParam());
+  EXPECT_TRUE(all_after());
+  EXPECT_EQ(ledger(id), "SUCCEEDED");
+}
+
+INSTANTIATE_TEST_SUITE_P(MatrixV2, LinkRetriedRootSyncPoint, ::testing::ValuesIn(retried_effect_crash_points(6, 0, 2)),
+                         point_name);
+
 }  // namespace
 }  // namespace dot::core::testing
