@@ -82,12 +82,14 @@ bool diffable(const core::PathSlot& s) {
   auto text = [](const std::optional<std::string>& c) {
     return c && utf8_valid_prefix(*c) == c->size() && c->find('\0') == std::string::npos;
   };
-  const bool before_ok = !s.before.exists || text(s.before_content);
+  // A link replaced by a file: the file's bytes are all new.
+  const bool before_ok = !s.before.exists || s.before.is_link() || text(s.before_content);
   return s.action == core::Action::Write && before_ok && text(s.after_content);
 }
 
 void write_snapshot(JsonWriter& w, const core::Snapshot& s) {
-  // Hex digests and numbers only: its canonical encoding cannot fail.
+  // Hex digests, numbers and (a symlink's) valid UTF-8 text: its
+  // canonical encoding cannot fail, and JSON escapes every control byte.
   auto bytes = jcs::encode(core::to_node(s), jcs::Profile::Rfc8785);
   if (bytes.ok())
     w.raw(*bytes);

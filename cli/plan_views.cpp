@@ -2,6 +2,7 @@
 #include "plan_views.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -22,7 +23,9 @@ std::size_t line_count(const std::string& text) {
 // The letter --name-status gives an operation.
 char status_letter(const core::PathSlot& s) {
   if (s.action == core::Action::Remove) return 'D';
-  return s.before.exists ? 'M' : 'A';
+  if (!s.before.exists) return 'A';
+  // git's T: the entry changes kind (a file becomes a link or the reverse).
+  return s.before.is_link() != (s.action == core::Action::Link) ? 'T' : 'M';
 }
 
 // Lines added and removed by a slot whose both sides are text.
@@ -42,23 +45,47 @@ std::pair<std::size_t, std::size_t> diff_counts(const core::PathSlot& s) {
   return {plus, minus};
 }
 
+// What a snapshot shows of a symlink: its text, escaped like every
+// plugin-controlled or found string (it can hold terminal control bytes).
+std::string link_shown(const core::Snapshot& s) { return fmt::format("-> \"{}\"", shown(s.link_text)); }
+
+// A link operation, or a write or remove whose target is a link now.
+std::optional<std::string> link_slot_text(const core::PathSlot& s, const std::string& path) {
+  if (s.action == core::Action::Remove && s.before.is_link())
+    return fmt::format("remove link {} {}\n", path, link_shown(s.before));
+  if (s.action == core::Action::Link) {
+    if (!s.before.exists) return fmt::format("link {} {}\n", path, link_shown(s.after));
+    if (s.before.is_link())
+      return fmt::format("replace link {} {} by {}\n", path, link_shown(s.before), link_shown(s.after));
+    return fmt::format("replace file {} ({} bytes, mode {}) by link {}\n", path, s.before_size,
+                       mode_text(s.before.mode), link_shown(s.after));
+  }
+  if (s.action == core::Action::Write && s.before.is_link())
+    return fmt::format("replace link {} {} by file (mode {}, {} bytes)\n", path, link_shown(s.before),
+                       mode_text(s.after.mode), s.after_size);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string path_slot_text(const core::PathSlot& s) {
   const std::string path = shown(s.path);
+  if (auto link = link_slot_text(s, path); link && s.action != core::Action::Write) return *link;
   if (s.action == core::Action::Remove)
     return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
   std::string out;
   const std::string modes = s.before.mode == s.after.mode
                                 ? mode_text(s.after.mode)
                                 : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
-  if (!s.before.exists)
+  if (auto link = link_slot_text(s, path))
+    out += *link;  // the file that replaces the link: its whole bytes below
+  else if (!s.before.exists)
     out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
   else if (s.before.sha256 != s.after.sha256)
     out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
   else
     out += fmt::format("mode {} {}\n", path, modes);
-  if (s.before.exists && s.before.sha256 == s.after.sha256) return out;
+  if (s.before.exists && !s.before.is_link() && s.before.sha256 == s.after.sha256) return out;
   if (diffable(s)) {
     out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
     return out;
@@ -108,7 +135,10 @@ std::string plan_stat_text(const core::PlanOutcome& planned) {
   std::size_t width = 0, insertions = 0, deletions = 0;
   for (const auto& s : planned.path_slots) {
     Row r{shown(s.path), {}};
-    if (s.action == core::Action::Remove) {
+    if (s.action == core::Action::Link || s.before.is_link()) {
+      r.change = link_slot_text(s, r.path).value_or("link\n");
+      r.change.pop_back();  // one row: the line without its newline
+    } else if (s.action == core::Action::Remove) {
       r.change = fmt::format("removed ({} bytes)", s.before_size);
     } else if (s.before.exists && s.before.sha256 == s.after.sha256) {
       r.change = fmt::format("mode {} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));

@@ -276,7 +276,18 @@ Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, con
   struct stat st {};
   if (::fstat(path_fd.get(), &st) != 0) return errno_error(errno, "fstat", p);
   if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode)) return errno_error(err, "open", p);
-  return from_stat(st);
+  FileObservation o = from_stat(st);
+  if (o.type == FileType::Symlink) {
+    // The text of the link this descriptor holds (an empty name reads the
+    // O_PATH descriptor's own link): the same entry that was stat'ed.
+    std::string text(kMaxLinkTextBytes + 1, '\0');
+    ssize_t n = ::readlinkat(path_fd.get(), "", text.data(), text.size());
+    if (n < 0) return errno_error(errno, "readlink", p);
+    o.too_large = static_cast<std::size_t>(n) > kMaxLinkTextBytes;
+    text.resize(std::min(static_cast<std::size_t>(n), kMaxLinkTextBytes));
+    if (!o.too_large) o.link_text = std::move(text);
+  }
+  return o;
 }
 
 Result<CreatedFile> create_exclusive(int dirfd, std::string_view name, mode_t mode) {

@@ -171,6 +171,27 @@ Result<std::string> stream_temp(Root& root, store::TxnId txn, store::FileKind ki
   return temp;
 }
 
+// Temp symlink `temp` in the folder open on `dir_fd` holding want.link_text
+// (a link's after, or the before rollback restores), owned as `want` says.
+// A link has no data of its own to sync: with `fsync_each` its folder is
+// fsynced; otherwise syncfs makes it durable with the temp files.
+Result<std::string> link_temp(const TestHooks& hooks, int dir_fd, const std::string& temp, const Snapshot& want,
+                              std::string_view path, const std::string& fault_point, bool fsync_each) {
+  if (int err = hooks.fault(fault_point)) return commit_error(err, "symlink", path);
+  if (auto s = create_own_temp_link(dir_fd, temp, want); !s.ok()) return as_commit(std::move(s).error());
+  if (fsync_each) {
+    if (int err = hooks.fault(fault_point + "_fsync")) {
+      ::unlinkat(dir_fd, temp.c_str(), 0);
+      return commit_error(err, "fsync", path);
+    }
+    if (auto s = beneath::fsync_fd(dir_fd, path); !s.ok()) {
+      ::unlinkat(dir_fd, temp.c_str(), 0);
+      return as_commit(std::move(s).error());
+    }
+  }
+  return temp;
+}
+
 // The re-check before a rename or removal: the target, looked at through
 // its folder's descriptor, still passes the policy and equals `expected`.
 Status recheck(int dir_fd, std::string_view path, const Snapshot& expected) {
@@ -227,8 +248,15 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
 
 // How the store reads a target into its backup: opened beneath the root as
 // itself (no symlink anywhere, never a FIFO or device), a regular file with
-// one link; the store checks its size and digest as it streams.
-Result<UniqueFd> open_for_backup(int root_fd, std::string_view path) {
+// one link; the store checks its size and digest as it streams. A symlink
+// `before` is backed up as its text, read from the link itself.
+Result<UniqueFd> open_for_backup(int root_fd, std::string_view path, const Snapshot& before) {
+  if (before.is_link()) {
+    DOT_ASSIGN_OR_RETURN(beneath::FileObservation o, beneath::observe_beneath(root_fd, path, {.max_bytes = 0}));
+    if (o.type != beneath::FileType::Symlink || o.too_large)
+      return make_error(core::ErrorKind::Changed, fmt::format("target {} changed since it was observed", quoted(path)));
+    return text_fd(o.link_text, path);
+  }
   DOT_ASSIGN_OR_RETURN(UniqueFd fd, beneath::open_beneath(root_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return beneath::errno_error(errno, "fstat", path);
@@ -354,7 +382,9 @@ class ApplyRun {
   // target that changes while it is read fails the step: still SEALED, STALE.
   Status prepare() {
     const int root_fd = root_.root_fd();
-    auto opener = [&](const store::FileBlob& b) { return open_for_backup(root_fd, ops_[b.index].path); };
+    auto opener = [&](const store::FileBlob& b) {
+      return open_for_backup(root_fd, ops_[b.index].path, ops_[b.index].before);
+    };
     if (auto s = root_.store().prepare_files(txn_, backups_, opener); !s.ok()) {
       Error e = std::move(s).error();
       if (e.code == Code::Store || e.code == Code::Internal || e.code == Code::RecoveryRequired) return e;
@@ -379,21 +409,27 @@ class ApplyRun {
     return {};
   }
 
-  // Every temp file beside its target, from its stored artifact; then all
-  // of them made durable at once.
+  // Every temp file beside its target, from its stored artifact, and every
+  // temp link (its text is the plan's, which the artifact matched at load);
+  // then all of them made durable at once.
   Status write_temps() {
     FileSystems file_systems;
     const bool fsync_each = !syncfs_reports_errors();
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       const PathOperation& op = ops_[i];
-      if (op.action != Action::Write) continue;
+      if (op.action == Action::Remove) continue;
       const std::string p = fmt::format("apply.op{}", i);
       auto dir = folders_.open(parent_folder(op.path));
       if (!dir.ok()) return as_commit(std::move(dir).error());
       DOT_TRY(note_file_system(*dir, parent_folder(op.path), file_systems));
-      DOT_ASSIGN_OR_RETURN(temps_[i], stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir,
-                                                  temp_name(plan_id_, TempPhase::Apply, i), op.after, op.path,
-                                                  p + ".write", fsync_each));
+      const std::string temp = temp_name(plan_id_, TempPhase::Apply, i);
+      if (op.action == Action::Link) {
+        DOT_ASSIGN_OR_RETURN(temps_[i],
+                             link_temp(root_.hooks(), *dir, temp, op.after, op.path, p + ".write", fsync_each));
+      } else {
+        DOT_ASSIGN_OR_RETURN(temps_[i], stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir, temp, op.after,
+                                                    op.path, p + ".write", fsync_each));
+      }
       root_.hooks().reached(p + ".temp_written");
       report_written(i);
     }
@@ -424,7 +460,8 @@ class ApplyRun {
       }
       DOT_TRY(replace_target(i));
       so_far_.operations[i] = true;
-      root_.hooks().reached(fmt::format("apply.op{}", i) + (ops_[i].action == Action::Write ? ".renamed" : ".removed"));
+      root_.hooks().reached(fmt::format("apply.op{}", i) +
+                            (ops_[i].action != Action::Remove ? ".renamed" : ".removed"));
     }
     folders_.forget();
     return {};
@@ -439,7 +476,7 @@ class ApplyRun {
     DOT_TRY(recheck(*dir, op.path, op.before));
     const std::string_view leaf = leaf_of(op.path);
     Status changed;
-    if (op.action == Action::Write) {
+    if (op.action != Action::Remove) {
       if (int err = hooks.fault(p + ".rename")) {
         changed = commit_error(err, "rename", op.path);
       } else {
@@ -504,8 +541,9 @@ Result<ApplyOutcome> apply_plan_v2(Root& root, const LoadedPlanV2& lp, Interrupt
 Status check_still_after(Root& root, const LoadedPlanV2& lp) {
   for (const PathOperation& op : lp.plan.operations) {
     auto o = beneath::observe_beneath(root.root_fd(), op.path, {.max_bytes = kMaxFileBytes});
-    const bool same = o.ok() && (o->type == beneath::FileType::Regular || !o->exists()) && !o->too_large &&
-                      snapshot_of(*o) == op.after;
+    const bool same =
+        o.ok() && (o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink || !o->exists()) &&
+        !o->too_large && snapshot_of(*o) == op.after;
     if (!same)
       return make_error(core::ErrorKind::Changed,
                         fmt::format("target {} no longer equals what plan {} wrote; nothing was rolled back",
@@ -570,7 +608,9 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
       continue;
     }
     const Snapshot now = snapshot_of(*o);
-    const bool plain = (o->type == beneath::FileType::Regular && !o->too_large) || !o->exists();
+    const bool plain =
+        ((o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink) && !o->too_large) ||
+        !o->exists();
     if (plain && now == op.before) continue;
     if (!plain || now != op.after) {
       edited.push_back(op.path);
@@ -591,8 +631,12 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
     auto dir = folders.open(parent_folder(op.path));
     if (!dir.ok()) return stuck(std::move(dir).error());
     if (auto s = note_file_system(*dir, parent_folder(op.path), file_systems); !s.ok()) return stuck(s.error());
-    auto temp = stream_temp(root, txn, store::FileKind::Backup, i, *dir, temp_name(plan_id, TempPhase::Rollback, i),
-                            op.before, op.path, p + ".write", fsync_each);
+    // A symlink's backup is its text, which the plan's before holds (the
+    // stored backup matched it at load).
+    const std::string name = temp_name(plan_id, TempPhase::Rollback, i);
+    auto temp = op.before.is_link() ? link_temp(hooks, *dir, name, op.before, op.path, p + ".write", fsync_each)
+                                    : stream_temp(root, txn, store::FileKind::Backup, i, *dir, name, op.before, op.path,
+                                                  p + ".write", fsync_each);
     if (!temp.ok()) return stuck(std::move(temp).error());
     temps[i] = std::move(temp).value();
     hooks.reached(p + ".temp_written");

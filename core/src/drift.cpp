@@ -27,6 +27,25 @@ std::optional<Drift> compare(std::string_view name, const Snapshot& want, const 
     d.found = "missing";
     return d;
   }
+  if (now.type == beneath::FileType::Symlink && want.is_link()) {
+    // A link the plan made: its text is what it holds (never followed).
+    if (now.too_large || now.link_text != want.link_text) {
+      d.reason = DriftReason::Content;
+      d.found = "a symlink with other link text";
+      return d;
+    }
+    if (now.uid != want.uid || now.gid != want.gid) {
+      d.reason = DriftReason::Owner;
+      d.found = fmt::format("owner {}:{}, the plan wrote {}:{}", now.uid, now.gid, want.uid, want.gid);
+      return d;
+    }
+    return std::nullopt;
+  }
+  if (want.is_link()) {
+    d.reason = DriftReason::NotRegular;
+    d.found = fmt::format("a {}, not the symlink the plan made", beneath::file_type_name(now.type));
+    return d;
+  }
   if (now.type != beneath::FileType::Regular) {
     d.reason = DriftReason::NotRegular;
     d.found = fmt::format("a {}, not a regular file", beneath::file_type_name(now.type));

@@ -10,6 +10,7 @@
 
 #include "dot/base/sha256.h"
 #include "dot/dpp/hello.h"
+#include "dot/dpp/path_rules.h"
 #include "plan_ids.h"
 
 namespace dot::core {
@@ -40,7 +41,30 @@ jcs::Node to_node(const Effect& e) {
   return n;
 }
 
-Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
+namespace {
+
+// The symlink members of a version-2 snapshot: "kind":"symlink" and its
+// "link_text", both or neither.
+Status decode_link_members(json::ObjectReader& r, const json::Value& v, std::string_view what, Snapshot& s) {
+  const bool has_kind = r.optional("kind").has_value();
+  const bool has_text = r.optional("link_text").has_value();
+  if (!has_kind && !has_text) return {};
+  auto bad = [&](std::string why) {
+    return invalid(v, core::ErrorKind::InconsistentSnapshot, fmt::format("{} {}", what, why));
+  };
+  if (!has_kind || !has_text) return bad("has only one of \"kind\" and \"link_text\"");
+  DOT_ASSIGN_OR_RETURN(std::string_view kind, r.required_string("kind"));
+  DOT_ASSIGN_OR_RETURN(std::string_view text, r.required_string("link_text"));
+  if (kind != "symlink") return bad("has a kind other than \"symlink\"");
+  s.kind = EntryKind::Symlink;
+  s.link_text = std::string(text);
+  if (auto st = dpp::check_link_text(what, text); !st.ok()) return bad(st.error().detail);
+  return {};
+}
+
+}  // namespace
+
+Result<Snapshot> decode_snapshot(json::Value v, std::string_view what, bool links) {
   json::ObjectReader r(v, what);
   Snapshot s;
   DOT_ASSIGN_OR_RETURN(s.exists, r.required_bool("exists"));
@@ -50,7 +74,13 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what) {
   DOT_ASSIGN_OR_RETURN(std::string_view sha, r.required_string("sha256"));
   s.sha256 = std::string(sha);
   DOT_ASSIGN_OR_RETURN(s.uid, r.required_uint("uid", kMaxSafeInteger));
+  if (links) DOT_TRY(decode_link_members(r, v, what, s));
   DOT_TRY(r.finish());
+  if (s.kind == EntryKind::Symlink && (!s.exists || s.mode != kLinkMode || s.sha256 != sha256_hex(s.link_text)))
+    return invalid(v, core::ErrorKind::InconsistentSnapshot,
+                   fmt::format("{} is a symlink's but does not exist, has a mode other than {} or a sha256 other than "
+                               "its link_text's",
+                               what, kLinkMode));
   if (s.exists) {
     DOT_TRY(require_hex_id(sha_v, s.sha256, fmt::format("{}.sha256", what), false));
   } else if (!(s == Snapshot::absent())) {
@@ -92,7 +122,25 @@ jcs::Node to_node(const Snapshot& s) {
   n.set("mode", uint_node(s.mode));
   n.set("sha256", jcs::Node::string(s.sha256));
   n.set("uid", uint_node(s.uid));
+  // Only a symlink carries these members: every other snapshot encodes
+  // exactly as before links existed, so no sealed plan's id changes.
+  if (s.kind == EntryKind::Symlink) {
+    n.set("kind", jcs::Node::string("symlink"));
+    n.set("link_text", jcs::Node::string(s.link_text));
+  }
   return n;
+}
+
+Snapshot link_snapshot(std::string link_text, std::uint64_t uid, std::uint64_t gid) {
+  Snapshot s;
+  s.exists = true;
+  s.gid = gid;
+  s.mode = kLinkMode;
+  s.sha256 = sha256_hex(link_text);
+  s.uid = uid;
+  s.kind = EntryKind::Symlink;
+  s.link_text = std::move(link_text);
+  return s;
 }
 
 jcs::Node to_node(const Plan& plan) {

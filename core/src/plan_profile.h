@@ -35,8 +35,9 @@ namespace dot::core {
 // One operation as the plugin proposed it, past the profile's rules.
 struct ProposedOperation {
   Action action = Action::Write;
-  std::uint64_t mode = 0;  // the mode a write asks for (0 for a remove)
+  std::uint64_t mode = 0;  // the mode a write asks for (0 for a remove or a link)
   std::string path;
+  std::string link_text{};  // a link's text (past dpp check_link_text); "" otherwise
 };
 
 // What dot.plan answered, in the one model.

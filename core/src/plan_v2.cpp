@@ -40,7 +40,17 @@ Error at(Error e, const json::Value& v) {
 
 }  // namespace
 
-std::string_view action_name(Action action) noexcept { return action == Action::Write ? "write" : "remove"; }
+std::string_view action_name(Action action) noexcept {
+  switch (action) {
+    case Action::Write:
+      return "write";
+    case Action::Link:
+      return "link";
+    case Action::Remove:
+      break;
+  }
+  return "remove";
+}
 
 jcs::Node to_node(const PlanV2& plan) {
   auto n = jcs::Node::object();
@@ -83,8 +93,23 @@ Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::sha256_
 bool is_general_noop(const PathOperation& op) noexcept {
   // docs/spec/dpp-general.md: bytes and mode for a write (owner is not part of
   // the rule: the target policy already requires it to be ours).
+  // A link's after has kLinkMode and its text's digest: same kind, digest
+  // and mode is the same text.
   if (op.action == Action::Remove) return !op.before.exists;
-  return op.before.exists && op.after.exists && op.before.sha256 == op.after.sha256 && op.before.mode == op.after.mode;
+  return op.before.exists && op.after.exists && op.before.kind == op.after.kind &&
+         op.before.sha256 == op.after.sha256 && op.before.mode == op.after.mode;
+}
+
+bool can_be_noop(Action action, const Snapshot& before) noexcept {
+  switch (action) {
+    case Action::Write:
+      return before.exists && before.kind == EntryKind::File;
+    case Action::Link:
+      return before.is_link();
+    case Action::Remove:
+      break;
+  }
+  return !before.exists;
 }
 
 Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot) {
@@ -95,6 +120,7 @@ Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapsho
   const std::uint64_t mode = snapshot.mode;
   if (snapshot.uid != ::geteuid())
     return refuse(fmt::format("is owned by uid {}, not by us (uid {})", snapshot.uid, ::geteuid()));
+  if (snapshot.is_link()) return {};  // a link's mode bits are never used
   if (mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", mode));
   if (mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", mode));
   return {};
@@ -156,9 +182,10 @@ Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view doc
   if (sealed.operations.empty()) return unbound("it holds no operation (a proposal of only no-ops seals nothing)");
   // Walk both lists once: a proposed operation the sealed plan skips is a
   // left-out no-op, so it must be one that can be (its after is not in the
-  // document): a write of an existing target or a remove of an absent one.
+  // document): a write of an existing file, a link of an existing symlink
+  // or a remove of an absent target.
   auto left_out = [&](const PathOperation& left) -> Status {
-    if ((left.action == Action::Write) == left.before.exists) return {};
+    if (can_be_noop(left.action, left.before)) return {};
     return unbound(fmt::format("proposed operation \"{}\" is left out but cannot be a no-op",
                                shown(std::string_view(left.path).substr(0, 256))));
   };
@@ -183,7 +210,7 @@ std::vector<Folder> derive_directories(std::span<const PathOperation> operations
                                        const std::set<std::string, std::less<>>& existing) {
   std::set<std::string, std::less<>> created;  // std::string orders by unsigned bytes: UTF-8 order
   for (const auto& op : operations) {
-    if (op.action != Action::Write) continue;
+    if (op.action == Action::Remove) continue;
     bool missing = false;
     for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1)) {
       std::string_view parent = std::string_view(op.path).substr(0, slash);
@@ -273,21 +300,24 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     DOT_ASSIGN_OR_RETURN(std::string_view path, orr.required_string("path"));
     DOT_TRY(orr.finish());
     PathOperation op;
-    DOT_ASSIGN_OR_RETURN(op.after, decode_snapshot(after_v, what + ".after"));
-    DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, what + ".before"));
+    DOT_ASSIGN_OR_RETURN(op.after, decode_snapshot(after_v, what + ".after", true));
+    DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, what + ".before", true));
     op.path = std::string(path);
     // A write's mode is the mode its after asks for; a proposal document
     // carries no after, so only its action is judged here.
-    const bool write = action == "write";
+    const bool write = action == "write", link = action == "link";
     if (!proposal && write && !op.after.exists)
       return invalid(after_v, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
-    const std::uint64_t mode = write && proposal ? 0600 : op.after.mode;
+    if (!proposal && (write || link) && op.after.is_link() != link)
+      return invalid(after_v, core::ErrorKind::LinkAfter,
+                     fmt::format("{}.after of a {} must be a {}'s snapshot", what, action, link ? "symlink" : "file"));
+    const std::uint64_t mode = write && proposal ? 0600 : link ? 0 : op.after.mode;
     if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
-    op.action = write ? Action::Write : Action::Remove;
+    op.action = write ? Action::Write : link ? Action::Link : Action::Remove;
     if (proposal && op.after.exists)
       return invalid(after_v, core::ErrorKind::ProposalAfter,
                      fmt::format("{}.after must be absent in a proposal document", what));
-    if (!write && op.after.exists)
+    if (!write && !link && op.after.exists)
       return invalid(after_v, core::ErrorKind::RemoveAfter, fmt::format("{}.after of a remove must be absent", what));
     plan.operations.push_back(std::move(op));
     path_values.push_back(path_v);
@@ -298,10 +328,11 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     if (auto s = dpp::check_plan_paths(paths); !s.ok()) return at(std::move(s).error(), ops_v);
   }
 
-  // Directories: folders apply creates, each the parent folder of a write.
+  // Directories: folders apply creates, each the parent folder of a write
+  // or a link.
   std::set<std::string, std::less<>> parents;
   for (const auto& op : plan.operations)
-    if (op.action == Action::Write)
+    if (op.action != Action::Remove)
       for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1))
         parents.emplace(op.path.substr(0, slash));
   i = 0;

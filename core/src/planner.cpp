@@ -266,11 +266,18 @@ class ProposalRun {
   }
 
   // Each write's after: the requested mode, our uid and gid, the digest of
-  // what core read (never a field the plugin claimed).
+  // what core read (never a field the plugin claimed). A link's: its text,
+  // our uid and gid.
   Status fill_afters() {
     std::size_t w = 0;
     for (std::size_t i = 0; i < draft_.plan.operations.size(); ++i) {
       PathOperation& op = draft_.plan.operations[i];
+      if (op.action == Action::Link) {
+        op.after = link_snapshot(draft_.proposal.operations[i].link_text, ::geteuid(), ::getegid());
+        draft_.slots[i].after = op.after;
+        draft_.slots[i].after_size = op.after.link_text.size();
+        continue;
+      }
       if (op.action != Action::Write) continue;
       if (w >= draft_.staged.size())
         return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");

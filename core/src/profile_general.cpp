@@ -1,6 +1,6 @@
 // The general profile org.dot.dpp/v1 in the one plan pipeline
 // (docs/spec/dpp-general.md): negotiated limits, declared inputs and dot.log;
-// writes and removes of nested paths; every target and parent folder
+// writes, symlinks and removes of nested paths; every target and parent folder
 // observed beneath the root; the plan sealed as a version-2 document without
 // its no-ops, its files streamed from the stage into the store, so memory
 // stays bounded by the limits' shape and not by the bytes proposed.
@@ -68,14 +68,17 @@ class GeneralProfile final : public PlanProfile {
     DOT_TRY(check_effects(proposed));
     std::vector<dpp::ProposedOperation> checked;
     checked.reserve(proposed.operations.size());
-    for (const auto& op : proposed.operations) checked.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
+    for (const auto& op : proposed.operations)
+      checked.push_back(dpp::ProposedOperation{op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
     DOT_TRY(dpp::check_proposed_operations(checked));
     Proposal p;
     const auto& e = proposed.effects.front();
     p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     p.operations.reserve(proposed.operations.size());
-    for (auto& op : proposed.operations)
-      p.operations.push_back({op.action == "write" ? Action::Write : Action::Remove, op.mode, std::move(op.path)});
+    for (auto& op : proposed.operations) {
+      const Action action = op.action == "write" ? Action::Write : op.action == "link" ? Action::Link : Action::Remove;
+      p.operations.push_back({action, op.mode, std::move(op.path), op.link_text.value_or(std::string())});
+    }
     return p;
   }
 
@@ -135,6 +138,9 @@ class GeneralProfile final : public PlanProfile {
     DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(sealed));
     seal.effect_count = static_cast<std::uint32_t>(sealed.effects.size());
     seal.streamed = true;
+    // A link's artifact is its text, like a file's bytes: the store keeps
+    // one file per operation with an after, whatever its kind.
+    std::vector<std::optional<std::string>> link_texts;
     for (std::size_t i = 0, w = 0; i < proposed.operations.size(); ++i) {
       const PathOperation& op = proposed.operations[i];
       const bool write = op.action == Action::Write;
@@ -143,7 +149,10 @@ class GeneralProfile final : public PlanProfile {
       const auto index = static_cast<std::uint32_t>(seal.operations.size());
       seal.operations.push_back(store::OperationSummary{op.path, op.before.sha256, op.after.sha256});
       out.path_slots.push_back(std::move(draft.slots[i]));
+      link_texts.push_back(op.action == Action::Link ? std::optional(op.after.link_text) : std::nullopt);
       if (write) seal.files.push_back(store::FileBlob{index, true, draft.staged[file].size, draft.staged[file].sha256});
+      if (op.action == Action::Link)
+        seal.files.push_back(store::FileBlob{index, true, op.after.link_text.size(), op.after.sha256});
     }
     // The store reads each file again through the stage's descriptor and
     // checks its size and digest as it streams (what the plugin could still
@@ -151,7 +160,9 @@ class GeneralProfile final : public PlanProfile {
     std::vector<std::string> paths;
     paths.reserve(seal.operations.size());
     for (const auto& row : seal.operations) paths.push_back(row.name);
-    seal.open_file = [&stage, paths = std::move(paths)](const store::FileBlob& blob) -> Result<UniqueFd> {
+    seal.open_file = [&stage, paths = std::move(paths),
+                      texts = std::move(link_texts)](const store::FileBlob& blob) -> Result<UniqueFd> {
+      if (texts[blob.index]) return text_fd(*texts[blob.index], paths[blob.index]);
       return dpp::open_staged_file(stage.fd(), paths[blob.index]);
     };
     out.plan_v2 = std::move(sealed);

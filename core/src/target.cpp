@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,46 @@ Result<beneath::CreatedFile> create_own_temp(int dir_fd, const std::string& name
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return created;
   if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) return beneath::errno_error(errno, "unlink", name);
   return beneath::create_exclusive(dir_fd, name, 0600);
+}
+
+Status create_own_temp_link(int dir_fd, const std::string& name, const Snapshot& want) {
+  DOT_TRY(beneath::check_entry_name(name));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (::symlinkat(want.link_text.c_str(), dir_fd, name.c_str()) == 0) break;
+    const int err = errno;
+    struct stat st {};
+    // The same plan's leftover (a file or a link under its journal's name)
+    // goes; anything else under that name stays and is EEXIST.
+    if (err != EEXIST || attempt > 0 || ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+      return commit_error(err, "symlink", name);
+    if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) return commit_error(errno, "unlink", name);
+  }
+  struct stat st {};
+  auto fail = [&](int err, std::string_view step) -> Error {
+    ::unlinkat(dir_fd, name.c_str(), 0);
+    return commit_error(err, step, name);
+  };
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return fail(errno, "lstat");
+  if (!S_ISLNK(st.st_mode)) return fail(EEXIST, "symlink");
+  if ((st.st_uid != want.uid || st.st_gid != want.gid) &&
+      ::fchownat(dir_fd, name.c_str(), static_cast<uid_t>(want.uid), static_cast<gid_t>(want.gid),
+                 AT_SYMLINK_NOFOLLOW) != 0)
+    return fail(errno, "chown");
+  return {};
+}
+
+Result<UniqueFd> text_fd(std::string_view bytes, std::string_view what) {
+  UniqueFd fd(::memfd_create("dot-core-text", MFD_CLOEXEC));
+  if (!fd.valid()) return beneath::errno_error(errno, "memfd_create", what);
+  for (std::string_view rest = bytes; !rest.empty();) {
+    ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return beneath::errno_error(n < 0 ? errno : EIO, "write", what);
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (::lseek(fd.get(), 0, SEEK_SET) != 0) return beneath::errno_error(errno, "lseek", what);
+  return fd;
 }
 
 namespace {
@@ -103,6 +144,7 @@ Status sync_root(int root_fd, const TestHooks& hooks, const std::string& point) 
 
 Snapshot snapshot_of(const FileObservation& o) {
   if (!o.exists()) return Snapshot::absent();
+  if (o.type == FileType::Symlink) return link_snapshot(o.link_text, o.uid, o.gid);
   Snapshot s;
   s.exists = true;
   s.gid = o.gid;
@@ -163,9 +205,15 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
   auto refuse = [&](std::string why) {
     return make_error(core::ErrorKind::Target, fmt::format("target {} {}", path_shown(path), why));
   };
-  if (o.type == FileType::Symlink)
-    return make_error(core::ErrorKind::Symlink,
-                      fmt::format("target {} is a symlink (never followed)", path_shown(path)));
+  if (o.type == FileType::Symlink) {
+    // A link is data here: its own text, never followed.
+    if (o.nlink != 1) return refuse(fmt::format("is a symlink with {} hard links (must be exactly 1)", o.nlink));
+    if (o.too_large || o.link_text.empty())
+      return refuse(fmt::format("is a symlink whose text is empty or longer than {} bytes", kMaxLinkTextBytes));
+    if (auto s = dpp::check_link_text(path, o.link_text); !s.ok())
+      return refuse(fmt::format("is a symlink whose text is not valid UTF-8"));
+    return check_path_snapshot_policy(path, snapshot_of(o));
+  }
   if (o.type == FileType::Directory) return refuse("is a folder, not a regular file");
   if (o.type != FileType::Regular)
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
@@ -214,8 +262,8 @@ Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::
   }
   DOT_TRY(check_path_target_policy(path, o, max_file_bytes));
   t.snapshot = snapshot_of(o);
-  t.size = o.size;
-  if (o.exists() && !o.too_large && o.size <= keep_bytes) t.content = std::move(o.content);
+  t.size = o.size;  // a symlink's: its text's length
+  if (o.type == FileType::Regular && !o.too_large && o.size <= keep_bytes) t.content = std::move(o.content);
   return t;
 }
 
@@ -320,7 +368,9 @@ void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std
       if (errno != ENOENT) leave(fmt::format("cannot be examined: {}", std::strerror(errno)));
       continue;
     }
-    if (!S_ISREG(st.st_mode)) {
+    // A regular file or a symlink: the temp files and links apply and
+    // rollback make under these names.
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
       leave(fmt::format("a {}, not a temp file", beneath::file_type_name(beneath::file_type(st.st_mode))));
       continue;
     }

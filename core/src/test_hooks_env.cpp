@@ -113,7 +113,7 @@ PlanShape plan_shape(const PlanV2& plan) {
   PlanShape shape;
   shape.folders = plan.directories.size();
   for (const auto& op : plan.operations) {
-    shape.writes.push_back(op.action == Action::Write);
+    shape.writes.push_back(op.action != Action::Remove);  // a temp, then a rename
     shape.existed.push_back(op.before.exists);
   }
   std::set<std::string, std::less<>> created;

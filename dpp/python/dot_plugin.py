@@ -49,7 +49,7 @@ import sys
 from dataclasses import dataclass
 
 __all__ = ["PROFILE", "PROTOCOL", "LIMITS", "CAPABILITIES", "ROOT_SYNC", "MODES", "Operation", "Artifact",
-           "PluginError", "InvalidParams", "StageError", "Context", "Plugin", "write", "remove", "serve", "run",
+           "PluginError", "InvalidParams", "StageError", "Context", "Plugin", "write", "remove", "link", "serve", "run",
            "write_staged_file", "copy_staged_file"]
 
 PROFILE = "org.dot.dpp/v1"
@@ -78,10 +78,13 @@ _COPY_CHUNK = 64 * 1024
 @dataclass(frozen=True)
 class Operation:
     """One change of a plan ("dot.plan result"): action "write" with one of
-    MODES, or "remove" with mode 0; path relative to the managed root."""
+    MODES, "remove" with mode 0, or "link" with mode 0 and link_text (the
+    text of the symbolic link core creates; None for the other actions);
+    path relative to the managed root."""
     action: str
     mode: int
     path: str
+    link_text: str = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,13 @@ def write(path, mode):
 def remove(path):
     """A remove operation: delete `path`, which this plugin wrote earlier."""
     return Operation("remove", 0, path)
+
+
+def link(path, link_text):
+    """A link operation: make `path` a symbolic link holding `link_text`
+    (1 to 4095 bytes of UTF-8 without NUL; relative or absolute, never
+    followed). Nothing is staged for it."""
+    return Operation("link", 0, path, link_text)
 
 
 class PluginError(Exception):
@@ -373,7 +383,12 @@ def _operation(op):
         raise _Unsendable("plan() returned %r; operations are dot_plugin.Operation (write(), remove())" % (op,))
     if not isinstance(op.action, str) or type(op.mode) is not int or not isinstance(op.path, str):
         raise _Unsendable("operation %r: action and path are str, mode an int" % (op,))
-    return {"action": op.action, "mode": op.mode, "path": op.path}
+    if op.link_text is not None and not isinstance(op.link_text, str):
+        raise _Unsendable("operation %r: link_text is a str or None" % (op,))
+    out = {"action": op.action, "mode": op.mode, "path": op.path}
+    if op.link_text is not None:
+        out["link_text"] = op.link_text
+    return out
 
 
 def _artifact(art):

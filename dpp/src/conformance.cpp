@@ -285,7 +285,7 @@ class Case {
     std::vector<dpp::ProposedOperation> proposed;
     std::vector<std::string> writes;
     for (const auto& op : plan.operations) {
-      proposed.push_back(dpp::ProposedOperation{op.action, op.mode, op.path});
+      proposed.push_back(dpp::ProposedOperation{op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
       if (op.action == "write") writes.push_back(op.path);
     }
     DOT_TRY(dpp::check_proposed_operations(proposed));

@@ -189,6 +189,7 @@ jcs::Node to_node(const PlanParams& m) {
 jcs::Node to_node(const Operation& m) {
   auto n = jcs::Node::object();
   n.set("action", jcs::Node::string(m.action)).set("mode", uint_node(m.mode)).set("path", jcs::Node::string(m.path));
+  if (m.link_text) n.set("link_text", jcs::Node::string(*m.link_text));
   return n;
 }
 
@@ -307,6 +308,10 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
     DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
     DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
     DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
+    if (orr.optional("link_text")) {
+      DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
+      op.link_text = std::move(text);
+    }
     DOT_TRY(finish(orr));
     m.operations.push_back(std::move(op));
   }

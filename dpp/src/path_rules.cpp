@@ -119,12 +119,26 @@ Status check_action_mode(std::string_view path, std::string_view action, std::ui
                     fmt::format("asks for mode {} ({:04o}); a write takes 384, 420, 448 or 493", mode, mode));
     return {};
   }
-  if (action == "remove") {
-    if (mode != 0) return refuse(dpp::ErrorKind::Mode, path, fmt::format("is a remove with mode {}, not 0", mode));
+  if (action == "remove" || action == "link") {
+    if (mode != 0) return refuse(dpp::ErrorKind::Mode, path, fmt::format("is a {} with mode {}, not 0", action, mode));
     return {};
   }
-  return refuse(dpp::ErrorKind::Action, path,
-                fmt::format("has the action \"{}\"; only \"write\" and \"remove\" exist", shown(action.substr(0, 64))));
+  return refuse(
+      dpp::ErrorKind::Action, path,
+      fmt::format("has the action \"{}\"; only \"write\", \"remove\" and \"link\" exist", shown(action.substr(0, 64))));
+}
+
+Status check_link_text(std::string_view path, std::string_view text) {
+  if (text.empty()) return refuse(dpp::ErrorKind::LinkText, path, "is a link with an empty link_text");
+  if (text.size() > kMaxLinkTextBytes)
+    return refuse(dpp::ErrorKind::LinkText, path,
+                  fmt::format("is a link whose link_text has {} bytes, more than {}", text.size(), kMaxLinkTextBytes));
+  if (text.find('\0') != std::string_view::npos)
+    return refuse(dpp::ErrorKind::LinkText, path, "is a link whose link_text holds a NUL byte");
+  if (utf8_valid_prefix(text) != text.size())
+    return refuse(dpp::ErrorKind::LinkText, path,
+                  fmt::format("is a link whose link_text is not valid UTF-8 (byte {})", utf8_valid_prefix(text)));
+  return {};
 }
 
 Status check_proposed_operations(std::span<const ProposedOperation> operations) {
@@ -132,7 +146,15 @@ Status check_proposed_operations(std::span<const ProposedOperation> operations) 
   paths.reserve(operations.size());
   for (const auto& op : operations) paths.push_back(op.path);
   DOT_TRY(check_plan_paths(paths));
-  for (const auto& op : operations) DOT_TRY(check_action_mode(op.path, op.action, op.mode));
+  for (const auto& op : operations) {
+    DOT_TRY(check_action_mode(op.path, op.action, op.mode));
+    if (op.action == "link") {
+      if (!op.link_text) return refuse(dpp::ErrorKind::LinkText, op.path, "is a link without link_text");
+      DOT_TRY(check_link_text(op.path, *op.link_text));
+    } else if (op.link_text) {
+      return refuse(dpp::ErrorKind::LinkText, op.path, fmt::format("is a {} with a link_text", op.action));
+    }
+  }
   return {};
 }
 

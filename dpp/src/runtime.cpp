@@ -322,6 +322,14 @@ Result<beneath::CreatedFile> create_staged_file(const std::string& stage, std::s
 
 }  // namespace
 
+Operation link_operation(std::string path, std::string link_text) {
+  Operation op;
+  op.action = "link";
+  op.path = std::move(path);
+  op.link_text = std::move(link_text);
+  return op;
+}
+
 Result<Artifact> write_staged_file(const std::string& stage, std::string_view path, std::string_view bytes) {
   DOT_ASSIGN_OR_RETURN(beneath::CreatedFile file, create_staged_file(stage, path));
   DOT_TRY(write_all(file.fd.get(), bytes, path));

@@ -48,6 +48,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& op : plan->operations) paths.push_back(op.path);
     check(dot::dpp::check_plan_paths(paths).ok());
     check(plan->effects.size() == 1);
+    // A symlink snapshot is only ever a consistent one, and an operation's
+    // after is of its action's kind.
+    for (const auto& op : plan->operations) {
+      for (const dot::core::Snapshot* s : {&op.before, &op.after})
+        if (s->kind == dot::core::EntryKind::Symlink)
+          check(s->exists && s->mode == dot::core::kLinkMode && s->sha256 == dot::sha256_hex(s->link_text) &&
+                dot::dpp::check_link_text(op.path, s->link_text).ok());
+      if (!plan->proposal_id.empty() && op.action != dot::core::Action::Remove)
+        check(op.after.is_link() == (op.action == dot::core::Action::Link));
+    }
     for (std::size_t i = 0; i < plan->directories.size(); ++i) {
       check(plan->directories[i].mode == dot::core::kCreatedFolderMode);
       if (i > 0) check(plan->directories[i - 1].path < plan->directories[i].path);

@@ -12,8 +12,10 @@
 //   breaks them is not entered; 4095 bytes allow at most 2048 levels).
 //   Each regular file is one `write`, its mode mapped to the allowed set
 //   (mapped_mode); each `managed` path that SRC no longer has as a regular
-//   file one `remove`. What cannot be proposed is skipped with a dot.log
-//   warning: symlinks (never followed), FIFOs, sockets, devices, and names
+//   file one `remove`. Each symlink is one `link` holding its text verbatim
+//   (read with readlinkat, never followed; absolute text too). What cannot
+//   be proposed is skipped with a dot.log warning: a symlink whose text the
+//   protocol refuses (not UTF-8), FIFOs, sockets, devices, and names
 //   the protocol's path rules refuse (dpp::check_path, the rule core itself
 //   applies, so the plugin never sends a path core would refuse).
 // dot.materialize: copies each planned file into the stage in chunks
@@ -33,6 +35,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -77,10 +80,13 @@ std::string show(std::string_view path) {
 
 // A regular file of SRC as dot.plan saw it: what materialize copies, and
 // how it tells that the file changed in between.
+// A regular file of SRC (a write), or one of its symlinks (a link: its text
+// verbatim, never followed; nothing is staged for it).
 struct SourceFile {
   std::string path;
-  std::uint64_t mode = 0;  // mapped
+  std::uint64_t mode = 0;  // mapped; 0 for a link
   struct stat seen {};
+  std::optional<std::string> link_text{};
 };
 
 bool same_file(const struct stat& a, const struct stat& b) {
@@ -193,7 +199,8 @@ class Mirror final : public g::Plugin {
 
     std::vector<g::Operation> ops;
     ops.reserve(files_.size() + removed.size());
-    for (const auto& f : files_) ops.push_back({"write", f.mode, f.path});
+    for (const auto& f : files_)
+      ops.push_back(f.link_text ? g::link_operation(f.path, *f.link_text) : g::Operation{"write", f.mode, f.path});
     for (std::string_view r : removed) ops.push_back({"remove", 0, std::string(r)});
     // std::string compares as unsigned bytes: UTF-8 byte order.
     std::sort(ops.begin(), ops.end(), [](const g::Operation& a, const g::Operation& b) { return a.path < b.path; });
@@ -207,7 +214,8 @@ class Mirror final : public g::Plugin {
     // plugin's error and never a plan core refuses.
     std::vector<dpp::ProposedOperation> proposed;
     proposed.reserve(ops.size());
-    for (const auto& op : ops) proposed.push_back({op.action, op.mode, op.path});
+    for (const auto& op : ops)
+      proposed.push_back({op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
     if (auto st = dpp::check_proposed_operations(proposed); !st.ok())
       return make_error(ErrorKind::InvalidPlan,
                         fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
@@ -221,6 +229,7 @@ class Mirror final : public g::Plugin {
     std::vector<g::Artifact> artifacts;
     artifacts.reserve(files_.size());
     for (const auto& f : files_) {
+      if (f.link_text) continue;  // core writes a link from its text alone
       // O_NONBLOCK: a FIFO put in the file's place must not stall the open.
       auto fd = beneath::open_beneath(src_.get(), f.path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
       if (!fd.ok()) return changed(f, fd.error().message());
@@ -311,7 +320,7 @@ class Mirror final : public g::Plugin {
         } else if (S_ISREG(st.st_mode)) {
           DOT_TRY(take(path, st, total, limits));
         } else if (S_ISLNK(st.st_mode)) {
-          notes.warn(fmt::format("skipped the symlink {} (dot-mirror never follows a symlink)", show(path)));
+          DOT_TRY(take_link(notes, fd, name, path, limits));
         } else {
           notes.warn(fmt::format("skipped {}: a {}, not a regular file", show(path),
                                  beneath::file_type_name(beneath::file_type(st.st_mode))));
@@ -342,6 +351,29 @@ class Mirror final : public g::Plugin {
       return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} regular files",
                                                                    show(src_name_), limits.max_operations));
     files_.push_back(SourceFile{path, mapped_mode(st.st_mode), st});
+    return {};
+  }
+
+  // A symlink of SRC as a link with its text verbatim (the link itself is
+  // read, never followed); a text the protocol refuses is skipped with a
+  // warning, like a name it refuses.
+  Status take_link(Notes& notes, int dir_fd, const std::string& name, const std::string& path,
+                   const g::Limits& limits) {
+    std::string text(dpp::kMaxLinkTextBytes + 1, '\0');
+    const ssize_t n = ::readlinkat(dir_fd, name.c_str(), text.data(), text.size());
+    if (n < 0) {
+      if (errno == ENOENT || errno == EINVAL) return {};  // gone, or no longer a link, since it was listed
+      return unreadable(path, beneath::errno_error(errno, "readlinkat", path));
+    }
+    text.resize(static_cast<std::size_t>(n));
+    if (auto rule = dpp::check_link_text(path, text); !rule.ok()) {
+      notes.warn(fmt::format("skipped the symlink {}: {}", show(path), rule.error().detail));
+      return {};
+    }
+    if (files_.size() >= limits.max_operations)
+      return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} entries",
+                                                                   show(src_name_), limits.max_operations));
+    files_.push_back(SourceFile{path, 0, {}, std::move(text)});
     return {};
   }
 

@@ -90,12 +90,14 @@ inline void spit(const fs::path& p, const std::string& bytes, mode_t mode = 0600
 }
 
 // Every entry beneath the root but the state folder: path -> type and mode
-// (st_mode in octal) and, for a regular file, the SHA-256 of its bytes. What
+// (st_mode in octal) and, for a regular file, the SHA-256 of its bytes, for a
+// symlink its owner and text. What
 // "nothing written", "all before" and "all after" are checked against.
 inline std::map<std::string, std::string> tree(const fs::path& root) {
   std::map<std::string, std::string> out;
   for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-    const auto rel = fs::relative(it->path(), root).string();
+    // Lexically: relative() would resolve a symlink to where it points.
+    const auto rel = it->path().lexically_relative(root).string();
     if (rel == ".dot") {
       it.disable_recursion_pending();
       continue;
@@ -104,6 +106,7 @@ inline std::map<std::string, std::string> tree(const fs::path& root) {
     ::lstat(it->path().c_str(), &st);
     std::string v = fmt::format("{:o}", st.st_mode);
     if (S_ISREG(st.st_mode)) v += ":" + sha256_hex(slurp(it->path()));
+    if (S_ISLNK(st.st_mode)) v += fmt::format(":{}:{}->{}", st.st_uid, st.st_gid, fs::read_symlink(it->path()).string());
     out[rel] = v;
   }
   return out;

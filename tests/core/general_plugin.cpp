@@ -6,7 +6,7 @@
 // there, so that the test can tell it is gone. Audit assurance only (it
 // reads outside its stage).
 //
-// Cases: seal, noop, hello_owned (a path the hello plugin owns), and one
+// Cases: seal, noop, apply, links, hello_owned (a path the hello plugin owns), and one
 // per rejection the spec puts at plan level
 // (see the table in test_general_plan.cpp). A case that must send bytes the
 // runtime would never send (a path that is not UTF-8, claims over the
@@ -74,6 +74,21 @@ const std::vector<ApplyCaseFile>& apply_case_files() {
   return files;
 }
 
+// The case "links" (test_links_v2.cpp): every way a plan changes a link,
+// in path order. The root holds before: file-was-link -> "old/text",
+// gone-link -> "/etc/passwd", link-was-file (a file), relink -> "first",
+// same-link -> "same" (a no-op, left out of the sealed plan).
+std::vector<g::Operation> links_case() {
+  return {{"write", 0600, "file-was-link"},
+          {"remove", 0, "gone-link"},
+          g::link_operation("link-was-file", "/absolute/target"),
+          g::link_operation("links.d/new", "../file-was-link"),
+          g::link_operation("new-link", "dangling \x1b[31mred\x1b[0m text"),
+          g::link_operation("relink", "second"),
+          g::link_operation("same-link", "same")};
+}
+const char* const kFileWasLinkBytes = "now a file\n";
+
 class GeneralPlugin final : public g::Plugin {
  public:
   std::string id() const override { return "org.test.gplan"; }
@@ -101,6 +116,24 @@ class GeneralPlugin final : public g::Plugin {
       std::vector<g::Operation> ops;
       for (const auto& f : apply_case_files()) ops.push_back({f.bytes ? "write" : "remove", f.mode, f.path});
       return ops;
+    }
+    if (c == "links") return links_case();
+    auto link = [](std::string path, std::string text) {
+      return std::vector<g::Operation>{g::link_operation(std::move(path), std::move(text))};
+    };
+    if (c == "link_nul") return link("ln", std::string("a\0b", 3));
+    if (c == "link_too_long") return link("ln", std::string(4096, 't'));
+    if (c == "link_empty") return link("ln", "");
+    if (c == "link_symlinked_parent") return link("link/ln", "anywhere");
+    if (c == "link_with_mode") {
+      g::Operation op = g::link_operation("ln", "text");
+      op.mode = 0644;
+      return std::vector<g::Operation>{op};
+    }
+    if (c == "write_with_link_text") {
+      g::Operation op{"write", 0644, "a.txt"};
+      op.link_text = "text";
+      return std::vector<g::Operation>{op};
     }
     auto one = [](std::string path) { return std::vector<g::Operation>{{"write", 0644, std::move(path)}}; };
     if (c == "unsorted") return std::vector<g::Operation>{{"write", 0644, "b"}, {"write", 0644, "a"}};
@@ -152,6 +185,10 @@ class GeneralPlugin final : public g::Plugin {
         out.push_back(std::move(a));
       }
       return out;
+    }
+    if (c == "links") {
+      DOT_ASSIGN_OR_RETURN(g::Artifact file, g::write_staged_file(stage, "file-was-link", kFileWasLinkBytes));
+      return std::vector<g::Artifact>{file};
     }
     if (c == "noop") {
       DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));

@@ -5,6 +5,8 @@
 // of each refusal, the no-op rule and the derivation of created folders.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -151,13 +153,12 @@ TEST(PlanV2, ProposalBindingRefusals) {
     const char* kind;
   };
   const std::vector<Case> cases = {
-      {"another proposal_id", [](PlanV2& s, PlanV2&) { s.proposal_id = std::string(64, 'e'); },
-       "proposal_id_mismatch"},
+      {"another proposal_id", [](PlanV2& s, PlanV2&) { s.proposal_id = std::string(64, 'e'); }, "proposal_id_mismatch"},
       {"another nonce", [](PlanV2& s, PlanV2&) { s.nonce = std::string(64, 'e'); }, "proposal_binding"},
       {"another plugin", [](PlanV2& s, PlanV2&) { s.plugin_id = "org.dot.other"; }, "proposal_binding"},
       {"a folder dropped", [](PlanV2& s, PlanV2&) { s.directories.pop_back(); }, "proposal_binding"},
-      {"an operation not proposed",
-       [](PlanV2& s, PlanV2&) { s.operations.back().path = "older.txt"; }, "proposal_binding"},
+      {"an operation not proposed", [](PlanV2& s, PlanV2&) { s.operations.back().path = "older.txt"; },
+       "proposal_binding"},
       {"another before", [](PlanV2& s, PlanV2&) { s.operations[0].before.mode = 0600; }, "proposal_binding"},
       {"operations reordered", [](PlanV2& s, PlanV2&) { std::swap(s.operations[0], s.operations[2]); },
        "proposal_binding"},
@@ -165,10 +166,7 @@ TEST(PlanV2, ProposalBindingRefusals) {
        "proposal_binding"},
       {"a change left out (a write of an absent target)",
        [](PlanV2& s, PlanV2&) { s.operations.erase(s.operations.begin() + 1); }, "proposal_binding"},
-      {"a no-op sealed",
-       [](PlanV2& s, PlanV2&) {
-         s.operations[0].after = s.operations[0].before;
-       },
+      {"a no-op sealed", [](PlanV2& s, PlanV2&) { s.operations[0].after = s.operations[0].before; },
        "proposal_binding"},
       {"nothing sealed", [](PlanV2& s, PlanV2&) { s.operations.clear(); }, "proposal_binding"},
       // The decoder already refuses it: a sealed plan's write needs an after.
@@ -253,7 +251,8 @@ TEST(PlanV2, StrictDecodingRefusals) {
       {"temp name", edit("\"path\":\"old.txt\"", "\"path\":\".dot-tmp-" + std::string(32, 'a') + "\""),
        Code::PathEscape, "reserved"},
       {"unsorted", edit("\"path\":\"old.txt\"", "\"path\":\"a.txt\""), Code::Policy, "unsorted"},
-      {"parent of another", edit("\"path\":\"old.txt\"", "\"path\":\"emoji/\xf0\x9f\x98\x80.txt/x\""), Code::Policy, "parent_of"},
+      {"parent of another", edit("\"path\":\"old.txt\"", "\"path\":\"emoji/\xf0\x9f\x98\x80.txt/x\""), Code::Policy,
+       "parent_of"},
       {"unknown action", edit("\"action\":\"remove\"", "\"action\":\"delete\""), Code::Policy, "action"},
       {"write mode", edit("\"mode\":493", "\"mode\":511"), Code::Policy, "mode"},
       {"setuid write", edit("\"mode\":493", "\"mode\":2541"), Code::Policy, "mode"},
@@ -270,15 +269,16 @@ TEST(PlanV2, StrictDecodingRefusals) {
       {"inconsistent snapshot", edit(R"("before":{"exists":false,"gid":0,)", R"("before":{"exists":false,"gid":7,)"),
        Code::Validation, "inconsistent_snapshot"},
       {"folder mode", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":493,\"path\":\"x\"}"), Code::Policy, "mode"},
-      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"),
-       Code::Validation, "directory"},
-      {"folder unsorted", edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
-                               "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
+      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"), Code::Validation,
+       "directory"},
+      {"folder unsorted",
+       edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
+            "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
        Code::Validation, "unsorted"},
       {"folder created, subfolder not", edit(",{\"mode\":448,\"path\":\"zh/\xe4\xb8\xad\xe6\x96\x87\"}", ""),
        Code::Validation, "directory"},
-      {"folder escapes", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"x/..\"}"),
-       Code::PathEscape, "dot_dot"},
+      {"folder escapes", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"x/..\"}"), Code::PathEscape,
+       "dot_dot"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
@@ -295,8 +295,9 @@ TEST(PlanV2, ProposalDocumentHasNoAfterAndASealedWriteHasOne) {
   ASSERT_TRUE(decode_canonical_plan_v2(proposal).ok());
   std::string with_after = proposal;
   const std::string absent_after = R"("after":{"exists":false,"gid":0,"mode":0,"sha256":"","uid":0})";
-  with_after.replace(with_after.find(absent_after), absent_after.size(),
-                     R"("after":{"exists":true,"gid":0,"mode":420,"sha256":")" + std::string(64, '1') + R"(","uid":0})");
+  with_after.replace(
+      with_after.find(absent_after), absent_after.size(),
+      R"("after":{"exists":true,"gid":0,"mode":420,"sha256":")" + std::string(64, '1') + R"(","uid":0})");
   auto r = decode_text(with_after);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, "proposal_after");
@@ -365,11 +366,11 @@ TEST(PlanV2, CreatedFoldersAreTheMissingParentsOfWritesParentsFirst) {
     EXPECT_EQ(f.mode, 0700u);
     got.push_back(f.path);
   }
-  const std::vector<std::string> want = {"a-z", "a/b", "a/b/c", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80",
+  const std::vector<std::string> want = {"a-z",         "a/b", "a/b/c", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80",
                                          "\xef\xbd\x9e"};
   EXPECT_EQ(got, want);
-  EXPECT_TRUE(derive_directories(ops, {"a", "a/b", "a/b/c", "a-z", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80",
-                                       "\xef\xbd\x9e"})
+  EXPECT_TRUE(derive_directories(
+                  ops, {"a", "a/b", "a/b/c", "a-z", "\xe4\xb8\xad", "\xe4\xb8\xad/\xf0\x9f\x98\x80", "\xef\xbd\x9e"})
                   .empty());
 }
 
@@ -446,6 +447,170 @@ TEST(PlanV2, PlanDocumentsOfBothVersions) {
   std::string as_v2 = v1;
   as_v2.replace(as_v2.find("\"version\":1"), 11, "\"version\":2");
   EXPECT_FALSE(decode_plan_document(as_v2).ok());
+}
+
+}  // namespace
+}  // namespace dot::core
+
+namespace dot::core {
+namespace {
+
+// Symbolic links in version-2 plans (docs/spec/plans.md "Snapshots"): a
+// symlink's snapshot carries "kind":"symlink" and its "link_text" and no
+// other snapshot does, so every document without a link keeps its bytes
+// and ids (VectorsCanonicalBytesAndIds still holds for the stored vectors).
+PlanV2 links_plan() {
+  auto base = decode_text(vectors().at(0).canonical);
+  EXPECT_TRUE(base.ok());
+  PlanV2 plan = *base;
+  plan.directories.clear();
+  const Snapshot file{true, 1000, 0600, sha256_hex("bytes"), 1000};
+  plan.operations = {
+      {Action::Link, link_snapshot("/abs/target", 1000, 1000), file, "a-link"},
+      {Action::Write, file, link_snapshot("old \x1b text", 1000, 100), "b-file"},
+      {Action::Remove, Snapshot::absent(), link_snapshot("gone", 1000, 1000), "c-gone"},
+      {Action::Link, link_snapshot("new", 1000, 1000), link_snapshot("old", 1000, 1000), "d-relink"},
+  };
+  return plan;
+}
+
+TEST(PlanV2, SymlinkSnapshotsEncodeTheirKindAndTextAndRoundTrip) {
+  const PlanV2 plan = links_plan();
+  auto bytes = canonical_bytes(plan);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_NE(bytes->find(R"("after":{"exists":true,"gid":1000,"kind":"symlink","link_text":"/abs/target","mode":511,)"),
+            std::string::npos)
+      << *bytes;
+  EXPECT_NE(bytes->find(R"("link_text":"old \u001b text")"), std::string::npos) << *bytes;
+  auto again = decode_canonical_plan_v2(*bytes);
+  ASSERT_TRUE(again.ok()) << again.error().line();
+  EXPECT_EQ(*again, plan);
+  EXPECT_EQ(again->operations[1].before.link_text, "old \x1b text");
+  EXPECT_EQ(again->operations[1].before.gid, 100u);
+  // A file's snapshot has neither member: the version-2 bytes of a plan
+  // without links are what they were.
+  auto file = jcs::encode(to_node(Snapshot{true, 1, 0600, std::string(64, 'a'), 2}), jcs::Profile::Rfc8785);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(*file, R"({"exists":true,"gid":1,"mode":384,"sha256":")" + std::string(64, 'a') + R"(","uid":2})");
+  // The proposal document drops every after (the link texts it proposes
+  // are bound by the plan id) and keeps every before's text.
+  auto document = proposal_document(plan);
+  ASSERT_TRUE(document.ok());
+  EXPECT_EQ(document->find("/abs/target"), std::string::npos) << *document;
+  EXPECT_NE(document->find("\"link_text\":\"gone\""), std::string::npos) << *document;
+  auto sealed = seal_from_proposal(plan);
+  ASSERT_TRUE(sealed.ok());
+  EXPECT_TRUE(check_proposal_binding(*sealed, *document).ok());
+}
+
+TEST(PlanV2, SymlinkSnapshotRefusals) {
+  const std::string good = *canonical_bytes(links_plan());
+  auto edit = [&](std::string_view from, std::string_view to) {
+    std::string s = good;
+    auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  struct Case {
+    const char* what;
+    std::string text;
+    Code code;
+    const char* kind;
+  };
+  const std::string target_sha = sha256_hex("/abs/target");
+  const std::vector<Case> cases = {
+      {"digest not the text's", edit("\"link_text\":\"/abs/target\"", "\"link_text\":\"/abs/other\""), Code::Validation,
+       "inconsistent_snapshot"},
+      {"kind without text", edit("\"kind\":\"symlink\",\"link_text\":\"/abs/target\",", "\"kind\":\"symlink\","),
+       Code::Validation, "inconsistent_snapshot"},
+      {"text without kind", edit("\"kind\":\"symlink\",\"link_text\":\"/abs/target\"", "\"link_text\":\"/abs/target\""),
+       Code::Validation, "inconsistent_snapshot"},
+      {"kind file",
+       edit("\"kind\":\"symlink\",\"link_text\":\"/abs/target\"", "\"kind\":\"file\",\"link_text\":\"/abs/target\""),
+       Code::Validation, "inconsistent_snapshot"},
+      {"link mode", edit("\"link_text\":\"/abs/target\",\"mode\":511", "\"link_text\":\"/abs/target\",\"mode\":420"),
+       Code::Validation, "inconsistent_snapshot"},
+      {"NUL in the text", edit("\"link_text\":\"gone\"", "\"link_text\":\"go\\u0000e\""), Code::Validation,
+       "inconsistent_snapshot"},
+      {"empty text", edit("\"link_text\":\"gone\"", "\"link_text\":\"\""), Code::Validation, "inconsistent_snapshot"},
+      {"a link whose after is a file",
+       edit("\"kind\":\"symlink\",\"link_text\":\"/abs/target\",\"mode\":511,\"sha256\":\"" + target_sha,
+            "\"mode\":384,\"sha256\":\"" + target_sha),
+       Code::Validation, "link_after"},
+      {"a link with mode 0 and no after",
+       edit("\"action\":\"link\",\"after\":{\"exists\":true", "\"action\":\"link\",\"after\":{\"exists\":false"),
+       Code::Validation, "inconsistent_snapshot"},
+      {"unknown action", edit("\"action\":\"link\"", "\"action\":\"symlink\""), Code::Policy, "action"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto r = decode_text(c.text);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, c.code) << r.error().line();
+    EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
+  }
+  // A write whose after is a link's is refused too.
+  PlanV2 plan = links_plan();
+  plan.operations[1].after = link_snapshot("x", 1000, 1000);
+  auto r = decode_text(*canonical_bytes(plan));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "link_after") << r.error().line();
+  // A text of 4096 bytes is longer than a link can hold.
+  plan = links_plan();
+  plan.operations[0].after = link_snapshot(std::string(4096, 't'), 1000, 1000);
+  r = decode_text(*canonical_bytes(plan));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "inconsistent_snapshot") << r.error().line();
+  plan.operations[0].after = link_snapshot(std::string(4095, 't'), 1000, 1000);
+  EXPECT_TRUE(decode_text(*canonical_bytes(plan)).ok());
+}
+
+TEST(PlanV2, TheHelloSnapshotHasNoLinkMembers) {
+  auto doc = json::parse(R"({"exists":true,"gid":1,"kind":"symlink","link_text":"x","mode":511,"sha256":")" +
+                         sha256_hex("x") + R"(","uid":1})");
+  ASSERT_TRUE(doc.ok());
+  auto hello = decode_snapshot(doc->root(), "snapshot");
+  ASSERT_FALSE(hello.ok());
+  EXPECT_EQ(hello.error().kind, "unknown_field") << hello.error().line();
+  auto v2 = decode_snapshot(doc->root(), "snapshot", true);
+  ASSERT_TRUE(v2.ok()) << v2.error().line();
+  EXPECT_TRUE(v2->is_link());
+}
+
+TEST(PlanV2, NoOpRuleOfLinks) {
+  const Snapshot link = link_snapshot("text", 1000, 1000);
+  const Snapshot other = link_snapshot("other", 1000, 1000);
+  Snapshot file_of_same_bytes{true, 1000, kLinkMode, sha256_hex("text"), 1000};
+  EXPECT_TRUE(is_general_noop({Action::Link, link, link, "a"}));
+  EXPECT_TRUE(is_general_noop({Action::Link, link, link_snapshot("text", 1000, 5), "a"}));  // owner aside
+  EXPECT_FALSE(is_general_noop({Action::Link, link, other, "a"}));
+  EXPECT_FALSE(is_general_noop({Action::Link, link, Snapshot::absent(), "a"}));
+  EXPECT_FALSE(is_general_noop({Action::Link, link, file_of_same_bytes, "a"}));  // a file is not a link
+  EXPECT_FALSE(is_general_noop({Action::Write, file_of_same_bytes, link, "a"}));
+  EXPECT_FALSE(is_general_noop({Action::Remove, Snapshot::absent(), link, "a"}));
+  EXPECT_TRUE(can_be_noop(Action::Link, link));
+  EXPECT_FALSE(can_be_noop(Action::Link, file_of_same_bytes));
+  EXPECT_FALSE(can_be_noop(Action::Write, link));
+  // The snapshot policy: a link owned by us passes whatever its mode.
+  EXPECT_TRUE(check_path_snapshot_policy("a", link_snapshot("t", ::geteuid(), 0)).ok());
+  EXPECT_FALSE(check_path_snapshot_policy("a", link_snapshot("t", ::geteuid() + 1, 0)).ok());
+}
+
+}  // namespace
+}  // namespace dot::core
+
+namespace dot::core {
+namespace {
+
+// The fuzz target's seed with links (fuzz/corpus/plan_v2/links.json) is a
+// canonical sealed plan, so the fuzzer starts from inside the link members.
+TEST(PlanV2, TheFuzzSeedWithLinksIsACanonicalPlan) {
+  auto plan = decode_canonical_plan_v2(read_file(DOT_SOURCE_DIR "/fuzz/corpus/plan_v2/links.json"));
+  ASSERT_TRUE(plan.ok()) << plan.error().line();
+  std::size_t links = 0;
+  for (const auto& op : plan->operations) links += op.action == Action::Link ? 1 : 0;
+  EXPECT_EQ(links, 3u);
 }
 
 }  // namespace

@@ -75,6 +75,16 @@ TEST(General, EveryTypeRoundTrips) {
                 {{"write", 420, "a/b"}, {"remove", 0, "c"}, {"write", 493, "\xc3\xa9t\xc3\xa9"}}};
   doc = parse(canonical(to_node(pr)));
   EXPECT_EQ(*decode_plan_result(doc.root(), kLimits), pr);
+  // A link carries its link_text (and only a link: the member is optional).
+  Operation ln{"link", 0, "d/ln"};
+  ln.link_text = "/abs/\x1b text";
+  pr.operations.push_back(ln);
+  const std::string with_link = canonical(to_node(pr));
+  EXPECT_NE(with_link.find(R"({"action":"link","link_text":"/abs/\u001b text","mode":0,"path":"d/ln"})"),
+            std::string::npos)
+      << with_link;
+  doc = parse(with_link);
+  EXPECT_EQ(*decode_plan_result(doc.root(), kLimits), pr);
 
   MaterializeResult mr{{{"a/b", std::string(64, 'c'), 0}, {"\xc3\xa9", std::string(64, 'd'), 16777216}}};
   doc = parse(canonical(to_node(mr)));

@@ -177,5 +177,45 @@ TEST(PathRules, ActionAndMode) {
   }
 }
 
+// A link's text (check_link_text, and through check_proposed_operations):
+// 1 to 4095 bytes of UTF-8 without NUL, absolute text and ".." included
+// (data, never followed); present exactly on a link.
+TEST(PathRules, LinkText) {
+  EXPECT_TRUE(check_link_text("a", "/etc/hostname").ok());
+  EXPECT_TRUE(check_link_text("a", "../../x y").ok());
+  EXPECT_TRUE(check_link_text("a", "\x1b[31m").ok());  // control bytes are data; output escapes them
+  EXPECT_TRUE(check_link_text("a", std::string(4095, 't')).ok());
+  for (const std::string& bad : {std::string(), std::string(4096, 't'), std::string("a\0b", 3), std::string("\xff")}) {
+    SCOPED_TRACE(bad.size());
+    auto s = check_link_text("dir/ln", bad);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, Code::Policy);
+    EXPECT_EQ(s.error().kind, "link_text");
+    EXPECT_NE(s.error().detail.find("dir/ln"), std::string::npos);
+  }
+  const std::string text = "target";
+  struct Case {
+    ProposedOperation op;
+    const char* kind;  // nullptr: accepted
+  };
+  const std::vector<Case> cases = {
+      {{"link", 0, "ln", &text}, nullptr},
+      {{"link", 0, "ln", nullptr}, "link_text"},
+      {{"link", 420, "ln", &text}, "mode"},
+      {{"write", 420, "ln", &text}, "link_text"},
+      {{"remove", 0, "ln", &text}, "link_text"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.op.action) + (c.op.link_text ? " with text" : ""));
+    auto s = check_proposed_operations(std::span<const ProposedOperation>(&c.op, 1));
+    if (!c.kind) {
+      EXPECT_TRUE(s.ok()) << s.error().line();
+      continue;
+    }
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().kind, c.kind) << s.error().line();
+  }
+}
+
 }  // namespace
 }  // namespace dot::dpp

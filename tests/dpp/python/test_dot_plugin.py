@@ -99,6 +99,23 @@ def test_the_lifecycle_with_log(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "bin").st_mode) == 0o600
 
 
+def test_a_link_is_sent_with_its_link_text_and_nothing_staged(tmp_path):
+    class Links(Two):
+        def plan(self, ctx, managed):
+            return [dp.link(".vimrc", "dotfiles/vimrc"), dp.link("abs", "/etc/hostname \x1b"), dp.remove("old")]
+
+        def materialize(self, ctx, stage):
+            return []
+    status, out, err = run(Links(), *lifecycle(tmp_path))
+    assert status == 0 and err == ""
+    assert out[1]["result"]["operations"] == [
+        {"action": "link", "link_text": "dotfiles/vimrc", "mode": 0, "path": ".vimrc"},
+        {"action": "link", "link_text": "/etc/hostname \x1b", "mode": 0, "path": "abs"},
+        {"action": "remove", "mode": 0, "path": "old"}]
+    assert out[2]["result"]["artifacts"] == []
+    assert dp.link("p", "t") == dp.Operation("link", 0, "p", "t") and dp.write("p", 0o600).link_text is None
+
+
 def test_without_log_offered_the_echo_has_four_capabilities_and_log_sends_nothing(tmp_path):
     plugin = Two()
     status, out, _ = run(plugin, *lifecycle(tmp_path, list(dp.CAPABILITIES)))

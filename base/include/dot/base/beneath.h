@@ -83,9 +83,16 @@ struct FileObservation {
   std::string sha256;
   // The content itself when asked for (same condition as sha256).
   std::string content;
-  // True when a regular file was larger than the limit (not hashed).
+  // True when a regular file was larger than the limit (not hashed), or a
+  // symlink's text did not fit kMaxLinkTextBytes.
   bool too_large = false;
+  // A symlink's own text (readlinkat on the link itself, never followed):
+  // set by observe_beneath for FileType::Symlink, empty otherwise.
+  std::string link_text;
 };
+
+// The longest symlink text Linux resolves (PATH_MAX less its NUL).
+inline constexpr std::size_t kMaxLinkTextBytes = 4095;
 
 struct ObserveOptions {
   std::size_t max_bytes = 64 * 1024;
@@ -104,7 +111,8 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options = {});
 // opened once (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) and judged from
 // that descriptor only, never re-opened by name. An absent file is an
 // observation with type Absent; a symlink as the last component is
-// FileType::Symlink (not an error); a symlink on the way is PathEscape.
+// FileType::Symlink (not an error) with its link_text read from the link
+// itself; a symlink on the way is PathEscape.
 // Devices, FIFOs and directories are reported by type and never read.
 Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, const ObserveOptions& options = {});
 

@@ -78,6 +78,7 @@ enum class ErrorKind : std::uint8_t {
   Parent,
   MissingBackup,
   TestHook,
+  LinkAfter,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -219,9 +220,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"test_hook", Code::Validation,
      "a test build's fault variable is not <point>:<ERRNO name> (e.g. apply.op0.rename:EIO)",
      "docs/engine.md"},  // TestHook
+    {"link_after", Code::Validation, "….after of a link must be a symlink's snapshot (and a write's a file's)",
+     "the plan documents (docs/spec/plans.md)"},  // LinkAfter
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::TestHook) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::LinkAfter) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

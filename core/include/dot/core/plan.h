@@ -21,17 +21,33 @@
 
 namespace dot::core {
 
+// What a present entry is. Only the general profile (version-2 plans) has
+// symbolic links; a hello snapshot is always a file.
+enum class EntryKind : std::uint8_t { File, Symlink };
+
 // Core's own observation of one target (or of a staged file, for `after`).
+// A symlink's snapshot is {exists, gid, mode kLinkMode, sha256 of its
+// link_text, uid} with kind Symlink and the link's own text: its "bytes"
+// are its text, so its backup and its artifact are that text.
 struct Snapshot {
   bool exists = false;
   std::uint64_t gid = 0;
   std::uint64_t mode = 0;  // permission bits only: st_mode & 07777
   std::string sha256;      // lowercase hex of the bytes; "" when absent
   std::uint64_t uid = 0;
+  EntryKind kind = EntryKind::File;  // File when absent
+  std::string link_text{};           // a symlink's text; "" otherwise
 
   static Snapshot absent() { return Snapshot{}; }
+  bool is_link() const noexcept { return exists && kind == EntryKind::Symlink; }
   bool operator==(const Snapshot&) const = default;
 };
+
+// The mode every symlink snapshot records: what Linux shows for any link
+// (its permission bits are never used, and symlinkat cannot set them).
+inline constexpr std::uint64_t kLinkMode = 0777;
+// The snapshot of a symlink holding `link_text`, owned by `uid` and `gid`.
+Snapshot link_snapshot(std::string link_text, std::uint64_t uid, std::uint64_t gid);
 
 // One slot: the target `name` (directly under the root) goes from `before` to `after`.
 struct Operation {
@@ -79,8 +95,13 @@ jcs::Node to_node(const Snapshot& s);
 jcs::Node to_node(const Effect& e);
 // Strict decoding of one snapshot (`what` names it in errors): exact fields,
 // sha256 64 lowercase hex when it exists, the all-zero absent snapshot when
-// it does not. Code::Validation. Shared by both plan versions.
-Result<Snapshot> decode_snapshot(json::Value value, std::string_view what);
+// it does not. Code::Validation. Shared by both plan versions. With
+// `links` (version 2 only) a snapshot may also be a symlink's: members
+// "kind":"symlink" and "link_text" (both present or neither; encoded only
+// for a symlink, so a file's snapshot and every document without a link
+// keep their bytes and ids), exists, mode kLinkMode, the text valid
+// (dpp check_link_text) and sha256 its digest.
+Result<Snapshot> decode_snapshot(json::Value value, std::string_view what, bool links = false);
 jcs::Node to_node(const Plan& plan);
 
 // Canonical (JCS hello) bytes of the plan exactly as stored and hashed.

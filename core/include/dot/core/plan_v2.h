@@ -31,12 +31,14 @@ inline constexpr std::uint64_t kCreatedFolderMode = 0700;
 // A plugin id: at most this many bytes (the protocol's, dpp/general.h).
 inline constexpr std::size_t kMaxPluginIdBytes = dpp::general::kMaxPluginIdBytes;
 
-enum class Action : std::uint8_t { Write, Remove };
-std::string_view action_name(Action action) noexcept;  // "write", "remove"
+// Link: the target becomes a symbolic link holding the proposed link text.
+enum class Action : std::uint8_t { Write, Remove, Link };
+std::string_view action_name(Action action) noexcept;  // "write", "remove", "link"
 
 // One target `path` (relative, dpp/path_rules.h) goes from `before` to `after`.
-// A write's after is {exists, egid, requested mode, sha256, euid}; a
-// remove's after is the absent snapshot.
+// A write's after is {exists, egid, requested mode, sha256, euid}, a file's;
+// a link's is link_snapshot(text, euid, egid); a remove's after is the
+// absent snapshot. A `before` may be a file's or a symlink's.
 struct PathOperation {
   Action action = Action::Write;
   Snapshot after;
@@ -84,15 +86,21 @@ Result<std::string> compute_proposal_id(const PlanV2& proposed);
 Result<std::string> compute_plan_id(const PlanV2& plan);
 
 // The general profile's no-op rule (docs/spec/dpp-general.md "Plan"): a write
-// whose target already holds the same bytes and mode, or a remove of an
-// absent target, changes nothing. Its own rule, not the hello profile's
+// whose target already is a file with the same bytes and mode, a link whose
+// target already is a symlink with the same text, or a remove of an absent
+// target, changes nothing. Its own rule, not the hello profile's
 // whole-snapshot equality (plan.h is_hello_noop says why that one compares
 // the owner too): here the target policy already requires core's uid, and a
 // group that differs is nothing the plugin asked to change.
 bool is_general_noop(const PathOperation& op) noexcept;
+// Whether an operation of this action and `before` can be a no-op whatever
+// its after (a proposal document holds no after): a write of an existing
+// file, a link of an existing symlink, a remove of an absent target.
+bool can_be_noop(Action action, const Snapshot& before) noexcept;
 // The half of the general target policy (target.h check_path_target_policy)
 // a snapshot can show: a present target is owned by the effective uid and
-// has no setuid, setgid or sticky bit and no group or other write bit.
+// has no setuid, setgid or sticky bit and no group or other write bit (a
+// symlink: owned by the effective uid; its mode is never used).
 // Rollback writes a `before` back with exactly these fields, so every stored
 // `before` is held to it again on load. Code::Policy (kind target) naming
 // `path` and the rule.
@@ -134,7 +142,7 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed);
 Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document);
 
 // The folders apply creates for `operations`: every missing parent folder of
-// every write, in ascending UTF-8 byte order (so parents come first), mode
+// every write and link, in ascending UTF-8 byte order (so parents come first), mode
 // kCreatedFolderMode. `existing` holds the parent folders (relative paths)
 // that exist in the root; below a missing folder nothing exists, whatever
 // `existing` says.

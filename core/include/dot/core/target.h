@@ -29,6 +29,9 @@ inline constexpr std::size_t kMaxTargetBytes = dpp::hello::kMaxArtifactSize;
 // Temp files beside targets start with this: the prefix the protocol's path
 // rules reserve for the host and refuse to every plan (dpp/path_rules.h).
 inline constexpr std::string_view kTempPrefix = dpp::kHostTempPrefix;
+// The link text bound observation reads up to is the protocol's.
+inline constexpr std::size_t kMaxLinkTextBytes = dpp::kMaxLinkTextBytes;
+static_assert(kMaxLinkTextBytes == beneath::kMaxLinkTextBytes);
 
 // Which walk a temp file belongs to: a commit (its bytes are the artifact)
 // or a rollback (its bytes are the backup).
@@ -45,6 +48,17 @@ std::string temp_name(std::string_view plan_id, TempPhase phase, std::size_t ind
 // same plan's own leftover (an interrupted walk) and is replaced; anything
 // else there is left and the error is EEXIST. Errors: Code::Io (errno kind).
 Result<beneath::CreatedFile> create_own_temp(int dir_fd, const std::string& name);
+
+// Creates temp symlink `name` (a temp_name) in `dir_fd` holding
+// want.link_text (symlinkat: exclusive, never following anything), owned by
+// want.uid and want.gid (fchownat AT_SYMLINK_NOFOLLOW when they differ). A
+// regular file or symlink already under this name is the same plan's own
+// leftover and is replaced; anything else there stays (EEXIST). Errors are
+// commit_error; on failure no link of ours is left under `name`.
+Status create_own_temp_link(int dir_fd, const std::string& name, const Snapshot& want);
+// A descriptor reading `bytes` from their start (a sealed memfd): how the
+// store reads a link's text as its artifact or backup, like a file's bytes.
+Result<UniqueFd> text_fd(std::string_view bytes, std::string_view what);
 
 // The plan model's view of an observation (absent, or the five fields).
 Snapshot snapshot_of(const beneath::FileObservation& observation);
@@ -68,10 +82,13 @@ Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
 // ---- the general profile (docs/spec/dpp-general.md "Plan") -------------------
 // A target that exists must be a regular, single-link file owned by the
 // effective uid, without setuid, setgid, sticky or group/other write bits,
-// of at most max_file_bytes; every existing parent folder a real folder
-// owned by the effective uid without group/other write bits. A symlink
-// (target or parent) is Code::PathEscape; anything else outside the policy
-// Code::Policy, the detail naming the path and the rule.
+// of at most max_file_bytes, or a single-link symlink owned by the
+// effective uid whose text is 1 to kMaxLinkTextBytes bytes of UTF-8 (its
+// snapshot holds the text; the link is never followed); every existing
+// parent folder a real folder owned by the effective uid without
+// group/other write bits. A symlink parent folder is Code::PathEscape;
+// anything else outside the policy Code::Policy, the detail naming the
+// path and the rule.
 struct PathTarget {
   Snapshot snapshot;  // absent, or the five fields
   std::uint64_t size = 0;
@@ -79,8 +96,8 @@ struct PathTarget {
 };
 // That policy on one observation of target `path` (the owner and mode rules
 // are plan_v2.h check_path_snapshot_policy, which every stored `before` is
-// held to again on load; Code::PathEscape for a
-// symlink, Code::Policy for the rest; an absent target passes).
+// held to again on load; Code::Policy for what breaks it; an absent target
+// passes).
 Status check_path_target_policy(std::string_view path, const beneath::FileObservation& observation,
                                 std::uint64_t max_file_bytes);
 // The parent folders already judged for one plan, by relative path: true
@@ -137,9 +154,10 @@ struct TempCleanup {
   std::vector<LeftAlone> left_alone;
 };
 // Removes, from the folder open on `dir_fd`, the temp files named `names`
-// (temp_name()s of one plan's journal) that are there as regular files, and
+// (temp_name()s of one plan's journal) that are there as regular files or
+// symlinks, and
 // fsyncs the folder when one went. A name held by anything else (a folder,
-// a symlink) or that cannot be removed is reported in `out.left_alone`
+// a FIFO) or that cannot be removed is reported in `out.left_alone`
 // (prefixed with `folder` and "/", unless `folder` is empty); nothing here
 // is an error, so the cleanup never stops a rollback.
 void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std::string>& names, TempCleanup& out);

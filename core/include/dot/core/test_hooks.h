@@ -80,7 +80,7 @@ std::vector<std::string> commit_fault_points(std::size_t slots);
 // (plan_shape of a decoded plan gives it; tests spell theirs out).
 struct PlanShape {
   std::size_t folders = 0;    // plan.directories
-  std::vector<bool> writes;   // per operation: a write (else a remove)
+  std::vector<bool> writes;   // per operation: a write or a link (a temp, a rename), else a remove
   std::vector<bool> existed;  // per operation: the target existed before
   // Per folder of touched_folders(plan): true when apply creates it (then
   // the rollback removes it and has no fsync of it to make).

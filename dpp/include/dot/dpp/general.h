@@ -85,10 +85,14 @@ struct PlanParams {
   bool operator==(const PlanParams&) const = default;
 };
 
+// One proposed operation. `link_text` is the optional member of the same
+// name, present on the wire only when set (a "link": the text of the symbolic
+// link to create; path_rules.h check_link_text judges it).
 struct Operation {
-  std::string action;  // "write" | "remove" (checked by core's plan model)
+  std::string action;  // "write" | "remove" | "link" (checked by core's plan model)
   std::uint64_t mode = 0;
   std::string path;
+  std::optional<std::string> link_text{};
   bool operator==(const Operation&) const = default;
 };
 

@@ -56,18 +56,30 @@ Status check_path(std::string_view path);
 Status check_plan_paths(std::span<const std::string_view> paths);
 
 // One operation's action and mode: "write" with a mode of is_write_mode, or
-// "remove" with mode 0. Kinds: action, mode.
+// "remove" or "link" with mode 0. Kinds: action, mode.
 Status check_action_mode(std::string_view path, std::string_view action, std::uint64_t mode);
 
-// An operation as a plugin proposes it (dot.plan result).
+// The longest link text a "link" may carry: what Linux resolves (PATH_MAX
+// less its NUL).
+inline constexpr std::size_t kMaxLinkTextBytes = 4095;
+// The text of a symbolic link `path` is to hold: 1 to kMaxLinkTextBytes
+// bytes of valid UTF-8 without NUL. It is data (absolute text and ".."
+// are allowed): the host writes it with symlinkat and never follows it.
+// Kind link_text (Code::Policy), the detail naming the path.
+Status check_link_text(std::string_view path, std::string_view text);
+
+// An operation as a plugin proposes it (dot.plan result). `link_text` is
+// set exactly for a "link".
 struct ProposedOperation {
   std::string_view action;
   std::uint64_t mode = 0;
   std::string_view path;
+  const std::string* link_text = nullptr;
 };
 
 // Every rule of the plan result's operations: check_plan_paths, then
-// check_action_mode of each, in order.
+// check_action_mode of each and, for a link, check_link_text (link_text on
+// any other action is kind link_text too), in order.
 Status check_proposed_operations(std::span<const ProposedOperation> operations);
 
 }  // namespace dot::dpp

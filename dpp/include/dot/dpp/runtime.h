@@ -89,6 +89,11 @@ int serve(Plugin& plugin);
 // "Invalid params" instead of -32000. Code::Protocol, kind "invalid_params".
 Error invalid_params(std::string detail);
 
+// The operation proposing that `path` become a symbolic link holding
+// `link_text` (action "link", mode 0): nothing is staged for it; core
+// checks the text (path_rules.h check_link_text) and writes the link itself.
+Operation link_operation(std::string path, std::string link_text);
+
 // Writes `bytes` at the relative `path` beneath `stage`, creating missing
 // folders (0700) component by component through descriptors, never through a
 // symlink (DOT_E_PATH_ESCAPE, as for a path that is not plain relative
