@@ -80,6 +80,8 @@ enum class ErrorKind : std::uint8_t {
   Full,
   Constraint,
   Sqlite,
+  RootOwner,
+  RootWritable,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -87,7 +89,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the store schema (docs/spec/store-schema.md)"},                                                         // File
     {"read", Code::Io, "a stored file blob cannot be read", "the store schema (docs/spec/store-schema.md)"},  // Read
     {"path", Code::Io, "the root path is empty", "docs/store.md"},                                            // Path
-    {"exists", Code::Io, "init: the path of a new root already exists", "docs/store.md"},                     // Exists
+    {"exists", Code::Io, "init: the root is not a directory, or already holds a state folder .dot",
+     "docs/store.md"},  // Exists
     {"symlink", Code::PathEscape, "a path of the managed root is a symlink (refused, never followed)",
      "docs/store.md"},  // Symlink
     {"missing", Code::Store, "no database (or no state folder) here: create a root with dot-core init",
@@ -205,9 +208,14 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"constraint", Code::Store, "a database constraint failed",
      "the store schema (docs/spec/store-schema.md)"},                                                 // Constraint
     {"sqlite", Code::Store, "another SQLite error", "the store schema (docs/spec/store-schema.md)"},  // Sqlite
+    {"root_owner", Code::Policy, "init: an existing folder owned by another user cannot become a root",
+     "docs/store.md"},  // RootOwner
+    {"root_writable", Code::Policy,
+     "init: an existing folder that group or others can write (mode, group and members named) is not a root",
+     "docs/store.md"},  // RootWritable
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Sqlite) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::RootWritable) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 
