@@ -107,8 +107,13 @@ int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
   } catch (const CLI::CallForVersion&) {
     return run_words({app->get_name(), "version"}, groups);
   } catch (const CLI::ParseError& e) {
-    // CLI11 uses 100-127 for its own errors; docs/spec/cli.md says usage is 2.
-    return report_usage_error(*app, e);
+    // CLI11 uses 100-127 for its own errors; docs/spec/cli.md says usage is 2,
+    // except under --detailed-exitcode, where 2 means "changes" and any
+    // error is 1.
+    const int usage = report_usage_error(*app, e);
+    for (int i = 1; i < argc; ++i)
+      if (argv[i] == kDetailedExitcodeFlag) return kExitError;
+    return usage;
   }
   if (!ctx.action) return kExitUsage;
   int code = ctx.action();

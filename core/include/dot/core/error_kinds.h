@@ -78,6 +78,10 @@ enum class ErrorKind : std::uint8_t {
   Parent,
   MissingBackup,
   TestHook,
+  Consent,
+  AuditConsent,
+  NoSealedPlan,
+  SeveralSealedPlans,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -219,9 +223,19 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"test_hook", Code::Validation,
      "a test build's fault variable is not <point>:<ERRNO name> (e.g. apply.op0.rename:EIO)",
      "docs/engine.md"},  // TestHook
+    {"consent", Code::Policy, "--allow-audit-plugin at register is for a plugin registered with audit assurance",
+     "docs/engine.md"},  // Consent
+    {"audit_consent", Code::Policy,
+     "an audit-assurance plugin runs uncontained only with consent: plan --allow-audit-plugin, or register "
+     "--allow-audit-plugin once",
+     "docs/engine.md"},  // AuditConsent
+    {"no_sealed_plan", Code::NotFound, "apply without an id: no sealed plan is waiting",
+     "the transaction states (docs/spec/transactions.md)"},  // NoSealedPlan
+    {"several_sealed_plans", Code::NotFound, "apply without an id: several sealed plans are waiting (listed); name one",
+     "the transaction states (docs/spec/transactions.md)"},  // SeveralSealedPlans
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::TestHook) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SeveralSealedPlans) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 
