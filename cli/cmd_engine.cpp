@@ -2,6 +2,7 @@
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -202,8 +203,26 @@ std::string path_slot_text(const core::PathSlot& s) {
   return out;
 }
 
+// Targets edited since the plan that last wrote them (drift): path -> that
+// plan's id. A plan writing one of them reverts the edit and says so.
+using EditedTargets = std::map<std::string, std::string, std::less<>>;
+
+EditedTargets edited_targets(Root& root) {
+  EditedTargets out;
+  auto drift = core::find_drift(root);
+  if (!drift.ok()) return out;  // only a label is lost; the plan stands
+  for (auto& d : *drift) out.emplace(std::move(d.name), std::move(d.plan_id));
+  return out;
+}
+
+std::string revert_line(const EditedTargets& edited, std::string_view path) {
+  auto it = edited.find(path);
+  if (it == edited.end()) return {};
+  return fmt::format("revert {} (edited since apply {})\n", shown(path), short_id(it->second));
+}
+
 // A version-2 plan for a person: what it creates, then each operation.
-std::string general_plan_text(const core::PlanOutcome& planned) {
+std::string general_plan_text(const core::PlanOutcome& planned, const EditedTargets& edited) {
   const core::PlanV2& plan = planned.plan_v2;
   std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
                                 shown(plan.plugin_id), plan.proposal_id);
@@ -211,18 +230,18 @@ std::string general_plan_text(const core::PlanOutcome& planned) {
                      plan.directories.size(), plan.effects.size());
   for (const auto& d : plan.directories)
     out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
-  for (const auto& s : planned.path_slots) out += path_slot_text(s);
+  for (const auto& s : planned.path_slots) out += revert_line(edited, s.path) + path_slot_text(s);
   return out;
 }
 
 // A version-1 plan for a person: its diffs.
-std::string hello_plan_text(const core::PlanOutcome& planned) {
+std::string hello_plan_text(const core::PlanOutcome& planned, const EditedTargets& edited) {
   const core::Plan& plan = planned.plan;
   std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned.plan_id, plan.proposal_id);
   out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
   // Each line of a diff is the plugin's bytes: print_text shows every
   // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
-  for (const auto& slot : planned.slots) out += core::unified_diff(slot);
+  for (const auto& slot : planned.slots) out += revert_line(edited, slot.name) + core::unified_diff(slot);
   return out;
 }
 
@@ -230,7 +249,7 @@ std::string hello_plan_text(const core::PlanOutcome& planned) {
 // on: nothing below may report a failure for it (the output is JSON for
 // any bytes the artifacts hold). Like `terraform plan`, a plan that changes
 // nothing is a success: exit 0, "no changes", no plan id.
-int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& root) {
   const bool general = planned.version == core::kPlanVersion2;
   if (o.json) {
     JsonWriter w;
@@ -243,7 +262,8 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const R
   if (planned.no_changes)
     return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
                                    general ? planned.plan_v2.proposal_id : planned.plan.proposal_id));
-  std::string out = general ? general_plan_text(planned) : hello_plan_text(planned);
+  const EditedTargets edited = edited_targets(root);
+  std::string out = general ? general_plan_text(planned, edited) : hello_plan_text(planned, edited);
   out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }

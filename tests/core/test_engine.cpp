@@ -171,6 +171,12 @@ TEST_F(EngineTest, DetailedExitCodesForScripts) {
   EXPECT_EQ(core({"status"}).code, 0);
   CmdResult revert = core({"plan", "--allow-audit-plugin", "--detailed-exitcode"});
   EXPECT_EQ(revert.code, 2) << revert.err;
+  // The plan says it undoes the hand edit, naming the plan that wrote it.
+  ASSERT_EQ(changes.out.rfind("sealed plan ", 0), 0u) << changes.out;
+  const std::string applied = changes.out.substr(std::string("sealed plan ").size(), 12);
+  EXPECT_NE(revert.out.find("revert hello.txt (edited since apply " + applied + ")\n"), std::string::npos)
+      << revert.out;
+  EXPECT_EQ(revert.out.find("revert welcome.txt"), std::string::npos) << revert.out;
 }
 
 // The consent flag must match the manifest both ways; kernels without a
@@ -402,14 +408,14 @@ TEST_F(EngineTest, SecondMutatingCommandOnTheRootIsConflictAtOnce) {
   }
   // Read-only commands never take the lock.
   EXPECT_EQ(core({"status"}).code, 0);
+
 }
 
 TEST_F(EngineTest, TamperedStoredPlanIsRefused) {
   std::string id = plan_ok();
   sql(root_ / ".dot" / "store.db",
       "UPDATE plan SET canonical = replace(canonical, '\"mode\":384', '\"mode\":256') WHERE txn_id = "
-      "(SELECT id FROM txn WHERE plan_id = '" +
-          id + "');");
+      "(SELECT id FROM txn WHERE plan_id = '" + id + "');");
   CmdResult r = core({"apply", id});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << r.err;
@@ -420,8 +426,7 @@ TEST_F(EngineTest, TamperedArtifactIsRefused) {
   std::string id = plan_ok();
   sql(root_ / ".dot" / "store.db",
       "UPDATE artifact SET bytes = CAST('evil' AS BLOB) WHERE slot = 0 AND txn_id = "
-      "(SELECT id FROM txn WHERE plan_id = '" +
-          id + "');");
+      "(SELECT id FROM txn WHERE plan_id = '" + id + "');");
   CmdResult r = core({"apply", id});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << r.err;
@@ -501,8 +506,7 @@ constexpr std::string_view kMarkedContent = "core-marked-hello ran";
 TEST_F(EngineTest, PinnedCopyRewrittenInPlaceAfterTheHashRunsTheHashedBytes) {
   fs::path pinned = root_ / ".dot" / "plugin";
   fs::path mark = root_ / ".dot" / "ran";
-  struct stat before {
-  }, after{};
+  struct stat before {}, after {};
   ASSERT_EQ(::stat(pinned.c_str(), &before), 0);
   // dot-core has checked the registered dot-hello and not started it yet:
   // the same inode now gets other bytes, which leave a mark if they run.
@@ -547,8 +551,7 @@ TEST_F(EngineTest, PinnedCopyRewrittenInPlaceInALoopNeverRunsUnderTheRegisteredD
     CmdResult r = core({"plan", "--allow-audit-plugin", "--json"});
     if (r.code == 0) {
       ++sealed;
-      EXPECT_EQ(r.out.find(kMarkedContent), std::string::npos)
-          << "run " << i << ": other bytes ran under the registered digest";
+      EXPECT_EQ(r.out.find(kMarkedContent), std::string::npos) << "run " << i << ": other bytes ran under the registered digest";
       EXPECT_NE(r.out.find(sha256_hex(kHello)), std::string::npos) << "run " << i << ": " << r.out;
     } else {
       EXPECT_NE(r.err.find("DOT_E_PLUGIN_IDENTITY"), std::string::npos) << "run " << i << ": " << r.err;
@@ -619,8 +622,7 @@ TEST_P(ForgedManifest, IsPluginIdentityBeforeAnyProcessStarts) {
 INSTANTIATE_TEST_SUITE_P(
     Row, ForgedManifest,
     ::testing::Values(
-        ManifestForgery{"profile",
-                        forge_manifest("\"profile\":\"org.dot.hello/v1\"", "\"profile\":\"org.dot.hello/v2\""),
+        ManifestForgery{"profile", forge_manifest("\"profile\":\"org.dot.hello/v1\"", "\"profile\":\"org.dot.hello/v2\""),
                         "profile org.dot.hello/v2"},
         ManifestForgery{"protocol", forge_manifest("\"protocol\":1", "\"protocol\":2"), "protocol 2"},
         ManifestForgery{"id", forge_manifest("\"id\":\"org.dot.hello\"", "\"id\":\"org.dot.other\""),
@@ -629,39 +631,30 @@ INSTANTIATE_TEST_SUITE_P(
                         forge_manifest("\"id\":\"org.dot.hello\"", "\"id\":\"org.dot.other\"") +
                             "UPDATE plugin SET plugin_id = 'org.dot.other';",
                         "does not name plugin org.dot.hello"},
-        ManifestForgery{"id_in_row", "UPDATE plugin SET plugin_id = 'org.dot.other';",
-                        "does not name plugin org.dot.hello"},
-        ManifestForgery{
-            "digest_in_row",
-            "UPDATE plugin SET sha256 = '0000000000000000000000000000000000000000000000000000000000000000';",
-            "disagree on the digest"}),
+        ManifestForgery{"id_in_row", "UPDATE plugin SET plugin_id = 'org.dot.other';", "does not name plugin org.dot.hello"},
+        ManifestForgery{"digest_in_row", "UPDATE plugin SET sha256 = '0000000000000000000000000000000000000000000000000000000000000000';",
+                        "disagree on the digest"}),
     [](const ::testing::TestParamInfo<ManifestForgery>& i) { return i.param.name; });
 
 TEST_F(EngineTest, RegisterRefusesBadScriptsRelativePathsAndSecondPlugin) {
   // A #! line with arguments would be run differently than it reads; one
   // whose interpreter is itself a script would reopen it by path.
   spit(base_ / "plugin.sh", "#!/bin/sh -e\nexit 0\n", 0755);
-  CmdResult script =
-      core({"register", "--plugin", (base_ / "plugin.sh").string(), "--assurance", "audit", "--replace"});
-  EXPECT_EQ(script.err.rfind("DOT_E_POLICY: plugin " + (base_ / "plugin.sh").string() +
-                                 " is a #! script whose #! line "
-                                 "is not",
-                             0),
-            0u)
-      << script.err;
+  CmdResult script = core({"register", "--plugin", (base_ / "plugin.sh").string(), "--assurance", "audit", "--replace"});
+  EXPECT_EQ(script.err.rfind("DOT_E_POLICY: plugin " + (base_ / "plugin.sh").string() + " is a #! script whose #! line "
+                             "is not", 0), 0u) << script.err;
   spit(base_ / "nested.sh", "#!" + (base_ / "plugin.sh").string() + "\nexit 0\n", 0755);
   CmdResult nested =
       core({"register", "--plugin", (base_ / "nested.sh").string(), "--assurance", "audit", "--replace"});
   EXPECT_EQ(nested.err.rfind("DOT_E_POLICY: the interpreter " + (base_ / "plugin.sh").string() + " is a #! script", 0),
-            0u)
-      << nested.err;
+            0u) << nested.err;
   spit(base_ / "data.sh", "#!" + (base_ / "text").string() + "\nexit 0\n", 0755);
   spit(base_ / "text", "exit 0\n", 0755);
   CmdResult data = core({"register", "--plugin", (base_ / "data.sh").string(), "--assurance", "audit", "--replace"});
   EXPECT_EQ(data.err, "DOT_E_POLICY: the interpreter " + (base_ / "text").string() + " is not an ELF executable\n");
   CmdResult text = core({"register", "--plugin", (base_ / "text").string(), "--assurance", "audit", "--replace"});
-  EXPECT_EQ(text.err,
-            "DOT_E_POLICY: plugin " + (base_ / "text").string() + " is neither an ELF executable nor a #! script\n");
+  EXPECT_EQ(text.err, "DOT_E_POLICY: plugin " + (base_ / "text").string() +
+                          " is neither an ELF executable nor a #! script\n");
   CmdResult rel = core({"register", "--plugin", "dot-hello", "--assurance", "audit", "--replace"});
   EXPECT_NE(rel.err.find("DOT_E_POLICY"), std::string::npos) << rel.err;
   CmdResult twice = core({"register", "--plugin", bin("dot-hello"), "--assurance", "audit"});
@@ -783,10 +776,8 @@ TEST_P(BadTargetTest, RefusedWithItsCodeAndNothingTouched) {
 INSTANTIATE_TEST_SUITE_P(
     Targets, BadTargetTest,
     ::testing::Values(
-        BadTarget{"symlink", [](const fs::path& tgt, const fs::path& out) { fs::create_symlink(out, tgt); },
-                  "DOT_E_PATH_ESCAPE"},
-        BadTarget{"hardlink", [](const fs::path& tgt, const fs::path& out) { fs::create_hard_link(out, tgt); },
-                  "DOT_E_POLICY"},
+        BadTarget{"symlink", [](const fs::path& tgt, const fs::path& out) { fs::create_symlink(out, tgt); }, "DOT_E_PATH_ESCAPE"},
+        BadTarget{"hardlink", [](const fs::path& tgt, const fs::path& out) { fs::create_hard_link(out, tgt); }, "DOT_E_POLICY"},
         BadTarget{"fifo", [](const fs::path& tgt, const fs::path&) { ::mkfifo(tgt.c_str(), 0600); }, "DOT_E_POLICY"},
         BadTarget{"directory", [](const fs::path& tgt, const fs::path&) { fs::create_directory(tgt); }, "DOT_E_POLICY"},
         BadTarget{"setuid", [](const fs::path& tgt, const fs::path&) { spit(tgt, "x", 04600); }, "DOT_E_POLICY"},
@@ -911,8 +902,7 @@ TEST_F(EngineTest, AbandonedProposalsAreAddressableFromInspectList) {
   ASSERT_EQ(::mkfifo((root_ / "hello.txt").c_str(), 0600), 0);  // refused before the proposal id
   ASSERT_EQ(core({"plan", "--allow-audit-plugin"}).code, 1);
   ASSERT_EQ(::unlink((root_ / "hello.txt").c_str()), 0);
-  ASSERT_EQ(core({"register", "--plugin", bin("core-artifact-wrong_digest"), "--assurance", "audit", "--replace"}).code,
-            0);
+  ASSERT_EQ(core({"register", "--plugin", bin("core-artifact-wrong_digest"), "--assurance", "audit", "--replace"}).code, 0);
   ASSERT_EQ(core({"plan", "--allow-audit-plugin"}).code, 1);  // refused after it
 
   CmdResult list = core({"inspect", "list"});
@@ -960,9 +950,7 @@ INSTANTIATE_TEST_SUITE_P(Stage, ArtifactLie,
                                            ArtifactCase{"changed_bytes", "DOT_E_ARTIFACT_MISMATCH"},
                                            ArtifactCase{"extra_file", "DOT_E_ARTIFACT_MISMATCH"},
                                            ArtifactCase{"hard_link", "DOT_E_ARTIFACT_MISMATCH"}),
-                         [](const ::testing::TestParamInfo<ArtifactCase>& pinfo) {
-                           return std::string(pinfo.param.name);
-                         });
+                         [](const ::testing::TestParamInfo<ArtifactCase>& pinfo) { return std::string(pinfo.param.name); });
 
 }  // namespace
 }  // namespace dot::core::testing

@@ -115,12 +115,8 @@ TEST_P(EntrySymlink, EveryCommandRefusesItAndTouchesNothingOutsideTheRoot) {
   const fs::path link = entry.empty() ? root_ / ".dot" : state(entry);
   fs::path victim;
   switch (c.victim) {
-    case EntryCase::Folder:
-      victim = victim_dir_;
-      break;
-    case EntryCase::File:
-      victim = victim_file_;
-      break;
+    case EntryCase::Folder: victim = victim_dir_; break;
+    case EntryCase::File: victim = victim_file_; break;
     case EntryCase::StateFolderCopy:
       victim = base_ / "state-copy";
       fs::copy(link, victim, fs::copy_options::recursive);
@@ -158,7 +154,8 @@ TEST_P(EntrySymlink, EveryCommandRefusesItAndTouchesNothingOutsideTheRoot) {
 
 INSTANTIATE_TEST_SUITE_P(StateFolder, EntrySymlink,
                          ::testing::Values(EntryCase{"", EntryCase::StateFolderCopy},
-                                           EntryCase{"stage", EntryCase::Folder}, EntryCase{"lock", EntryCase::File},
+                                           EntryCase{"stage", EntryCase::Folder},
+                                           EntryCase{"lock", EntryCase::File},
                                            EntryCase{"plugin", EntryCase::PluginCopy},
                                            EntryCase{"store.db", EntryCase::DatabaseCopy},
                                            EntryCase{"store.db-wal", EntryCase::File},
@@ -187,10 +184,10 @@ TEST_F(StateDirTest, InitNeverAdoptsAnExistingRoot) {
 // reads, seals and cleans up through the descriptors it opened: the victim
 // is not emptied, and the next command refuses the symlink.
 TEST_F(StateDirTest, PluginSwappingTheStageFolderCannotTurnTheCleanupAgainstItsTarget) {
-  ASSERT_EQ(
-      core({"register", "--plugin", bin("core-artifact-swapped_stage_folder"), "--assurance", "audit", "--replace"})
-          .code,
-      0);
+  ASSERT_EQ(core({"register", "--plugin", bin("core-artifact-swapped_stage_folder"), "--assurance", "audit",
+                  "--replace"})
+                .code,
+            0);
   const auto before = tree(victim_dir_);
   CmdResult r = core({"plan", "--allow-audit-plugin"});
   EXPECT_TRUE(fs::is_symlink(state("stage"))) << "the plugin did not swap the stage folder: " << r.err;

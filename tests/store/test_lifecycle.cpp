@@ -130,18 +130,10 @@ TEST_F(StoreLifecycle, FullCommitPathWithEffects) {
   EXPECT_EQ(d->effects[0].state, EffectState::Succeeded);
   EXPECT_TRUE(d->has_backups);
 
-  std::vector<std::string> expected = {"store.init",
-                                       "store.proposal.begin",
-                                       "store.proposal.id",
-                                       "store.seal",
-                                       "store.prepare",
-                                       "store.transition.COMMITTING",
-                                       "store.transition.COMMITTED",
-                                       "store.effect.0.ATTEMPTED",
-                                       "store.effect.0.FAILED",
-                                       "store.effect.0.ATTEMPTED",
-                                       "store.effect.0.SUCCEEDED",
-                                       "store.transition.DONE"};
+  std::vector<std::string> expected = {
+      "store.init", "store.proposal.begin", "store.proposal.id", "store.seal", "store.prepare",
+      "store.transition.COMMITTING", "store.transition.COMMITTED", "store.effect.0.ATTEMPTED",
+      "store.effect.0.FAILED", "store.effect.0.ATTEMPTED", "store.effect.0.SUCCEEDED", "store.transition.DONE"};
   EXPECT_EQ(points, expected);
 
   auto check = store->check();
@@ -297,8 +289,7 @@ TEST_F(StoreLifecycle, AmbiguousPrefixIsNotFound) {
   // Real plan ids practically never share 10 hex digits, so plant a row whose
   // plan id does.
   TxnId a = sealed(20);
-  raw(
-      fmt::format("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms, plan_id) "
+  raw(fmt::format("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms, plan_id) "
                   "VALUES ('ABANDONED', 'x', '{}', 0, 0, '{}')",
                   testing::hex64('d'), store->summary(a)->plan_id.substr(0, 10) + std::string(54, '0')));
   auto r = store->find(store->summary(a)->plan_id.substr(0, 10));
@@ -414,7 +405,7 @@ std::string file_bytes(const std::string& path) {
 }
 
 std::int64_t file_size(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) return -1;
   return st.st_size;
 }
@@ -501,6 +492,7 @@ TEST_F(StoreLifecycle, PruneDropsBlobsOfOldFinishedOnly) {
   EXPECT_EQ(again->pruned, 0u);
 }
 
+
 // ---- path ownership ---------------------------------------------------------
 
 class StoreOwnership : public StoreLifecycle {
@@ -533,8 +525,7 @@ class StoreOwnership : public StoreLifecycle {
     EXPECT_TRUE(sealed.ok()) << sealed.error().line();
     // The version-1 seal stores a write per operation; a version-2 remove's
     // row has no after digest.
-    for (const auto& r : removes)
-      raw(fmt::format("UPDATE operation SET after_sha256 = '' WHERE txn_id = {} AND name = '{}'", *id, r));
+    for (const auto& r : removes) raw(fmt::format("UPDATE operation SET after_sha256 = '' WHERE txn_id = {} AND name = '{}'", *id, r));
     if (to == State::Sealed) return *id;
     EXPECT_TRUE(store->prepare(*id, testing::make_backups(paths.size())).ok());
     for (State s : {State::Committing, State::Committed, State::Done}) {
@@ -585,8 +576,8 @@ TEST_F(StoreOwnership, CommittedWritesOwnRemovesReleaseRollbacksRestore) {
   EXPECT_EQ(owned("org.example.b"), (Paths{"a", "c"}));
   auto owners = store->owners_of({"zz", "a", "Z", "b", "c"});
   ASSERT_OK(owners);
-  EXPECT_EQ(*owners, (std::vector<PathOwner>{
-                         {"a", "org.example.b", t4}, {"Z", "org.example.a", t1}, {"c", "org.example.b", committing}}));
+  EXPECT_EQ(*owners, (std::vector<PathOwner>{{"a", "org.example.b", t4}, {"Z", "org.example.a", t1},
+                                             {"c", "org.example.b", committing}}));
   // Rolling t4 back gives "a" back to a, in the ROLLING_BACK transition.
   ASSERT_OK(store->transition(t4, State::RollingBack));
   EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "\xc3\xa9"}));
@@ -617,13 +608,11 @@ TEST_F(StoreOwnership, OnePathsOwnerIsAnIndexRangeNotAHistoryScan) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(store->path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(
-      sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT path, plugin_id, txn_id FROM derived_owner WHERE path = 'x'",
-                         -1, &st, nullptr),
-      SQLITE_OK);
+  ASSERT_EQ(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT path, plugin_id, txn_id FROM derived_owner WHERE path = 'x'",
+                               -1, &st, nullptr),
+            SQLITE_OK);
   std::string plan;
-  while (sqlite3_step(st) == SQLITE_ROW)
-    plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "\n";
+  while (sqlite3_step(st) == SQLITE_ROW) plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "\n";
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_NE(plan.find("operation_by_name (name=?)"), std::string::npos) << plan;

@@ -20,7 +20,7 @@ namespace {
 using testing::TempDir;
 
 mode_t mode_of(const std::string& p) {
-  struct stat st {};
+  struct stat st{};
   EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
   return st.st_mode & 07777;
 }
@@ -52,7 +52,7 @@ TEST(StoreRoot, InitCreatesPrivateRootWithDatabaseAndRootId) {
   EXPECT_EQ(*s->root_id(), r->root_id);
   EXPECT_EQ(s->opened_version(), kSchemaVersion);
   // No stray file from the atomic creation.
-  struct stat st {};
+  struct stat st{};
   EXPECT_NE(::lstat((r->layout.database + ".new").c_str(), &st), 0);
   // Two roots get different ids.
   auto r2 = init_root(t / "root2");
@@ -69,7 +69,7 @@ std::string tree_facts(const std::string& dir) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) paths.push_back(e.path());
   std::sort(paths.begin(), paths.end());
   for (const auto& p : paths) {
-    struct stat st {};
+    struct stat st{};
     EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
     out += fmt::format("{} {:o} {}.{} {} {}:{}", p.string(), st.st_mode, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
                        st.st_size, st.st_uid, st.st_gid);
@@ -161,7 +161,7 @@ TEST(StoreRoot, InitRefusesWhatCannotBeARoot) {
   ASSERT_ERR(theirs, Code::Policy);
   EXPECT_EQ(theirs.error().kind, "root_owner");
   // No refusal made anything in the folder.
-  struct stat st {};
+  struct stat st{};
   EXPECT_NE(::lstat((t / "dir/.dot").c_str(), &st), 0);
   EXPECT_TRUE(std::filesystem::is_empty(t / "dir"));
   // The command line says the same as a typed error.
@@ -263,7 +263,7 @@ TEST(StoreRoot, RootPathSqliteCannotOpenIsRefusedBeforeAnythingIsMade) {
     EXPECT_EQ(r.err.rfind("DOT_E_IO: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find("SQLite opens at most 504"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(parent + "/" + name + "/.dot/store.db"), std::string::npos) << r.err;
-    struct stat st {};
+    struct stat st{};
     EXPECT_NE(::lstat((parent + "/" + name).c_str(), &st), 0) << "a half-made root was left behind";
   }
   // A symlink does not hide the length: SQLite resolves it.
