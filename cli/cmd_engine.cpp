@@ -575,6 +575,11 @@ constexpr RootCommand kRootCommands[] = {
      "Without ID: the one sealed plan waiting (several: they are listed and nothing is applied).\nExamples:\n"
      "  dot-core apply\n  dot-core apply --root ~/managed 3f2a",
      run_apply},
+    {"status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)", nullptr, false,
+     true,
+     "With --exit-code it exits 1 when a target drifted.\nExamples:\n  dot-core status\n"
+     "  dot-core status --root ~/managed --json",
+     run_status},
     {"rollback", "Undo the newest applied transaction", "Plan id or unique prefix (at least 4 hex characters)", false,
      true, "Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a",
      run_rollback},
@@ -584,11 +589,6 @@ constexpr RootCommand kRootCommands[] = {
      "Example:\n  dot-core retry-effects --root ~/managed", run_retry_effects},
     {"discard", "Discard a sealed plan you will not apply", "Plan id or unique prefix (at least 4 hex characters)",
      false, true, "Example:\n  dot-core discard --root ~/managed 3f2a", run_discard},
-    {"status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)", nullptr, false,
-     true,
-     "With --exit-code it exits 1 when a target drifted.\nExamples:\n  dot-core status\n"
-     "  dot-core status --root ~/managed --json",
-     run_status},
     {"export", "Print the sealed plan document {plan, plan_id} (canonical JSON)",
      "Plan id or unique prefix (at least 4 hex characters)", false, false,
      "Example:\n  dot-core export --root ~/managed 3f2a > plan.json && dot-core plan-id plan.json", run_export},
