@@ -330,7 +330,7 @@ void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name
   auto id = std::make_shared<std::string>();
   add_common(cmd, *o, true);
   cmd->add_option("id", *id,
-                  "A plan or proposal id, a unique hex prefix of one (at least 8 characters), or the ID "
+                  "A plan or proposal id, a unique hex prefix of one (at least 4 characters), or the ID "
                   "`inspect list` prints (txn-N for a proposal without an id)")
       ->required();
   cmd->footer(footer);
