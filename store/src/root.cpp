@@ -121,13 +121,19 @@ Result<RootDirectory> make_or_take_root(const std::string& root) {
                         fmt::format("{}: already exists and is not a directory{}; a root is a directory", root,
                                     S_ISLNK(st.st_mode) ? " (a symlink, never followed)" : ""));
   }
+  // A folder made here and not usable is taken back (it is still empty).
+  auto unmade = [&](Error e) {
+    if (dir.made) ::rmdir(root.c_str());
+    return e;
+  };
   auto fd = beneath::open_root(root);
-  if (!fd.ok()) return io_error(root, store::ErrorKind::Open, "cannot open the root", beneath::error_errno(fd.error()));
+  if (!fd.ok())
+    return unmade(io_error(root, store::ErrorKind::Open, "cannot open the root", beneath::error_errno(fd.error())));
   dir.fd = std::move(*fd);
   if (dir.made) {
     // mkdir honours the umask; a root made here is private whatever it is.
     if (::fchmod(dir.fd.get(), 0700) != 0)
-      return io_error(root, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
+      return unmade(io_error(root, store::ErrorKind::Chmod, "cannot set mode 0700", errno));
   } else {
     DOT_TRY(check_existing_root(root, dir.fd.get()));
   }
@@ -174,8 +180,9 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   // A root whose store SQLite could not open is refused before anything is
   // made (never a half-made root).
   DOT_TRY(check_database_path_length(layout.database));
-  UnmakeOnFailure unmake(layout.root);
   DOT_ASSIGN_OR_RETURN(RootDirectory root, make_or_take_root(layout.root));
+  // Declared after `root`: it runs while the root's descriptor is open.
+  UnmakeOnFailure unmake(layout.root);
   if (root.made) unmake.made_root();
   // From here on by descriptor: the root is pinned, the state folder made
   // and opened beneath it, the lock file created beneath that.
