@@ -83,7 +83,7 @@ std::unique_ptr<CLI::App> make_app(std::span<const CommandGroup> groups, Context
       "  dot-core apply                             # apply the one plan waiting, atomically\n"
       "  dot-core status --exit-code                # drift: files edited by hand since\n"
       "  dot-core rollback 3f2a                     # undo the newest applied plan\n"
-      "Protocol tools:\n"
+      "And of the protocol tools:\n"
       "  dot-core jcs canonicalize doc.json\n"
       "  dot-core vectors replay vectors/jcs\n"
       "Run `dot-core COMMAND --help` (or `dot-core help COMMAND`) for the options of a command.");
