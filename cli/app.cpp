@@ -49,6 +49,24 @@ void add_help_command(CLI::App& app, Context& ctx, std::span<const CommandGroup>
   });
 }
 
+// `dot-core --help` lists the commands under three headings, a day's work
+// first; CLI11 shows each heading where its first command was added.
+void set_help_headings(CLI::App& app) {
+  static constexpr std::string_view kEveryday[] = {"init", "register", "plan", "apply", "status", "rollback"};
+  static constexpr std::string_view kUpkeep[] = {"recover", "retry-effects", "discard", "export", "plan-id", "inspect",
+                                                 "store",   "doctor",        "version", "help"};
+  for (CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
+    const std::string& name = cmd->get_name();
+    auto in = [&](const auto& names) { return std::find(std::begin(names), std::end(names), name) != std::end(names); };
+    if (in(kEveryday))
+      cmd->group("Everyday commands");
+    else if (in(kUpkeep))
+      cmd->group("Looking after a root");
+    else
+      cmd->group("Protocol tools");
+  }
+}
+
 // The app with every group of `groups`, or (only != nullptr) with the one
 // group that names `only`.
 std::unique_ptr<CLI::App> make_app(std::span<const CommandGroup> groups, Context& ctx, const char* only) {
@@ -57,19 +75,28 @@ std::unique_ptr<CLI::App> make_app(std::span<const CommandGroup> groups, Context
   app->require_subcommand(1);
   app->set_help_all_flag("--help-all", "Show help for every command");
   app->footer(
-      "Examples:\n"
+      "A day's work (in a managed root, or with --root DIR):\n"
+      "  dot-core init --root ~                     # once: ~ becomes a managed root (only ~/.dot is made)\n"
+      "  dot-core register --plugin /usr/libexec/dot-core/dot-mirror --id org.dot.mirror \\\n"
+      "      --profile org.dot.dpp/v1 --assurance process --input ~/dotfiles\n"
+      "  dot-core plan                              # see every change, sealed as a plan\n"
+      "  dot-core apply                             # apply the one plan waiting, atomically\n"
+      "  dot-core status --exit-code                # drift: files edited by hand since\n"
+      "  dot-core rollback 3f2a                     # undo the newest applied plan\n"
+      "And of the protocol tools:\n"
       "  dot-core jcs canonicalize doc.json\n"
       "  dot-core vectors replay vectors/jcs\n"
       "Run `dot-core COMMAND --help` (or `dot-core help COMMAND`) for the options of a command.");
   // `dot-core --version` is `dot-core version` (run_app re-runs it).
   app->add_flag_callback(
       "--version", [] { throw CLI::CallForVersion(); }, "Print the version (the same as `dot-core version`)");
-  // help needs every command: only the whole app has it.
-  if (only == nullptr) add_help_command(*app, ctx, groups);
   for (const auto& g : groups) {
     if (only != nullptr && !group_names(g, only)) continue;
     g.add(*app, ctx);
   }
+  // help needs every command: only the whole app has it.
+  if (only == nullptr) add_help_command(*app, ctx, groups);
+  set_help_headings(*app);
   return app;
 }
 
@@ -107,8 +134,13 @@ int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
   } catch (const CLI::CallForVersion&) {
     return run_words({app->get_name(), "version"}, groups);
   } catch (const CLI::ParseError& e) {
-    // CLI11 uses 100-127 for its own errors; docs/spec/cli.md says usage is 2.
-    return report_usage_error(*app, e);
+    // CLI11 uses 100-127 for its own errors; docs/spec/cli.md says usage is 2,
+    // except under --detailed-exitcode, where 2 means "changes" and any
+    // error is 1.
+    const int usage = report_usage_error(*app, e);
+    for (int i = 1; i < argc; ++i)
+      if (argv[i] == kDetailedExitcodeFlag) return kExitError;
+    return usage;
   }
   if (!ctx.action) return kExitUsage;
   int code = ctx.action();

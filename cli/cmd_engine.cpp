@@ -2,6 +2,7 @@
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,8 @@ struct EngineOptions {
   bool full = false;              // plan --full
   bool quiet = false;             // plan/apply --quiet: no progress line
   std::string progress = "auto";  // plan/apply --progress
+  bool detailed_exitcode = false;  // plan --detailed-exitcode
+  bool exit_code = false;          // status --exit-code
 };
 
 // The progress line of a command: never with --json or --quiet.
@@ -148,6 +151,7 @@ std::string registration_text(const core::Registration& r) {
   const core::Manifest& m = r.manifest;
   std::string out = fmt::format("{} plugin {} ({}, {} assurance)\nsha256 {}\n", r.replaced ? "replaced" : "registered",
                                 shown(m.id), shown(m.profile), shown(m.assurance), shown(m.sha256));
+  if (m.audit_consent) out += "consent recorded: every plan runs it uncontained, with your rights\n";
   for (const auto& dir : m.inputs) out += fmt::format("input  {}\n", shown(dir));
   if (m.interpreter) {
     out += fmt::format("interpreter {} (sha256 {})\n", shown(m.interpreter->path), shown(m.interpreter->sha256));
@@ -168,6 +172,7 @@ int run_register(const EngineOptions& o) {
   request.assurance = *assurance;
   request.inputs = o.inputs;
   request.replace = o.replace;
+  request.allow_audit = o.allow_audit;
   auto reg = core::register_plugin(*root, request);
   if (!reg.ok()) return report(reg.error(), o.json);
   return print_record(o.json, *reg, write_registration, registration_text);
@@ -180,14 +185,24 @@ std::string log_line(const store::LogRecord& l) {
   return fmt::format("log {} during {}: {}\n", shown(l.level), shown(l.method), shown(l.message));
 }
 
+// Targets edited since the plan that last wrote them (drift): path -> that
+// plan's id. A plan writing one of them reverts the edit and says so.
+EditedTargets edited_targets(Root& root) {
+  EditedTargets out;
+  auto drift = core::find_drift(root);
+  if (!drift.ok()) return out;  // only a label is lost; the plan stands
+  for (auto& d : *drift) out.emplace(std::move(d.name), std::move(d.plan_id));
+  return out;
+}
+
 // A version-1 plan for a person: its diffs.
-std::string hello_plan_text(const core::PlanOutcome& planned) {
+std::string hello_plan_text(const core::PlanOutcome& planned, const EditedTargets& edited) {
   const core::Plan& plan = planned.plan;
   std::string out = fmt::format("sealed plan {}\nproposal    {}\n", planned.plan_id, plan.proposal_id);
   out += fmt::format("{} operation(s), {} effect(s): root-sync\n\n", plan.operations.size(), plan.effects->size());
   // Each line of a diff is the plugin's bytes: print_text shows every
   // control in them (ESC, CR, BS, C1...) as \xNN, line by line.
-  for (const auto& slot : planned.slots) out += core::unified_diff(slot);
+  for (const auto& slot : planned.slots) out += revert_line(edited, slot.name) + core::unified_diff(slot);
   return out;
 }
 
@@ -195,7 +210,7 @@ std::string hello_plan_text(const core::PlanOutcome& planned) {
 // on: nothing below may report a failure for it (the output is JSON for
 // any bytes the artifacts hold). Like `terraform plan`, a plan that changes
 // nothing is a success: exit 0, "no changes", no plan id.
-int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const Root& root) {
+int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& root) {
   const bool general = planned.version == core::kPlanVersion2;
   if (o.json) {
     JsonWriter w;
@@ -213,14 +228,18 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, const R
   if (general && o.stat) return print_human(plan_stat_text(planned));
   const std::string see_all = fmt::format("`{} {}` or `{}`", command_for(root.layout().root, "inspect show"),
                                           short_id(planned.plan_id), command_for(root.layout().root, "plan --full"));
-  std::string out = general ? general_plan_text(planned, o.full, see_all) : hello_plan_text(planned);
+  const EditedTargets edited = edited_targets(root);
+  std::string out =
+      general ? general_plan_text(planned, edited, o.full, see_all) : hello_plan_text(planned, edited);
   out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }
 
 core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& interrupt, ProgressLine* progress) {
   core::PlanOptions options;
-  options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
+  // No flag: what `register` recorded (planner.h); a flag overrides it.
+  if (o.require_sandbox) options.consent = core::Assurance::Process;
+  if (o.allow_audit) options.consent = core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
   options.interrupt = &interrupt;
   if (progress)
@@ -235,10 +254,6 @@ core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& int
 }
 
 int run_plan(const EngineOptions& o) {
-  if (o.allow_audit == o.require_sandbox) {
-    std::fputs("plan: exactly one of --allow-audit-plugin or --require-process-sandbox is required\n", stderr);
-    return kExitUsage;
-  }
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
   core::InterruptGuard interrupt;
@@ -253,7 +268,11 @@ int run_plan(const EngineOptions& o) {
                                          shown(planned->stage_left), command_for(root->layout().root, "recover"));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  return print_plan(o, *planned, *root);
+  const int printed = print_plan(o, *planned, *root);
+  // Terraform's rule for scripts: 0 no changes, 1 an error, 2 a sealed plan
+  // with changes.
+  if (o.detailed_exitcode && !planned->no_changes) return kExitChanges;
+  return printed;
 }
 
 // ---- apply / rollback / discard -------------------------------------------
@@ -272,12 +291,23 @@ std::string discarded_text(const std::string& plan_id) { return fmt::format("dis
 int run_apply(const EngineOptions& o) {
   auto root = open_root(o, Access::Mutating);
   if (!root.ok()) return report(root.error(), o.json);
+  // No id: the one sealed plan waiting, named before it is applied.
+  std::string id = o.id;
+  std::string chosen;
+  if (id.empty()) {
+    auto waiting = core::only_sealed_plan(*root);
+    if (!waiting.ok()) return report(waiting.error(), o.json);
+    id = waiting->plan_id;
+    chosen =
+        fmt::format("applying {}, the one sealed plan waiting (from {})\n", short_id(id), shown(waiting->plugin_id));
+  }
   core::InterruptGuard interrupt;
   ProgressLine progress(progress_for(o), "apply", "files written");
-  auto applied = core::apply_plan(*root, o.id, &interrupt,
+  auto applied = core::apply_plan(*root, id, &interrupt,
                                   [&progress](const core::Progress& p) { progress.update(p.done, p.total, p.bytes); });
   progress.finish();
   if (!applied.ok()) return report_interruptible(applied.error(), o.json, interrupt);
+  if (!o.json && !chosen.empty()) return print_human(chosen + applied_text(*applied));
   return print_record(o.json, *applied, write_apply_outcome, applied_text);
 }
 
@@ -344,8 +374,9 @@ std::string status_plugins_text(const core::Root& root, const std::vector<core::
       continue;
     }
     const core::Manifest& m = *p.manifest;
-    out += fmt::format("plugin   {} ({}, {} assurance) sha256 {}\n", shown(m.id), shown(m.profile), shown(m.assurance),
-                       shown(m.sha256));
+    out +=
+        fmt::format("plugin   {} ({}, {} assurance{}) sha256 {}\n", shown(m.id), shown(m.profile), shown(m.assurance),
+                    m.audit_consent ? ", consent to run uncontained recorded" : "", shown(m.sha256));
     for (const auto& dir : m.inputs) out += fmt::format("  input  {}\n", shown(dir));
   }
   return out;
@@ -381,7 +412,10 @@ int run_status(const EngineOptions& o) {
   if (!root.ok()) return report(root.error(), o.json);
   auto view = core::read_status(*root);
   if (!view.ok()) return report(view.error(), o.json);
-  return o.json ? print_status_json(*root, *view) : print_status_text(*root, *view);
+  const int printed = o.json ? print_status_json(*root, *view) : print_status_text(*root, *view);
+  // --exit-code, like `git diff --exit-code`: 1 when a target drifted.
+  if (o.exit_code && !view->drift.empty()) return kExitDrift;
+  return printed;
 }
 
 int run_export(const EngineOptions& o) {
@@ -453,6 +487,9 @@ void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<Eng
                   "kept in this order; org.dot.dpp/v1 only)");
   reg->add_flag("--replace", o->replace,
                 "Swap the plugin registered under this id (only when no transaction is unfinished)");
+  reg->add_flag("--allow-audit-plugin", o->allow_audit,
+                "Consent once to run this audit-assurance plugin uncontained: every plan then runs it without a flag "
+                "(recorded; status shows it)");
   add_json_flag(reg, *o);
   // The example names the reference plugin installed with this dot-core,
   // when there is one. (The callback adds to the footer text, which CLI11
@@ -461,7 +498,7 @@ void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<Eng
     return "Without --id and --profile: the hello plugin (--id org.dot.hello --profile org.dot.hello/v1).\n"
            "Examples:\n  dot-core register --root ~/managed --plugin " +
            shown(reference_plugin_path().value_or("/abs/path/to/plugin")) +
-           " --assurance audit\n"
+           " --assurance audit --allow-audit-plugin\n"
            "  dot-core register --root ~/managed --plugin /abs/path/to/dot-mirror --id org.dot.mirror \\\n"
            "      --profile org.dot.dpp/v1 --assurance process --input /home/me/dotfiles";
   });
@@ -479,10 +516,15 @@ void add_progress_options(CLI::App* cmd, EngineOptions& o) {
 void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* plan = app.add_subcommand("plan", "Run the plugin, verify what it staged, seal and store the plan");
   add_root_option(plan, o->root);
-  auto* audit = plan->add_flag("--allow-audit-plugin", o->allow_audit, "Consent to run the plugin without containment");
+  auto* audit = plan->add_flag("--allow-audit-plugin", o->allow_audit,
+                               "Consent to run an audit-assurance plugin uncontained, this time (overrides register)");
   auto* sandbox = plan->add_flag("--require-process-sandbox", o->require_sandbox,
-                                 "Run the plugin only under Linux process containment (fails closed)");
+                                 "Run the plugin only under Linux process containment (fails closed; overrides "
+                                 "register)");
   audit->excludes(sandbox);
+  plan->add_flag(
+      "--detailed-exitcode", o->detailed_exitcode,
+      "Exit 0 when nothing changes, 2 when a plan with changes was sealed, 1 on any error (Terraform's rule)");
   plan->add_option("--plugin", o->plugin_id, "The registered plugin id to run (needed when the root has several)");
   add_json_flag(plan, *o);
   plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
@@ -495,11 +537,13 @@ void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
       fmt::format("Show every operation's diff (by default the output stops after {} lines)", kPlanShownLines));
   add_progress_options(plan, *o);
   plan->footer(
-      "Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
-      "  dot-core plan --root ~/managed --allow-audit-plugin\n"
-      "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox\n"
-      "  dot-core plan --root ~/managed --plugin org.dot.mirror --allow-audit-plugin --stat\n"
-      "  dot-core plan --root ~/managed --plugin org.dot.mirror --allow-audit-plugin --name-status | grep '^D'");
+      "Without a flag the plugin runs as registered: contained for process assurance; for audit assurance only\n"
+      "with the consent given at `register --allow-audit-plugin`.\nExamples:\n"
+      "  dot-core plan\n"
+      "  dot-core plan --root ~/managed --plugin org.dot.mirror\n"
+      "  dot-core plan --stat\n"
+      "  dot-core plan --name-status | grep '^D'\n"
+      "  dot-core plan --detailed-exitcode --json > plan.json; [ $? -eq 2 ] && dot-core apply");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
 }
 
@@ -509,6 +553,7 @@ struct RootCommand {
   const char* name;
   const char* description;
   const char* id_help;  // nullptr: no ID argument
+  bool id_optional;     // apply: the one sealed plan waiting when left out
   bool json;
   const char* footer;
   int (*run)(const EngineOptions&);
@@ -517,29 +562,40 @@ struct RootCommand {
 // In the order `dot-core --help` lists them, after register and plan.
 constexpr RootCommand kRootCommands[] = {
     {"apply", "Apply a sealed plan atomically, then run its root-sync effect",
-     "Plan id or a unique prefix of at least 8 hex characters", true,
-     "Example:\n  dot-core apply --root ~/managed 3f2a1b2c", run_apply},
-    {"rollback", "Undo the newest applied transaction", "Plan id or unique prefix", true,
-     "Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a1b2c",
+     "Plan id or a unique prefix of at least 4 hex characters (default: the one sealed plan waiting)", true, true,
+     "Without ID: the one sealed plan waiting (several: they are listed and nothing is applied).\nExamples:\n"
+     "  dot-core apply\n  dot-core apply --root ~/managed 3f2a",
+     run_apply},
+    {"status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)", nullptr, false,
+     true,
+     "With --exit-code it exits 1 when a target drifted.\nExamples:\n  dot-core status\n"
+     "  dot-core status --root ~/managed --json",
+     run_status},
+    {"rollback", "Undo the newest applied transaction", "Plan id or unique prefix (at least 4 hex characters)", false,
+     true, "Every target must still equal what the plan wrote.\nExample:\n  dot-core rollback --root ~/managed 3f2a",
      run_rollback},
-    {"recover", "Finish or roll back an interrupted transaction (never runs the plugin)", nullptr, true,
+    {"recover", "Finish or roll back an interrupted transaction (never runs the plugin)", nullptr, false, true,
      "Example:\n  dot-core recover --root ~/managed", run_recover},
-    {"retry-effects", "Resume the post-commit effects of a COMMITTED transaction", nullptr, true,
+    {"retry-effects", "Resume the post-commit effects of a COMMITTED transaction", nullptr, false, true,
      "Example:\n  dot-core retry-effects --root ~/managed", run_retry_effects},
-    {"discard", "Discard a sealed plan you will not apply", "Plan id or unique prefix", true,
-     "Example:\n  dot-core discard --root ~/managed 3f2a1b2c", run_discard},
-    {"status", "Show the root, its plugins, unfinished transactions and drifted targets (read-only)", nullptr, true,
-     "Example:\n  dot-core status --root ~/managed --json", run_status},
-    {"export", "Print the sealed plan document {plan, plan_id} (canonical JSON)", "Plan id or unique prefix", false,
-     "Example:\n  dot-core export --root ~/managed 3f2a1b2c > plan.json && dot-core plan-id plan.json", run_export},
+    {"discard", "Discard a sealed plan you will not apply", "Plan id or unique prefix (at least 4 hex characters)",
+     false, true, "Example:\n  dot-core discard --root ~/managed 3f2a", run_discard},
+    {"export", "Print the sealed plan document {plan, plan_id} (canonical JSON)",
+     "Plan id or unique prefix (at least 4 hex characters)", false, false,
+     "Example:\n  dot-core export --root ~/managed 3f2a > plan.json && dot-core plan-id plan.json", run_export},
 };
 
 void add_root_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o, const RootCommand& c) {
   auto* cmd = app.add_subcommand(c.name, c.description);
   add_root_option(cmd, o->root);
-  if (c.id_help) cmd->add_option("ID", o->id, c.id_help)->required();
+  if (c.id_help) {
+    auto* id = cmd->add_option("ID", o->id, c.id_help);
+    if (!c.id_optional) id->required();
+  }
   if (c.json) add_json_flag(cmd, *o);
   if (c.run == run_apply) add_progress_options(cmd, *o);
+  if (c.run == run_status)
+    cmd->add_flag("--exit-code", o->exit_code, "Exit 1 when a target drifted from what the last applied plan wrote");
   cmd->footer(c.footer);
   auto* run = c.run;
   cmd->callback([&ctx, o, run] { ctx.action = [o, run] { return run(*o); }; });

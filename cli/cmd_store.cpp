@@ -330,7 +330,7 @@ void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name
   auto id = std::make_shared<std::string>();
   add_common(cmd, *o, true);
   cmd->add_option("id", *id,
-                  "A plan or proposal id, a unique hex prefix of one (at least 8 characters), or the ID "
+                  "A plan or proposal id, a unique hex prefix of one (at least 4 characters), or the ID "
                   "`inspect list` prints (txn-N for a proposal without an id)")
       ->required();
   cmd->footer(footer);
@@ -340,15 +340,19 @@ void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name
 }  // namespace
 
 void add_init_command(CLI::App& app, Context& ctx) {
-  auto* init = app.add_subcommand("init", "Create a new managed root (a directory that must not exist yet)");
+  auto* init = app.add_subcommand("init", "Make a folder a managed root: a new one, or an existing one in place");
   auto o = std::make_shared<CommonOptions>();
   add_common(init, *o, true);
   init->footer(
-      "Creates DIR (mode 0700) with its hidden state folder DIR/.dot holding the\n"
-      "database, the lock file and a random root id. DIR is --root, else $DOT_ROOT\n"
-      "(never found from the current directory: it must not exist yet).\n"
-      "Example:\n  dot-core init --root ~/managed");
-  init->get_option("--root")->description("The directory to create (default: $DOT_ROOT)");
+      "A DIR that does not exist is created (mode 0700). An existing DIR (your home\n"
+      "folder, /etc) is taken in place: nothing in it changes but the new hidden state\n"
+      "folder DIR/.dot (the database, the lock file, a random root id). It must be\n"
+      "yours and writable by you alone (group write only when the group is your own\n"
+      "private group, as under Debian's umask 002). DIR is --root, else $DOT_ROOT\n"
+      "(never found from the current directory). Commands run anywhere inside DIR\n"
+      "find it, as git finds its repository.\n"
+      "Examples:\n  dot-core init --root ~\n  dot-core init --root ~/managed");
+  init->get_option("--root")->description("The folder to make a root (default: $DOT_ROOT)");
   init->callback([&ctx, o] {
     // A new root is always named: walking up would find the root we are in.
     if (root_to_create(o->root).empty()) throw CLI::RequiredError("--root DIR (or DOT_ROOT)");

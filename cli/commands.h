@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dot/store/store.h"
@@ -29,6 +30,12 @@ struct Context {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
+// `plan --detailed-exitcode` (Terraform's rule: 0 no changes, 1 an error, 2
+// changes; a usage error is then 1, so 2 means changes only) and `status
+// --exit-code` (1 when a target drifted).
+inline constexpr int kExitChanges = 2;
+inline constexpr int kExitDrift = 1;
+inline constexpr std::string_view kDetailedExitcodeFlag = "--detailed-exitcode";
 
 void add_version_command(CLI::App& app, Context& ctx);
 // "dot-core VERSION (commit COMMIT)": what `dot-core version` and

@@ -120,6 +120,8 @@ void write_recovery_report(JsonWriter& w, const core::RecoveryReport& r) {
 
 void write_manifest_members(JsonWriter& w, const core::Manifest& m) {
   w.key("assurance").string(m.assurance);
+  // Only when recorded, as in the manifest (register --allow-audit-plugin).
+  if (m.audit_consent) w.key("audit_consent").boolean(true);
   w.key("id").string(m.id);
   w.key("inputs").string_array(m.inputs);
   if (m.interpreter) {  // an interpreted plugin only

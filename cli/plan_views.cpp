@@ -96,7 +96,14 @@ std::string path_slot_text(const core::PathSlot& s) {
   return out;
 }
 
-std::string general_plan_text(const core::PlanOutcome& planned, bool full, const std::string& see_all) {
+std::string revert_line(const EditedTargets& edited, std::string_view path) {
+  auto it = edited.find(path);
+  if (it == edited.end()) return {};
+  return fmt::format("revert {} (edited since apply {})\n", shown(path), shown(std::string_view(it->second).substr(0, 12)));
+}
+
+std::string general_plan_text(const core::PlanOutcome& planned, const EditedTargets& edited, bool full,
+                              const std::string& see_all) {
   const core::PlanV2& plan = planned.plan_v2;
   std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
                                 shown(plan.plugin_id), plan.proposal_id);
@@ -117,7 +124,7 @@ std::string general_plan_text(const core::PlanOutcome& planned, bool full, const
       ++left_out;
       continue;
     }
-    std::string text = path_slot_text(s);
+    std::string text = revert_line(edited, s.path) + path_slot_text(s);
     lines += line_count(text);
     out += text;
   }

@@ -5,7 +5,10 @@
 // (one line per path: A, M or D). Every path goes through the one escaper.
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "dot/core/planner.h"
 
@@ -20,11 +23,20 @@ inline constexpr std::size_t kPlanShownLines = 1000;
 // budget did not keep).
 std::string path_slot_text(const core::PathSlot& slot);
 
+// Targets edited by hand since the plan that last wrote them: path -> that
+// plan's id (drift, as status reports it).
+using EditedTargets = std::map<std::string, std::string, std::less<>>;
+
+// "revert PATH (edited since apply ID)\n" when `path` is an edited target
+// (a plan writing it undoes the edit), "" otherwise.
+std::string revert_line(const EditedTargets& edited, std::string_view path);
+
 // The header of a sealed version-2 plan, then its folders and operations;
 // unless `full`, operations stop after kPlanShownLines lines and a last
-// line says how many were left out and how to see them (`see_all`: the
+// line says how many were left out (each operation after its revert_line) and how to see them (`see_all`: the
 // commands to name, e.g. "`dot-core inspect show 3f2a…` or `dot-core plan --full`").
-std::string general_plan_text(const core::PlanOutcome& planned, bool full, const std::string& see_all);
+std::string general_plan_text(const core::PlanOutcome& planned, const EditedTargets& edited, bool full,
+                              const std::string& see_all);
 
 // --stat: " path | N ++--" per path, then "N path(s) changed, N insertion(s)(+),
 // N deletion(s)(-)". A path without both sides' text shows its sizes.

@@ -63,6 +63,19 @@ R during(const PlanOptions& options, R result) {
   return result;
 }
 
+// The consent a plan runs under: the plan's flag when given, else what the
+// registration recorded (planner.h, PlanOptions::consent).
+Result<Assurance> consent_for(const Manifest& manifest, const PlanOptions& options) {
+  if (options.consent) return *options.consent;
+  if (manifest.assurance == "process") return Assurance::Process;
+  if (manifest.audit_consent) return Assurance::Audit;
+  return make_error(core::ErrorKind::AuditConsent,
+                    fmt::format("plugin {} is registered with audit assurance: it runs uncontained, with your rights, "
+                                "and no consent is recorded; pass --allow-audit-plugin to this plan, or give it once "
+                                "with `register --replace --allow-audit-plugin`",
+                                manifest.id));
+}
+
 // The refusals of a manifest's assurance that no run could change.
 Status check_consent(const Manifest& manifest, const PlanOptions& options) {
   if (manifest.assurance == "process" && options.consent != Assurance::Process)
@@ -398,17 +411,19 @@ std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs
 
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   DOT_TRY(refuse_if_unfinished(root));
-  // Before anything is recorded: a kernel without a layer never starts the plugin.
-  if (options.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
   DOT_ASSIGN_OR_RETURN(store::PluginRecord row, registered_plugin(root, options.plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(row.manifest));
-  DOT_TRY(check_consent(manifest, options));
+  PlanOptions consented = options;
+  DOT_ASSIGN_OR_RETURN(consented.consent, consent_for(manifest, options));
+  // Before anything is recorded: a kernel without a layer never starts the plugin.
+  if (consented.consent == Assurance::Process) DOT_TRY(probe_sandbox_support().require_complete());
+  DOT_TRY(check_consent(manifest, consented));
   store::ProposalStart start;
   start.plugin_id = manifest.id;
   start.plugin_digest = manifest.sha256;
   DOT_ASSIGN_OR_RETURN(store::TxnId txn, root.store().begin_proposal(start));
 
-  ProposalRun run(root, options, manifest, txn);
+  ProposalRun run(root, consented, manifest, txn);
   Result<PlanOutcome> outcome = run.run(row);
   if (options.interrupt) options.interrupt->set_plugin_group(0);
   if (!outcome.ok()) return abandon(root, txn, run, std::move(outcome).error());

@@ -148,9 +148,10 @@ Result<RecoveryReport> recover(Root& root) {
     }
     report.transactions.push_back(std::move(r));
   }
-  // Each rollback removed the temp files its journal names; whatever is
-  // still named like one is someone else's: reported, never removed.
-  for (auto& left : temp_like_entries(root.root_fd())) report.left_alone.push_back(std::move(left));
+  // Each rollback removed the temp files its journal names. Whatever else is
+  // in the root, named like a temp file or not, is someone else's: a root
+  // may be a home folder, and recover never lists, reads or removes an
+  // entry no plan names.
   return report;
 }
 

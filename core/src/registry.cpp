@@ -41,6 +41,7 @@ bool is_hello_profile(std::string_view profile) { return profile == dpp::hello::
 Result<std::string> encode_manifest(const Manifest& m) {
   auto n = jcs::Node::object();
   n.set("assurance", jcs::Node::string(m.assurance));
+  if (m.audit_consent) n.set("consent", jcs::Node::string("audit"));
   n.set("id", jcs::Node::string(m.id));
   if (!is_hello_profile(m.profile)) {
     auto inputs = jcs::Node::array();
@@ -132,6 +133,10 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
     if (auto v = r.optional("inputs")) inputs.emplace(*v);
   }
   std::optional<json::Value> interpreter = r.optional("interpreter");
+  std::optional<json::Value> consent = r.optional("consent");
+  if (consent && !(consent->is_string() && consent->as_string() == "audit"))
+    return make_error(core::ErrorKind::Manifest, "stored plugin manifest: consent is not \"audit\"");
+  m.audit_consent = consent.has_value();
   auto status_of = [](const auto& res) { return res.ok() ? Status{} : Status(res.error()); };
   for (const Status& s : {status_of(a), status_of(id), status_of(profile), status_of(protocol), status_of(sha),
                           inputs ? status_of(*inputs) : Status{}, r.finish()})
@@ -234,6 +239,11 @@ namespace {
 Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req) {
   Manifest m;
   m.assurance = std::string(assurance_name(req.assurance));
+  if (req.allow_audit && req.assurance != Assurance::Audit)
+    return make_error(core::ErrorKind::Consent,
+                      "--allow-audit-plugin consents to running an audit-assurance plugin uncontained; a plugin "
+                      "registered with --assurance process always runs contained");
+  m.audit_consent = req.allow_audit;
   m.id = req.id.empty() ? std::string(dpp::hello::kPluginId) : req.id;
   DOT_TRY(dpp::general::check_plugin_id(m.id));
   if (req.profile.empty() && m.id != dpp::hello::kPluginId)

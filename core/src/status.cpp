@@ -3,6 +3,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "dot/core/error_kinds.h"
+
 namespace dot::core {
 
 Result<StatusView> read_status(Root& root) {
@@ -25,6 +29,24 @@ Result<StatusView> read_status(Root& root) {
   DOT_ASSIGN_OR_RETURN(v.transactions, st.count());
   DOT_ASSIGN_OR_RETURN(v.drift, find_drift(root));
   return v;
+}
+
+Result<store::TxnSummary> only_sealed_plan(Root& root) {
+  store::ListFilter sealed;
+  sealed.state = store::State::Sealed;
+  sealed.limit = 0;
+  DOT_ASSIGN_OR_RETURN(std::vector<store::TxnSummary> waiting, root.store().list(sealed));
+  if (waiting.size() == 1) return std::move(waiting.front());
+  if (waiting.empty())
+    return make_error(core::ErrorKind::NoSealedPlan,
+                      fmt::format("no sealed plan is waiting; make one with `{}`", root.command("plan")));
+  std::string listed;
+  for (const auto& t : waiting)
+    listed += fmt::format("{}{} from {}", listed.empty() ? "" : ", ", t.plan_id.substr(0, 12), t.plugin_id);
+  // One line, like every error: the candidates in it, newest first.
+  return make_error(core::ErrorKind::SeveralSealedPlans,
+                    fmt::format("{} sealed plans are waiting: {}; name the one to apply: `{} ID`", waiting.size(),
+                                listed, root.command("apply")));
 }
 
 }  // namespace dot::core

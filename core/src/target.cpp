@@ -387,31 +387,4 @@ void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std
                                 fmt::format("the removals may not be durable: {}", s.error().detail)});
 }
 
-std::vector<LeftAlone> temp_like_entries(int root_fd) {
-  std::vector<LeftAlone> out;
-  auto names = beneath::list_entries(root_fd);
-  if (!names.ok()) {
-    out.push_back({".", fmt::format("the root directory cannot be listed: {}", names.error().detail)});
-    return out;
-  }
-  for (const auto& n : *names) {
-    if (n.compare(0, kTempPrefix.size(), kTempPrefix) != 0) continue;
-    if (!beneath::is_temp_name(n, kTempPrefix)) {
-      out.push_back({n, "not a name dot-core gives its temp files"});
-      continue;
-    }
-    struct stat st {};
-    if (::fstatat(root_fd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) out.push_back({n, fmt::format("cannot be examined: {}", std::strerror(errno))});
-      continue;
-    }
-    if (!S_ISREG(st.st_mode)) {
-      out.push_back({n, fmt::format("a {}, not a temp file", beneath::file_type_name(beneath::file_type(st.st_mode)))});
-      continue;
-    }
-    out.push_back({n, "named like a temp file, but no unfinished transaction's journal names it"});
-  }
-  return out;
-}
-
 }  // namespace dot::core

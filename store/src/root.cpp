@@ -16,6 +16,7 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
+#include "dot/base/write_access.h"
 #include "dot/store/store.h"
 
 namespace dot::store {
@@ -75,46 +76,120 @@ bool is_symlink_after(int err, int dirfd, std::string_view name) {
 
 }  // namespace
 
+namespace {
+
+// The directory a root is initialized in: made here (0700 whatever the
+// umask) when the path did not exist, else an existing directory that only
+// its owner, the caller, can write (write_access.h), taken as it is: its
+// mode, owner and entries are never changed.
+struct RootDirectory {
+  UniqueFd fd;
+  bool made = false;
+};
+
+Status check_existing_root(const std::string& root, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return io_error(root, store::ErrorKind::Open, "cannot stat the root", errno);
+  if (st.st_uid != ::geteuid())
+    return make_error(store::ErrorKind::RootOwner,
+                      fmt::format("{}: owned by uid {}, not by us (uid {}); a root must be the caller's own folder",
+                                  root, st.st_uid, ::geteuid()));
+  WriteAccessJudge judge;
+  if (auto why = judge.refusal(st.st_mode, st.st_uid, st.st_gid))
+    return make_error(
+        store::ErrorKind::RootWritable,
+        fmt::format("{}: {}; a root must be writable by its owner only (chmod go-w {})", root, *why, root));
+  struct stat state {};
+  if (::fstatat(fd, kStateDirName, &state, AT_SYMLINK_NOFOLLOW) == 0)
+    return make_error(
+        store::ErrorKind::Exists,
+        fmt::format("{}: already holds {}; it is a managed root already (or the rest of one)", root, kStateDirName));
+  return {};
+}
+
+Result<RootDirectory> make_or_take_root(const std::string& root) {
+  RootDirectory dir;
+  if (::mkdir(root.c_str(), 0700) == 0) {
+    dir.made = true;
+  } else if (errno != EEXIST) {
+    return io_error(root, store::ErrorKind::Mkdir, "cannot create the root", errno);
+  } else {
+    // An existing path: a directory (never through a symlink) or refused.
+    struct stat st {};
+    if (::lstat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return make_error(store::ErrorKind::Exists,
+                        fmt::format("{}: already exists and is not a directory{}; a root is a directory", root,
+                                    S_ISLNK(st.st_mode) ? " (a symlink, never followed)" : ""));
+  }
+  // A folder made here and not usable is taken back (it is still empty).
+  auto unmade = [&](Error e) {
+    if (dir.made) ::rmdir(root.c_str());
+    return e;
+  };
+  auto fd = beneath::open_root(root);
+  if (!fd.ok())
+    return unmade(io_error(root, store::ErrorKind::Open, "cannot open the root", beneath::error_errno(fd.error())));
+  dir.fd = std::move(*fd);
+  if (dir.made) {
+    // mkdir honours the umask; a root made here is private whatever it is.
+    if (::fchmod(dir.fd.get(), 0700) != 0)
+      return unmade(io_error(root, store::ErrorKind::Chmod, "cannot set mode 0700", errno));
+  } else {
+    DOT_TRY(check_existing_root(root, dir.fd.get()));
+  }
+  return dir;
+}
+
+// Until the store is in place, a failure takes back what init made: a
+// half-made root (a state folder without a store) would otherwise block the
+// next `init` at this path and read as "not a managed root". A root folder
+// that existed before keeps everything but the state folder init made in it.
+class UnmakeOnFailure {
+ public:
+  explicit UnmakeOnFailure(const std::string& root) : root_(root) {}
+  UnmakeOnFailure(const UnmakeOnFailure&) = delete;
+  UnmakeOnFailure& operator=(const UnmakeOnFailure&) = delete;
+  void made_root() { what_ = What::Root; }
+  void made_state_folder(int root_fd) {
+    if (what_ == What::Nothing) {
+      what_ = What::StateFolder;
+      root_fd_ = root_fd;
+    }
+  }
+  void disarm() { what_ = What::Nothing; }
+  ~UnmakeOnFailure() {
+    if (what_ == What::StateFolder) (void)beneath::remove_tree(root_fd_, kStateDirName);
+    if (what_ != What::Root) return;
+    UniqueFd parent(::open(parent_of(root_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    auto slash = root_.find_last_of('/');
+    if (parent && slash != std::string::npos) (void)beneath::remove_tree(parent.get(), root_.substr(slash + 1));
+  }
+
+ private:
+  enum class What { Nothing, Root, StateFolder };
+  const std::string& root_;
+  What what_ = What::Nothing;
+  int root_fd_ = -1;
+};
+
+}  // namespace
+
 Result<InitializedRoot> init_root(const std::string& dir) {
   if (dir.empty()) return make_error(store::ErrorKind::Path, "the root path is empty");
   RootLayout layout = RootLayout::for_root(dir);
   // A root whose store SQLite could not open is refused before anything is
   // made (never a half-made root).
   DOT_TRY(check_database_path_length(layout.database));
-  // mkdir fails with EEXIST for any existing path, symlinks included, so an
-  // existing directory is never adopted.
-  if (::mkdir(layout.root.c_str(), 0700) != 0) {
-    int err = errno;
-    if (err == EEXIST)
-      return make_error(store::ErrorKind::Exists,
-                        fmt::format("{}: already exists; a new root must be a path that does not exist", layout.root));
-    return io_error(layout.root, store::ErrorKind::Mkdir, "cannot create the root", err);
-  }
-  // Until the store is in place, a failure takes back the root it made: a
-  // half-made root (a state folder without a store) would otherwise block
-  // the next `init` at this path and read as "not a managed root".
-  struct UnmakeOnFailure {
-    const std::string& root;
-    bool armed = true;
-    ~UnmakeOnFailure() {
-      if (!armed) return;
-      UniqueFd parent(::open(parent_of(root).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      auto slash = root.find_last_of('/');
-      if (parent && slash != std::string::npos) (void)beneath::remove_tree(parent.get(), root.substr(slash + 1));
-    }
-  } unmake{layout.root};
-  // From here on by descriptor: the root just made is pinned, the state
-  // folder made and opened beneath it, the lock file created beneath that.
-  auto root_fd = beneath::open_root(layout.root);
-  if (!root_fd.ok())
-    return io_error(layout.root, store::ErrorKind::Open, "cannot open the new root",
-                    beneath::error_errno(root_fd.error()));
-  // mkdir honours the umask; the root is private whatever it is.
-  if (::fchmod(root_fd->get(), 0700) != 0)
-    return io_error(layout.root, store::ErrorKind::Chmod, "cannot set mode 0700", errno);
-  if (::mkdirat(root_fd->get(), kStateDirName, 0700) != 0)
+  DOT_ASSIGN_OR_RETURN(RootDirectory root, make_or_take_root(layout.root));
+  // Declared after `root`: it runs while the root's descriptor is open.
+  UnmakeOnFailure unmake(layout.root);
+  if (root.made) unmake.made_root();
+  // From here on by descriptor: the root is pinned, the state folder made
+  // and opened beneath it, the lock file created beneath that.
+  if (::mkdirat(root.fd.get(), kStateDirName, 0700) != 0)
     return io_error(layout.state_dir, store::ErrorKind::Mkdir, "cannot create the state folder", errno);
-  auto state_fd = beneath::open_beneath(root_fd->get(), kStateDirName, O_RDONLY | O_DIRECTORY);
+  unmake.made_state_folder(root.fd.get());
+  auto state_fd = beneath::open_beneath(root.fd.get(), kStateDirName, O_RDONLY | O_DIRECTORY);
   if (!state_fd.ok())
     return io_error(layout.state_dir, store::ErrorKind::Open, "cannot open the state folder",
                     beneath::error_errno(state_fd.error()));
@@ -130,10 +205,10 @@ Result<InitializedRoot> init_root(const std::string& dir) {
   { DOT_ASSIGN_OR_RETURN(Store store, Store::create(layout.database, root_id)); }
   if (::fsync(state_fd->get()) != 0)
     return io_error(layout.state_dir, store::ErrorKind::Io, "cannot fsync the directory", errno);
-  if (::fsync(root_fd->get()) != 0)
+  if (::fsync(root.fd.get()) != 0)
     return io_error(layout.root, store::ErrorKind::Io, "cannot fsync the directory", errno);
-  DOT_TRY(fsync_dir(parent_of(layout.root)));
-  unmake.armed = false;
+  if (root.made) DOT_TRY(fsync_dir(parent_of(layout.root)));
+  unmake.disarm();
   return InitializedRoot{layout, root_id};
 }
 

@@ -51,11 +51,11 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
   std::string key(id_or_prefix);
   std::transform(key.begin(), key.end(), key.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (key.size() < 8 || key.size() > 64 || !is_lower_hex(key))
+  if (key.size() < kMinIdPrefix || key.size() > 64 || !is_lower_hex(key))
     return make_error(store::ErrorKind::Id,
-                      fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least 8 characters, "
+                      fmt::format("\"{}\" is not a plan or proposal id, a hex prefix of one of at least {} characters, "
                                   "or {}N",
-                                  id_or_prefix, kRowIdPrefix));
+                                  id_or_prefix, kMinIdPrefix, kRowIdPrefix));
   // Every stored id is lowercase hex, so [key, key + "g") is exactly the set
   // of ids starting with key, and each unique index answers it. A key names
   // one row, through its plan id or its proposal id (a sealed row matches by

@@ -167,15 +167,15 @@ INSTANTIATE_TEST_SUITE_P(StateFolder, EntrySymlink,
                            return n;
                          });
 
-// `init` never opens an existing root: whatever the path is (a root with a
-// symlinked state folder included), it is refused and nothing is adopted.
+// `init` never opens an existing root: a folder that holds a state folder (a
+// symlinked one included) is refused and nothing is adopted.
 TEST_F(StateDirTest, InitNeverAdoptsAnExistingRoot) {
   fs::remove_all(state("stage"));
   fs::create_symlink(victim_dir_, state("stage"));
   const auto before = tree(victim_dir_);
   CmdResult r = dot_core({"init", "--root", root_.string()});
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err.rfind("DOT_E_IO: " + root_.string() + ": already exists", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("DOT_E_IO: " + root_.string() + ": already holds .dot", 0), 0u) << r.err;
   EXPECT_EQ(tree(victim_dir_), before);
 }
 

@@ -37,8 +37,12 @@ class Help:
                 entries.append(line.split()[0])
         return entries
 
+    # `dot-core --help` lists its commands under headings of their own
+    # (cli/app.cpp); a command's subcommands are under "Subcommands".
+    COMMAND_SECTIONS = ("Subcommands", "Everyday commands", "Looking after a root", "Protocol tools")
+
     def subcommands(self, path=()):
-        return self.section("Subcommands", path)
+        return [sub for name in self.COMMAND_SECTIONS for sub in self.section(name, path)]
 
     def options(self, path=()):
         """Every option name listed ("-h,--help" gives -h and --help)."""

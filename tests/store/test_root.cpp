@@ -1,6 +1,15 @@
 // The managed-root layout, `init_root` and the root's exclusive lock.
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "dot/base/write_access.h"
 #include "dot/store/root.h"
 #include "helpers.h"
 #include "run_cli.h"
@@ -51,20 +60,133 @@ TEST(StoreRoot, InitCreatesPrivateRootWithDatabaseAndRootId) {
   EXPECT_NE(r2->root_id, r->root_id);
 }
 
-TEST(StoreRoot, InitRefusesAnyExistingPath) {
+// Every entry below `dir` as "path mode mtime size owner bytes": what init
+// in place must leave exactly as it was (the folder's own mtime changes with
+// the .dot entry made in it; its mode is checked apart).
+std::string tree_facts(const std::string& dir) {
+  std::string out;
+  std::vector<std::filesystem::path> paths;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  for (const auto& p : paths) {
+    struct stat st{};
+    EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+    out += fmt::format("{} {:o} {}.{} {} {}:{}", p.string(), st.st_mode, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                       st.st_size, st.st_uid, st.st_gid);
+    if (S_ISREG(st.st_mode)) {
+      std::ifstream in(p);
+      out += " " + std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+TEST(StoreRoot, InitTakesAnExistingFolderAsItIs) {
   TempDir t;
-  ASSERT_EQ(::mkdir((t / "dir").c_str(), 0700), 0);
-  auto a = init_root(t / "dir");
-  ASSERT_ERR(a, Code::Io);
-  EXPECT_EQ(a.error().kind, "exists");
+  const std::string home = t / "home";
+  ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(home.c_str(), 0751), 0);
+  ASSERT_EQ(::mkdir((home + "/.config").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((home + "/.config/git").c_str(), 0755), 0);
+  { std::ofstream(home + "/.profile") << "export EDITOR=vi\n"; }
+  { std::ofstream(home + "/.config/git/config") << "[user]\n"; }
+  ASSERT_EQ(::symlink(".profile", (home + "/.bashrc").c_str()), 0);
+  const std::string before = tree_facts(home);
+  auto r = init_root(home);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->layout.root, home);
+  // The folder keeps its mode; only .dot (private) was added in it.
+  EXPECT_EQ(mode_of(home), 0751u);
+  EXPECT_EQ(mode_of(home + "/.dot"), 0700u);
+  ASSERT_OK(open_root(home));
+  std::filesystem::remove_all(home + "/.dot");
+  EXPECT_EQ(tree_facts(home), before);
+  // Found from a folder inside it, as git finds its repository.
+  ASSERT_OK(init_root(home));
+  auto found = discover_root(home + "/.config/git");
+  ASSERT_OK(found);
+  EXPECT_EQ(*found, home);
+  // A second init is refused and changes nothing.
+  const std::string managed = tree_facts(home);
+  auto again = init_root(home);
+  ASSERT_ERR(again, Code::Io);
+  EXPECT_EQ(again.error().kind, "exists");
+  EXPECT_NE(again.error().detail.find("already holds .dot"), std::string::npos) << again.error().detail;
+  EXPECT_EQ(tree_facts(home), managed);
+  // Through the command line, with the user's own umask.
+  const std::string etc = t / "etc";
+  ASSERT_EQ(::mkdir(etc.c_str(), 0755), 0);
+  auto cli = testing::run_program({testing::dot_core(), "init", "--root", etc}, t.path());
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(mode_of(etc), 0755u);
+}
+
+TEST(StoreRoot, InitRefusesWhatCannotBeARoot) {
+  TempDir t;
   { std::ofstream((t / "file")) << "x"; }
-  ASSERT_ERR(init_root(t / "file"), Code::Io);
-  ASSERT_EQ(::symlink("/nonexistent-target", (t / "link").c_str()), 0);
-  ASSERT_ERR(init_root(t / "link"), Code::Io);
-  // The existing directory was not adopted: nothing was created inside it.
+  auto file = init_root(t / "file");
+  ASSERT_ERR(file, Code::Io);
+  EXPECT_EQ(file.error().kind, "exists");
+  ASSERT_EQ(::mkdir((t / "dir").c_str(), 0700), 0);
+  ASSERT_EQ(::symlink((t / "dir").c_str(), (t / "link").c_str()), 0);
+  auto link = init_root(t / "link");
+  ASSERT_ERR(link, Code::Io);
+  EXPECT_NE(link.error().detail.find("symlink"), std::string::npos) << link.error().detail;
+  ASSERT_EQ(::symlink("/nonexistent-target", (t / "dangling").c_str()), 0);
+  ASSERT_ERR(init_root(t / "dangling"), Code::Io);
+  ASSERT_ERR(init_root(t / "missing-parent/root"), Code::Io);
+  // Others can write it: refused whoever the group is.
+  ASSERT_EQ(::chmod((t / "dir").c_str(), 0757), 0);
+  auto open_to_all = init_root(t / "dir");
+  ASSERT_ERR(open_to_all, Code::Policy);
+  EXPECT_EQ(open_to_all.error().kind, "root_writable");
+  EXPECT_NE(open_to_all.error().detail.find("mode 0757: every user can write it"), std::string::npos)
+      << open_to_all.error().detail;
+  // A group that is not the owner's private group can write it: the
+  // refusal names the mode and the group (this one has no entry at all).
+  const gid_t unknown = 4000000123u;
+  ASSERT_EQ(::getgrgid(unknown), nullptr);
+  ASSERT_EQ(::chown((t / "dir").c_str(), ::geteuid(), unknown), 0);
+  ASSERT_EQ(::chmod((t / "dir").c_str(), 0770), 0);
+  auto shared = init_root(t / "dir");
+  ASSERT_ERR(shared, Code::Policy);
+  EXPECT_EQ(shared.error().kind, "root_writable");
+  EXPECT_NE(shared.error().detail.find("mode 0770: group 4000000123 has no entry"), std::string::npos)
+      << shared.error().detail;
+  // Another user's folder, however private.
+  ASSERT_EQ(::chown((t / "dir").c_str(), ::geteuid() + 1000, ::getegid()), 0);
+  ASSERT_EQ(::chmod((t / "dir").c_str(), 0700), 0);
+  auto theirs = init_root(t / "dir");
+  ASSERT_ERR(theirs, Code::Policy);
+  EXPECT_EQ(theirs.error().kind, "root_owner");
+  // No refusal made anything in the folder.
   struct stat st{};
   EXPECT_NE(::lstat((t / "dir/.dot").c_str(), &st), 0);
-  ASSERT_ERR(init_root(t / "missing-parent/root"), Code::Io);
+  EXPECT_TRUE(std::filesystem::is_empty(t / "dir"));
+  // The command line says the same as a typed error.
+  ASSERT_EQ(::chown((t / "dir").c_str(), ::geteuid(), unknown), 0);
+  ASSERT_EQ(::chmod((t / "dir").c_str(), 0775), 0);
+  auto cli = testing::run_program({testing::dot_core(), "init", "--root", t / "dir"}, t.path());
+  EXPECT_EQ(cli.exit_code, 1);
+  EXPECT_EQ(cli.err.rfind("DOT_E_POLICY: ", 0), 0u) << cli.err;
+  EXPECT_NE(cli.err.find("mode 0775"), std::string::npos) << cli.err;
+}
+
+// Debian's user-private-group rule: group write is harmless when the group's
+// only member is the owner (root's group 0 holds root alone on a default
+// system and in CI).
+TEST(StoreRoot, InitAcceptsGroupWriteOfTheOwnersPrivateGroup) {
+  TempDir t;
+  struct passwd* me = ::getpwuid(::geteuid());
+  ASSERT_NE(me, nullptr);
+  if (!is_user_private_group(group_membership(me->pw_gid), me->pw_name))
+    GTEST_SKIP() << "the primary group is shared here";
+  ASSERT_EQ(::mkdir((t / "home").c_str(), 0700), 0);
+  ASSERT_EQ(::chown((t / "home").c_str(), ::geteuid(), me->pw_gid), 0);
+  ASSERT_EQ(::chmod((t / "home").c_str(), 0775), 0);
+  ASSERT_OK(init_root(t / "home"));
+  EXPECT_EQ(mode_of(t / "home"), 0775u);
 }
 
 TEST(StoreRoot, OpenRootNamesWhatIsMissing) {
@@ -109,7 +231,8 @@ TEST(StoreRoot, MutatingCommandGetsConflictWhileReadOnlyOnesWork) {
   ASSERT_OK(r);
   auto lock = RootLock::acquire(*r);
   ASSERT_OK(lock);
-  auto prune = testing::run_program({testing::dot_core(), "store", "prune", "--root", t / "r", "--keep", "1"}, t.path());
+  auto prune =
+      testing::run_program({testing::dot_core(), "store", "prune", "--root", t / "r", "--keep", "1"}, t.path());
   EXPECT_EQ(prune.exit_code, 1);
   EXPECT_EQ(prune.err.rfind("DOT_E_CONFLICT: ", 0), 0u) << prune.err;
   auto list = testing::run_program({testing::dot_core(), "inspect", "list", "--root", t / "r", "--json"}, t.path());

@@ -79,6 +79,10 @@ enum class ErrorKind : std::uint8_t {
   MissingBackup,
   TestHook,
   LinkAfter,
+  Consent,
+  AuditConsent,
+  NoSealedPlan,
+  SeveralSealedPlans,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -222,9 +226,19 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/engine.md"},  // TestHook
     {"link_after", Code::Validation, "….after of a link must be a symlink's snapshot (and a write's a file's)",
      "the plan documents (docs/spec/plans.md)"},  // LinkAfter
+    {"consent", Code::Policy, "--allow-audit-plugin at register is for a plugin registered with audit assurance",
+     "docs/engine.md"},  // Consent
+    {"audit_consent", Code::Policy,
+     "an audit-assurance plugin runs uncontained only with consent: plan --allow-audit-plugin, or register "
+     "--allow-audit-plugin once",
+     "docs/engine.md"},  // AuditConsent
+    {"no_sealed_plan", Code::NotFound, "apply without an id: no sealed plan is waiting",
+     "the transaction states (docs/spec/transactions.md)"},  // NoSealedPlan
+    {"several_sealed_plans", Code::NotFound, "apply without an id: several sealed plans are waiting (listed); name one",
+     "the transaction states (docs/spec/transactions.md)"},  // SeveralSealedPlans
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::LinkAfter) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SeveralSealedPlans) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

@@ -35,12 +35,15 @@ namespace dot::core {
 
 struct PlanOptions {
   // What the user asked for: --allow-audit-plugin (Audit) or
-  // --require-process-sandbox (Process). It must match the manifest's
-  // assurance (DOT_E_POLICY otherwise). Process runs the plugin inside
+  // --require-process-sandbox (Process), overriding the registration; it
+  // must match the manifest's assurance (DOT_E_POLICY otherwise). nullopt
+  // (no flag): what `register` recorded, Process for a process-assurance
+  // plugin, Audit for an audit one whose manifest records the consent given
+  // at `register --allow-audit-plugin`, else DOT_E_POLICY kind audit_consent. Process runs the plugin inside
   // dot::Sandbox (base/sandbox.h), prepared for the pinned descriptor and this
   // plan's stage; a kernel without a layer fails closed with
   // DOT_E_SANDBOX_UNAVAILABLE before anything is recorded or started.
-  Assurance consent = Assurance::Audit;
+  std::optional<Assurance> consent;
   // The plugin to run (`plan --plugin ID`); empty: the root's only plugin
   // (registered_plugin's rules and errors).
   std::string plugin_id;

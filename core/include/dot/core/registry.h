@@ -51,6 +51,11 @@ struct Manifest {
   // ELF plugin, whose manifest has no `interpreter` key (its bytes are what
   // earlier releases stored).
   std::optional<ManifestInterpreter> interpreter;
+  // The user's consent, given once at `register --allow-audit-plugin`, to run
+  // this audit-assurance plugin uncontained at every `plan` without a flag.
+  // Stored as "consent": "audit" only when given, so a manifest without it
+  // keeps the bytes earlier releases stored.
+  bool audit_consent = false;
   bool operator==(const Manifest&) const = default;
 };
 Result<std::string> encode_manifest(const Manifest& m);  // canonical JSON
@@ -67,6 +72,9 @@ struct RegisterRequest {
   Assurance assurance = Assurance::Audit;
   std::vector<std::string> inputs;  // general profile only; kept in this order
   bool replace = false;
+  // register --allow-audit-plugin: recorded in the manifest (audit assurance
+  // only; with process assurance it is DOT_E_POLICY kind consent).
+  bool allow_audit = false;
 };
 struct Registration {
   Manifest manifest;

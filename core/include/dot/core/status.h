@@ -34,4 +34,10 @@ struct StatusView {
 // and find_drift, unchanged.
 Result<StatusView> read_status(Root& root);
 
+// The plan `apply` without an id applies: the one SEALED transaction
+// waiting. None: DOT_E_NOT_FOUND kind no_sealed_plan (naming `plan`);
+// several: kind several_sealed_plans, the detail listing each (plan id
+// prefix and plugin, newest first), so the user can pick one.
+Result<store::TxnSummary> only_sealed_plan(Root& root);
+
 }  // namespace dot::core

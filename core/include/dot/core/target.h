@@ -161,9 +161,5 @@ struct TempCleanup {
 // (prefixed with `folder` and "/", unless `folder` is empty); nothing here
 // is an error, so the cleanup never stops a rollback.
 void remove_own_temps(int dir_fd, std::string_view folder, const std::vector<std::string>& names, TempCleanup& out);
-// Every entry directly in `root_fd` whose name starts with kTempPrefix, as
-// left alone, with why: nothing the journal names is left after a rollback,
-// so each of these is someone else's (never removed, only reported).
-std::vector<LeftAlone> temp_like_entries(int root_fd);
 
 }  // namespace dot::core

@@ -81,6 +81,8 @@ enum class ErrorKind : std::uint8_t {
   Constraint,
   Sqlite,
   StatEntry,
+  RootOwner,
+  RootWritable,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -88,7 +90,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the store schema (docs/spec/store-schema.md)"},                                                         // File
     {"read", Code::Io, "a stored file blob cannot be read", "the store schema (docs/spec/store-schema.md)"},  // Read
     {"path", Code::Io, "the root path is empty", "docs/store.md"},                                            // Path
-    {"exists", Code::Io, "init: the path of a new root already exists", "docs/store.md"},                     // Exists
+    {"exists", Code::Io, "init: the root is not a directory, or already holds a state folder .dot",
+     "docs/store.md"},  // Exists
     {"symlink", Code::PathEscape, "a path of the managed root is a symlink (refused, never followed)",
      "docs/store.md"},  // Symlink
     {"missing", Code::Store, "no database (or no state folder) here: create a root with dot-core init",
@@ -208,9 +211,14 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"sqlite", Code::Store, "another SQLite error", "the store schema (docs/spec/store-schema.md)"},  // Sqlite
     {"stat_entry", Code::Validation, "the stat of … carries digest … and size …: a digest is 64 lowercase hex",
      "the store schema (docs/spec/store-schema.md)"},  // StatEntry
+    {"root_owner", Code::Policy, "init: an existing folder owned by another user cannot become a root",
+     "docs/store.md"},  // RootOwner
+    {"root_writable", Code::Policy,
+     "init: an existing folder that group or others can write (mode, group and members named) is not a root",
+     "docs/store.md"},  // RootWritable
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::StatEntry) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::RootWritable) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

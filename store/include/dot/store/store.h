@@ -55,6 +55,11 @@ std::string effect_idempotency_key(std::string_view plan_id, std::uint32_t index
 // starts with 't', so find() never confuses the two.
 inline constexpr std::string_view kRowIdPrefix = "txn-";
 
+// The shortest hex prefix find() accepts for a plan or proposal id: 4, like
+// git's shortest abbreviation; a prefix two ids share is refused, never
+// guessed, so short is safe.
+inline constexpr std::size_t kMinIdPrefix = 4;
+
 // Milliseconds since the Unix epoch (the store's clock).
 std::int64_t now_ms();
 
@@ -183,7 +188,7 @@ class Store {
   Result<std::vector<EffectEntry>> effects(TxnId id);
 
   // ---- queries ---------------------------------------------------------
-  // A plan id or a proposal id, or a prefix of >= 8 hex characters of one
+  // A plan id or a proposal id, or a prefix of >= kMinIdPrefix hex characters of one
   // that names exactly one row (a sealed row matches by both of its ids), or
   // kRowIdPrefix + the row number (a proposal that ended before it had a
   // proposal id). Unknown: DOT_E_NOT_FOUND kind "unknown"; a prefix of ids
