@@ -384,43 +384,32 @@ def _is_limits(value):
     return isinstance(value, dict) and all(_is_uint(v) for v in value.values())
 
 
-def _initialize_params(params):
-    """The "dot.initialize params" of the profile, or _Refusal -32602."""
-    p = _members(params, "dot.initialize", {
-        "capabilities": _is_str_list, "inputs": _is_str_list, "limits": _is_limits,
-        "nonce": lambda v: isinstance(v, str), "profile": lambda v: isinstance(v, str), "protocol": _is_uint,
-        "required_assurance": lambda v: isinstance(v, str)})
+def _is_str(value):
+    return isinstance(value, str)
+
+
+def _initialize_params(params, hello=False):
+    """The "dot.initialize params" of the general profile, or with `hello`
+    the hello profile's (no inputs or limits, never "log"); else _Refusal
+    -32602."""
+    members = {"capabilities": _is_str_list, "nonce": _is_str, "profile": _is_str, "protocol": _is_uint,
+               "required_assurance": _is_str}
+    if not hello:
+        members.update({"inputs": _is_str_list, "limits": _is_limits})
+    p = _members(params, "dot.initialize", members)
     if p["protocol"] != PROTOCOL:
         raise _bad("unsupported protocol %d" % p["protocol"])
-    if p["profile"] != PROFILE:
+    if p["profile"] != (HELLO_PROFILE if hello else PROFILE):
         raise _bad("unsupported profile \"%s\"" % _excerpt(p["profile"]))
     if p["required_assurance"] not in ("audit", "process"):
         raise _bad("unknown required_assurance \"%s\"" % _excerpt(p["required_assurance"]))
     nonce = p["nonce"]
     if len(nonce) != 64 or any(c not in "0123456789abcdef" for c in nonce):
         raise _bad("the nonce is not 64 lowercase hex")
-    if p["limits"] != LIMITS:
+    if not hello and p["limits"] != LIMITS:
         raise _bad("the limits are not the profile's")
-    if p["capabilities"] not in (list(CAPABILITIES), list(CAPABILITIES) + ["log"]):
-        raise _bad("the capabilities are not the profile's")
-    return p
-
-
-def _hello_initialize_params(params):
-    """The hello profile's "dot.initialize" params, or _Refusal -32602."""
-    p = _members(params, "dot.initialize", {
-        "capabilities": _is_str_list, "nonce": lambda v: isinstance(v, str), "profile": lambda v: isinstance(v, str),
-        "protocol": _is_uint, "required_assurance": lambda v: isinstance(v, str)})
-    if p["protocol"] != PROTOCOL:
-        raise _bad("unsupported protocol %d" % p["protocol"])
-    if p["profile"] != HELLO_PROFILE:
-        raise _bad("unsupported profile \"%s\"" % _excerpt(p["profile"]))
-    if p["required_assurance"] not in ("audit", "process"):
-        raise _bad("unknown required_assurance \"%s\"" % _excerpt(p["required_assurance"]))
-    nonce = p["nonce"]
-    if len(nonce) != 64 or any(c not in "0123456789abcdef" for c in nonce):
-        raise _bad("the nonce is not 64 lowercase hex")
-    if p["capabilities"] != list(CAPABILITIES):
+    offered = (list(CAPABILITIES),) if hello else (list(CAPABILITIES), list(CAPABILITIES) + ["log"])
+    if p["capabilities"] not in offered:
         raise _bad("the capabilities are not the profile's")
     return p
 
@@ -593,7 +582,7 @@ class _Runtime:
     def handle_hello(self, ctx, method, params):
         """The hello profile's answers ("Methods" of docs/spec/dpp-hello.md)."""
         if method == "dot.initialize":
-            p = _hello_initialize_params(params)
+            p = _initialize_params(params, hello=True)
             self.params = p
             self.plugin.initialize(ctx, p)
             return {"assurance": p["required_assurance"], "capabilities": p["capabilities"], "id": self.plugin.id,

@@ -60,16 +60,16 @@ TEST_P(Hostile, IsRefusedWithItsCodeAndLeavesNoProcess) {
   }
 }
 
-std::vector<const hostile::Case*> all_cases() {
+// A catalogue's cases as test parameters, each named by its case.
+std::vector<const hostile::Case*> params_of(std::span<const hostile::Case> table) {
   std::vector<const hostile::Case*> v;
-  for (const auto& c : hostile::cases()) v.push_back(&c);
+  for (const auto& c : table) v.push_back(&c);
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Hostile, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<const hostile::Case*>& i) {
-                           return std::string(i.param->name);
-                         });
+std::string case_name(const ::testing::TestParamInfo<const hostile::Case*>& i) { return i.param->name; }
+
+INSTANTIATE_TEST_SUITE_P(All, Hostile, ::testing::ValuesIn(params_of(hostile::cases())), case_name);
 
 // Which comes first, the host's write of a request or the death of a plugin
 // that never reads it, is up to the scheduler; the verdict must not be. Both
@@ -165,16 +165,8 @@ TEST_P(InterpretedHostile, IsStoppedContainedWithItsVerdictAndLeavesNothing) {
   EXPECT_EQ(r.stderr_bytes.find("read a key"), std::string::npos) << r.stderr_bytes;
 }
 
-std::vector<const hostile::Case*> interpreted_cases() {
-  std::vector<const hostile::Case*> v;
-  for (const auto& c : hostile::interpreted_cases()) v.push_back(&c);
-  return v;
-}
-
-INSTANTIATE_TEST_SUITE_P(Python, InterpretedHostile, ::testing::ValuesIn(interpreted_cases()),
-                         [](const ::testing::TestParamInfo<const hostile::Case*>& i) {
-                           return std::string(i.param->name);
-                         });
+INSTANTIATE_TEST_SUITE_P(Python, InterpretedHostile, ::testing::ValuesIn(params_of(hostile::interpreted_cases())),
+                         case_name);
 
 // The base the interpreted cases are made from completes a contained session:
 // their refusals are their acts', not Python failing to start contained.

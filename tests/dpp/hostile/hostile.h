@@ -55,7 +55,6 @@ const Case* find_conform(const char* name);
 // built as dpp-hostile-<name>, `run` null. dpp-hostile-py_honest is the
 // honest script they are made from.
 std::span<const Case> interpreted_cases();
-const Case* find_interpreted(const char* name);
 
 }  // namespace dot::dpp::hostile
 

@@ -4,8 +4,6 @@
 // runs: the acts containment exists for (a key outside its inputs, a write
 // beside the stage, a shell, a socket) are stopped by the kernel, and the
 // protocol cases get the verdict the same broken rule gets from an ELF plugin.
-#include <cstring>
-
 #include "hostile.h"
 
 namespace dot::dpp::hostile {
@@ -31,11 +29,5 @@ const Case kInterpretedCases[] = {
 }  // namespace
 
 std::span<const Case> interpreted_cases() { return kInterpretedCases; }
-
-const Case* find_interpreted(const char* name) {
-  for (const Case& c : kInterpretedCases)
-    if (std::strcmp(c.name, name) == 0) return &c;
-  return nullptr;
-}
 
 }  // namespace dot::dpp::hostile

@@ -11,6 +11,7 @@ import stat
 import pytest
 
 import dot_plugin as dp
+from wire import frame, frames_of, request
 
 NONCE = "cd" * 32
 SPEC_EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "spec", "examples")
@@ -25,32 +26,11 @@ class Hello(dp.HelloPlugin):
         return [dp.write_hello_file(stage, name, CONTENT[name]) for name in dp.HELLO_NAMES]
 
 
-def frame(body):
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body, separators=(",", ":")).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-def frames_of(data):
-    out = []
-    while data:
-        header, sep, rest = data.partition(b"\r\n\r\n")
-        assert sep and header.startswith(b"Content-Length: ")
-        n = int(header[len(b"Content-Length: "):])
-        out.append(json.loads(rest[:n].decode("utf-8")))
-        data = rest[n:]
-    return out
-
-
 def init_params(**changes):
     p = {"capabilities": list(dp.CAPABILITIES), "nonce": NONCE, "profile": "org.dot.hello/v1", "protocol": 1,
          "required_assurance": "audit"}
     p.update(changes)
     return p
-
-
-def request(rid, method, params):
-    return {"id": rid, "jsonrpc": "2.0", "method": method, "params": params}
 
 
 def lifecycle(stage, **init_changes):
