@@ -140,9 +140,13 @@ class InterpretedWorkspace {
   std::string stage_;
 };
 
-testing::DriveResult drive_interpreted(const std::string& name, const InterpretedWorkspace& ws, bool contained) {
+// `deadline`: the hello profile's 5 s, or longer where the test is about an
+// act and not about time (a loaded machine may start Python slowly).
+testing::DriveResult drive_interpreted(const std::string& name, const InterpretedWorkspace& ws, bool contained,
+                                       std::chrono::milliseconds deadline = SessionLimits{}.deadline) {
   testing::DriveOptions o;
   o.contained = contained;
+  o.limits.deadline = deadline;
   return drive(bin("dpp-hostile-" + name), ws.stage(), o);
 }
 
@@ -172,7 +176,7 @@ INSTANTIATE_TEST_SUITE_P(Python, InterpretedHostile, ::testing::ValuesIn(params_
 // their refusals are their acts', not Python failing to start contained.
 TEST(InterpretedHostileBase, TheHonestScriptCompletesContained) {
   InterpretedWorkspace ws;
-  auto r = drive_interpreted("py_honest", ws, true);
+  auto r = drive_interpreted("py_honest", ws, true, std::chrono::milliseconds(60000));
   ASSERT_TRUE(r.status.ok()) << r.status.error().line() << "\n" << r.stderr_bytes;
   ASSERT_EQ(r.hello.artifacts.size(), 2u);
   EXPECT_EQ(r.hello.artifacts[0].sha256, sha256_hex("Hello, world!\n"));
@@ -181,27 +185,28 @@ TEST(InterpretedHostileBase, TheHonestScriptCompletesContained) {
 
 // Uncontained (audit) the same four acts happen: containment is what stops them.
 TEST(InterpretedHostileBase, UncontainedTheActsHappen) {
+  constexpr std::chrono::milliseconds kActDeadline{60000};
   {
     InterpretedWorkspace ws;
-    auto r = drive_interpreted("py_reads_ssh_key", ws, false);
+    auto r = drive_interpreted("py_reads_ssh_key", ws, false, kActDeadline);
     EXPECT_TRUE(r.status.ok()) << r.status.error().line();
     EXPECT_NE(r.stderr_bytes.find("read a key of 12 bytes"), std::string::npos) << r.stderr_bytes;
   }
   {
     InterpretedWorkspace ws;
-    auto r = drive_interpreted("py_writes_beside_stage", ws, false);
+    auto r = drive_interpreted("py_writes_beside_stage", ws, false, kActDeadline);
     EXPECT_TRUE(r.status.ok()) << r.status.error().line();
     EXPECT_EQ(ws.strays(), std::set<std::string>{"beside.txt"});
   }
   {
     InterpretedWorkspace ws;
-    auto r = drive_interpreted("py_execs_shell", ws, false);
+    auto r = drive_interpreted("py_execs_shell", ws, false, kActDeadline);
     EXPECT_FALSE(r.status.ok());  // the shell took the plugin's place
     EXPECT_EQ(ws.strays(), std::set<std::string>{"sh-ran"});
   }
   {
     InterpretedWorkspace ws;
-    auto r = drive_interpreted("py_opens_socket", ws, false);
+    auto r = drive_interpreted("py_opens_socket", ws, false, kActDeadline);
     EXPECT_TRUE(r.status.ok()) << r.status.error().line();
     EXPECT_NE(r.stderr_bytes.find("opened a socket"), std::string::npos) << r.stderr_bytes;
   }
