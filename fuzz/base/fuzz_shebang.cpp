@@ -22,7 +22,9 @@ void check(bool ok) {
   if (!ok) std::abort();
 }
 
-bool plain_word(std::string_view w) { return !w.empty() && w.find_first_of(std::string_view(" \t\r\n\0", 5)) == w.npos; }
+bool plain_word(std::string_view w) {
+  return !w.empty() && w.find_first_of(std::string_view(" \t\r\n\0", 5)) == std::string_view::npos;
+}
 
 }  // namespace
 
