@@ -52,9 +52,10 @@ struct EngineOptions {
   std::string id;
   std::string plugin;
   std::string assurance;
-  std::string plugin_id;            // register --id
-  std::string profile;              // register --profile
-  std::vector<std::string> inputs;  // register --input
+  std::string plugin_id;             // register --id
+  std::string profile;               // register --profile
+  std::vector<std::string> inputs;   // register --input
+  std::vector<std::string> runtime;  // register --runtime
   std::string file;
   bool replace = false;
   bool allow_audit = false;
@@ -171,6 +172,7 @@ int run_register(const EngineOptions& o) {
   request.profile = o.profile;
   request.assurance = *assurance;
   request.inputs = o.inputs;
+  request.runtime = o.runtime;
   request.replace = o.replace;
   request.allow_audit = o.allow_audit;
   auto reg = core::register_plugin(*root, request);
@@ -485,6 +487,9 @@ void add_register_command(CLI::App& app, Context& ctx, const std::shared_ptr<Eng
   reg->add_option("--input", o->inputs,
                   "A directory the plugin may read (absolute, no symlink on the way; repeatable, at most 16, "
                   "kept in this order; org.dot.dpp/v1 only)");
+  reg->add_option("--runtime", o->runtime,
+                  "A folder a #! script's interpreter may read under process assurance, besides those derived from "
+                  "it (absolute, no symlink on the way; repeatable, at most 16)");
   reg->add_flag("--replace", o->replace,
                 "Swap the plugin registered under this id (only when no transaction is unfinished)");
   reg->add_flag("--allow-audit-plugin", o->allow_audit,

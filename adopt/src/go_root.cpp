@@ -395,14 +395,21 @@ Result<std::size_t> check_stage(const Reader& r, int fd, std::string_view rel, c
   return names.size();
 }
 
-// One transaction folder (spec sections 2 to 5).
-Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Context& ctx) {
-  Transaction t;
-  t.dir = rel;
+// The files of one transaction folder, each read by the reference's rules
+// (a file gone meanwhile is judged as absent).
+struct TxnFiles {
+  std::size_t entries = 0;
+  std::optional<std::string> plan, wal, ledger;
+  std::map<std::size_t, FileObservation> artifacts, backups;
+};
+
+// Reads the folder's entries into `files`; only the names the reference
+// writes in a transaction are accepted. Notes the stage in `t`.
+Result<TxnFiles> read_txn_files(const Reader& r, int fd, const std::string& rel, Transaction& t) {
   auto at = [&](std::string_view name) { return fmt::format("{}/{}", rel, name); };
   DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, r.entries(fd, rel));
-  std::optional<std::string> plan_bytes, wal_bytes, ledger_bytes;
-  std::map<std::size_t, FileObservation> artifacts, backups;
+  TxnFiles files;
+  files.entries = names.size();
   for (const auto& name : names) {
     if (name == "stage") {
       DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> sfd, r.open_dir(fd, name, at(name)));
@@ -416,92 +423,91 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> o, r.read(fd, name, at(name)));
     if (!o) continue;  // gone meanwhile: judged as absent below
     if (name == "plan.json")
-      plan_bytes = o->content;
+      files.plan = o->content;
     else if (name == "wal")
-      wal_bytes = o->content;
+      files.wal = o->content;
     else if (name == "effects.wal")
-      ledger_bytes = o->content;
+      files.ledger = o->content;
     else if (art)
-      artifacts.emplace(*art, std::move(*o));
+      files.artifacts.emplace(*art, std::move(*o));
     else
-      backups.emplace(*bak, std::move(*o));
+      files.backups.emplace(*bak, std::move(*o));
   }
-  t.artifacts = artifacts.size();
-  t.backups = backups.size();
-  WalRead wal;
-  if (wal_bytes) {
-    struct stat st {};
-    if (::fstatat(fd, "wal", &st, AT_SYMLINK_NOFOLLOW) == 0)
-      t.wal_mtime = {static_cast<std::int64_t>(st.st_mtim.tv_sec), static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
-    DOT_ASSIGN_OR_RETURN(wal, parse_wal(r, *wal_bytes, at("wal")));
-  }
-  t.wal = wal.states;
-  t.wal_torn_bytes = wal.torn;
+  return files;
+}
 
-  if (!plan_bytes || wal.states.empty()) {
-    // Never reached a durable PREPARED: what the reference's newest
-    // discard-abandoned accepts (anything else it preserves, and so do we).
-    if (ledger_bytes || t.has_stage)
-      return r.refuse(
-          adopt::ErrorKind::NotAbandoned, rel,
-          "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
-    if (names.size() > kMaxAbandonedEntries)
-      return r.refuse(adopt::ErrorKind::NotAbandoned, rel, fmt::format("holds {} entries", names.size()));
-    if (plan_bytes) {
-      // A complete plan.json is recorded with the abandoned transaction, and
-      // so it must verify; one the JSON reader cannot even parse is the
-      // unsealed remains the reference would discard.
-      if (json::validate(*plan_bytes).ok()) {
-        DOT_ASSIGN_OR_RETURN(VerifiedPlan vp, verify_plan(r, *plan_bytes, at("plan.json"), ctx));
-        t.plan = std::move(vp.plan);
-        t.plan_id = std::move(vp.plan_id);
-        t.proposal_id = std::move(vp.proposal_id);
-        t.plan_bytes = *plan_bytes;
-      }
-    }
-    t.state = RefState::Abandoned;
-    return t;
-  }
-
-  DOT_ASSIGN_OR_RETURN(VerifiedPlan vp, verify_plan(r, *plan_bytes, at("plan.json"), ctx));
+// The plan of `bytes`, verified, into `t`.
+Status take_plan(const Reader& r, std::string_view bytes, const std::string& rel, const Context& ctx, Transaction& t) {
+  DOT_ASSIGN_OR_RETURN(VerifiedPlan vp, verify_plan(r, bytes, rel, ctx));
   t.plan = std::move(vp.plan);
   t.plan_id = std::move(vp.plan_id);
   t.proposal_id = std::move(vp.proposal_id);
-  t.plan_bytes = *plan_bytes;
+  t.plan_bytes = std::string(bytes);
+  return {};
+}
+
+// A transaction that never reached a durable PREPARED: what the reference's
+// newest discard-abandoned accepts (anything else it preserves, and so do we).
+Result<Transaction> load_abandoned(const Reader& r, const std::string& rel, const TxnFiles& files, const Context& ctx,
+                                   Transaction t) {
+  if (files.ledger || t.has_stage)
+    return r.refuse(adopt::ErrorKind::NotAbandoned, rel,
+                    "has no durable PREPARED but holds an effect ledger or a stage (the reference never leaves that)");
+  if (files.entries > kMaxAbandonedEntries)
+    return r.refuse(adopt::ErrorKind::NotAbandoned, rel, fmt::format("holds {} entries", files.entries));
+  // A complete plan.json is recorded with the abandoned transaction, and so
+  // it must verify; one the JSON reader cannot even parse is the unsealed
+  // remains the reference would discard.
+  if (files.plan && json::validate(*files.plan).ok()) DOT_TRY(take_plan(r, *files.plan, rel + "/plan.json", ctx, t));
+  t.state = RefState::Abandoned;
+  return t;
+}
+
+// Every artifact equals its `after`, every backup its `before` (an absent
+// backup stands for an absent `before`); nothing for slots the plan lacks.
+// Their bytes go into `t`.
+Status check_slots(const Reader& r, const std::string& rel, const TxnFiles& files, Transaction& t) {
+  auto at = [&](std::string_view name) { return fmt::format("{}/{}", rel, name); };
   const Plan& plan = *t.plan;
-  // Every artifact equals its `after`, every backup its `before` (an absent
-  // backup stands for an absent `before`); nothing for slots the plan lacks.
   for (std::size_t i = 0; i < kMaxSlots; ++i) {
-    auto a = artifacts.find(i);
-    auto b = backups.find(i);
+    auto a = files.artifacts.find(i);
+    auto b = files.backups.find(i);
     if (i >= plan.operations.size()) {
-      if (a != artifacts.end() || b != backups.end())
+      if (a != files.artifacts.end() || b != files.backups.end())
         return r.refuse(adopt::ErrorKind::ExtraSlot,
-                        at(a != artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
+                        at(a != files.artifacts.end() ? fmt::format("artifact-{}", i) : fmt::format("backup-{}", i)),
                         fmt::format("names slot {}, the plan has {}", i, plan.operations.size()));
       continue;
     }
     const Operation& op = plan.operations[i];
-    Snapshot art = a == artifacts.end() ? Snapshot::absent() : snapshot_of(a->second);
+    Snapshot art = a == files.artifacts.end() ? Snapshot::absent() : snapshot_of(a->second);
     if (art != op.after)
       return r.refuse(adopt::ErrorKind::Artifact, at(fmt::format("artifact-{}", i)),
                       fmt::format("is {}, the plan seals {} for {}", show(art), show(op.after), op.name));
-    Snapshot bak = b == backups.end() ? Snapshot::absent() : snapshot_of(b->second);
+    Snapshot bak = b == files.backups.end() ? Snapshot::absent() : snapshot_of(b->second);
     if (bak != op.before)
       return r.refuse(adopt::ErrorKind::Backup, at(fmt::format("backup-{}", i)),
                       fmt::format("is {}, the plan saw {} before {}", show(bak), show(op.before), op.name));
     t.artifact_bytes.push_back(a->second.content);
-    t.backup_bytes.push_back(b == backups.end() ? std::nullopt : std::optional<std::string>(b->second.content));
+    t.backup_bytes.push_back(b == files.backups.end() ? std::nullopt : std::optional<std::string>(b->second.content));
   }
+  return {};
+}
+
+// The effect ledger (only after COMMITTED, only for a plan with effects)
+// and the state the WAL and the ledger give.
+Status take_ledger_and_state(const Reader& r, const std::string& rel, const TxnFiles& files, Transaction& t) {
+  const Plan& plan = *t.plan;
   const bool committed = std::find(t.wal.begin(), t.wal.end(), WalState::Committed) != t.wal.end();
-  if (ledger_bytes) {
+  if (files.ledger) {
+    const std::string ledger_rel = rel + "/effects.wal";
     if (plan.pre_capability())
-      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"),
+      return r.refuse(adopt::ErrorKind::UnexpectedLedger, ledger_rel,
                       "a plan without effects has no effect ledger (unexpected effect WAL)");
     if (!committed)
-      return r.refuse(adopt::ErrorKind::UnexpectedLedger, at("effects.wal"),
+      return r.refuse(adopt::ErrorKind::UnexpectedLedger, ledger_rel,
                       "effects run only after COMMITTED, which the WAL never reached");
-    DOT_ASSIGN_OR_RETURN(t.ledger, parse_ledger(r, *ledger_bytes, at("effects.wal"), t.plan_id));
+    DOT_ASSIGN_OR_RETURN(t.ledger, parse_ledger(r, *files.ledger, ledger_rel, t.plan_id));
     t.has_ledger = true;
   }
   const WalState last = t.wal.back();
@@ -509,10 +515,33 @@ Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Con
     t.state = plan.pre_capability() ? RefState::Committed : ledger_status(t.ledger);
   else
     t.state = ref_state_of(last);
+  return {};
+}
+
+// One transaction folder (spec sections 2 to 5).
+Result<Transaction> load_txn(const Reader& r, int fd, std::string rel, const Context& ctx) {
+  Transaction t;
+  t.dir = rel;
+  DOT_ASSIGN_OR_RETURN(TxnFiles files, read_txn_files(r, fd, rel, t));
+  t.artifacts = files.artifacts.size();
+  t.backups = files.backups.size();
+  WalRead wal;
+  if (files.wal) {
+    struct stat st {};
+    if (::fstatat(fd, "wal", &st, AT_SYMLINK_NOFOLLOW) == 0)
+      t.wal_mtime = {static_cast<std::int64_t>(st.st_mtim.tv_sec), static_cast<std::int64_t>(st.st_mtim.tv_nsec)};
+    DOT_ASSIGN_OR_RETURN(wal, parse_wal(r, *files.wal, rel + "/wal"));
+  }
+  t.wal = wal.states;
+  t.wal_torn_bytes = wal.torn;
+  if (!files.plan || wal.states.empty()) return load_abandoned(r, rel, files, ctx, std::move(t));
+
+  DOT_TRY(take_plan(r, *files.plan, rel + "/plan.json", ctx, t));
+  DOT_TRY(check_slots(r, rel, files, t));
+  DOT_TRY(take_ledger_and_state(r, rel, files, t));
   if (t.has_stage) {
-    std::string srel = at("stage");
     DOT_ASSIGN_OR_RETURN(UniqueFd sfd, beneath::open_beneath(fd, "stage", O_RDONLY | O_DIRECTORY));
-    DOT_TRY(check_stage(r, sfd.get(), srel, &plan));
+    DOT_TRY(check_stage(r, sfd.get(), rel + "/stage", &*t.plan));
   }
   return t;
 }
@@ -749,45 +778,31 @@ std::string writer_form(const Plan& plan, std::string_view plan_id) {
   return out;
 }
 
-Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
-  Survey s;
-  s.root = dir;
-  // The root itself: a directory reached without a symlink, 0700, ours.
-  auto root_fd = beneath::open_root(dir);
-  if (!root_fd.ok()) {
-    Error e = std::move(root_fd).error();
-    if (e.code == Code::PathEscape)
-      e.detail = fmt::format("{}: is a symlink or not a directory (refused, never followed)", dir);
-    return e;
-  }
-  Reader r(dir, std::move(*root_fd));
-  DOT_TRY(r.check_dir(r.fd(), "."));
-  DOT_ASSIGN_OR_RETURN(s.root_id, read_marker(r));
+namespace {
 
-  // The reference's lock, when there is one: held shared for the survey, so
-  // a reference command running now is seen, and none starts meanwhile.
-  UniqueFd lock;
-  {
-    DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), kLockName, kLockName));
-    if (o.exists()) {
-      DOT_TRY(r.check_file(o, kLockName));
-      if (o.mode != 0600)
-        return r.refuse(adopt::ErrorKind::Mode, kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
-      s.has_lock = true;
-    }
-    if (o.exists() && !options.caller_holds_lock) {
-      auto fd = beneath::open_beneath(r.fd(), kLockName, O_RDONLY);
-      if (!fd.ok()) return rename_error(std::move(fd).error(), r, kLockName);
-      if (::flock(fd->get(), LOCK_SH | LOCK_NB) != 0) {
-        if (errno == EWOULDBLOCK)
-          return r.refuse(adopt::ErrorKind::Locked, kLockName, "a reference dot-core command holds this root's lock");
-        return beneath::errno_error(errno, "flock", r.path(kLockName));
-      }
-      lock = std::move(*fd);
-    }
+// The reference's lock, when there is one: held shared for the survey, so a
+// reference command running now is seen, and none starts meanwhile (unless
+// the caller holds it already). The held descriptor; none without a lock.
+Result<UniqueFd> hold_reference_lock(const Reader& r, const SurveyOptions& options, Survey& s) {
+  DOT_ASSIGN_OR_RETURN(FileObservation o, r.observe(r.fd(), kLockName, kLockName));
+  if (!o.exists()) return UniqueFd();
+  DOT_TRY(r.check_file(o, kLockName));
+  if (o.mode != 0600)
+    return r.refuse(adopt::ErrorKind::Mode, kLockName, fmt::format("has mode {:04o}, not 0600", o.mode));
+  s.has_lock = true;
+  if (options.caller_holds_lock) return UniqueFd();
+  auto fd = beneath::open_beneath(r.fd(), kLockName, O_RDONLY);
+  if (!fd.ok()) return rename_error(std::move(fd).error(), r, kLockName);
+  if (::flock(fd->get(), LOCK_SH | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      return r.refuse(adopt::ErrorKind::Locked, kLockName, "a reference dot-core command holds this root's lock");
+    return beneath::errno_error(errno, "flock", r.path(kLockName));
   }
+  return std::move(*fd);
+}
 
-  // Every entry of the reference's own: known, and never a symlink.
+// Every entry of the reference's own at the top: known, and never a symlink.
+Status check_top_entries(const Reader& r, Survey& s) {
   DOT_ASSIGN_OR_RETURN(std::vector<std::string> top, r.entries(r.fd(), "."));
   for (const auto& name : top) {
     if (name == ".dot") {
@@ -810,50 +825,183 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
       return r.refuse(adopt::ErrorKind::UnknownEntry, name, "is not an entry the reference writes");
   }
   for (const auto& name : dpp::hello::allowed_names()) DOT_TRY(r.observe(r.fd(), name, name));
+  return {};
+}
 
-  // Registration: the manifest as written, the plugin copy hashing to it.
+// Registration: the manifest as written, the plugin copy hashing to it.
+Status check_registration(const Reader& r, Survey& s, Context& ctx) {
+  DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> m, r.read(r.fd(), kManifestName, kManifestName));
+  DOT_ASSIGN_OR_RETURN(FileObservation p, r.observe(r.fd(), kPluginName, kPluginName,
+                                                    beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
+  if (!m && p.exists())
+    return r.refuse(adopt::ErrorKind::Registration, kManifestName,
+                    "is missing while the other half of the registration exists");
+  if (!m) return {};
+  if (m->mode != 0600)
+    return r.refuse(adopt::ErrorKind::Mode, kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
+  DOT_ASSIGN_OR_RETURN(Manifest man, parse_manifest(r, m->content));
+  // The manifest's digest is what the plans name and verify against. The
+  // copy itself is only ever run by a later plan, never by finishing (the
+  // reference's recover does not run it either): one that no longer matches
+  // is not trusted, and not registered, but blocks nothing.
+  if (p.exists() && (p.type != FileType::Regular || p.too_large))
+    return r.refuse(adopt::ErrorKind::Plugin, kPluginName, "is not a regular file of at most 16 MiB");
+  if (!p.exists())
+    s.plugin_untrusted = fmt::format("{} is missing", kPluginName);
+  else if (p.nlink != 1 || (p.mode & 07022) || p.uid != ::geteuid())
+    s.plugin_untrusted =
+        fmt::format("{} is not a single-link file owned by us and writable by no one else", kPluginName);
+  else if (p.sha256 != man.sha256)
+    s.plugin_untrusted =
+        fmt::format("{} hashes to {}, not to the digest {} it was registered with", kPluginName, p.sha256, man.sha256);
+  ctx.manifest = man;
+  s.manifest = std::move(man);
+  return {};
+}
+
+// Every archived generation, loaded as the active one is; each is terminal
+// and named by its plan id.
+Result<std::vector<Transaction>> load_history(const Reader& r, const Context& ctx) {
+  DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> hist_fd, r.open_dir(r.fd(), kHistoryDir, kHistoryDir));
+  std::vector<Transaction> history;
+  if (!hist_fd) return history;
+  DOT_ASSIGN_OR_RETURN(std::vector<std::string> ids, r.entries(hist_fd->get(), kHistoryDir));
+  for (const auto& id : ids) {
+    std::string rel = fmt::format("{}/{}", kHistoryDir, id);
+    if (!is_sha256_hex(id))
+      return r.refuse(adopt::ErrorKind::UnknownEntry, rel, "is not named by a plan id (64 lowercase hex)");
+    DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> gfd, r.open_dir(hist_fd->get(), id, rel));
+    if (!gfd) continue;
+    DOT_ASSIGN_OR_RETURN(Transaction g, load_txn(r, gfd->get(), rel, ctx));
+    if (g.plan_id != id)
+      return r.refuse(
+          adopt::ErrorKind::PlanIdMismatch, rel,
+          fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
+    if (!terminal(g))
+      return r.refuse(adopt::ErrorKind::History, rel,
+                      fmt::format("is {}; the reference archives only a COMMITTED (effects done) or ROLLED_BACK "
+                                  "transaction",
+                                  ref_state_name(g.state)));
+    history.push_back(std::move(g));
+  }
+  return history;
+}
+
+// An archive intent: the transaction it archives is the active one (not yet
+// moved) or a generation in the history (moved; taken out of `history` as
+// the active one), terminal either way, its targets as it left them.
+Status derive_archiving(const Reader& r, Survey& s, std::optional<Transaction>& txn,
+                        std::vector<Transaction>& history) {
+  s.state = RefState::Archiving;
+  const ArchiveIntent& a = *s.archive;
+  auto in_history =
+      std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
+  if (txn) {
+    if (txn->plan_id != a.plan_id)
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                      fmt::format("names plan {}, but {} holds {}", a.plan_id, kTxnDir,
+                                  txn->plan_id.empty() ? "no sealed plan" : txn->plan_id));
+    if (!terminal(*txn))
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                      fmt::format("archives a transaction that is {}, not terminal", ref_state_name(txn->state)));
+    if (in_history != history.end())
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                      fmt::format("plan {} is both in {} and in {}", a.plan_id, kTxnDir, kHistoryDir));
+    if (s.has_stage && txn->has_stage)
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
+                      "exists beside the stage already moved into the transaction");
+    if (a.stage != (s.has_stage || txn->has_stage))
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                      fmt::format("says stage:{}, the root says otherwise", a.stage));
+  } else {
+    if (in_history == history.end())
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                      fmt::format("names plan {}, which is neither in {} nor in {} (a missing generation)", a.plan_id,
+                                  kTxnDir, kHistoryDir));
+    if (s.has_stage)
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
+                      "exists although the archived transaction already left");
+    if (a.stage != in_history->has_stage)
+      return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
+                      fmt::format("says stage:{}, the archived generation says otherwise", a.stage));
+    txn = std::move(*in_history);
+    history.erase(in_history);
+  }
+  DOT_TRY(check_terminal_targets(r, *txn));
+  s.finish = txn->state == RefState::Committed ? Finish::AllAfter : Finish::AllBefore;
+  return {};
+}
+
+// The state and what finishing does, in the order the reference's status
+// derives them (section 7).
+Status derive_state(const Reader& r, Survey& s, std::optional<Transaction>& txn, std::vector<Transaction>& history) {
+  if (s.archive) return derive_archiving(r, s, txn, history);
+  if (!txn) {
+    s.state = s.has_stage ? RefState::Abandoned : RefState::Idle;
+    s.finish = s.has_stage ? Finish::Discard : Finish::Nothing;
+    return {};
+  }
+  s.state = txn->state;
+  const RefState t = txn->state;
+  if (t == RefState::Abandoned) {
+    s.finish = Finish::Discard;
+  } else if (t == RefState::Prepared || t == RefState::Committing || t == RefState::RollingBack) {
+    DOT_ASSIGN_OR_RETURN(s.to_restore, check_rollback_targets(r, *txn));
+    s.finish = Finish::AllBefore;
+  } else if (t == RefState::RolledBack) {
+    s.finish = Finish::AllBefore;
+  } else if (t == RefState::Committed) {
+    s.finish = Finish::AllAfter;
+  } else {
+    s.finish = Finish::Effects;
+  }
+  return {};
+}
+
+// Which generation of the reference wrote the root: one whose plans carry
+// effects, one before them, or unknown (no plan anywhere).
+Generation generation_of(const Survey& s) {
+  bool any_plan = false, effects = false;
+  auto look = [&](const Transaction& t) {
+    if (!t.plan) return;
+    any_plan = true;
+    effects = effects || !t.plan->pre_capability();
+  };
+  if (s.active) look(*s.active);
+  for (const auto& t : s.history) look(t);
+  return effects ? Generation::Effects : any_plan ? Generation::PreCapability : Generation::Unknown;
+}
+
+}  // namespace
+
+Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
+  Survey s;
+  s.root = dir;
+  // The root itself: a directory reached without a symlink, 0700, ours.
+  auto root_fd = beneath::open_root(dir);
+  if (!root_fd.ok()) {
+    Error e = std::move(root_fd).error();
+    if (e.code == Code::PathEscape)
+      e.detail = fmt::format("{}: is a symlink or not a directory (refused, never followed)", dir);
+    return e;
+  }
+  Reader r(dir, std::move(*root_fd));
+  DOT_TRY(r.check_dir(r.fd(), "."));
+  DOT_ASSIGN_OR_RETURN(s.root_id, read_marker(r));
+  DOT_ASSIGN_OR_RETURN(UniqueFd lock, hold_reference_lock(r, options, s));
+  DOT_TRY(check_top_entries(r, s));
   Context ctx;
   ctx.root_id = s.root_id;
-  {
-    DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> m, r.read(r.fd(), kManifestName, kManifestName));
-    DOT_ASSIGN_OR_RETURN(FileObservation p, r.observe(r.fd(), kPluginName, kPluginName,
-                                                      beneath::ObserveOptions{.max_bytes = kMaxPluginBytes}));
-    if (!m && p.exists())
-      return r.refuse(adopt::ErrorKind::Registration, kManifestName,
-                      "is missing while the other half of the registration exists");
-    if (m) {
-      if (m->mode != 0600)
-        return r.refuse(adopt::ErrorKind::Mode, kManifestName, fmt::format("has mode {:04o}, not 0600", m->mode));
-      DOT_ASSIGN_OR_RETURN(Manifest man, parse_manifest(r, m->content));
-      // The manifest's digest is what the plans name and verify against. The
-      // copy itself is only ever run by a later plan, never by finishing (the
-      // reference's recover does not run it either): one that no longer
-      // matches is not trusted, and not registered, but blocks nothing.
-      if (p.exists() && (p.type != FileType::Regular || p.too_large))
-        return r.refuse(adopt::ErrorKind::Plugin, kPluginName, "is not a regular file of at most 16 MiB");
-      if (!p.exists())
-        s.plugin_untrusted = fmt::format("{} is missing", kPluginName);
-      else if (p.nlink != 1 || (p.mode & 07022) || p.uid != ::geteuid())
-        s.plugin_untrusted =
-            fmt::format("{} is not a single-link file owned by us and writable by no one else", kPluginName);
-      else if (p.sha256 != man.sha256)
-        s.plugin_untrusted = fmt::format("{} hashes to {}, not to the digest {} it was registered with", kPluginName,
-                                         p.sha256, man.sha256);
-      ctx.manifest = man;
-      s.manifest = std::move(man);
-    }
-  }
+  DOT_TRY(check_registration(r, s, ctx));
 
   // The stage the latest apply left at the root.
   DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> stage, r.open_dir(r.fd(), kStageDir, kStageDir));
   s.has_stage = stage.has_value();
-
   DOT_ASSIGN_OR_RETURN(std::optional<FileObservation> intent_file, r.read(r.fd(), kArchiveIntent, kArchiveIntent));
   if (intent_file) {
     DOT_ASSIGN_OR_RETURN(ArchiveIntent a, parse_intent(r, intent_file->content));
     s.archive = a;
   }
-
   DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> txn_fd, r.open_dir(r.fd(), kTxnDir, kTxnDir));
   std::optional<Transaction> txn;
   if (txn_fd) {
@@ -866,103 +1014,11 @@ Result<Survey> survey(const std::string& dir, const SurveyOptions& options) {
     const Plan* sealed = txn && txn->state != RefState::Abandoned ? &*txn->plan : nullptr;
     DOT_ASSIGN_OR_RETURN(s.stage_files, check_stage(r, stage->get(), kStageDir, sealed));
   }
-
-  // Every archived generation, the same way; each is terminal and named by
-  // its plan id.
-  DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> hist_fd, r.open_dir(r.fd(), kHistoryDir, kHistoryDir));
-  std::vector<Transaction> history;
-  if (hist_fd) {
-    DOT_ASSIGN_OR_RETURN(std::vector<std::string> ids, r.entries(hist_fd->get(), kHistoryDir));
-    for (const auto& id : ids) {
-      std::string rel = fmt::format("{}/{}", kHistoryDir, id);
-      if (!is_sha256_hex(id))
-        return r.refuse(adopt::ErrorKind::UnknownEntry, rel, "is not named by a plan id (64 lowercase hex)");
-      DOT_ASSIGN_OR_RETURN(std::optional<UniqueFd> gfd, r.open_dir(hist_fd->get(), id, rel));
-      if (!gfd) continue;
-      DOT_ASSIGN_OR_RETURN(Transaction g, load_txn(r, gfd->get(), rel, ctx));
-      if (g.plan_id != id)
-        return r.refuse(
-            adopt::ErrorKind::PlanIdMismatch, rel,
-            fmt::format("holds plan {}, not the plan its name says", g.plan_id.empty() ? "(none)" : g.plan_id));
-      if (!terminal(g))
-        return r.refuse(adopt::ErrorKind::History, rel,
-                        fmt::format("is {}; the reference archives only a COMMITTED (effects done) or ROLLED_BACK "
-                                    "transaction",
-                                    ref_state_name(g.state)));
-      history.push_back(std::move(g));
-    }
-  }
-
-  // The state, in the order the reference's status derives it (section 7).
-  if (s.archive) {
-    s.state = RefState::Archiving;
-    const ArchiveIntent& a = *s.archive;
-    auto in_history =
-        std::find_if(history.begin(), history.end(), [&](const Transaction& t) { return t.plan_id == a.plan_id; });
-    if (txn) {
-      if (txn->plan_id != a.plan_id)
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
-                        fmt::format("names plan {}, but {} holds {}", a.plan_id, kTxnDir,
-                                    txn->plan_id.empty() ? "no sealed plan" : txn->plan_id));
-      if (!terminal(*txn))
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
-                        fmt::format("archives a transaction that is {}, not terminal", ref_state_name(txn->state)));
-      if (in_history != history.end())
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
-                        fmt::format("plan {} is both in {} and in {}", a.plan_id, kTxnDir, kHistoryDir));
-      if (s.has_stage && txn->has_stage)
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
-                        "exists beside the stage already moved into the transaction");
-      if (a.stage != (s.has_stage || txn->has_stage))
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
-                        fmt::format("says stage:{}, the root says otherwise", a.stage));
-    } else {
-      if (in_history == history.end())
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
-                        fmt::format("names plan {}, which is neither in {} nor in {} (a missing generation)", a.plan_id,
-                                    kTxnDir, kHistoryDir));
-      if (s.has_stage)
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kStageDir,
-                        "exists although the archived transaction already left");
-      if (a.stage != in_history->has_stage)
-        return r.refuse(adopt::ErrorKind::ArchiveIntent, kArchiveIntent,
-                        fmt::format("says stage:{}, the archived generation says otherwise", a.stage));
-      txn = std::move(*in_history);
-      history.erase(in_history);
-    }
-    DOT_TRY(check_terminal_targets(r, *txn));
-    s.finish = txn->state == RefState::Committed ? Finish::AllAfter : Finish::AllBefore;
-  } else if (!txn) {
-    s.state = s.has_stage ? RefState::Abandoned : RefState::Idle;
-    s.finish = s.has_stage ? Finish::Discard : Finish::Nothing;
-  } else {
-    s.state = txn->state;
-    const RefState t = txn->state;
-    if (t == RefState::Abandoned) {
-      s.finish = Finish::Discard;
-    } else if (t == RefState::Prepared || t == RefState::Committing || t == RefState::RollingBack) {
-      DOT_ASSIGN_OR_RETURN(s.to_restore, check_rollback_targets(r, *txn));
-      s.finish = Finish::AllBefore;
-    } else if (t == RefState::RolledBack) {
-      s.finish = Finish::AllBefore;
-    } else if (t == RefState::Committed) {
-      s.finish = Finish::AllAfter;
-    } else {
-      s.finish = Finish::Effects;
-    }
-  }
+  DOT_ASSIGN_OR_RETURN(std::vector<Transaction> history, load_history(r, ctx));
+  DOT_TRY(derive_state(r, s, txn, history));
   s.active = std::move(txn);
   s.history = std::move(history);
-
-  bool any_plan = false, effects = false;
-  auto look = [&](const Transaction& t) {
-    if (!t.plan) return;
-    any_plan = true;
-    effects = effects || !t.plan->pre_capability();
-  };
-  if (s.active) look(*s.active);
-  for (const auto& t : s.history) look(t);
-  s.generation = effects ? Generation::Effects : any_plan ? Generation::PreCapability : Generation::Unknown;
+  s.generation = generation_of(s);
   return s;
 }
 

@@ -457,6 +457,86 @@ Result<UniqueFd> open_parent(int cur, const Level& parent, const std::string& sh
   return up;
 }
 
+// The depth-first walk of remove_tree, without recursion: `levels` is the
+// way down from the top to the directory open on `cur`, the only one held
+// open; `dirfd` holds the top.
+struct TreeWalk {
+  int dirfd = -1;
+  std::vector<Level> levels;
+  UniqueFd cur;
+  std::size_t removed = 0;
+};
+
+// The deepest level's next entry: a non-directory is unlinked, a directory
+// becomes the deepest level (listed, to be emptied next).
+Status remove_next_entry(TreeWalk& w) {
+  Level& level = w.levels.back();
+  const std::string child = level.pending[level.next++];
+  struct stat st {};
+  if (::fstatat(w.cur.get(), child.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return {};
+    return errno_error(errno, "stat", shown_path(w.levels, child));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    if (::unlinkat(w.cur.get(), child.c_str(), 0) != 0) {
+      if (errno == ENOENT) return {};
+      return errno_error(errno, "unlink", shown_path(w.levels, child));
+    }
+    ++w.removed;
+    return {};
+  }
+  DOT_ASSIGN_OR_RETURN(UniqueFd sub, open_to_empty(w.cur.get(), child, st, shown_path(w.levels, child)));
+  if (!sub.valid()) return {};
+  auto children = list_entries(sub.get());
+  if (!children.ok()) return with_path(std::move(children).error(), shown_path(w.levels, child));
+  w.levels.push_back(Level{st.st_dev, st.st_ino, child, std::move(*children), 0, 0});
+  w.cur = std::move(sub);
+  return {};
+}
+
+// Every entry the deepest level listed is gone: the directory itself goes,
+// from its parent (`dirfd` for the top, never reached through ".."), or is
+// listed again when something was added meanwhile.
+Status remove_deepest_level(TreeWalk& w) {
+  Level& level = w.levels.back();
+  UniqueFd up;
+  int parent = w.dirfd;
+  if (w.levels.size() > 1) {
+    DOT_ASSIGN_OR_RETURN(up, open_parent(w.cur.get(), w.levels[w.levels.size() - 2], shown_path(w.levels)));
+    parent = up.get();
+  }
+  struct stat st {};
+  bool gone = false;
+  if (::fstatat(parent, level.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno != ENOENT) return errno_error(errno, "stat", shown_path(w.levels));
+    gone = true;
+  } else if (st.st_dev != level.dev || st.st_ino != level.ino) {
+    return make_error(base::ErrorKind::Replaced,
+                      fmt::format("remove {}: replaced while it was removed (left in place)", shown_path(w.levels)));
+  } else if (::unlinkat(parent, level.name.c_str(), AT_REMOVEDIR) != 0) {
+    const int err = errno;
+    if (err == ENOTEMPTY || err == EEXIST) {
+      // Something was added meanwhile: listed again, a bounded number of times.
+      if (level.relists >= kMaxRelists)
+        return make_error(
+            base::ErrorKind::Changing,
+            fmt::format("remove {}: entries keep appearing while it is removed (left in place)", shown_path(w.levels)));
+      auto again = list_entries(w.cur.get());
+      if (!again.ok()) return with_path(std::move(again).error(), shown_path(w.levels));
+      level.pending = std::move(*again);
+      level.next = 0;
+      ++level.relists;
+      return {};
+    }
+    if (err != ENOENT) return errno_error(err, "remove directory", shown_path(w.levels));
+    gone = true;
+  }
+  if (!gone) ++w.removed;
+  w.levels.pop_back();
+  w.cur = std::move(up);
+  return {};
+}
+
 }  // namespace
 
 Result<std::size_t> remove_tree(int dirfd, std::string_view name) {
@@ -475,82 +555,18 @@ Result<std::size_t> remove_tree(int dirfd, std::string_view name) {
     }
     return std::size_t{1};
   }
-  // Depth first, without recursion: `levels` is the way down from `top` to
-  // the directory open on `cur`, the only one held open.
-  std::vector<Level> levels;
-  UniqueFd cur;
-  {
-    DOT_ASSIGN_OR_RETURN(cur, open_to_empty(dirfd, top, seen, top));
-    if (!cur.valid()) return std::size_t{0};
-    auto children = list_entries(cur.get());
-    if (!children.ok()) return with_path(std::move(children).error(), top);
-    levels.push_back(Level{seen.st_dev, seen.st_ino, top, std::move(*children), 0, 0});
+  TreeWalk w;
+  w.dirfd = dirfd;
+  DOT_ASSIGN_OR_RETURN(w.cur, open_to_empty(dirfd, top, seen, top));
+  if (!w.cur.valid()) return std::size_t{0};
+  auto children = list_entries(w.cur.get());
+  if (!children.ok()) return with_path(std::move(children).error(), top);
+  w.levels.push_back(Level{seen.st_dev, seen.st_ino, top, std::move(*children), 0, 0});
+  while (!w.levels.empty()) {
+    const Level& level = w.levels.back();
+    DOT_TRY(level.next < level.pending.size() ? remove_next_entry(w) : remove_deepest_level(w));
   }
-  std::size_t removed = 0;
-  while (!levels.empty()) {
-    Level& level = levels.back();
-    if (level.next < level.pending.size()) {
-      const std::string child = level.pending[level.next++];
-      struct stat st {};
-      if (::fstatat(cur.get(), child.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) continue;
-        return errno_error(errno, "stat", shown_path(levels, child));
-      }
-      if (!S_ISDIR(st.st_mode)) {
-        if (::unlinkat(cur.get(), child.c_str(), 0) != 0) {
-          if (errno == ENOENT) continue;
-          return errno_error(errno, "unlink", shown_path(levels, child));
-        }
-        ++removed;
-        continue;
-      }
-      DOT_ASSIGN_OR_RETURN(UniqueFd sub, open_to_empty(cur.get(), child, st, shown_path(levels, child)));
-      if (!sub.valid()) continue;
-      auto children = list_entries(sub.get());
-      if (!children.ok()) return with_path(std::move(children).error(), shown_path(levels, child));
-      levels.push_back(Level{st.st_dev, st.st_ino, child, std::move(*children), 0, 0});
-      cur = std::move(sub);
-      continue;
-    }
-    // Every entry listed is gone: the directory itself goes, from its parent
-    // (`dirfd` for the top, never reached through "..").
-    UniqueFd up;
-    int parent = dirfd;
-    if (levels.size() > 1) {
-      DOT_ASSIGN_OR_RETURN(up, open_parent(cur.get(), levels[levels.size() - 2], shown_path(levels)));
-      parent = up.get();
-    }
-    struct stat st {};
-    bool gone = false;
-    if (::fstatat(parent, level.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT) return errno_error(errno, "stat", shown_path(levels));
-      gone = true;
-    } else if (st.st_dev != level.dev || st.st_ino != level.ino) {
-      return make_error(base::ErrorKind::Replaced,
-                        fmt::format("remove {}: replaced while it was removed (left in place)", shown_path(levels)));
-    } else if (::unlinkat(parent, level.name.c_str(), AT_REMOVEDIR) != 0) {
-      const int err = errno;
-      if (err == ENOTEMPTY || err == EEXIST) {
-        // Something was added meanwhile: listed again, a bounded number of times.
-        if (level.relists >= kMaxRelists)
-          return make_error(
-              base::ErrorKind::Changing,
-              fmt::format("remove {}: entries keep appearing while it is removed (left in place)", shown_path(levels)));
-        auto again = list_entries(cur.get());
-        if (!again.ok()) return with_path(std::move(again).error(), shown_path(levels));
-        level.pending = std::move(*again);
-        level.next = 0;
-        ++level.relists;
-        continue;
-      }
-      if (err != ENOENT) return errno_error(err, "remove directory", shown_path(levels));
-      gone = true;
-    }
-    if (!gone) ++removed;
-    levels.pop_back();
-    cur = std::move(up);
-  }
-  return removed;
+  return w.removed;
 }
 
 }  // namespace dot::beneath

@@ -273,6 +273,85 @@ Status write_value(const json::Document& doc, std::uint32_t root, Profile profil
   return writer.run(root);
 }
 
+Status encode_node(const Node& node, Profile profile, std::string& out);
+
+// An integer node: the hello profile's and Metewand's number rules, then its
+// shortest spelling.
+Status encode_integer(std::int64_t i, Profile profile, std::string& out) {
+  double d = static_cast<double>(i);
+  if (profile == Profile::Hello) {
+    if (i < 0)
+      return violation(base::ErrorKind::Negative, std::nullopt, fmt::format("hello profile: negative number {}", i));
+    if (d > kMaxSafeInteger)
+      return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
+                       fmt::format("hello profile: integer {} is above 2^53-1", i));
+  } else if (profile == Profile::Metewand) {
+    DOT_TRY(check_metewand_number(d, std::nullopt, std::to_string(i)));
+  }
+  append_number(out, d);
+  return {};
+}
+
+// A double node: finite, then the same rules (the hello profile wants a
+// non-negative integer value), then its shortest spelling.
+Status encode_double(double d, Profile profile, std::string& out) {
+  if (!std::isfinite(d)) return violation(base::ErrorKind::InvalidNumber, std::nullopt, "number is not finite");
+  if (profile == Profile::Hello) {
+    if (std::signbit(d))
+      return violation(base::ErrorKind::Negative, std::nullopt,
+                       fmt::format("hello profile: negative number {}", spelled_double(d)));
+    if (std::trunc(d) != d)
+      return violation(base::ErrorKind::Fraction, std::nullopt,
+                       fmt::format("hello profile: number {} is not an integer", spelled_double(d)));
+    if (d > kMaxSafeInteger)
+      return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
+                       fmt::format("hello profile: integer {} is above 2^53-1", spelled_double(d)));
+  } else if (profile == Profile::Metewand) {
+    DOT_TRY(check_metewand_number(d, std::nullopt, spelled_double(d)));
+  }
+  append_number(out, d);
+  return {};
+}
+
+Status encode_array(const Node::Array& array, Profile profile, std::string& out) {
+  out += '[';
+  bool first = true;
+  for (const Node& e : array) {
+    if (!first) out += ',';
+    first = false;
+    DOT_TRY(encode_node(e, profile, out));
+  }
+  out += ']';
+  return {};
+}
+
+// An object's members in the order of their keys' UTF-16 code units; a key
+// given twice is refused.
+Status encode_object(const Node::Object& obj, Profile profile, std::string& out) {
+  std::vector<const std::pair<std::string, Node>*> order;
+  order.reserve(obj.size());
+  for (const auto& kv : obj) {
+    DOT_TRY(check_utf8(kv.first));
+    order.push_back(&kv);
+  }
+  std::sort(order.begin(), order.end(), [](auto* x, auto* y) { return json::detail::utf16_less(x->first, y->first); });
+  out += '{';
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i > 0) {
+      if (order[i - 1]->first == order[i]->first)
+        return violation(base::ErrorKind::DuplicateKey, std::nullopt,
+                         fmt::format("key {} appears twice", json::detail::quote_for_detail(order[i]->first)));
+      out += ',';
+    }
+    if (profile == Profile::Hello) DOT_TRY(check_hello_string(order[i]->first, std::nullopt));
+    append_string(out, order[i]->first);
+    out += ':';
+    DOT_TRY(encode_node(order[i]->second, profile, out));
+  }
+  out += '}';
+  return {};
+}
+
 Status encode_node(const Node& node, Profile profile, std::string& out) {
   const Node::Storage& s = node.storage();
   switch (s.index()) {
@@ -282,41 +361,10 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
     case 1:
       out += std::get<bool>(s) ? "true" : "false";
       return {};
-    case 2: {
-      std::int64_t i = std::get<Node::Int>(s).v;
-      double d = static_cast<double>(i);
-      if (profile == Profile::Hello) {
-        if (i < 0)
-          return violation(base::ErrorKind::Negative, std::nullopt,
-                           fmt::format("hello profile: negative number {}", i));
-        if (d > kMaxSafeInteger)
-          return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
-                           fmt::format("hello profile: integer {} is above 2^53-1", i));
-      } else if (profile == Profile::Metewand) {
-        DOT_TRY(check_metewand_number(d, std::nullopt, std::to_string(i)));
-      }
-      append_number(out, d);
-      return {};
-    }
-    case 3: {
-      double d = std::get<double>(s);
-      if (!std::isfinite(d)) return violation(base::ErrorKind::InvalidNumber, std::nullopt, "number is not finite");
-      if (profile == Profile::Hello) {
-        if (std::signbit(d))
-          return violation(base::ErrorKind::Negative, std::nullopt,
-                           fmt::format("hello profile: negative number {}", spelled_double(d)));
-        if (std::trunc(d) != d)
-          return violation(base::ErrorKind::Fraction, std::nullopt,
-                           fmt::format("hello profile: number {} is not an integer", spelled_double(d)));
-        if (d > kMaxSafeInteger)
-          return violation(base::ErrorKind::UnsafeInteger, std::nullopt,
-                           fmt::format("hello profile: integer {} is above 2^53-1", spelled_double(d)));
-      } else if (profile == Profile::Metewand) {
-        DOT_TRY(check_metewand_number(d, std::nullopt, spelled_double(d)));
-      }
-      append_number(out, d);
-      return {};
-    }
+    case 2:
+      return encode_integer(std::get<Node::Int>(s).v, profile, out);
+    case 3:
+      return encode_double(std::get<double>(s), profile, out);
     case 4: {
       const std::string& str = std::get<std::string>(s);
       DOT_TRY(check_utf8(str));
@@ -324,43 +372,10 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       append_string(out, str);
       return {};
     }
-    case 5: {
-      out += '[';
-      bool first = true;
-      for (const Node& e : std::get<Node::Array>(s)) {
-        if (!first) out += ',';
-        first = false;
-        DOT_TRY(encode_node(e, profile, out));
-      }
-      out += ']';
-      return {};
-    }
-    case 6: {
-      const Node::Object& obj = std::get<Node::Object>(s);
-      std::vector<const std::pair<std::string, Node>*> order;
-      order.reserve(obj.size());
-      for (const auto& kv : obj) {
-        DOT_TRY(check_utf8(kv.first));
-        order.push_back(&kv);
-      }
-      std::sort(order.begin(), order.end(),
-                [](auto* x, auto* y) { return json::detail::utf16_less(x->first, y->first); });
-      out += '{';
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        if (i > 0) {
-          if (order[i - 1]->first == order[i]->first)
-            return violation(base::ErrorKind::DuplicateKey, std::nullopt,
-                             fmt::format("key {} appears twice", json::detail::quote_for_detail(order[i]->first)));
-          out += ',';
-        }
-        if (profile == Profile::Hello) DOT_TRY(check_hello_string(order[i]->first, std::nullopt));
-        append_string(out, order[i]->first);
-        out += ':';
-        DOT_TRY(encode_node(order[i]->second, profile, out));
-      }
-      out += '}';
-      return {};
-    }
+    case 5:
+      return encode_array(std::get<Node::Array>(s), profile, out);
+    case 6:
+      return encode_object(std::get<Node::Object>(s), profile, out);
   }
   return violation(base::ErrorKind::Malformed, std::nullopt, "unknown node type");
 }

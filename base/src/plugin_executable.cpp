@@ -60,12 +60,20 @@ void derive_runtime(Interpreter& in) {
 
 bool is_script(std::string_view bytes) noexcept { return bytes.size() >= 2 && bytes.compare(0, 2, "#!") == 0; }
 
-Result<Interpreter> resolve_interpreter(std::string_view script, std::string_view what, std::string_view path_list) {
+Result<Shebang> parse_shebang(std::string_view script, std::string_view what) {
   if (!is_script(script)) return script_error(what, "without a #! line");
   const std::size_t eol = script.find('\n');
   if (eol == std::string_view::npos || eol > 256) return script_error(what, "whose #! line has no end in 256 bytes");
   std::string_view line = script.substr(2, eol - 2);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  // A NUL would end the path where the system reads it, not where we did;
+  // another control character (a CR inside the line) makes a path that
+  // reads otherwise than it runs and has no canonical line. Tabs separate.
+  for (char c : line) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7f)
+      return script_error(what, fmt::format("whose #! line holds the control character 0x{:02x}", u));
+  }
   std::vector<std::string> words;
   std::size_t i = 0;
   while (i < line.size()) {
@@ -74,19 +82,24 @@ Result<Interpreter> resolve_interpreter(std::string_view script, std::string_vie
     while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
     if (i > start) words.emplace_back(line.substr(start, i - start));
   }
-  std::string named;
-  if (words.size() == 1 && words[0].front() == '/' && words[0] != "/usr/bin/env") {
-    named = words[0];
-  } else if (words.size() == 2 && words[0] == "/usr/bin/env" && words[1].find('/') == std::string::npos &&
-             words[1].front() != '-') {
-    auto found = find_executable(words[1], path_list);
+  if (words.size() == 1 && words[0].front() == '/' && words[0] != "/usr/bin/env") return Shebang{words[0], {}};
+  if (words.size() == 2 && words[0] == "/usr/bin/env" && words[1].find('/') == std::string::npos &&
+      words[1].front() != '-')
+    return Shebang{{}, words[1]};
+  return script_error(what,
+                      "whose #! line is not `#!/ABSOLUTE/PATH` or `#!/usr/bin/env NAME` (without further "
+                      "arguments)");
+}
+
+Result<Interpreter> resolve_interpreter(std::string_view script, std::string_view what, std::string_view path_list) {
+  DOT_ASSIGN_OR_RETURN(Shebang line, parse_shebang(script, what));
+  std::string named = line.path;
+  if (named.empty()) {
+    auto found = find_executable(line.env_name, path_list);
     if (!found.ok())
-      return script_error(what, fmt::format("whose interpreter {} is not found: {}", words[1], found.error().detail));
+      return script_error(what,
+                          fmt::format("whose interpreter {} is not found: {}", line.env_name, found.error().detail));
     named = *found;
-  } else {
-    return script_error(what,
-                        "whose #! line is not `#!/ABSOLUTE/PATH` or `#!/usr/bin/env NAME` (without further "
-                        "arguments)");
   }
   char resolved[PATH_MAX];
   if (::realpath(named.c_str(), resolved) == nullptr)

@@ -222,6 +222,109 @@ ExitStatus ChildProcess::kill_and_reap() {
   return status_;
 }
 
+namespace {
+
+// The descriptors a spawn prepares before fork: the stdio pipes asked for,
+// /dev/null when a stream is discarded, and the pipe the child reports a
+// failed step on (it closes on a successful exec).
+struct SpawnPipes {
+  Pipe in, out, err, report;
+  UniqueFd devnull;
+};
+
+Result<SpawnPipes> make_spawn_pipes(const SpawnOptions& o) {
+  SpawnPipes p;
+  if (o.stdin_mode == StdioMode::Pipe) {
+    DOT_ASSIGN_OR_RETURN(p.in, make_pipe());
+  }
+  if (o.stdout_mode == StdioMode::Pipe) {
+    DOT_ASSIGN_OR_RETURN(p.out, make_pipe());
+  }
+  if (o.stderr_mode == StdioMode::Pipe) {
+    DOT_ASSIGN_OR_RETURN(p.err, make_pipe());
+  }
+  DOT_ASSIGN_OR_RETURN(p.report, make_pipe());
+  if (o.stdin_mode == StdioMode::DevNull || o.stdout_mode == StdioMode::DevNull ||
+      o.stderr_mode == StdioMode::DevNull) {
+    p.devnull.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
+    if (!p.devnull)
+      return make_error(base::ErrorKind::Spawn, fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
+  }
+  return p;
+}
+
+// ---- the child, between fork and exec: async-signal-safe calls only ----
+
+// A close-on-exec copy of `fd` at 100 or above.
+int stash_fd(int fd, int rfd) {
+  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
+  if (copy < 0) child_fail(rfd, kStageDup, errno);
+  return copy;
+}
+
+// The stash of what becomes stdio descriptor `mode`'s source; -1 to inherit.
+int stdio_source(StdioMode mode, const Pipe& pipe, bool child_reads, const UniqueFd& devnull, int rfd) {
+  if (mode == StdioMode::Pipe) return stash_fd(child_reads ? pipe.read.get() : pipe.write.get(), rfd);
+  if (mode == StdioMode::DevNull) return stash_fd(devnull.get(), rfd);
+  return -1;
+}
+
+// Signal dispositions, the mask, the parent-death signal and the group.
+void child_reset_process(const SpawnOptions& o, int rfd) {
+  // Signal dispositions set to ignore survive exec; the child starts clean.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(s, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (o.parent_death_signal && ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(rfd, kStagePdeath, errno);
+  if (o.new_session) {
+    if (::setsid() < 0) child_fail(rfd, kStageGroup, errno);
+  } else if (o.new_process_group && ::setpgid(0, 0) != 0) {
+    child_fail(rfd, kStageGroup, errno);
+  }
+}
+
+[[noreturn]] void run_child(const SpawnOptions& o, const SpawnPipes& p, char** argv, char** envp) {
+  // Every descriptor the child needs is first copied to >= 100 (close-on-exec),
+  // then everything is marked close-on-exec, then stdio and the kept
+  // descriptors are dup2'ed into place (dup2 clears close-on-exec on the
+  // target). So exactly stdio and keep_fds survive exec. Kept targets must
+  // be below 100.
+  int rfd = ::fcntl(p.report.write.get(), F_DUPFD_CLOEXEC, 100);
+  if (rfd < 0) child_fail(p.report.write.get(), kStageDup, errno);
+  child_reset_process(o, rfd);
+  const int src[3] = {stdio_source(o.stdin_mode, p.in, true, p.devnull, rfd),
+                      stdio_source(o.stdout_mode, p.out, false, p.devnull, rfd),
+                      stdio_source(o.stderr_mode, p.err, false, p.devnull, rfd)};
+  int keep_src[64];
+  std::size_t nkeep = 0;
+  for (const auto& kept : o.keep_fds) {
+    if (nkeep == 64 || kept.second >= 100 || kept.second < 3) child_fail(rfd, kStageDup, EINVAL);
+    keep_src[nkeep++] = stash_fd(kept.first, rfd);
+  }
+  int exec_fd = o.exec_fd >= 0 ? stash_fd(o.exec_fd, rfd) : -1;
+  if (::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) child_fail(rfd, kStageClose, errno);
+  for (int target = 0; target < 3; ++target)
+    if (src[target] >= 0 && ::dup2(src[target], target) < 0) child_fail(rfd, kStageDup, errno);
+  for (std::size_t i = 0; i < nkeep; ++i)
+    if (::dup2(keep_src[i], o.keep_fds[i].second) < 0) child_fail(rfd, kStageDup, errno);
+
+  if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) child_fail(rfd, kStageChdir, errno);
+  if (o.pre_exec != nullptr) {
+    int e = o.pre_exec(o.pre_exec_ctx);
+    if (e != 0) child_fail(rfd, kStagePreExec, e);
+  }
+  if (exec_fd >= 0)
+    ::fexecve(exec_fd, argv, envp);
+  else
+    ::execve(o.path.c_str(), argv, envp);
+  child_fail(rfd, kStageExec, errno);
+}
+
+}  // namespace
+
 Result<ChildProcess> spawn(const SpawnOptions& o) {
   if (o.argv.empty()) return make_error(base::ErrorKind::SpawnMisuse, "spawn needs argv[0]");
   if (o.path.empty() == (o.exec_fd < 0))
@@ -234,91 +337,12 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   argv.push_back(nullptr);
   for (const auto& e : o.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-
-  Pipe in, out, err;
-  if (o.stdin_mode == StdioMode::Pipe) {
-    DOT_ASSIGN_OR_RETURN(in, make_pipe());
-  }
-  if (o.stdout_mode == StdioMode::Pipe) {
-    DOT_ASSIGN_OR_RETURN(out, make_pipe());
-  }
-  if (o.stderr_mode == StdioMode::Pipe) {
-    DOT_ASSIGN_OR_RETURN(err, make_pipe());
-  }
-  DOT_ASSIGN_OR_RETURN(Pipe report, make_pipe());
-  UniqueFd devnull;
-  if (o.stdin_mode == StdioMode::DevNull || o.stdout_mode == StdioMode::DevNull ||
-      o.stderr_mode == StdioMode::DevNull) {
-    devnull.reset(::open("/dev/null", O_RDWR | O_CLOEXEC));
-    if (!devnull)
-      return make_error(base::ErrorKind::Spawn, fmt::format("cannot open /dev/null: {}", std::strerror(errno)));
-  }
+  DOT_ASSIGN_OR_RETURN(SpawnPipes p, make_spawn_pipes(o));
 
   std::unique_lock<std::mutex> registry_lock(registry().mu);
   pid_t pid = ::fork();
   if (pid < 0) return make_error(base::ErrorKind::Spawn, fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    // Every descriptor the child needs is first copied to >= 100 (close-on-exec),
-    // then everything is marked close-on-exec, then stdio and the kept
-    // descriptors are dup2'ed into place (dup2 clears close-on-exec on the
-    // target). So exactly stdio and keep_fds survive exec. Kept targets must
-    // be below 100.
-    int rfd = ::fcntl(report.write.get(), F_DUPFD_CLOEXEC, 100);
-    if (rfd < 0) child_fail(report.write.get(), kStageDup, errno);
-    // Signal dispositions set to ignore survive exec; the child starts clean.
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(s, &dfl, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-
-    if (o.parent_death_signal && ::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(rfd, kStagePdeath, errno);
-    if (o.new_session) {
-      if (::setsid() < 0) child_fail(rfd, kStageGroup, errno);
-    } else if (o.new_process_group && ::setpgid(0, 0) != 0) {
-      child_fail(rfd, kStageGroup, errno);
-    }
-
-    auto stash = [&](int fd) -> int {
-      int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
-      if (copy < 0) child_fail(rfd, kStageDup, errno);
-      return copy;
-    };
-    int src0 = o.stdin_mode == StdioMode::Pipe      ? stash(in.read.get())
-               : o.stdin_mode == StdioMode::DevNull ? stash(devnull.get())
-                                                    : -1;
-    int src1 = o.stdout_mode == StdioMode::Pipe      ? stash(out.write.get())
-               : o.stdout_mode == StdioMode::DevNull ? stash(devnull.get())
-                                                     : -1;
-    int src2 = o.stderr_mode == StdioMode::Pipe      ? stash(err.write.get())
-               : o.stderr_mode == StdioMode::DevNull ? stash(devnull.get())
-                                                     : -1;
-    int keep_src[64];
-    std::size_t nkeep = 0;
-    for (const auto& kept : o.keep_fds) {
-      if (nkeep == 64 || kept.second >= 100 || kept.second < 3) child_fail(rfd, kStageDup, EINVAL);
-      keep_src[nkeep++] = stash(kept.first);
-    }
-    int exec_fd = o.exec_fd >= 0 ? stash(o.exec_fd) : -1;
-    if (::syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) child_fail(rfd, kStageClose, errno);
-    if (src0 >= 0 && ::dup2(src0, 0) < 0) child_fail(rfd, kStageDup, errno);
-    if (src1 >= 0 && ::dup2(src1, 1) < 0) child_fail(rfd, kStageDup, errno);
-    if (src2 >= 0 && ::dup2(src2, 2) < 0) child_fail(rfd, kStageDup, errno);
-    for (std::size_t i = 0; i < nkeep; ++i)
-      if (::dup2(keep_src[i], o.keep_fds[i].second) < 0) child_fail(rfd, kStageDup, errno);
-
-    if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) child_fail(rfd, kStageChdir, errno);
-    if (o.pre_exec != nullptr) {
-      int e = o.pre_exec(o.pre_exec_ctx);
-      if (e != 0) child_fail(rfd, kStagePreExec, e);
-    }
-    if (exec_fd >= 0)
-      ::fexecve(exec_fd, argv.data(), envp.data());
-    else
-      ::execve(o.path.c_str(), argv.data(), envp.data());
-    child_fail(rfd, kStageExec, errno);
-  }
+  if (pid == 0) run_child(o, p, argv.data(), envp.data());
 
   registry().owned.insert(pid);
   registry_lock.unlock();
@@ -326,17 +350,17 @@ Result<ChildProcess> spawn(const SpawnOptions& o) {
   child.pid_ = pid;
   child.own_group_ = o.new_process_group || o.new_session;
   child.pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  report.write.reset();
-  in.read.reset();
-  out.write.reset();
-  err.write.reset();
-  child.stdin_ = std::move(in.write);
-  child.stdout_ = std::move(out.read);
-  child.stderr_ = std::move(err.read);
+  p.report.write.reset();
+  p.in.read.reset();
+  p.out.write.reset();
+  p.err.write.reset();
+  child.stdin_ = std::move(p.in.write);
+  child.stdout_ = std::move(p.out.read);
+  child.stderr_ = std::move(p.err.read);
 
   ChildFailure f{};
   ssize_t n;
-  do n = ::read(report.read.get(), &f, sizeof f);
+  do n = ::read(p.report.read.get(), &f, sizeof f);
   while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof f)) {
     child.kill_and_reap();

@@ -89,16 +89,21 @@ void split_path_list(const std::string& list, std::vector<std::string>& out) {
   }
 }
 
-}  // namespace
+// What the program headers say: the loaded segments (to map DT_STRTAB's
+// address to a file offset) and the one PT_DYNAMIC, if any; PT_INTERP goes
+// into the result directly.
+struct ProgramHeaders {
+  std::vector<Load> loads;
+  std::optional<Elf64_Phdr> dynamic;
+};
 
-Result<ElfDynamicInfo> read_elf_dynamic_info(const ElfReadAt& read_at) {
+Result<ProgramHeaders> read_program_headers(const ElfReadAt& read_at, ElfDynamicInfo& info) {
   Elf64_Ehdr eh;
   if (!read_exact(read_at, 0, sizeof eh, &eh)) return elf_error("shorter than an ELF header");
   if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return elf_error("not an ELF file");
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
     return elf_error("not a 64-bit little-endian ELF file");
   if (eh.e_machine != kMachine) return elf_error(fmt::format("ELF machine {} is not this machine's", eh.e_machine));
-  ElfDynamicInfo info;
   info.is_elf_executable = eh.e_type == ET_EXEC || eh.e_type == ET_DYN;
   if (!info.is_elf_executable) return elf_error(fmt::format("ELF type {} is not loadable", eh.e_type));
   if (eh.e_phentsize != sizeof(Elf64_Phdr)) return elf_error("unexpected program header size");
@@ -108,13 +113,11 @@ Result<ElfDynamicInfo> read_elf_dynamic_info(const ElfReadAt& read_at) {
   std::vector<Elf64_Phdr> ph(eh.e_phnum);
   if (!read_exact(read_at, eh.e_phoff, ph.size() * sizeof(Elf64_Phdr), ph.data()))
     return elf_error("program headers lie outside the file");
-
-  std::vector<Load> loads;
-  const Elf64_Phdr* dynamic = nullptr;
+  ProgramHeaders out;
   for (const auto& p : ph) {
     if (p.p_type == PT_LOAD) {
       if (p.p_filesz > p.p_memsz) return elf_error("PT_LOAD with file size above memory size");
-      loads.push_back({p.p_vaddr, p.p_memsz, p.p_offset, p.p_filesz});
+      out.loads.push_back({p.p_vaddr, p.p_memsz, p.p_offset, p.p_filesz});
     } else if (p.p_type == PT_INTERP) {
       if (!info.interpreter.empty()) return elf_error("more than one PT_INTERP");
       if (p.p_filesz < 2 || p.p_filesz > PATH_MAX) return elf_error("PT_INTERP of impossible size");
@@ -122,70 +125,94 @@ Result<ElfDynamicInfo> read_elf_dynamic_info(const ElfReadAt& read_at) {
       if (info.interpreter.empty() || info.interpreter[0] != '/')
         return elf_error(fmt::format("interpreter \"{}\" is not an absolute path", info.interpreter));
     } else if (p.p_type == PT_DYNAMIC) {
-      if (dynamic != nullptr) return elf_error("more than one PT_DYNAMIC");
-      dynamic = &p;
+      if (out.dynamic) return elf_error("more than one PT_DYNAMIC");
+      out.dynamic = p;
     }
   }
-  if (dynamic == nullptr) return info;  // statically linked: nothing to load
+  return out;
+}
 
-  std::size_t count = static_cast<std::size_t>(dynamic->p_filesz / sizeof(Elf64_Dyn));
-  if (count > kMaxDynamicEntries) return elf_error("PT_DYNAMIC too large");
-  std::vector<Elf64_Dyn> dyn(count);
-  if (count > 0 && !read_exact(read_at, dynamic->p_offset, count * sizeof(Elf64_Dyn), dyn.data()))
-    return elf_error("PT_DYNAMIC lies outside the file");
-
+// The entries of PT_DYNAMIC that name strings, up to DT_NULL: where the
+// string table is and the indexes of the names in it.
+struct DynamicStrings {
   std::uint64_t strtab = 0, strsz = 0;
   bool have_strtab = false;
   std::vector<std::uint64_t> needed, rpath, runpath;
+};
+
+Result<DynamicStrings> read_dynamic_strings(const ElfReadAt& read_at, const Elf64_Phdr& dynamic) {
+  std::size_t count = static_cast<std::size_t>(dynamic.p_filesz / sizeof(Elf64_Dyn));
+  if (count > kMaxDynamicEntries) return elf_error("PT_DYNAMIC too large");
+  std::vector<Elf64_Dyn> dyn(count);
+  if (count > 0 && !read_exact(read_at, dynamic.p_offset, count * sizeof(Elf64_Dyn), dyn.data()))
+    return elf_error("PT_DYNAMIC lies outside the file");
+  DynamicStrings out;
   for (const auto& d : dyn) {
     if (d.d_tag == DT_NULL) break;
     switch (d.d_tag) {
       case DT_STRTAB:
-        strtab = d.d_un.d_ptr;
-        have_strtab = true;
+        out.strtab = d.d_un.d_ptr;
+        out.have_strtab = true;
         break;
       case DT_STRSZ:
-        strsz = d.d_un.d_val;
+        out.strsz = d.d_un.d_val;
         break;
       case DT_NEEDED:
-        if (needed.size() == kMaxNeeded) return elf_error("too many DT_NEEDED entries");
-        needed.push_back(d.d_un.d_val);
+        if (out.needed.size() == kMaxNeeded) return elf_error("too many DT_NEEDED entries");
+        out.needed.push_back(d.d_un.d_val);
         break;
       case DT_RPATH:
-        rpath.push_back(d.d_un.d_val);
+        out.rpath.push_back(d.d_un.d_val);
         break;
       case DT_RUNPATH:
-        runpath.push_back(d.d_un.d_val);
+        out.runpath.push_back(d.d_un.d_val);
         break;
       default:
         break;
     }
   }
-  if (needed.empty() && rpath.empty() && runpath.empty()) return info;
-  if (!have_strtab) return elf_error("DT_NEEDED without DT_STRTAB");
+  return out;
+}
 
+// The names DT_NEEDED, DT_RPATH and DT_RUNPATH point at, read from the
+// string table through the loaded segments.
+Status read_names(const ElfReadAt& read_at, const std::vector<Load>& loads, const DynamicStrings& d,
+                  ElfDynamicInfo& info) {
+  if (!d.have_strtab) return elf_error("DT_NEEDED without DT_STRTAB");
   std::uint64_t str_off = 0, str_avail = 0;
-  if (!vaddr_to_offset(loads, strtab, &str_off, &str_avail))
+  if (!vaddr_to_offset(loads, d.strtab, &str_off, &str_avail))
     return elf_error("DT_STRTAB does not point into a loaded segment");
-  if (strsz != 0) str_avail = std::min(str_avail, strsz);
+  if (d.strsz != 0) str_avail = std::min(str_avail, d.strsz);
 
   auto string_at = [&](std::uint64_t index, const char* what) -> Result<std::string> {
     if (index >= str_avail) return elf_error(fmt::format("{} string index {} outside DT_STRTAB", what, index));
     return read_c_string(read_at, str_off + index, str_avail - index, what);
   };
-  for (auto idx : needed) {
+  for (auto idx : d.needed) {
     DOT_ASSIGN_OR_RETURN(std::string name, string_at(idx, "DT_NEEDED"));
     if (name.empty()) return elf_error("empty DT_NEEDED name");
     info.needed.push_back(std::move(name));
   }
-  for (auto idx : rpath) {
+  for (auto idx : d.rpath) {
     DOT_ASSIGN_OR_RETURN(std::string list, string_at(idx, "DT_RPATH"));
     split_path_list(list, info.rpath);
   }
-  for (auto idx : runpath) {
+  for (auto idx : d.runpath) {
     DOT_ASSIGN_OR_RETURN(std::string list, string_at(idx, "DT_RUNPATH"));
     split_path_list(list, info.runpath);
   }
+  return {};
+}
+
+}  // namespace
+
+Result<ElfDynamicInfo> read_elf_dynamic_info(const ElfReadAt& read_at) {
+  ElfDynamicInfo info;
+  DOT_ASSIGN_OR_RETURN(ProgramHeaders ph, read_program_headers(read_at, info));
+  if (!ph.dynamic) return info;  // statically linked: nothing to load
+  DOT_ASSIGN_OR_RETURN(DynamicStrings strings, read_dynamic_strings(read_at, *ph.dynamic));
+  if (strings.needed.empty() && strings.rpath.empty() && strings.runpath.empty()) return info;
+  DOT_TRY(read_names(read_at, ph.loads, strings, info));
   return info;
 }
 

@@ -2,6 +2,7 @@
 #include "dot/core/registry.h"
 #include "dot/core/error_kinds.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -169,9 +170,9 @@ namespace {}  // namespace
 
 // The path must be exactly "/" + components without ".", "..", empty
 // components or a trailing '/', so what is stored is what was checked.
-Result<UniqueFd> open_input(const Root& root, const std::string& path) {
+Result<UniqueFd> open_input(const Root& root, const std::string& path, std::string_view option) {
   auto policy = [&](ErrorKind kind, std::string why) {
-    return make_error(kind, fmt::format("--input {}: {}", path, why));
+    return make_error(kind, fmt::format("{} {}: {}", option, path, why));
   };
   if (path.empty() || path.front() != '/') return policy(core::ErrorKind::InputPath, "not an absolute path");
   if (path.size() > kMaxInputBytes)
@@ -201,9 +202,9 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path) {
       struct stat st {};
       if (::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
         return make_error(core::ErrorKind::Symlink,
-                          fmt::format("--input {}: {} is a symlink (never followed)", path, walked));
+                          fmt::format("{} {}: {} is a symlink (never followed)", option, path, walked));
       if (err == ENOTDIR) return policy(core::ErrorKind::InputType, fmt::format("{} is not a directory", walked));
-      return beneath::errno_error(err, "open input", walked);
+      return beneath::errno_error(err, option == "--input" ? "open input" : "open runtime folder", walked);
     }
     dir = std::move(next);
     struct stat st {};
@@ -277,6 +278,24 @@ Result<Manifest> requested_manifest(const Root& root, const RegisterRequest& req
   return m;
 }
 
+// An interpreted plugin's runtime folders: those derived from its
+// interpreter, then each --runtime not among them, checked as an input is
+// (absolute, no symlink on the way, a directory, apart from the root).
+Result<std::vector<std::string>> runtime_folders(const Root& root, std::vector<std::string> derived,
+                                                 const std::vector<std::string>& given) {
+  if (given.size() > kMaxInputs)
+    return make_error(core::ErrorKind::Runtime,
+                      fmt::format("{} --runtime folders (at most {})", given.size(), kMaxInputs));
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    if (std::find(given.begin(), given.begin() + static_cast<std::ptrdiff_t>(i), given[i]) !=
+        given.begin() + static_cast<std::ptrdiff_t>(i))
+      return make_error(core::ErrorKind::Runtime, fmt::format("--runtime {} is given twice", given[i]));
+    DOT_ASSIGN_OR_RETURN(UniqueFd checked, open_input(root, given[i], "--runtime"));
+    if (std::find(derived.begin(), derived.end(), given[i]) == derived.end()) derived.push_back(given[i]);
+  }
+  return derived;
+}
+
 }  // namespace
 
 Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
@@ -305,9 +324,16 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   if (::lseek(pinned.fd.get(), 0, SEEK_SET) != 0)
     return beneath::errno_error(errno, "seek the sealed copy of", plugin_path);
   DOT_ASSIGN_OR_RETURN(std::string bytes, read_all(pinned.fd.get(), dpp::kMaxPluginBytes, plugin_path));
-  if (exe.interpreter)
-    m.interpreter = ManifestInterpreter{exe.interpreter->path, exe.program.sha256, exe.interpreter->options,
-                                        exe.interpreter->runtime_dirs};
+  if (exe.interpreter) {
+    DOT_ASSIGN_OR_RETURN(std::vector<std::string> runtime,
+                         runtime_folders(root, exe.interpreter->runtime_dirs, req.runtime));
+    m.interpreter =
+        ManifestInterpreter{exe.interpreter->path, exe.program.sha256, exe.interpreter->options, std::move(runtime)};
+  } else if (!req.runtime.empty()) {
+    return make_error(core::ErrorKind::Runtime,
+                      fmt::format("--runtime {} is for a #! script's interpreter ({} is an ELF executable)",
+                                  req.runtime.front(), plugin_path));
+  }
   m.sha256 = pinned.sha256;
   DOT_ASSIGN_OR_RETURN(std::string manifest_bytes, encode_manifest(m));
 

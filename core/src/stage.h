@@ -62,7 +62,14 @@ class Stage {
   // The fallback: make_plan removes the stage itself (remove()) once the
   // plugin is dead and reports a failure; whatever is left then, `recover`
   // removes and reports.
-  ~Stage() { (void)remove(); }
+  // remove() allocates (names, errors): running out of memory here leaves
+  // the stage to `recover` rather than throwing out of a destructor.
+  ~Stage() {
+    try {
+      (void)remove();
+    } catch (...) {  // nothing more can be done in a destructor
+    }
+  }
 
   // Removes this plan's stage completely, whatever its depth (remove_tree
   // walks without recursion, never following a link), and everything else

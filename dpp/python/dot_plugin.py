@@ -1,5 +1,7 @@
-"""dot_plugin: the plugin side of dot-core's general profile org.dot.dpp/v1 in
-standard Python, the same runtime the C++ plugins link (dot/dpp/runtime.h).
+"""dot_plugin: the plugin side of dot-core's plugin protocol in standard
+Python, the same runtime the C++ plugins link (dot/dpp/runtime.h): the
+general profile org.dot.dpp/v1 (subclass Plugin) and the closed hello
+profile org.dot.hello/v1 (subclass HelloPlugin, docs/spec/dpp-hello.md).
 
 Every rule here is a section of docs/spec/dpp-general.md (cited by its
 heading in quotes). The author writes two handlers; serve() does the rest:
@@ -21,7 +23,8 @@ heading in quotes). The author writes two handlers; serve() does the rest:
 serve() reads frames of up to 16 MiB with the framing rules, checks each
 body (UTF-8, one JSON value, no key twice, depth 16), expects dot.initialize,
 dot.plan, dot.materialize, dot.validate, dot.shutdown with ids 1 to 5,
-checks the params against the profile, echoes dot.initialize (adding "log"
+checks the params against the profile (a hello plugin: frames of up to
+64 KiB and the hello profile's params, answers and artifacts), echoes dot.initialize (adding "log"
 when the plugin wants it and core offered it), adds the one root-sync effect
 to every plan, and answers what it cannot accept instead of stopping:
 
@@ -50,7 +53,8 @@ from dataclasses import dataclass
 
 __all__ = ["PROFILE", "PROTOCOL", "LIMITS", "CAPABILITIES", "ROOT_SYNC", "MODES", "Operation", "Artifact",
            "PluginError", "InvalidParams", "StageError", "Context", "Plugin", "write", "remove", "link", "serve", "run",
-           "write_staged_file", "copy_staged_file"]
+           "write_staged_file", "copy_staged_file", "HELLO_PROFILE", "HELLO_ID", "HELLO_NAMES", "HelloArtifact",
+           "HelloPlugin", "write_hello_file"]
 
 PROFILE = "org.dot.dpp/v1"
 PROTOCOL = 1
@@ -65,6 +69,12 @@ ROOT_SYNC = {"failure_policy": "required", "kind": "sync", "target": "managed-ro
 # "Plan": the four modes a write may ask for, as the integers the wire carries.
 MODES = (0o600, 0o644, 0o700, 0o755)
 LOG_LEVELS = ("debug", "info", "warning", "error")
+# docs/spec/dpp-hello.md: the closed profile, its one id and its two files.
+HELLO_PROFILE = "org.dot.hello/v1"
+HELLO_ID = "org.dot.hello"
+HELLO_NAMES = ("hello.txt", "welcome.txt")
+_HELLO_MAX_FRAME = 65536        # "Session limits": one frame body
+_HELLO_MAX_FILE = 65536         # "Materialize and the stage": 1 to 65536 bytes a file
 
 _MAX_SAFE = 2**53 - 1           # "Transport": the largest integer
 _MAX_DEPTH = 16                 # "Transport": nesting, the envelope is depth 1
@@ -92,6 +102,15 @@ class Artifact:
     """One staged file ("dot.materialize result"): its path, SHA-256 (64
     lowercase hex digits) and size in bytes."""
     path: str
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class HelloArtifact:
+    """One staged file of the hello profile ("dot.materialize"): its name,
+    SHA-256 (64 lowercase hex digits) and size (1 to 65536 bytes)."""
+    name: str
     sha256: str
     size: int
 
@@ -220,6 +239,27 @@ class Plugin:
     def materialize(self, ctx, stage):
         """Write every planned write into `stage` (write_staged_file,
         copy_staged_file) and return one Artifact each, in operation order."""
+        raise NotImplementedError("materialize")
+
+
+class HelloPlugin:
+    """A plugin of the hello profile org.dot.hello/v1: subclass it and write
+    plan() and materialize(); initialize() is optional. The profile admits
+    one id (HELLO_ID), the names HELLO_NAMES in that order, files of 1 to
+    65536 bytes staged with mode 0600, no inputs, no dot.log."""
+    id = HELLO_ID
+
+    def initialize(self, ctx, params):
+        """After the params passed the profile's checks, before the echo."""
+
+    def plan(self, ctx):
+        """The names the plan writes (a list of str): HELLO_NAMES. The
+        runtime adds the root-sync effect."""
+        return list(HELLO_NAMES)
+
+    def materialize(self, ctx, stage):
+        """Write every planned name into `stage` (write_hello_file) and return
+        one HelloArtifact each, in the order of the names."""
         raise NotImplementedError("materialize")
 
 
@@ -354,24 +394,32 @@ def _is_limits(value):
     return isinstance(value, dict) and all(_is_uint(v) for v in value.values())
 
 
-def _initialize_params(params):
-    """The "dot.initialize params" of the profile, or _Refusal -32602."""
-    p = _members(params, "dot.initialize", {
-        "capabilities": _is_str_list, "inputs": _is_str_list, "limits": _is_limits,
-        "nonce": lambda v: isinstance(v, str), "profile": lambda v: isinstance(v, str), "protocol": _is_uint,
-        "required_assurance": lambda v: isinstance(v, str)})
+def _is_str(value):
+    return isinstance(value, str)
+
+
+def _initialize_params(params, hello=False):
+    """The "dot.initialize params" of the general profile, or with `hello`
+    the hello profile's (no inputs or limits, never "log"); else _Refusal
+    -32602."""
+    members = {"capabilities": _is_str_list, "nonce": _is_str, "profile": _is_str, "protocol": _is_uint,
+               "required_assurance": _is_str}
+    if not hello:
+        members.update({"inputs": _is_str_list, "limits": _is_limits})
+    p = _members(params, "dot.initialize", members)
     if p["protocol"] != PROTOCOL:
         raise _bad("unsupported protocol %d" % p["protocol"])
-    if p["profile"] != PROFILE:
+    if p["profile"] != (HELLO_PROFILE if hello else PROFILE):
         raise _bad("unsupported profile \"%s\"" % _excerpt(p["profile"]))
     if p["required_assurance"] not in ("audit", "process"):
         raise _bad("unknown required_assurance \"%s\"" % _excerpt(p["required_assurance"]))
     nonce = p["nonce"]
     if len(nonce) != 64 or any(c not in "0123456789abcdef" for c in nonce):
         raise _bad("the nonce is not 64 lowercase hex")
-    if p["limits"] != LIMITS:
+    if not hello and p["limits"] != LIMITS:
         raise _bad("the limits are not the profile's")
-    if p["capabilities"] not in (list(CAPABILITIES), list(CAPABILITIES) + ["log"]):
+    offered = (list(CAPABILITIES),) if hello else (list(CAPABILITIES), list(CAPABILITIES) + ["log"])
+    if p["capabilities"] not in offered:
         raise _bad("the capabilities are not the profile's")
     return p
 
@@ -399,10 +447,27 @@ def _artifact(art):
     return {"path": art.path, "sha256": art.sha256, "size": art.size}
 
 
+def _hello_name(name):
+    if not isinstance(name, str):
+        raise _Unsendable("plan() returned the name %r; the hello profile's names are str" % (name,))
+    return name
+
+
+def _hello_artifact(art):
+    if not isinstance(art, HelloArtifact):
+        raise _Unsendable("materialize() returned %r; artifacts are dot_plugin.HelloArtifact (write_hello_file())"
+                          % (art,))
+    if not isinstance(art.name, str) or not isinstance(art.sha256, str) or not _is_uint(art.size):
+        raise _Unsendable("artifact %r: name and sha256 are str, size a non-negative int" % (art,))
+    return {"name": art.name, "sha256": art.sha256, "size": art.size}
+
+
 def _encode(message):
-    """A message's body: compact JSON, UTF-8 (TypeError or UnicodeError when
+    """A message's body: compact JSON, members in sorted order as the C++
+    runtime writes them, UTF-8 (TypeError or UnicodeError when
     it cannot be, a lone surrogate in a path for instance)."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+                      sort_keys=True).encode("utf-8")
 
 
 # ---- the session ----
@@ -415,6 +480,8 @@ class _Runtime:
         self.log = False          # log negotiated
         self.in_request = False   # dot.log is allowed only while a handler runs
         self.logs_sent = 0
+        self.hello = isinstance(plugin, HelloPlugin)
+        self.max_frame = _HELLO_MAX_FRAME if self.hello else LIMITS["max_frame_bytes"]
 
     def note(self, line):
         try:
@@ -452,7 +519,7 @@ class _Runtime:
     def run(self):
         while True:
             try:
-                body = _read_frame(self.stdin, LIMITS["max_frame_bytes"])
+                body = _read_frame(self.stdin, self.max_frame)
             except _FramingError as e:
                 self.note("DOT_E_PROTOCOL: %s" % e)
                 return 1
@@ -493,15 +560,17 @@ class _Runtime:
             body = _encode({"jsonrpc": "2.0", "id": rid, "result": result})
         except (TypeError, ValueError) as e:
             raise _Refusal(_INTERNAL_ERROR, "Internal error: the %s result cannot be sent: %s" % (method, e)) from None
-        if len(body) > LIMITS["max_frame_bytes"]:
+        if len(body) > self.max_frame:
             raise _Refusal(_INTERNAL_ERROR, "Internal error: the %s result has %d bytes; a frame carries at most %d"
-                           % (method, len(body), LIMITS["max_frame_bytes"]))
+                           % (method, len(body), self.max_frame))
         self.stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.stdout.flush()
         self.next += 1
 
     def handle(self, method, params):
         ctx = Context(self)
+        if self.hello:
+            return self.handle_hello(ctx, method, params)
         if method == "dot.initialize":
             p = _initialize_params(params)
             self.params = p
@@ -522,6 +591,26 @@ class _Runtime:
         if method == "dot.materialize":
             p = _members(params, method, {"stage": lambda v: isinstance(v, str)})
             return {"artifacts": [_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]}
+        _members(params, method, {})
+        return {"valid": True}
+
+    def handle_hello(self, ctx, method, params):
+        """The hello profile's answers ("Methods" of docs/spec/dpp-hello.md)."""
+        if method == "dot.initialize":
+            p = _initialize_params(params, hello=True)
+            self.params = p
+            self.plugin.initialize(ctx, p)
+            return {"assurance": p["required_assurance"], "capabilities": p["capabilities"], "id": self.plugin.id,
+                    "nonce": p["nonce"], "profile": p["profile"], "protocol": p["protocol"]}
+        if method == "dot.plan":
+            _members(params, method, {})
+            names = self.plugin.plan(ctx)
+            if not isinstance(names, (list, tuple)):
+                raise _Unsendable("plan() returned %r; a hello plan is a list of names" % (names,))
+            return {"effects": [dict(ROOT_SYNC)], "names": [_hello_name(n) for n in names]}
+        if method == "dot.materialize":
+            p = _members(params, method, {"stage": lambda v: isinstance(v, str)})
+            return {"artifacts": [_hello_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]}
         _members(params, method, {})
         return {"valid": True}
 
@@ -590,8 +679,10 @@ def _open_stage_file(stage, path):
             if made:  # the umask may have taken bits core needs to read it back
                 os.fchmod(folder, 0o700)
         try:
-            return os.open(names[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                           dir_fd=folder)
+            fd = os.open(names[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=folder)
+            os.fchmod(fd, 0o600)  # whatever the umask took: the hello profile requires exactly 0600
+            return fd
         except OSError as e:
             raise StageError("DOT_E_IO", "cannot create %s in the stage: %s" % (_excerpt(path), e.strerror)) from None
     except OSError as e:
@@ -646,3 +737,18 @@ def copy_staged_file(stage, path, source, max_bytes=LIMITS["max_file_bytes"]):
     finally:
         os.close(fd)
     return Artifact(path, digest.hexdigest(), size)
+
+
+def write_hello_file(stage, name, data):
+    """A hello-profile file: `data` (bytes, or str as UTF-8; 1 to 65536
+    bytes) written as `name` directly in `stage`, created exclusively with
+    mode 0600 as the profile requires; its HelloArtifact. A name with a "/"
+    or a symlink on the way is StageError DOT_E_PATH_ESCAPE."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if not isinstance(name, str) or "/" in name:
+        raise StageError("DOT_E_PATH_ESCAPE", "a hello file is a plain name directly in the stage")
+    if not 1 <= len(data) <= _HELLO_MAX_FILE:
+        raise StageError("DOT_E_IO", "a hello file holds 1 to %d bytes, not %d" % (_HELLO_MAX_FILE, len(data)))
+    art = write_staged_file(stage, name, data)
+    return HelloArtifact(name, art.sha256, art.size)

@@ -89,15 +89,34 @@ Status check_echo(const SentIdentity& sent, const EchoedIdentity& echo, std::str
 Status check_capabilities(const std::vector<std::string>& got, const std::vector<std::string>& want,
                           const std::vector<std::string>& sent);
 
-// ---- the response envelope both profiles check (jsonrpc.cpp, general.cpp) ----
-// Its members, and the rules both apply to them: "jsonrpc" present and
-// "2.0", an id present, no error for id null, the id the one expected, never
-// both result and error (kinds missing_field, jsonrpc_version, id,
-// id_mismatch, unknown_field).
-struct ResponseMembers {
-  std::optional<json::Value> version, id, result, error;
+// ---- the JSON-RPC envelope (jsonrpc.cpp) ----
+// The members of an envelope object, read in one pass by every reader of
+// requests, responses and notifications (host and plugin side).
+struct Envelope {
+  std::optional<json::Value> version, id, result, error, method, params;
+  std::optional<json::Member> unknown;  // the first member the reader does not accept
 };
-Status check_response_envelope(json::Value root, const ResponseMembers& m, std::uint64_t expected_id, Method method);
+// Which members a reader accepts; any other is Envelope::unknown.
+enum EnvelopeMember : unsigned {
+  kJsonrpcMember = 1U << 0,
+  kIdMember = 1U << 1,
+  kResultMember = 1U << 2,
+  kErrorMember = 1U << 3,
+  kMethodMember = 1U << 4,
+  kParamsMember = 1U << 5,
+};
+inline constexpr unsigned kRequestMembers = kJsonrpcMember | kIdMember | kMethodMember | kParamsMember;
+inline constexpr unsigned kAnyMember = kRequestMembers | kResultMember | kErrorMember;
+// `object` must be a JSON object.
+Envelope read_envelope(json::Value object, unsigned accepted);
+// Code::Protocol kind unknown_field: `m` in `what` ("the request", ...).
+Error unknown_member(const json::Member& m, std::string_view what);
+
+// The rules both profiles apply to a response's members: "jsonrpc" present
+// and "2.0", an id present, no error for id null, the id the one expected,
+// never both result and error (kinds missing_field, jsonrpc_version, id,
+// id_mismatch, unknown_field).
+Status check_response_envelope(json::Value root, const Envelope& m, std::uint64_t expected_id, Method method);
 
 jcs::Node string_array(const std::vector<std::string>& v);
 jcs::Node uint_node(std::uint64_t v);

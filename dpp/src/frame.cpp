@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -47,6 +49,83 @@ std::size_t min_remaining(HeaderState s, std::size_t prefix_pos) {
   return 1;
 }
 
+// The header of one frame as it is read: its state, the bytes consumed (the
+// one being judged included) and the length's digits so far.
+struct Header {
+  HeaderState state = HeaderState::Prefix;
+  std::size_t pos = 0;
+  std::size_t length = 0;
+  std::size_t max_body = 0;
+};
+
+// Why a header byte is refused (the caller adds its offset).
+struct Refusal {
+  ErrorKind kind;
+  std::string detail;
+};
+
+// One transition per state: what byte `c` does to `h` (moves it on, or not),
+// or why it is refused.
+using Transition = std::optional<Refusal> (*)(Header& h, char c);
+
+std::optional<Refusal> on_prefix(Header& h, char c) {
+  if (c != kPrefix[h.pos - 1])
+    return Refusal{dpp::ErrorKind::Header, fmt::format("{} where the header \"Content-Length: \" expects '{}'",
+                                                       show_byte(c), kPrefix[h.pos - 1])};
+  if (h.pos == kPrefix.size()) h.state = HeaderState::FirstDigit;
+  return std::nullopt;
+}
+
+std::optional<Refusal> on_first_digit(Header& h, char c) {
+  if (c >= '1' && c <= '9') {
+    h.length = static_cast<std::size_t>(c - '0');
+    h.state = HeaderState::Digits;
+    return std::nullopt;
+  }
+  if (c == '0') return Refusal{dpp::ErrorKind::Length, "length 0 or with a leading zero"};
+  if (c == '+' || c == '-') return Refusal{dpp::ErrorKind::Length, fmt::format("length with a sign {}", show_byte(c))};
+  if (c == ' ' || c == '\t') return Refusal{dpp::ErrorKind::Length, "whitespace before the length"};
+  if (c == '\r' || c == '\n') return Refusal{dpp::ErrorKind::Length, "no length digits"};
+  return Refusal{dpp::ErrorKind::Length, fmt::format("{} where a length digit is expected", show_byte(c))};
+}
+
+std::optional<Refusal> on_digits(Header& h, char c) {
+  if (c >= '0' && c <= '9') {
+    h.length = h.length * 10 + static_cast<std::size_t>(c - '0');
+    if (h.length > h.max_body)
+      return Refusal{dpp::ErrorKind::Length, fmt::format("length over the limit of {} bytes", h.max_body)};
+    return std::nullopt;
+  }
+  if (c == '\r') {
+    h.state = HeaderState::Lf1;
+    return std::nullopt;
+  }
+  if (c == '\n') return Refusal{dpp::ErrorKind::Header, "LF-only line end; header lines end with CRLF"};
+  return Refusal{dpp::ErrorKind::Length, fmt::format("{} in the length; only digits are allowed", show_byte(c))};
+}
+
+// The LF after a CR, then `next`.
+template <HeaderState next>
+std::optional<Refusal> on_lf(Header& h, char c) {
+  if (c != '\n') return Refusal{dpp::ErrorKind::Header, fmt::format("CR followed by {} instead of LF", show_byte(c))};
+  h.state = next;
+  return std::nullopt;
+}
+
+std::optional<Refusal> on_cr2(Header& h, char c) {
+  if (c == '\r') {
+    h.state = HeaderState::Lf2;
+    return std::nullopt;
+  }
+  if (c == '\n') return Refusal{dpp::ErrorKind::Header, "LF-only line end; the header ends with an empty CRLF line"};
+  return Refusal{dpp::ErrorKind::ExtraHeader,
+                 fmt::format("a second header line starting with {}; only Content-Length is allowed", show_byte(c))};
+}
+
+// The state machine's table, in HeaderState order (Done reads no byte).
+constexpr Transition kTransitions[] = {on_prefix, on_first_digit,          on_digits, on_lf<HeaderState::Cr2>,
+                                       on_cr2,    on_lf<HeaderState::Done>};
+
 }  // namespace
 
 Result<std::size_t> FrameReader::fill(std::size_t max) {
@@ -58,101 +137,39 @@ Result<std::size_t> FrameReader::fill(std::size_t max) {
   return got;
 }
 
+Error FrameReader::stop(Error e) {
+  failed_ = e;
+  return e;
+}
+
 Result<std::optional<Frame>> FrameReader::next() {
   if (failed_) return *failed_;
-  auto fail = [&](ErrorKind kind, std::uint64_t at, std::string detail) -> Error {
-    failed_ = make_parse_error(kind, at, std::move(detail));
-    return *failed_;
-  };
-
-  HeaderState state = HeaderState::Prefix;
-  std::size_t pos = 0;  // header bytes consumed so far in this frame
-  std::size_t length = 0;
-  while (state != HeaderState::Done) {
+  Header h;
+  h.max_body = max_body_;
+  while (h.state != HeaderState::Done) {
     if (start_ == end_) {
       start_ = end_ = 0;
-      auto got = fill(min_remaining(state, pos));
-      if (!got.ok()) {
-        failed_ = std::move(got).error();
-        return *failed_;
-      }
+      auto got = fill(min_remaining(h.state, h.pos));
+      if (!got.ok()) return stop(std::move(got).error());
       if (*got == 0) {
-        if (pos == 0) return std::optional<Frame>();
-        return fail(dpp::ErrorKind::EarlyEof, offset_ + pos,
-                    fmt::format("stream ended after {} header bytes of a frame", pos));
+        if (h.pos == 0) return std::optional<Frame>();
+        return stop(make_parse_error(dpp::ErrorKind::EarlyEof, offset_ + h.pos,
+                                     fmt::format("stream ended after {} header bytes of a frame", h.pos)));
       }
     }
     const char c = buf_[start_++];
-    const std::uint64_t at = offset_ + pos;
-    ++pos;
-    switch (state) {
-      case HeaderState::Prefix:
-        if (c != kPrefix[pos - 1]) {
-          return fail(
-              dpp::ErrorKind::Header, at,
-              fmt::format("{} where the header \"Content-Length: \" expects '{}'", show_byte(c), kPrefix[pos - 1]));
-        }
-        if (pos == kPrefix.size()) state = HeaderState::FirstDigit;
-        break;
-      case HeaderState::FirstDigit:
-        if (c >= '1' && c <= '9') {
-          length = static_cast<std::size_t>(c - '0');
-          state = HeaderState::Digits;
-        } else if (c == '0') {
-          return fail(dpp::ErrorKind::Length, at, "length 0 or with a leading zero");
-        } else if (c == '+' || c == '-') {
-          return fail(dpp::ErrorKind::Length, at, fmt::format("length with a sign {}", show_byte(c)));
-        } else if (c == ' ' || c == '\t') {
-          return fail(dpp::ErrorKind::Length, at, "whitespace before the length");
-        } else if (c == '\r' || c == '\n') {
-          return fail(dpp::ErrorKind::Length, at, "no length digits");
-        } else {
-          return fail(dpp::ErrorKind::Length, at, fmt::format("{} where a length digit is expected", show_byte(c)));
-        }
-        break;
-      case HeaderState::Digits:
-        if (c >= '0' && c <= '9') {
-          length = length * 10 + static_cast<std::size_t>(c - '0');
-          if (length > max_body_)
-            return fail(dpp::ErrorKind::Length, at, fmt::format("length over the limit of {} bytes", max_body_));
-        } else if (c == '\r') {
-          state = HeaderState::Lf1;
-        } else if (c == '\n') {
-          return fail(dpp::ErrorKind::Header, at, "LF-only line end; header lines end with CRLF");
-        } else {
-          return fail(dpp::ErrorKind::Length, at,
-                      fmt::format("{} in the length; only digits are allowed", show_byte(c)));
-        }
-        break;
-      case HeaderState::Lf1:
-        if (c != '\n')
-          return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
-        state = HeaderState::Cr2;
-        break;
-      case HeaderState::Cr2:
-        if (c == '\r') {
-          state = HeaderState::Lf2;
-        } else if (c == '\n') {
-          return fail(dpp::ErrorKind::Header, at, "LF-only line end; the header ends with an empty CRLF line");
-        } else {
-          return fail(
-              dpp::ErrorKind::ExtraHeader, at,
-              fmt::format("a second header line starting with {}; only Content-Length is allowed", show_byte(c)));
-        }
-        break;
-      case HeaderState::Lf2:
-        if (c != '\n')
-          return fail(dpp::ErrorKind::Header, at, fmt::format("CR followed by {} instead of LF", show_byte(c)));
-        state = HeaderState::Done;
-        break;
-      case HeaderState::Done:
-        break;
-    }
+    const std::uint64_t at = offset_ + h.pos;
+    ++h.pos;
+    if (auto refusal = kTransitions[static_cast<std::size_t>(h.state)](h, c))
+      return stop(make_parse_error(refusal->kind, at, std::move(refusal->detail)));
   }
+  return read_body(h.pos, h.length);
+}
 
+Result<std::optional<Frame>> FrameReader::read_body(std::size_t header_bytes, std::size_t length) {
   Frame frame;
   frame.offset = offset_;
-  frame.body_offset = offset_ + pos;
+  frame.body_offset = offset_ + header_bytes;
   // The buffer follows the bytes that arrived, doubling from kMaxBody up to
   // the announced length: memory is bounded by the limit and by what the
   // peer actually sent, never by what it merely announced.
@@ -163,13 +180,10 @@ Result<std::optional<Frame>> FrameReader::next() {
   while (have < length) {
     if (have == frame.body.size()) frame.body.resize(std::min(length, 2 * frame.body.size()));
     auto got = source_.read(frame.body.data() + have, frame.body.size() - have);
-    if (!got.ok()) {
-      failed_ = std::move(got).error();
-      return *failed_;
-    }
+    if (!got.ok()) return stop(std::move(got).error());
     if (*got == 0)
-      return fail(dpp::ErrorKind::EarlyEof, frame.body_offset + have,
-                  fmt::format("stream ended after {} of {} body bytes", have, length));
+      return stop(make_parse_error(dpp::ErrorKind::EarlyEof, frame.body_offset + have,
+                                   fmt::format("stream ended after {} of {} body bytes", have, length)));
     have += *got;
     read_ += *got;
   }

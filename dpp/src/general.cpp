@@ -401,24 +401,9 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
   if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
 
-  std::optional<json::Value> version, id, result, error, meth, params;
-  for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc")
-      version = m.value;
-    else if (m.key == "id")
-      id = m.value;
-    else if (m.key == "result")
-      result = m.value;
-    else if (m.key == "error")
-      error = m.value;
-    else if (m.key == "method")
-      meth = m.value;
-    else if (m.key == "params")
-      params = m.value;
-    else
-      return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                                 fmt::format("unknown field \"{}\" in the {}", m.key, what));
-  }
+  const fields::Envelope env = fields::read_envelope(root, fields::kAnyMember);
+  if (env.unknown) return fields::unknown_member(*env.unknown, "the " + what);
+  const auto& [version, id, result, error, meth, params, unknown] = env;
   Reply reply;
   if (meth || params) {
     // A notification has method and params and nothing of a response.
@@ -435,7 +420,7 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
     reply.params = *params;
     return reply;
   }
-  DOT_TRY(check_response_envelope(root, {version, id, result, error}, expected_id, method));
+  DOT_TRY(check_response_envelope(root, env, expected_id, method));
   if (error) {
     DOT_ASSIGN_OR_RETURN(reply.error, decode_error_object(*error));
     reply.kind = Reply::Kind::Error;

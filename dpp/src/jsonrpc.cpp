@@ -2,6 +2,9 @@
 #include "dot/dpp/jsonrpc.h"
 #include "dot/dpp/error_kinds.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "fields.h"
@@ -72,7 +75,35 @@ Result<std::string> encode_request(std::uint64_t id, Method method, const jcs::N
   return jcs::encode(n, jcs::Profile::Rfc8785);
 }
 
-Status fields::check_response_envelope(json::Value root, const fields::ResponseMembers& m, std::uint64_t expected_id,
+fields::Envelope fields::read_envelope(json::Value object, unsigned accepted) {
+  struct Slot {
+    std::string_view key;
+    unsigned bit;
+    std::optional<json::Value> Envelope::*member;
+  };
+  static constexpr Slot kSlots[] = {
+      {"jsonrpc", kJsonrpcMember, &Envelope::version}, {"id", kIdMember, &Envelope::id},
+      {"result", kResultMember, &Envelope::result},    {"error", kErrorMember, &Envelope::error},
+      {"method", kMethodMember, &Envelope::method},    {"params", kParamsMember, &Envelope::params},
+  };
+  Envelope e;
+  for (json::Member m : object.members()) {
+    const Slot* slot =
+        std::find_if(std::begin(kSlots), std::end(kSlots), [&](const Slot& s) { return s.key == m.key; });
+    if (slot != std::end(kSlots) && (slot->bit & accepted) != 0)
+      e.*(slot->member) = m.value;
+    else if (!e.unknown)
+      e.unknown = m;
+  }
+  return e;
+}
+
+Error fields::unknown_member(const json::Member& m, std::string_view what) {
+  return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
+                             fmt::format("unknown field \"{}\" in {}", m.key, what));
+}
+
+Status fields::check_response_envelope(json::Value root, const fields::Envelope& m, std::uint64_t expected_id,
                                        Method method) {
   std::string what = fmt::format("response to {}", method_name(method));
   if (!m.version) return missing(root, what, "jsonrpc");
@@ -96,30 +127,16 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
   if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
 
-  std::optional<json::Value> version, id, result, error;
-  bool has_method = false;
-  for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc")
-      version = m.value;
-    else if (m.key == "id")
-      id = m.value;
-    else if (m.key == "result")
-      result = m.value;
-    else if (m.key == "error")
-      error = m.value;
-    else if (m.key == "method" || m.key == "params")
-      has_method = true;
-    else
-      return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                                 fmt::format("unknown field \"{}\" in the {}", m.key, what));
-  }
-  if (has_method) {
-    if (!id)
+  const fields::Envelope env = fields::read_envelope(root, fields::kAnyMember);
+  if (env.unknown) return fields::unknown_member(*env.unknown, "the " + what);
+  if (env.method || env.params) {
+    if (!env.id)
       return at(root, dpp::ErrorKind::Notification,
                 fmt::format("a notification instead of the {}; notifications are not allowed", what));
     return at(root, dpp::ErrorKind::MethodInResponse, fmt::format("the {} carries \"method\" or \"params\"", what));
   }
-  DOT_TRY(fields::check_response_envelope(root, {version, id, result, error}, expected_id, method));
+  DOT_TRY(fields::check_response_envelope(root, env, expected_id, method));
+  const std::optional<json::Value>& error = env.error;
   if (error) {
     // A well-formed error object fails the call with the plugin's words.
     if (!error->is_object()) return at(*error, base::ErrorKind::WrongType, "\"error\" must be an object");
@@ -141,28 +158,17 @@ Result<json::Value> decode_response(const json::Document& doc, std::uint64_t exp
     return at(*error, dpp::ErrorKind::ErrorResponseExpected,
               fmt::format("the plugin answered {} with error {}: {}", method_name(method), code->number_text(), text));
   }
-  if (!result) return missing(root, what, "result");
-  return *result;
+  if (!env.result) return missing(root, what, "result");
+  return *env.result;
 }
 
 Result<Request> decode_request(const json::Document& doc) {
   json::Value root = doc.root();
   if (root.is_array()) return at(root, dpp::ErrorKind::Batch, "a batch request; batches are not allowed");
   if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, "a request must be a JSON object");
-  std::optional<json::Value> version, id, method, params;
-  for (json::Member m : root.members()) {
-    if (m.key == "jsonrpc")
-      version = m.value;
-    else if (m.key == "id")
-      id = m.value;
-    else if (m.key == "method")
-      method = m.value;
-    else if (m.key == "params")
-      params = m.value;
-    else
-      return make_parse_error_as(Code::Protocol, base::ErrorKind::UnknownField, m.key_offset,
-                                 fmt::format("unknown field \"{}\" in the request", m.key));
-  }
+  const fields::Envelope env = fields::read_envelope(root, fields::kRequestMembers);
+  if (env.unknown) return fields::unknown_member(*env.unknown, "the request");
+  const auto& [version, id, result, error, method, params, unknown] = env;
   if (!version) return missing(root, "request", "jsonrpc");
   DOT_TRY(check_version(*version));
   if (!method) return missing(root, "request", "method");

@@ -114,20 +114,8 @@ class Runtime {
   Status handle(const json::Document& doc) {
     json::Value root = doc.root();
     if (!root.is_object()) return invalid(std::nullopt, "not a request object", root.offset());
-    std::optional<json::Value> version, id, method, params;
-    std::optional<json::Member> unknown;
-    for (json::Member m : root.members()) {
-      if (m.key == "jsonrpc")
-        version = m.value;
-      else if (m.key == "id")
-        id = m.value;
-      else if (m.key == "method")
-        method = m.value;
-      else if (m.key == "params")
-        params = m.value;
-      else if (!unknown)
-        unknown = m;
-    }
+    const fields::Envelope env = fields::read_envelope(root, fields::kRequestMembers);
+    const auto& [version, id, result, error, method, params, unknown] = env;
     std::optional<std::uint64_t> rid;
     if (id) {
       auto got = read_id(*id, "request");

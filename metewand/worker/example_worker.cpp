@@ -302,28 +302,26 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  ::signal(SIGPIPE, SIG_IGN);
-  Options o = parse(argc, argv);
-  int in = fd_from_env("METEWAND_PROTOCOL_READ_FD");
-  int out = fd_from_env("METEWAND_PROTOCOL_WRITE_FD");
-
-  if (o.describe_fds) {
-    std::string lines;
-    for (int fd = 0; fd < 1024; ++fd) {
-      char target[512];
-      std::string link = "/proc/self/fd/" + std::to_string(fd);
-      ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
-      if (n < 0) continue;
-      lines += fmt::format("{} {}\n", fd, std::string_view(target, static_cast<std::size_t>(n)));
-    }
-    std::FILE* f = std::fopen(o.describe_fds->c_str(), "w");
-    if (f == nullptr) die("cannot write the fd description");
-    std::fputs(lines.c_str(), f);
-    std::fclose(f);
+// --describe-fds: every open descriptor and what it is, one per line.
+void describe_fds(const std::string& path) {
+  std::string lines;
+  for (int fd = 0; fd < 1024; ++fd) {
+    char target[512];
+    std::string link = "/proc/self/fd/" + std::to_string(fd);
+    ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (n < 0) continue;
+    lines += fmt::format("{} {}\n", fd, std::string_view(target, static_cast<std::size_t>(n)));
   }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) die("cannot write the fd description");
+  std::fputs(lines.c_str(), f);
+  std::fclose(f);
+}
+
+// What the switches ask for before the hello request is read: descriptors
+// described, children left behind, log bytes on stdout and stderr.
+void misbehave_at_start(const Options& o) {
+  if (o.describe_fds) describe_fds(*o.describe_fds);
   if (o.grandchild) {
     pid_t pid = ::fork();
     if (pid == 0) sleep_forever();
@@ -349,6 +347,42 @@ int main(int argc, char** argv) {
       (void)dot::write_all(STDERR_FILENO, std::string_view(chunk).substr(0, n));
     }
   }
+}
+
+// The hello answer, or what the switches put in its place; returns the
+// response descriptor, -1 once it is closed.
+int answer_hello(const Options& o, const mw::HelloRequest& request, int out) {
+  if (o.hang) sleep_forever();
+  if (o.close) {
+    ::close(out);
+    return -1;
+  }
+  if (o.endless) {
+    std::string chunk(65536, ' ');
+    for (;;)
+      if (!dot::write_all(out, chunk, "response stream").ok()) break;
+    return out;
+  }
+  std::string answer = hello_answer(o, request);
+  send(out, answer);
+  if (o.extra) send(out, answer);
+  if (o.raw_file) {
+    // Raw bytes are the whole story: the stream ends with them, so a line
+    // without its LF is an early EOF rather than a wait.
+    ::close(out);
+    return -1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::signal(SIGPIPE, SIG_IGN);
+  Options o = parse(argc, argv);
+  int in = fd_from_env("METEWAND_PROTOCOL_READ_FD");
+  int out = fd_from_env("METEWAND_PROTOCOL_WRITE_FD");
+  misbehave_at_start(o);
 
   dot::FdSource source(in, "the request stream");
   mw::FrameReader reader(source);
@@ -357,26 +391,7 @@ int main(int argc, char** argv) {
   if (!first->has_value()) return 0;  // the orchestrator left before saying hello
   auto request = mw::decode_hello_request((*first)->document.root());
   if (!request.ok()) die(fmt::format("hello request: {}", request.error().message()));
-
-  if (o.hang) sleep_forever();
-  if (o.close) {
-    ::close(out);
-    out = -1;
-  } else if (o.endless) {
-    std::string chunk(65536, ' ');
-    for (;;)
-      if (!dot::write_all(out, chunk, "response stream").ok()) break;
-  } else {
-    std::string answer = hello_answer(o, *request);
-    send(out, answer);
-    if (o.extra) send(out, answer);
-    if (o.raw_file) {
-      // Raw bytes are the whole story: the stream ends with them, so a line
-      // without its LF is an early EOF rather than a wait.
-      ::close(out);
-      out = -1;
-    }
-  }
+  out = answer_hello(o, *request, out);
 
   // The role is the one the host asked for: this worker takes all three.
   mw::WorkerHandlers handlers = role_handlers(o);

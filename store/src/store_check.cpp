@@ -1,5 +1,8 @@
 // `store check` (SQLite's own checks plus our invariants) and `store prune`.
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -51,20 +54,18 @@ Status check_files(detail::Db& db, TxnId id, const std::string& who, std::size_t
   return {};
 }
 
-}  // namespace
+// What `store check` found so far.
+using Problems = std::vector<std::string>;
 
-Result<Store::CheckReport> Store::check(PlanJudge judge) {
-  auto& db = impl_->db;
-  CheckReport report;
-  auto problem = [&](std::string p) { report.problems.push_back(std::move(p)); };
-  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
+// SQLite's own checks and the one root row.
+Status check_database(detail::Db& db, Problems& problems) {
   {
     DOT_ASSIGN_OR_RETURN(auto s, db.prepare("PRAGMA integrity_check"));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
       std::string line = s.text(0);
-      if (line != "ok") problem("integrity_check: " + line);
+      if (line != "ok") problems.push_back("integrity_check: " + line);
     }
   }
   {
@@ -72,191 +73,264 @@ Result<Store::CheckReport> Store::check(PlanJudge judge) {
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
-      problem(
+      problems.push_back(
           fmt::format("foreign_key_check: table {} row {} points at a missing {} row", s.text(0), s.i64(1), s.text(2)));
     }
   }
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT count(*) FROM root WHERE length(root_id) = 64"));
-    DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row || s.i64(0) != 1) problem("the root row is missing");
-  }
-  DOT_ASSIGN_OR_RETURN(std::string root_id, db.query_text("SELECT root_id FROM root", "reading the root id"));
-  // Event histories, one pass over the event table in (txn, seq) order.
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT count(*) FROM root WHERE length(root_id) = 64"));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row || s.i64(0) != 1) problems.push_back("the root row is missing");
+  return {};
+}
+
+// Event histories, one pass over the event table in (txn, seq) order: each
+// starts at PROPOSING and moves by legal transitions. The last state of each.
+Result<std::map<TxnId, State>> check_histories(detail::Db& db, Problems& problems) {
   std::map<TxnId, State> last_event;
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT txn_id, seq, state FROM event ORDER BY txn_id, seq"));
-    TxnId current = -1;
-    State prev = State::Proposing;
-    for (;;) {
-      DOT_ASSIGN_OR_RETURN(bool row, s.step());
-      if (!row) break;
-      TxnId id = s.i64(0);
-      auto st = state_from_name(s.text(2));
-      if (!st) {
-        problem(fmt::format("event {}: unknown state \"{}\"", s.i64(1), s.text(2)));
-        continue;
-      }
-      if (id != current) {
-        current = id;
-        if (*st != State::Proposing)
-          problem(fmt::format("transaction {}: history starts at {}, not PROPOSING", id, state_name(*st)));
-      } else if (*st != prev && !is_legal_transition(prev, *st)) {
-        problem(fmt::format("transaction {}: event {} goes from {} to {}, an illegal transition", id, s.i64(1),
-                            state_name(prev), state_name(*st)));
-      }
-      prev = *st;
-      last_event[id] = *st;
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT txn_id, seq, state FROM event ORDER BY txn_id, seq"));
+  TxnId current = -1;
+  State prev = State::Proposing;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    TxnId id = s.i64(0);
+    auto st = state_from_name(s.text(2));
+    if (!st) {
+      problems.push_back(fmt::format("event {}: unknown state \"{}\"", s.i64(1), s.text(2)));
+      continue;
     }
+    if (id != current) {
+      current = id;
+      if (*st != State::Proposing)
+        problems.push_back(fmt::format("transaction {}: history starts at {}, not PROPOSING", id, state_name(*st)));
+    } else if (*st != prev && !is_legal_transition(prev, *st)) {
+      problems.push_back(fmt::format("transaction {}: event {} goes from {} to {}, an illegal transition", id, s.i64(1),
+                                     state_name(prev), state_name(*st)));
+    }
+    prev = *st;
+    last_event[id] = *st;
   }
-  // Per transaction: state matches history, plan bytes match plan id, blobs.
+  return last_event;
+}
+
+// One transaction row with its plan row (when there is one).
+struct TxnRow {
+  TxnId id = 0;
+  State state = State::Proposing;
+  std::string plan_id, who;
+  bool pruned = false;
+  std::size_t ops = 0;
+  bool plan_row = false;
+  std::string canonical;
+  std::optional<std::int64_t> effect_count;
+  std::string proposal_id;
+  std::optional<std::string> proposal;
+  bool streamed = false;
+};
+
+constexpr const char* kTxnRowsSql =
+    "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
+    "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal, plan.streamed FROM txn LEFT JOIN plan ON "
+    "plan.txn_id = txn.id "
+    "ORDER BY txn.id";
+
+// The row under `s` (kTxnRowsSql); nullopt, with the problem, when its state is unknown.
+std::optional<TxnRow> txn_row(const detail::Stmt& s, Problems& problems) {
+  TxnRow t;
+  t.id = s.i64(0);
+  t.plan_id = s.text(2);
+  t.who = row_name(t.id, t.plan_id);
+  auto st = state_from_name(s.text(1));
+  if (!st) {
+    problems.push_back(fmt::format("{}: unknown state \"{}\"", t.who, s.text(1)));
+    return std::nullopt;
+  }
+  t.state = *st;
+  t.pruned = s.i64(3) != 0;
+  t.ops = static_cast<std::size_t>(s.i64(4));
+  t.canonical = s.blob(5);
+  if (!s.is_null(6)) t.effect_count = s.i64(6);
+  t.plan_row = s.i64(7) != 0;
+  t.proposal_id = s.text(8);
+  if (!s.is_null(9)) t.proposal = s.blob(9);
+  t.streamed = s.i64(10) != 0;
+  return t;
+}
+
+// The row's state against its history, pruning, the kept proposal document
+// and the presence of a plan row; false when the plan row is not as the
+// state says (nothing more is checked then).
+bool check_txn_state(const TxnRow& t, const std::map<TxnId, State>& last_event, Problems& problems) {
+  auto ev = last_event.find(t.id);
+  if (ev == last_event.end()) {
+    if (!t.pruned) problems.push_back(fmt::format("{}: no events", t.who));
+  } else if (ev->second != t.state) {
+    problems.push_back(
+        fmt::format("{}: state {} but its last event says {}", t.who, state_name(t.state), state_name(ev->second)));
+  }
+  if (t.pruned && !is_finished(t.state))
+    problems.push_back(fmt::format("{}: pruned while {}", t.who, state_name(t.state)));
+  // A kept proposal document is what its proposal id is the hash of.
+  if (t.proposal && sha256_hex(*t.proposal) != t.proposal_id)
+    problems.push_back(fmt::format("{}: the stored proposal document hashes to {}, not to the proposal id", t.who,
+                                   sha256_hex(*t.proposal)));
+  if (has_plan(t.state) != t.plan_row) {
+    problems.push_back(fmt::format("{}: {} {} a plan row", t.who, state_name(t.state), t.plan_row ? "has" : "lacks"));
+    return false;
+  }
+  return true;
+}
+
+// The plan bytes against the plan id, then the plan itself, judged by the
+// layer that knows the plan model.
+Status check_plan(detail::Db& db, const TxnRow& t, Store::PlanJudge judge, const std::string& root_id,
+                  Problems& problems) {
+  std::string digest = sha256_hex(t.canonical);
+  if (digest != t.plan_id) problems.push_back(fmt::format("{}: the stored plan bytes hash to {}", t.who, digest));
+  if (!judge || digest != t.plan_id) return {};
+  SealedPlan sealed;
+  sealed.id = t.id;
+  sealed.state = t.state;
+  sealed.plan_id = t.plan_id;
+  sealed.proposal_id = t.proposal_id;
+  sealed.canonical_plan = t.canonical;
+  sealed.streamed = t.streamed;
+  sealed.proposal_document = t.proposal.value_or(std::string());
+  if (t.effect_count) sealed.effect_count = static_cast<std::uint32_t>(*t.effect_count);
+  DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, t.id));
+  if (auto verdict = judge(sealed, root_id); !verdict.ok())
+    problems.push_back(fmt::format("{}: {}", t.who, verdict.error().message()));
+  return {};
+}
+
+// The version-1 blobs of one table (artifact, backup): each digest, presence
+// and slot; `n` counts them.
+Status check_slot_blobs(detail::Db& db, const TxnRow& t, const char* sql, std::string_view table, bool presence,
+                        std::size_t& n, Store::CheckReport& report, Problems& problems) {
+  DOT_ASSIGN_OR_RETURN(auto b, db.prepare(sql));
+  b.bind(1, t.id);
+  n = 0;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool r, b.step());
+    if (!r) break;
+    ++n;
+    ++report.blobs;
+    bool present = presence ? b.i64(3) != 0 : true;
+    if (present && sha256_hex(b.blob(1)) != b.text(2))
+      problems.push_back(fmt::format("{}: {} slot {} does not match its digest", t.who, table, b.i64(0)));
+    if (!present && (!b.blob(1).empty() || !b.text(2).empty()))
+      problems.push_back(fmt::format("{}: {} slot {} is absent but has bytes", t.who, table, b.i64(0)));
+    if (static_cast<std::size_t>(b.i64(0)) >= t.ops)
+      problems.push_back(fmt::format("{}: {} slot {} beyond its {} operations", t.who, table, b.i64(0), t.ops));
+  }
+  return {};
+}
+
+// Artifacts and backups, version-1 blobs or streamed files: each intact, as
+// many as the state requires.
+Status check_txn_blobs(detail::Db& db, const TxnRow& t, Store::CheckReport& report, Problems& problems) {
+  auto problem = [&](std::string p) { problems.push_back(std::move(p)); };
+  std::size_t artifacts = 0, backups = 0;
+  DOT_TRY(check_slot_blobs(db, t, "SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1", "artifact", false,
+                           artifacts, report, problems));
+  DOT_TRY(check_slot_blobs(db, t, "SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1", "backup", true,
+                           backups, report, problems));
+  std::size_t files = 0, file_backups = 0;
+  DOT_TRY(check_files(db, t.id, t.who, t.ops, FileKind::Artifact, t.streamed && !t.pruned, files, report, problem));
+  DOT_TRY(check_files(db, t.id, t.who, t.ops, FileKind::Backup, false, file_backups, report, problem));
+  if (!t.streamed && (files != 0 || file_backups != 0))
+    problem(fmt::format("{}: a version-1 plan has streamed files", t.who));
+  if (t.streamed) {
+    if (artifacts != 0 || backups != 0) problem(fmt::format("{}: a streamed plan has version-1 blobs", t.who));
+    // Artifacts are the writing operations only (checked in check_files);
+    // backups, once there, one per operation as in version 1.
+    artifacts = t.ops;
+    backups = file_backups;
+  }
+  if (!t.pruned && artifacts != t.ops)
+    problem(fmt::format("{}: {} artifacts for {} operations", t.who, artifacts, t.ops));
+  bool needs_backups = t.state != State::Sealed && t.state != State::Discarded && t.state != State::Stale;
+  if (!t.pruned && needs_backups && backups != t.ops)
+    problem(fmt::format("{}: {} is past PREPARED but has {} backups for {} operations", t.who, state_name(t.state),
+                        backups, t.ops));
+  if (!needs_backups && backups != 0) problem(fmt::format("{}: {} but has backups", t.who, state_name(t.state)));
+  return {};
+}
+
+// The effect ledger: rows only for plans with effects, in states that ran
+// them, with the right idempotency keys; DONE has every effect succeeded.
+Status check_txn_ledger(detail::Db& db, const TxnRow& t, Problems& problems) {
+  DOT_ASSIGN_OR_RETURN(auto e,
+                       db.prepare("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
+  e.bind(1, t.id);
+  std::int64_t succeeded = 0;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool r, e.step());
+    if (!r) break;
+    std::int64_t idx = e.i64(0);
+    if (!t.effect_count) {
+      problems.push_back(fmt::format("{}: a pre-capability plan has a ledger row (effect {})", t.who, idx));
+      continue;
+    }
+    if (idx >= *t.effect_count)
+      problems.push_back(fmt::format("{}: ledger row for effect {} of a plan with {}", t.who, idx, *t.effect_count));
+    if (!may_have_ledger(t.state))
+      problems.push_back(fmt::format("{}: {} but has a ledger row (effect {})", t.who, state_name(t.state), idx));
+    if (e.text(2) != effect_idempotency_key(t.plan_id, static_cast<std::uint32_t>(idx)))
+      problems.push_back(fmt::format("{}: effect {} has a wrong idempotency key", t.who, idx));
+    if (e.text(1) == "SUCCEEDED") ++succeeded;
+  }
+  if (t.state == State::Done && t.effect_count && succeeded != *t.effect_count)
+    problems.push_back(fmt::format("{}: DONE with {} of {} effects succeeded", t.who, succeeded, *t.effect_count));
+  return {};
+}
+
+// path_owner is derived_owner kept current: any row one has and the other
+// lacks is drift (a forged row, or a change that bypassed transition()).
+Status check_path_owners(detail::Db& db, Problems& problems) {
   DOT_ASSIGN_OR_RETURN(
-      auto s,
+      auto owners,
       db.prepare(
-          "SELECT txn.id, txn.state, txn.plan_id, txn.pruned, txn.operation_count, plan.canonical, plan.effect_count, "
-          "plan.txn_id IS NOT NULL, txn.proposal_id, txn.proposal, plan.streamed FROM txn LEFT JOIN plan ON "
-          "plan.txn_id = txn.id "
-          "ORDER BY txn.id"));
+          "SELECT 'kept', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM path_owner EXCEPT "
+          "SELECT path, plugin_id, txn_id FROM derived_owner) UNION ALL "
+          "SELECT 'derived', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM derived_owner EXCEPT "
+          "SELECT path, plugin_id, txn_id FROM path_owner) ORDER BY 2, 1"));
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, owners.step());
+    if (!row) break;
+    problems.push_back(owners.text(0) == "kept"
+                           ? fmt::format("path owner: \"{}\" is kept as owned by {} (transaction {}), which the "
+                                         "committed operations do not say",
+                                         owners.text(1), owners.text(2), owners.i64(3))
+                           : fmt::format("path owner: \"{}\" is owned by {} (transaction {}) by the committed "
+                                         "operations, but not kept so",
+                                         owners.text(1), owners.text(2), owners.i64(3)));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Store::CheckReport> Store::check(PlanJudge judge) {
+  auto& db = impl_->db;
+  CheckReport report;
+  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
+  DOT_TRY(check_database(db, report.problems));
+  DOT_ASSIGN_OR_RETURN(std::string root_id, db.query_text("SELECT root_id FROM root", "reading the root id"));
+  DOT_ASSIGN_OR_RETURN(auto last_event, check_histories(db, report.problems));
+  // Per transaction: state matches history, plan bytes match plan id, blobs, ledger.
+  DOT_ASSIGN_OR_RETURN(auto s, db.prepare(kTxnRowsSql));
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
     ++report.transactions;
-    TxnId id = s.i64(0);
-    std::string plan_id = s.text(2);
-    std::string who = row_name(id, plan_id);
-    auto st = state_from_name(s.text(1));
-    if (!st) {
-      problem(fmt::format("{}: unknown state \"{}\"", who, s.text(1)));
-      continue;
-    }
-    bool pruned = s.i64(3) != 0;
-    auto ops = static_cast<std::size_t>(s.i64(4));
-    auto ev = last_event.find(id);
-    if (ev == last_event.end()) {
-      if (!pruned) problem(fmt::format("{}: no events", who));
-    } else if (ev->second != *st) {
-      problem(fmt::format("{}: state {} but its last event says {}", who, state_name(*st), state_name(ev->second)));
-    }
-    if (pruned && !is_finished(*st)) problem(fmt::format("{}: pruned while {}", who, state_name(*st)));
-    // A kept proposal document is what its proposal id is the hash of.
-    if (!s.is_null(9) && sha256_hex(s.blob(9)) != s.text(8))
-      problem(fmt::format("{}: the stored proposal document hashes to {}, not to the proposal id", who,
-                          sha256_hex(s.blob(9))));
-    bool plan_row = s.i64(7) != 0;
-    if (has_plan(*st) != plan_row) {
-      problem(fmt::format("{}: {} {} a plan row", who, state_name(*st), plan_row ? "has" : "lacks"));
-      continue;
-    }
-    if (!plan_row) continue;
-    std::string digest = sha256_hex(s.blob(5));
-    if (digest != plan_id) problem(fmt::format("{}: the stored plan bytes hash to {}", who, digest));
-    std::optional<std::int64_t> effect_count;
-    if (!s.is_null(6)) effect_count = s.i64(6);
-    // The plan itself, judged by the layer that knows the plan model.
-    if (judge && digest == plan_id) {
-      SealedPlan sealed;
-      sealed.id = id;
-      sealed.state = *st;
-      sealed.plan_id = plan_id;
-      sealed.proposal_id = s.text(8);
-      sealed.canonical_plan = s.blob(5);
-      sealed.streamed = s.i64(10) != 0;
-      sealed.proposal_document = s.blob(9);
-      if (effect_count) sealed.effect_count = static_cast<std::uint32_t>(*effect_count);
-      DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, id));
-      if (auto verdict = judge(sealed, root_id); !verdict.ok())
-        problem(fmt::format("{}: {}", who, verdict.error().message()));
-    }
-
-    // Blobs.
-    auto blob_check = [&](const char* sql, std::string_view table, bool presence, std::size_t& n) -> Status {
-      DOT_ASSIGN_OR_RETURN(auto b, db.prepare(sql));
-      b.bind(1, id);
-      n = 0;
-      for (;;) {
-        DOT_ASSIGN_OR_RETURN(bool r, b.step());
-        if (!r) break;
-        ++n;
-        ++report.blobs;
-        bool present = presence ? b.i64(3) != 0 : true;
-        if (present && sha256_hex(b.blob(1)) != b.text(2))
-          problem(fmt::format("{}: {} slot {} does not match its digest", who, table, b.i64(0)));
-        if (!present && (!b.blob(1).empty() || !b.text(2).empty()))
-          problem(fmt::format("{}: {} slot {} is absent but has bytes", who, table, b.i64(0)));
-        if (static_cast<std::size_t>(b.i64(0)) >= ops)
-          problem(fmt::format("{}: {} slot {} beyond its {} operations", who, table, b.i64(0), ops));
-      }
-      return {};
-    };
-    std::size_t artifacts = 0, backups = 0;
-    DOT_TRY(blob_check("SELECT slot, bytes, sha256 FROM artifact WHERE txn_id = ?1", "artifact", false, artifacts));
-    DOT_TRY(blob_check("SELECT slot, bytes, sha256, present FROM backup WHERE txn_id = ?1", "backup", true, backups));
-    const bool streamed = s.i64(10) != 0;
-    std::size_t files = 0, file_backups = 0;
-    DOT_TRY(check_files(db, id, who, ops, FileKind::Artifact, streamed && !pruned, files, report, problem));
-    DOT_TRY(check_files(db, id, who, ops, FileKind::Backup, false, file_backups, report, problem));
-    if (!streamed && (files != 0 || file_backups != 0))
-      problem(fmt::format("{}: a version-1 plan has streamed files", who));
-    if (streamed) {
-      if (artifacts != 0 || backups != 0) problem(fmt::format("{}: a streamed plan has version-1 blobs", who));
-      // Artifacts are the writing operations only (checked in check_files);
-      // backups, once there, one per operation as in version 1.
-      artifacts = ops;
-      backups = file_backups;
-    }
-    if (!pruned && artifacts != ops) problem(fmt::format("{}: {} artifacts for {} operations", who, artifacts, ops));
-    bool needs_backups = *st != State::Sealed && *st != State::Discarded && *st != State::Stale;
-    if (!pruned && needs_backups && backups != ops)
-      problem(fmt::format("{}: {} is past PREPARED but has {} backups for {} operations", who, state_name(*st), backups,
-                          ops));
-    if (!needs_backups && backups != 0) problem(fmt::format("{}: {} but has backups", who, state_name(*st)));
-
-    // Ledger.
-    DOT_ASSIGN_OR_RETURN(auto e,
-                         db.prepare("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
-    e.bind(1, id);
-    std::int64_t succeeded = 0;
-    for (;;) {
-      DOT_ASSIGN_OR_RETURN(bool r, e.step());
-      if (!r) break;
-      std::int64_t idx = e.i64(0);
-      if (!effect_count) {
-        problem(fmt::format("{}: a pre-capability plan has a ledger row (effect {})", who, idx));
-        continue;
-      }
-      if (idx >= *effect_count)
-        problem(fmt::format("{}: ledger row for effect {} of a plan with {}", who, idx, *effect_count));
-      if (!may_have_ledger(*st))
-        problem(fmt::format("{}: {} but has a ledger row (effect {})", who, state_name(*st), idx));
-      if (e.text(2) != effect_idempotency_key(plan_id, static_cast<std::uint32_t>(idx)))
-        problem(fmt::format("{}: effect {} has a wrong idempotency key", who, idx));
-      if (e.text(1) == "SUCCEEDED") ++succeeded;
-    }
-    if (*st == State::Done && effect_count && succeeded != *effect_count)
-      problem(fmt::format("{}: DONE with {} of {} effects succeeded", who, succeeded, *effect_count));
+    std::optional<TxnRow> t = txn_row(s, report.problems);
+    if (!t || !check_txn_state(*t, last_event, report.problems) || !t->plan_row) continue;
+    DOT_TRY(check_plan(db, *t, judge, root_id, report.problems));
+    DOT_TRY(check_txn_blobs(db, *t, report, report.problems));
+    DOT_TRY(check_txn_ledger(db, *t, report.problems));
   }
-  // path_owner is derived_owner kept current: any row one has and the
-  // other lacks is drift (a forged row, or a change that bypassed transition()).
-  {
-    DOT_ASSIGN_OR_RETURN(
-        auto owners,
-        db.prepare(
-            "SELECT 'kept', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM path_owner EXCEPT "
-            "SELECT path, plugin_id, txn_id FROM derived_owner) UNION ALL "
-            "SELECT 'derived', path, plugin_id, txn_id FROM (SELECT path, plugin_id, txn_id FROM derived_owner EXCEPT "
-            "SELECT path, plugin_id, txn_id FROM path_owner) ORDER BY 2, 1"));
-    for (;;) {
-      DOT_ASSIGN_OR_RETURN(bool row, owners.step());
-      if (!row) break;
-      problem(owners.text(0) == "kept"
-                  ? fmt::format("path owner: \"{}\" is kept as owned by {} (transaction {}), which the committed "
-                                "operations do not say",
-                                owners.text(1), owners.text(2), owners.i64(3))
-                  : fmt::format("path owner: \"{}\" is owned by {} (transaction {}) by the committed operations, "
-                                "but not kept so",
-                                owners.text(1), owners.text(2), owners.i64(3)));
-    }
-  }
+  DOT_TRY(check_path_owners(db, report.problems));
   return report;
 }
 

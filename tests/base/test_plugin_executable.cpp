@@ -73,6 +73,30 @@ TEST(ResolveInterpreter, RefusesLinesThatWouldRunOtherwiseThanTheyRead) {
   EXPECT_NE(missing.error().detail.find("no-such-interpreter-here is not found"), std::string::npos);
 }
 
+TEST(ParseShebang, ReadsTheLineWithoutTheFilesystem) {
+  using namespace std::string_literals;
+  EXPECT_EQ(parse_shebang("#!/no/such/interpreter\n", "p").value(), (Shebang{"/no/such/interpreter", {}}));
+  EXPECT_EQ(parse_shebang("#!\t/usr/bin/env  \tpython3 \r\nrest", "p").value(), (Shebang{{}, "python3"}));
+  // A NUL would cut the path where the system reads it, a CR inside the line
+  // (found by fuzz_shebang) makes a path with no canonical line: control
+  // characters are refused, in the path or after it.
+  for (const std::string& bad : {"#!/bin/sh\0/evil\n"s, "#!/usr/bin/env py\0thon\n"s, "#!/bin/sh \0\n"s}) {
+    auto r = parse_shebang(bad, "plugin p");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().kind, "plugin_script");
+    EXPECT_EQ(r.error().detail, "plugin p is a #! script whose #! line holds the control character 0x00");
+  }
+  for (const std::string& bad : {"#!/\r'\nusr/3\r\n"s, "#!/a\r\r\n"s, "#!/bin/sh\x1b\n"s, "#!/bin\x7f\n"s}) {
+    auto r = parse_shebang(bad, "plugin p");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().detail.find("holds the control character 0x"), std::string::npos) << r.error().detail;
+  }
+  // The 256-byte bound is on the line's end: a line of 256 bytes before "\n" is read.
+  const std::string longest = "#!/" + std::string(253, 'a');
+  EXPECT_TRUE(parse_shebang(longest + "\n", "p").ok());
+  EXPECT_FALSE(parse_shebang(longest + "a\n", "p").ok());
+}
+
 TEST(ResolveInterpreter, Python3GetsIsolationAndItsLibraryFolders) {
   Folder d;
   d.dir("bin");

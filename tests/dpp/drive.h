@@ -1,6 +1,8 @@
 #pragma once
-// Drives one plugin through a whole session the way core does: spawn from an
-// opened descriptor, initialize, identity check, plan, (hello: allowlists),
+// Drives one plugin through a whole session the way core does: spawn from a
+// sealed copy (an ELF plugin, or a #! script's interpreter with the sealed
+// script as descriptor 3), optionally contained as under process assurance,
+// initialize, identity check, plan, (hello: allowlists),
 // materialize, (hello: artifact claims), validate, shutdown, finish: one
 // drive() for both profiles (DriveOptions::profile).
 #include <fcntl.h>
@@ -14,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "dot/base/plugin_executable.h"
+#include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
 #include "dot/base/error_kinds.h"
 #include "dot/dpp/general.h"
@@ -52,6 +56,10 @@ struct DriveOptions {
   std::function<void()> before_materialize;
   // End the session after dot.plan (what core does when planning fails).
   bool stop_after_plan = false;
+  // Run the plugin contained as `plan --require-process-sandbox` runs a
+  // process-assurance plugin (the stage writable, an interpreter's runtime
+  // folders readable, seccomp and the profile's limits).
+  bool contained = false;
 };
 
 // The general profile, the echo to carry manifest id `id`.
@@ -75,12 +83,38 @@ struct DriveResult {
 
 inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR) + "/" + name; }
 
-// Starts `exe` as core does: executed from a descriptor opened here and
-// needed only until start() returns.
-inline Result<HostSession> start(const std::string& exe, HostSessionOptions o) {
-  UniqueFd fd(::open(exe.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return make_error(base::ErrorKind::Open, "cannot open " + exe);
-  o.exec_fd = fd.get();
+// Starts `exe` as core does: what register accepts (an ELF executable, or a
+// #! script run by its interpreter), executed from sealed copies made here
+// and needed only until start() returns; `contained`: under the containment
+// of process assurance for o.stage_dir, as core installs it.
+inline Result<HostSession> start(const std::string& exe, HostSessionOptions o, bool contained = false) {
+  DOT_ASSIGN_OR_RETURN(PluginExecutable found, open_plugin_executable(exe, "the plugin", kMaxPluginBytes));
+  o.exec_fd = found.program.fd.get();
+  if (found.interpreter) {
+    o.spawn.argv = interpreter_argv(*found.interpreter);
+    o.spawn.keep_fds = {{found.script->fd.get(), kScriptChildFd}};
+    o.extra_env = interpreter_env(o.stage_dir);
+  }
+  if (!contained) return HostSession::start(std::move(o));
+  UniqueFd stage(::open(o.stage_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!stage) return make_error(base::ErrorKind::Open, "cannot open the stage " + o.stage_dir);
+  std::vector<UniqueFd> runtime;
+  SandboxPolicy policy;
+  policy.executable_fd = found.program.fd.get();
+  policy.executable_path = found.program_path;
+  policy.script_fd = found.script ? found.script->fd.get() : -1;
+  policy.stage_fd = stage.get();
+  policy.stage_folders = o.profile == Profile::General;
+  policy.limits = containment_limits(o.profile);
+  for (const auto& dir : found.interpreter ? found.interpreter->runtime_dirs : std::vector<std::string>{}) {
+    runtime.emplace_back(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!runtime.back()) return make_error(base::ErrorKind::Open, "cannot open the runtime folder " + dir);
+    policy.read_only_dir_fds.push_back(runtime.back().get());
+  }
+  // The sandbox outlives the spawn: the child reads it between fork and exec.
+  DOT_ASSIGN_OR_RETURN(Sandbox sandbox, Sandbox::prepare(policy));
+  DOT_TRY(sandbox.apply_to(o.spawn));
+  o.containment = sandbox.limits();
   return HostSession::start(std::move(o));
 }
 
@@ -93,7 +127,7 @@ inline DriveResult drive(const std::string& exe, const std::string& stage, const
   o.limits = opt.limits;
   o.general_limits = opt.general_limits;
   o.plugin_id = opt.id;
-  auto s = start(exe, std::move(o));
+  auto s = start(exe, std::move(o), opt.contained);
   if (!s.ok()) {
     out.status = s.error();
     return out;

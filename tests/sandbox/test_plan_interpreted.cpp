@@ -5,7 +5,9 @@
 // its inputs, writing beside its stage, executing a shell, opening a socket)
 // happen under audit and are stopped under process assurance, each with its
 // verdict; a script or interpreter changed after register is refused with
-// DOT_E_PLUGIN_IDENTITY. The plugins are written at test time: the #! line
+// DOT_E_PLUGIN_IDENTITY; a folder given with `register --runtime` is
+// recorded, shown and readable (never writable) under process assurance,
+// and checked as an input is. The plugins are written at test time: the #! line
 // names this machine's python3, and dot_plugin (dpp/python) is inlined,
 // since an isolated (-I) interpreter reads no folder but its own runtime.
 
@@ -281,6 +283,89 @@ TEST_F(InterpretedPlan, InterpreterChangedAfterRegisterIsRefused) {
                            0),
             0u)
       << gone.err;
+}
+
+// register --runtime: a folder of the author's own, read-only under process
+// assurance, recorded after the derived ones and shown with them.
+TEST_F(InterpretedPlan, RuntimeFoldersGivenAtRegisterAreReadOnlyUnderProcess) {
+  const fs::path extra = base_ / "extra";
+  fs::create_directories(extra);
+  std::ofstream(extra / "data.txt") << "RUNTIME-DATA\n";
+  const std::string statements =
+      "try:\n"
+      "    with open('" + (extra / "data.txt").string() + "') as f:\n"
+      "        outcome = 'read ' + f.read().strip()\n"
+      "except OSError as e:\n"
+      "    outcome = 'not read (%s)' % e.strerror\n"
+      "try:\n"
+      "    open('" + (extra / "new.txt").string() + "', 'w').close()\n"
+      "    outcome += ', wrote'\n"
+      "except OSError as e:\n"
+      "    outcome += ', not written (%s)' % e.strerror\n";
+  fs::path p = write_plugin(python_plugin(kPython, statements));
+  ASSERT_EQ(register_plugin(p, "process").code, 0);
+  CmdResult without = plan("process");
+  ASSERT_EQ(without.code, 0) << without.err;
+  EXPECT_TRUE(contains(without.out, "\n+not read (Permission denied), not written (Permission denied)\n"))
+      << without.out;
+
+  CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin", p.string(), "--id", "org.test.py",
+                            "--profile", "org.dot.dpp/v1", "--assurance", "process", "--replace", "--runtime",
+                            extra.string()});
+  ASSERT_EQ(reg.code, 0) << reg.err;
+  EXPECT_TRUE(contains(reg.out, "runtime " + extra.string() + " (read-only)\n")) << reg.out;
+  const std::size_t derived = reg.out.find("runtime ");
+  EXPECT_LT(derived, reg.out.find("runtime " + extra.string())) << "the derived folders come first: " << reg.out;
+  CmdResult boxed = plan("process");
+  ASSERT_EQ(boxed.code, 0) << boxed.err;
+  EXPECT_TRUE(contains(boxed.out, "\n+read RUNTIME-DATA, not written (Permission denied)\n")) << boxed.out;
+  EXPECT_FALSE(fs::exists(extra / "new.txt"));
+
+  // Recorded in the manifest: the JSON view, and once even when repeated
+  // from the derived ones.
+  const std::string lib = reg.out.substr(derived + 8, reg.out.find(" (read-only)", derived) - derived - 8);
+  CmdResult json = dot_core({"register", "--root", root_.string(), "--plugin", p.string(), "--id", "org.test.py",
+                             "--profile", "org.dot.dpp/v1", "--assurance", "process", "--replace", "--runtime",
+                             extra.string(), "--runtime", lib, "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_TRUE(contains(json.out, "\",\"" + extra.string() + "\"],\"sha256\"")) << json.out;
+  EXPECT_EQ(json.out.find("\"" + lib + "\""), json.out.rfind("\"" + lib + "\"")) << json.out;
+  expect_clean_stage();
+}
+
+TEST_F(InterpretedPlan, RuntimeFoldersAreCheckedAsInputsAreAndOnlyForScripts) {
+  const fs::path extra = base_ / "extra";
+  fs::create_directories(extra);
+  fs::create_directory_symlink(extra, base_ / "link");
+  fs::path p = write_plugin(python_plugin(kPython, "outcome = 'x'"));
+  auto refused = [&](const fs::path& plugin, std::vector<std::string> runtime) {
+    std::vector<std::string> args = {"register", "--root", root_.string(), "--plugin", plugin.string(), "--id",
+                                     "org.test.py", "--profile", "org.dot.dpp/v1", "--assurance", "process"};
+    for (auto& dir : runtime) {
+      args.push_back("--runtime");
+      args.push_back(std::move(dir));
+    }
+    CmdResult r = dot_core(args);
+    EXPECT_EQ(r.code, 1) << r.out;
+    return r.err;
+  };
+  const std::string python = real_path(kPython);  // an ELF plugin has no interpreter to give folders to
+  EXPECT_EQ(refused(python, {extra.string()}), "DOT_E_POLICY: --runtime " + extra.string() +
+                                                   " is for a #! script's interpreter (" + python +
+                                                   " is an ELF executable)\n");
+  EXPECT_EQ(refused(p, {"extra"}), "DOT_E_POLICY: --runtime extra: not an absolute path\n");
+  EXPECT_EQ(refused(p, {(base_ / "link").string()}), "DOT_E_PATH_ESCAPE: --runtime " + (base_ / "link").string() +
+                                                         ": " + (base_ / "link").string() +
+                                                         " is a symlink (never followed)\n");
+  EXPECT_EQ(refused(p, {root_.string()}),
+            "DOT_E_POLICY: --runtime " + root_.string() +
+                ": the managed root, inside it or above it: a plugin never reads the root's state folder\n");
+  EXPECT_EQ(refused(p, {extra.string(), extra.string()}),
+            "DOT_E_POLICY: --runtime " + extra.string() + " is given twice\n");
+  // Nothing was registered by any of them.
+  CmdResult none = plan("process");
+  EXPECT_EQ(none.code, 1);
+  EXPECT_TRUE(contains(none.err, "no plugin is registered")) << none.err;
 }
 
 TEST_F(InterpretedPlan, ConformRunsTheScriptAsPlanWould) {

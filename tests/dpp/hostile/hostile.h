@@ -17,7 +17,7 @@ namespace dot::dpp::hostile {
 
 struct Case {
   const char* name;      // executable dpp-hostile-<name>
-  int (*run)();          // the plugin's behaviour (its main)
+  int (*run)();          // the plugin's behaviour (its main); null for a script
   Code code;             // expected DOT_E_* code
   const char* kind;      // expected error kind
   const char* detail;    // a substring the error detail must contain
@@ -49,6 +49,12 @@ int run_general_honest();
 // profile requires (code, kind and detail: what conform reports).
 std::span<const Case> conform_cases();
 const Case* find_conform(const char* name);
+
+// The interpreted cases (interpreted_cases.list, names starting "py_";
+// verdicts in interpreted.cpp, behaviours in interpreted.py): Python scripts
+// built as dpp-hostile-<name>, `run` null. dpp-hostile-py_honest is the
+// honest script they are made from.
+std::span<const Case> interpreted_cases();
 
 }  // namespace dot::dpp::hostile
 

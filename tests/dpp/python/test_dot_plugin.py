@@ -3,24 +3,16 @@ each drives serve() over in-memory streams the way dot-core would, byte for
 byte, and reads back every frame it wrote (docs/spec/dpp-general.md)."""
 import hashlib
 import io
-import json
 import os
 import stat
 
 import pytest
 
 import dot_plugin as dp
+from wire import frame, frames_of, request
 
 NONCE = "ab" * 32
 FIVE = list(dp.CAPABILITIES) + ["log"]
-
-
-def frame(body):
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body, separators=(",", ":")).encode()
-    elif isinstance(body, str):
-        body = body.encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def init_params(**changes):
@@ -30,28 +22,12 @@ def init_params(**changes):
     return p
 
 
-def request(rid, method, params):
-    return {"id": rid, "jsonrpc": "2.0", "method": method, "params": params}
-
-
 def lifecycle(stage, capabilities=None):
     """The five requests dot-core sends, as frames."""
     return [frame(request(1, "dot.initialize", init_params(capabilities=capabilities or FIVE))),
             frame(request(2, "dot.plan", {"managed": ["old.txt"]})),
             frame(request(3, "dot.materialize", {"stage": str(stage)})),
             frame(request(4, "dot.validate", {})), frame(request(5, "dot.shutdown", {}))]
-
-
-def frames_of(data):
-    """Every frame in `data`, strictly framed, as parsed JSON."""
-    out = []
-    while data:
-        header, sep, rest = data.partition(b"\r\n\r\n")
-        assert sep and header.startswith(b"Content-Length: ")
-        n = int(header[len(b"Content-Length: "):])
-        out.append(json.loads(rest[:n].decode("utf-8")))
-        data = rest[n:]
-    return out
 
 
 def run(plugin, *frames):

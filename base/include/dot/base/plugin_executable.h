@@ -32,6 +32,21 @@ struct Interpreter {
   std::vector<std::string> runtime_dirs;  // read-only under process assurance (python: its library folders)
 };
 
+// What a `#!` line names, read without touching the filesystem: an absolute
+// path (`#!/ABSOLUTE/PATH`), or a name to look up (`#!/usr/bin/env NAME`).
+struct Shebang {
+  std::string path;  // the absolute path; empty when `env_name` is the one
+  std::string env_name;
+  bool operator==(const Shebang&) const = default;
+};
+// The `#!` line at the start of `script`: it ends with "\n" (a "\r" before it
+// is dropped) within 256 bytes, holds no other control character than tabs
+// (no NUL, no CR inside it), and is exactly one absolute path
+// other than /usr/bin/env, or /usr/bin/env and one NAME without "/" that does
+// not start with "-", separated by spaces or tabs. Anything else is
+// Code::Policy kind "plugin_script" naming `what`.
+Result<Shebang> parse_shebang(std::string_view script, std::string_view what);
+
 // Reads the `#!` line at the start of `script` and resolves the interpreter
 // it names: an absolute path (symlinks resolved), or `/usr/bin/env NAME`
 // searched in `path_list`'s absolute entries. A python3 interpreter gets

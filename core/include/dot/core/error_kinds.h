@@ -66,6 +66,7 @@ enum class ErrorKind : std::uint8_t {
   PluginPath,
   PluginRegistered,
   Interpreter,
+  Runtime,
   NoPlugin,
   PluginRequired,
   UnknownPlugin,
@@ -196,6 +197,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Registration and manifest"},  // PluginRegistered
     {"interpreter", Code::PluginIdentity, "the pinned plugin's interpreter is not what register saw (changed, gone)",
      "docs/spec/dpp-general.md, Registration and manifest"},  // Interpreter
+    {"runtime", Code::Policy, "--runtime … is for a #! script's interpreter (…), or is given twice",
+     "docs/spec/dpp-general.md, Registration and manifest"},  // Runtime
     {"no_plugin", Code::Policy, "no plugin is registered; run `…` first",
      "docs/spec/dpp-general.md, Registration and manifest"},  // NoPlugin
     {"plugin_required", Code::Policy, "plugins are registered (…): pass --plugin ID to choose one",

@@ -71,6 +71,9 @@ struct RegisterRequest {
   std::string profile;      // "" = org.dot.hello/v1 (only for org.dot.hello)
   Assurance assurance = Assurance::Audit;
   std::vector<std::string> inputs;  // general profile only; kept in this order
+  // An interpreted plugin's read-only runtime folders beyond those derived
+  // from its interpreter (register --runtime), checked as inputs are.
+  std::vector<std::string> runtime;
   bool replace = false;
   // register --allow-audit-plugin: recorded in the manifest (audit assurance
   // only; with process assurance it is DOT_E_POLICY kind consent).
@@ -90,7 +93,10 @@ struct Registration {
 // fsync'd, renamed into place) and stores the manifest. A plugin already registered under
 // the id is replaced only with `replace`, and only when no transaction is
 // unfinished (DOT_E_RECOVERY_REQUIRED otherwise); other plugins are never
-// touched. Any refusal changes nothing: a script with an unusable `#!`
+// touched. `runtime` folders (a script only: their union with the derived
+// ones, derived first, at most kMaxInputs given) are recorded in the
+// manifest's interpreter, read-only under process assurance.
+// Any refusal changes nothing: a script with an unusable `#!`
 // line, a relative path, a non-regular file, a bad id, profile or input is DOT_E_POLICY (a symlink on
 // an input's way DOT_E_PATH_ESCAPE, a missing one DOT_E_IO) naming it.
 Result<Registration> register_plugin(Root& root, const RegisterRequest& request);
@@ -152,7 +158,9 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 // that inode, never to what the path names later. DOT_E_POLICY (kinds
 // input_path, input_type, input_root), DOT_E_PATH_ESCAPE for a symlink,
 // DOT_E_IO for a missing directory.
-Result<UniqueFd> open_input(const Root& root, const std::string& path);
+// `option` names the flag in the errors (register --runtime checks its
+// folders with the same rules).
+Result<UniqueFd> open_input(const Root& root, const std::string& path, std::string_view option = "--input");
 
 // ---- path ownership (docs/spec/dpp-general.md, "Plan") ---------------------------
 // A path belongs to the plugin whose applied plan (COMMITTED or DONE, not

@@ -63,6 +63,10 @@ class FrameReader {
 
  private:
   Result<std::size_t> fill(std::size_t max);
+  // The body of the frame whose header took `header_bytes`.
+  Result<std::optional<Frame>> read_body(std::size_t header_bytes, std::size_t length);
+  // Keeps `e` as the reader's failure and returns it.
+  Error stop(Error e);
   ByteSource& source_;
   std::size_t max_body_;
   std::uint64_t offset_ = 0;
