@@ -52,6 +52,7 @@ struct EngineOptions {
   std::string plugin_id;            // register --id
   std::string profile;              // register --profile
   std::vector<std::string> inputs;  // register --input
+  std::vector<std::string> exclude;  // plan --exclude
   std::string file;
   bool replace = false;
   bool allow_audit = false;
@@ -171,7 +172,7 @@ std::string log_line(const store::LogRecord& l) {
 std::string mode_text(std::uint64_t mode) { return fmt::format("{:04o}", mode); }
 
 // One operation of a version-2 plan for a person: a line saying what happens
-// to the path (create, change, mode, remove), then a unified diff for text
+// to the path (take over, create, change, mode, remove), then a unified diff for text
 // or a one-line summary for a binary or large file.
 std::string path_slot_text(const core::PathSlot& s) {
   const std::string path = shown(s.path);
@@ -181,7 +182,11 @@ std::string path_slot_text(const core::PathSlot& s) {
   const std::string modes = s.before.mode == s.after.mode
                                 ? mode_text(s.after.mode)
                                 : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
-  if (!s.before.exists)
+  // A write of an existing file no plugin manages: said as such, with its diff.
+  if (s.take_over)
+    out += fmt::format("take over {} (exists, not managed yet): mode {}, {} -> {} bytes\n", path, modes,
+                       s.before_size, s.after_size);
+  else if (!s.before.exists)
     out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
   else if (s.before.sha256 != s.after.sha256)
     out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
@@ -203,8 +208,14 @@ std::string general_plan_text(const core::PlanOutcome& planned) {
   const core::PlanV2& plan = planned.plan_v2;
   std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
                                 shown(plan.plugin_id), plan.proposal_id);
-  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
+  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n", plan.operations.size(),
                      plan.directories.size(), plan.effects.size());
+  if (!plan.exclude.empty()) {
+    std::string patterns;
+    for (const auto& p : plan.exclude) patterns += (patterns.empty() ? "" : " ") + shown(p);
+    out += fmt::format("excluded {} proposed operation(s) by --exclude {}\n", planned.excluded, patterns);
+  }
+  out += "\n";
   for (const auto& d : plan.directories)
     out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
   for (const auto& s : planned.path_slots) out += path_slot_text(s);
@@ -248,6 +259,7 @@ core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& int
   core::PlanOptions options;
   options.consent = o.require_sandbox ? core::Assurance::Process : core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
+  options.exclude = o.exclude;
   options.interrupt = &interrupt;
   // --verbose: each dot.log message on stderr as it arrives, escaped.
   if (o.verbose)
@@ -498,10 +510,15 @@ void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
   add_json_flag(plan, *o);
   plan->add_flag("--pager", o->pager, "Show the plan and its diff through $PAGER (default less -R) on a terminal");
   plan->add_flag("--verbose", o->verbose, "Show the plugin's dot.log messages on stderr as they arrive");
+  plan->add_option("--exclude", o->exclude,
+                   "Leave paths matching GLOB out of the plan (repeatable; gitignore-style: *, **, ?, a trailing / "
+                   "for folders, a leading / anchors at the root); recorded in the plan")
+      ->type_name("GLOB");
   plan->footer(
       "Exactly one of --allow-audit-plugin and --require-process-sandbox.\nExamples:\n"
       "  dot-core plan --root ~/managed --allow-audit-plugin\n"
-      "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox");
+      "  dot-core plan --root ~/managed --plugin org.dot.mirror --require-process-sandbox\n"
+      "  dot-core plan --root ~/managed --allow-audit-plugin --exclude '*.swp' --exclude /.cache/");
   plan->callback([&ctx, o] { ctx.action = [o] { return run_plan(*o); }; });
 }
 

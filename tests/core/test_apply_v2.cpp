@@ -2,7 +2,7 @@
 // "Apply, rollback, recover"; docs/spec/transactions.md), end to end through the
 // product binary with the general test plugin's case "apply"
 // (apply_v2_fixture.h): every target gets its sealed bytes and mode, the
-// created folders appear (0700) and go again at rollback only when empty,
+// created folders appear (with the modes the plan names, else 0700) and go again at rollback only when empty,
 // drift is refused with nothing changed, and recover after a clean run
 // changes nothing.
 #include <sys/stat.h>
@@ -136,7 +136,7 @@ TEST_F(ApplyV2Test, RollbackKeepsACreatedFolderThatIsNotEmpty) {
   CmdResult r = core({"rollback", id});
   ASSERT_EQ(r.code, 0) << r.err;
   auto want = before_;
-  want["deep"] = fmt::format("{:o}", S_IFDIR | 0700);
+  want["deep"] = fmt::format("{:o}", S_IFDIR | 0755);  // the mode the plan names
   want["deep/er"] = fmt::format("{:o}", S_IFDIR | 0700);
   want["deep/er/mine.txt"] = fmt::format("{:o}", S_IFREG | 0600) + ":" + sha256_hex("the user's\n");
   EXPECT_EQ(tree(root_), want) << differences(want);

@@ -14,6 +14,7 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/result.h"
+#include "dot/base/write_access.h"
 #include "dot/core/plan.h"
 #include "dot/core/test_hooks.h"
 #include "dot/dpp/hello.h"
@@ -65,11 +66,14 @@ Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
 
 // ---- the general profile (docs/spec/dpp-general.md "Plan") -------------------
 // A target that exists must be a regular, single-link file owned by the
-// effective uid, without setuid, setgid, sticky or group/other write bits,
+// effective uid, without setuid, setgid, sticky or other write bits, group
+// write only for the owner's private group (WriteAccessJudge, the one rule),
 // of at most max_file_bytes; every existing parent folder a real folder
-// owned by the effective uid without group/other write bits. A symlink
-// (target or parent) is Code::PathEscape; anything else outside the policy
-// Code::Policy, the detail naming the path and the rule.
+// owned by the effective uid, writable by its owner only under the same
+// rule, and not another managed root (a folder holding its own .dot: kind
+// nested_root). A symlink (target or parent) is Code::PathEscape; anything
+// else outside the policy Code::Policy, the detail naming the path and the
+// rule.
 struct PathTarget {
   Snapshot snapshot;  // absent, or the five fields
   std::uint64_t size = 0;
@@ -80,7 +84,7 @@ struct PathTarget {
 // held to again on load; Code::PathEscape for a
 // symlink, Code::Policy for the rest; an absent target passes).
 Status check_path_target_policy(std::string_view path, const beneath::FileObservation& observation,
-                                std::uint64_t max_file_bytes);
+                                std::uint64_t max_file_bytes, WriteAccessJudge& judge);
 // The parent folders already judged for one plan, by relative path: true
 // when the folder exists (and passed the parent policy), false when missing.
 using ParentFolders = std::map<std::string, bool, std::less<>>;
@@ -89,7 +93,7 @@ using ParentFolders = std::map<std::string, bool, std::less<>>;
 // `parents`); below a missing parent nothing exists. The digest streams; the
 // bytes are kept when at most `keep_bytes`.
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
-                                       std::size_t keep_bytes, ParentFolders& parents);
+                                       std::size_t keep_bytes, ParentFolders& parents, WriteAccessJudge& judge);
 
 // An injected or real errno at a commit step: Code::Commit (Code::PathEscape
 // stays) with the errno name as kind, so tests (and users) see ENOSPC vs EIO.
