@@ -49,9 +49,9 @@ struct EngineOptions {
   std::string id;
   std::string plugin;
   std::string assurance;
-  std::string plugin_id;            // register --id
-  std::string profile;              // register --profile
-  std::vector<std::string> inputs;  // register --input
+  std::string plugin_id;             // register --id
+  std::string profile;               // register --profile
+  std::vector<std::string> inputs;   // register --input
   std::vector<std::string> exclude;  // plan --exclude
   std::string file;
   bool replace = false;
@@ -184,8 +184,8 @@ std::string path_slot_text(const core::PathSlot& s) {
                                 : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
   // A write of an existing file no plugin manages: said as such, with its diff.
   if (s.take_over)
-    out += fmt::format("take over {} (exists, not managed yet): mode {}, {} -> {} bytes\n", path, modes,
-                       s.before_size, s.after_size);
+    out += fmt::format("take over {} (exists, not managed yet): mode {}, {} -> {} bytes\n", path, modes, s.before_size,
+                       s.after_size);
   else if (!s.before.exists)
     out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
   else if (s.before.sha256 != s.after.sha256)

@@ -10,7 +10,8 @@ namespace dot {
 namespace {
 
 Error bad_glob(std::string_view pattern, std::string_view why) {
-  return make_error(base::ErrorKind::Glob, fmt::format("exclude pattern \"{}\" {}", shown(pattern.substr(0, 256)), why));
+  return make_error(base::ErrorKind::Glob,
+                    fmt::format("exclude pattern \"{}\" {}", shown(pattern.substr(0, 256)), why));
 }
 
 // One component against one pattern component: `*`, `?` and `\` escapes,

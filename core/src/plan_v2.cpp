@@ -127,9 +127,8 @@ Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapsho
 
 Status check_created_folder_mode(std::string_view path, std::uint64_t mode, WriteAccessJudge& judge) {
   auto refuse = [&](std::string why) {
-    return make_error(core::ErrorKind::Mode,
-                      fmt::format("folder \"{}\" would be created with mode {:04o}: {}", shown(path.substr(0, 512)),
-                                  mode, why));
+    return make_error(core::ErrorKind::Mode, fmt::format("folder \"{}\" would be created with mode {:04o}: {}",
+                                                         shown(path.substr(0, 512)), mode, why));
   };
   if (!dpp::is_folder_mode(mode))
     return refuse("a folder takes 0700 to 0775 (owner rwx, no write for others, no set-id or sticky bit)");
@@ -155,8 +154,9 @@ Status check_plan_invariants(const PlanV2& plan) {
           "uid {} gid {}",
           i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, ::geteuid(), ::getegid()));
     else if (auto why = judge.refusal(static_cast<mode_t>(after.mode & 0777), ::geteuid(), ::getegid()))
-      violations.push_back(fmt::format("operations[{}].after of {} asks for a mode writable by more than its owner ({})",
-                                       i, shown(std::string_view(op.path).substr(0, 256)), *why));
+      violations.push_back(
+          fmt::format("operations[{}].after of {} asks for a mode writable by more than its owner ({})", i,
+                      shown(std::string_view(op.path).substr(0, 256)), *why));
   }
   if (violations.empty()) return {};
   std::string detail;

@@ -68,8 +68,7 @@ Error refusal_list(std::vector<Error> refused) {
   std::string detail = fmt::format("{} targets are refused", refused.size());
   for (std::size_t i = 0; i < refused.size() && i < kMaxListedRefusals; ++i)
     detail += fmt::format("; {}", refused[i].detail);
-  if (refused.size() > kMaxListedRefusals)
-    detail += fmt::format("; and {} more", refused.size() - kMaxListedRefusals);
+  if (refused.size() > kMaxListedRefusals) detail += fmt::format("; and {} more", refused.size() - kMaxListedRefusals);
   Error first = std::move(refused.front());
   first.detail = std::move(detail);
   first.offset.reset();

@@ -155,8 +155,7 @@ class GeneralProfile final : public PlanProfile {
     stage_limits.keep_file_bytes = kDiffFileBytes;
     stage_limits.keep_total_bytes = kDiffTotalBytes > draft.kept_bytes ? kDiffTotalBytes - draft.kept_bytes : 0;
     DOT_TRY(stage.check_unchanged());
-    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
-                         dpp::read_stage(stage.fd(), writes, kept, stage_limits));
+    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
     DOT_TRY(stage.check_unchanged());
     return files;
   }
@@ -210,8 +209,8 @@ class GeneralProfile final : public PlanProfile {
 
  private:
   const general::Limits limits_ = general::kLimits;
-  WriteAccessJudge judge_;                 // one account-database lookup per group for the whole plan
-  std::vector<std::string> inputs_below_;  // the declared inputs inside the root, relative to it
+  WriteAccessJudge judge_;                  // one account-database lookup per group for the whole plan
+  std::vector<std::string> inputs_below_;   // the declared inputs inside the root, relative to it
   std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
 };
 

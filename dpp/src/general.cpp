@@ -300,8 +300,8 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   PlanResult m;
   if (r.optional("directories")) {
-    DOT_ASSIGN_OR_RETURN(json::Value dirs, array_field(r, "directories", what, limits.max_operations,
-                                                       dpp::ErrorKind::MaxOperations));
+    DOT_ASSIGN_OR_RETURN(json::Value dirs,
+                         array_field(r, "directories", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
     std::size_t d = 0;
     for (json::Value f : dirs.elements()) {
       std::string fw = fmt::format("folder {}", d++);

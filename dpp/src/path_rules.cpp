@@ -145,8 +145,7 @@ Status check_proposed_operations(std::span<const ProposedOperation> operations) 
   return {};
 }
 
-Status check_proposed_folders(std::span<const ProposedFolder> folders,
-                              std::span<const ProposedOperation> operations) {
+Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const ProposedOperation> operations) {
   std::unordered_set<std::string_view> parents;
   for (const auto& op : operations)
     if (op.action == "write")

@@ -268,9 +268,8 @@ class Mirror final : public g::Plugin {
     std::vector<dpp::ProposedFolder> checked;
     for (const auto& f : folders_) checked.push_back({f.mode, f.path});
     if (auto st = dpp::check_proposed_folders(checked, proposed); !st.ok())
-      return make_error(ErrorKind::InvalidPlan,
-                        fmt::format("the folders of {} gave a plan core would refuse: {}", show(src_name_),
-                                    st.error().message()));
+      return make_error(ErrorKind::InvalidPlan, fmt::format("the folders of {} gave a plan core would refuse: {}",
+                                                            show(src_name_), st.error().message()));
     return {};
   }
 
@@ -387,7 +386,7 @@ class Mirror final : public g::Plugin {
 
   UniqueFd src_;
   std::string src_name_;
-  std::vector<SourceFile> files_;  // the writes of the plan, in path order
+  std::vector<SourceFile> files_;                            // the writes of the plan, in path order
   std::map<std::string, mode_t, std::less<>> folder_modes_;  // every folder walked
   std::vector<g::FolderRequest> folders_;                    // the writes' parent folders, ascending
   std::uint64_t logs_sent_ = 0;

@@ -143,8 +143,9 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"effects", Code::Policy, "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\",",
      "the plan documents (docs/spec/plans.md)"},  // Effects
     {"operation_count", Code::Protocol, "plan.operations has … entries, more than max_operations …",
-     "the plan documents (docs/spec/plans.md)"},                                             // OperationLimit
-    {"mode", Code::Policy, "….mode … is not a folder mode, or a folder would be created writable by more than its owner",
+     "the plan documents (docs/spec/plans.md)"},  // OperationLimit
+    {"mode", Code::Policy,
+     "….mode … is not a folder mode, or a folder would be created writable by more than its owner",
      "the plan documents (docs/spec/plans.md)"},  // Mode
     {"profile", Code::Validation, "plan.profile \"…\" is not \"…\"",
      "the plan documents (docs/spec/plans.md)"},  // PlanProfile

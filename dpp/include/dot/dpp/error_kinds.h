@@ -254,7 +254,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Path rules"},  // Unsorted
     {"parent_of", Code::Policy, "a plan path is a parent folder of another path of the same plan",
      "docs/spec/dpp-general.md, Path rules"},  // ParentOf
-    {"mode", Code::Policy, "a write or folder mode outside 0400-0775 (set-id, sticky, other write), or a remove with a mode",
+    {"mode", Code::Policy,
+     "a write or folder mode outside 0400-0775 (set-id, sticky, other write), or a remove with a mode",
      "docs/spec/dpp-general.md, Path rules"},  // Mode
     {"action", Code::Policy, "an operation action other than write or remove",
      "docs/spec/dpp-general.md, Path rules"},                                                               // Action

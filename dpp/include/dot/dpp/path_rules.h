@@ -87,7 +87,6 @@ struct ProposedFolder {
 // path passes check_path, they are strictly ascending (kind folder), each is
 // a parent folder of a write of `operations` (kind folder) and has a mode of
 // is_folder_mode (kind mode).
-Status check_proposed_folders(std::span<const ProposedFolder> folders,
-                              std::span<const ProposedOperation> operations);
+Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const ProposedOperation> operations);
 
 }  // namespace dot::dpp
