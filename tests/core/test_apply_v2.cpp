@@ -70,7 +70,15 @@ const Drift kDrifts[] = {
        fs::create_directory_symlink("etc.real", r / "etc");
      },
      "DOT_E_PATH_ESCAPE"},
-    {"parent_group_writable", [](const fs::path& r) { ::chmod((r / "etc" / "app").c_str(), 0770); },
+    // Group write of a group that is not the user's private one (gid 100,
+    // users on Debian, has no member of its own); others' write always.
+    {"parent_other_writable", [](const fs::path& r) { ::chmod((r / "etc" / "app").c_str(), 0707); },
+     "DOT_E_CONFLICT"},
+    {"parent_group_writable",
+     [](const fs::path& r) {
+       if (::chown((r / "etc" / "app").c_str(), static_cast<uid_t>(-1), 100) != 0) std::abort();
+       ::chmod((r / "etc" / "app").c_str(), 0770);
+     },
      "DOT_E_CONFLICT"},
 };
 
