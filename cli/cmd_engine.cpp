@@ -56,6 +56,7 @@ struct EngineOptions {
   std::string profile;               // register --profile
   std::vector<std::string> inputs;   // register --input
   std::vector<std::string> runtime;  // register --runtime
+  std::vector<std::string> exclude;  // plan --exclude
   std::string file;
   bool replace = false;
   bool allow_audit = false;
@@ -243,6 +244,7 @@ core::PlanOptions plan_options(const EngineOptions& o, core::InterruptGuard& int
   if (o.require_sandbox) options.consent = core::Assurance::Process;
   if (o.allow_audit) options.consent = core::Assurance::Audit;
   options.plugin_id = o.plugin_id;
+  options.exclude = o.exclude;
   options.interrupt = &interrupt;
   if (progress)
     options.on_progress = [progress](const core::Progress& p) { progress->update(p.done, p.total, p.bytes); };
@@ -541,11 +543,16 @@ void add_plan_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
       "--full", o->full,
       fmt::format("Show every operation's diff (by default the output stops after {} lines)", kPlanShownLines));
   add_progress_options(plan, *o);
+  plan->add_option("--exclude", o->exclude,
+                   "Leave paths matching GLOB out of the plan (repeatable; gitignore-style: *, **, ?, a trailing / "
+                   "for folders, a leading / anchors at the root); recorded in the plan")
+      ->type_name("GLOB");
   plan->footer(
       "Without a flag the plugin runs as registered: contained for process assurance; for audit assurance only\n"
       "with the consent given at `register --allow-audit-plugin`.\nExamples:\n"
       "  dot-core plan\n"
       "  dot-core plan --root ~/managed --plugin org.dot.mirror\n"
+      "  dot-core plan --exclude '*.swp' --exclude /.cache/\n"
       "  dot-core plan --stat\n"
       "  dot-core plan --name-status | grep '^D'\n"
       "  dot-core plan --detailed-exitcode --json > plan.json; [ $? -eq 2 ] && dot-core apply");

@@ -73,6 +73,7 @@ void write_path_slot(JsonWriter& w, const core::PathSlot& s) {
   else
     w.null();
   w.key("path").string(s.path);
+  w.key("take_over").boolean(s.take_over);
   w.end_object();
 }
 
@@ -176,6 +177,10 @@ void write_general_plan(JsonWriter& w, const core::PlanOutcome& planned) {
   const core::PlanV2& plan = planned.plan_v2;
   w.begin_object();
   w.key("directories").array_of(plan.directories, write_folder);
+  w.key("exclude").begin_array();
+  for (const auto& pattern : plan.exclude) w.string(pattern);
+  w.end_array();
+  w.key("excluded").number(planned.excluded);
   write_logs_member(w, planned.logs);
   w.key("operations").array_of(planned.path_slots, write_path_slot);
   write_plan_ids(w, planned, plan.proposal_id);

@@ -79,6 +79,9 @@ std::string path_slot_text(const core::PathSlot& s) {
                                 : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
   if (auto link = link_slot_text(s, path))
     out += *link;  // the file that replaces the link: its whole bytes below
+  else if (s.take_over)  // a write of an existing file no plugin manages: said as such, with its diff
+    out += fmt::format("take over {} (exists, not managed yet): mode {}, {} -> {} bytes\n", path, modes, s.before_size,
+                       s.after_size);
   else if (!s.before.exists)
     out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
   else if (s.before.sha256 != s.after.sha256)
@@ -107,8 +110,14 @@ std::string general_plan_text(const core::PlanOutcome& planned, const EditedTarg
   const core::PlanV2& plan = planned.plan_v2;
   std::string out = fmt::format("sealed plan {} (version 2, plugin {})\nproposal    {}\n", planned.plan_id,
                                 shown(plan.plugin_id), plan.proposal_id);
-  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n\n", plan.operations.size(),
+  out += fmt::format("{} operation(s), {} folder(s) to create, {} effect(s): root-sync\n", plan.operations.size(),
                      plan.directories.size(), plan.effects.size());
+  if (!plan.exclude.empty()) {
+    std::string patterns;
+    for (const auto& p : plan.exclude) patterns += (patterns.empty() ? "" : " ") + shown(p);
+    out += fmt::format("excluded {} proposed operation(s) by --exclude {}\n", planned.excluded, patterns);
+  }
+  out += "\n";
   std::size_t lines = line_count(out);
   std::size_t left_out = 0;
   for (const auto& d : plan.directories) {

@@ -194,14 +194,14 @@ Result<std::string> link_temp(const TestHooks& hooks, int dir_fd, const std::str
 
 // The re-check before a rename or removal: the target, looked at through
 // its folder's descriptor, still passes the policy and equals `expected`.
-Status recheck(int dir_fd, std::string_view path, const Snapshot& expected) {
+Status recheck(int dir_fd, std::string_view path, const Snapshot& expected, WriteAccessJudge& judge) {
   auto o = beneath::observe_beneath(dir_fd, leaf_of(path), {.max_bytes = kMaxFileBytes});
   if (!o.ok()) {
     Error e = std::move(o).error();
     if (e.code == Code::Io) e.code = Code::Conflict;
     return e;
   }
-  if (auto s = check_path_target_policy(path, *o, kMaxFileBytes); !s.ok()) {
+  if (auto s = check_path_target_policy(path, *o, kMaxFileBytes, judge); !s.ok()) {
     Error e = std::move(s).error();
     if (e.code != Code::PathEscape) {
       e.code = Code::Conflict;
@@ -217,11 +217,11 @@ Status recheck(int dir_fd, std::string_view path, const Snapshot& expected) {
 // Step 3: every target and every parent as the plan saw them, and the
 // folders apply creates still exactly the missing ones. Fills one backup
 // description per operation.
-Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlob>& backups) {
+Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlob>& backups, WriteAccessJudge& judge) {
   ParentFolders parents;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     const PathOperation& op = plan.operations[i];
-    auto t = observe_path_target(root_fd, op.path, kMaxFileBytes, 0, parents);
+    auto t = observe_path_target(root_fd, op.path, kMaxFileBytes, 0, parents, judge);
     if (!t.ok()) {
       Error e = std::move(t).error();
       if (e.code != Code::PathEscape) {
@@ -239,7 +239,9 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
   std::set<std::string, std::less<>> existing;
   for (const auto& [folder, exists] : parents)
     if (exists) existing.insert(folder);
-  if (derive_directories(plan.operations, existing) != plan.directories)
+  FolderModes modes;
+  for (const auto& folder : plan.directories) modes.emplace(folder.path, folder.mode);
+  if (derive_directories(plan.operations, existing, modes) != plan.directories)
     return make_error(core::ErrorKind::Folders,
                       "the folders apply would create are no longer the ones the plan lists (a folder appeared or "
                       "went away since it was observed)");
@@ -265,7 +267,7 @@ Result<UniqueFd> open_for_backup(int root_fd, std::string_view path, const Snaps
   return fd;
 }
 
-// Makes created folder `folder` (mode exactly 0700, whatever the umask).
+// Makes created folder `folder` (its mode exactly, whatever the umask).
 // `created` says whether the mkdir itself happened.
 Status make_folder(FolderCache& folders, const Folder& folder, const TestHooks& hooks, const std::string& point,
                    bool& created) {
@@ -372,7 +374,7 @@ class ApplyRun {
 
   // Step 3: every target and parent still as observed, else STALE.
   Status check_befores_or_stale() {
-    if (auto s = check_befores(root_.root_fd(), plan_, backups_); !s.ok())
+    if (auto s = check_befores(root_.root_fd(), plan_, backups_, judge_); !s.ok())
       return make_stale(root_, txn_, std::move(s).error());
     return {};
   }
@@ -473,7 +475,7 @@ class ApplyRun {
     const std::string p = fmt::format("apply.op{}", i);
     auto dir = folders_.open(parent_folder(op.path));
     if (!dir.ok()) return as_commit(std::move(dir).error());
-    DOT_TRY(recheck(*dir, op.path, op.before));
+    DOT_TRY(recheck(*dir, op.path, op.before, judge_));
     const std::string_view leaf = leaf_of(op.path);
     Status changed;
     if (op.action != Action::Remove) {
@@ -525,6 +527,7 @@ class ApplyRun {
   const std::string& plan_id_;
   InterruptGuard* interrupt_;
   FolderCache folders_;
+  WriteAccessJudge judge_;  // one account-database lookup per group for the whole apply
   AppliedSoFar so_far_;
   std::vector<store::FileBlob> backups_;
   std::vector<std::string> temps_;  // each write's temp file name, once written

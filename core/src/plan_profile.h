@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,11 @@ struct ProposedOperation {
 struct Proposal {
   std::vector<Effect> effects;
   std::vector<ProposedOperation> operations;
+  // The modes the plugin asked for the folders apply creates (general profile).
+  FolderModes folder_modes;
+  // The paths this plugin already owns, when the profile tells a take-over
+  // (a write of an existing file nobody manages) from an update: general only.
+  std::optional<std::set<std::string, std::less<>>> managed;
 };
 
 // How the plugin is contained beyond what every profile gets.
@@ -63,6 +69,9 @@ struct PlanDraft {
   std::string proposal_document;
   std::string proposal_id;
   std::vector<dpp::StagedFile> staged;  // one per write, in operation order
+  // The writes `plan --exclude` left out, in the plugin's order: it still
+  // stages them, and core never reads them.
+  std::vector<std::string> excluded_writes;
 };
 
 // What a profile seals: the store's input and the outcome's view of it; or

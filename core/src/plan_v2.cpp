@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/path_glob.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/core/effects.h"
@@ -38,6 +39,23 @@ Error at(Error e, const json::Value& v) {
   return e;
 }
 
+// plan.exclude: present only when non-empty, strictly ascending (one
+// spelling per list), each a pattern PathGlob accepts.
+Result<std::vector<std::string>> decode_exclude(json::Value v) {
+  if (!v.is_array() || v.size() == 0)
+    return invalid(v, core::ErrorKind::Exclude, "plan.exclude must be a non-empty array of patterns when present");
+  std::vector<std::string> out;
+  for (json::Value e : v.elements()) {
+    if (!e.is_string()) return invalid(e, core::ErrorKind::Exclude, "plan.exclude holds a value that is not a string");
+    std::string pattern(e.as_string());
+    if (auto glob = PathGlob::parse(pattern); !glob.ok()) return at(std::move(glob).error(), e);
+    if (!out.empty() && !(out.back() < pattern))
+      return invalid(e, core::ErrorKind::Exclude, "plan.exclude must be strictly ascending");
+    out.push_back(std::move(pattern));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view action_name(Action action) noexcept {
@@ -65,6 +83,11 @@ jcs::Node to_node(const PlanV2& plan) {
   auto effects = jcs::Node::array();
   for (const auto& e : plan.effects) effects.push(to_node(e));
   n.set("effects", std::move(effects));
+  if (!plan.exclude.empty()) {
+    auto exclude = jcs::Node::array();
+    for (const auto& pattern : plan.exclude) exclude.push(jcs::Node::string(pattern));
+    n.set("exclude", std::move(exclude));
+  }
   auto ops = jcs::Node::array();
   for (const auto& op : plan.operations) {
     auto o = jcs::Node::object();
@@ -112,7 +135,7 @@ bool can_be_noop(Action action, const Snapshot& before) noexcept {
   return !before.exists;
 }
 
-Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot) {
+Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot, WriteAccessJudge& judge) {
   if (!snapshot.exists) return {};
   auto refuse = [&](std::string why) {
     return make_error(core::ErrorKind::Target, fmt::format("target \"{}\" {}", shown(path.substr(0, 512)), why));
@@ -122,15 +145,32 @@ Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapsho
     return refuse(fmt::format("is owned by uid {}, not by us (uid {})", snapshot.uid, ::geteuid()));
   if (snapshot.is_link()) return {};  // a link's mode bits are never used
   if (mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", mode));
-  if (mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", mode));
+  if (auto why = judge.refusal(static_cast<mode_t>(mode & 0777), static_cast<uid_t>(snapshot.uid),
+                               static_cast<gid_t>(snapshot.gid)))
+    return refuse(fmt::format("is writable by more than its owner ({})", *why));
+  return {};
+}
+
+Status check_created_folder_mode(std::string_view path, std::uint64_t mode, WriteAccessJudge& judge) {
+  auto refuse = [&](std::string why) {
+    return make_error(core::ErrorKind::Mode, fmt::format("folder \"{}\" would be created with mode {:04o}: {}",
+                                                         shown(path.substr(0, 512)), mode, why));
+  };
+  if (!dpp::is_folder_mode(mode))
+    return refuse("a folder takes 0700 to 0775 (owner rwx, no write for others, no set-id or sticky bit)");
+  if (auto why = judge.refusal(static_cast<mode_t>(mode), ::geteuid(), ::getegid())) return refuse(*why);
   return {};
 }
 
 Status check_plan_invariants(const PlanV2& plan) {
   std::vector<std::string> violations;
+  WriteAccessJudge judge;
+  for (std::size_t i = 0; i < plan.directories.size(); ++i)
+    if (auto s = check_created_folder_mode(plan.directories[i].path, plan.directories[i].mode, judge); !s.ok())
+      violations.push_back(fmt::format("directories[{}]: {}", i, s.error().message()));
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     const PathOperation& op = plan.operations[i];
-    if (auto s = check_path_snapshot_policy(op.path, op.before); !s.ok())
+    if (auto s = check_path_snapshot_policy(op.path, op.before, judge); !s.ok())
       violations.push_back(fmt::format("operations[{}].before: {}", i, s.error().message()));
     const Snapshot& after = op.after;
     if (op.action == Action::Remove || !after.exists) continue;  // the decoder judged these
@@ -139,6 +179,10 @@ Status check_plan_invariants(const PlanV2& plan) {
           "operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
           "uid {} gid {}",
           i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, ::geteuid(), ::getegid()));
+    else if (auto why = judge.refusal(static_cast<mode_t>(after.mode & 0777), ::geteuid(), ::getegid()))
+      violations.push_back(
+          fmt::format("operations[{}].after of {} asks for a mode writable by more than its owner ({})", i,
+                      shown(std::string_view(op.path).substr(0, 256)), *why));
   }
   if (violations.empty()) return {};
   std::string detail;
@@ -207,7 +251,7 @@ Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view doc
 }
 
 std::vector<Folder> derive_directories(std::span<const PathOperation> operations,
-                                       const std::set<std::string, std::less<>>& existing) {
+                                       const std::set<std::string, std::less<>>& existing, const FolderModes& modes) {
   std::set<std::string, std::less<>> created;  // std::string orders by unsigned bytes: UTF-8 order
   for (const auto& op : operations) {
     if (op.action == Action::Remove) continue;
@@ -219,7 +263,10 @@ std::vector<Folder> derive_directories(std::span<const PathOperation> operations
     }
   }
   std::vector<Folder> out;
-  for (const auto& path : created) out.push_back(Folder{kCreatedFolderMode, path});
+  for (const auto& path : created) {
+    auto asked = modes.find(path);
+    out.push_back(Folder{asked == modes.end() ? kCreatedFolderMode : asked->second, path});
+  }
   return out;
 }
 
@@ -240,6 +287,9 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
   PlanV2 plan;
   DOT_ASSIGN_OR_RETURN(json::Value dirs_v, r.required_array("directories"));
   DOT_ASSIGN_OR_RETURN(json::Value effects_v, r.required_array("effects"));
+  if (auto exclude_v = r.optional("exclude")) {
+    DOT_ASSIGN_OR_RETURN(plan.exclude, decode_exclude(*exclude_v));
+  }
   DOT_ASSIGN_OR_RETURN(plan.nonce, hex_field(r, "nonce", false));
   DOT_ASSIGN_OR_RETURN(json::Value ops_v, r.required_array("operations"));
   DOT_ASSIGN_OR_RETURN(plan.plugin_digest, hex_field(r, "plugin_digest", false));
@@ -345,10 +395,11 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     DOT_ASSIGN_OR_RETURN(json::Value path_v, dr.required("path"));
     DOT_ASSIGN_OR_RETURN(std::string_view path, dr.required_string("path"));
     DOT_TRY(dr.finish());
-    if (f.mode != kCreatedFolderMode)
-      return at(
-          make_error(core::ErrorKind::Mode, fmt::format("{}.mode {} is not {}", what, f.mode, kCreatedFolderMode)),
-          mode_v);
+    if (!dpp::is_folder_mode(f.mode))
+      return at(make_error(core::ErrorKind::Mode,
+                           fmt::format("{}.mode {} ({:04o}) is not a folder mode (0700 to 0775, no write for others)",
+                                       what, f.mode, f.mode)),
+                mode_v);
     if (auto s = dpp::check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
     if (!plan.directories.empty() && !(plan.directories.back().path < path))
       return invalid(path_v, core::ErrorKind::Unsorted, fmt::format("{} is not after the folder before it", what));

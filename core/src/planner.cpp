@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <dtl/dtl.hpp>
 
+#include "dot/base/path_glob.h"
 #include "dot/base/plugin_executable.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
@@ -87,6 +88,21 @@ Status check_consent(const Manifest& manifest, const PlanOptions& options) {
                       "the plugin is registered with audit assurance: it would be negotiated as audit; register it "
                       "with --assurance process to run it under --require-process-sandbox");
   return {};
+}
+
+// The refusals of a plan's targets as one error: a single one as it is;
+// several under the first one's code and kind, each path with its reason,
+// at most kMaxListedRefusals of them and then how many more.
+Error refusal_list(std::vector<Error> refused) {
+  if (refused.size() == 1) return std::move(refused.front());
+  std::string detail = fmt::format("{} targets are refused", refused.size());
+  for (std::size_t i = 0; i < refused.size() && i < kMaxListedRefusals; ++i)
+    detail += fmt::format("; {}", refused[i].detail);
+  if (refused.size() > kMaxListedRefusals) detail += fmt::format("; and {} more", refused.size() - kMaxListedRefusals);
+  Error first = std::move(refused.front());
+  first.detail = std::move(detail);
+  first.offset.reset();
+  return first;
 }
 
 // One proposal, from the pinned plugin to the sealed plan. The stage and the
@@ -185,6 +201,28 @@ class ProposalRun {
 
   Status propose() {
     DOT_ASSIGN_OR_RETURN(draft_.proposal, call(profile_->propose(*host_, root_, manifest_)));
+    return exclude();
+  }
+
+  // `plan --exclude`: the operations a pattern covers are left out before
+  // anything is observed, and the patterns recorded in the plan.
+  Status exclude() {
+    if (options_.exclude.empty()) return {};
+    std::vector<PathGlob> globs;
+    for (const auto& pattern : options_.exclude) {
+      DOT_ASSIGN_OR_RETURN(PathGlob glob, PathGlob::parse(pattern));
+      globs.push_back(std::move(glob));
+    }
+    std::vector<ProposedOperation>& ops = draft_.proposal.operations;
+    const std::size_t before = ops.size();
+    std::erase_if(ops, [&](const ProposedOperation& op) {
+      const bool out = std::any_of(globs.begin(), globs.end(), [&](const PathGlob& g) { return g.covers(op.path); });
+      if (out && op.action == Action::Write) draft_.excluded_writes.push_back(op.path);
+      return out;
+    });
+    excluded_ = before - ops.size();
+    std::set<std::string> patterns(options_.exclude.begin(), options_.exclude.end());
+    draft_.plan.exclude.assign(patterns.begin(), patterns.end());
     return {};
   }
 
@@ -198,11 +236,20 @@ class ProposalRun {
     plan.plugin_id = manifest_.id;
     plan.root_id = root_.root_id();
     ParentFolders parents;
+    std::vector<Error> refused;  // every target outside the policy, not only the first
+    const auto& managed = draft_.proposal.managed;
     // No bytes are kept here: which paths change (and so get a diff) is
     // known once the stage is read (load_diffs); a target whose stat
     // matches the stat cache is not read at all.
     for (const ProposedOperation& op : draft_.proposal.operations) {
-      DOT_ASSIGN_OR_RETURN(PathTarget t, profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_));
+      Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
+      if (!observed.ok()) {
+        Error e = std::move(observed).error();
+        if (e.code != Code::Policy && e.code != Code::PathEscape) return e;
+        refused.push_back(std::move(e));
+        continue;
+      }
+      PathTarget& t = *observed;
       plan.operations.push_back(PathOperation{op.action, Snapshot::absent(), t.snapshot, op.path});
       PathSlot slot;
       slot.path = op.path;
@@ -210,9 +257,11 @@ class ProposalRun {
       slot.before = t.snapshot;
       slot.before_size = t.size;
       slot.before_content = std::move(t.content);
+      slot.take_over = managed && op.action == Action::Write && t.snapshot.exists && !managed->contains(op.path);
       draft_.slots.push_back(std::move(slot));
       progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
     }
+    if (!refused.empty()) return refusal_list(std::move(refused));
     plan.directories = profile_->folders(draft_, parents);
     return stat_cache_.save();
   }
@@ -310,6 +359,7 @@ class ProposalRun {
   Result<PlanOutcome> seal() {
     PlanOutcome out;
     out.txn = txn_;
+    out.excluded = excluded_;
     out.plugin_stderr = host_->stderr_bytes();
     out.logs = log_records(host_->logs());
     DOT_ASSIGN_OR_RETURN(Sealing sealing, profile_->seal(draft_, *stage_, out));
@@ -351,6 +401,7 @@ class ProposalRun {
   PlanDraft draft_;
   StatCache stat_cache_{root_.store()};
   std::uint64_t progress_bytes_ = 0;
+  std::size_t excluded_ = 0;
 };
 
 // A failed proposal: the plugin's group killed (abort drains what stderr
@@ -411,6 +462,9 @@ std::vector<store::LogRecord> log_records(const std::vector<dpp::LogEntry>& logs
 
 Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   DOT_TRY(refuse_if_unfinished(root));
+  // A pattern that cannot be used fails before anything is recorded.
+  for (const auto& pattern : options.exclude)
+    if (auto glob = PathGlob::parse(pattern); !glob.ok()) return std::move(glob).error();
   DOT_ASSIGN_OR_RETURN(store::PluginRecord row, registered_plugin(root, options.plugin_id));
   DOT_ASSIGN_OR_RETURN(Manifest manifest, decode_manifest(row.manifest));
   PlanOptions consented = options;

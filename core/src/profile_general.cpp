@@ -4,8 +4,12 @@
 // observed beneath the root; the plan sealed as a version-2 document without
 // its no-ops, its files streamed from the stage into the store, so memory
 // stays bounded by the limits' shape and not by the bytes proposed.
+#include <fmt/format.h>
+
+#include "dot/base/utf8.h"
 #include "dot/core/effects.h"
 #include "dot/core/error_kinds.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/path_rules.h"
 #include "plan_profile.h"
@@ -23,6 +27,21 @@ Status check_effects(const general::PlanResult& proposed) {
   return make_error(core::ErrorKind::Effects,
                     "dot.plan effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
                     "\"target\":\"managed-root\"}]");
+}
+
+// The plugin's declared inputs that lie inside the root, as paths relative
+// to it (register checks each is absolute and free of symlinks, so the
+// comparison is of the paths as spelled).
+std::vector<std::string> inputs_inside(std::string_view root, const std::vector<std::string>& inputs) {
+  std::string prefix(root);
+  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+  if (prefix != "/") prefix += '/';
+  std::vector<std::string> out;
+  for (std::string input : inputs) {
+    while (input.size() > 1 && input.back() == '/') input.pop_back();
+    if (input.size() > prefix.size() && input.starts_with(prefix)) out.push_back(input.substr(prefix.size()));
+  }
+  return out;
 }
 
 class GeneralProfile final : public PlanProfile {
@@ -64,6 +83,7 @@ class GeneralProfile final : public PlanProfile {
     // history (never from what a plugin claims).
     general::PlanParams asked;
     DOT_ASSIGN_OR_RETURN(asked.managed, owned_paths(root, manifest.id));
+    inputs_below_ = inputs_inside(root.layout().root, manifest.inputs);
     DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked));
     DOT_TRY(check_effects(proposed));
     std::vector<dpp::ProposedOperation> checked;
@@ -71,7 +91,13 @@ class GeneralProfile final : public PlanProfile {
     for (const auto& op : proposed.operations)
       checked.push_back(dpp::ProposedOperation{op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
     DOT_TRY(dpp::check_proposed_operations(checked));
+    std::vector<dpp::ProposedFolder> folders;
+    folders.reserve(proposed.directories.size());
+    for (const auto& f : proposed.directories) folders.push_back(dpp::ProposedFolder{f.mode, f.path});
+    DOT_TRY(dpp::check_proposed_folders(folders, checked));
     Proposal p;
+    for (const auto& f : proposed.directories) p.folder_modes.emplace(f.path, f.mode);
+    p.managed.emplace(asked.managed.begin(), asked.managed.end());
     const auto& e = proposed.effects.front();
     p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     p.operations.reserve(proposed.operations.size());
@@ -84,14 +110,20 @@ class GeneralProfile final : public PlanProfile {
 
   Result<PathTarget> observe(int root_fd, std::string_view path, std::size_t keep_bytes, ParentFolders& parents,
                              StatCache& cache) override {
-    return observe_path_target(root_fd, path, limits_.max_file_bytes, keep_bytes, parents, &cache);
+    for (const auto& input : inputs_below_)
+      if (path == input || (path.size() > input.size() && path.starts_with(input) && path[input.size()] == '/'))
+        return make_error(core::ErrorKind::InsideInput,
+                          fmt::format("target \"{}\" is inside the plugin's own input \"{}\": a plugin never writes "
+                                      "what it reads",
+                                      shown(path.substr(0, 512)), shown(std::string_view(input).substr(0, 512))));
+    return observe_path_target(root_fd, path, limits_.max_file_bytes, keep_bytes, parents, judge_, &cache);
   }
 
   std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) override {
     std::set<std::string, std::less<>> existing;
     for (const auto& [folder, exists] : parents)
       if (exists) existing.insert(folder);
-    return derive_directories(draft.plan.operations, existing);
+    return derive_directories(draft.plan.operations, existing, draft.proposal.folder_modes);
   }
 
   Result<std::string> proposal_document(const PlanDraft& draft) override { return core::proposal_document(draft.plan); }
@@ -100,6 +132,23 @@ class GeneralProfile final : public PlanProfile {
                                                   const PlanDraft& draft) override {
     DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
     claimed_ = std::move(staged.artifacts);
+    // The plugin stages every write it proposed, the excluded ones too: those
+    // claims must be exactly the excluded writes, in order, and their files
+    // stay unread (they are allowed in the stage, never sealed).
+    std::vector<general::Artifact> kept;
+    std::size_t next_excluded = 0;
+    for (const auto& claim : claimed_) {
+      if (next_excluded < draft.excluded_writes.size() && claim.path == draft.excluded_writes[next_excluded]) {
+        ++next_excluded;
+        continue;
+      }
+      kept.push_back(claim);
+    }
+    if (next_excluded != draft.excluded_writes.size())
+      return make_error(dpp::ErrorKind::Count,
+                        fmt::format("dot.materialize claims {} of the {} writes --exclude left out: every proposed "
+                                    "write has exactly one artifact, in operation order",
+                                    next_excluded, draft.excluded_writes.size()));
     std::vector<std::string> writes;
     for (const auto& op : draft.plan.operations)
       if (op.action == Action::Write) writes.push_back(op.path);
@@ -108,8 +157,7 @@ class GeneralProfile final : public PlanProfile {
     stage_limits.max_total_bytes = limits_.max_total_bytes;
     // No bytes kept: the planner reads back only the files that change, for their diff.
     DOT_TRY(stage.check_unchanged());
-    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
-                         dpp::read_stage(stage.fd(), writes, claimed_, stage_limits));
+    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
     DOT_TRY(stage.check_unchanged());
     return files;
   }
@@ -171,6 +219,8 @@ class GeneralProfile final : public PlanProfile {
 
  private:
   const general::Limits limits_ = general::kLimits;
+  WriteAccessJudge judge_;                  // one account-database lookup per group for the whole plan
+  std::vector<std::string> inputs_below_;   // the declared inputs inside the root, relative to it
   std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
 };
 

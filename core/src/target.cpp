@@ -184,7 +184,7 @@ namespace {
 
 std::string path_shown(std::string_view path) { return fmt::format("\"{}\"", shown(path.substr(0, 512))); }
 
-Status check_parent_policy(std::string_view folder, const FileObservation& o) {
+Status check_parent_policy(std::string_view folder, const FileObservation& o, WriteAccessJudge& judge) {
   auto refuse = [&](std::string why) {
     return make_error(core::ErrorKind::Parent, fmt::format("parent folder {} {}", path_shown(folder), why));
   };
@@ -194,13 +194,32 @@ Status check_parent_policy(std::string_view folder, const FileObservation& o) {
   if (o.type != FileType::Directory)
     return refuse(fmt::format("is a {}, not a folder", beneath::file_type_name(o.type)));
   if (o.uid != ::geteuid()) return refuse(fmt::format("is owned by uid {}, not by us (uid {})", o.uid, ::geteuid()));
-  if (o.mode & 022) return refuse(fmt::format("is writable by group or others (mode {:04o})", o.mode));
+  if (auto why = judge.refusal(static_cast<mode_t>(o.mode), static_cast<uid_t>(o.uid), static_cast<gid_t>(o.gid)))
+    return refuse(fmt::format("is writable by more than its owner ({})", *why));
   return {};
+}
+
+// An existing parent folder that holds a state folder of its own is another
+// managed root: its files are its own root's, never this one's.
+Status check_not_nested_root(int root_fd, std::string_view folder) {
+  DOT_ASSIGN_OR_RETURN(UniqueFd dir, beneath::open_beneath(root_fd, folder, O_RDONLY | O_DIRECTORY));
+  const std::string state(dpp::kHostStateFolder);
+  struct stat st {};
+  if (::fstatat(dir.get(), state.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return {};
+    return beneath::errno_error(errno, "fstatat", fmt::format("{}/{}", folder, state));
+  }
+  if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) return {};
+  return make_error(core::ErrorKind::NestedRoot,
+                    fmt::format("parent folder {} holds its own {}: it is another managed root, and its files are "
+                                "managed there, never from this root",
+                                path_shown(folder), state));
 }
 
 }  // namespace
 
-Status check_path_target_policy(std::string_view path, const FileObservation& o, std::uint64_t max_file_bytes) {
+Status check_path_target_policy(std::string_view path, const FileObservation& o, std::uint64_t max_file_bytes,
+                                WriteAccessJudge& judge) {
   if (!o.exists()) return {};
   auto refuse = [&](std::string why) {
     return make_error(core::ErrorKind::Target, fmt::format("target {} {}", path_shown(path), why));
@@ -218,14 +237,15 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
   if (o.type != FileType::Regular)
     return refuse(fmt::format("is a {}, not a regular file", beneath::file_type_name(o.type)));
   if (o.nlink != 1) return refuse(fmt::format("has {} hard links (must be exactly 1)", o.nlink));
-  DOT_TRY(check_path_snapshot_policy(path, snapshot_of(o)));
+  DOT_TRY(check_path_snapshot_policy(path, snapshot_of(o), judge));
   if (o.too_large || o.size > max_file_bytes)
     return refuse(fmt::format("is larger than max_file_bytes {}", max_file_bytes));
   return {};
 }
 
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
-                                       std::size_t keep_bytes, ParentFolders& parents, StatCache* cache) {
+                                       std::size_t keep_bytes, ParentFolders& parents, WriteAccessJudge& judge,
+                                       StatCache* cache) {
   PathTarget t;
   for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1)) {
     std::string_view folder = path.substr(0, slash);
@@ -238,7 +258,10 @@ Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::
       // way is already refused; only the folder itself is looked at here.
       DOT_ASSIGN_OR_RETURN(FileObservation o, beneath::observe_beneath(root_fd, folder, {.max_bytes = 0}));
       exists = o.exists();
-      if (exists) DOT_TRY(check_parent_policy(folder, o));
+      if (exists) {
+        DOT_TRY(check_parent_policy(folder, o, judge));
+        DOT_TRY(check_not_nested_root(root_fd, folder));
+      }
       parents.emplace(std::string(folder), exists);
     }
     // Below a missing folder nothing exists (and nothing is looked up).
@@ -260,7 +283,7 @@ Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::
   } else if (keep_bytes == 0 || o.too_large) {
     DOT_ASSIGN_OR_RETURN(o, beneath::observe_beneath(root_fd, path, {.max_bytes = max_file_bytes}));
   }
-  DOT_TRY(check_path_target_policy(path, o, max_file_bytes));
+  DOT_TRY(check_path_target_policy(path, o, max_file_bytes, judge));
   t.snapshot = snapshot_of(o);
   t.size = o.size;  // a symlink's: its text's length
   if (o.type == FileType::Regular && !o.too_large && o.size <= keep_bytes) t.content = std::move(o.content);

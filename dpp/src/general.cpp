@@ -196,9 +196,13 @@ jcs::Node to_node(const Operation& m) {
 jcs::Node to_node(const PlanResult& m) {
   auto effects = jcs::Node::array();
   for (const auto& e : m.effects) effects.push(dpp::to_node(e));
+  auto dirs = jcs::Node::array();
+  for (const auto& d : m.directories)
+    dirs.push(jcs::Node::object().set("mode", uint_node(d.mode)).set("path", jcs::Node::string(d.path)));
   auto ops = jcs::Node::array();
   for (const auto& o : m.operations) ops.push(to_node(o));
   auto n = jcs::Node::object();
+  if (!m.directories.empty()) n.set("directories", std::move(dirs));
   n.set("effects", std::move(effects)).set("operations", std::move(ops));
   return n;
 }
@@ -296,6 +300,20 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
   constexpr std::string_view what = "dot.plan result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   PlanResult m;
+  if (r.optional("directories")) {
+    DOT_ASSIGN_OR_RETURN(json::Value dirs,
+                         array_field(r, "directories", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
+    std::size_t d = 0;
+    for (json::Value f : dirs.elements()) {
+      std::string fw = fmt::format("folder {}", d++);
+      DOT_ASSIGN_OR_RETURN(auto fr, object(f, fw));
+      FolderRequest folder;
+      DOT_ASSIGN_OR_RETURN(folder.mode, uint_field(fr, "mode", fw, kMaxSafe));
+      DOT_ASSIGN_OR_RETURN(folder.path, string_field(fr, "path", fw));
+      DOT_TRY(finish(fr));
+      m.directories.push_back(std::move(folder));
+    }
+  }
   DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
   DOT_ASSIGN_OR_RETURN(json::Value ops,
                        array_field(r, "operations", what, limits.max_operations, dpp::ErrorKind::MaxOperations));

@@ -42,7 +42,14 @@ std::string_view reserved_because(std::string_view component, bool first) noexce
 
 }  // namespace
 
-bool is_write_mode(std::uint64_t mode) noexcept { return mode == 0600 || mode == 0644 || mode == 0700 || mode == 0755; }
+bool is_write_mode(std::uint64_t mode) noexcept {
+  // Permission bits only, readable by the owner, never writable by others.
+  // Group write passes here: only core can tell whether the group is the
+  // owner's private one (base/write_access.h), so it judges that bit.
+  return (mode & ~std::uint64_t{0777}) == 0 && (mode & 0400) != 0 && (mode & 0002) == 0;
+}
+
+bool is_folder_mode(std::uint64_t mode) noexcept { return is_write_mode(mode) && (mode & 0700) == 0700; }
 
 Status check_path(std::string_view path) {
   // Escapes first: whatever else is wrong with it, a path that leaves the
@@ -116,7 +123,9 @@ Status check_action_mode(std::string_view path, std::string_view action, std::ui
   if (action == "write") {
     if (!is_write_mode(mode))
       return refuse(dpp::ErrorKind::Mode, path,
-                    fmt::format("asks for mode {} ({:04o}); a write takes 384, 420, 448 or 493", mode, mode));
+                    fmt::format("asks for mode {} ({:04o}); a write takes permission bits only (at most 0777), "
+                                "owner read set, no write for others",
+                                mode, mode));
     return {};
   }
   if (action == "remove" || action == "link") {
@@ -154,6 +163,30 @@ Status check_proposed_operations(std::span<const ProposedOperation> operations) 
     } else if (op.link_text) {
       return refuse(dpp::ErrorKind::LinkText, op.path, fmt::format("is a {} with a link_text", op.action));
     }
+  }
+  return {};
+}
+
+Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const ProposedOperation> operations) {
+  std::unordered_set<std::string_view> parents;
+  for (const auto& op : operations)
+    if (op.action == "write")
+      for (std::size_t slash = op.path.find('/'); slash != std::string_view::npos; slash = op.path.find('/', slash + 1))
+        parents.insert(op.path.substr(0, slash));
+  for (std::size_t i = 0; i < folders.size(); ++i) {
+    const ProposedFolder& f = folders[i];
+    DOT_TRY(check_path(f.path));
+    if (i > 0 && !(folders[i - 1].path < f.path))
+      return refuse(dpp::ErrorKind::Folder, f.path,
+                    fmt::format("is not after the folder before it ({}): directories must be strictly ascending",
+                                show_path(folders[i - 1].path)));
+    if (!parents.contains(f.path))
+      return refuse(dpp::ErrorKind::Folder, f.path, "is not the parent folder of a write of this plan");
+    if (!is_folder_mode(f.mode))
+      return refuse(dpp::ErrorKind::Mode, f.path,
+                    fmt::format("is a folder with mode {} ({:04o}); a folder takes 0700 to 0775: owner read, "
+                                "write and search set, no write for others, no set-id or sticky bit",
+                                f.mode, f.mode));
   }
   return {};
 }

@@ -200,7 +200,8 @@ class Runtime {
         if (!p.ok()) return done(bad_params(id, p.error()));
         auto ops = plugin_.plan(ctx, p->managed);
         if (!ops.ok()) return done(handler_error(id, ops.error()));
-        result = to_node(PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value()});
+        result = to_node(
+            PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value(), plugin_.folders()});
         break;
       }
       case Method::Materialize: {

@@ -10,12 +10,14 @@
 //   (under process assurance a plugin has 32 descriptors), with an explicit
 //   stack: the depth is bounded by the path rules (a folder whose path
 //   breaks them is not entered; 4095 bytes allow at most 2048 levels).
-//   Each regular file is one `write`, its mode mapped to the allowed set
-//   (mapped_mode); each `managed` path that SRC no longer has as a regular
-//   file one `remove`. Each symlink is one `link` holding its text verbatim
-//   (read with readlinkat, never followed; absolute text too). What cannot
-//   be proposed is skipped with a dot.log warning: a symlink whose text the
-//   protocol refuses (not UTF-8), FIFOs, sockets, devices, and names
+//   Each regular file is one `write`, its mode kept (mapped_mode); each
+//   folder on the way to a write is named in `directories` with its own mode
+//   (mapped_folder_mode), used when core creates it; each `managed` path
+//   that SRC no longer has as a regular file one `remove`. Each symlink is
+//   one `link` holding its text verbatim (read with readlinkat, never
+//   followed; absolute text too). What cannot be proposed is skipped with a
+//   dot.log warning: a symlink whose text the protocol refuses (not UTF-8),
+//   FIFOs, sockets, devices, and names
 //   the protocol's path rules refuse (dpp::check_path, the rule core itself
 //   applies, so the plugin never sends a path core would refuse).
 // dot.materialize: copies each planned file into the stage in chunks
@@ -35,6 +37,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,16 +61,18 @@ namespace g = dot::dpp::general;
 
 constexpr std::string_view kId = "org.dot.mirror";
 
-// The allowed mode nearest a source file's, never granting more: any execute
-// bit makes it executable (0700), any group or other read bit makes it
-// readable by all (0644, 0755); write stays the owner's alone. Set-id and
-// sticky bits are dropped.
-std::uint64_t mapped_mode(mode_t mode) {
-  const bool exec = (mode & 0111) != 0;
-  const bool shared = (mode & 0044) != 0;
-  if (exec) return shared ? 0755 : 0700;
-  return shared ? 0644 : 0600;
-}
+// A source file's mode as the plan asks for it, never granting more: the
+// permission bits kept as they are (0640 stays 0640, 0750 stays 0750)
+// except that write stays the owner's alone (a group's write bit is
+// dropped: whether the target's group is the owner's private one is not
+// this plugin's to know) and set-id and sticky bits are dropped. The
+// owner's read bit is added, the one bit granted: dot-core must read what
+// it backs up and compares.
+std::uint64_t mapped_mode(mode_t mode) { return (mode & 0755) | 0400; }
+// A source folder's mode for the folder core creates in its place: the same
+// rule, with the owner's read, write and search bits (core enters and
+// writes the folders it creates).
+std::uint64_t mapped_folder_mode(mode_t mode) { return (mode & 0755) | 0700; }
 
 // A source path in a message: plugin-side text, escaped (dot::shown) and
 // cut, so that a message stays within dot.log's 4096 bytes.
@@ -220,10 +225,13 @@ class Mirror final : public g::Plugin {
       return make_error(ErrorKind::InvalidPlan,
                         fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
                                     show(src_name_), st.error().message()));
+    DOT_TRY(collect_folders(proposed));
     notes.close(fmt::format("mirroring {}: {} files to write, {} managed paths to remove", show(src_name_),
                             files_.size(), removed.size()));
     return ops;
   }
+
+  std::vector<g::FolderRequest> folders() const override { return folders_; }
 
   Result<std::vector<g::Artifact>> materialize(g::Context&, const std::string& stage) override {
     std::vector<g::Artifact> artifacts;
@@ -251,6 +259,30 @@ class Mirror final : public g::Plugin {
   }
 
  private:
+  // Every parent folder of a write, with the source folder's mode, in
+  // ascending byte order (what dot.plan's `directories` holds; core uses a
+  // mode only for a folder it creates).
+  Status collect_folders(const std::vector<dpp::ProposedOperation>& proposed) {
+    folders_.clear();
+    std::vector<std::string> paths;
+    for (const auto& f : files_) for_each_parent(f.path, [&](std::string_view p) { paths.emplace_back(p); });
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    for (const auto& path : paths) {
+      // Every folder on the way to a file was seen by the walk that found it.
+      auto seen = folder_modes_.find(path);
+      if (seen == folder_modes_.end())
+        return make_error(ErrorKind::InvalidPlan, fmt::format("the folder {} was not walked", show(path)));
+      folders_.push_back(g::FolderRequest{mapped_folder_mode(seen->second), path});
+    }
+    std::vector<dpp::ProposedFolder> checked;
+    for (const auto& f : folders_) checked.push_back({f.mode, f.path});
+    if (auto st = dpp::check_proposed_folders(checked, proposed); !st.ok())
+      return make_error(ErrorKind::InvalidPlan, fmt::format("the folders of {} gave a plan core would refuse: {}",
+                                                            show(src_name_), st.error().message()));
+    return {};
+  }
+
   Error changed(const SourceFile& f, std::string_view why) const {
     return make_error(ErrorKind::SourceChanged, fmt::format("{} in {} changed since dot.plan ({}); plan again",
                                                             show(f.path), show(src_name_), why));
@@ -285,6 +317,7 @@ class Mirror final : public g::Plugin {
   // SRC's descriptor by its relative path.
   Status walk(Notes& notes, const g::Limits& limits) {
     files_.clear();
+    folder_modes_.clear();
     std::uint64_t total = 0;
     std::vector<std::string> pending{""};  // folders to read; "" is SRC itself
     while (!pending.empty()) {
@@ -316,6 +349,7 @@ class Mirror final : public g::Plugin {
           continue;
         }
         if (folder) {
+          folder_modes_[path] = st.st_mode;
           subfolders.push_back(path);
         } else if (S_ISREG(st.st_mode)) {
           DOT_TRY(take(path, st, total, limits));
@@ -385,7 +419,9 @@ class Mirror final : public g::Plugin {
 
   UniqueFd src_;
   std::string src_name_;
-  std::vector<SourceFile> files_;  // the writes of the plan, in path order
+  std::vector<SourceFile> files_;                            // the writes of the plan, in path order
+  std::map<std::string, mode_t, std::less<>> folder_modes_;  // every folder walked
+  std::vector<g::FolderRequest> folders_;                    // the writes' parent folders, ascending
   std::uint64_t logs_sent_ = 0;
 };
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "dot/base/sha256.h"
+#include "dot/base/write_access.h"
 #include "engine_harness.h"
 
 namespace dot::core::testing {
@@ -35,7 +36,11 @@ class ApplyV2Test : public EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     register_general_test_plugin();
-    spit(root_ / "conf.txt", "key = old\n", 0600);
+    // conf.txt is taken over (nobody manages it yet); under the
+    // user-private-group rule it is 0664, as Debian's umask 002 leaves it.
+    WriteAccessJudge judge;
+    conf_mode_ = judge.refusal(0664, ::geteuid(), ::getegid()) ? 0600 : 0664;
+    spit(root_ / "conf.txt", "key = old\n", conf_mode_);
     fs::create_directories(root_ / "etc" / "app");
     ::chmod((root_ / "etc").c_str(), 0755);
     ::chmod((root_ / "etc" / "app").c_str(), 0700);
@@ -48,11 +53,13 @@ class ApplyV2Test : public EngineTest {
     auto file = [&](const std::string& path, unsigned mode, const std::string& bytes) {
       after_[path] = fmt::format("{:o}", S_IFREG | mode) + ":" + sha256_hex(bytes);
     };
-    auto folder = [&](const std::string& path) { after_[path] = fmt::format("{:o}", S_IFDIR | 0700); };
-    folder("bin");
+    auto folder = [&](const std::string& path, unsigned mode = 0700) {
+      after_[path] = fmt::format("{:o}", S_IFDIR | mode);
+    };
+    folder("bin", 0750);  // the modes the plan names (general_plugin.cpp)
     file("bin/tool", 0755, "#!/bin/sh\necho tool\n");
     file("conf.txt", 0644, "key = new\n");
-    folder("deep");
+    folder("deep", 0755);
     folder("deep/er");
     file(kUberPath, 0600, "gr\xc3\xbc\xc3\x9f dich\n");
     file("empty.txt", 0644, "");
@@ -86,6 +93,7 @@ class ApplyV2Test : public EngineTest {
   }
 
   std::map<std::string, std::string> before_, after_;
+  mode_t conf_mode_ = 0600;  // conf.txt's mode before the plan takes it over
 };
 
 }  // namespace dot::core::testing

@@ -95,6 +95,17 @@ class GeneralPlugin final : public g::Plugin {
   bool wants_log() const override { return true; }
 
   Result<std::vector<g::Operation>> plan(g::Context& ctx, const std::vector<std::string>& managed) override {
+    DOT_ASSIGN_OR_RETURN(std::vector<g::Operation> ops, plan_case(ctx, managed));
+    written_.clear();
+    for (const auto& op : ops)
+      if (op.action == "write") written_.push_back(op.path);
+    return ops;
+  }
+
+ private:
+  static std::vector<g::Operation> one_of(std::string path) { return {{"write", 0644, std::move(path)}}; }
+
+  Result<std::vector<g::Operation>> plan_case(g::Context& ctx, const std::vector<std::string>& managed) {
     const std::string& c = g_case;
     {
       // What dot.plan's managed held, one path per line, for the test.
@@ -112,6 +123,22 @@ class GeneralPlugin final : public g::Plugin {
                                        {"write", 0644, "same.txt"}};
     }
     if (c == "noop") return std::vector<g::Operation>{{"remove", 0, "absent.txt"}, {"write", 0644, "same.txt"}};
+    // Modes kept as asked, folders created with the modes the plan names.
+    if (c == "modes" || c == "folder_mode_bad" || c == "folder_not_parent")
+      return std::vector<g::Operation>{{"write", 0640, "etc/app/main.conf"}, {"write", 0750, "etc/tool"},
+                                       {"write", 0664, "shared.txt"}};
+    // A write onto an existing file nobody manages (the test made it).
+    if (c == "take_over") return std::vector<g::Operation>{{"write", 0644, "conf.txt"}, {"write", 0600, "new.txt"}};
+    // Three targets outside the policy (the test made them folders) and one
+    // good one: the refusal names all three.
+    if (c == "many_bad")
+      return std::vector<g::Operation>{
+          {"write", 0644, "bad1"}, {"write", 0644, "bad2"}, {"write", 0644, "bad3"}, {"write", 0644, "good"}};
+    if (c == "nested_root") return one_of("inner/conf.txt");
+    if (c == "exclude")
+      return std::vector<g::Operation>{{"write", 0644, ".cache/x/y"}, {"write", 0644, "a.swp"},
+                                       {"write", 0644, "keep.txt"},   {"write", 0644, "sub/b.swp"},
+                                       {"write", 0644, "sub/keep"}};
     if (c == "apply") {
       std::vector<g::Operation> ops;
       for (const auto& f : apply_case_files()) ops.push_back({f.bytes ? "write" : "remove", f.mode, f.path});
@@ -167,8 +194,24 @@ class GeneralPlugin final : public g::Plugin {
     return one("a.txt");
   }
 
+  std::vector<g::FolderRequest> folders() const override {
+    if (g_case == "modes") return {{0750, "etc"}, {0755, "etc/app"}};
+    if (g_case == "apply") return {{0750, "bin"}, {0755, "deep"}};
+    if (g_case == "folder_mode_bad") return {{0777, "etc"}};
+    if (g_case == "folder_not_parent") return {{0700, "elsewhere"}};
+    return {};
+  }
+
   Result<std::vector<g::Artifact>> materialize(g::Context&, const std::string& stage) override {
     const std::string& c = g_case;
+    if (c == "modes" || c == "take_over" || c == "exclude") {
+      std::vector<g::Artifact> out;
+      for (const auto& path : written_) {
+        DOT_ASSIGN_OR_RETURN(g::Artifact a, g::write_staged_file(stage, path, "bytes of " + path + "\n"));
+        out.push_back(std::move(a));
+      }
+      return out;
+    }
     if (c == "seal") {
       std::vector<g::Artifact> out;
       DOT_ASSIGN_OR_RETURN(g::Artifact tool, g::write_staged_file(stage, "bin/tool", binary_bytes()));
@@ -221,6 +264,8 @@ class GeneralPlugin final : public g::Plugin {
     }
     return std::vector<g::Artifact>{a};
   }
+
+  std::vector<std::string> written_;  // the writes of the last plan, in order
 };
 
 // Rewrites one frame the runtime writes, for the cases that send what the

@@ -2,7 +2,7 @@
 // "Apply, rollback, recover"; docs/spec/transactions.md), end to end through the
 // product binary with the general test plugin's case "apply"
 // (apply_v2_fixture.h): every target gets its sealed bytes and mode, the
-// created folders appear (0700) and go again at rollback only when empty,
+// created folders appear (with the modes the plan names, else 0700) and go again at rollback only when empty,
 // drift is refused with nothing changed, and recover after a clean run
 // changes nothing.
 #include <sys/stat.h>
@@ -70,7 +70,15 @@ const Drift kDrifts[] = {
        fs::create_directory_symlink("etc.real", r / "etc");
      },
      "DOT_E_PATH_ESCAPE"},
-    {"parent_group_writable", [](const fs::path& r) { ::chmod((r / "etc" / "app").c_str(), 0770); },
+    // Group write of a group that is not the user's private one (gid 100,
+    // users on Debian, has no member of its own); others' write always.
+    {"parent_other_writable", [](const fs::path& r) { ::chmod((r / "etc" / "app").c_str(), 0707); },
+     "DOT_E_CONFLICT"},
+    {"parent_group_writable",
+     [](const fs::path& r) {
+       if (::chown((r / "etc" / "app").c_str(), static_cast<uid_t>(-1), 100) != 0) std::abort();
+       ::chmod((r / "etc" / "app").c_str(), 0770);
+     },
      "DOT_E_CONFLICT"},
 };
 
@@ -136,7 +144,7 @@ TEST_F(ApplyV2Test, RollbackKeepsACreatedFolderThatIsNotEmpty) {
   CmdResult r = core({"rollback", id});
   ASSERT_EQ(r.code, 0) << r.err;
   auto want = before_;
-  want["deep"] = fmt::format("{:o}", S_IFDIR | 0700);
+  want["deep"] = fmt::format("{:o}", S_IFDIR | 0755);  // the mode the plan names
   want["deep/er"] = fmt::format("{:o}", S_IFDIR | 0700);
   want["deep/er/mine.txt"] = fmt::format("{:o}", S_IFREG | 0600) + ":" + sha256_hex("the user's\n");
   EXPECT_EQ(tree(root_), want) << differences(want);

@@ -71,6 +71,15 @@ TEST_F(CrashV2Test, TheMatrixShapeIsTheFixturePlans) {
   auto plan = decode_canonical_plan_v2(sealed->canonical_plan);
   ASSERT_TRUE(plan.ok()) << plan.error().line();
   EXPECT_EQ(plan_shape(*plan), fixture_shape());
+  // The plan takes over conf.txt (an existing file nobody manages, 0664
+  // where the group is the user's own), so every point below also kills a
+  // take-over: its bytes and mode come back exactly (tree()) at all-before.
+  CmdResult shown = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"});
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find(fmt::format("take over conf.txt (exists, not managed yet): mode {:04o} -> 0644", conf_mode_)),
+            std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("create folder bin/ (mode 0750)"), std::string::npos) << shown.out;
   // store.prepare, 4 folders, 7 temp files, syncfs, COMMITTING, 9
   // operations, 7 folders, COMMITTED, 3 per effect, DONE.
   EXPECT_EQ(apply_v2_crash_points(fixture_shape()).size(), 35u);

@@ -37,8 +37,16 @@ const ForgeryV2 kForgeries[] = {
      "operations[1].before: target"},
     {"before_setuid_mode_named", [](PlanV2& p, bool) { p.operations[1].before.mode = 04755; },
      "has setuid, setgid or sticky bits (mode 4755)"},
-    {"before_group_writable", [](PlanV2& p, bool) { p.operations[4].before.mode = 0664; },
-     "is writable by group or others (mode 0664)"},
+    {"before_other_writable", [](PlanV2& p, bool) { p.operations[4].before.mode = 0666; },
+     "is writable by more than its owner (mode 0666: every user can write it)"},
+    // Group write only for the owner's private group: gid 100 (users on
+    // Debian) has no member of its own, or no entry at all.
+    {"before_group_writable_shared_group",
+     [](PlanV2& p, bool) {
+       p.operations[4].before.mode = 0664;
+       p.operations[4].before.gid = 100;
+     },
+     "is writable by more than its owner (mode 0664: group "},
     {"before_of_remove_foreign_uid", [](PlanV2& p, bool) { p.operations[6].before.uid = kNobody; },
      "is owned by uid 65534"},
     {"after_foreign_uid",
@@ -57,7 +65,8 @@ const ForgeryV2 kForgeries[] = {
      },
      "asks for mode 2541 (4755)"},
     {"two_effects", [](PlanV2& p, bool) { p.effects.push_back(root_sync_effect()); }, "plan.effects must be exactly"},
-    {"folder_mode", [](PlanV2& p, bool) { p.directories[0].mode = 0755; }, "directories[0].mode 493 is not 448"},
+    {"folder_mode", [](PlanV2& p, bool) { p.directories[0].mode = 0777; },
+     "directories[0].mode 511 (0777) is not a folder mode"},
     {"path_escape", [](PlanV2& p, bool) { p.operations[8].path = "z/../old.txt"; }, "z/../old.txt"},
 };
 

@@ -268,12 +268,23 @@ TEST(PlanV2, StrictDecodingRefusals) {
        Code::Validation, "remove_after"},
       {"inconsistent snapshot", edit(R"("before":{"exists":false,"gid":0,)", R"("before":{"exists":false,"gid":7,)"),
        Code::Validation, "inconsistent_snapshot"},
-      {"folder mode", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":493,\"path\":\"x\"}"), Code::Policy, "mode"},
-      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"), Code::Validation,
-       "directory"},
-      {"folder unsorted",
-       edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
-            "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
+      {"folder mode for others", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":511,\"path\":\"x\"}"),
+       Code::Policy, "mode"},
+      {"folder mode without search", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":384,\"path\":\"x\"}"),
+       Code::Policy, "mode"},
+      {"folder mode sticky", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":960,\"path\":\"x\"}"),
+       Code::Policy, "mode"},
+      {"empty exclude", edit("],\"nonce\"", "],\"exclude\":[],\"nonce\""), Code::Validation, "exclude"},
+      {"unsorted exclude", edit("],\"nonce\"", "],\"exclude\":[\"b\",\"a\"],\"nonce\""), Code::Validation,
+       "exclude"},
+      {"twice excluded", edit("],\"nonce\"", "],\"exclude\":[\"a\",\"a\"],\"nonce\""), Code::Validation,
+       "exclude"},
+      {"exclude not strings", edit("],\"nonce\"", "],\"exclude\":[1],\"nonce\""), Code::Validation, "exclude"},
+      {"bad exclude pattern", edit("],\"nonce\"", "],\"exclude\":[\"!a\"],\"nonce\""), Code::Validation, "glob"},
+      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"),
+       Code::Validation, "directory"},
+      {"folder unsorted", edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
+                               "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
        Code::Validation, "unsorted"},
       {"folder created, subfolder not", edit(",{\"mode\":448,\"path\":\"zh/\xe4\xb8\xad\xe6\x96\x87\"}", ""),
        Code::Validation, "directory"},
@@ -287,6 +298,29 @@ TEST(PlanV2, StrictDecodingRefusals) {
     EXPECT_EQ(r.error().code, c.code) << r.error().line();
     EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
   }
+}
+
+// Folder modes other than 0700 and plan.exclude are members a document has
+// only when it uses them: they decode, re-encode to the same bytes and
+// change the id; a document without them is what it always was.
+TEST(PlanV2, FolderModesAndExcludeRoundTripAndBindTheId) {
+  const Vector v = vectors().at(0);
+  ASSERT_NE(v.canonical.find("{\"mode\":448,\"path\":\"x\"}"), std::string::npos);
+  ASSERT_EQ(v.canonical.find("\"exclude\""), std::string::npos);
+  std::string text = v.canonical;
+  auto replace = [&](std::string_view from, std::string_view to) { text.replace(text.find(from), from.size(), to); };
+  replace("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":488,\"path\":\"x\"}");
+  replace("],\"nonce\"", "],\"exclude\":[\"*.swp\",\"/.cache/\"],\"nonce\"");
+  auto plan = decode_canonical_plan_v2(text);
+  ASSERT_TRUE(plan.ok()) << plan.error().line();
+  EXPECT_EQ(plan->exclude, (std::vector<std::string>{"*.swp", "/.cache/"}));
+  bool found = false;
+  for (const auto& f : plan->directories) found = found || (f.path == "x" && f.mode == 0750);
+  EXPECT_TRUE(found);
+  EXPECT_EQ(*canonical_bytes(*plan), text);
+  EXPECT_NE(*compute_plan_id(*plan), v.plan_id);
+  plan->exclude.clear();
+  EXPECT_EQ(canonical_bytes(*plan)->find("exclude"), std::string::npos);
 }
 
 TEST(PlanV2, ProposalDocumentHasNoAfterAndASealedWriteHasOne) {

@@ -72,7 +72,14 @@ TEST(General, EveryTypeRoundTrips) {
   EXPECT_EQ(*decode_plan_params(doc.root()), pp);
 
   PlanResult pr{{EffectRequest{"sync", "managed-root", "required"}},
-                {{"write", 420, "a/b"}, {"remove", 0, "c"}, {"write", 493, "\xc3\xa9t\xc3\xa9"}}};
+                {{"write", 420, "a/b"}, {"remove", 0, "c"}, {"write", 493, "\xc3\xa9t\xc3\xa9"}},
+                {}};
+  doc = parse(canonical(to_node(pr)));
+  EXPECT_EQ(*decode_plan_result(doc.root(), kLimits), pr);
+  // Without folder modes the answer has no `directories` member (its bytes
+  // are what they were); with them it round-trips.
+  EXPECT_EQ(canonical(to_node(pr)).find("directories"), std::string::npos);
+  pr.directories = {{0750, "a"}};
   doc = parse(canonical(to_node(pr)));
   EXPECT_EQ(*decode_plan_result(doc.root(), kLimits), pr);
   // A link carries its link_text (and only a link: the member is optional).

@@ -55,7 +55,7 @@ std::string echo_body(const general::Limits& limits, bool log) {
 }
 
 std::string plan_body() {
-  general::PlanResult r{{EffectRequest{"sync", "managed-root", "required"}}, {{"remove", 0, "old/file"}}};
+  general::PlanResult r{{EffectRequest{"sync", "managed-root", "required"}}, {{"remove", 0, "old/file"}}, {}};
   return *encode_result(2, general::to_node(r));
 }
 std::string materialize_body() { return *encode_result(3, general::to_node(general::MaterializeResult{})); }

@@ -159,8 +159,13 @@ TEST(PathRules, ActionAndMode) {
   const std::vector<Case> cases = {
       {"write", 384, nullptr},  {"write", 420, nullptr},   {"write", 448, nullptr},    {"write", 493, nullptr},
       {"remove", 0, nullptr},   {"write", 0, "mode"},      {"write", 0777, "mode"},    {"write", 04755, "mode"},
-      {"write", 0640, "mode"},  {"remove", 420, "mode"},   {"delete", 0, "action"},    {"Write", 420, "action"},
+      {"write", 0640, nullptr}, {"remove", 420, "mode"},   {"delete", 0, "action"},    {"Write", 420, "action"},
       {"", 0, "action"},
+      // Any permission bits with the owner's read bit and no write for
+      // others; group write is core's to judge (the user-private-group rule).
+      {"write", 0400, nullptr}, {"write", 0750, nullptr},  {"write", 0664, nullptr},   {"write", 0775, nullptr},
+      {"write", 0602, "mode"},  {"write", 0244, "mode"},   {"write", 01644, "mode"},   {"write", 02750, "mode"},
+      {"write", 0666, "mode"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.action) + " " + std::to_string(c.mode));
@@ -213,6 +218,40 @@ TEST(PathRules, LinkText) {
       continue;
     }
     ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().kind, c.kind) << s.error().line();
+  }
+}
+
+TEST(PathRules, FolderModes) {
+  for (std::uint64_t mode : {0700u, 0750u, 0755u, 0711u, 0770u, 0775u}) EXPECT_TRUE(is_folder_mode(mode)) << mode;
+  for (std::uint64_t mode : {0600u, 0500u, 0644u, 0777u, 0757u, 01777u, 02750u, 0u})
+    EXPECT_FALSE(is_folder_mode(mode)) << mode;
+}
+
+TEST(PathRules, ProposedFoldersAreAscendingParentsOfWritesWithFolderModes) {
+  const std::vector<ProposedOperation> ops = {{"write", 0644, "a/b/c"}, {"remove", 0, "r/x"}, {"write", 0644, "z"}};
+  auto check = [&](std::vector<ProposedFolder> folders) { return check_proposed_folders(folders, ops); };
+  EXPECT_TRUE(check({}).ok());
+  EXPECT_TRUE(check({{0750, "a"}, {0755, "a/b"}}).ok());
+  struct Case {
+    std::vector<ProposedFolder> folders;
+    const char* kind;
+    Code code;
+  };
+  const std::vector<Case> cases = {
+      {{{0750, "a/b"}, {0750, "a"}}, "folder", Code::Policy},   // not ascending
+      {{{0750, "a"}, {0750, "a"}}, "folder", Code::Policy},     // twice
+      {{{0750, "r"}}, "folder", Code::Policy},                  // parent of a remove only
+      {{{0750, "a/b/c"}}, "folder", Code::Policy},              // the write itself
+      {{{0777, "a"}}, "mode", Code::Policy},                    // write for others
+      {{{0600, "a"}}, "mode", Code::Policy},                    // no search bit for the owner
+      {{{0750, "../a"}}, "dot_dot", Code::PathEscape},          // a path rule
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.kind);
+    auto s = check(c.folders);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, c.code);
     EXPECT_EQ(s.error().kind, c.kind) << s.error().line();
   }
 }

@@ -176,12 +176,12 @@ TEST(Mirror, TheSampleTreeIsProposedCopiedAndHashed) {
   // on the checkout's umask, so each expected mode follows the mapping from
   // the file as checked out.
   ASSERT_NE(mode_of(src + "/bin/greet.sh") & 0100, 0u) << "the sample script lost its execute bit";
-  auto shared = [&](const char* rel) { return (mode_of(src + "/" + rel) & 0044) != 0; };
-  Ops want = {{"write", shared("README.txt") ? 0644u : 0600u, "README.txt"},
-              {"write", shared("bin/greet.sh") ? 0755u : 0700u, "bin/greet.sh"},
-              {"write", shared("config/app.conf") ? 0644u : 0600u, "config/app.conf"},
-              {"write", shared("config/nested/deep/level.conf") ? 0644u : 0600u, "config/nested/deep/level.conf"},
-              {"write", shared("notes/caf\xc3\xa9.txt") ? 0644u : 0600u, "notes/caf\xc3\xa9.txt"}};
+  auto kept = [&](const char* rel) { return (mode_of(src + "/" + rel) & 0755) | 0400; };
+  Ops want = {{"write", kept("README.txt"), "README.txt"},
+              {"write", kept("bin/greet.sh"), "bin/greet.sh"},
+              {"write", kept("config/app.conf"), "config/app.conf"},
+              {"write", kept("config/nested/deep/level.conf"), "config/nested/deep/level.conf"},
+              {"write", kept("notes/caf\xc3\xa9.txt"), "notes/caf\xc3\xa9.txt"}};
   EXPECT_EQ(m.ops, want);
   ASSERT_EQ(m.r.artifacts.artifacts.size(), want.size());
   std::map<std::string, std::string> expect_stage;
@@ -200,12 +200,34 @@ TEST(Mirror, TheSampleTreeIsProposedCopiedAndHashed) {
       << m.r.logs[0].message;
 }
 
-TEST(Mirror, ModesMapToTheAllowedSetNeverGrantingMore) {
+TEST(Mirror, EveryFolderOnTheWayToAFileIsNamedWithItsSourceMode) {
+  TempDir src;
+  put(src.path(), "top.txt", "x", 0644);
+  put(src.path(), "etc/app/main.conf", "x", 0640);
+  put(src.path(), "etc/tool", "x", 0750);
+  put(src.path(), "private/key", "x", 0600);
+  ASSERT_EQ(::chmod((src.path() + "/etc").c_str(), 0750), 0);
+  ASSERT_EQ(::chmod((src.path() + "/etc/app").c_str(), 0705), 0);
+  ASSERT_EQ(::chmod((src.path() + "/private").c_str(), 0500), 0);
+  DriveOptions opt;
+  opt.stop_after_plan = true;
+  auto m = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  // The folder's own mode, with the owner's rwx (core writes into it) and
+  // never a write bit for the group or others.
+  const std::vector<general::FolderRequest> want = {{0750, "etc"}, {0705, "etc/app"}, {0700, "private"}};
+  EXPECT_EQ(m.r.plan.directories, want);
+  ASSERT_EQ(::chmod((src.path() + "/private").c_str(), 0700), 0);
+}
+
+TEST(Mirror, ModesAreKeptNeverGrantingMore) {
+  // Permission bits kept; write is the owner's alone (group and other write
+  // dropped), set-id and sticky bits dropped, the owner's read bit added.
   TempDir src;
   const std::vector<std::pair<mode_t, std::uint64_t>> cases = {
-      {0600, 0600}, {0400, 0600}, {0000, 0600}, {0640, 0644}, {0604, 0644}, {0644, 0644}, {0666, 0644},
-      {0700, 0700}, {0100, 0700}, {0710, 0700}, {0701, 0700}, {0750, 0755}, {0705, 0755}, {0777, 0755},
-      {04755, 0755}, {02711, 0700}, {01644, 0644}};
+      {0600, 0600}, {0400, 0400}, {0000, 0400}, {0640, 0640}, {0604, 0604}, {0644, 0644}, {0666, 0644},
+      {0664, 0644}, {0620, 0600}, {0700, 0700}, {0100, 0500}, {0710, 0710}, {0701, 0701}, {0750, 0750},
+      {0705, 0705}, {0777, 0755}, {04755, 0755}, {02711, 0711}, {01644, 0644}};
   Ops want;
   for (const auto& [from, to] : cases) {
     char name[16];

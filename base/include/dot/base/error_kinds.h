@@ -74,6 +74,7 @@ enum class ErrorKind : std::uint8_t {
   PluginType,
   PluginScript,
   PluginNotElf,
+  Glob,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -156,9 +157,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Registration and manifest"},
     {"plugin_not_elf", Code::Policy, "a plugin (or its interpreter) is neither an ELF executable nor a #! script",
      "docs/spec/dpp-general.md, Registration and manifest"},
+    {"glob", Code::Validation, "an exclude pattern that is empty, too long, not UTF-8, holds a control byte or a !",
+     "docs/user-guide.md, plan --exclude"},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::PluginNotElf) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Glob) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

@@ -78,6 +78,9 @@ enum class ErrorKind : std::uint8_t {
   StageReplaced,
   Parent,
   MissingBackup,
+  Exclude,
+  NestedRoot,
+  InsideInput,
   TestHook,
   LinkAfter,
   Consent,
@@ -146,8 +149,10 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"effects", Code::Policy, "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\",",
      "the plan documents (docs/spec/plans.md)"},  // Effects
     {"operation_count", Code::Protocol, "plan.operations has … entries, more than max_operations …",
-     "the plan documents (docs/spec/plans.md)"},                                             // OperationLimit
-    {"mode", Code::Policy, "….mode … is not …", "the plan documents (docs/spec/plans.md)"},  // Mode
+     "the plan documents (docs/spec/plans.md)"},  // OperationLimit
+    {"mode", Code::Policy,
+     "….mode … is not a folder mode, or a folder would be created writable by more than its owner",
+     "the plan documents (docs/spec/plans.md)"},  // Mode
     {"profile", Code::Validation, "plan.profile \"…\" is not \"…\"",
      "the plan documents (docs/spec/plans.md)"},  // PlanProfile
     {"plugin_id", Code::Validation, "plan.plugin_id must be 1 to … bytes",
@@ -222,6 +227,12 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the transaction states (docs/spec/transactions.md)"},  // Parent
     {"missing_backup", Code::RecoveryRequired, "no backup of …",
      "the transaction states (docs/spec/transactions.md)"},  // MissingBackup
+    {"exclude", Code::Validation, "plan.exclude is not a non-empty, ascending array of valid patterns",
+     "the plan documents (docs/spec/plans.md)"},  // Exclude
+    {"nested_root", Code::Policy, "a target inside another managed root below this one (a folder holding its own .dot)",
+     "docs/spec/dpp-general.md, Targets and ownership"},  // NestedRoot
+    {"inside_input", Code::Policy, "a target inside one of the plugin's own declared inputs",
+     "docs/spec/dpp-general.md, Targets and ownership"},  // InsideInput
     // (The variable's name is not spelled here: no product executable may
     // hold a test hook's name, EngineTest.ProductExecutablesIgnoreEveryTestHook.)
     {"test_hook", Code::Validation,

@@ -6,10 +6,17 @@
 // Snapshot and Effect.
 //
 // Keys in canonical order: Folder {mode, path}; PathOperation {action, after,
-// before, path}; PlanV2 {directories, effects, nonce, operations,
+// before, path}; PlanV2 {directories, effects, [exclude,] nonce, operations,
 // plugin_digest, plugin_id, profile, proposal_id, root_id, version}.
+//
+// Versioning: `exclude` (plan --exclude) is written only when the plan has
+// exclusions, and the folder modes other than 0700 only when a plan asks for
+// them, so every version-2 document written before either existed decodes to
+// the same plan and re-encodes to the same bytes (the same ids); the version
+// stays 2 because a document that uses neither is exactly what it was.
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <span>
 #include <string>
@@ -19,6 +26,7 @@
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
+#include "dot/base/write_access.h"
 #include "dot/core/plan.h"
 #include "dot/dpp/general.h"
 
@@ -26,7 +34,9 @@ namespace dot::core {
 
 inline constexpr std::uint64_t kPlanVersion2 = 2;
 inline constexpr std::string_view kGeneralProfile = "org.dot.dpp/v1";
-// Every folder apply creates is private to core's user.
+// The mode of a folder apply creates when the plan asks for none: private
+// to core's user. A plugin may name another (dot.plan `directories`):
+// dpp::is_folder_mode, group write only for the user's private group.
 inline constexpr std::uint64_t kCreatedFolderMode = 0700;
 // A plugin id: at most this many bytes (the protocol's, dpp/general.h).
 inline constexpr std::size_t kMaxPluginIdBytes = dpp::general::kMaxPluginIdBytes;
@@ -47,7 +57,7 @@ struct PathOperation {
   bool operator==(const PathOperation&) const = default;
 };
 
-// A folder apply creates (and rollback removes when empty).
+// A folder apply creates with `mode` (and rollback removes when empty).
 struct Folder {
   std::uint64_t mode = kCreatedFolderMode;
   std::string path;
@@ -57,6 +67,9 @@ struct Folder {
 struct PlanV2 {
   std::vector<Folder> directories;
   std::vector<Effect> effects;
+  // The `plan --exclude` patterns (path_glob.h) whose matches were left out
+  // of the plan, ascending and unique; absent from the document when empty.
+  std::vector<std::string> exclude;
   std::string nonce;
   std::vector<PathOperation> operations;
   std::string plugin_digest;
@@ -99,12 +112,17 @@ bool is_general_noop(const PathOperation& op) noexcept;
 bool can_be_noop(Action action, const Snapshot& before) noexcept;
 // The half of the general target policy (target.h check_path_target_policy)
 // a snapshot can show: a present target is owned by the effective uid and
-// has no setuid, setgid or sticky bit and no group or other write bit (a
-// symlink: owned by the effective uid; its mode is never used).
-// Rollback writes a `before` back with exactly these fields, so every stored
-// `before` is held to it again on load. Code::Policy (kind target) naming
-// `path` and the rule.
-Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot);
+// has no setuid, setgid or sticky bit and no write bit for others; a group
+// write bit only when `judge` finds the group the owner's private one
+// (base/write_access.h, the one rule); a symlink: owned by the effective
+// uid, its mode never used. Rollback writes a `before` back with exactly
+// these fields, so every stored `before` is held to it again on load.
+// Code::Policy (kind target) naming `path` and the rule.
+Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapshot, WriteAccessJudge& judge);
+// The folder modes apply can create for core's user: dpp::is_folder_mode,
+// and a group write bit only for the effective gid when it is the user's
+// private group. Code::Policy kind mode naming `path`.
+Status check_created_folder_mode(std::string_view path, std::uint64_t mode, WriteAccessJudge& judge);
 
 // The rules on what `plan` seals that the decoder (decode_plan_v2: formats,
 // path rules, actions and modes, folders, the one root-sync effect) cannot
@@ -116,7 +134,9 @@ Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapsho
 // refused like a plugin's proposal would have been:
 //   before  absent, or within check_path_snapshot_policy;
 //   after   of a write: owned by the effective uid and gid (apply gives the
-//           file exactly this owner), of a remove: absent.
+//           file exactly this owner), a group write bit only under the
+//           user-private-group rule; of a remove: absent;
+//   directories  a mode of check_created_folder_mode.
 // Code::Policy, kind "plan_invariant", the detail listing every violation
 // (each naming the operation, the field and the path).
 Status check_plan_invariants(const PlanV2& plan);
@@ -141,13 +161,17 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed);
 // decoded proposal document.
 Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document);
 
+// The mode asked for each folder by path (a plan's own `directories`, or a
+// plugin's dot.plan `directories`).
+using FolderModes = std::map<std::string, std::uint64_t, std::less<>>;
 // The folders apply creates for `operations`: every missing parent folder of
-// every write and link, in ascending UTF-8 byte order (so parents come first), mode
-// kCreatedFolderMode. `existing` holds the parent folders (relative paths)
-// that exist in the root; below a missing folder nothing exists, whatever
-// `existing` says.
+// every write and link, in ascending UTF-8 byte order (so parents come
+// first), each with its mode in `modes`, else kCreatedFolderMode. `existing`
+// holds the parent folders (relative paths) that exist in the root; below a
+// missing folder nothing exists, whatever `existing` says.
 std::vector<Folder> derive_directories(std::span<const PathOperation> operations,
-                                       const std::set<std::string, std::less<>>& existing);
+                                       const std::set<std::string, std::less<>>& existing,
+                                       const FolderModes& modes = {});
 
 // The folder holding `path` ("" for an entry directly under the root).
 std::string_view parent_folder(std::string_view path) noexcept;
@@ -165,8 +189,9 @@ std::vector<std::string> touched_folders(const PlanV2& plan);
 // and mode of each by check_action_mode, the mode a write's after.mode);
 // snapshots self-consistent (decode_snapshot); a write's after present
 // unless this is a proposal document (every after absent); a remove's after
-// absent; directories strictly ascending, each a valid path with mode
-// kCreatedFolderMode, a parent folder of some write. Format errors are
+// absent; directories strictly ascending, each a valid path with a mode of
+// dpp::is_folder_mode, a parent folder of some write; `exclude`, when
+// present, a non-empty, strictly ascending list of valid patterns. Format errors are
 // Code::Validation; a broken path rule keeps its dpp/path_rules.h code.
 Result<PlanV2> decode_plan_v2(json::Value value);
 // decode_plan_v2 of stored bytes that must be canonical: re-encoding gives

@@ -58,7 +58,15 @@ struct PlanOptions {
   std::function<void(const store::LogRecord&)> on_log;
   // After each target observed: targets done of those proposed, their bytes.
   ProgressFn on_progress;
+  // General profile: `plan --exclude` patterns (base/path_glob.h). Every
+  // proposed operation whose path one covers is left out of the plan; the
+  // patterns are recorded in the plan document (PlanV2::exclude). A pattern
+  // PathGlob refuses fails the plan before anything is recorded.
+  std::vector<std::string> exclude;
 };
+
+// More target refusals than this are counted, not listed ("and N more").
+inline constexpr std::size_t kMaxListedRefusals = 100;
 
 struct PlannedSlot {
   std::string name;
@@ -84,6 +92,9 @@ struct PathSlot {
   std::uint64_t after_size = 0;
   std::optional<std::string> before_content;
   std::optional<std::string> after_content;
+  // A write of an existing file no plugin manages yet: the plan takes it
+  // over (apply keeps its backup, rollback restores it exactly).
+  bool take_over = false;
 };
 
 struct PlanOutcome {
@@ -103,6 +114,8 @@ struct PlanOutcome {
   PlanV2 plan_v2;
   std::vector<PathSlot> path_slots;
   std::vector<store::LogRecord> logs;
+  // How many proposed operations `exclude` left out.
+  std::size_t excluded = 0;
   // Empty, or why the plan's stage could not be removed once the plugin was
   // gone (`recover` removes it and says so).
   std::string stage_left;

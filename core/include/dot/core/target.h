@@ -14,6 +14,7 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/result.h"
+#include "dot/base/write_access.h"
 #include "dot/core/plan.h"
 #include "dot/core/test_hooks.h"
 #include "dot/dpp/hello.h"
@@ -81,14 +82,16 @@ Result<ObservedTarget> observe_target(int root_fd, std::string_view name);
 
 // ---- the general profile (docs/spec/dpp-general.md "Plan") -------------------
 // A target that exists must be a regular, single-link file owned by the
-// effective uid, without setuid, setgid, sticky or group/other write bits,
+// effective uid, without setuid, setgid, sticky or other write bits, group
+// write only for the owner's private group (WriteAccessJudge, the one rule),
 // of at most max_file_bytes, or a single-link symlink owned by the
 // effective uid whose text is 1 to kMaxLinkTextBytes bytes of UTF-8 (its
 // snapshot holds the text; the link is never followed); every existing
-// parent folder a real folder owned by the effective uid without
-// group/other write bits. A symlink parent folder is Code::PathEscape;
-// anything else outside the policy Code::Policy, the detail naming the
-// path and the rule.
+// parent folder a real folder owned by the effective uid, writable by its
+// owner only under the same rule, and not another managed root (a folder
+// holding its own .dot: kind nested_root). A symlink parent folder is
+// Code::PathEscape; anything else outside the policy Code::Policy, the
+// detail naming the path and the rule.
 struct PathTarget {
   Snapshot snapshot;  // absent, or the five fields
   std::uint64_t size = 0;
@@ -99,7 +102,7 @@ struct PathTarget {
 // held to again on load; Code::Policy for what breaks it; an absent target
 // passes).
 Status check_path_target_policy(std::string_view path, const beneath::FileObservation& observation,
-                                std::uint64_t max_file_bytes);
+                                std::uint64_t max_file_bytes, WriteAccessJudge& judge);
 // The parent folders already judged for one plan, by relative path: true
 // when the folder exists (and passed the parent policy), false when missing.
 using ParentFolders = std::map<std::string, bool, std::less<>>;
@@ -109,7 +112,8 @@ using ParentFolders = std::map<std::string, bool, std::less<>>;
 // bytes are kept when at most `keep_bytes`. With a `cache` (and keep_bytes
 // 0) a target whose stat matches its entry is not read (stat_cache.h).
 Result<PathTarget> observe_path_target(int root_fd, std::string_view path, std::uint64_t max_file_bytes,
-                                       std::size_t keep_bytes, ParentFolders& parents, StatCache* cache = nullptr);
+                                       std::size_t keep_bytes, ParentFolders& parents, WriteAccessJudge& judge,
+                                       StatCache* cache = nullptr);
 
 // An injected or real errno at a commit step: Code::Commit (Code::PathEscape
 // stays) with the errno name as kind, so tests (and users) see ENOSPC vs EIO.

@@ -109,6 +109,7 @@ enum class ErrorKind : std::uint8_t {
   MaxOperations,
   InvalidParams,
   LinkText,
+  Folder,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -254,7 +255,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Path rules"},  // Unsorted
     {"parent_of", Code::Policy, "a plan path is a parent folder of another path of the same plan",
      "docs/spec/dpp-general.md, Path rules"},  // ParentOf
-    {"mode", Code::Policy, "a write with a mode other than 384, 420, 448 or 493, or a remove with a mode",
+    {"mode", Code::Policy,
+     "a write or folder mode outside 0400-0775 (set-id, sticky, other write), or a remove with a mode",
      "docs/spec/dpp-general.md, Path rules"},  // Mode
     {"action", Code::Policy, "an operation action other than write or remove",
      "docs/spec/dpp-general.md, Path rules"},                                                               // Action
@@ -285,9 +287,12 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"link_text", Code::Policy,
      "a link without link_text, one whose text is empty, over 4095 bytes or holds NUL, or link_text on another action",
      "docs/spec/dpp-general.md, Path rules"},  // LinkText
+    {"folder", Code::Policy,
+     "a folder of dot.plan's directories is out of order, twice, or not the parent folder of a write",
+     "docs/spec/dpp-general.md, Targets and ownership"},  // Folder
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::LinkText) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Folder) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

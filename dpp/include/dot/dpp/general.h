@@ -96,10 +96,20 @@ struct Operation {
   bool operator==(const Operation&) const = default;
 };
 
-// dot.plan result.
+// A folder the plan asks to be created with `mode` when it is missing.
+struct FolderRequest {
+  std::uint64_t mode = 0;
+  std::string path;
+  bool operator==(const FolderRequest&) const = default;
+};
+
+// dot.plan result. `directories` is optional on the wire (absent means
+// none: every folder core creates is then 0700) and encoded only when
+// non-empty, so an answer without it keeps its bytes.
 struct PlanResult {
   std::vector<EffectRequest> effects;
   std::vector<Operation> operations;
+  std::vector<FolderRequest> directories;
   bool operator==(const PlanResult&) const = default;
 };
 

@@ -39,8 +39,15 @@ inline constexpr std::size_t kMaxPathComponentBytes = 255;
 // The negotiated `max_operations` of the general profile.
 inline constexpr std::size_t kMaxPlanOperations = 10000;
 
-// The file modes a write may ask for: 0600, 0644, 0700, 0755.
+// The file modes a write may ask for: permission bits only (no setuid,
+// setgid or sticky bit), the owner's read bit set, no write bit for others
+// (0400 to 0775). The group write bit is allowed here and judged by core
+// against the user-private-group rule (base/write_access.h), which only the
+// host can apply.
 bool is_write_mode(std::uint64_t mode) noexcept;
+// The modes a folder a plan creates may have: a write mode with the owner's
+// read, write and search bits all set (0700 to 0775).
+bool is_folder_mode(std::uint64_t mode) noexcept;
 
 // One path on its own. Kinds: absolute, dot_dot, state_folder, reserved
 // (PathEscape); not_utf8, empty, too_long, empty_component,
@@ -81,5 +88,17 @@ struct ProposedOperation {
 // check_action_mode of each and, for a link, check_link_text (link_text on
 // any other action is kind link_text too), in order.
 Status check_proposed_operations(std::span<const ProposedOperation> operations);
+
+// A folder a plan names with the mode it is created with (dot.plan result
+// `directories`).
+struct ProposedFolder {
+  std::uint64_t mode = 0;
+  std::string_view path;
+};
+// The rules of the plan result's folders, once its operations passed: each
+// path passes check_path, they are strictly ascending (kind folder), each is
+// a parent folder of a write of `operations` (kind folder) and has a mode of
+// is_folder_mode (kind mode).
+Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const ProposedOperation> operations);
 
 }  // namespace dot::dpp

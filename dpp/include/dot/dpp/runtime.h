@@ -74,6 +74,10 @@ class Plugin {
   // The operations, given the paths the plugin owns ("managed"). The runtime
   // adds the one root-sync effect.
   virtual Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>& managed) = 0;
+  // The modes of the folders the last plan() asks core to create when they
+  // are missing (dot.plan `directories`: each the parent folder of one of
+  // its writes, ascending). None by default: core creates them 0700.
+  virtual std::vector<FolderRequest> folders() const { return {}; }
   // Write every planned `write` into `stage` (see write_staged_file) and
   // return one artifact each, in operation order.
   virtual Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage) = 0;
