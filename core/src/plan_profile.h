@@ -37,6 +37,9 @@ struct ProposedOperation {
   Action action = Action::Write;
   std::uint64_t mode = 0;  // the mode a write asks for (0 for a remove)
   std::string path;
+  // A write's SHA-256 and size as the plugin declared them (digests
+  // negotiated): its after is known before anything is staged.
+  std::optional<dpp::general::Digest> declared;
 };
 
 // What dot.plan answered, in the one model.

@@ -171,7 +171,11 @@ class ProposalRun {
       const std::size_t kept = draft_.kept_bytes;
       const std::size_t keep = kept < kDiffTotalBytes ? std::min(kDiffFileBytes, kDiffTotalBytes - kept) : 0;
       DOT_ASSIGN_OR_RETURN(PathTarget t, profile_->observe(root_.root_fd(), op.path, keep, parents));
-      plan.operations.push_back(PathOperation{op.action, Snapshot::absent(), t.snapshot, op.path});
+      // A declared write's after is what the plugin declared; its staged
+      // bytes, if core asks for them, must be exactly that.
+      const Snapshot after = op.declared ? Snapshot{true, ::getegid(), op.mode, op.declared->sha256, ::geteuid()}
+                                         : Snapshot::absent();
+      plan.operations.push_back(PathOperation{op.action, after, t.snapshot, op.path});
       PathSlot slot;
       slot.path = op.path;
       slot.action = op.action;

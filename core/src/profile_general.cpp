@@ -7,8 +7,12 @@
 #include "dot/core/effects.h"
 #include "dot/core/error_kinds.h"
 #include "dot/dpp/general.h"
+#include "dot/base/utf8.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/path_rules.h"
 #include "plan_profile.h"
+
+#include <fmt/format.h>
 
 namespace dot::core {
 namespace {
@@ -54,8 +58,10 @@ class GeneralProfile final : public PlanProfile {
     const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs);
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
     // Whether log was negotiated: the session enforces it.
-    DOT_ASSIGN_OR_RETURN(bool log_negotiated, general::check_identity(sent, echo, manifest.id));
-    (void)log_negotiated;
+    // Whether log was negotiated: the session enforces it. Whether digests
+    // were: the plan's writes then declare their after.
+    DOT_ASSIGN_OR_RETURN(general::Negotiated negotiated, general::check_identity(sent, echo, manifest.id));
+    digests_ = negotiated.digests;
     return {};
   }
 
@@ -64,7 +70,7 @@ class GeneralProfile final : public PlanProfile {
     // history (never from what a plugin claims).
     general::PlanParams asked;
     DOT_ASSIGN_OR_RETURN(asked.managed, owned_paths(root, manifest.id));
-    DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked));
+    DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked, digests_));
     DOT_TRY(check_effects(proposed));
     std::vector<dpp::ProposedOperation> checked;
     checked.reserve(proposed.operations.size());
@@ -75,7 +81,8 @@ class GeneralProfile final : public PlanProfile {
     p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     p.operations.reserve(proposed.operations.size());
     for (auto& op : proposed.operations)
-      p.operations.push_back({op.action == "write" ? Action::Write : Action::Remove, op.mode, std::move(op.path)});
+      p.operations.push_back(
+          {op.action == "write" ? Action::Write : Action::Remove, op.mode, std::move(op.path), std::move(op.digest)});
     return p;
   }
 
@@ -91,25 +98,41 @@ class GeneralProfile final : public PlanProfile {
     return derive_directories(draft.plan.operations, existing);
   }
 
-  Result<std::string> proposal_document(const PlanDraft& draft) override { return core::proposal_document(draft.plan); }
+  Result<std::string> proposal_document(const PlanDraft& draft) override {
+    return digests_ ? core::declared_proposal_document(draft.plan) : core::proposal_document(draft.plan);
+  }
 
   Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
                                                   const PlanDraft& draft) override {
-    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
-    claimed_ = std::move(staged.artifacts);
+    // Without digests every write is staged; with them, only the writes
+    // whose declared after differs from the target core observed.
     std::vector<std::string> writes;
-    for (const auto& op : draft.plan.operations)
-      if (op.action == Action::Write) writes.push_back(op.path);
+    asked_.clear();
+    for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
+      const PathOperation& op = draft.plan.operations[i];
+      if (op.action != Action::Write || (digests_ && !needs_staging(op))) continue;
+      writes.push_back(op.path);
+      asked_.push_back(i);
+    }
+    std::optional<std::vector<std::string>> asked;
+    if (digests_) asked = writes;
+    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(std::move(asked)));
+    claimed_ = std::move(staged.artifacts);
     dpp::StageLimits stage_limits;
     stage_limits.max_file_bytes = limits_.max_file_bytes;
     stage_limits.max_total_bytes = limits_.max_total_bytes;
     stage_limits.keep_file_bytes = kDiffFileBytes;
     stage_limits.keep_total_bytes = kDiffTotalBytes > draft.kept_bytes ? kDiffTotalBytes - draft.kept_bytes : 0;
     DOT_TRY(stage.check_unchanged());
+    if (digests_) {
+      DOT_TRY(dpp::check_claims(writes, claimed_, stage_limits));
+      DOT_TRY(check_claims_declared(draft));
+    }
     DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
                          dpp::read_stage(stage.fd(), writes, claimed_, stage_limits));
     DOT_TRY(stage.check_unchanged());
-    return files;
+    if (!digests_) return files;
+    return every_write(draft, std::move(files));
   }
 
   Status check_stage_holds_only(const Stage& stage) override {
@@ -120,7 +143,7 @@ class GeneralProfile final : public PlanProfile {
     out.version = kPlanVersion2;
     Sealing sealing;
     const PlanV2& proposed = draft.plan;
-    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed));
+    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed, digests_));
     if (sealed.proposal_id != draft.proposal_id)
       return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
     // Every operation already holds what the plugin proposes: nothing is
@@ -160,8 +183,53 @@ class GeneralProfile final : public PlanProfile {
   }
 
  private:
+  // The one comparison that decides whether core asks for a write's bytes:
+  // its declared after against the target as observed (its `before`). A
+  // stat cache that vouches for `before` without reading it plugs in here
+  // unchanged, through observe().
+  static bool needs_staging(const PathOperation& declared_write) { return !is_general_noop(declared_write); }
+
+  // Each claim (already one per asked path, in order) is what dot.plan
+  // declared for that write: staging other bytes than declared is refused
+  // before a byte is read.
+  Status check_claims_declared(const PlanDraft& draft) const {
+    for (std::size_t c = 0; c < claimed_.size(); ++c) {
+      const general::Artifact& claim = claimed_[c];
+      const general::Digest& declared = *draft.proposal.operations[asked_[c]].declared;
+      if (claim.sha256 != declared.sha256 || claim.size != declared.size)
+        return make_error(dpp::ErrorKind::Artifact,
+                          fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
+                                      "{} bytes with SHA-256 {}",
+                                      shown(std::string_view(claim.path).substr(0, 256)), claim.size,
+                                      shown(std::string_view(claim.sha256).substr(0, 64)), declared.size,
+                                      declared.sha256));
+    }
+    return {};
+  }
+
+  // One StagedFile per write, in operation order: what core read for the
+  // writes it asked for, the declared after (equal to the target) for the
+  // rest, which the seal leaves out as no-ops.
+  std::vector<dpp::StagedFile> every_write(const PlanDraft& draft, std::vector<dpp::StagedFile> read) const {
+    std::vector<dpp::StagedFile> out;
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
+      const PathOperation& op = draft.plan.operations[i];
+      if (op.action != Action::Write) continue;
+      if (r < asked_.size() && asked_[r] == i) {
+        out.push_back(std::move(read[r++]));
+        continue;
+      }
+      const general::Digest& declared = *draft.proposal.operations[i].declared;
+      out.push_back(dpp::StagedFile{op.path, declared.size, declared.sha256, std::nullopt});
+    }
+    return out;
+  }
+
   const general::Limits limits_ = general::kLimits;
+  bool digests_ = false;                    // negotiated: writes declare their after
   std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
+  std::vector<std::size_t> asked_;          // the operations core asked to stage, in order
 };
 
 }  // namespace

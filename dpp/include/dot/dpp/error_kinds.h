@@ -108,6 +108,7 @@ enum class ErrorKind : std::uint8_t {
   StagedSymlink,
   MaxOperations,
   InvalidParams,
+  DeclaredDigest,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -281,9 +282,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the DPP general profile (docs/spec/dpp-general.md)"},  // MaxOperations
     {"invalid_params", Code::Protocol, "a request's params are not what the plugin's handler reads (answered -32602)",
      "docs/writing-plugins.md"},  // InvalidParams
+    {"declared_digest", Code::Protocol, "operation … declares sha256 \"…\", not 64 lowercase hex digits",
+     "docs/spec/dpp-general.md, Declared digests"},  // DeclaredDigest
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::InvalidParams) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::DeclaredDigest) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 
