@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/sha256.h"
 #include "fields.h"
 
 namespace dot::dpp::general {
@@ -82,19 +83,12 @@ class ByteBudget {
   std::uint64_t total_ = 0;
 };
 
-bool is_lower_hex64(std::string_view s) {
-  if (s.size() != 64) return false;
-  for (char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
 // A write's declared sha256 and size (digests negotiated).
 Result<Digest> declared_digest(json::ObjectReader& r, json::Value op, std::string_view what, ByteBudget& budget) {
   Digest d;
   DOT_ASSIGN_OR_RETURN(d.sha256, string_field(r, "sha256", what));
   DOT_ASSIGN_OR_RETURN(d.size, uint_field(r, "size", what, kMaxSafe));
-  if (!is_lower_hex64(d.sha256))
+  if (!is_sha256_hex(d.sha256))
     return at(op, dpp::ErrorKind::DeclaredDigest,
               fmt::format("{} declares sha256 \"{}\", not 64 lowercase hex digits", what, excerpt(d.sha256)));
   DOT_TRY(budget.take(d.size, op, what));

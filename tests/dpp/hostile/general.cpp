@@ -157,7 +157,7 @@ std::string padded(std::string body) {
 const Case kGeneralCases[] = {
     // ---- the echo (DOT_E_PLUGIN_IDENTITY before planning) ----
     {"general_echo_limits_changed",
-     RUN(AT(1, frame(replace(o.body, "\"max_operations\":10000", "\"max_operations\":100000")))),
+     RUN(AT(1, frame(replace(o.body, "\"max_operations\":100000", "\"max_operations\":100001")))),
      Code::PluginIdentity, "limits", "limits", false},
     {"general_echo_limits_missing", RUN(AT(1, frame(drop(o.body, "limits", '}')))), Code::PluginIdentity, "limits",
      "\"limits\"", false},
@@ -181,6 +181,15 @@ const Case kGeneralCases[] = {
     {"general_echo_capability_added",
      RUN(AT(1, frame(replace(o.body, "\"validate\"]", "\"validate\",\"exec\"]")))), Code::PluginIdentity,
      "capabilities", "exec", false},
+    {"general_echo_digests_before_log",
+     RUN(AT(1, frame(replace(o.body, "\"validate\",\"log\"]", "\"validate\",\"digests\",\"log\"]"))),
+         Options{.log = true}),
+     Code::PluginIdentity, "capabilities", "digests", false},
+    // ---- declared digests (docs/spec/dpp-general.md, "Declared digests") ----
+    {"general_digest_not_negotiated",
+     RUN(AT(2, frame(replace(o.body, "\"path\":\"etc/app.conf\"}",
+                             "\"path\":\"etc/app.conf\",\"sha256\":\"" + std::string(64, 'a') + "\",\"size\":12}")))),
+     Code::Protocol, "unknown_field", "sha256", false},
     // ---- dot.log ----
     {"general_log_without_negotiation", RUN(AT(2, log_frame("info", "planning") + frame(o.body))), Code::Protocol,
      "log_not_negotiated", "during dot.plan without negotiating log", false},
