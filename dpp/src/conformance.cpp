@@ -513,7 +513,7 @@ Outcome case_eof_before_shutdown(Case& c) {
   if (!echo.ok()) return fail(echo.error());
   auto identity = check_general_identity(c.options(), sent, *echo);
   if (!identity.ok()) return fail(identity.error());
-  auto plan = h.plan(general::PlanParams{});
+  auto plan = h.plan(general::PlanParams{}, identity.ok() && identity->digests);
   if (!plan.ok()) return fail(plan.error());
   auto st = h.close_early();
   if (!st.ok()) return fail(st.error());

@@ -34,7 +34,7 @@ std::string request(std::uint64_t id, Method m, const jcs::Node& params) {
 
 std::string init_request(std::uint64_t id = 1, bool offer_log = true) {
   auto p = initialize_params("audit", kNonce, {"/in"});
-  if (!offer_log) p.capabilities.pop_back();
+  if (!offer_log) std::erase(p.capabilities, std::string(kLogCapability));
   return request(id, Method::Initialize, to_node(p));
 }
 

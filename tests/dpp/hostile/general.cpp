@@ -250,8 +250,8 @@ const Case kGeneralCases[] = {
        return serve_hooked(+[](Out& o) { return o.honest(); });
      },
      Code::Protocol, "stderr_limit", "more than 65536 bytes", false},
-    {"general_operations_over_max", RUN(AT(2, frame(plan_with(10001)))), Code::Protocol, "max_operations",
-     "10001 operations", false},
+    {"general_operations_over_max", RUN(AT(2, frame(plan_with(100001)))), Code::Protocol, "max_operations",
+     "100001 operations", false},
     {"general_claim_over_max_file", RUN(AT(3, frame(claims(1, 16777217)))), Code::Protocol, "max_file_bytes",
      "16777217 bytes", false},
     {"general_claims_over_max_total", RUN(AT(3, frame(claims(65, 16777216)))), Code::Protocol, "max_total_bytes",
