@@ -20,6 +20,14 @@ Result<std::string> proposal_document_of(const PlanT& plan, Encode canonical) {
   return canonical(p);
 }
 
+// The same, with each write's after kept: what the plugin declared of it.
+template <class PlanT, class Encode>
+Result<std::string> declared_proposal_document_of(const PlanT& plan, Encode canonical) {
+  PlanT p = plan;
+  p.proposal_id.clear();
+  return canonical(p);
+}
+
 // The members both plan versions carry under the same names: the operation's
 // snapshots (by `op`) and the plan's identity (by `plan`); each version sets
 // its own other members, and the encoder sorts them all.

@@ -39,6 +39,9 @@ struct ProposedOperation {
   std::uint64_t mode = 0;  // the mode a write asks for (0 for a remove or a link)
   std::string path;
   std::string link_text{};  // a link's text (past dpp check_link_text); "" otherwise
+  // A write's SHA-256 and size as the plugin declared them (digests
+  // negotiated): its after is known before anything is staged.
+  std::optional<dpp::general::Digest> declared;
 };
 
 // What dot.plan answered, in the one model.

@@ -2,6 +2,8 @@
 #include "dot/core/plan_v2.h"
 #include "dot/core/error_kinds.h"
 
+#include <optional>
+
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -197,9 +199,15 @@ std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed
   return out;
 }
 
-Result<PlanV2> seal_from_proposal(const PlanV2& proposed) {
+Result<std::string> declared_proposal_document(const PlanV2& proposed) {
+  return detail::declared_proposal_document_of(proposed, [](const PlanV2& p) { return canonical_bytes(p); });
+}
+
+Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared) {
   PlanV2 sealed = proposed;
-  DOT_ASSIGN_OR_RETURN(sealed.proposal_id, compute_proposal_id(proposed));
+  DOT_ASSIGN_OR_RETURN(std::string document,
+                       declared ? declared_proposal_document(proposed) : proposal_document(proposed));
+  sealed.proposal_id = sha256_hex(document);
   sealed.operations = without_noops(proposed.operations);
   return sealed;
 }
@@ -229,7 +237,8 @@ Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view doc
   // document): a write of an existing file, a link of an existing symlink
   // or a remove of an absent target.
   auto left_out = [&](const PathOperation& left) -> Status {
-    if (can_be_noop(left.action, left.before)) return {};
+    // A declared write is left out only when it is a no-op by its own after.
+    if (left.after.exists ? is_general_noop(left) : can_be_noop(left.action, left.before)) return {};
     return unbound(fmt::format("proposed operation \"{}\" is left out but cannot be a no-op",
                                shown(std::string_view(left.path).substr(0, 256))));
   };
@@ -237,9 +246,11 @@ Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view doc
   for (const auto& op : sealed.operations) {
     if (is_general_noop(op))
       return unbound(fmt::format("operation \"{}\" is a no-op", shown(std::string_view(op.path).substr(0, 256))));
+    // As proposed: with its after absent, or with exactly its after declared.
     PathOperation as_proposed = op;
     as_proposed.after = Snapshot::absent();
-    for (; next < proposed.operations.size() && !(proposed.operations[next] == as_proposed); ++next)
+    auto is_it = [&](const PathOperation& p) { return p == as_proposed || p == op; };
+    for (; next < proposed.operations.size() && !is_it(proposed.operations[next]); ++next)
       DOT_TRY(left_out(proposed.operations[next]));
     if (next == proposed.operations.size())
       return unbound(fmt::format("operation \"{}\" is not in the proposal as sealed",
@@ -314,6 +325,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
   plan.profile = std::string(profile);
   plan.plugin_id = std::string(plugin_id);
   const bool proposal = plan.proposal_id.empty();
+  std::optional<bool> declared;  // a proposal document's writes carry their declared after
 
   // Effects: exactly the one root-sync request, nothing else, ever.
   for (json::Value e : effects_v.elements()) {
@@ -354,17 +366,26 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
     DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, what + ".before", true));
     op.path = std::string(path);
     // A write's mode is the mode its after asks for; a proposal document
-    // carries no after, so only its action is judged here.
+    // carries an after only where the plugin declared it (every write or
+    // none), so without one only the action is judged here.
     const bool write = action == "write", link = action == "link";
     if (!proposal && write && !op.after.exists)
       return invalid(after_v, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
     if (!proposal && (write || link) && op.after.is_link() != link)
       return invalid(after_v, core::ErrorKind::LinkAfter,
                      fmt::format("{}.after of a {} must be a {}'s snapshot", what, action, link ? "symlink" : "file"));
-    const std::uint64_t mode = write && proposal ? 0600 : link ? 0 : op.after.mode;
+    const std::uint64_t mode = write && !op.after.exists ? 0600 : link ? 0 : op.after.mode;
     if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
     op.action = write ? Action::Write : link ? Action::Link : Action::Remove;
-    if (proposal && op.after.exists)
+    if (proposal && write) {
+      if (!declared) declared = op.after.exists;
+      if (*declared != op.after.exists)
+        return invalid(after_v, core::ErrorKind::ProposalAfter,
+                       fmt::format("{}.after must be absent in a proposal document unless every write declares "
+                                   "its after (and then present)",
+                                   what));
+    }
+    if (proposal && link && op.after.exists)
       return invalid(after_v, core::ErrorKind::ProposalAfter,
                      fmt::format("{}.after must be absent in a proposal document", what));
     if (!write && !link && op.after.exists)

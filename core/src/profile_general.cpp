@@ -11,8 +11,12 @@
 #include "dot/core/error_kinds.h"
 #include "dot/dpp/error_kinds.h"
 #include "dot/dpp/general.h"
+#include "dot/base/utf8.h"
+#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/path_rules.h"
 #include "plan_profile.h"
+
+#include <fmt/format.h>
 
 namespace dot::core {
 namespace {
@@ -73,8 +77,10 @@ class GeneralProfile final : public PlanProfile {
     const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs);
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
     // Whether log was negotiated: the session enforces it.
-    DOT_ASSIGN_OR_RETURN(bool log_negotiated, general::check_identity(sent, echo, manifest.id));
-    (void)log_negotiated;
+    // Whether log was negotiated: the session enforces it. Whether digests
+    // were: the plan's writes then declare their after.
+    DOT_ASSIGN_OR_RETURN(general::Negotiated negotiated, general::check_identity(sent, echo, manifest.id));
+    digests_ = negotiated.digests;
     return {};
   }
 
@@ -84,7 +90,7 @@ class GeneralProfile final : public PlanProfile {
     general::PlanParams asked;
     DOT_ASSIGN_OR_RETURN(asked.managed, owned_paths(root, manifest.id));
     inputs_below_ = inputs_inside(root.layout().root, manifest.inputs);
-    DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked));
+    DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked, digests_));
     DOT_TRY(check_effects(proposed));
     std::vector<dpp::ProposedOperation> checked;
     checked.reserve(proposed.operations.size());
@@ -103,7 +109,8 @@ class GeneralProfile final : public PlanProfile {
     p.operations.reserve(proposed.operations.size());
     for (auto& op : proposed.operations) {
       const Action action = op.action == "write" ? Action::Write : op.action == "link" ? Action::Link : Action::Remove;
-      p.operations.push_back({action, op.mode, std::move(op.path), op.link_text.value_or(std::string())});
+      p.operations.push_back(
+          {action, op.mode, std::move(op.path), op.link_text.value_or(std::string()), std::move(op.digest)});
     }
     return p;
   }
@@ -126,40 +133,41 @@ class GeneralProfile final : public PlanProfile {
     return derive_directories(draft.plan.operations, existing, draft.proposal.folder_modes);
   }
 
-  Result<std::string> proposal_document(const PlanDraft& draft) override { return core::proposal_document(draft.plan); }
+  Result<std::string> proposal_document(const PlanDraft& draft) override {
+    return digests_ ? core::declared_proposal_document(draft.plan) : core::proposal_document(draft.plan);
+  }
 
   Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
                                                   const PlanDraft& draft) override {
-    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
-    claimed_ = std::move(staged.artifacts);
-    // The plugin stages every write it proposed, the excluded ones too: those
-    // claims must be exactly the excluded writes, in order, and their files
-    // stay unread (they are allowed in the stage, never sealed).
-    std::vector<general::Artifact> kept;
-    std::size_t next_excluded = 0;
-    for (const auto& claim : claimed_) {
-      if (next_excluded < draft.excluded_writes.size() && claim.path == draft.excluded_writes[next_excluded]) {
-        ++next_excluded;
-        continue;
-      }
-      kept.push_back(claim);
-    }
-    if (next_excluded != draft.excluded_writes.size())
-      return make_error(dpp::ErrorKind::Count,
-                        fmt::format("dot.materialize claims {} of the {} writes --exclude left out: every proposed "
-                                    "write has exactly one artifact, in operation order",
-                                    next_excluded, draft.excluded_writes.size()));
+    // Without digests every write is staged; with them, only the writes
+    // whose declared after differs from the target core observed.
     std::vector<std::string> writes;
-    for (const auto& op : draft.plan.operations)
-      if (op.action == Action::Write) writes.push_back(op.path);
+    asked_.clear();
+    for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
+      const PathOperation& op = draft.plan.operations[i];
+      if (op.action != Action::Write || (digests_ && !needs_staging(op))) continue;
+      writes.push_back(op.path);
+      asked_.push_back(i);
+    }
+    std::optional<std::vector<std::string>> asked;
+    if (digests_) asked = writes;
+    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(std::move(asked)));
+    claimed_ = std::move(staged.artifacts);
+    DOT_ASSIGN_OR_RETURN(std::vector<general::Artifact> kept, claims_past_excluded(draft));
     dpp::StageLimits stage_limits;
     stage_limits.max_file_bytes = limits_.max_file_bytes;
     stage_limits.max_total_bytes = limits_.max_total_bytes;
     // No bytes kept: the planner reads back only the files that change, for their diff.
     DOT_TRY(stage.check_unchanged());
-    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
+    if (digests_) {
+      DOT_TRY(dpp::check_claims(writes, claimed_, stage_limits));
+      DOT_TRY(check_claims_declared(draft));
+    }
+    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
+                         dpp::read_stage(stage.fd(), writes, kept, stage_limits));
     DOT_TRY(stage.check_unchanged());
-    return files;
+    if (!digests_) return files;
+    return every_write(draft, std::move(files));
   }
 
   Status check_stage_holds_only(const Stage& stage) override {
@@ -170,7 +178,7 @@ class GeneralProfile final : public PlanProfile {
     out.version = kPlanVersion2;
     Sealing sealing;
     const PlanV2& proposed = draft.plan;
-    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed));
+    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed, digests_));
     if (sealed.proposal_id != draft.proposal_id)
       return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
     // Every operation already holds what the plugin proposes: nothing is
@@ -218,10 +226,78 @@ class GeneralProfile final : public PlanProfile {
   }
 
  private:
+  // The one comparison that decides whether core asks for a write's bytes:
+  // its declared after against the target as observed (its `before`). A
+  // stat cache that vouches for `before` without reading it plugs in here
+  // unchanged, through observe().
+  // Without digests the plugin stages every write it proposed, the excluded
+  // ones too: those claims must be exactly the excluded writes, in order, and
+  // their files stay unread (allowed in the stage, never sealed). With
+  // digests core names what to stage, and an excluded write is never named.
+  Result<std::vector<general::Artifact>> claims_past_excluded(const PlanDraft& draft) const {
+    if (digests_) return claimed_;
+    std::vector<general::Artifact> kept;
+    std::size_t next_excluded = 0;
+    for (const auto& claim : claimed_) {
+      if (next_excluded < draft.excluded_writes.size() && claim.path == draft.excluded_writes[next_excluded]) {
+        ++next_excluded;
+        continue;
+      }
+      kept.push_back(claim);
+    }
+    if (next_excluded != draft.excluded_writes.size())
+      return make_error(dpp::ErrorKind::Count,
+                        fmt::format("dot.materialize claims {} of the {} writes --exclude left out: every proposed "
+                                    "write has exactly one artifact, in operation order",
+                                    next_excluded, draft.excluded_writes.size()));
+    return kept;
+  }
+
+  static bool needs_staging(const PathOperation& declared_write) { return !is_general_noop(declared_write); }
+
+  // Each claim (already one per asked path, in order) is what dot.plan
+  // declared for that write: staging other bytes than declared is refused
+  // before a byte is read.
+  Status check_claims_declared(const PlanDraft& draft) const {
+    for (std::size_t c = 0; c < claimed_.size(); ++c) {
+      const general::Artifact& claim = claimed_[c];
+      const general::Digest& declared = *draft.proposal.operations[asked_[c]].declared;
+      if (claim.sha256 != declared.sha256 || claim.size != declared.size)
+        return make_error(dpp::ErrorKind::Artifact,
+                          fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
+                                      "{} bytes with SHA-256 {}",
+                                      shown(std::string_view(claim.path).substr(0, 256)), claim.size,
+                                      shown(std::string_view(claim.sha256).substr(0, 64)), declared.size,
+                                      declared.sha256));
+    }
+    return {};
+  }
+
+  // One StagedFile per write, in operation order: what core read for the
+  // writes it asked for, the declared after (equal to the target) for the
+  // rest, which the seal leaves out as no-ops.
+  std::vector<dpp::StagedFile> every_write(const PlanDraft& draft, std::vector<dpp::StagedFile> read) const {
+    std::vector<dpp::StagedFile> out;
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
+      const PathOperation& op = draft.plan.operations[i];
+      if (op.action != Action::Write) continue;
+      if (r < asked_.size() && asked_[r] == i) {
+        out.push_back(std::move(read[r++]));
+        continue;
+      }
+      const general::Digest& declared = *draft.proposal.operations[i].declared;
+      out.push_back(dpp::StagedFile{op.path, declared.size, declared.sha256, std::nullopt});
+    }
+    return out;
+  }
+
   const general::Limits limits_ = general::kLimits;
   WriteAccessJudge judge_;                  // one account-database lookup per group for the whole plan
   std::vector<std::string> inputs_below_;   // the declared inputs inside the root, relative to it
+  bool digests_ = false;                    // negotiated: writes declare their after
   std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
+  std::vector<std::size_t> asked_;          // the operations core asked to stage, in order
 };
 
 }  // namespace

@@ -60,10 +60,11 @@ PROFILE = "org.dot.dpp/v1"
 PROTOCOL = 1
 # "Negotiation": the limits core sends, every value exactly.
 LIMITS = {"deadline_ms": 60000, "max_frame_bytes": 16777216, "max_stdout_bytes": 67108864,
-          "max_stderr_bytes": 65536, "max_operations": 10000, "max_file_bytes": 16777216,
+          "max_stderr_bytes": 65536, "max_operations": 100000, "max_file_bytes": 16777216,
           "max_total_bytes": 1073741824, "max_log_messages": 1000}
-# What core offers, in this order; "log" last and only sometimes.
+# What core offers, in this order; then "log" and "digests", each only sometimes.
 CAPABILITIES = ("materialize", "plan", "post-commit-effects", "validate")
+_OPTIONAL = ("log", "digests")
 # "Plan": the one effect every plan carries (an fsync of the root after commit).
 ROOT_SYNC = {"failure_policy": "required", "kind": "sync", "target": "managed-root"}
 # "Plan": the four modes a write may ask for, as the integers the wire carries.
@@ -95,6 +96,10 @@ class Operation:
     mode: int
     path: str
     link_text: str = None
+    # "Declared digests": a write's SHA-256 (64 lowercase hex digits) and
+    # size, sent when the plugin declares_digests and core offered them.
+    sha256: str = None
+    size: int = None
 
 
 @dataclass(frozen=True)
@@ -115,9 +120,12 @@ class HelloArtifact:
     size: int
 
 
-def write(path, mode):
-    """A write operation: create or replace `path` with `mode` (0o600, 0o644, 0o700 or 0o755)."""
-    return Operation("write", mode, path)
+def write(path, mode, data=None):
+    """A write operation: create or replace `path` with `mode` (0o600, 0o644, 0o700 or 0o755); with
+    `data` (bytes) its SHA-256 and size are declared ("Declared digests")."""
+    if data is None:
+        return Operation("write", mode, path)
+    return Operation("write", mode, path, sha256=hashlib.sha256(data).hexdigest(), size=len(data))
 
 
 def remove(path):
@@ -204,6 +212,16 @@ class Context:
     def log_negotiated(self):
         return self._rt.log
 
+    @property
+    def digests_negotiated(self):
+        return self._rt.digests
+
+    @property
+    def paths_to_stage(self):
+        """During dot.materialize: the writes to stage, in operation order (only
+        those core named when digests were negotiated; else every write)."""
+        return list(self._rt.to_stage)
+
     def log(self, level, message):
         """Sends one dot.log notification ("Notifications: dot.log") and
         returns True; returns False and sends nothing outside a handler,
@@ -226,6 +244,9 @@ class Plugin:
     write plan() and materialize(); initialize() is optional."""
     id = None
     wants_log = False
+    # Declare each write's sha256 and size in plan() (write(path, mode, data));
+    # materialize() then stages only ctx.paths_to_stage.
+    declares_digests = False
 
     def initialize(self, ctx, params):
         """After the params passed the profile's checks, before the echo."""
@@ -237,8 +258,9 @@ class Plugin:
         raise NotImplementedError("plan")
 
     def materialize(self, ctx, stage):
-        """Write every planned write into `stage` (write_staged_file,
-        copy_staged_file) and return one Artifact each, in operation order."""
+        """Write each path of ctx.paths_to_stage (every planned write unless
+        digests were negotiated) into `stage` (write_staged_file,
+        copy_staged_file) and return one Artifact each, in that order."""
         raise NotImplementedError("materialize")
 
 
@@ -418,15 +440,17 @@ def _initialize_params(params, hello=False):
         raise _bad("the nonce is not 64 lowercase hex")
     if not hello and p["limits"] != LIMITS:
         raise _bad("the limits are not the profile's")
-    offered = (list(CAPABILITIES),) if hello else (list(CAPABILITIES), list(CAPABILITIES) + ["log"])
-    if p["capabilities"] not in offered:
+    caps = p["capabilities"]
+    rest = caps[len(CAPABILITIES):]
+    if caps[:len(CAPABILITIES)] != list(CAPABILITIES) or rest not in (
+            ([],) if hello else ([], ["log"], ["digests"], ["log", "digests"])):
         raise _bad("the capabilities are not the profile's")
     return p
 
 
 # ---- the results ----
 
-def _operation(op):
+def _operation(op, digests):
     if not isinstance(op, Operation):
         raise _Unsendable("plan() returned %r; operations are dot_plugin.Operation (write(), remove())" % (op,))
     if not isinstance(op.action, str) or type(op.mode) is not int or not isinstance(op.path, str):
@@ -436,6 +460,13 @@ def _operation(op):
     out = {"action": op.action, "mode": op.mode, "path": op.path}
     if op.link_text is not None:
         out["link_text"] = op.link_text
+    declared = op.sha256 is not None or op.size is not None
+    if declared and op.action != "write":
+        raise _Unsendable("operation %r: only a write declares sha256 and size" % (op,))
+    if digests and op.action == "write":
+        if not isinstance(op.sha256, str) or not _is_uint(op.size):
+            raise _Unsendable("operation %r: digests were negotiated, a write declares sha256 and size" % (op,))
+        out["sha256"], out["size"] = op.sha256, op.size
     return out
 
 
@@ -478,6 +509,9 @@ class _Runtime:
         self.next = 1             # the id (and method) expected next; 6 after dot.shutdown
         self.params = None        # the dot.initialize params as received
         self.log = False          # log negotiated
+        self.digests = False      # digests negotiated
+        self.writes = []          # the plan's writes, in order
+        self.to_stage = []        # what dot.materialize asks for
         self.in_request = False   # dot.log is allowed only while a handler runs
         self.logs_sent = 0
         self.hello = isinstance(plugin, HelloPlugin)
@@ -574,22 +608,29 @@ class _Runtime:
         if method == "dot.initialize":
             p = _initialize_params(params)
             self.params = p
-            self.log = bool(self.plugin.wants_log) and len(p["capabilities"]) == 5
+            self.log = bool(self.plugin.wants_log) and "log" in p["capabilities"]
+            self.digests = bool(getattr(self.plugin, "declares_digests", False)) and "digests" in p["capabilities"]
             try:
                 self.plugin.initialize(ctx, p)
             except BaseException:
-                self.log = False
+                self.log = self.digests = False
                 raise
+            echo = list(CAPABILITIES) + (["log"] if self.log else []) + (["digests"] if self.digests else [])
             # "dot.initialize result: the echo": note `assurance`, not required_assurance.
-            return {"assurance": p["required_assurance"], "capabilities": p["capabilities"][:5 if self.log else 4],
+            return {"assurance": p["required_assurance"], "capabilities": echo,
                     "id": self.plugin.id, "inputs": p["inputs"], "limits": p["limits"], "nonce": p["nonce"],
                     "profile": p["profile"], "protocol": p["protocol"]}
         if method == "dot.plan":
             p = _members(params, method, {"managed": _is_str_list})
-            ops = [_operation(op) for op in self.plugin.plan(ctx, list(p["managed"]))]
+            ops = [_operation(op, self.digests) for op in self.plugin.plan(ctx, list(p["managed"]))]
+            self.writes = [op["path"] for op in ops if op["action"] == "write"]
             return {"effects": [dict(ROOT_SYNC)], "operations": ops}
         if method == "dot.materialize":
-            p = _members(params, method, {"stage": lambda v: isinstance(v, str)})
+            members = {"stage": lambda v: isinstance(v, str)}
+            if self.digests:
+                members["paths"] = _is_str_list
+            p = _members(params, method, members)
+            self.to_stage = _asked_paths(self.writes, p["paths"]) if self.digests else list(self.writes)
             return {"artifacts": [_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]}
         _members(params, method, {})
         return {"valid": True}
@@ -613,6 +654,15 @@ class _Runtime:
             return {"artifacts": [_hello_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]}
         _members(params, method, {})
         return {"valid": True}
+
+
+def _asked_paths(writes, paths):
+    """`paths` of dot.materialize: a subsequence of the plan's writes, or _Refusal -32602."""
+    it = iter(writes)
+    for path in paths:
+        if not any(w == path for w in it):
+            raise _bad("paths names \"%s\", which is not a later write of the plan" % _excerpt(path))
+    return list(paths)
 
 
 def serve(plugin, stdin=None, stdout=None, stderr=None):

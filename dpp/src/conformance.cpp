@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/utf8.h"
 #include "dot/base/beneath.h"
 #include "dot/base/path_search.h"
 #include "dot/base/plugin_executable.h"
@@ -132,7 +133,7 @@ class Workspace {
 // The general profile's identity check, against --id when given; without
 // it the echoed id must still be a plugin id (docs/spec/dpp-general.md,
 // "Registration and manifest"): one that could never be registered is wrong.
-Result<bool> check_general_identity(const Options& o, const general::InitializeParams& sent,
+Result<general::Negotiated> check_general_identity(const Options& o, const general::InitializeParams& sent,
                                     const general::InitializeResult& echo) {
   if (o.id.empty()) {
     if (auto why = general::plugin_id_problem(echo.id)) {
@@ -153,6 +154,17 @@ Result<std::string> request_frame(std::uint64_t id, dpp::Method m, const jcs::No
 
 // How core's frames reach the plugin.
 enum class Delivery : std::uint8_t { Whole, Bytewise, Coalesced };
+
+// What one lifecycle offers and checks (the general profile's; the hello
+// profile's reads only check_files).
+struct Run {
+  bool offer_log = true;
+  bool offer_digests = true;
+  bool check_files = false;
+  // With digests negotiated, ask for every second write only, as core asks
+  // for only the writes that change something.
+  bool stage_half = false;
+};
 
 // One case: its workspace and the one plugin process it starts.
 class Case {
@@ -226,8 +238,8 @@ class Case {
   // seen when it passed. The staged files and the folder around the stage
   // are read back only when `check_files` (the lifecycle case's job: the
   // other cases are about the protocol, so one file fault fails one case).
-  Result<std::string> lifecycle(bool offer_log = true, bool check_files = false) {
-    return general() ? general_lifecycle(offer_log, check_files) : hello_lifecycle(check_files);
+  Result<std::string> lifecycle(Run run = {}) {
+    return general() ? general_lifecycle(run) : hello_lifecycle(run.check_files);
   }
 
   ~Case() {
@@ -273,39 +285,67 @@ class Case {
     return fmt::format("{} files staged as claimed, {}, exit 0", n, files_checked());
   }
 
-  Result<std::string> general_lifecycle(bool offer_log, bool check_files) {
+  Result<std::string> general_lifecycle(const Run& run) {
     dpp::HostSession& s = *session_;
     DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
     general::InitializeParams sent = general::initialize_params(assurance(), nonce, o_.inputs);
-    if (!offer_log) sent.capabilities.pop_back();
+    if (!run.offer_log) std::erase(sent.capabilities, std::string(general::kLogCapability));
+    if (!run.offer_digests) std::erase(sent.capabilities, std::string(general::kDigestsCapability));
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
-    DOT_ASSIGN_OR_RETURN(bool log, check_general_identity(o_, sent, echo));
-    DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}));
+    DOT_ASSIGN_OR_RETURN(general::Negotiated negotiated, check_general_identity(o_, sent, echo));
+    DOT_ASSIGN_OR_RETURN(general::PlanResult plan, s.plan(general::PlanParams{}, negotiated.digests));
     DOT_TRY(dpp::hello::check_hello_effects(plan.effects));
     std::vector<dpp::ProposedOperation> proposed;
     std::vector<std::string> writes;
+    std::vector<const general::Operation*> asked;  // the writes asked for
     for (const auto& op : plan.operations) {
       proposed.push_back(dpp::ProposedOperation{op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
-      if (op.action == "write") writes.push_back(op.path);
+      if (op.action != "write") continue;
+      if (!(negotiated.digests && run.stage_half && writes.size() % 2 == 1)) asked.push_back(&op);
+      writes.push_back(op.path);
     }
     DOT_TRY(dpp::check_proposed_operations(proposed));
-    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general());
+    std::vector<std::string> asked_paths;
+    for (const general::Operation* op : asked) asked_paths.push_back(op->path);
+    std::optional<std::vector<std::string>> paths;
+    if (negotiated.digests) paths = asked_paths;
+    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(std::move(paths)));
     // The claims as the planner judges them (the files are read below).
     const StageLimits limits;
-    DOT_TRY(check_claims(writes, staged.artifacts, limits));
+    DOT_TRY(check_claims(asked_paths, staged.artifacts, limits));
+    if (negotiated.digests) DOT_TRY(check_declared(asked, staged.artifacts));
     DOT_TRY(s.validate());
     DOT_TRY(s.shutdown());
     DOT_TRY(s.finish());
-    if (check_files) {
+    if (run.check_files) {
       // The plugin is gone: the stage is read as the planner reads it.
-      DOT_TRY(read_stage(ws_->stage_fd(), writes, staged.artifacts, limits));
+      DOT_TRY(read_stage(ws_->stage_fd(), asked_paths, staged.artifacts, limits));
       DOT_TRY(check_stage_holds_only(ws_->stage_fd(), staged.artifacts));
       DOT_TRY(ws_->check_alone());
     }
-    return fmt::format("id {}, {} operations, {} {}, log {}{}, exit 0", echo.id, plan.operations.size(), writes.size(),
-                       check_files ? "files staged as claimed, " + files_checked() : "artifacts",
-                       log ? "negotiated" : "not negotiated",
-                       s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()));
+    return fmt::format("id {}, {} operations, {} {}{}, log {}{}, digests {}, exit 0", echo.id, plan.operations.size(),
+                       asked.size(), check_files_text(run.check_files),
+                       asked.size() == writes.size() ? "" : fmt::format(" (of {} writes)", writes.size()),
+                       negotiated.log ? "negotiated" : "not negotiated",
+                       s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()),
+                       negotiated.digests ? "negotiated" : "not negotiated");
+  }
+
+  std::string check_files_text(bool check_files) const {
+    return check_files ? "files staged as claimed, " + files_checked() : "artifacts";
+  }
+
+  // Each artifact claims what dot.plan declared for its write (core refuses
+  // a plan whose staged bytes differ from the declaration).
+  static Status check_declared(const std::vector<const general::Operation*>& asked,
+                               const std::vector<general::Artifact>& claimed) {
+    for (std::size_t i = 0; i < asked.size() && i < claimed.size(); ++i)
+      if (!asked[i]->digest || asked[i]->digest->sha256 != claimed[i].sha256 ||
+          asked[i]->digest->size != claimed[i].size)
+        return make_error(dpp::ErrorKind::Artifact,
+                          fmt::format("the artifact of \"{}\" claims another size or SHA-256 than dot.plan declared",
+                                      shown(std::string_view(claimed[i].path).substr(0, 256))));
+    return {};
   }
 
   // What the lifecycle verified about the files, exactly: the stage and the
@@ -326,18 +366,26 @@ class Case {
   std::optional<dpp::HostSession> session_;
 };
 
-Outcome lifecycle_case(Case& c, Delivery delivery, bool offer_log = true, bool check_files = false) {
+Outcome lifecycle_case(Case& c, Delivery delivery, Run run = {}) {
   auto s = c.start(delivery);
   if (!s.ok()) return fail(s.error());
-  auto r = c.lifecycle(offer_log, check_files);
+  auto r = c.lifecycle(run);
   if (!r.ok()) return fail(r.error());
   return pass(std::move(*r));
 }
 
-Outcome case_lifecycle(Case& c) { return lifecycle_case(c, Delivery::Whole, true, true); }
-Outcome case_lifecycle_without_log(Case& c) { return lifecycle_case(c, Delivery::Whole, false); }
+Outcome case_lifecycle(Case& c) { return lifecycle_case(c, Delivery::Whole, Run{.check_files = true}); }
+Outcome case_lifecycle_without_log(Case& c) { return lifecycle_case(c, Delivery::Whole, Run{.offer_log = false}); }
+Outcome case_lifecycle_without_digests(Case& c) {
+  return lifecycle_case(c, Delivery::Whole, Run{.offer_digests = false, .check_files = true});
+}
+Outcome case_stage_only_asked(Case& c) {
+  return lifecycle_case(c, Delivery::Whole, Run{.check_files = true, .stage_half = true});
+}
 Outcome case_fragmented(Case& c) { return lifecycle_case(c, Delivery::Bytewise); }
-Outcome case_coalesced(Case& c) { return lifecycle_case(c, Delivery::Coalesced); }
+// Every request is written before the plan is read, so dot.materialize
+// cannot name paths: digests are not offered here.
+Outcome case_coalesced(Case& c) { return lifecycle_case(c, Delivery::Coalesced, Run{.offer_digests = false}); }
 
 std::string id_text(std::optional<std::uint64_t> id) { return id ? std::to_string(*id) : std::string("null"); }
 
@@ -465,7 +513,7 @@ Outcome case_eof_before_shutdown(Case& c) {
   if (!echo.ok()) return fail(echo.error());
   auto identity = check_general_identity(c.options(), sent, *echo);
   if (!identity.ok()) return fail(identity.error());
-  auto plan = h.plan(general::PlanParams{});
+  auto plan = h.plan(general::PlanParams{}, identity.ok() && identity->digests);
   if (!plan.ok()) return fail(plan.error());
   auto st = h.close_early();
   if (!st.ok()) return fail(st.error());
@@ -489,9 +537,19 @@ constexpr CaseDef kCases[] = {
      true,
      case_lifecycle},
     {{"lifecycle_without_log",
-      "the lifecycle with log not offered: the echo carries exactly four capabilities, no dot.log"},
+      "the lifecycle with log not offered: the echo carries no \"log\", no dot.log"},
      false,
      case_lifecycle_without_log},
+    {{"lifecycle_without_digests",
+      "the lifecycle with digests not offered: no write declares sha256 or size, dot.materialize names no paths and "
+      "every write is staged"},
+     false,
+     case_lifecycle_without_digests},
+    {{"stage_only_asked",
+      "with digests negotiated, dot.materialize names every second write: exactly those are staged, each as dot.plan "
+      "declared it, nothing else in the stage"},
+     false,
+     case_stage_only_asked},
     {{"fragmented",
       "the lifecycle with core's frames written a byte at a time, each once the plugin read the one before"},
      true,

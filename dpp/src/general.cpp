@@ -8,10 +8,12 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "dot/base/sha256.h"
 #include "fields.h"
 
 namespace dot::dpp::general {
@@ -57,6 +59,42 @@ Status echoed(Status st, ErrorKind kind) {
 // The general profile names a staged file by its "path" beneath the root.
 constexpr ArtifactKey<Artifact> kArtifactKey{"path", &Artifact::path};
 
+// The byte limits of what a run may write, applied to claims as they are
+// read (declared digests in dot.plan, artifacts in dot.materialize).
+class ByteBudget {
+ public:
+  explicit ByteBudget(const Limits& limits) : limits_(limits) {}
+  Status take(std::uint64_t size, json::Value at_value, std::string_view what) {
+    if (size > limits_.max_file_bytes)
+      return at(at_value, dpp::ErrorKind::MaxFileBytes,
+                fmt::format("{} claims {} bytes; the negotiated limit is {} per file", what, size,
+                            limits_.max_file_bytes));
+    // Both terms are at most 2^53 - 1: the sum cannot wrap.
+    total_ += size;
+    if (total_ > limits_.max_total_bytes)
+      return at(at_value, dpp::ErrorKind::MaxTotalBytes,
+                fmt::format("the claims reach {} bytes at {}; the negotiated limit is {} in all", total_, what,
+                            limits_.max_total_bytes));
+    return {};
+  }
+
+ private:
+  const Limits& limits_;
+  std::uint64_t total_ = 0;
+};
+
+// A write's declared sha256 and size (digests negotiated).
+Result<Digest> declared_digest(json::ObjectReader& r, json::Value op, std::string_view what, ByteBudget& budget) {
+  Digest d;
+  DOT_ASSIGN_OR_RETURN(d.sha256, string_field(r, "sha256", what));
+  DOT_ASSIGN_OR_RETURN(d.size, uint_field(r, "size", what, kMaxSafe));
+  if (!is_sha256_hex(d.sha256))
+    return at(op, dpp::ErrorKind::DeclaredDigest,
+              fmt::format("{} declares sha256 \"{}\", not 64 lowercase hex digits", what, excerpt(d.sha256)));
+  DOT_TRY(budget.take(d.size, op, what));
+  return d;
+}
+
 Result<Limits> limits_field(json::ObjectReader& r) {
   auto v = r.required("limits");
   if (!v.ok()) return as_protocol(v.error());
@@ -66,7 +104,17 @@ Result<Limits> limits_field(json::ObjectReader& r) {
 }  // namespace
 
 std::vector<std::string> offered_capabilities() {
-  return {"materialize", "plan", "post-commit-effects", "validate", std::string(kLogCapability)};
+  return {"materialize", "plan", "post-commit-effects", "validate", std::string(kLogCapability),
+          std::string(kDigestsCapability)};
+}
+
+bool is_profile_offer(const std::vector<std::string>& offered) {
+  const std::vector<std::string> all = offered_capabilities();
+  if (offered.size() < 4 || !std::equal(all.begin(), all.begin() + 4, offered.begin())) return false;
+  std::size_t next = 4;
+  if (next < offered.size() && offered[next] == kLogCapability) ++next;
+  if (next < offered.size() && offered[next] == kDigestsCapability) ++next;
+  return next == offered.size();
 }
 
 InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs) {
@@ -113,7 +161,8 @@ Status check_plugin_id(std::string_view id) {
                                 id, *why, kMaxPluginIdBytes));
 }
 
-Result<bool> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id) {
+Result<Negotiated> check_identity(const InitializeParams& sent, const InitializeResult& echo,
+                                  std::string_view manifest_id) {
   DOT_TRY(check_echo({sent.protocol, sent.profile, sent.required_assurance, sent.nonce},
                      {echo.id, echo.protocol, echo.profile, echo.assurance, echo.nonce}, manifest_id));
   if (echo.inputs != sent.inputs)
@@ -130,15 +179,27 @@ Result<bool> check_identity(const InitializeParams& sent, const InitializeResult
     if (echo.limits.*field != sent.limits.*field)
       return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name,
                                                                 echo.limits.*field, sent.limits.*field));
-  // The first four offered, in order, then "log" only if core offered it.
-  std::vector<std::string> want(
-      sent.capabilities.begin(),
-      sent.capabilities.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(4, sent.capabilities.size())));
-  const bool offered_log = sent.capabilities.size() == 5 && sent.capabilities[4] == kLogCapability;
-  const bool log = offered_log && echo.capabilities.size() == 5 && echo.capabilities[4] == kLogCapability;
-  if (log) want.emplace_back(kLogCapability);
+  // The first four offered, in order, then "log" and "digests", each only
+  // if core offered it and in that order.
+  const auto& offer = sent.capabilities;
+  std::vector<std::string> want(offer.begin(),
+                                offer.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(4, offer.size())));
+  auto offered = [&](std::string_view c) { return std::find(offer.begin() + 4, offer.end(), c) != offer.end(); };
+  auto echoed_next = [&](std::string_view c) {
+    return offer.size() >= 4 && offered(c) && echo.capabilities.size() > want.size() &&
+           echo.capabilities[want.size()] == c;
+  };
+  Negotiated n;
+  if (echoed_next(kLogCapability)) {
+    n.log = true;
+    want.emplace_back(kLogCapability);
+  }
+  if (echoed_next(kDigestsCapability)) {
+    n.digests = true;
+    want.emplace_back(kDigestsCapability);
+  }
   DOT_TRY(check_capabilities(echo.capabilities, want, sent.capabilities));
-  return log;
+  return n;
 }
 
 Status check_log(const LogParams& log) {
@@ -190,6 +251,14 @@ jcs::Node to_node(const Operation& m) {
   auto n = jcs::Node::object();
   n.set("action", jcs::Node::string(m.action)).set("mode", uint_node(m.mode)).set("path", jcs::Node::string(m.path));
   if (m.link_text) n.set("link_text", jcs::Node::string(*m.link_text));
+  if (m.digest) n.set("sha256", jcs::Node::string(m.digest->sha256)).set("size", uint_node(m.digest->size));
+  return n;
+}
+
+jcs::Node to_node(const MaterializeParams& m) {
+  auto n = jcs::Node::object();
+  if (m.paths) n.set("paths", string_array(*m.paths));
+  n.set("stage", jcs::Node::string(m.stage));
   return n;
 }
 
@@ -296,7 +365,7 @@ Result<PlanParams> decode_plan_params(json::Value v) {
   return m;
 }
 
-Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests) {
   constexpr std::string_view what = "dot.plan result";
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   PlanResult m;
@@ -318,6 +387,7 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
   DOT_ASSIGN_OR_RETURN(json::Value ops,
                        array_field(r, "operations", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
   m.operations.reserve(ops.size());
+  ByteBudget budget(limits);
   std::size_t i = 0;
   for (json::Value o : ops.elements()) {
     std::string ow = fmt::format("operation {}", i++);
@@ -330,6 +400,10 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
       DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
       op.link_text = std::move(text);
     }
+    // Only a write declares; on anything else finish() refuses the members.
+    if (digests && op.action == "write") {
+      DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
+    }
     DOT_TRY(finish(orr));
     m.operations.push_back(std::move(op));
   }
@@ -337,20 +411,31 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits) {
   return m;
 }
 
+Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits& limits) {
+  constexpr std::string_view what = "dot.materialize params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  MaterializeParams m;
+  if (r.optional("paths")) {
+    DOT_ASSIGN_OR_RETURN(json::Value arr,
+                         array_field(r, "paths", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
+    std::vector<std::string> paths;
+    paths.reserve(arr.size());
+    for (json::Value e : arr.elements()) {
+      if (!e.is_string()) return wrong_type(e, fmt::format("{} field \"paths\" element {}", what, paths.size()),
+                                            "a string");
+      paths.emplace_back(e.as_string());
+    }
+    m.paths = std::move(paths);
+  }
+  DOT_ASSIGN_OR_RETURN(m.stage, string_field(r, "stage", what));
+  DOT_TRY(finish(r));
+  return m;
+}
+
 Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits) {
-  std::uint64_t total = 0;
+  ByteBudget budget(limits);
   auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
-    if (art.size > limits.max_file_bytes)
-      return at(
-          a, dpp::ErrorKind::MaxFileBytes,
-          fmt::format("{} claims {} bytes; the negotiated limit is {} per file", aw, art.size, limits.max_file_bytes));
-    // Both terms are at most 2^53 - 1: the sum cannot wrap.
-    total += art.size;
-    if (total > limits.max_total_bytes)
-      return at(a, dpp::ErrorKind::MaxTotalBytes,
-                fmt::format("the claims reach {} bytes at {}; the negotiated limit is {} in all", total, aw,
-                            limits.max_total_bytes));
-    return {};
+    return budget.take(art.size, a, aw);
   };
   MaterializeResult m;
   DOT_ASSIGN_OR_RETURN(m.artifacts, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits));

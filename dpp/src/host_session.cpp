@@ -391,12 +391,12 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Initialize, general::to_node(params), doc));
   auto r = impl_->checked(general::decode_initialize_result(v));
   if (!r.ok()) return r;
-  // Negotiated: core offered log and the echo ends with it (a wrong echo
-  // otherwise fails general::check_identity anyway).
+  // Negotiated: core offered log and the echo carries it after the first
+  // four (a wrong echo otherwise fails general::check_identity anyway).
   const auto& offered = params.capabilities;
   const auto& echoed = r->capabilities;
-  impl_->log_negotiated = !offered.empty() && offered.back() == general::kLogCapability && echoed.size() == 5 &&
-                          echoed.back() == general::kLogCapability;
+  impl_->log_negotiated = std::find(offered.begin(), offered.end(), general::kLogCapability) != offered.end() &&
+                          echoed.size() >= 5 && echoed[4] == general::kLogCapability;
   if (!impl_->logs.empty()) {
     if (!impl_->log_negotiated)
       return impl_->fail(protocol(dpp::ErrorKind::LogNotNegotiated,
@@ -408,20 +408,20 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
   return r;
 }
 
-Result<general::PlanResult> HostSession::plan(const general::PlanParams& params) {
+Result<general::PlanResult> HostSession::plan(const general::PlanParams& params, bool digests) {
   DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan, Profile::General));
   json::Document doc;
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, general::to_node(params), doc));
-  auto r = impl_->checked(general::decode_plan_result(v, impl_->opts.general_limits));
+  auto r = impl_->checked(general::decode_plan_result(v, impl_->opts.general_limits, digests));
   if (r.ok()) impl_->phase = Phase::Materialize;
   return r;
 }
 
-Result<general::MaterializeResult> HostSession::materialize_general() {
+Result<general::MaterializeResult> HostSession::materialize_general(std::optional<std::vector<std::string>> paths) {
   DOT_TRY(impl_->expect_phase(Phase::Materialize, Method::Materialize, Profile::General));
   json::Document doc;
-  DOT_ASSIGN_OR_RETURN(json::Value v,
-                       impl_->call(Method::Materialize, to_node(MaterializeParams{impl_->opts.stage_dir}), doc));
+  general::MaterializeParams params{std::move(paths), impl_->opts.stage_dir};
+  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Materialize, general::to_node(params), doc));
   auto r = impl_->checked(general::decode_materialize_result(v, impl_->opts.general_limits));
   if (r.ok()) impl_->phase = Phase::Validate;
   return r;

@@ -8,6 +8,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <vector>
@@ -87,6 +88,8 @@ class Runtime {
 
   bool log_negotiated() const noexcept { return log_; }
   const InitializeParams& params() const noexcept { return params_; }
+  bool digests_negotiated() const noexcept { return digests_; }
+  const std::vector<std::string>& paths_to_stage() const noexcept { return to_stage_; }
 
  private:
   static constexpr int kDone = 6;  // after dot.shutdown
@@ -160,10 +163,7 @@ class Runtime {
       return bad(fmt::format("unknown required_assurance \"{}\"", fields::excerpt(p.required_assurance)));
     if (!is_sha256_hex(p.nonce)) return bad("the nonce is not 64 lowercase hex");
     if (!(p.limits == kLimits)) return bad("the limits are not the profile's");
-    auto offered = offered_capabilities();
-    bool with_log = p.capabilities == offered;
-    offered.pop_back();
-    if (!with_log && p.capabilities != offered) return bad("the capabilities are not the profile's");
+    if (!is_profile_offer(p.capabilities)) return bad("the capabilities are not the profile's");
     return {};
   }
 
@@ -177,15 +177,21 @@ class Runtime {
         if (!p.ok()) return done(bad_params(id, p.error()));
         if (auto st = check_initialize(*p); !st.ok()) return done(bad_params(id, st.error()));
         params_ = *p;
-        log_ = plugin_.wants_log() && p->capabilities.size() == 5;
+        auto offered = [&](std::string_view c) {
+          return std::find(p->capabilities.begin(), p->capabilities.end(), c) != p->capabilities.end();
+        };
+        log_ = plugin_.wants_log() && offered(kLogCapability);
+        digests_ = plugin_.declares_digests() && offered(kDigestsCapability);
         if (auto st = plugin_.initialize(ctx, params_); !st.ok()) {
-          log_ = false;
+          log_ = digests_ = false;
           return done(handler_error(id, st.error()));
         }
         InitializeResult echo;
         echo.assurance = p->required_assurance;
         echo.capabilities = p->capabilities;
-        if (!log_) echo.capabilities.resize(4);
+        echo.capabilities.resize(4);
+        if (log_) echo.capabilities.emplace_back(kLogCapability);
+        if (digests_) echo.capabilities.emplace_back(kDigestsCapability);
         echo.id = plugin_.id();
         echo.inputs = p->inputs;
         echo.limits = p->limits;
@@ -200,13 +206,16 @@ class Runtime {
         if (!p.ok()) return done(bad_params(id, p.error()));
         auto ops = plugin_.plan(ctx, p->managed);
         if (!ops.ok()) return done(handler_error(id, ops.error()));
+        if (auto st = take_writes(*ops); !st.ok())
+          return done(answer_error(id, kInternalError, "Internal error", st.error()));
         result = to_node(
             PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value(), plugin_.folders()});
         break;
       }
       case Method::Materialize: {
-        auto p = decode_materialize_params(params);
+        auto p = decode_materialize_params(params, kLimits);
         if (!p.ok()) return done(bad_params(id, p.error()));
+        if (auto st = take_paths(*p); !st.ok()) return done(bad_params(id, st.error()));
         auto arts = plugin_.materialize(ctx, p->stage);
         if (!arts.ok()) return done(handler_error(id, arts.error()));
         result = to_node(MaterializeResult{std::move(arts).value()});
@@ -234,6 +243,49 @@ class Runtime {
     return {};
   }
 
+  // The plan's writes, what materialize stages unless core names fewer. With
+  // digests every write must declare its sha256 and size; without, what a
+  // plugin declared anyway is not sent (core did not offer digests).
+  Status take_writes(std::vector<Operation>& ops) {
+    writes_.clear();
+    for (Operation& op : ops) {
+      if (op.action != "write") {
+        if (op.digest) return make_error(dpp::ErrorKind::DeclaredDigest,
+                                         fmt::format("the plugin declared a digest for its {} of \"{}\"",
+                                                     fields::excerpt(op.action), fields::excerpt(op.path)));
+        continue;
+      }
+      if (digests_ && !op.digest)
+        return make_error(dpp::ErrorKind::DeclaredDigest,
+                          fmt::format("digests were negotiated but the write of \"{}\" declares none",
+                                      fields::excerpt(op.path)));
+      if (!digests_) op.digest.reset();
+      writes_.push_back(op.path);
+    }
+    return {};
+  }
+
+  // The paths to stage: params.paths with digests (each a write of the plan,
+  // in its order), every write without.
+  Status take_paths(MaterializeParams& p) {
+    auto bad = [](std::string detail) { return make_error(dpp::ErrorKind::Params, std::move(detail)); };
+    if (!digests_) {
+      if (p.paths) return bad("dot.materialize names paths, but digests were not negotiated");
+      to_stage_ = writes_;
+      return {};
+    }
+    if (!p.paths) return bad("digests were negotiated, but dot.materialize names no paths");
+    std::size_t next = 0;
+    for (const std::string& path : *p.paths) {
+      while (next < writes_.size() && writes_[next] != path) ++next;
+      if (next == writes_.size())
+        return bad(fmt::format("paths names \"{}\", which is not a later write of the plan", fields::excerpt(path)));
+      ++next;
+    }
+    to_stage_ = std::move(*p.paths);
+    return {};
+  }
+
   Status handler_error(std::uint64_t id, const Error& e) {
     if (e.code == Code::Protocol && e.is(dpp::ErrorKind::InvalidParams)) return bad_params(id, e);
     return answer_error(id, kHandlerError, "Plugin error", e);
@@ -252,6 +304,9 @@ class Runtime {
   int next_ = 1;  // the method (and id) expected next; kDone after dot.shutdown
   bool in_request_ = false;
   bool log_ = false;
+  bool digests_ = false;
+  std::vector<std::string> writes_;    // the plan's writes, in order
+  std::vector<std::string> to_stage_;  // what dot.materialize asks for
   std::size_t logs_sent_ = 0;
   InitializeParams params_;
 };
@@ -259,6 +314,8 @@ class Runtime {
 Status Context::log(std::string_view level, std::string_view message) { return rt_.log(level, message); }
 bool Context::log_negotiated() const noexcept { return rt_.log_negotiated(); }
 const InitializeParams& Context::initialize_params() const noexcept { return rt_.params(); }
+bool Context::digests_negotiated() const noexcept { return rt_.digests_negotiated(); }
+const std::vector<std::string>& Context::paths_to_stage() const noexcept { return rt_.paths_to_stage(); }
 
 Status Plugin::initialize(Context&, const InitializeParams&) { return {}; }
 

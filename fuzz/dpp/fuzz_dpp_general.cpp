@@ -7,12 +7,16 @@
 //   - whatever decodes re-encodes canonically and decodes to the same value;
 //   - a decoded plan or materialize result respects the limits it was
 //     decoded with (checked here again from the values, not from the code);
+//   - declared digests (sha256, size) appear exactly on the writes of a plan
+//     decoded with digests, as 64 lowercase hex within the byte limits;
+//     dot.materialize params name at most max_operations paths;
 //   - a decoded dot.log has one of the four levels and at most 4096 bytes;
 //     an error object's message and canonical data at most 4096 bytes, its
 //     code within +-(2^53 - 1), and its data canonical text that parses back.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "dot/base/jcs.h"
@@ -71,12 +75,25 @@ void results(dot::json::Value v, dot::dpp::Method m) {
       return;
     }
     case Method::Plan:
-      for (const g::Limits& l : {g::kLimits, kSmall}) {
-        auto r = g::decode_plan_result(v, l);
-        if (refused(r)) continue;
-        check(r->operations.size() <= l.max_operations);
-        round_trip(*r, [&l](dot::json::Value x) { return g::decode_plan_result(x, l); });
-      }
+      for (const g::Limits& l : {g::kLimits, kSmall})
+        for (bool digests : {false, true}) {
+          auto r = g::decode_plan_result(v, l, digests);
+          if (refused(r)) continue;
+          check(r->operations.size() <= l.max_operations);
+          // Declared digests: on every write and nothing else with them, never
+          // without; 64 lowercase hex; sizes within the byte limits.
+          std::uint64_t total = 0;
+          for (const auto& op : r->operations) {
+            check(op.digest.has_value() == (digests && op.action == "write"));
+            if (!op.digest) continue;
+            check(op.digest->sha256.size() == 64 &&
+                  op.digest->sha256.find_first_not_of("0123456789abcdef") == std::string::npos);
+            check(op.digest->size <= l.max_file_bytes);
+            total += op.digest->size;
+          }
+          check(total <= l.max_total_bytes);
+          round_trip(*r, [&l, digests](dot::json::Value x) { return g::decode_plan_result(x, l, digests); });
+        }
       return;
     case Method::Materialize:
       for (const g::Limits& l : {g::kLimits, kSmall}) {
@@ -147,6 +164,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!refused(ip)) round_trip(*ip, g::decode_initialize_params);
   auto pp = g::decode_plan_params(root);
   if (!refused(pp)) round_trip(*pp, g::decode_plan_params);
+  for (const g::Limits& l : {g::kLimits, kSmall}) {
+    auto mp = g::decode_materialize_params(root, l);
+    if (refused(mp)) continue;
+    check(!mp->paths || mp->paths->size() <= l.max_operations);
+    round_trip(*mp, [&l](dot::json::Value x) { return g::decode_materialize_params(x, l); });
+  }
   auto lp = g::decode_log_params(root);
   if (!refused(lp)) log_params(*lp);
   auto eo = g::decode_error_object(root);

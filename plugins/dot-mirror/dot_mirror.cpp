@@ -20,10 +20,15 @@
 //   FIFOs, sockets, devices, and names
 //   the protocol's path rules refuse (dpp::check_path, the rule core itself
 //   applies, so the plugin never sends a path core would refuse).
-// dot.materialize: copies each planned file into the stage in chunks
-//   (copy_staged_file), after checking that it is the file dot.plan saw
-//   (device, inode, size, mode, mtime and ctime), and again after the copy;
-//   a file that changed is an error response naming it.
+//   Each regular file is read once, in chunks, to declare its SHA-256 and
+//   size (digests, when core offers them), checked before and after to be
+//   the file it listed.
+// dot.materialize: copies each file core asks for (every write without
+//   digests; with them only those whose target differs) into the stage in
+//   chunks (copy_staged_file), after checking that it is the file dot.plan
+//   saw (device, inode, size, mode, mtime and ctime), and again after the
+//   copy, its bytes hashing to what dot.plan declared; a file that changed
+//   is an error response naming it.
 //
 // What cannot be mirrored is an error response (-32000), never a partial
 // plan that would remove what it could not see: a source file over
@@ -48,6 +53,7 @@
 
 #include "dot/base/beneath.h"
 #include "dot/base/fd.h"
+#include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/dpp/error_kinds.h"
 #include "dot/dpp/path_rules.h"
@@ -83,22 +89,34 @@ std::string show(std::string_view path) {
   return out;
 }
 
-// A regular file of SRC as dot.plan saw it: what materialize copies, and
-// how it tells that the file changed in between.
-// A regular file of SRC (a write), or one of its symlinks (a link: its text
-// verbatim, never followed; nothing is staged for it).
+// What tells that a file changed between two looks at it: device, inode,
+// mode, size, mtime and ctime (kept small: one per file of a large tree).
+struct Seen {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  mode_t mode = 0;
+  off_t size = 0;
+  timespec mtim{}, ctim{};
+  Seen() = default;  // a link's: nothing is staged for it
+  explicit Seen(const struct stat& st)
+      : dev(st.st_dev), ino(st.st_ino), mode(st.st_mode), size(st.st_size), mtim(st.st_mtim), ctim(st.st_ctim) {}
+  bool operator==(const Seen& o) const {
+    return dev == o.dev && ino == o.ino && mode == o.mode && size == o.size && mtim.tv_sec == o.mtim.tv_sec &&
+           mtim.tv_nsec == o.mtim.tv_nsec && ctim.tv_sec == o.ctim.tv_sec && ctim.tv_nsec == o.ctim.tv_nsec;
+  }
+};
+
+// A regular file of SRC as dot.plan saw it (a write): what materialize
+// copies, how it tells that the file changed in between, and the digest
+// dot.plan declared; or one of its symlinks (a link: its text verbatim,
+// never followed; nothing is staged for it).
 struct SourceFile {
   std::string path;
   std::uint64_t mode = 0;  // mapped; 0 for a link
-  struct stat seen {};
+  Seen seen;
+  std::optional<Digest> sha256;  // read at plan time when digests are declared
   std::optional<std::string> link_text{};
 };
-
-bool same_file(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_mode == b.st_mode && a.st_size == b.st_size &&
-         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
-         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
-}
 
 // The folder prefixes of `path` ("a" and "a/b" of "a/b/c").
 template <typename F>
@@ -144,6 +162,7 @@ class Mirror final : public g::Plugin {
  public:
   std::string id() const override { return std::string(kId); }
   bool wants_log() const override { return true; }
+  bool declares_digests() const override { return true; }
 
   Status initialize(g::Context&, const g::InitializeParams& params) override {
     if (params.inputs.size() != 1)
@@ -169,7 +188,7 @@ class Mirror final : public g::Plugin {
     const g::Limits& limits = ctx.initialize_params().limits;
     DOT_TRY(check_managed(managed));
     Notes notes(ctx, logs_sent_);
-    DOT_TRY(walk(notes, limits));
+    DOT_TRY(walk(notes, limits, ctx.digests_negotiated()));
 
     std::unordered_set<std::string_view> written;
     for (const auto& f : files_) written.insert(f.path);
@@ -204,8 +223,15 @@ class Mirror final : public g::Plugin {
 
     std::vector<g::Operation> ops;
     ops.reserve(files_.size() + removed.size());
-    for (const auto& f : files_)
-      ops.push_back(f.link_text ? g::link_operation(f.path, *f.link_text) : g::Operation{"write", f.mode, f.path});
+    for (const auto& f : files_) {
+      if (f.link_text) {
+        ops.push_back(g::link_operation(f.path, *f.link_text));
+        continue;
+      }
+      std::optional<g::Digest> declared;
+      if (f.sha256) declared = g::Digest{to_hex(*f.sha256), static_cast<std::uint64_t>(f.seen.size)};
+      ops.push_back({"write", f.mode, f.path, std::nullopt, std::move(declared)});
+    }
     for (std::string_view r : removed) ops.push_back({"remove", 0, std::string(r)});
     // std::string compares as unsigned bytes: UTF-8 byte order.
     std::sort(ops.begin(), ops.end(), [](const g::Operation& a, const g::Operation& b) { return a.path < b.path; });
@@ -233,27 +259,18 @@ class Mirror final : public g::Plugin {
 
   std::vector<g::FolderRequest> folders() const override { return folders_; }
 
-  Result<std::vector<g::Artifact>> materialize(g::Context&, const std::string& stage) override {
+  Result<std::vector<g::Artifact>> materialize(g::Context& ctx, const std::string& stage) override {
+    const std::vector<std::string>& asked = ctx.paths_to_stage();
     std::vector<g::Artifact> artifacts;
-    artifacts.reserve(files_.size());
-    for (const auto& f : files_) {
-      if (f.link_text) continue;  // core writes a link from its text alone
-      // O_NONBLOCK: a FIFO put in the file's place must not stall the open.
-      auto fd = beneath::open_beneath(src_.get(), f.path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-      if (!fd.ok()) return changed(f, fd.error().message());
-      struct stat now {};
-      if (::fstat(fd->get(), &now) != 0) return beneath::errno_error(errno, "fstat", f.path);
-      if (!same_file(now, f.seen)) return changed(f, "its size, inode, mode or times differ");
-      // At most the size dot.plan saw (within max_file_bytes, take()).
-      auto art = g::copy_staged_file(stage, f.path, fd->get(), static_cast<std::uint64_t>(f.seen.st_size));
-      if (!art.ok()) {
-        if (art.error().is(dpp::ErrorKind::TooLarge)) return changed(f, "it grew");
-        return art.error();
-      }
-      if (::fstat(fd->get(), &now) != 0) return beneath::errno_error(errno, "fstat", f.path);
-      if (!same_file(now, f.seen) || art->size != static_cast<std::uint64_t>(f.seen.st_size))
-        return changed(f, "it changed while it was copied");
-      artifacts.push_back(std::move(art).value());
+    artifacts.reserve(asked.size());
+    for (const std::string& path : asked) {
+      // files_ is in path order; the runtime holds `asked` to the plan's writes.
+      auto it = std::lower_bound(files_.begin(), files_.end(), path,
+                                 [](const SourceFile& f, const std::string& p) { return f.path < p; });
+      if (it == files_.end() || it->path != path || it->link_text)
+        return g::invalid_params(fmt::format("dot.materialize asks for {}, which this plan does not write", show(path)));
+      DOT_ASSIGN_OR_RETURN(g::Artifact art, stage_one(*it, stage));
+      artifacts.push_back(std::move(art));
     }
     return artifacts;
   }
@@ -280,6 +297,57 @@ class Mirror final : public g::Plugin {
     if (auto st = dpp::check_proposed_folders(checked, proposed); !st.ok())
       return make_error(ErrorKind::InvalidPlan, fmt::format("the folders of {} gave a plan core would refuse: {}",
                                                             show(src_name_), st.error().message()));
+    return {};
+  }
+
+  // The file opened again beneath SRC, checked to be the one dot.plan saw.
+  Result<UniqueFd> reopen(const SourceFile& f) const {
+    // O_NONBLOCK: a FIFO put in the file's place must not stall the open.
+    auto fd = beneath::open_beneath(src_.get(), f.path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (!fd.ok()) return changed(f, fd.error().message());
+    DOT_TRY(still_seen(f, fd->get(), "its size, inode, mode or times differ"));
+    return std::move(fd).value();
+  }
+
+  Status still_seen(const SourceFile& f, int fd, std::string_view why) const {
+    struct stat now {};
+    if (::fstat(fd, &now) != 0) return beneath::errno_error(errno, "fstat", f.path);
+    if (!(Seen(now) == f.seen)) return changed(f, why);
+    return {};
+  }
+
+  Result<g::Artifact> stage_one(const SourceFile& f, const std::string& stage) const {
+    DOT_ASSIGN_OR_RETURN(UniqueFd fd, reopen(f));
+    // At most the size dot.plan saw (within max_file_bytes, take()).
+    auto art = g::copy_staged_file(stage, f.path, fd.get(), static_cast<std::uint64_t>(f.seen.size));
+    if (!art.ok()) {
+      if (art.error().is(dpp::ErrorKind::TooLarge)) return changed(f, "it grew");
+      return art.error();
+    }
+    DOT_TRY(still_seen(f, fd.get(), "it changed while it was copied"));
+    if (art->size != static_cast<std::uint64_t>(f.seen.size) || (f.sha256 && art->sha256 != to_hex(*f.sha256)))
+      return changed(f, "its bytes differ from what dot.plan read");
+    return std::move(art).value();
+  }
+
+  // The one read of a file at plan time: its digest, streamed in chunks.
+  Status hash(SourceFile& f) const {
+    DOT_ASSIGN_OR_RETURN(UniqueFd fd, reopen(f));
+    Sha256 h;
+    std::vector<std::uint8_t> chunk(std::size_t{64} << 10);
+    std::uint64_t read = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return beneath::errno_error(errno, "read", f.path);
+      if (n == 0) break;
+      read += static_cast<std::uint64_t>(n);
+      if (read > static_cast<std::uint64_t>(f.seen.size)) return changed(f, "it grew while it was read");
+      h.update(std::span<const std::uint8_t>(chunk.data(), static_cast<std::size_t>(n)));
+    }
+    DOT_TRY(still_seen(f, fd.get(), "it changed while it was read"));
+    if (read != static_cast<std::uint64_t>(f.seen.size)) return changed(f, "it shrank while it was read");
+    f.sha256 = h.finish();
     return {};
   }
 
@@ -315,7 +383,7 @@ class Mirror final : public g::Plugin {
   // Every regular file of SRC into files_, skipping (with a warning) what
   // cannot be proposed. Folders are read one at a time, each opened beneath
   // SRC's descriptor by its relative path.
-  Status walk(Notes& notes, const g::Limits& limits) {
+  Status walk(Notes& notes, const g::Limits& limits, bool digests) {
     files_.clear();
     folder_modes_.clear();
     std::uint64_t total = 0;
@@ -352,7 +420,7 @@ class Mirror final : public g::Plugin {
           folder_modes_[path] = st.st_mode;
           subfolders.push_back(path);
         } else if (S_ISREG(st.st_mode)) {
-          DOT_TRY(take(path, st, total, limits));
+          DOT_TRY(take(path, st, total, limits, digests));
         } else if (S_ISLNK(st.st_mode)) {
           DOT_TRY(take_link(notes, fd, name, path, limits));
         } else {
@@ -370,7 +438,10 @@ class Mirror final : public g::Plugin {
     return {};
   }
 
-  Status take(const std::string& path, const struct stat& st, std::uint64_t& total, const g::Limits& limits) {
+  // A regular file into files_; read to hash it only when dot.plan declares
+  // digests (without them nothing needs its bytes before dot.materialize).
+  Status take(const std::string& path, const struct stat& st, std::uint64_t& total, const g::Limits& limits,
+              bool digests) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size > limits.max_file_bytes)
       return make_error(dpp::ErrorKind::MaxFileBytes,
@@ -384,8 +455,8 @@ class Mirror final : public g::Plugin {
     if (files_.size() >= limits.max_operations)
       return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} regular files",
                                                                    show(src_name_), limits.max_operations));
-    files_.push_back(SourceFile{path, mapped_mode(st.st_mode), st});
-    return {};
+    files_.push_back(SourceFile{path, mapped_mode(st.st_mode), Seen(st), std::nullopt});
+    return digests ? hash(files_.back()) : Status{};
   }
 
   // A symlink of SRC as a link with its text verbatim (the link itself is
@@ -407,7 +478,7 @@ class Mirror final : public g::Plugin {
     if (files_.size() >= limits.max_operations)
       return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} entries",
                                                                    show(src_name_), limits.max_operations));
-    files_.push_back(SourceFile{path, 0, {}, std::move(text)});
+    files_.push_back(SourceFile{path, 0, Seen{}, std::nullopt, std::move(text)});
     return {};
   }
 

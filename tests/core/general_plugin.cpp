@@ -89,10 +89,40 @@ std::vector<g::Operation> links_case() {
 }
 const char* const kFileWasLinkBytes = "now a file\n";
 
+// The cases named cas_* declare digests (test_general_plan.cpp,
+// "DeclaredDigests"): new.txt ("new\n") and, unless cas_noop, same.txt
+// ("unchanged\n", which the root already holds).
+bool declaring() { return g_case.rfind("cas_", 0) == 0; }
+
+g::Operation declared_write(std::string path, std::string_view bytes) {
+  return g::Operation{"write", 0644, std::move(path), g::Digest{dot::sha256_hex(bytes), bytes.size()}};
+}
+
+// What a cas_* case stages of what core asked for (recorded in `asked`).
+Result<std::vector<g::Artifact>> materialize_declared(g::Context& ctx, const std::string& stage) {
+  const std::string& c = g_case;
+  std::ofstream out(g_base + "/asked");
+  std::vector<g::Artifact> arts;
+  for (const auto& path : ctx.paths_to_stage()) {
+    out << path << "\n";
+    std::string bytes = path == "new.txt" ? "new\n" : "unchanged\n";
+    if (c == "cas_other_bytes" || c == "cas_claim_declared_stage_other") bytes = "evil\n";
+    DOT_ASSIGN_OR_RETURN(g::Artifact a, g::write_staged_file(stage, path, bytes));
+    if (c == "cas_claim_declared_stage_other") a.sha256 = dot::sha256_hex("new\n"), a.size = 4;
+    arts.push_back(std::move(a));
+  }
+  if (c == "cas_unasked_artifact" || c == "cas_unasked_file") {
+    DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));
+    if (c == "cas_unasked_artifact") arts.push_back(std::move(same));
+  }
+  return arts;
+}
+
 class GeneralPlugin final : public g::Plugin {
  public:
   std::string id() const override { return "org.test.gplan"; }
   bool wants_log() const override { return true; }
+  bool declares_digests() const override { return declaring(); }
 
   Result<std::vector<g::Operation>> plan(g::Context& ctx, const std::vector<std::string>& managed) override {
     DOT_ASSIGN_OR_RETURN(std::vector<g::Operation> ops, plan_case(ctx, managed));
@@ -113,6 +143,9 @@ class GeneralPlugin final : public g::Plugin {
       for (const auto& m : managed) out << m << "\n";
     }
     if (c == "hello_owned") return std::vector<g::Operation>{{"write", 0644, "hello.txt"}};
+    if (c == "cas_noop") return std::vector<g::Operation>{declared_write("same.txt", "unchanged\n")};
+    if (declaring())
+      return std::vector<g::Operation>{declared_write("new.txt", "new\n"), declared_write("same.txt", "unchanged\n")};
     if (c == "seal") {
       DOT_TRY(ctx.log("info", "proposing 5 operations"));
       DOT_TRY(ctx.log("warning", "escape \x1b[31mred\x1b[0m and a\nnew line"));
@@ -202,8 +235,9 @@ class GeneralPlugin final : public g::Plugin {
     return {};
   }
 
-  Result<std::vector<g::Artifact>> materialize(g::Context&, const std::string& stage) override {
+  Result<std::vector<g::Artifact>> materialize(g::Context& ctx, const std::string& stage) override {
     const std::string& c = g_case;
+    if (declaring()) return materialize_declared(ctx, stage);
     if (c == "modes" || c == "take_over" || c == "exclude") {
       std::vector<g::Artifact> out;
       for (const auto& path : written_) {

@@ -323,5 +323,64 @@ TEST_F(GeneralPlan, EveryPlanLevelRejectionHasItsCodeAndWritesNothing) {
   EXPECT_EQ(store_problems(), "");
 }
 
+// Declared digests (docs/spec/dpp-general.md, "Declared digests"): core
+// asks to stage only the writes that change something, and refuses a stage
+// that holds anything else or other bytes than declared, sealing nothing.
+TEST_F(GeneralPlan, DeclaredDigestsStageOnlyWhatChangesAndANoChangePlanAsksForNothing) {
+  spit(root_ / "same.txt", "unchanged\n", 0644);
+  const auto before = tree(root_);
+  CmdResult noop = plan_case("cas_noop");
+  ASSERT_EQ(noop.code, 0) << noop.err;
+  EXPECT_EQ(json_field(noop.out, "state"), "NO_CHANGES");
+  EXPECT_EQ(slurp(base_ / "asked"), "");
+  EXPECT_EQ(tree(root_), before);
+
+  CmdResult sealed = plan_case("cas_seal");
+  ASSERT_EQ(sealed.code, 0) << sealed.err;
+  EXPECT_EQ(slurp(base_ / "asked"), "new.txt\n");
+  auto d = last_detail();
+  EXPECT_EQ(d.summary.state, store::State::Sealed);
+  // The proposal document binds both declared afters, the unchanged one too.
+  EXPECT_NE(d.proposal_document.find(sha256_hex("unchanged\n")), std::string::npos);
+  EXPECT_NE(d.proposal_document.find(sha256_hex("new\n")), std::string::npos);
+  auto doc = json::parse(sealed.out);
+  ASSERT_TRUE(doc.ok());
+  auto ops = items(*doc->root().find("operations"));
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].find("path")->as_string(), "new.txt");
+  CmdResult applied = core({"apply", std::string(json_field(sealed.out, "plan_id"))});
+  ASSERT_EQ(applied.code, 0) << applied.err;
+  EXPECT_EQ(slurp(root_ / "new.txt"), "new\n");
+  EXPECT_EQ(store_problems(), "");
+}
+
+TEST_F(GeneralPlan, AStageThatIsNotExactlyWhatWasAskedAndDeclaredIsRefusedWithNothingSealed) {
+  spit(root_ / "same.txt", "unchanged\n", 0644);
+  const auto before = tree(root_);
+  const Hostile cases[] = {
+      {"cas_unasked_artifact", "DOT_E_ARTIFACT_MISMATCH", "", true},
+      {"cas_unasked_file", "DOT_E_ARTIFACT_MISMATCH", "same.txt", true},
+      {"cas_other_bytes", "DOT_E_ARTIFACT_MISMATCH", "but dot.plan declared", true},
+      {"cas_claim_declared_stage_other", "DOT_E_ARTIFACT_MISMATCH", "new.txt", true},
+  };
+  for (const Hostile& h : cases) {
+    SCOPED_TRACE(h.name);
+    CmdResult r = plan_case(h.name);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_EQ(r.err.rfind(std::string(h.code) + ":", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(h.detail), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(base_ / "asked"), "new.txt\n");
+    EXPECT_EQ(tree(root_), before) << "written beneath the root";
+    const pid_t pid = plugin_pid();
+    EXPECT_GT(pid, 0);
+    EXPECT_TRUE(process_gone(pid)) << "plugin " << pid << " left running";
+    EXPECT_TRUE(stage_leftovers().empty());
+    auto d = last_detail();
+    EXPECT_EQ(d.summary.state, store::State::Abandoned);
+    EXPECT_EQ(d.summary.code, h.code);
+  }
+  EXPECT_EQ(store_problems(), "");
+}
+
 }  // namespace
 }  // namespace dot::core::testing

@@ -323,16 +323,22 @@ TEST(PlanV2, FolderModesAndExcludeRoundTripAndBindTheId) {
   EXPECT_EQ(canonical_bytes(*plan)->find("exclude"), std::string::npos);
 }
 
-TEST(PlanV2, ProposalDocumentHasNoAfterAndASealedWriteHasOne) {
+TEST(PlanV2, ProposalDocumentAftersAreAllAbsentOrAllDeclaredAndASealedWriteHasOne) {
   const auto all = vectors();
   const std::string proposal = all.at(3).canonical;  // proposal_id ""
   ASSERT_TRUE(decode_canonical_plan_v2(proposal).ok());
-  std::string with_after = proposal;
   const std::string absent_after = R"("after":{"exists":false,"gid":0,"mode":0,"sha256":"","uid":0})";
-  with_after.replace(
-      with_after.find(absent_after), absent_after.size(),
-      R"("after":{"exists":true,"gid":0,"mode":420,"sha256":")" + std::string(64, '1') + R"(","uid":0})");
-  auto r = decode_text(with_after);
+  const std::string declared_after =
+      R"("after":{"exists":true,"gid":0,"mode":420,"sha256":")" + std::string(64, '1') + R"(","uid":0})";
+  // Its one write declared (docs/spec/dpp-general.md, "Declared digests"): every write declares.
+  std::string with_after = proposal;
+  with_after.replace(with_after.find(absent_after), absent_after.size(), declared_after);
+  ASSERT_TRUE(decode_text(with_after).ok());
+  // A proposal of several writes with one declared and the others not is refused.
+  std::string mixed = all.at(0).proposal_document;
+  ASSERT_NE(mixed.find(absent_after), mixed.rfind(absent_after));
+  mixed.replace(mixed.find(absent_after), absent_after.size(), declared_after);
+  auto r = decode_text(mixed);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, "proposal_after");
   // The same operations in a sealed plan (a proposal_id): a write needs its after.

@@ -60,6 +60,10 @@ struct DriveOptions {
   // process-assurance plugin (the stage writable, an interpreter's runtime
   // folders readable, seccomp and the profile's limits).
   bool contained = false;
+  // Offer "digests"; when negotiated, dot.materialize names `stage_only`
+  // (every write when unset).
+  bool offer_digests = true;
+  std::optional<std::vector<std::string>> stage_only;
 };
 
 // The general profile, the echo to carry manifest id `id`.
@@ -77,6 +81,7 @@ struct DriveResult {
   // The general profile's answers, error response and log.
   general::PlanResult plan;
   general::MaterializeResult artifacts;
+  bool digests = false;  // negotiated
   std::optional<PluginErrorInfo> plugin_error;
   std::vector<LogEntry> logs;
 };
@@ -147,12 +152,21 @@ inline DriveResult drive(const std::string& exe, const std::string& stage, const
     DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
     auto sent = general::initialize_params("audit", nonce, opt.inputs);
     sent.limits = opt.general_limits;
+    if (!opt.offer_digests) std::erase(sent.capabilities, std::string(general::kDigestsCapability));
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s->initialize(sent));
-    DOT_TRY(general::check_identity(sent, echo, opt.id));
-    DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}));
+    DOT_ASSIGN_OR_RETURN(general::Negotiated negotiated, general::check_identity(sent, echo, opt.id));
+    out.digests = negotiated.digests;
+    DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}, out.digests));
     if (opt.stop_after_plan) return {};
     if (opt.before_materialize) opt.before_materialize();
-    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general());
+    std::optional<std::vector<std::string>> paths;
+    if (out.digests) {
+      paths.emplace();
+      for (const auto& op : out.plan.operations)
+        if (op.action == "write") paths->push_back(op.path);
+      if (opt.stage_only) paths = opt.stage_only;
+    }
+    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general(std::move(paths)));
     return {};
   };
   auto run = [&]() -> Status {

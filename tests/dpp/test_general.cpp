@@ -23,14 +23,14 @@ std::string canonical(const jcs::Node& n) { return *jcs::encode(n, jcs::Profile:
 const std::string kNonce(64, 'a');
 constexpr const char* kLimitsJson =
     "{\"deadline_ms\":60000,\"max_file_bytes\":16777216,\"max_frame_bytes\":16777216,\"max_log_messages\":1000,"
-    "\"max_operations\":10000,\"max_stderr_bytes\":65536,\"max_stdout_bytes\":67108864,\"max_total_bytes\":"
+    "\"max_operations\":100000,\"max_stderr_bytes\":65536,\"max_stdout_bytes\":67108864,\"max_total_bytes\":"
     "1073741824}";
 
 TEST(General, InitializeRequestIsTheSpecifiedCanonicalBytes) {
   auto p = initialize_params("process", kNonce, {"/srv/in", "/home/u/dots"});
   EXPECT_EQ(*encode_request(1, Method::Initialize, to_node(p)),
             std::string("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{\"capabilities\":"
-                        "[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\",\"log\"],\"inputs\":"
+                        "[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\",\"log\",\"digests\"],\"inputs\":"
                         "[\"/srv/in\",\"/home/u/dots\"],\"limits\":") +
                 kLimitsJson + ",\"nonce\":\"" + kNonce +
                 "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1,\"required_assurance\":\"process\"}}");
@@ -264,16 +264,79 @@ TEST(General, TheEchoNegotiatesLogOrNot) {
   auto sent = initialize_params("audit", kNonce, {"/a", "/b"});
   auto without = check_identity(sent, honest_echo(sent, false), "org.dot.mirror");
   ASSERT_TRUE(without.ok()) << without.error().line();
-  EXPECT_FALSE(*without);
+  EXPECT_FALSE(without->log);
+  EXPECT_FALSE(without->digests);
   auto with = check_identity(sent, honest_echo(sent, true), "org.dot.mirror");
   ASSERT_TRUE(with.ok()) << with.error().line();
-  EXPECT_TRUE(*with);
+  EXPECT_TRUE(with->log);
+  EXPECT_FALSE(with->digests);
   // Core that did not offer log does not get it.
   auto no_log = sent;
-  no_log.capabilities.pop_back();
+  std::erase(no_log.capabilities, "log");
   auto st = check_identity(no_log, honest_echo(no_log, true), "org.dot.mirror");
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().kind, "capabilities");
+}
+
+TEST(General, TheEchoNegotiatesDigestsAfterLogOrAlone) {
+  auto sent = initialize_params("audit", kNonce, {"/a"});
+  EXPECT_EQ(sent.capabilities.back(), "digests");
+  for (bool log : {false, true}) {
+    auto echo = honest_echo(sent, log);
+    echo.capabilities.emplace_back("digests");
+    auto r = check_identity(sent, echo, "org.dot.mirror");
+    ASSERT_TRUE(r.ok()) << r.error().line();
+    EXPECT_EQ(r->log, log);
+    EXPECT_TRUE(r->digests);
+  }
+  // Before log, twice, or not offered: a wrong echo.
+  auto before_log = honest_echo(sent, false);
+  before_log.capabilities.insert(before_log.capabilities.end(), {"digests", "log"});
+  EXPECT_EQ(check_identity(sent, before_log, "org.dot.mirror").error().kind, "capabilities");
+  auto twice = honest_echo(sent, true);
+  twice.capabilities.insert(twice.capabilities.end(), {"digests", "digests"});
+  EXPECT_EQ(check_identity(sent, twice, "org.dot.mirror").error().kind, "capabilities");
+  auto not_offered = sent;
+  not_offered.capabilities.pop_back();
+  auto echo = honest_echo(not_offered, true);
+  echo.capabilities.emplace_back("digests");
+  EXPECT_EQ(check_identity(not_offered, echo, "org.dot.mirror").error().kind, "capabilities");
+  EXPECT_TRUE(is_profile_offer(sent.capabilities));
+  EXPECT_TRUE(is_profile_offer(not_offered.capabilities));
+  EXPECT_FALSE(is_profile_offer({"materialize", "plan", "post-commit-effects", "validate", "digests", "log"}));
+}
+
+TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {
+  const std::string effects = R"("effects":[{"failure_policy":"required","kind":"sync","target":"managed-root"}])";
+  const std::string declared = R"({"action":"write","mode":420,"path":"a","sha256":")" + kSha + R"(","size":3})";
+  const std::string remove = R"({"action":"remove","mode":0,"path":"b"})";
+  auto doc = parse("{" + effects + R"(,"operations":[)" + declared + "," + remove + "]}");
+  auto with = decode_plan_result(doc.root(), kLimits, true);
+  ASSERT_TRUE(with.ok()) << with.error().line();
+  EXPECT_EQ(with->operations[0].digest, (Digest{kSha, 3}));
+  EXPECT_FALSE(with->operations[1].digest.has_value());
+  EXPECT_EQ(decode_plan_result(doc.root(), kLimits, false).error().kind, "unknown_field");
+  auto bare = parse("{" + effects + R"(,"operations":[{"action":"write","mode":420,"path":"a"}]})");
+  EXPECT_EQ(decode_plan_result(bare.root(), kLimits, true).error().kind, "missing_field");
+  auto on_remove = parse("{" + effects + R"(,"operations":[{"action":"remove","mode":0,"path":"b","sha256":")" +
+                         kSha + R"(","size":0}]})");
+  EXPECT_EQ(decode_plan_result(on_remove.root(), kLimits, true).error().kind, "unknown_field");
+  auto upper = parse("{" + effects + R"(,"operations":[{"action":"write","mode":420,"path":"a","sha256":")" +
+                     std::string(64, 'A') + R"(","size":3}]})");
+  EXPECT_EQ(decode_plan_result(upper.root(), kLimits, true).error().kind, "declared_digest");
+  Limits small = kLimits;
+  small.max_file_bytes = 2;
+  EXPECT_EQ(decode_plan_result(doc.root(), small, true).error().kind, "max_file_bytes");
+  // dot.materialize params: paths only when given, bounded by max_operations.
+  auto mp = parse(R"({"paths":["a"],"stage":"/s"})");
+  auto m = decode_materialize_params(mp.root(), kLimits);
+  ASSERT_TRUE(m.ok()) << m.error().line();
+  EXPECT_EQ(m->paths, (std::vector<std::string>{"a"}));
+  EXPECT_EQ(canonical(to_node(*m)), R"({"paths":["a"],"stage":"/s"})");
+  small.max_operations = 0;
+  EXPECT_EQ(decode_materialize_params(mp.root(), small).error().kind, "max_operations");
+  auto plain = parse(R"({"stage":"/s"})");
+  EXPECT_FALSE(decode_materialize_params(plain.root(), kLimits)->paths.has_value());
 }
 
 struct EchoCase {
@@ -308,8 +371,8 @@ INSTANTIATE_TEST_SUITE_P(
         EchoCase{"inputs_reordered", +[](InitializeResult& e) { std::swap(e.inputs[0], e.inputs[1]); }, "inputs",
                  "differ"},
         EchoCase{"inputs_added", +[](InitializeResult& e) { e.inputs.emplace_back("/etc"); }, "inputs", "3 inputs"},
-        EchoCase{"limits_raised", +[](InitializeResult& e) { e.limits.max_operations = 10001; }, "limits",
-                 "limits.max_operations 10001, core sent 10000"},
+        EchoCase{"limits_raised", +[](InitializeResult& e) { e.limits.max_operations = 100001; }, "limits",
+                 "limits.max_operations 100001, core sent 100000"},
         EchoCase{"limits_lowered", +[](InitializeResult& e) { e.limits.deadline_ms = 1; }, "limits",
                  "limits.deadline_ms 1, core sent 60000"},
         EchoCase{"capabilities_log_only", +[](InitializeResult& e) { e.capabilities = {"log"}; }, "capabilities",
@@ -320,7 +383,7 @@ INSTANTIATE_TEST_SUITE_P(
                  +[](InitializeResult& e) { std::swap(e.capabilities[0], e.capabilities[1]); }, "capabilities",
                  "order matters"},
         EchoCase{"capabilities_log_twice", +[](InitializeResult& e) { e.capabilities.emplace_back("log"); },
-                 "capabilities", "added capability \"log\" (position 4)"},
+                 "capabilities", "added capability \"log\" (position 5)"},
         EchoCase{"capabilities_added", +[](InitializeResult& e) { e.capabilities.back() = "exec"; }, "capabilities",
                  "added capability \"exec\""},
         EchoCase{"capabilities_log_first",

@@ -87,6 +87,7 @@ struct Run {
   Ops ops;
   std::map<std::string, std::string> stage_files;  // every regular file in the stage: its bytes
   std::set<std::string> stage_other;  // anything else in the stage but folders
+  std::map<std::string, general::Digest> declared;  // each write's, when digests were negotiated
 };
 
 // Everything below `dirfd`, through descriptors (the stage may hold paths
@@ -124,6 +125,11 @@ Run mirror(const std::string& src, std::vector<std::string> managed = {}, DriveO
   opt.managed = std::move(managed);
   out.r = testing::drive(bin("dot-mirror"), stage.path(), opt);
   out.ops = out.r.plan.operations;
+  // What the plan declared is checked here once; the cases compare the rest.
+  for (auto& op : out.ops) {
+    if (op.digest) out.declared[op.path] = *std::exchange(op.digest, std::nullopt);
+    EXPECT_EQ(op.action == "write" && out.r.digests, out.declared.count(op.path) == 1) << op.path;
+  }
   UniqueFd top(::open(stage.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   list_tree(top.get(), "", out.stage_files, out.stage_other);
   EXPECT_TRUE(list_children().empty());
@@ -133,6 +139,12 @@ Run mirror(const std::string& src, std::vector<std::string> managed = {}, DriveO
     proposed.push_back({op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
   auto st = dpp::check_proposed_operations(proposed);
   EXPECT_TRUE(st.ok()) << st.error().line();
+  // Every staged file is exactly what dot.plan declared for it.
+  for (const auto& [path, bytes] : out.stage_files)
+    if (auto d = out.declared.find(path); d != out.declared.end()) {
+      EXPECT_EQ(sha256_hex(bytes), d->second.sha256) << path;
+      EXPECT_EQ(bytes.size(), d->second.size) << path;
+    }
   return out;
 }
 
@@ -238,6 +250,7 @@ TEST(Mirror, ModesAreKeptNeverGrantingMore) {
   std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   DriveOptions opt;
   opt.stop_after_plan = true;  // mode 0000 is readable by root only
+  opt.offer_digests = false;   // and with digests dot.plan reads every file
   auto m = mirror(src.path(), {}, opt);
   ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
   EXPECT_EQ(m.ops, want);
@@ -470,9 +483,15 @@ TEST(Mirror, AManagedListThatIsNotCoresIsInvalidParams) {
 TEST(Mirror, MoreThanMaxOperationsIsAnErrorAndTheLimitItselfIsFine) {
   TempDir src;
   UniqueFd dir(::open(src.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  for (int i = 0; i < 10000; ++i) {
-    char name[16];
-    std::snprintf(name, sizeof name, "f%05d", i);
+  const std::uint64_t limit = general::kLimits.max_operations;
+  ASSERT_GE(limit, 100000u);  // room for real trees (issue 33)
+  // In folders of 1,000 files, as a real tree is.
+  for (std::uint64_t i = 0; i < limit; ++i) {
+    char name[24];
+    std::snprintf(name, sizeof name, "d%03u/f%06u", static_cast<unsigned>(i / 1000), static_cast<unsigned>(i));
+    if (i % 1000 == 0) {
+      ASSERT_EQ(::mkdirat(dir.get(), std::string(name, 4).c_str(), 0755), 0);
+    }
     UniqueFd f(::openat(dir.get(), name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
     ASSERT_TRUE(f);
   }
@@ -480,13 +499,43 @@ TEST(Mirror, MoreThanMaxOperationsIsAnErrorAndTheLimitItselfIsFine) {
   opt.stop_after_plan = true;
   auto at = mirror(src.path(), {}, opt);
   ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
-  EXPECT_EQ(at.ops.size(), 10000u);
+  EXPECT_EQ(at.ops.size(), limit);
   auto plus_removal = mirror(src.path(), {"gone"}, opt);
+  const std::string n = std::to_string(limit);
   expect_plugin_error(plus_removal.r, Method::Plan, -32000,
-                      "takes 10001 operations (10000 writes, 1 removals), more than max_operations 10000");
+                      "takes " + std::to_string(limit + 1) + " operations (" + n +
+                          " writes, 1 removals), more than max_operations " + n);
   UniqueFd f(::openat(dir.get(), "one-more", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   auto over = mirror(src.path(), {}, opt);
-  expect_plugin_error(over.r, Method::Plan, -32000, "holds more than max_operations 10000 regular files");
+  expect_plugin_error(over.r, Method::Plan, -32000, "holds more than max_operations " + n + " regular files");
+}
+
+// Digests negotiated: dot.plan reads each file once to declare it, and
+// dot.materialize stages exactly the paths core names, nothing else.
+TEST(Mirror, WithDigestsItStagesOnlyWhatCoreAsksFor) {
+  TempDir src;
+  put(src.path(), "a.txt", "a\n");
+  put(src.path(), "dir/b.txt", "bee\n");
+  put(src.path(), "dir/c.txt", "");
+  DriveOptions opt;
+  opt.stage_only = std::vector<std::string>{"dir/b.txt"};
+  auto m = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  ASSERT_TRUE(m.r.digests);
+  EXPECT_EQ(m.declared.at("a.txt").sha256, sha256_hex("a\n"));
+  EXPECT_EQ(m.declared.at("dir/c.txt").size, 0u);
+  EXPECT_EQ(m.stage_files, (Files{{"dir/b.txt", "bee\n"}}));
+  ASSERT_EQ(m.r.artifacts.artifacts.size(), 1u);
+  EXPECT_EQ(m.r.artifacts.artifacts[0].sha256, sha256_hex("bee\n"));
+  // Nothing asked: nothing staged.
+  opt.stage_only = std::vector<std::string>{};
+  auto none = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(none.r.status.ok()) << none.r.status.error().line();
+  EXPECT_TRUE(none.stage_files.empty());
+  // A path the plan does not write is refused.
+  opt.stage_only = std::vector<std::string>{"zzz"};
+  auto wrong = mirror(src.path(), {}, opt);
+  expect_plugin_error(wrong.r, Method::Materialize, -32602, "not a later write of the plan");
 }
 
 TEST(Mirror, AFileOverMaxFileBytesIsAnError) {

@@ -157,7 +157,7 @@ std::string padded(std::string body) {
 const Case kGeneralCases[] = {
     // ---- the echo (DOT_E_PLUGIN_IDENTITY before planning) ----
     {"general_echo_limits_changed",
-     RUN(AT(1, frame(replace(o.body, "\"max_operations\":10000", "\"max_operations\":100000")))),
+     RUN(AT(1, frame(replace(o.body, "\"max_operations\":100000", "\"max_operations\":100001")))),
      Code::PluginIdentity, "limits", "limits", false},
     {"general_echo_limits_missing", RUN(AT(1, frame(drop(o.body, "limits", '}')))), Code::PluginIdentity, "limits",
      "\"limits\"", false},
@@ -181,6 +181,15 @@ const Case kGeneralCases[] = {
     {"general_echo_capability_added",
      RUN(AT(1, frame(replace(o.body, "\"validate\"]", "\"validate\",\"exec\"]")))), Code::PluginIdentity,
      "capabilities", "exec", false},
+    {"general_echo_digests_before_log",
+     RUN(AT(1, frame(replace(o.body, "\"validate\",\"log\"]", "\"validate\",\"digests\",\"log\"]"))),
+         Options{.log = true}),
+     Code::PluginIdentity, "capabilities", "digests", false},
+    // ---- declared digests (docs/spec/dpp-general.md, "Declared digests") ----
+    {"general_digest_not_negotiated",
+     RUN(AT(2, frame(replace(o.body, "\"path\":\"etc/app.conf\"}",
+                             "\"path\":\"etc/app.conf\",\"sha256\":\"" + std::string(64, 'a') + "\",\"size\":12}")))),
+     Code::Protocol, "unknown_field", "sha256", false},
     // ---- dot.log ----
     {"general_log_without_negotiation", RUN(AT(2, log_frame("info", "planning") + frame(o.body))), Code::Protocol,
      "log_not_negotiated", "during dot.plan without negotiating log", false},
@@ -241,8 +250,8 @@ const Case kGeneralCases[] = {
        return serve_hooked(+[](Out& o) { return o.honest(); });
      },
      Code::Protocol, "stderr_limit", "more than 65536 bytes", false},
-    {"general_operations_over_max", RUN(AT(2, frame(plan_with(10001)))), Code::Protocol, "max_operations",
-     "10001 operations", false},
+    {"general_operations_over_max", RUN(AT(2, frame(plan_with(100001)))), Code::Protocol, "max_operations",
+     "100001 operations", false},
     {"general_claim_over_max_file", RUN(AT(3, frame(claims(1, 16777217)))), Code::Protocol, "max_file_bytes",
      "16777217 bytes", false},
     {"general_claims_over_max_total", RUN(AT(3, frame(claims(65, 16777216)))), Code::Protocol, "max_total_bytes",

@@ -352,3 +352,62 @@ def test_a_broken_header_is_judged_at_its_first_wrong_byte_without_waiting_for_m
     out = io.BytesIO()
     assert dp.serve(Two(), HostWaits(stream), out, io.BytesIO()) == 1
     assert out.getvalue() == b""
+
+
+class Declaring(dp.Plugin):
+    """Declares its writes' digests ("Declared digests") and stages only what core asks for."""
+    id = "org.example.declaring"
+    declares_digests = True
+    FILES = {"a/b.txt": b"hello\n", "bin": b"x"}
+
+    def plan(self, ctx, managed):
+        return [dp.write(p, 0o644, data) for p, data in sorted(self.FILES.items())]
+
+    def materialize(self, ctx, stage):
+        return [dp.write_staged_file(stage, p, self.FILES[p]) for p in ctx.paths_to_stage]
+
+
+def declared_lifecycle(stage, paths, capabilities=None):
+    frames = lifecycle(stage, capabilities or FIVE + ["digests"])
+    materialize = {"stage": str(stage)} if paths is None else {"paths": paths, "stage": str(stage)}
+    frames[2] = frame(request(3, "dot.materialize", materialize))
+    return frames
+
+
+def test_with_digests_offered_a_declaring_plugin_echoes_them_and_stages_only_what_is_asked(tmp_path):
+    status, out, err = run(Declaring(), *declared_lifecycle(tmp_path, ["bin"]))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE[:4] + ["digests"]
+    ops = out[1]["result"]["operations"]
+    assert ops[0] == {"action": "write", "mode": 0o644, "path": "a/b.txt",
+                      "sha256": hashlib.sha256(b"hello\n").hexdigest(), "size": 6}
+    assert [a["path"] for a in out[2]["result"]["artifacts"]] == ["bin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"]
+
+
+def test_a_no_change_plan_stages_nothing(tmp_path):
+    status, out, err = run(Declaring(), *declared_lifecycle(tmp_path, []))
+    assert status == 0, err
+    assert out[2]["result"] == {"artifacts": []} and list(tmp_path.iterdir()) == []
+
+
+def test_without_digests_offered_nothing_is_declared_and_every_write_is_staged(tmp_path):
+    status, out, err = run(Declaring(), *declared_lifecycle(tmp_path, None, capabilities=FIVE))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE[:4]
+    assert all("sha256" not in op for op in out[1]["result"]["operations"])
+    assert [a["path"] for a in out[2]["result"]["artifacts"]] == ["a/b.txt", "bin"]
+
+
+@pytest.mark.parametrize("paths", [["zzz"], ["bin", "a/b.txt"], None])
+def test_materialize_paths_that_are_not_the_plans_writes_in_order_are_invalid_params(tmp_path, paths):
+    status, out, err = run(Declaring(), *declared_lifecycle(tmp_path, paths))
+    assert out[2]["error"]["code"] == -32602, out[2]
+
+
+def test_a_plugin_that_does_not_declare_declines_digests(tmp_path):
+    status, out, err = run(Two(), *lifecycle(tmp_path, FIVE + ["digests"]))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE
+    staged = next(m for m in out if m.get("id") == 3)
+    assert [a["path"] for a in staged["result"]["artifacts"]] == ["a/b.txt", "bin"]

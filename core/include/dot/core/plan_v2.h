@@ -90,6 +90,11 @@ Result<std::string> canonical_bytes(const PlanV2& plan);
 // stored for every proposal, sealed or abandoned, and it is the preimage of
 // the proposal_id (docs/spec/dpp-general.md "Plan model and ids").
 Result<std::string> proposal_document(const PlanV2& proposed);
+// The proposal document of a run whose plugin declared its writes' digests
+// (docs/spec/dpp-general.md, "Declared digests"): every write keeps the after
+// it declared ({exists:true, gid, mode, sha256, uid}), so proposal_id binds
+// the declared digests; removes stay absent.
+Result<std::string> declared_proposal_document(const PlanV2& proposed);
 // SHA-256 hex of proposal_document(proposed). Of a sealed plan whose
 // proposal left no-ops out this is NOT its proposal_id: a sealed plan's
 // proposal_id is checked against its stored proposal document
@@ -148,14 +153,16 @@ std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed
 // verified stage): proposal_id = compute_proposal_id(proposed), operations
 // without_noops. directories are kept: a no-op write's target exists, so
 // its parents do, and no created folder belongs to it alone.
-Result<PlanV2> seal_from_proposal(const PlanV2& proposed);
+// With `declared`, the proposal document is declared_proposal_document's.
+Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared = false);
 // The binding of a sealed plan to its stored proposal document, checked on
 // every load: `document` is a canonical proposal document (proposal_id "",
-// every after absent) hashing to sealed.proposal_id; every field but the
-// operations and proposal_id is the same; sealed.operations, with their
-// `after` absent, are the document's operations in order with only some left
-// out, each left out one able to be a no-op (a write of an existing target,
-// a remove of an absent one); the sealed plan holds at least one operation
+// every after absent, or every write's after declared) hashing to
+// sealed.proposal_id; every field but the operations and proposal_id is the
+// same; sealed.operations, with their `after` absent or as declared, are the
+// document's operations in order with only some left out, each left out one
+// able to be a no-op (a write of an existing target, a remove of an absent
+// one; a declared write only when it is a no-op by its declared after); the sealed plan holds at least one operation
 // and no no-op. Code::Validation kind proposal_binding (proposal_id_mismatch
 // for the hash), or the decoder's error for the document. Returns the
 // decoded proposal document.

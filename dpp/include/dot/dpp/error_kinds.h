@@ -110,6 +110,7 @@ enum class ErrorKind : std::uint8_t {
   InvalidParams,
   LinkText,
   Folder,
+  DeclaredDigest,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -290,9 +291,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"folder", Code::Policy,
      "a folder of dot.plan's directories is out of order, twice, or not the parent folder of a write",
      "docs/spec/dpp-general.md, Targets and ownership"},  // Folder
+    {"declared_digest", Code::Protocol, "operation … declares sha256 \"…\", not 64 lowercase hex digits",
+     "docs/spec/dpp-general.md, Declared digests"},  // DeclaredDigest
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Folder) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::DeclaredDigest) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

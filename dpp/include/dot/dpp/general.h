@@ -41,6 +41,10 @@ namespace dot::dpp::general {
 inline constexpr std::uint64_t kProtocol = 1;
 inline constexpr std::string_view kProfile = "org.dot.dpp/v1";
 inline constexpr std::string_view kLogCapability = "log";
+// Offered after "log": echoed by a plugin whose dot.plan declares each
+// write's SHA-256 and size, so that dot.materialize names only the paths
+// core needs staged (docs/spec/dpp-general.md, "Declared digests").
+inline constexpr std::string_view kDigestsCapability = "digests";
 inline constexpr std::string_view kLogMethod = "dot.log";
 inline constexpr std::size_t kMaxLogMessageBytes = 4096;
 inline constexpr std::size_t kMaxErrorMessageBytes = 4096;
@@ -53,7 +57,7 @@ struct Limits {
   std::uint64_t max_frame_bytes = 16777216;   // one frame body, both directions
   std::uint64_t max_stdout_bytes = 67108864;  // the whole invocation, notifications included
   std::uint64_t max_stderr_bytes = 65536;     // kept; one byte more fails
-  std::uint64_t max_operations = 10000;
+  std::uint64_t max_operations = 100000;
   std::uint64_t max_file_bytes = 16777216;     // one written file
   std::uint64_t max_total_bytes = 1073741824;  // all written files
   std::uint64_t max_log_messages = 1000;       // the whole invocation
@@ -85,6 +89,14 @@ struct PlanParams {
   bool operator==(const PlanParams&) const = default;
 };
 
+// What a plugin that negotiated digests declares for a write: the SHA-256
+// (64 lowercase hex digits) and size of the bytes it would stage.
+struct Digest {
+  std::string sha256;
+  std::uint64_t size = 0;
+  bool operator==(const Digest&) const = default;
+};
+
 // One proposed operation. `link_text` is the optional member of the same
 // name, present on the wire only when set (a "link": the text of the symbolic
 // link to create; path_rules.h check_link_text judges it).
@@ -93,6 +105,7 @@ struct Operation {
   std::uint64_t mode = 0;
   std::string path;
   std::optional<std::string> link_text{};
+  std::optional<Digest> digest = std::nullopt;  // members sha256 and size: a write's, with digests only
   bool operator==(const Operation&) const = default;
 };
 
@@ -120,7 +133,15 @@ struct Artifact {
   bool operator==(const Artifact&) const = default;
 };
 
-// dot.materialize result (its params are messages.h's MaterializeParams).
+// dot.materialize params. `paths` is sent only when digests were
+// negotiated: the writes core needs staged, in operation order.
+struct MaterializeParams {
+  std::optional<std::vector<std::string>> paths;
+  std::string stage;
+  bool operator==(const MaterializeParams&) const = default;
+};
+
+// dot.materialize result.
 struct MaterializeResult {
   std::vector<Artifact> artifacts;
   bool operator==(const MaterializeResult&) const = default;
@@ -142,16 +163,26 @@ struct ErrorObject {
   bool operator==(const ErrorObject&) const = default;
 };
 
-// ["materialize","plan","post-commit-effects","validate","log"]: what core offers.
+// ["materialize","plan","post-commit-effects","validate","log","digests"]: what core offers.
 std::vector<std::string> offered_capabilities();
+// Whether `offered` is an offer of this profile: the first four, then "log"
+// or not, then "digests" or not (core sends all six; dpp conform varies them).
+bool is_profile_offer(const std::vector<std::string>& offered);
+
+// What the echo negotiated beyond the first four capabilities.
+struct Negotiated {
+  bool log = false;
+  bool digests = false;
+};
 // The dot.initialize params core sends: the offered capabilities, kLimits.
 InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs);
 
 // The echo check: protocol, profile, assurance (= required), nonce, inputs
 // and limits exactly as sent, `id` equal to the manifest id, capabilities the
-// first four sent, in order, optionally followed by "log" when it was offered.
-// Returns whether log was negotiated. Errors DOT_E_PLUGIN_IDENTITY.
-Result<bool> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id);
+// first four sent, in order, then "log" when it was offered (optional), then
+// "digests" when it was offered (optional). Returns what was negotiated.
+// Errors DOT_E_PLUGIN_IDENTITY.
+Result<Negotiated> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id);
 
 // A plugin id: at most this many bytes (docs/spec/dpp-general.md, "Registration
 // and manifest").
@@ -173,6 +204,7 @@ jcs::Node to_node(const PlanParams& m);
 jcs::Node to_node(const Operation& m);
 jcs::Node to_node(const PlanResult& m);
 jcs::Node to_node(const Artifact& m);
+jcs::Node to_node(const MaterializeParams& m);
 jcs::Node to_node(const MaterializeResult& m);
 jcs::Node to_node(const LogParams& m);
 // {"code":C,"data":D,"message":M}; `data` must be valid JSON text.
@@ -183,7 +215,12 @@ Result<InitializeParams> decode_initialize_params(json::Value v);
 Result<InitializeResult> decode_initialize_result(json::Value v);
 Result<PlanParams> decode_plan_params(json::Value v);
 // With the negotiated limits: at most limits.max_operations operations.
-Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits);
+// With `digests`, a write has sha256 (64 lowercase hex, kind declared_digest)
+// and size (max_file_bytes, max_total_bytes as for artifacts) and nothing
+// else does; without, neither member is known.
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests = false);
+// {stage} or {paths, stage}: paths at most limits.max_operations.
+Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits& limits);
 // At most max_operations artifacts, each size at most max_file_bytes, all
 // together at most max_total_bytes (the claims; core checks the files).
 Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits);

@@ -192,8 +192,10 @@ class HostSession {
   // shared). `params.limits` must equal options.general_limits (else
   // Code::Internal); check the echo with general::check_identity.
   Result<general::InitializeResult> initialize(const general::InitializeParams& params);
-  Result<general::PlanResult> plan(const general::PlanParams& params);
-  Result<general::MaterializeResult> materialize_general();
+  // `digests`: the echo negotiated them, so each write declares sha256 and size.
+  Result<general::PlanResult> plan(const general::PlanParams& params, bool digests = false);
+  // `paths` (digests negotiated): the writes to stage, sent as params.paths.
+  Result<general::MaterializeResult> materialize_general(std::optional<std::vector<std::string>> paths = std::nullopt);
   // Request 4; a result other than {valid:true} fails (kind not_valid).
   Status validate();
   // Request 5; likewise.

@@ -37,7 +37,7 @@ inline constexpr std::string_view kHostTempPrefix = ".dot-tmp-";
 inline constexpr std::size_t kMaxPathBytes = 4095;
 inline constexpr std::size_t kMaxPathComponentBytes = 255;
 // The negotiated `max_operations` of the general profile.
-inline constexpr std::size_t kMaxPlanOperations = 10000;
+inline constexpr std::size_t kMaxPlanOperations = 100000;
 
 // The file modes a write may ask for: permission bits only (no setuid,
 // setgid or sticky bit), the owner's read bit set, no write bit for others

@@ -56,6 +56,11 @@ class Context {
   // Whether log was negotiated (during dot.initialize: will be).
   bool log_negotiated() const noexcept;
   const InitializeParams& initialize_params() const noexcept;
+  // Whether digests were negotiated (the plugin declares_digests() and core offered them).
+  bool digests_negotiated() const noexcept;
+  // During dot.materialize: the writes to stage, in operation order. With
+  // digests, the paths core named (only what it needs); without, every write.
+  const std::vector<std::string>& paths_to_stage() const noexcept;
 
  private:
   Runtime& rt_;
@@ -68,6 +73,11 @@ class Plugin {
   virtual std::string id() const = 0;
   // Ask for "log" when core offers it.
   virtual bool wants_log() const { return false; }
+  // Declare each write's SHA-256 and size in dot.plan (Operation::digest)
+  // when core offers "digests"; then dot.materialize stages only
+  // Context::paths_to_stage(). Without an offer the runtime drops the
+  // digests from the answer and every write is to be staged.
+  virtual bool declares_digests() const { return false; }
   // After the params passed the profile's checks, before the echo: a plugin
   // may look at its inputs here. An error is answered -32000.
   virtual Status initialize(Context& ctx, const InitializeParams& params);
@@ -78,8 +88,9 @@ class Plugin {
   // are missing (dot.plan `directories`: each the parent folder of one of
   // its writes, ascending). None by default: core creates them 0700.
   virtual std::vector<FolderRequest> folders() const { return {}; }
-  // Write every planned `write` into `stage` (see write_staged_file) and
-  // return one artifact each, in operation order.
+  // Write each path of ctx.paths_to_stage() (every planned write unless
+  // digests were negotiated) into `stage` (see write_staged_file) and return
+  // one artifact each, in that order.
   virtual Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage) = 0;
 };
 
