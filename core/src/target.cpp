@@ -231,7 +231,7 @@ Status check_path_target_policy(std::string_view path, const FileObservation& o,
       return refuse(fmt::format("is a symlink whose text is empty or longer than {} bytes", kMaxLinkTextBytes));
     if (auto s = dpp::check_link_text(path, o.link_text); !s.ok())
       return refuse(fmt::format("is a symlink whose text is not valid UTF-8"));
-    return check_path_snapshot_policy(path, snapshot_of(o));
+    return check_path_snapshot_policy(path, snapshot_of(o), judge);
   }
   if (o.type == FileType::Directory) return refuse("is a folder, not a regular file");
   if (o.type != FileType::Regular)

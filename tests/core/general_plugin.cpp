@@ -95,7 +95,7 @@ const char* const kFileWasLinkBytes = "now a file\n";
 bool declaring() { return g_case.rfind("cas_", 0) == 0; }
 
 g::Operation declared_write(std::string path, std::string_view bytes) {
-  return g::Operation{"write", 0644, std::move(path), g::Digest{dot::sha256_hex(bytes), bytes.size()}};
+  return g::Operation{"write", 0644, std::move(path), std::nullopt, g::Digest{dot::sha256_hex(bytes), bytes.size()}};
 }
 
 // What a cas_* case stages of what core asked for (recorded in `asked`).

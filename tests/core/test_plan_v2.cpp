@@ -633,8 +633,9 @@ TEST(PlanV2, NoOpRuleOfLinks) {
   EXPECT_FALSE(can_be_noop(Action::Link, file_of_same_bytes));
   EXPECT_FALSE(can_be_noop(Action::Write, link));
   // The snapshot policy: a link owned by us passes whatever its mode.
-  EXPECT_TRUE(check_path_snapshot_policy("a", link_snapshot("t", ::geteuid(), 0)).ok());
-  EXPECT_FALSE(check_path_snapshot_policy("a", link_snapshot("t", ::geteuid() + 1, 0)).ok());
+  WriteAccessJudge judge;
+  EXPECT_TRUE(check_path_snapshot_policy("a", link_snapshot("t", ::geteuid(), 0), judge).ok());
+  EXPECT_FALSE(check_path_snapshot_policy("a", link_snapshot("t", ::geteuid() + 1, 0), judge).ok());
 }
 
 }  // namespace

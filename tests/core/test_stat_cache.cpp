@@ -70,6 +70,7 @@ class StatCacheTest : public ::testing::Test {
   TempDir dir_;
   std::optional<store::Store> store_;
   UniqueFd root_fd_;
+  WriteAccessJudge judge_;
 };
 
 TEST_F(StatCacheTest, AMatchingStatIsAnsweredFromTheCacheWithoutReading) {
@@ -81,7 +82,7 @@ TEST_F(StatCacheTest, AMatchingStatIsAnsweredFromTheCacheWithoutReading) {
   EXPECT_EQ(cache.read_count(), 0u);
   // The general profile's observe goes through the same lookup.
   ParentFolders parents;
-  auto t = observe_path_target(root_fd_.get(), "sub/a.conf", 1 << 20, 0, parents, &cache);
+  auto t = observe_path_target(root_fd_.get(), "sub/a.conf", 1 << 20, 0, parents, judge_, &cache);
   ASSERT_TRUE(t.ok()) << t.error().line();
   EXPECT_EQ(t->snapshot.sha256, kFalseDigest);
   EXPECT_FALSE(t->content.has_value());
