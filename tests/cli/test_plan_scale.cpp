@@ -125,14 +125,18 @@ TEST_F(PlanScale, NoChangePlansGrowTheStoreByAtMostFourKiBAndPruneShrinksIt) {
   // The proposal of 400 paths is far over 4 KiB; none of it stays.
   RunResult first = plan();
   ASSERT_EQ(first.out.rfind("no changes", 0), 0u) << first.out;
-  std::uintmax_t size = store_bytes();
-  for (int i = 0; i < 5; ++i) {
+  // SQLite grows its file a page or two at a time as its free pages run
+  // out, so one plan may add 8 KiB and the next nothing: the bound is on the
+  // growth per plan over ten of them.
+  const std::uintmax_t start = store_bytes();
+  constexpr int kPlans = 10;
+  for (int i = 0; i < kPlans; ++i) {
     RunResult again = plan();
     ASSERT_EQ(again.out.rfind("no changes", 0), 0u) << again.out;
-    const std::uintmax_t now = store_bytes();
-    EXPECT_LE(now, size + 4096) << "no-change plan " << i << " grew the store from " << size << " to " << now;
-    size = now;
   }
+  const std::uintmax_t size = store_bytes();
+  EXPECT_LE(size, start + kPlans * 4096) << kPlans << " no-change plans grew the store from " << start << " to "
+                                          << size;
   RunResult pruned = run({"store", "prune", "--root", root(), "--keep", "0"});
   ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
   EXPECT_LT(store_bytes(), size);

@@ -239,6 +239,9 @@ TEST(EngineRecordJson, GeneralPlan) {
   core::PathSlot binary = text;
   binary.path = "conf/b";
   binary.after_content = std::string("\0", 1);
+  binary.take_over = true;
+  p.plan_v2.exclude = {"*.swp"};
+  p.excluded = 2;
   core::PathSlot removed;
   removed.path = "old";
   removed.action = core::Action::Remove;
@@ -250,12 +253,12 @@ TEST(EngineRecordJson, GeneralPlan) {
   std::string diff_json;
   append_json_string(diff_json, core::unified_diff(core::PlannedSlot{"conf/a", "", "x\n"}));
   EXPECT_EQ(json_of([&](JsonWriter& w) { write_general_plan(w, p); }),
-            "{\"directories\":[{\"mode\":448,\"path\":\"conf\"}],\"logs\":[{\"level\":\"warning\",\"message\":\"w\","
+            "{\"directories\":[{\"mode\":448,\"path\":\"conf\"}],\"exclude\":[\"*.swp\"],\"excluded\":2,\"logs\":[{\"level\":\"warning\",\"message\":\"w\","
             "\"method\":\"dot.plan\"}],\"operations\":[{\"action\":\"write\",\"after\":" + present('d') +
                 ",\"before\":" + kAbsent + ",\"binary\":false,\"diff\":" + diff_json +
-                ",\"path\":\"conf/a\"},{\"action\":\"write\",\"after\":" + present('d') + ",\"before\":" + kAbsent +
-                ",\"binary\":true,\"diff\":null,\"path\":\"conf/b\"},{\"action\":\"remove\",\"after\":" + kAbsent +
-                ",\"before\":" + present('e') + ",\"binary\":false,\"diff\":null,\"path\":\"old\"}],"
+                ",\"path\":\"conf/a\",\"take_over\":false},{\"action\":\"write\",\"after\":" + present('d') + ",\"before\":" + kAbsent +
+                ",\"binary\":true,\"diff\":null,\"path\":\"conf/b\",\"take_over\":true},{\"action\":\"remove\",\"after\":" + kAbsent +
+                ",\"before\":" + present('e') + ",\"binary\":false,\"diff\":null,\"path\":\"old\",\"take_over\":false}],"
                 "\"plan_id\":\"ab\",\"proposal_id\":\"cd\",\"state\":\"SEALED\",\"version\":2}");
 }
 

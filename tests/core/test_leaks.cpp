@@ -49,6 +49,7 @@ TEST_F(EngineTest, HundredPlanApplyCyclesLeaveNothingBehind) {
     auto root = Root::open(root_.string(), Access::Mutating);
     ASSERT_TRUE(root.ok()) << root.error().line();
     PlanOptions options;
+    options.consent = Assurance::Audit;  // the hello plugin is registered with audit assurance
     auto planned = make_plan(*root, options);
     ASSERT_TRUE(planned.ok()) << i << ": " << planned.error().line();
     auto applied = apply_plan(*root, planned->plan_id);
