@@ -64,11 +64,11 @@ struct EngineOptions {
   bool json = false;
   bool pager = false;
   bool verbose = false;
-  bool stat = false;              // plan --stat
-  bool name_status = false;       // plan --name-status
-  bool full = false;              // plan --full
-  bool quiet = false;             // plan/apply --quiet: no progress line
-  std::string progress = "auto";  // plan/apply --progress
+  bool stat = false;               // plan --stat
+  bool name_status = false;        // plan --name-status
+  bool full = false;               // plan --full
+  bool quiet = false;              // plan/apply --quiet: no progress line
+  std::string progress = "auto";   // plan/apply --progress
   bool detailed_exitcode = false;  // plan --detailed-exitcode
   bool exit_code = false;          // status --exit-code
 };
@@ -232,8 +232,7 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& r
   const std::string see_all = fmt::format("`{} {}` or `{}`", command_for(root.layout().root, "inspect show"),
                                           short_id(planned.plan_id), command_for(root.layout().root, "plan --full"));
   const EditedTargets edited = edited_targets(root);
-  std::string out =
-      general ? general_plan_text(planned, edited, o.full, see_all) : hello_plan_text(planned, edited);
+  std::string out = general ? general_plan_text(planned, edited, o.full, see_all) : hello_plan_text(planned, edited);
   out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }

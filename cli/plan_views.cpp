@@ -78,7 +78,7 @@ std::string path_slot_text(const core::PathSlot& s) {
                                 ? mode_text(s.after.mode)
                                 : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
   if (auto link = link_slot_text(s, path))
-    out += *link;  // the file that replaces the link: its whole bytes below
+    out += *link;        // the file that replaces the link: its whole bytes below
   else if (s.take_over)  // a write of an existing file no plugin manages: said as such, with its diff
     out += fmt::format("take over {} (exists, not managed yet): mode {}, {} -> {} bytes\n", path, modes, s.before_size,
                        s.after_size);
@@ -102,7 +102,8 @@ std::string path_slot_text(const core::PathSlot& s) {
 std::string revert_line(const EditedTargets& edited, std::string_view path) {
   auto it = edited.find(path);
   if (it == edited.end()) return {};
-  return fmt::format("revert {} (edited since apply {})\n", shown(path), shown(std::string_view(it->second).substr(0, 12)));
+  return fmt::format("revert {} (edited since apply {})\n", shown(path),
+                     shown(std::string_view(it->second).substr(0, 12)));
 }
 
 std::string general_plan_text(const core::PlanOutcome& planned, const EditedTargets& edited, bool full,

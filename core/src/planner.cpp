@@ -252,8 +252,8 @@ class ProposalRun {
       PathTarget& t = *observed;
       // A declared write's after is what the plugin declared; its staged
       // bytes, if core asks for them, must be exactly that.
-      const Snapshot after = op.declared ? Snapshot{true, ::getegid(), op.mode, op.declared->sha256, ::geteuid()}
-                                         : Snapshot::absent();
+      const Snapshot after =
+          op.declared ? Snapshot{true, ::getegid(), op.mode, op.declared->sha256, ::geteuid()} : Snapshot::absent();
       plan.operations.push_back(PathOperation{op.action, after, t.snapshot, op.path});
       PathSlot slot;
       slot.path = op.path;

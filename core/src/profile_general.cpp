@@ -11,8 +11,6 @@
 #include "dot/core/error_kinds.h"
 #include "dot/dpp/error_kinds.h"
 #include "dot/dpp/general.h"
-#include "dot/base/utf8.h"
-#include "dot/dpp/error_kinds.h"
 #include "dot/dpp/path_rules.h"
 #include "plan_profile.h"
 
@@ -163,8 +161,7 @@ class GeneralProfile final : public PlanProfile {
       DOT_TRY(dpp::check_claims(writes, claimed_, stage_limits));
       DOT_TRY(check_claims_declared(draft));
     }
-    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files,
-                         dpp::read_stage(stage.fd(), writes, kept, stage_limits));
+    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
     DOT_TRY(stage.check_unchanged());
     if (!digests_) return files;
     return every_write(draft, std::move(files));
@@ -263,12 +260,12 @@ class GeneralProfile final : public PlanProfile {
       const general::Artifact& claim = claimed_[c];
       const general::Digest& declared = *draft.proposal.operations[asked_[c]].declared;
       if (claim.sha256 != declared.sha256 || claim.size != declared.size)
-        return make_error(dpp::ErrorKind::Artifact,
-                          fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
-                                      "{} bytes with SHA-256 {}",
-                                      shown(std::string_view(claim.path).substr(0, 256)), claim.size,
-                                      shown(std::string_view(claim.sha256).substr(0, 64)), declared.size,
-                                      declared.sha256));
+        return make_error(
+            dpp::ErrorKind::Artifact,
+            fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
+                        "{} bytes with SHA-256 {}",
+                        shown(std::string_view(claim.path).substr(0, 256)), claim.size,
+                        shown(std::string_view(claim.sha256).substr(0, 64)), declared.size, declared.sha256));
     }
     return {};
   }

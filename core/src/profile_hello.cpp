@@ -47,7 +47,8 @@ class HelloProfile final : public PlanProfile {
     names_ = proposed.names;
     Proposal p;
     for (const auto& e : proposed.effects) p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
-    for (const auto& name : proposed.names) p.operations.push_back({Action::Write, kArtifactMode, name, {}, std::nullopt});
+    for (const auto& name : proposed.names)
+      p.operations.push_back({Action::Write, kArtifactMode, name, {}, std::nullopt});
     return p;
   }
 

@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "dot/base/utf8.h"
 #include "dot/base/beneath.h"
 #include "dot/base/path_search.h"
 #include "dot/base/plugin_executable.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sealed_executable.h"
 #include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/frame.h"
 #include "dot/dpp/general.h"
@@ -134,7 +134,7 @@ class Workspace {
 // it the echoed id must still be a plugin id (docs/spec/dpp-general.md,
 // "Registration and manifest"): one that could never be registered is wrong.
 Result<general::Negotiated> check_general_identity(const Options& o, const general::InitializeParams& sent,
-                                    const general::InitializeResult& echo) {
+                                                   const general::InitializeResult& echo) {
   if (o.id.empty()) {
     if (auto why = general::plugin_id_problem(echo.id)) {
       constexpr std::size_t kShown = 80;
@@ -536,8 +536,7 @@ constexpr CaseDef kCases[] = {
       "its cap, dot.log only as negotiated and within limits, the deadline kept"},
      true,
      case_lifecycle},
-    {{"lifecycle_without_log",
-      "the lifecycle with log not offered: the echo carries no \"log\", no dot.log"},
+    {{"lifecycle_without_log", "the lifecycle with log not offered: the echo carries no \"log\", no dot.log"},
      false,
      case_lifecycle_without_log},
     {{"lifecycle_without_digests",

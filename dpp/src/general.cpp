@@ -66,9 +66,9 @@ class ByteBudget {
   explicit ByteBudget(const Limits& limits) : limits_(limits) {}
   Status take(std::uint64_t size, json::Value at_value, std::string_view what) {
     if (size > limits_.max_file_bytes)
-      return at(at_value, dpp::ErrorKind::MaxFileBytes,
-                fmt::format("{} claims {} bytes; the negotiated limit is {} per file", what, size,
-                            limits_.max_file_bytes));
+      return at(
+          at_value, dpp::ErrorKind::MaxFileBytes,
+          fmt::format("{} claims {} bytes; the negotiated limit is {} per file", what, size, limits_.max_file_bytes));
     // Both terms are at most 2^53 - 1: the sum cannot wrap.
     total_ += size;
     if (total_ > limits_.max_total_bytes)
@@ -104,7 +104,11 @@ Result<Limits> limits_field(json::ObjectReader& r) {
 }  // namespace
 
 std::vector<std::string> offered_capabilities() {
-  return {"materialize", "plan", "post-commit-effects", "validate", std::string(kLogCapability),
+  return {"materialize",
+          "plan",
+          "post-commit-effects",
+          "validate",
+          std::string(kLogCapability),
           std::string(kDigestsCapability)};
 }
 
@@ -421,8 +425,8 @@ Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits&
     std::vector<std::string> paths;
     paths.reserve(arr.size());
     for (json::Value e : arr.elements()) {
-      if (!e.is_string()) return wrong_type(e, fmt::format("{} field \"paths\" element {}", what, paths.size()),
-                                            "a string");
+      if (!e.is_string())
+        return wrong_type(e, fmt::format("{} field \"paths\" element {}", what, paths.size()), "a string");
       paths.emplace_back(e.as_string());
     }
     m.paths = std::move(paths);

@@ -250,15 +250,16 @@ class Runtime {
     writes_.clear();
     for (Operation& op : ops) {
       if (op.action != "write") {
-        if (op.digest) return make_error(dpp::ErrorKind::DeclaredDigest,
-                                         fmt::format("the plugin declared a digest for its {} of \"{}\"",
-                                                     fields::excerpt(op.action), fields::excerpt(op.path)));
+        if (op.digest)
+          return make_error(dpp::ErrorKind::DeclaredDigest,
+                            fmt::format("the plugin declared a digest for its {} of \"{}\"", fields::excerpt(op.action),
+                                        fields::excerpt(op.path)));
         continue;
       }
       if (digests_ && !op.digest)
-        return make_error(dpp::ErrorKind::DeclaredDigest,
-                          fmt::format("digests were negotiated but the write of \"{}\" declares none",
-                                      fields::excerpt(op.path)));
+        return make_error(
+            dpp::ErrorKind::DeclaredDigest,
+            fmt::format("digests were negotiated but the write of \"{}\" declares none", fields::excerpt(op.path)));
       if (!digests_) op.digest.reset();
       writes_.push_back(op.path);
     }

@@ -268,7 +268,8 @@ class Mirror final : public g::Plugin {
       auto it = std::lower_bound(files_.begin(), files_.end(), path,
                                  [](const SourceFile& f, const std::string& p) { return f.path < p; });
       if (it == files_.end() || it->path != path || it->link_text)
-        return g::invalid_params(fmt::format("dot.materialize asks for {}, which this plan does not write", show(path)));
+        return g::invalid_params(
+            fmt::format("dot.materialize asks for {}, which this plan does not write", show(path)));
       DOT_ASSIGN_OR_RETURN(g::Artifact art, stage_one(*it, stage));
       artifacts.push_back(std::move(art));
     }

@@ -182,7 +182,8 @@ InitializeParams initialize_params(std::string_view assurance, std::string nonce
 // first four sent, in order, then "log" when it was offered (optional), then
 // "digests" when it was offered (optional). Returns what was negotiated.
 // Errors DOT_E_PLUGIN_IDENTITY.
-Result<Negotiated> check_identity(const InitializeParams& sent, const InitializeResult& echo, std::string_view manifest_id);
+Result<Negotiated> check_identity(const InitializeParams& sent, const InitializeResult& echo,
+                                  std::string_view manifest_id);
 
 // A plugin id: at most this many bytes (docs/spec/dpp-general.md, "Registration
 // and manifest").
