@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -36,6 +37,18 @@ int sys_openat2(int dirfd, const std::string& path, int flags, mode_t mode, std:
   }
 }
 
+// A file time in nanoseconds since the epoch, saturated: anyone can set an
+// mtime centuries away (touch -d), and int64 nanoseconds end in 2262. A
+// saturated time is never older than a stat cache entry, so the racy rule
+// re-reads such a file instead of trusting it.
+std::int64_t nanoseconds_of(const timespec& t) {
+  std::int64_t ns = 0;
+  if (__builtin_mul_overflow(static_cast<std::int64_t>(t.tv_sec), std::int64_t{1000000000}, &ns) ||
+      __builtin_add_overflow(ns, static_cast<std::int64_t>(t.tv_nsec), &ns))
+    return t.tv_sec < 0 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
+  return ns;
+}
+
 FileObservation from_stat(const struct stat& st) {
   FileObservation o;
   o.type = file_type(st.st_mode);
@@ -46,8 +59,8 @@ FileObservation from_stat(const struct stat& st) {
   o.size = static_cast<std::uint64_t>(st.st_size);
   o.dev = st.st_dev;
   o.ino = st.st_ino;
-  o.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  o.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  o.mtime_ns = nanoseconds_of(st.st_mtim);
+  o.ctime_ns = nanoseconds_of(st.st_ctim);
   return o;
 }
 
