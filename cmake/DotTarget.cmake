@@ -52,4 +52,11 @@ function(dot_add_fuzzer name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
   target_link_options(${name} PRIVATE -fsanitize=fuzzer)
   dot_target_defaults(${name})
+  # Every seed, and every finding kept beside them, is a regression test:
+  # -runs=0 executes each file of the corpus once and fails on an oracle abort.
+  string(REGEX REPLACE "^fuzz_" "" corpus ${name})
+  set(seeds ${PROJECT_SOURCE_DIR}/fuzz/corpus/${corpus})
+  if(EXISTS ${seeds})
+    add_test(NAME fuzz_corpus.${corpus} COMMAND ${name} -runs=0 ${seeds})
+  endif()
 endfunction()

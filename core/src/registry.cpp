@@ -163,6 +163,10 @@ Result<Manifest> decode_manifest(std::string_view canonical) {
   }
   if (!is_sha256_hex(m.sha256) || !assurance_from_name(m.assurance).ok())
     return make_error(core::ErrorKind::Manifest, "stored plugin manifest has an invalid digest or assurance");
+  // The id names the plugin's sealed copy and is printed by status: what a
+  // manifest stores must be an id register would have accepted.
+  if (!dpp::general::check_plugin_id(m.id).ok())
+    return make_error(core::ErrorKind::Manifest, "stored plugin manifest has an invalid plugin id");
   return m;
 }
 
@@ -428,7 +432,7 @@ Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id) 
     return make_error(core::ErrorKind::Manifest, "the stored manifest and the plugin row disagree on the digest");
   // The copy's name comes from the id: a manifest naming another id than
   // its row would run another plugin's copy.
-  if (m.id != rec.plugin_id || !dpp::general::check_plugin_id(m.id).ok())
+  if (m.id != rec.plugin_id)
     return make_error(core::ErrorKind::Manifest,
                       fmt::format("the stored manifest of plugin {} names another id", rec.plugin_id));
   const std::string copy_name = store::plugin_copy_name(m.id);

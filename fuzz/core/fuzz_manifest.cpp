@@ -3,6 +3,7 @@
 // fuzz/corpus/manifest): what every plan decodes before it decides what to
 // execute. Deterministic oracles:
 //   - a refusal is DOT_E_PLUGIN_IDENTITY (the stored manifest is not one);
+//   - a manifest that decodes has a plugin id register accepts;
 //   - an interpreter that decodes has an absolute path, a lowercase-hex
 //     SHA-256 and only absolute runtime folders;
 //   - a manifest that decodes encodes, and what it encodes to decodes to the
@@ -14,6 +15,7 @@
 
 #include "dot/base/sha256.h"
 #include "dot/core/registry.h"
+#include "dot/dpp/general.h"
 
 namespace {
 
@@ -30,6 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(m.error().code == dot::Code::PluginIdentity);
     return 0;
   }
+  check(dot::dpp::general::check_plugin_id(m->id).ok());
   if (m->interpreter) {
     const auto& in = *m->interpreter;
     check(!in.path.empty() && in.path.front() == '/' && dot::is_sha256_hex(in.sha256));
