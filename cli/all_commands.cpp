@@ -9,7 +9,8 @@ std::span<const CommandGroup> all_command_groups() {
   // own heading, app.cpp), the root's upkeep next, the protocol tools last.
   static const CommandGroup kGroups[] = {
       {{"init"}, add_init_command},
-      {{"register", "plan", "apply", "status", "rollback", "recover", "retry-effects", "discard", "export", "plan-id"},
+      {{"register", "plan", "apply", "status", "rollback", "recover", "retry-effects", "discard", "export",
+        "unregister", "forget", "plan-id"},
        add_engine_commands},
       {{"inspect"}, add_inspect_commands},
       {{"store"}, add_store_commands},

@@ -1,6 +1,7 @@
 // The core engine's commands: register, plan, apply, rollback, recover,
 // retry-effects, discard, status, export, plan-id. Wiring only: the logic is
 // in dot_core. JSON shapes are documented in docs/engine.md.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -57,6 +58,8 @@ struct EngineOptions {
   std::vector<std::string> inputs;   // register --input
   std::vector<std::string> runtime;  // register --runtime
   std::vector<std::string> exclude;  // plan --exclude
+  std::vector<std::string> paths;    // forget PATH...
+  bool forget = false;               // unregister --forget
   std::string file;
   bool replace = false;
   bool allow_audit = false;
@@ -181,6 +184,67 @@ int run_register(const EngineOptions& o) {
   return print_record(o.json, *reg, write_registration, registration_text);
 }
 
+// ---- unregister / forget ------------------------------------------------------
+// Releasing ownership never touches a file: the text says so, and what the
+// next plan of the plugin does with a file it still proposes.
+std::string released_text(const std::vector<store::PathOwner>& released) {
+  std::string out;
+  for (const auto& r : released)
+    out += fmt::format("stopped managing {} (owned by {} since transaction {}); the file is left as it is\n",
+                       shown(r.path), shown(r.plugin_id), r.txn);
+  return out;
+}
+
+void write_released(JsonWriter& w, const std::vector<store::PathOwner>& released) {
+  w.key("released").array_of(released, [](JsonWriter& a, const store::PathOwner& r) {
+    a.begin_object().key("path").string(r.path).key("plugin_id").string(r.plugin_id).key("txn").number(r.txn);
+    a.end_object();
+  });
+}
+
+int run_forget(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  std::vector<std::string> paths;
+  for (const auto& typed : o.paths) {
+    auto rel = path_in_root(root->layout().root, typed);
+    if (!rel.ok()) return report(rel.error(), o.json);
+    paths.push_back(std::move(*rel));
+  }
+  auto released = core::forget_paths(*root, paths);
+  if (!released.ok()) return report(released.error(), o.json);
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object();
+    write_released(w, *released);
+    w.end_object();
+    return print_json(std::move(w));
+  }
+  return print_human(released_text(*released) +
+                     "a plugin that still proposes one takes it over again at its next plan: leave it out in the "
+                     "plugin's source (dot-mirror: .dotignore) or with `plan --exclude`\n");
+}
+
+int run_unregister(const EngineOptions& o) {
+  auto root = open_root(o, Access::Mutating);
+  if (!root.ok()) return report(root.error(), o.json);
+  auto done = core::unregister_plugin(*root, o.id, o.forget);
+  if (!done.ok()) return report(done.error(), o.json);
+  if (!done->copy_left.empty()) {
+    const std::string line =
+        fmt::format("warning: the pinned copy could not be removed ({})\n", shown(done->copy_left));
+    std::fwrite(line.data(), 1, line.size(), stderr);
+  }
+  if (o.json) {
+    JsonWriter w;
+    w.begin_object().key("plugin_id").string(o.id);
+    write_released(w, done->released);
+    w.end_object();
+    return print_json(std::move(w));
+  }
+  return print_human(fmt::format("unregistered {}\n", shown(o.id)) + released_text(done->released));
+}
+
 // ---- plan -----------------------------------------------------------------
 // A dot.log message for a person: every field escaped on one line (the
 // message is plugin-controlled text; its level and method are checked names).
@@ -223,9 +287,19 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& r
       write_hello_plan(w, planned);
     return print_json(std::move(w));
   }
+  // The plugin's warnings (what it skipped, and why) are counted on every
+  // plan and listed by --verbose, so that nothing is left out unsaid.
+  const std::size_t warned = static_cast<std::size_t>(
+      std::count_if(planned.logs.begin(), planned.logs.end(), [](const auto& l) { return l.level == "warning"; }));
+  const std::string warnings =
+      warned == 0 || o.verbose
+          ? std::string()
+          : fmt::format("the plugin sent {} warning(s), about entries it skipped and the like: `{}` shows them\n",
+                        warned, command_for(root.layout().root, "plan --verbose"));
   if (planned.no_changes)
-    return print_human(fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n",
-                                   general ? planned.plan_v2.proposal_id : planned.plan.proposal_id));
+    return print_human(
+        fmt::format("no changes: every target already holds what the plugin proposes\nproposal    {}\n{}",
+                    general ? planned.plan_v2.proposal_id : planned.plan.proposal_id, warnings));
   // --stat and --name-status: a version-1 plan has few slots; its full text is shown.
   if (general && o.name_status) return print_human(plan_name_status_text(planned));
   if (general && o.stat) return print_human(plan_stat_text(planned));
@@ -233,6 +307,7 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& r
                                           short_id(planned.plan_id), command_for(root.layout().root, "plan --full"));
   const EditedTargets edited = edited_targets(root);
   std::string out = general ? general_plan_text(planned, edited, o.full, see_all) : hello_plan_text(planned, edited);
+  if (!warnings.empty()) out += "\n" + warnings;
   out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));
   return print_human(out, Paint::Diff, o.pager);
 }
@@ -612,6 +687,31 @@ void add_root_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineO
   cmd->callback([&ctx, o, run] { ctx.action = [o, run] { return run(*o); }; });
 }
 
+void add_release_commands(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
+  auto* unreg = app.add_subcommand("unregister", "Remove a plugin from the root (its files stay as they are)");
+  add_root_option(unreg, o->root);
+  unreg->add_option("ID", o->id, "The registered plugin id")->required();
+  unreg->add_flag("--forget", o->forget,
+                  "Also stop managing every path the plugin manages (refused without it while there are any); "
+                  "the files stay as they are");
+  add_json_flag(unreg, *o);
+  unreg->footer(
+      "Refused while a plan of the plugin is sealed (apply or discard it) or in flight (recover).\nExamples:\n"
+      "  dot-core unregister org.example.tool\n"
+      "  dot-core unregister --forget org.dot.mirror");
+  unreg->callback([&ctx, o] { ctx.action = [o] { return run_unregister(*o); }; });
+
+  auto* forget = app.add_subcommand("forget", "Stop managing paths; their files stay as they are");
+  add_root_option(forget, o->root);
+  forget->add_option("PATH", o->paths, "A managed path (relative to the current directory, or absolute)")->required();
+  add_json_flag(forget, *o);
+  forget->footer(
+      "All or nothing: a path no plugin manages is an error and nothing is forgotten.\nExamples:\n"
+      "  dot-core forget ~/.vimrc\n"
+      "  cd ~/.config && dot-core forget git/config");
+  forget->callback([&ctx, o] { ctx.action = [o] { return run_forget(*o); }; });
+}
+
 void add_plan_id_command(CLI::App& app, Context& ctx, const std::shared_ptr<EngineOptions>& o) {
   auto* pid = app.add_subcommand("plan-id", "Re-hash a plan document and print its plan_id");
   pid->add_option("FILE", o->file, "A sealed plan document {plan, plan_id} or a bare plan object ('-' for stdin)")
@@ -633,6 +733,7 @@ void add_engine_commands(CLI::App& app, Context& ctx) {
   add_register_command(app, ctx, o);
   add_plan_command(app, ctx, o);
   for (const RootCommand& c : kRootCommands) add_root_command(app, ctx, o, c);
+  add_release_commands(app, ctx, o);
   add_plan_id_command(app, ctx, o);
 }
 

@@ -26,6 +26,7 @@ enum class ErrorKind : std::uint8_t {
   DatasetParameters,
   ProblemParameters,
   ImplementationParameters,
+  OutsideRoot,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -47,10 +48,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/user-guide.md"},  // ProblemParameters
     {"implementation-parameters", Code::Validation, "--implementation-parameters is not one JSON object",
      "docs/user-guide.md"},  // ImplementationParameters
+    {"outside_root", Code::Validation, "forget: a path that is not below the managed root",
+     "docs/user-guide.md, forget"},  // OutsideRoot
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::ImplementationParameters) + 1,
-              "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::OutsideRoot) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

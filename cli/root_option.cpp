@@ -1,12 +1,16 @@
 // Which managed root a command works on (root_option.h).
 #include "root_option.h"
+#include "dot/base/utf8.h"
 #include "dot/store/error_kinds.h"
+#include "error_kinds.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -38,6 +42,25 @@ Result<std::string> resolve_root(const std::string& given) {
   }
   cwd.resize(std::strlen(cwd.c_str()));
   return store::discover_root(cwd);
+}
+
+Result<std::string> path_in_root(const std::string& root_dir, const std::string& typed) {
+  namespace fs = std::filesystem;
+  auto outside = [&](std::string_view why) {
+    return make_error(ErrorKind::OutsideRoot,
+                      fmt::format("\"{}\" {} (the managed root is {})", shown(typed), why, shown(root_dir)));
+  };
+  std::error_code ec;
+  const fs::path given = fs::absolute(fs::path(typed), ec).lexically_normal();
+  if (ec || !given.has_filename()) return outside("names no file");
+  // The folders resolved, the last name kept as typed; the root likewise.
+  const fs::path folder = fs::canonical(given.parent_path(), ec);
+  if (ec) return outside(fmt::format("is in a folder that cannot be resolved ({})", ec.message()));
+  const fs::path root = fs::canonical(fs::path(root_dir), ec);
+  if (ec) return outside(fmt::format("cannot be placed: the root cannot be resolved ({})", ec.message()));
+  const fs::path rel = (folder / given.filename()).lexically_relative(root);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") return outside("is not below the managed root");
+  return rel.string();
 }
 
 }  // namespace dot::cli

@@ -26,4 +26,11 @@ Result<std::string> resolve_root(const std::string& given);
 // The directory `init` creates: `given`, else $DOT_ROOT; empty when neither.
 std::string root_to_create(const std::string& given);
 
+// A path the user typed (`forget ~/.vimrc`, `forget .vimrc` from inside the
+// root), as a path relative to the root `root_dir`: relative to the current
+// directory like git's, its folders resolved (the last component is never
+// followed: it may be a managed symlink). DOT_E_VALIDATION kind
+// outside_root when it is not below the root.
+Result<std::string> path_in_root(const std::string& root_dir, const std::string& typed);
+
 }  // namespace dot::cli

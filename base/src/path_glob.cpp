@@ -10,8 +10,7 @@ namespace dot {
 namespace {
 
 Error bad_glob(std::string_view pattern, std::string_view why) {
-  return make_error(base::ErrorKind::Glob,
-                    fmt::format("exclude pattern \"{}\" {}", shown(pattern.substr(0, 256)), why));
+  return make_error(base::ErrorKind::Glob, fmt::format("pattern \"{}\" {}", shown(pattern.substr(0, 256)), why));
 }
 
 // One component against one pattern component: `*`, `?` and `\` escapes,
@@ -99,7 +98,9 @@ Result<PathGlob> PathGlob::parse(std::string_view pattern) {
   return glob;
 }
 
-bool PathGlob::covers(std::string_view path) const {
+namespace {
+
+std::vector<std::string_view> path_components(std::string_view path) {
   std::vector<std::string_view> names;
   for (std::size_t start = 0; start <= path.size();) {
     std::size_t end = path.find('/', start);
@@ -107,14 +108,29 @@ bool PathGlob::covers(std::string_view path) const {
     names.push_back(path.substr(start, end - start));
     start = end + 1;
   }
+  return names;
+}
+
+bool whole_match(const std::vector<std::string>& pattern, const std::vector<std::string_view>& names) {
+  std::vector<char> failed((pattern.size() + 1) * (names.size() + 1), 0);
+  return components_match(pattern, names, 0, 0, failed);
+}
+
+}  // namespace
+
+bool PathGlob::covers(std::string_view path) const {
+  std::vector<std::string_view> names = path_components(path);
   // The file itself (unless only folders match), then each parent folder.
   for (std::size_t count = names.size(); count > 0; --count) {
     if (count == names.size() && folders_only_) continue;
-    std::vector<std::string_view> prefix(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(count));
-    std::vector<char> failed((components_.size() + 1) * (prefix.size() + 1), 0);
-    if (components_match(components_, prefix, 0, 0, failed)) return true;
+    if (whole_match(components_, {names.begin(), names.begin() + static_cast<std::ptrdiff_t>(count)})) return true;
   }
   return false;
+}
+
+bool PathGlob::matches(std::string_view path, bool folder) const {
+  if (folders_only_ && !folder) return false;
+  return whole_match(components_, path_components(path));
 }
 
 }  // namespace dot

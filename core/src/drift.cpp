@@ -98,12 +98,16 @@ Result<std::vector<Drift>> find_drift(Root& root) {
   DOT_ASSIGN_OR_RETURN(auto applied, root.store().applied_plans());
   std::vector<Drift> out;
   std::set<std::string> seen;  // newest plan first: the first to name a target wins
+  // A forgotten path is judged only against a plan applied after it was
+  // released (store::Store::release_paths).
+  DOT_ASSIGN_OR_RETURN(auto released, root.store().released_paths());
   // The plan's stat cache: a target whose stat matches is not read. Only
   // read here (status is read-only): plan keeps the entries current.
   StatCache cache(root.store());
   auto judge = [&](const store::AppliedPlan& p, const std::string& name, const Snapshot& after,
                    std::size_t max_bytes) -> Status {
     if (!seen.insert(name).second) return {};
+    if (auto r = released.find(name); r != released.end() && p.id <= r->second) return {};
     auto now = cache.observe(root.root_fd(), name, max_bytes);
     std::optional<Drift> d;
     if (now.ok()) {

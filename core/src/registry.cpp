@@ -22,6 +22,7 @@
 #include "dot/dpp/general.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/host_session.h"
+#include "dot/dpp/path_rules.h"
 
 namespace dot::core {
 
@@ -476,6 +477,20 @@ std::vector<std::string> PinnedPlugin::extra_env(const std::string& stage_dir) c
 
 Result<std::vector<std::string>> owned_paths(Root& root, std::string_view plugin_id) {
   return root.store().owned_paths(plugin_id);
+}
+
+Result<std::vector<store::PathOwner>> forget_paths(Root& root, const std::vector<std::string>& paths) {
+  for (const auto& p : paths) DOT_TRY(dpp::check_path(p));
+  return root.store().release_paths(paths);
+}
+
+Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, bool forget) {
+  Unregistered out;
+  DOT_ASSIGN_OR_RETURN(out.released, root.store().unregister_plugin(plugin_id, forget));
+  const std::string copy_name = store::plugin_copy_name(plugin_id);
+  if (::unlinkat(root.dirs().state_fd.get(), copy_name.c_str(), 0) != 0 && errno != ENOENT)
+    out.copy_left = fmt::format("{}/{}: {}", root.layout().state_dir, copy_name, std::strerror(errno));
+  return out;
 }
 
 Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths) {

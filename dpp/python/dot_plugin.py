@@ -239,6 +239,14 @@ class Context:
         return self._rt.send_log(level, message)
 
 
+def registered_id(fallback):
+    """The id dot-core runs this plugin under (the DOT_PLUGIN_ID environment
+    variable), else `fallback`: for a plugin that may be registered under
+    several ids (docs/spec/dpp-general.md, "Transport"). Core checks the
+    echo against its manifest either way."""
+    return os.environ.get("DOT_PLUGIN_ID") or fallback
+
+
 class Plugin:
     """Subclass it: set `id` (the id it is registered with), `wants_log`, and
     write plan() and materialize(); initialize() is optional."""

@@ -339,6 +339,11 @@ Result<HostSession> HostSession::start(HostSessionOptions options) {
   so.path.clear();
   so.exec_fd = o.exec_fd;
   so.env = {"LANG=C", "DOT_STAGE_ROOT=" + o.stage_dir};
+  // The id the plugin runs under, for a plugin registered under several
+  // (dot-mirror): what it echoes. Not in the params, whose members a strict
+  // plugin checks (docs/spec/dpp-general.md, "Transport").
+  if (o.profile == Profile::General && general::check_plugin_id(o.plugin_id).ok())
+    so.env.push_back("DOT_PLUGIN_ID=" + o.plugin_id);
   so.env.insert(so.env.end(), o.extra_env.begin(), o.extra_env.end());
   so.cwd = o.stage_dir;
   if (!so.new_session) so.new_process_group = true;

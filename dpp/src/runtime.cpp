@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
@@ -319,6 +320,12 @@ bool Context::digests_negotiated() const noexcept { return rt_.digests_negotiate
 const std::vector<std::string>& Context::paths_to_stage() const noexcept { return rt_.paths_to_stage(); }
 
 Status Plugin::initialize(Context&, const InitializeParams&) { return {}; }
+
+std::string registered_id(std::string_view fallback) {
+  const char* given = std::getenv("DOT_PLUGIN_ID");
+  if (given != nullptr && check_plugin_id(given).ok()) return given;
+  return std::string(fallback);
+}
 
 int serve(Plugin& plugin, ByteSource& in, ByteSink& out, ByteSink& err) {
   Runtime rt(plugin, in, out, err);

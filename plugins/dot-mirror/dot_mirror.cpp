@@ -17,9 +17,15 @@
 //   one `link` holding its text verbatim (read with readlinkat, never
 //   followed; absolute text too). What cannot be proposed is skipped with a
 //   dot.log warning: a symlink whose text the protocol refuses (not UTF-8),
-//   FIFOs, sockets, devices, and names
+//   FIFOs, sockets, devices, a file over max_file_bytes, and names
 //   the protocol's path rules refuse (dpp::check_path, the rule core itself
 //   applies, so the plugin never sends a path core would refuse).
+//   Ignored, without a warning (a git dotfiles repository as the source):
+//   every entry named `.git` (a repository's folder, a submodule's file),
+//   the top `.dotignore`, and what its rules ignore (gitignore syntax,
+//   dot/base/ignore_rules.h; an ignored folder is not entered).
+//   A managed path the walk skipped or ignored is neither written nor
+//   removed: a removal is proposed only for what SRC no longer holds.
 //   Each regular file is read once, in chunks, to declare its SHA-256 and
 //   size (digests, when core offers them), checked before and after to be
 //   the file it listed.
@@ -31,9 +37,13 @@
 //   is an error response naming it.
 //
 // What cannot be mirrored is an error response (-32000), never a partial
-// plan that would remove what it could not see: a source file over
-// max_file_bytes, sources over max_total_bytes together, more operations
-// than max_operations, a folder of SRC that cannot be read.
+// plan that would remove what it could not see: sources over
+// max_total_bytes together, more operations than max_operations, a folder
+// of SRC that cannot be read, a `.dotignore` that is not a rule file.
+//
+// The id echoed is the one dot-core registered the plugin under
+// (DOT_PLUGIN_ID), so that a root can mirror several sources, each under its
+// own `register --id`; org.dot.mirror without it.
 #include <sys/stat.h>
 
 #include <fcntl.h>
@@ -44,6 +54,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -52,7 +63,9 @@
 #include <fmt/format.h>
 
 #include "dot/base/beneath.h"
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
+#include "dot/base/ignore_rules.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/dpp/error_kinds.h"
@@ -66,6 +79,8 @@ namespace {
 namespace g = dot::dpp::general;
 
 constexpr std::string_view kId = "org.dot.mirror";
+// The source's ignore file, read from its top folder only.
+constexpr std::string_view kIgnoreFile = ".dotignore";
 
 // A source file's mode as the plan asks for it, never granting more: the
 // permission bits kept as they are (0640 stays 0640, 0750 stays 0750)
@@ -160,7 +175,7 @@ class Notes {
 
 class Mirror final : public g::Plugin {
  public:
-  std::string id() const override { return std::string(kId); }
+  std::string id() const override { return id_; }
   bool wants_log() const override { return true; }
   bool declares_digests() const override { return true; }
 
@@ -193,8 +208,16 @@ class Mirror final : public g::Plugin {
     std::unordered_set<std::string_view> written;
     for (const auto& f : files_) written.insert(f.path);
     std::vector<std::string_view> removed;
-    for (const auto& path : managed)
-      if (!written.count(path)) removed.push_back(path);
+    std::size_t held = 0;
+    for (const auto& path : managed) {
+      if (written.count(path)) continue;
+      if (auto why = held_by_walk(path)) {
+        ++held;
+        notes.warn(fmt::format("{} is managed and the source {}: left as it is (still managed)", show(path), *why));
+        continue;
+      }
+      removed.push_back(path);
+    }
     std::unordered_set<std::string_view> removed_set(removed.begin(), removed.end());
 
     // No path of a plan may be a parent folder of another: a path that is a
@@ -252,8 +275,10 @@ class Mirror final : public g::Plugin {
                         fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
                                     show(src_name_), st.error().message()));
     DOT_TRY(collect_folders(proposed));
-    notes.close(fmt::format("mirroring {}: {} files to write, {} managed paths to remove", show(src_name_),
-                            files_.size(), removed.size()));
+    notes.close(
+        fmt::format("mirroring {}: {} files to write, {} managed paths to remove, {} entries skipped, "
+                    "{} ignored, {} managed paths kept as they are",
+                    show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_, held));
     return ops;
   }
 
@@ -387,6 +412,10 @@ class Mirror final : public g::Plugin {
   Status walk(Notes& notes, const g::Limits& limits, bool digests) {
     files_.clear();
     folder_modes_.clear();
+    skipped_.clear();
+    ignored_paths_.clear();
+    ignored_ = 0;
+    DOT_ASSIGN_OR_RETURN(IgnoreRules rules, read_ignore_file());
     std::uint64_t total = 0;
     std::vector<std::string> pending{""};  // folders to read; "" is SRC itself
     while (!pending.empty()) {
@@ -412,7 +441,13 @@ class Mirror final : public g::Plugin {
           return unreadable(path, beneath::errno_error(errno, "fstatat", path));
         }
         const bool folder = S_ISDIR(st.st_mode);
+        if (name == ".git" || (dir.empty() && name == kIgnoreFile) || rules.ignored(path, folder)) {
+          ++ignored_;
+          ignored_paths_.insert(path);
+          continue;
+        }
         if (auto rule = dpp::check_path(path); !rule.ok()) {
+          skip(path, "has a name there the plan cannot carry");
           notes.warn(fmt::format("skipped {}: {} (the plan cannot carry it)",
                                  folder ? "a folder and everything in it" : "an entry", rule.error().detail));
           continue;
@@ -421,10 +456,11 @@ class Mirror final : public g::Plugin {
           folder_modes_[path] = st.st_mode;
           subfolders.push_back(path);
         } else if (S_ISREG(st.st_mode)) {
-          DOT_TRY(take(path, st, total, limits, digests));
+          DOT_TRY(take(notes, path, st, total, limits, digests));
         } else if (S_ISLNK(st.st_mode)) {
           DOT_TRY(take_link(notes, fd, name, path, limits));
         } else {
+          skip(path, "holds no regular file there");
           notes.warn(fmt::format("skipped {}: a {}, not a regular file", show(path),
                                  beneath::file_type_name(beneath::file_type(st.st_mode))));
         }
@@ -441,13 +477,17 @@ class Mirror final : public g::Plugin {
 
   // A regular file into files_; read to hash it only when dot.plan declares
   // digests (without them nothing needs its bytes before dot.materialize).
-  Status take(const std::string& path, const struct stat& st, std::uint64_t& total, const g::Limits& limits,
-              bool digests) {
+  // One over max_file_bytes is skipped (a large file in a dotfiles
+  // repository does not stop the rest).
+  Status take(Notes& notes, const std::string& path, const struct stat& st, std::uint64_t& total,
+              const g::Limits& limits, bool digests) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size > limits.max_file_bytes)
-      return make_error(dpp::ErrorKind::MaxFileBytes,
-                        fmt::format("{} in {} has {} bytes, more than max_file_bytes {}", show(path), show(src_name_),
-                                    size, limits.max_file_bytes));
+    if (size > limits.max_file_bytes) {
+      skip(path, "holds a file over max_file_bytes there");
+      notes.warn(
+          fmt::format("skipped {}: {} bytes, more than max_file_bytes {}", show(path), size, limits.max_file_bytes));
+      return {};
+    }
     total += size;
     if (total > limits.max_total_bytes)
       return make_error(dpp::ErrorKind::MaxTotalBytes,
@@ -473,6 +513,7 @@ class Mirror final : public g::Plugin {
     }
     text.resize(static_cast<std::size_t>(n));
     if (auto rule = dpp::check_link_text(path, text); !rule.ok()) {
+      skip(path, "holds a symlink the plan cannot carry there");
       notes.warn(fmt::format("skipped the symlink {}: {}", show(path), rule.error().detail));
       return {};
     }
@@ -481,6 +522,59 @@ class Mirror final : public g::Plugin {
                                                                    show(src_name_), limits.max_operations));
     files_.push_back(SourceFile{path, 0, Seen{}, std::nullopt, std::move(text)});
     return {};
+  }
+
+  // The top `.dotignore`, when SRC has one: a regular file (a symlink or
+  // anything else there is an error, as a file that cannot be read is).
+  Result<IgnoreRules> read_ignore_file() const {
+    auto fd = beneath::open_beneath(src_.get(), kIgnoreFile, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    if (!fd.ok()) {
+      struct stat st {};
+      if (::fstatat(src_.get(), std::string(kIgnoreFile).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+        return IgnoreRules{};
+      return unreadable(kIgnoreFile, std::move(fd).error());
+    }
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0) return unreadable(kIgnoreFile, beneath::errno_error(errno, "fstat", kIgnoreFile));
+    if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) > kMaxIgnoreFileBytes)
+      return make_error(base::ErrorKind::IgnoreFile,
+                        fmt::format("{} in {} is not a regular file of at most {} bytes", show(kIgnoreFile),
+                                    show(src_name_), kMaxIgnoreFileBytes));
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd->get(), text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return unreadable(kIgnoreFile, beneath::errno_error(errno, "read", kIgnoreFile));
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    auto rules = IgnoreRules::parse(text);
+    if (!rules.ok()) {
+      Error e = std::move(rules).error();
+      e.detail = fmt::format("{} in {}, {}", show(kIgnoreFile), show(src_name_), e.detail);
+      return e;
+    }
+    return rules;
+  }
+
+  void skip(const std::string& path, std::string_view why) { skipped_.emplace(path, why); }
+
+  // Why a managed path that no write names stays as it is: the walk skipped
+  // or ignored it or a folder above it. nullopt: SRC no longer has it.
+  std::optional<std::string> held_by_walk(std::string_view path) const {
+    std::optional<std::string> why;
+    auto look = [&](std::string_view p) {
+      if (why) return;
+      if (auto s = skipped_.find(p); s != skipped_.end())
+        why = s->second;
+      else if (ignored_paths_.count(p))
+        why = "ignores it (.git, .dotignore)";
+    };
+    look(path);
+    for_each_parent(path, look);
+    return why;
   }
 
   Error unreadable(std::string_view path, Error e) const {
@@ -495,6 +589,12 @@ class Mirror final : public g::Plugin {
   std::map<std::string, mode_t, std::less<>> folder_modes_;  // every folder walked
   std::vector<g::FolderRequest> folders_;                    // the writes' parent folders, ascending
   std::uint64_t logs_sent_ = 0;
+  // What the last walk left out: each skipped entry with why, each ignored
+  // one (folders not entered), and how many were ignored.
+  std::map<std::string, std::string, std::less<>> skipped_;
+  std::set<std::string, std::less<>> ignored_paths_;
+  std::size_t ignored_ = 0;
+  const std::string id_ = g::registered_id(kId);
 };
 
 }  // namespace

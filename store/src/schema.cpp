@@ -242,12 +242,38 @@ CREATE TABLE stat_cache (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 9: released paths (`dot-core forget`, `unregister --forget`). A
+// path whose owner was released stays unowned until a later applied
+// transaction operates on it: path_release keeps the transaction whose
+// ownership was given up, and derived_owner (the one statement of the rule)
+// leaves out an applied operation at or before it. The file itself is never
+// touched: releasing is a change of record only.
+const char* const kMigrateTo9 = R"sql(
+CREATE TABLE path_release (
+  path TEXT PRIMARY KEY NOT NULL,
+  plugin_id TEXT NOT NULL,
+  txn_id INTEGER NOT NULL,
+  released_at_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+DROP VIEW derived_owner;
+CREATE VIEW derived_owner (path, plugin_id, txn_id) AS
+SELECT n.name, t.plugin_id, o.txn_id FROM operation n INDEXED BY operation_by_name
+JOIN operation o INDEXED BY operation_by_name ON o.name = n.name
+  AND o.txn_id = (SELECT o2.txn_id FROM operation o2 JOIN txn t2 ON t2.id = o2.txn_id
+                  WHERE o2.name = n.name AND t2.state IN ('COMMITTED','DONE')
+                  ORDER BY o2.txn_id DESC LIMIT 1)
+JOIN txn t ON t.id = o.txn_id
+WHERE n.txn_id = (SELECT min(o3.txn_id) FROM operation o3 WHERE o3.name = n.name)
+  AND o.after_sha256 <> ''
+  AND NOT EXISTS (SELECT 1 FROM path_release r WHERE r.path = n.name AND r.txn_id >= o.txn_id);
+)sql";
+
 struct Migration {
   int to;
   const char* sql;
 };
 const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5},
-                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}};
+                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}, {9, kMigrateTo9}};
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
 #include "dot/store/error_kinds.h"
 #include "file_blobs.h"
 #include "schema.h"
@@ -787,6 +788,105 @@ Result<std::vector<PathOwner>> Store::owners_of(const std::vector<std::string>& 
     if (row) out.push_back(PathOwner{p, s.text(0), s.i64(1)});
   }
   return out;
+}
+
+namespace {
+
+// One released path inside the caller's write transaction: path_owner row
+// out, path_release row in (replacing an older release of the path), stat
+// cache entry out.
+Status release_one(detail::Db& db, const PathOwner& owner, std::int64_t at) {
+  DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM path_owner WHERE path = ?1"));
+  DOT_TRY(drop.bind(1, owner.path).run());
+  DOT_ASSIGN_OR_RETURN(auto keep, db.prepare("INSERT OR REPLACE INTO path_release (path, plugin_id, txn_id, "
+                                             "released_at_ms) VALUES (?1, ?2, ?3, ?4)"));
+  DOT_TRY(keep.bind(1, owner.path).bind(2, owner.plugin_id).bind(3, owner.txn).bind(4, at).run());
+  DOT_ASSIGN_OR_RETURN(auto uncache, db.prepare("DELETE FROM stat_cache WHERE path = ?1"));
+  return uncache.bind(1, owner.path).run();
+}
+
+}  // namespace
+
+Result<std::vector<PathOwner>> Store::release_paths(const std::vector<std::string>& paths) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  std::vector<PathOwner> released;
+  const std::int64_t at = now_ms();
+  for (const auto& p : paths) {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1"));
+    s.bind(1, p);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row)
+      return make_error(store::ErrorKind::NotOwned,
+                        fmt::format("no plugin manages \"{}\" (`status` lists what is managed)", shown(p)));
+    released.push_back(PathOwner{p, s.text(0), s.i64(1)});
+  }
+  for (const auto& owner : released) DOT_TRY(release_one(db, owner, at));
+  DOT_TRY(txn.commit());
+  impl_->fire("store.release");
+  return released;
+}
+
+Result<std::map<std::string, TxnId, std::less<>>> Store::released_paths() {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT path, txn_id FROM path_release"));
+  std::map<std::string, TxnId, std::less<>> out;
+  for (;;) {
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) break;
+    out.emplace(s.text(0), s.i64(1));
+  }
+  return out;
+}
+
+Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_id, bool release) {
+  DOT_TRY(impl_->writable());
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT 1 FROM plugin WHERE plugin_id = ?1"));
+    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row)
+      return make_error(store::ErrorKind::NoSuchPlugin,
+                        fmt::format("no plugin is registered as {} (`status` lists the plugins)", shown(plugin_id)));
+  }
+  {
+    // A sealed plan would be applied without its plugin; one in flight is
+    // recover's to finish first.
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id, plan_id, state FROM txn WHERE plugin_id = ?1 AND state IN "
+                                            "('PROPOSING','SEALED','PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') "
+                                            "ORDER BY id LIMIT 1"));
+    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (row)
+      return make_error(store::ErrorKind::PluginBusy,
+                        fmt::format("plugin {} has transaction {} {} ({}): apply or discard a sealed plan, "
+                                    "recover one in flight, then unregister",
+                                    shown(plugin_id), s.i64(0), s.text(1).substr(0, 12), s.text(2)));
+  }
+  std::vector<PathOwner> owned;
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT path, txn_id FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
+    s.bind(1, plugin_id);
+    for (;;) {
+      DOT_ASSIGN_OR_RETURN(bool row, s.step());
+      if (!row) break;
+      owned.push_back(PathOwner{s.text(0), std::string(plugin_id), s.i64(1)});
+    }
+  }
+  if (!owned.empty() && !release)
+    return make_error(store::ErrorKind::PluginOwnsPaths,
+                      fmt::format("plugin {} manages {} path(s), the first \"{}\": `unregister --forget` stops "
+                                  "managing them and leaves the files as they are",
+                                  shown(plugin_id), owned.size(), shown(owned.front().path)));
+  const std::int64_t at = now_ms();
+  for (const auto& owner : owned) DOT_TRY(release_one(db, owner, at));
+  DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM plugin WHERE plugin_id = ?1"));
+  DOT_TRY(drop.bind(1, plugin_id).run());
+  DOT_TRY(txn.commit());
+  impl_->fire("store.unregister");
+  return owned;
 }
 
 Status Store::note(TxnId id, std::string_view code, std::string_view detail) {

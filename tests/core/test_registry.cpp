@@ -27,7 +27,8 @@ std::string plugin_rows(const fs::path& db) {
                            "SELECT plugin_id || ' ' || sha256 || ' ' || CAST(manifest AS TEXT) || ' ' || "
                            "registered_at_ms FROM plugin ORDER BY plugin_id",
                            -1, &st, nullptr) == SQLITE_OK)
-      while (sqlite3_step(st) == SQLITE_ROW) out += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) + "\n";
+      while (sqlite3_step(st) == SQLITE_ROW)
+        out += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) + "\n";
     sqlite3_finalize(st);
   }
   sqlite3_close(h);
@@ -57,8 +58,8 @@ class Registry : public EngineTest {
   fs::path db() const { return root_ / ".dot" / "store.db"; }
   CmdResult register_general(const std::string& id, const std::vector<std::string>& inputs,
                              std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"register", "--plugin", bin("dot-hello"), "--id", id, "--profile",
-                                     "org.dot.dpp/v1", "--assurance", "audit"};
+    std::vector<std::string> args = {"register",  "--plugin",       bin("dot-hello"), "--id", id,
+                                     "--profile", "org.dot.dpp/v1", "--assurance",    "audit"};
     for (const auto& i : inputs) {
       args.push_back("--input");
       args.push_back(i);
@@ -86,15 +87,16 @@ TEST(Manifest, InterpreterIsPinnedAndOldManifestsAreUnchanged) {
   m.id = "org.example.py";
   m.profile = "org.dot.dpp/v1";
   m.sha256 = std::string(64, 'b');
-  m.interpreter = ManifestInterpreter{"/usr/bin/python3.11", std::string(64, 'c'), {"-I"},
-                                      {"/usr/lib/python3.11", "/usr/lib/python3/dist-packages"}};
+  m.interpreter = ManifestInterpreter{
+      "/usr/bin/python3.11", std::string(64, 'c'), {"-I"}, {"/usr/lib/python3.11", "/usr/lib/python3/dist-packages"}};
   auto bytes = encode_manifest(m);
   ASSERT_TRUE(bytes.ok()) << bytes.error().line();
   EXPECT_EQ(*bytes, R"({"assurance":"process","id":"org.example.py","inputs":[],"interpreter":{"options":["-I"],)"
                     R"("path":"/usr/bin/python3.11",)"
                     R"("runtime":["/usr/lib/python3.11","/usr/lib/python3/dist-packages"],)"
-                    R"("sha256":")" + std::string(64, 'c') +
-                        R"("},"profile":"org.dot.dpp/v1","protocol":1,"sha256":")" + std::string(64, 'b') + "\"}");
+                    R"("sha256":")" +
+                        std::string(64, 'c') + R"("},"profile":"org.dot.dpp/v1","protocol":1,"sha256":")" +
+                        std::string(64, 'b') + "\"}");
   auto back = decode_manifest(*bytes);
   ASSERT_TRUE(back.ok()) << back.error().line();
   EXPECT_EQ(*back, m);
@@ -121,8 +123,8 @@ TEST_F(Registry, SecondPluginHasItsOwnCopyRowAndManifest) {
   const std::string hello_copy = slurp(root_ / ".dot" / "plugin");
   const std::string hello_row = plugin_rows(db());
   // Inputs keep the order they were given in (not sorted).
-  CmdResult r = register_general("org.example.two", {src_.string(), other_.string(), (src_ / "nested").string()},
-                                 {"--json"});
+  CmdResult r =
+      register_general("org.example.two", {src_.string(), other_.string(), (src_ / "nested").string()}, {"--json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto doc = json::parse(r.out);
   ASSERT_TRUE(doc.ok()) << r.out;
@@ -164,8 +166,10 @@ TEST_F(Registry, SecondPluginHasItsOwnCopyRowAndManifest) {
   EXPECT_NE(status.out.find("\"plugin\":null"), std::string::npos) << "two plugins: no single one";
   CmdResult human = core({"status"});
   ASSERT_EQ(human.code, 0) << human.err;
-  EXPECT_NE(human.out.find("plugin   org.dot.hello (org.dot.hello/v1, audit assurance)"), std::string::npos) << human.out;
-  EXPECT_NE(human.out.find("plugin   org.example.two (org.dot.dpp/v1, audit assurance)"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("plugin   org.dot.hello (org.dot.hello/v1, audit assurance)"), std::string::npos)
+      << human.out;
+  EXPECT_NE(human.out.find("plugin   org.example.two (org.dot.dpp/v1, audit assurance)"), std::string::npos)
+      << human.out;
   EXPECT_NE(human.out.find("  input  " + other_.string() + "\n"), std::string::npos) << human.out;
 }
 
@@ -228,8 +232,8 @@ TEST_F(Registry, ReRegisteringAnIdNeedsReplaceAndTouchesOnlyThatId) {
 
 struct BadRegistration {
   std::string name;
-  std::string code;     // "DOT_E_..." or "" for a usage error (exit 2)
-  std::string detail;   // a substring of the refusal
+  std::string code;    // "DOT_E_..." or "" for a usage error (exit 2)
+  std::string detail;  // a substring of the refusal
 };
 void PrintTo(const BadRegistration& b, std::ostream* os) { *os << b.name; }
 
@@ -239,8 +243,8 @@ class BadRegister : public Registry, public ::testing::WithParamInterface<BadReg
   std::vector<std::string> args_for(const std::string& name) {
     const std::string plugin = bin("dot-hello");
     auto general = [&](const std::string& id, std::vector<std::string> inputs) {
-      std::vector<std::string> a = {"register", "--plugin", plugin, "--id", id, "--profile", "org.dot.dpp/v1",
-                                    "--assurance", "audit"};
+      std::vector<std::string> a = {"register",  "--plugin",       plugin,        "--id", id,
+                                    "--profile", "org.dot.dpp/v1", "--assurance", "audit"};
       for (auto& i : inputs) {
         a.push_back("--input");
         a.push_back(i);
@@ -253,15 +257,15 @@ class BadRegister : public Registry, public ::testing::WithParamInterface<BadReg
     if (name == "digit_first_id") return general("1org.two", {});
     if (name == "long_id") return general("o." + std::string(127, 'a'), {});
     if (name == "hello_profile_other_id")
-      return {"register", "--plugin", plugin, "--id", "org.example.two", "--profile", "org.dot.hello/v1",
-              "--assurance", "audit"};
+      return {"register",  "--plugin",         plugin,        "--id", "org.example.two",
+              "--profile", "org.dot.hello/v1", "--assurance", "audit"};
     if (name == "other_id_without_profile")
       return {"register", "--plugin", plugin, "--id", "org.example.two", "--assurance", "audit"};
     if (name == "input_with_hello_profile")
       return {"register", "--plugin", plugin, "--assurance", "audit", "--replace", "--input", src_.string()};
     if (name == "unknown_profile")
-      return {"register", "--plugin", plugin, "--id", "org.example.two", "--profile", "org.dot.dpp/v2",
-              "--assurance", "audit"};
+      return {"register",  "--plugin",       plugin,        "--id", "org.example.two",
+              "--profile", "org.dot.dpp/v2", "--assurance", "audit"};
     if (name == "relative_input") return general("org.example.two", {"src"});
     if (name == "missing_input") return general("org.example.two", {(base_ / "absent").string()});
     if (name == "file_input") return general("org.example.two", {(base_ / "file").string()});
@@ -350,6 +354,8 @@ TEST_F(Registry, VersionThreeRootPlansWithoutAFlag) {
       "ALTER TABLE plan DROP COLUMN streamed;"
       // and without version 8's stat cache.
       "DROP TABLE stat_cache;"
+      // and without version 9's released paths.
+      "DROP TABLE path_release;"
       "PRAGMA user_version = 3; COMMIT;");
   ASSERT_EQ(plugin_rows(db()), row);
   const std::string plan_id = plan_ok();

@@ -85,8 +85,8 @@ void put(const std::string& root, std::string_view rel, std::string_view bytes, 
 struct Run {
   DriveResult r;
   Ops ops;
-  std::map<std::string, std::string> stage_files;  // every regular file in the stage: its bytes
-  std::set<std::string> stage_other;  // anything else in the stage but folders
+  std::map<std::string, std::string> stage_files;   // every regular file in the stage: its bytes
+  std::set<std::string> stage_other;                // anything else in the stage but folders
   std::map<std::string, general::Digest> declared;  // each write's, when digests were negotiated
 };
 
@@ -237,8 +237,8 @@ TEST(Mirror, ModesAreKeptNeverGrantingMore) {
   // dropped), set-id and sticky bits dropped, the owner's read bit added.
   TempDir src;
   const std::vector<std::pair<mode_t, std::uint64_t>> cases = {
-      {0600, 0600}, {0400, 0400}, {0000, 0400}, {0640, 0640}, {0604, 0604}, {0644, 0644}, {0666, 0644},
-      {0664, 0644}, {0620, 0600}, {0700, 0700}, {0100, 0500}, {0710, 0710}, {0701, 0701}, {0750, 0750},
+      {0600, 0600}, {0400, 0400}, {0000, 0400},  {0640, 0640},  {0604, 0604}, {0644, 0644}, {0666, 0644},
+      {0664, 0644}, {0620, 0600}, {0700, 0700},  {0100, 0500},  {0710, 0710}, {0701, 0701}, {0750, 0750},
       {0705, 0705}, {0777, 0755}, {04755, 0755}, {02711, 0711}, {01644, 0644}};
   Ops want;
   for (const auto& [from, to] : cases) {
@@ -262,16 +262,13 @@ TEST(Mirror, ManagedPathsTheSourceNoLongerHasAreRemoved) {
   put(src.path(), "sub/new.txt", "new\n");
   ASSERT_EQ(::symlink("keep.txt", (src.path() + "/was-a-file").c_str()), 0);
   ASSERT_EQ(::mkdir((src.path() + "/was-file-now-empty-folder").c_str(), 0755), 0);
-  auto m = mirror(src.path(), {"gone.txt", "keep.txt", "sub/old.txt", "was-a-file", "was-file-now-empty-folder",
-                               "zzz/deep/file"});
+  auto m = mirror(src.path(),
+                  {"gone.txt", "keep.txt", "sub/old.txt", "was-a-file", "was-file-now-empty-folder", "zzz/deep/file"});
   ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
   // A managed file that became a symlink in SRC becomes a link (its text).
-  Ops want = {{"remove", 0, "gone.txt"},
-              {"write", 0644, "keep.txt"},
-              {"write", 0644, "sub/new.txt"},
-              {"remove", 0, "sub/old.txt"},
-              link_op("was-a-file", "keep.txt"),
-              {"remove", 0, "was-file-now-empty-folder"},
+  Ops want = {{"remove", 0, "gone.txt"},         {"write", 0644, "keep.txt"},
+              {"write", 0644, "sub/new.txt"},    {"remove", 0, "sub/old.txt"},
+              link_op("was-a-file", "keep.txt"), {"remove", 0, "was-file-now-empty-folder"},
               {"remove", 0, "zzz/deep/file"}};
   EXPECT_EQ(m.ops, want);
   EXPECT_EQ(m.stage_files, (Files{{"keep.txt", "kept\n"}, {"sub/new.txt", "new\n"}}));
@@ -315,8 +312,8 @@ TEST(Mirror, SymlinksAreMirroredAsLinksNeverFollowedFifosAndSocketsSkipped) {
   ASSERT_EQ(::bind(sock.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   auto m = mirror(src.path(), {"fifo", "link-to-file"});
   ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  // A managed "fifo" is kept: the source still has something there.
   EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a.txt"},
-                        {"remove", 0, "fifo"},
                         link_op("link-to-file", "a.txt"),
                         link_op("link-to-folder", outside.path()),
                         {"write", 0644, "sub/inner.txt"},
@@ -325,8 +322,9 @@ TEST(Mirror, SymlinksAreMirroredAsLinksNeverFollowedFifosAndSocketsSkipped) {
   EXPECT_EQ(m.stage_files, (Files{{"a.txt", "a\n"}, {"sub/inner.txt", "inner\n"}}));
   ASSERT_EQ(m.r.artifacts.artifacts.size(), 2u);
   auto w = warnings(m.r);
-  EXPECT_EQ(w.size(), 2u);
+  EXPECT_EQ(w.size(), 3u);
   expect_warning(w, "skipped \"fifo\": a FIFO, not a regular file");
+  expect_warning(w, "\"fifo\" is managed and the source holds no regular file there: left as it is");
   expect_warning(w, "skipped \"sock\": a socket, not a regular file");
 }
 
@@ -393,8 +391,12 @@ TEST(Mirror, AFileAndAFolderOfTheSameNameNeverMakeAnInvalidPlan) {
   // Once those removals are applied, the next plan writes what waited.
   auto next = mirror(src.path(), {"a-b", "dz", "e"});
   ASSERT_TRUE(next.r.status.ok()) << next.r.status.error().line();
-  EXPECT_EQ(next.ops, (Ops{{"write", 0644, "a"}, {"write", 0644, "a-b"}, {"write", 0644, "d/f"},
-                           {"write", 0644, "d/g"}, {"write", 0644, "dz"}, {"write", 0644, "e"}}));
+  EXPECT_EQ(next.ops, (Ops{{"write", 0644, "a"},
+                           {"write", 0644, "a-b"},
+                           {"write", 0644, "d/f"},
+                           {"write", 0644, "d/g"},
+                           {"write", 0644, "dz"},
+                           {"write", 0644, "e"}}));
 }
 
 // A file that is not the one dot.plan saw is refused by name, whatever
@@ -429,7 +431,8 @@ TEST(Mirror, AFileChangedBetweenPlanAndMaterializeIsAnErrorNamingIt) {
     opt.before_materialize = [&, &change = change] { change(src.path() + "/dir/file.txt"); };
     auto m = mirror(src.path(), {}, opt);
     EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a.txt"}, {"write", 0644, "dir/file.txt"}}));
-    expect_plugin_error(m.r, Method::Materialize, -32000, "\"dir/file.txt\" in \"" + src.path() + "\" changed since dot.plan");
+    expect_plugin_error(m.r, Method::Materialize, -32000,
+                        "\"dir/file.txt\" in \"" + src.path() + "\" changed since dot.plan");
   }
 }
 
@@ -440,9 +443,9 @@ TEST(Mirror, ItTakesExactlyOneAbsoluteInput) {
     opt.inputs = inputs;
     TempDir stage;
     auto r = testing::drive(bin("dot-mirror"), stage.path(), opt);
-    expect_plugin_error(r, Method::Initialize, -32602,
-                        "dot-mirror takes exactly one input (the folder to mirror), given " +
-                            std::to_string(inputs.size()));
+    expect_plugin_error(
+        r, Method::Initialize, -32602,
+        "dot-mirror takes exactly one input (the folder to mirror), given " + std::to_string(inputs.size()));
     EXPECT_TRUE(list_children().empty());
   }
   auto opt = testing::general_options("org.dot.mirror");
@@ -538,18 +541,105 @@ TEST(Mirror, WithDigestsItStagesOnlyWhatCoreAsksFor) {
   expect_plugin_error(wrong.r, Method::Materialize, -32602, "not a later write of the plan");
 }
 
-TEST(Mirror, AFileOverMaxFileBytesIsAnError) {
+TEST(Mirror, AFileOverMaxFileBytesIsSkippedWithAWarning) {
   TempDir src;
   put(src.path(), "big", "");
+  put(src.path(), "small", "s");
   ASSERT_EQ(::truncate((src.path() + "/big").c_str(), static_cast<off_t>(general::kLimits.max_file_bytes)), 0);
   DriveOptions opt;
   opt.stop_after_plan = true;
   auto at = mirror(src.path(), {}, opt);
   ASSERT_TRUE(at.r.status.ok()) << at.r.status.error().line();
-  EXPECT_EQ(at.ops, (Ops{{"write", 0644, "big"}}));
+  EXPECT_EQ(at.ops, (Ops{{"write", 0644, "big"}, {"write", 0644, "small"}}));
   ASSERT_EQ(::truncate((src.path() + "/big").c_str(), static_cast<off_t>(general::kLimits.max_file_bytes + 1)), 0);
-  auto over = mirror(src.path(), {}, opt);
-  expect_plugin_error(over.r, Method::Plan, -32000, "\"big\" in \"" + src.path() + "\" has 16777217 bytes, more than max_file_bytes 16777216");
+  // The rest is still mirrored; a managed "big" is left as it is.
+  auto over = mirror(src.path(), {"big"}, opt);
+  ASSERT_TRUE(over.r.status.ok()) << over.r.status.error().line();
+  EXPECT_EQ(over.ops, (Ops{{"write", 0644, "small"}}));
+  expect_warning(warnings(over.r), "skipped \"big\": 16777217 bytes, more than max_file_bytes 16777216");
+  expect_warning(warnings(over.r),
+                 "\"big\" is managed and the source holds a file over max_file_bytes there: left as it is");
+  EXPECT_NE(over.r.logs.back().message.find("1 files to write, 0 managed paths to remove, 1 entries skipped"),
+            std::string::npos)
+      << over.r.logs.back().message;
+}
+
+// A git dotfiles repository as the source: `.git` (a folder, or a
+// submodule's file) and what `.dotignore` ignores are left out silently;
+// `.dotignore` itself too.
+TEST(Mirror, AGitRepositoryAndItsDotignoreAreLeftOut) {
+  TempDir src;
+  put(src.path(), ".git/HEAD", "ref: refs/heads/main\n");
+  put(src.path(), ".git/objects/ab/cdef", "blob");
+  put(src.path(), ".dotignore", "# editor files\n*.swp\n!keep.swp\n/README.md\nbuild/\n");
+  put(src.path(), ".vimrc", "set nocompatible\n");
+  put(src.path(), "README.md", "my dotfiles\n");
+  put(src.path(), "docs/README.md", "kept: the rule is anchored\n");
+  put(src.path(), ".vimrc.swp", "swap");
+  put(src.path(), "keep.swp", "re-included\n");
+  put(src.path(), "build/out.o", "o");
+  put(src.path(), "vendor/plugin/.git", "gitdir: ../../.git/modules/plugin\n");
+  put(src.path(), "vendor/plugin/plugin.vim", "\" plugin\n");
+  auto m = mirror(src.path());
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"write", 0644, ".vimrc"},
+                        {"write", 0644, "docs/README.md"},
+                        {"write", 0644, "keep.swp"},
+                        {"write", 0644, "vendor/plugin/plugin.vim"}}));
+  EXPECT_TRUE(warnings(m.r).empty()) << ::testing::PrintToString(warnings(m.r));
+  EXPECT_NE(m.r.logs.back().message.find("4 files to write, 0 managed paths to remove, 0 entries skipped, 6 ignored"),
+            std::string::npos)
+      << m.r.logs.back().message;
+}
+
+// A managed path the walk skips or ignores (or one below a folder it
+// ignores) is neither written nor removed: only what SRC no longer holds is.
+TEST(Mirror, ManagedPathsTheWalkLeavesOutAreKeptNotRemoved) {
+  TempDir src;
+  put(src.path(), ".dotignore", "secret.txt\ncache/\n");
+  put(src.path(), "secret.txt", "s");
+  put(src.path(), "cache/x", "c");
+  ASSERT_EQ(::mkfifo((src.path() + "/pipe").c_str(), 0644), 0);
+  auto m = mirror(src.path(), {"cache/old/y", "gone.txt", "pipe", "secret.txt"});
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"remove", 0, "gone.txt"}}));
+  const auto w = warnings(m.r);
+  expect_warning(w, "\"secret.txt\" is managed and the source ignores it (.git, .dotignore): left as it is");
+  expect_warning(w, "\"cache/old/y\" is managed and the source ignores it");
+  expect_warning(w, "\"pipe\" is managed and the source holds no regular file there");
+  EXPECT_NE(m.r.logs.back().message.find("3 managed paths kept as they are"), std::string::npos)
+      << m.r.logs.back().message;
+}
+
+TEST(Mirror, ADotignoreThatIsNoRuleFileIsAnErrorNamingTheLine) {
+  TempDir src;
+  put(src.path(), "a", "a");
+  put(src.path(), ".dotignore", "*.swp\n\n!\n");
+  auto bad = mirror(src.path());
+  expect_plugin_error(bad.r, Method::Plan, -32000, "\".dotignore\" in \"" + src.path() + "\", line 3: pattern");
+  ASSERT_EQ(::unlink((src.path() + "/.dotignore").c_str()), 0);
+  ASSERT_EQ(::symlink("/etc/passwd", (src.path() + "/.dotignore").c_str()), 0);
+  auto link = mirror(src.path());
+  ASSERT_FALSE(link.r.status.ok());
+  ASSERT_TRUE(link.r.plugin_error.has_value());
+  EXPECT_NE(link.r.plugin_error->error.message.find(".dotignore"), std::string::npos)
+      << link.r.plugin_error->error.message;
+}
+
+// Several dot-mirror registrations in one root, each under its own id: the
+// echo carries the id core gave (DOT_PLUGIN_ID).
+TEST(Mirror, ItEchoesTheIdItIsRegisteredUnder) {
+  TempDir src;
+  put(src.path(), "a", "a");
+  DriveOptions opt;
+  opt.profile = Profile::General;
+  opt.id = "org.example.work-dotfiles";
+  opt.inputs = {src.path()};
+  opt.stop_after_plan = true;
+  TempDir stage;
+  auto r = testing::drive(bin("dot-mirror"), stage.path(), opt);
+  ASSERT_TRUE(r.status.ok()) << r.status.error().line();
+  EXPECT_EQ(r.plan.operations.size(), 1u);
 }
 
 TEST(Mirror, SourcesOverMaxTotalBytesTogetherAreAnError) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dot/store/error_kinds.h"
 #include "helpers.h"
 
 namespace dot::store {
@@ -130,10 +131,18 @@ TEST_F(StoreLifecycle, FullCommitPathWithEffects) {
   EXPECT_EQ(d->effects[0].state, EffectState::Succeeded);
   EXPECT_TRUE(d->has_backups);
 
-  std::vector<std::string> expected = {
-      "store.init", "store.proposal.begin", "store.proposal.id", "store.seal", "store.prepare",
-      "store.transition.COMMITTING", "store.transition.COMMITTED", "store.effect.0.ATTEMPTED",
-      "store.effect.0.FAILED", "store.effect.0.ATTEMPTED", "store.effect.0.SUCCEEDED", "store.transition.DONE"};
+  std::vector<std::string> expected = {"store.init",
+                                       "store.proposal.begin",
+                                       "store.proposal.id",
+                                       "store.seal",
+                                       "store.prepare",
+                                       "store.transition.COMMITTING",
+                                       "store.transition.COMMITTED",
+                                       "store.effect.0.ATTEMPTED",
+                                       "store.effect.0.FAILED",
+                                       "store.effect.0.ATTEMPTED",
+                                       "store.effect.0.SUCCEEDED",
+                                       "store.transition.DONE"};
   EXPECT_EQ(points, expected);
 
   auto check = store->check();
@@ -289,7 +298,8 @@ TEST_F(StoreLifecycle, AmbiguousPrefixIsNotFound) {
   // Real plan ids practically never share 10 hex digits, so plant a row whose
   // plan id does.
   TxnId a = sealed(20);
-  raw(fmt::format("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms, plan_id) "
+  raw(
+      fmt::format("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms, plan_id) "
                   "VALUES ('ABANDONED', 'x', '{}', 0, 0, '{}')",
                   testing::hex64('d'), store->summary(a)->plan_id.substr(0, 10) + std::string(54, '0')));
   auto r = store->find(store->summary(a)->plan_id.substr(0, 10));
@@ -405,7 +415,7 @@ std::string file_bytes(const std::string& path) {
 }
 
 std::int64_t file_size(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return -1;
   return st.st_size;
 }
@@ -492,7 +502,6 @@ TEST_F(StoreLifecycle, PruneDropsBlobsOfOldFinishedOnly) {
   EXPECT_EQ(again->pruned, 0u);
 }
 
-
 // ---- path ownership ---------------------------------------------------------
 
 class StoreOwnership : public StoreLifecycle {
@@ -525,7 +534,8 @@ class StoreOwnership : public StoreLifecycle {
     EXPECT_TRUE(sealed.ok()) << sealed.error().line();
     // The version-1 seal stores a write per operation; a version-2 remove's
     // row has no after digest.
-    for (const auto& r : removes) raw(fmt::format("UPDATE operation SET after_sha256 = '' WHERE txn_id = {} AND name = '{}'", *id, r));
+    for (const auto& r : removes)
+      raw(fmt::format("UPDATE operation SET after_sha256 = '' WHERE txn_id = {} AND name = '{}'", *id, r));
     if (to == State::Sealed) return *id;
     EXPECT_TRUE(store->prepare(*id, testing::make_backups(paths.size())).ok());
     for (State s : {State::Committing, State::Committed, State::Done}) {
@@ -576,8 +586,8 @@ TEST_F(StoreOwnership, CommittedWritesOwnRemovesReleaseRollbacksRestore) {
   EXPECT_EQ(owned("org.example.b"), (Paths{"a", "c"}));
   auto owners = store->owners_of({"zz", "a", "Z", "b", "c"});
   ASSERT_OK(owners);
-  EXPECT_EQ(*owners, (std::vector<PathOwner>{{"a", "org.example.b", t4}, {"Z", "org.example.a", t1},
-                                             {"c", "org.example.b", committing}}));
+  EXPECT_EQ(*owners, (std::vector<PathOwner>{
+                         {"a", "org.example.b", t4}, {"Z", "org.example.a", t1}, {"c", "org.example.b", committing}}));
   // Rolling t4 back gives "a" back to a, in the ROLLING_BACK transition.
   ASSERT_OK(store->transition(t4, State::RollingBack));
   EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "\xc3\xa9"}));
@@ -600,6 +610,59 @@ TEST_F(StoreOwnership, CommittedWritesOwnRemovesReleaseRollbacksRestore) {
   EXPECT_EQ(problems(), "");
 }
 
+// forget / unregister --forget: a released path is unowned until a later
+// applied transaction operates on it, whatever is rolled back meanwhile;
+// the view and the table agree throughout.
+TEST_F(StoreOwnership, AReleasedPathStaysUnownedUntilALaterCommitOwnsIt) {
+  TxnId t1 = run("org.example.a", {"x", "y"}, State::Done);
+  auto none = store->release_paths({"y", "nobody"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(none.error().is(ErrorKind::NotOwned)) << none.error().line();
+  EXPECT_EQ(owned("org.example.a"), (Paths{"x", "y"}));  // all or nothing
+  auto released = store->release_paths({"y"});
+  ASSERT_OK(released);
+  EXPECT_EQ(*released, (std::vector<PathOwner>{{"y", "org.example.a", t1}}));
+  EXPECT_EQ(owned("org.example.a"), Paths{"x"});
+  EXPECT_EQ(problems(), "");
+  auto map = store->released_paths();
+  ASSERT_OK(map);
+  EXPECT_EQ(map->at("y"), t1);
+  // A later write owns it again; rolling that back leaves it released.
+  TxnId t2 = run("org.example.b", {"y"}, State::Done);
+  EXPECT_EQ(owned("org.example.b"), Paths{"y"});
+  EXPECT_EQ(problems(), "");
+  ASSERT_OK(store->transition(t2, State::RollingBack));
+  ASSERT_OK(store->transition(t2, State::RolledBack));
+  EXPECT_EQ(owned("org.example.a"), Paths{"x"});
+  EXPECT_EQ(owned("org.example.b"), Paths{});
+  EXPECT_EQ(problems(), "");
+}
+
+TEST_F(StoreOwnership, UnregisterReleasesOnlyWhenAskedAndNeverWithASealedPlan) {
+  PluginRecord rec{"org.example.a", std::string(64, 'a'), "{}"};
+  ASSERT_OK(store->register_plugin(rec, false));
+  run("org.example.a", {"x"}, State::Done);
+  auto owns = store->unregister_plugin("org.example.a", false);
+  ASSERT_FALSE(owns.ok());
+  EXPECT_TRUE(owns.error().is(ErrorKind::PluginOwnsPaths)) << owns.error().line();
+  TxnId sealed = run("org.example.a", {"z"}, State::Sealed);
+  auto busy = store->unregister_plugin("org.example.a", true);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_TRUE(busy.error().is(ErrorKind::PluginBusy)) << busy.error().line();
+  ASSERT_OK(store->transition(sealed, State::Discarded));
+  auto done = store->unregister_plugin("org.example.a", true);
+  ASSERT_OK(done);
+  EXPECT_EQ(done->size(), 1u);
+  EXPECT_EQ(owned("org.example.a"), Paths{});
+  auto row = store->plugin("org.example.a");
+  ASSERT_OK(row);
+  EXPECT_FALSE(row->has_value());
+  auto again = store->unregister_plugin("org.example.a", true);
+  ASSERT_FALSE(again.ok());
+  EXPECT_TRUE(again.error().is(ErrorKind::NoSuchPlugin)) << again.error().line();
+  EXPECT_EQ(problems(), "");
+}
+
 TEST_F(StoreOwnership, OnePathsOwnerIsAnIndexRangeNotAHistoryScan) {
   // What transition() re-derives per path, and the migration and the check
   // read whole: the view with `path = ?` must reach operation_by_name, never
@@ -608,11 +671,13 @@ TEST_F(StoreOwnership, OnePathsOwnerIsAnIndexRangeNotAHistoryScan) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open_v2(store->path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT path, plugin_id, txn_id FROM derived_owner WHERE path = 'x'",
-                               -1, &st, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT path, plugin_id, txn_id FROM derived_owner WHERE path = 'x'",
+                         -1, &st, nullptr),
+      SQLITE_OK);
   std::string plan;
-  while (sqlite3_step(st) == SQLITE_ROW) plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "\n";
+  while (sqlite3_step(st) == SQLITE_ROW)
+    plan += std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 3))) + "\n";
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_NE(plan.find("operation_by_name (name=?)"), std::string::npos) << plan;

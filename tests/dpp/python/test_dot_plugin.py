@@ -411,3 +411,12 @@ def test_a_plugin_that_does_not_declare_declines_digests(tmp_path):
     assert out[0]["result"]["capabilities"] == FIVE
     staged = next(m for m in out if m.get("id") == 3)
     assert [a["path"] for a in staged["result"]["artifacts"]] == ["a/b.txt", "bin"]
+
+
+def test_registered_id_is_the_one_core_gives_else_the_fallback(monkeypatch):
+    monkeypatch.delenv("DOT_PLUGIN_ID", raising=False)
+    assert dp.registered_id("org.example.mirror") == "org.example.mirror"
+    monkeypatch.setenv("DOT_PLUGIN_ID", "")
+    assert dp.registered_id("org.example.mirror") == "org.example.mirror"
+    monkeypatch.setenv("DOT_PLUGIN_ID", "org.example.work-dotfiles")
+    assert dp.registered_id("org.example.mirror") == "org.example.work-dotfiles"

@@ -75,6 +75,7 @@ enum class ErrorKind : std::uint8_t {
   PluginScript,
   PluginNotElf,
   Glob,
+  IgnoreFile,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -159,9 +160,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Registration and manifest"},
     {"glob", Code::Validation, "an exclude pattern that is empty, too long, not UTF-8, holds a control byte or a !",
      "docs/user-guide.md, plan --exclude"},
+    {"ignore_file", Code::Validation, "an ignore file (.dotignore) with a line that is no pattern, or over its limits",
+     "docs/user-guide.md, dot-mirror"},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Glob) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::IgnoreFile) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

@@ -29,6 +29,10 @@ class PathGlob {
   // True when `path` (a file's relative path) or one of its parent folders
   // matches.
   bool covers(std::string_view path) const;
+  // True when the entry `path` itself matches (not a parent of it): what a
+  // walk that does not enter a matched folder asks. A folders-only pattern
+  // matches only when `folder`.
+  bool matches(std::string_view path, bool folder) const;
   // The pattern as given.
   const std::string& text() const noexcept { return text_; }
 

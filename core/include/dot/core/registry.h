@@ -175,4 +175,21 @@ Result<std::vector<std::string>> owned_paths(Root& root, std::string_view plugin
 // and its owner otherwise.
 Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths);
 
+// `dot-core forget PATH...`: the paths (relative to the root, each passing
+// dpp::check_path) stop being managed; their files stay exactly as they
+// are. All or nothing (store::Store::release_paths: kind not_owned for a
+// path nobody manages). The owners released.
+Result<std::vector<store::PathOwner>> forget_paths(Root& root, const std::vector<std::string>& paths);
+
+// `dot-core unregister ID [--forget]`: the plugin's row goes (with every
+// path it owns released when `forget`; store::Store::unregister_plugin's
+// kinds), then its pinned copy in the state folder. Never touches a target.
+struct Unregistered {
+  std::vector<store::PathOwner> released;
+  // Empty, or why the pinned copy could not be removed (the plugin is
+  // unregistered either way; the copy is unused).
+  std::string copy_left;
+};
+Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, bool forget);
+
 }  // namespace dot::core

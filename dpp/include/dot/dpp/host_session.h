@@ -132,7 +132,7 @@ struct HostSessionOptions {
   // Extras for spawn(): argv (default {"dot-plugin"}), keep_fds (an
   // interpreted plugin's sealed script), pre_exec hook and its context (the
   // sandbox), new_session, parent_death_signal. The session itself sets
-  // exec_fd, path, env (LANG=C, DOT_STAGE_ROOT, then extra_env), cwd and the
+  // exec_fd, path, env (LANG=C, DOT_STAGE_ROOT, DOT_PLUGIN_ID, then extra_env), cwd and the
   // three stdio pipes.
   SpawnOptions spawn;
   // Environment entries after LANG and DOT_STAGE_ROOT ("KEY=VALUE"): an
@@ -145,7 +145,8 @@ struct HostSessionOptions {
   // General profile: the limits sent in dot.initialize (the params given to
   // initialize() must carry exactly these) and enforced throughout.
   general::Limits general_limits = general::kLimits;
-  // General profile: the manifest id, named in a DOT_E_PLUGIN_ERROR detail.
+  // General profile: the manifest id, named in a DOT_E_PLUGIN_ERROR detail
+  // and, when it is a valid plugin id, given to the plugin as DOT_PLUGIN_ID.
   std::string plugin_id;
   // General profile: called with each dot.log once it is accepted, in order.
   std::function<void(const LogEntry&)> on_log;

@@ -94,6 +94,11 @@ class Plugin {
   virtual Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage) = 0;
 };
 
+// The id this plugin runs under: DOT_PLUGIN_ID when the host set it to a
+// valid plugin id (dot-core sets the id it registered the plugin under),
+// else `fallback`. For a plugin that may be registered under several ids.
+std::string registered_id(std::string_view fallback);
+
 // The whole session over `in`/`out`, diagnostics to `err`; the exit status.
 int serve(Plugin& plugin, ByteSource& in, ByteSink& out, ByteSink& err);
 // stdin, stdout, stderr.

@@ -83,6 +83,10 @@ enum class ErrorKind : std::uint8_t {
   StatEntry,
   RootOwner,
   RootWritable,
+  NotOwned,
+  PluginOwnsPaths,
+  PluginBusy,
+  NoSuchPlugin,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -215,10 +219,17 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/store.md"},  // RootOwner
     {"root_writable", Code::Policy,
      "init: an existing folder that group or others can write (mode, group and members named) is not a root",
-     "docs/store.md"},  // RootWritable
+     "docs/store.md"},                                                                                  // RootWritable
+    {"not_owned", Code::Validation, "forget: a path no plugin manages", "docs/user-guide.md, forget"},  // NotOwned
+    {"plugin_owns_paths", Code::Policy, "unregister: the plugin still manages paths (--forget releases them)",
+     "docs/user-guide.md, unregister"},  // PluginOwnsPaths
+    {"plugin_busy", Code::Conflict, "unregister: a plan of the plugin is sealed or being applied",
+     "docs/user-guide.md, unregister"},  // PluginBusy
+    {"no_such_plugin", Code::Validation, "unregister: no plugin is registered under that id",
+     "docs/user-guide.md, unregister"},  // NoSuchPlugin
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::RootWritable) + 1, "one row per kind");
+static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::NoSuchPlugin) + 1, "one row per kind");
 
 constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 

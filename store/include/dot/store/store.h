@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,7 @@ namespace dot::store {
 // profile's streamed files and dot.log messages; version 7 pins the
 // ownership view's index (one probe per path, not per operation); version 8
 // adds the stat cache (stat_cache).
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
@@ -116,6 +117,23 @@ class Store {
   Result<std::vector<std::string>> owned_paths(std::string_view plugin_id);
   // The owner of each of `paths` that has one (in the order of `paths`).
   Result<std::vector<PathOwner>> owners_of(const std::vector<std::string>& paths);
+  // `dot-core forget`: each of `paths` stops being owned, its file left as
+  // it is. Its path_owner row and stat cache entry go and a path_release
+  // row records the transaction whose ownership ended (derived_owner then
+  // agrees); a later applied transaction on the path owns it again. All or
+  // nothing, in one SQLite transaction: a path no plugin owns is
+  // DOT_E_VALIDATION kind not_owned. The owners released, in `paths` order.
+  Result<std::vector<PathOwner>> release_paths(const std::vector<std::string>& paths);
+  // For each released path, the transaction whose ownership it gave up:
+  // `status` does not judge a released path against that plan.
+  Result<std::map<std::string, TxnId, std::less<>>> released_paths();
+  // `dot-core unregister`: removes the plugin row, in one SQLite transaction
+  // with releasing every path it owns when `release`. Kinds: no_such_plugin
+  // (DOT_E_VALIDATION); plugin_busy (DOT_E_CONFLICT) while one of its
+  // transactions is SEALED, PROPOSING or in flight; plugin_owns_paths
+  // (DOT_E_POLICY, the count named) while it owns a path and not `release`.
+  // The paths released.
+  Result<std::vector<PathOwner>> unregister_plugin(std::string_view plugin_id, bool release);
 
   // ---- the stat cache ----------------------------------------------------
   // What core last saw of target `path`, if anything (an optimisation only:

@@ -1,0 +1,161 @@
+// Releasing ownership (issue 32): `dot-core forget PATH` and `dot-core
+// unregister ID [--forget]` change records only, never a file; a forgotten
+// path is no longer judged by `status` or offered to the plugin as managed;
+// `store check` agrees with what was released. And the day-to-day shape
+// around them: two dot-mirror registrations in one root (each under its own
+// id), a git dotfiles repository as a source, the plugin's warnings counted
+// under the plan.
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "engine_harness.h"
+
+namespace dot::core::testing {
+namespace {
+
+class ReleaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dot-release-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    base_ = tmpl;
+    home_ = base_ / "home";
+    dotfiles_ = base_ / "dotfiles";
+    work_ = base_ / "work";
+    fs::create_directories(home_);
+    fs::create_directories(dotfiles_ / ".git" / "objects");
+    fs::create_directories(work_);
+    ASSERT_EQ(::chmod(home_.c_str(), 0755), 0);
+    spit(dotfiles_ / ".git" / "HEAD", "ref: refs/heads/main\n", 0644);
+    spit(dotfiles_ / ".dotignore", "README.md\n*.swp\n", 0644);
+    spit(dotfiles_ / "README.md", "my dotfiles\n", 0644);
+    spit(dotfiles_ / ".profile", "export EDITOR=vi\n", 0644);
+    spit(dotfiles_ / ".vimrc", "set nocompatible\n", 0640);
+    spit(work_ / ".gitconfig-work", "[user]\n\temail = me@work.example\n", 0644);
+    spit(home_ / "notes.txt", "mine\n", 0644);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(base_, ec);
+  }
+  CmdResult run(std::vector<std::string> args, int want = 0) {
+    const std::string what = args.front();
+    args.push_back("--root");
+    args.push_back(home_.string());
+    CmdResult r = dot_core(args);
+    EXPECT_EQ(r.code, want) << what << ": " << r.out << r.err;
+    return r;
+  }
+  void register_mirror(const std::string& id, const fs::path& src) {
+    run({"register", "--plugin", bin("dot-mirror"), "--id", id, "--profile", "org.dot.dpp/v1", "--assurance", "audit",
+         "--allow-audit-plugin", "--input", src.string()});
+  }
+  void plan_and_apply(const std::string& id) {
+    run({"plan", "--plugin", id, "--quiet"});
+    run({"apply", "--quiet"});
+  }
+
+  fs::path base_, home_, dotfiles_, work_;
+};
+
+TEST_F(ReleaseTest, TwoMirrorsOfOneRootEachOwnTheirPathsAndAGitSourceLeavesItsRepositoryOut) {
+  run({"init"});
+  register_mirror("org.example.dotfiles", dotfiles_);
+  register_mirror("org.example.work", work_);
+  plan_and_apply("org.example.dotfiles");
+  plan_and_apply("org.example.work");
+  EXPECT_EQ(slurp(home_ / ".profile"), "export EDITOR=vi\n");
+  EXPECT_EQ(slurp(home_ / ".gitconfig-work"), "[user]\n\temail = me@work.example\n");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(home_ / ".git")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(home_ / "README.md")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(home_ / ".dotignore")));
+  EXPECT_EQ(slurp(home_ / "notes.txt"), "mine\n");
+  // Each plugin owns its own: the work mirror may not take .profile.
+  spit(work_ / ".profile", "export EDITOR=emacs\n", 0644);
+  CmdResult r = run({"plan", "--plugin", "org.example.work"}, 1);
+  EXPECT_NE(r.err.find("\".profile\" is owned by plugin org.example.dotfiles"), std::string::npos) << r.err;
+}
+
+TEST_F(ReleaseTest, ThePluginsWarningsAreCountedUnderThePlan) {
+  spit(dotfiles_ / "big", "", 0644);
+  ASSERT_EQ(::truncate((dotfiles_ / "big").c_str(), (16 << 20) + 1), 0);
+  ASSERT_EQ(::mkfifo((dotfiles_ / "pipe").c_str(), 0644), 0);
+  run({"init"});
+  register_mirror("org.dot.mirror", dotfiles_);
+  CmdResult r = run({"plan"});
+  EXPECT_NE(r.out.find("the plugin sent 2 warning(s), about entries it skipped and the like: `dot-core plan "
+                       "--verbose"),
+            std::string::npos)
+      << r.out;
+  CmdResult verbose = run({"plan", "--verbose"});
+  EXPECT_EQ(verbose.out.find("warning(s)"), std::string::npos) << verbose.out;
+  EXPECT_NE(verbose.err.find("skipped \"big\": 16777217 bytes"), std::string::npos) << verbose.err;
+}
+
+TEST_F(ReleaseTest, ForgetReleasesAPathAndLeavesItsFileAsItIs) {
+  run({"init"});
+  register_mirror("org.dot.mirror", dotfiles_);
+  plan_and_apply("org.dot.mirror");
+  struct stat before {};
+  ASSERT_EQ(::lstat((home_ / ".vimrc").c_str(), &before), 0);
+  // A path nobody manages, or outside the root: nothing is forgotten.
+  CmdResult none = run({"forget", (home_ / "notes.txt").string(), (home_ / ".vimrc").string()}, 1);
+  EXPECT_NE(none.err.find("DOT_E_VALIDATION"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("no plugin manages \"notes.txt\""), std::string::npos) << none.err;
+  CmdResult outside = run({"forget", (dotfiles_ / ".vimrc").string()}, 1);
+  EXPECT_NE(outside.err.find("is not below the managed root"), std::string::npos) << outside.err;
+  CmdResult f = run({"forget", (home_ / ".vimrc").string(), "--json"});
+  EXPECT_NE(f.out.find("\"path\":\".vimrc\",\"plugin_id\":\"org.dot.mirror\""), std::string::npos) << f.out;
+  struct stat after {};
+  ASSERT_EQ(::lstat((home_ / ".vimrc").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);
+  EXPECT_EQ(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+  EXPECT_EQ(slurp(home_ / ".vimrc"), "set nocompatible\n");
+  // An edit of a forgotten file is no drift; of a managed one it is.
+  spit(home_ / ".vimrc", "my own now\n", 0640);
+  run({"status", "--exit-code"});
+  spit(home_ / ".profile", "edited\n", 0644);
+  run({"status", "--exit-code"}, 1);
+  run({"store", "check"});
+  run({"forget", (home_ / ".vimrc").string()}, 1);  // once only
+  // The plugin still proposes it: its next plan takes it over again.
+  CmdResult again = run({"plan"});
+  EXPECT_NE(again.out.find("take over .vimrc (exists, not managed yet)"), std::string::npos) << again.out;
+}
+
+TEST_F(ReleaseTest, UnregisterIsRefusedWhileThePluginManagesPathsOrHasASealedPlan) {
+  run({"init"});
+  register_mirror("org.dot.mirror", dotfiles_);
+  CmdResult unknown = run({"unregister", "org.example.nothing"}, 1);
+  EXPECT_NE(unknown.err.find("DOT_E_VALIDATION: no plugin is registered as org.example.nothing"), std::string::npos)
+      << unknown.err;
+  run({"plan", "--quiet"});
+  CmdResult busy = run({"unregister", "org.dot.mirror"}, 1);
+  EXPECT_NE(busy.err.find("DOT_E_CONFLICT"), std::string::npos) << busy.err;
+  run({"apply", "--quiet"});
+  CmdResult owns = run({"unregister", "org.dot.mirror"}, 1);
+  EXPECT_NE(owns.err.find("DOT_E_POLICY: plugin org.dot.mirror manages 2 path(s)"), std::string::npos) << owns.err;
+  const auto files = tree(home_);
+  CmdResult done = run({"unregister", "--forget", "org.dot.mirror"});
+  EXPECT_NE(done.out.find("unregistered org.dot.mirror"), std::string::npos) << done.out;
+  EXPECT_NE(done.out.find("stopped managing .profile (owned by org.dot.mirror"), std::string::npos) << done.out;
+  EXPECT_EQ(tree(home_), files);
+  EXPECT_FALSE(fs::exists(home_ / ".dot" / "plugin-org.dot.mirror"));
+  CmdResult status = run({"status", "--exit-code"});
+  EXPECT_EQ(status.out.find("org.dot.mirror ("), std::string::npos) << status.out;
+  run({"store", "check"});
+  // Registered again, it takes over its old files as anyone's (a file that
+  // already holds what it proposes is no change: it is taken over when its
+  // source changes).
+  register_mirror("org.dot.mirror", dotfiles_);
+  CmdResult same = run({"plan"});
+  EXPECT_NE(same.out.find("no changes"), std::string::npos) << same.out;
+  spit(dotfiles_ / ".profile", "export EDITOR=nvim\n", 0644);
+  CmdResult again = run({"plan"});
+  EXPECT_NE(again.out.find("take over .profile (exists, not managed yet)"), std::string::npos) << again.out;
+}
+
+}  // namespace
+}  // namespace dot::core::testing
