@@ -55,14 +55,22 @@ std::optional<std::string> link_slot_text(const core::PathSlot& s, const std::st
     return fmt::format("remove link {} {}\n", path, link_shown(s.before));
   if (s.action == core::Action::Link) {
     if (!s.before.exists) return fmt::format("link {} {}\n", path, link_shown(s.after));
+    if (s.take_over)
+      return fmt::format("take over {} (exists, not managed yet): {} by link {}\n", path,
+                         s.before.is_link()
+                             ? "link " + link_shown(s.before)
+                             : fmt::format("file ({} bytes, mode {})", s.before_size, mode_text(s.before.mode)),
+                         link_shown(s.after));
     if (s.before.is_link())
       return fmt::format("replace link {} {} by {}\n", path, link_shown(s.before), link_shown(s.after));
     return fmt::format("replace file {} ({} bytes, mode {}) by link {}\n", path, s.before_size,
                        mode_text(s.before.mode), link_shown(s.after));
   }
   if (s.action == core::Action::Write && s.before.is_link())
-    return fmt::format("replace link {} {} by file (mode {}, {} bytes)\n", path, link_shown(s.before),
-                       mode_text(s.after.mode), s.after_size);
+    return fmt::format("{} {} by file (mode {}, {} bytes)\n",
+                       s.take_over ? fmt::format("take over {} (exists, not managed yet): link", path)
+                                   : fmt::format("replace link {}", path),
+                       link_shown(s.before), mode_text(s.after.mode), s.after_size);
   return std::nullopt;
 }
 

@@ -202,7 +202,14 @@ std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed
 }
 
 Result<std::string> declared_proposal_document(const PlanV2& proposed) {
-  return detail::declared_proposal_document_of(proposed, [](const PlanV2& p) { return canonical_bytes(p); });
+  // A proposal document carries the afters the plugin declared (its
+  // writes'), never a link's: that after is core's (the text, our ids),
+  // filled in once the plugin is gone, and absent in the document then as
+  // when the proposal was recorded.
+  PlanV2 document = proposed;
+  for (auto& op : document.operations)
+    if (op.action == Action::Link) op.after = Snapshot::absent();
+  return detail::declared_proposal_document_of(document, [](const PlanV2& p) { return canonical_bytes(p); });
 }
 
 Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared) {

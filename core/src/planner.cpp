@@ -261,7 +261,7 @@ class ProposalRun {
       slot.before = t.snapshot;
       slot.before_size = t.size;
       slot.before_content = std::move(t.content);
-      slot.take_over = managed && op.action == Action::Write && t.snapshot.exists && !managed->contains(op.path);
+      slot.take_over = managed && op.action != Action::Remove && t.snapshot.exists && !managed->contains(op.path);
       draft_.slots.push_back(std::move(slot));
       progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
     }

@@ -133,15 +133,20 @@ TEST_F(LinksV2Test, TheSealedPlanRecordsEveryLinkTextAsAfterAndBefore) {
 TEST_F(LinksV2Test, PlanShowsEachLinkOperationWithItsTextEscaped) {
   CmdResult r = plan_links(false);
   ASSERT_EQ(r.code, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("replace link file-was-link -> \"old/text\" by file (mode 0600, 11 bytes)\n"),
+  // Nothing here is managed yet: what exists is taken over, and said so.
+  EXPECT_NE(r.out.find("take over file-was-link (exists, not managed yet): link -> \"old/text\" by file (mode 0600, "
+                       "11 bytes)\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("remove link gone-link -> \"/etc/passwd\"\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("replace file link-was-file (11 bytes, mode 0600) by link -> \"/absolute/target\"\n"),
+  EXPECT_NE(r.out.find("take over link-was-file (exists, not managed yet): file (11 bytes, mode 0600) by link -> "
+                       "\"/absolute/target\"\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("link links.d/new -> \"../file-was-link\"\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("replace link relink -> \"first\" by -> \"second\"\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("take over relink (exists, not managed yet): link -> \"first\" by link -> \"second\"\n"),
+            std::string::npos)
+      << r.out;
   // The control bytes of a link's text reach the terminal escaped, never raw.
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("link new-link -> \"dangling \\x1b[31mred\\x1b[0m text\"\n"), std::string::npos) << r.out;
@@ -183,7 +188,8 @@ TEST_F(LinksV2Test, StatusReportsALinkWhoseTextChangedAsDrift) {
   fs::create_symlink("edited", root_ / "relink");
   CmdResult s = core({"status", "--json"});
   EXPECT_NE(s.out.find("relink"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find(R"({"name":"relink","plan_id":")" + id + R"(","reason":"content"})"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find(R"({"name":"relink","plan_id":")" + id + R"(","reason":"content"})"), std::string::npos)
+      << s.out;
   // And rollback leaves the edited link as evidence.
   CmdResult r = core({"rollback", id});
   EXPECT_EQ(r.code, 1) << r.out;

@@ -157,5 +157,41 @@ TEST_F(ReleaseTest, UnregisterIsRefusedWhileThePluginManagesPathsOrHasASealedPla
   EXPECT_NE(again.out.find("take over .profile (exists, not managed yet)"), std::string::npos) << again.out;
 }
 
+// Through core with declared digests (dot-mirror declares them): a symlink
+// of the source over an existing one nobody manages is taken over, a
+// managed one replaced, and rollback puts back each link text exactly.
+TEST_F(ReleaseTest, LinksAreTakenOverReplacedAndRolledBackThroughCore) {
+  fs::create_directories(dotfiles_ / ".vim");
+  spit(dotfiles_ / ".vim" / "vimrc", "set number\n", 0644);
+  fs::remove(dotfiles_ / ".vimrc");
+  ASSERT_EQ(::symlink(".vim/vimrc", (dotfiles_ / ".vimrc").c_str()), 0);
+  ASSERT_EQ(::symlink("/usr/share/vim/vimrc", (home_ / ".vimrc").c_str()), 0);
+  run({"init"});
+  register_mirror("org.dot.mirror", dotfiles_);
+  CmdResult first = run({"plan"});
+  EXPECT_NE(first.out.find("take over .vimrc (exists, not managed yet): link -> \"/usr/share/vim/vimrc\" by link -> "
+                           "\".vim/vimrc\"\n"),
+            std::string::npos)
+      << first.out;
+  const auto sealed_at = first.out.find("sealed plan ");
+  ASSERT_NE(sealed_at, std::string::npos) << first.out;
+  const std::string first_id = first.out.substr(sealed_at + 12, 64);
+  run({"apply", "--quiet"});
+  EXPECT_EQ(fs::read_symlink(home_ / ".vimrc"), ".vim/vimrc");
+  ASSERT_EQ(::unlink((dotfiles_ / ".vimrc").c_str()), 0);
+  ASSERT_EQ(::symlink(".vim/other", (dotfiles_ / ".vimrc").c_str()), 0);
+  CmdResult second = run({"plan"});
+  EXPECT_NE(second.out.find("replace link .vimrc -> \".vim/vimrc\" by -> \".vim/other\"\n"), std::string::npos)
+      << second.out;
+  const std::string second_id = json_field(run({"plan", "--json"}).out, "plan_id");
+  run({"apply", second_id.substr(0, 8), "--quiet"});
+  EXPECT_EQ(fs::read_symlink(home_ / ".vimrc"), ".vim/other");
+  run({"rollback", second_id});
+  EXPECT_EQ(fs::read_symlink(home_ / ".vimrc"), ".vim/vimrc");
+  run({"rollback", first_id});
+  EXPECT_EQ(fs::read_symlink(home_ / ".vimrc"), "/usr/share/vim/vimrc");
+  run({"store", "check"});
+}
+
 }  // namespace
 }  // namespace dot::core::testing

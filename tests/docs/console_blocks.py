@@ -15,7 +15,7 @@ from run to run is matched, not compared:
   real id and its prefixes; one page value never maps to two real ones);
 - a UTC time `2026-11-30T19:10:29.608Z` matches any such time.
 Paths: `/tmp/walk` (the README's folder) and `~` are the scratch folder,
-`$PWD/build/release/bin/` and a leading `dot-core` are BIN_DIR's. A command
+`$PWD/build/release/bin/` and `dot-core` are BIN_DIR's (it leads PATH). A command
 whose expected output has no `DOT_E_` line must exit 0.
 """
 import os
@@ -107,7 +107,8 @@ def main():
                 run = run.replace("/tmp/walk", scratch + "/walk").replace("~/", scratch + "/")
                 if run.startswith("dot-core "):
                     run = os.path.join(bin_dir, "dot-core") + run[len("dot-core"):]
-                env = dict(os.environ, HOME=scratch, NO_COLOR="1", LC_ALL="C.UTF-8")
+                env = dict(os.environ, HOME=scratch, NO_COLOR="1", LC_ALL="C.UTF-8",
+                           PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
                 env.pop("DOT_ROOT", None)
                 p = subprocess.run(["bash", "-c", run], cwd=scratch, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, timeout=120)

@@ -92,8 +92,8 @@ struct PathSlot {
   std::uint64_t after_size = 0;
   std::optional<std::string> before_content;
   std::optional<std::string> after_content;
-  // A write of an existing file no plugin manages yet: the plan takes it
-  // over (apply keeps its backup, rollback restores it exactly).
+  // A write or link over an existing entry no plugin manages yet: the plan
+  // takes it over (apply keeps its backup, rollback restores it exactly).
   bool take_over = false;
 };
 
