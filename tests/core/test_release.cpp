@@ -193,5 +193,64 @@ TEST_F(ReleaseTest, LinksAreTakenOverReplacedAndRolledBackThroughCore) {
   run({"store", "check"});
 }
 
+// The same as root on an /etc-like tree: folders other users must read are
+// created with the source's 0755, files keep 0644, 0640 and 0600, an
+// existing file is taken over and given back by rollback, and a service's
+// folder nobody proposes is left alone.
+TEST_F(ReleaseTest, AsRootAnEtcLikeTreeKeepsModesOthersNeedAndRollsBackExactly) {
+  if (::geteuid() != 0) GTEST_SKIP() << "an /etc-like tree is root's (the CI machine runs as root)";
+  const fs::path etc = base_ / "etc", src = base_ / "etc-src";
+  fs::create_directories(etc / "ssh");
+  ASSERT_EQ(::chmod(etc.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((etc / "ssh").c_str(), 0755), 0);
+  spit(etc / "hostname", "old-name\n", 0644);
+  spit(etc / "ssh" / "ssh_config", "Host *\n", 0644);
+  fs::create_directories(src / "nginx" / "conf.d");
+  fs::create_directories(src / "default");
+  for (const char* d : {"", "/nginx", "/nginx/conf.d", "/default"})
+    ASSERT_EQ(::chmod((src.string() + d).c_str(), 0755), 0);
+  spit(src / "hostname", "box\n", 0644);
+  spit(src / "nginx" / "nginx.conf", "events {}\n", 0644);
+  spit(src / "nginx" / "conf.d" / "site.conf", "server {}\n", 0640);
+  spit(src / "default" / "app", "TOKEN=x\n", 0600);
+  auto in_etc = [&](std::vector<std::string> args, int want = 0) {
+    args.push_back("--root");
+    args.push_back(etc.string());
+    CmdResult r = dot_core(args);
+    EXPECT_EQ(r.code, want) << args.front() << ": " << r.out << r.err;
+    return r;
+  };
+  auto mode = [](const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  in_etc({"init"});
+  in_etc({"register", "--plugin", bin("dot-mirror"), "--id", "org.example.etc", "--profile", "org.dot.dpp/v1",
+          "--assurance", "audit", "--allow-audit-plugin", "--input", src.string()});
+  CmdResult plan = in_etc({"plan"});
+  EXPECT_NE(plan.out.find("take over hostname (exists, not managed yet)"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("create folder nginx/conf.d/ (mode 0755)"), std::string::npos) << plan.out;
+  const auto sealed_at = plan.out.find("sealed plan ");
+  ASSERT_NE(sealed_at, std::string::npos) << plan.out;
+  const std::string id = plan.out.substr(sealed_at + 12, 64);
+  in_etc({"apply", "--quiet"});
+  EXPECT_EQ(mode(etc / "nginx"), 0755u);
+  EXPECT_EQ(mode(etc / "nginx" / "conf.d"), 0755u);
+  EXPECT_EQ(mode(etc / "default"), 0755u);
+  EXPECT_EQ(mode(etc / "nginx" / "nginx.conf"), 0644u);
+  EXPECT_EQ(mode(etc / "nginx" / "conf.d" / "site.conf"), 0640u);
+  EXPECT_EQ(mode(etc / "default" / "app"), 0600u);
+  EXPECT_EQ(slurp(etc / "hostname"), "box\n");
+  EXPECT_EQ(slurp(etc / "ssh" / "ssh_config"), "Host *\n");
+  in_etc({"rollback", id});
+  EXPECT_EQ(slurp(etc / "hostname"), "old-name\n");
+  EXPECT_EQ(mode(etc / "hostname"), 0644u);
+  EXPECT_FALSE(fs::exists(etc / "nginx"));
+  EXPECT_FALSE(fs::exists(etc / "default"));
+  EXPECT_EQ(slurp(etc / "ssh" / "ssh_config"), "Host *\n");
+  in_etc({"store", "check"});
+}
+
 }  // namespace
 }  // namespace dot::core::testing
