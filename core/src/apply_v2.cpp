@@ -555,6 +555,114 @@ Status check_still_after(Root& root, const LoadedPlanV2& lp) {
   return {};
 }
 
+namespace {
+
+// Temp files of an interrupted commit (or of a rollback, interrupted):
+// exactly the names this plan's journal derives, each in its target's
+// folder; a file merely named like a temp file is never touched.
+void remove_plan_temps(int root_fd, const PlanV2& plan, const std::string& plan_id, TempCleanup* cleanup) {
+  std::map<std::string, std::vector<std::string>> own_temps;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    auto& names = own_temps[std::string(parent_folder(plan.operations[i].path))];
+    for (TempPhase phase : {TempPhase::Apply, TempPhase::Rollback}) names.push_back(temp_name(plan_id, phase, i));
+  }
+  for (const auto& [folder, names] : own_temps) {
+    auto dir = open_existing_folder(root_fd, folder);
+    if (!dir.ok()) {
+      if (cleanup) cleanup->left_alone.push_back({folder, fmt::format("cannot be opened: {}", dir.error().detail)});
+      continue;
+    }
+    if (!*dir) continue;
+    TempCleanup found;
+    remove_own_temps((*dir)->get(), folder, names, found);
+    if (!cleanup) continue;
+    cleanup->removed += found.removed;
+    for (auto& left : found.left_alone) cleanup->left_alone.push_back(std::move(left));
+  }
+}
+
+// Each target a rollback walks: at its before (left as it is), at its after
+// (restored: its index, in reverse operation order) or neither (left as
+// evidence: its path in `edited`).
+std::vector<std::size_t> targets_to_restore(int root_fd, const std::vector<PathOperation>& ops,
+                                            const AppliedSoFar* so_far, std::vector<std::string>& edited) {
+  std::vector<std::size_t> restores;
+  for (std::size_t i = ops.size(); i-- > 0;) {
+    if (so_far && !so_far->operations[i]) continue;
+    const PathOperation& op = ops[i];
+    auto o = beneath::observe_beneath(root_fd, op.path, {.max_bytes = kMaxFileBytes});
+    if (!o.ok()) {
+      edited.push_back(op.path);  // a symlink or a file on the way: not ours
+      continue;
+    }
+    const Snapshot now = snapshot_of(*o);
+    const bool plain =
+        ((o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink) && !o->too_large) ||
+        !o->exists();
+    if (plain && now == op.before) continue;
+    if (!plain || now != op.after) {
+      edited.push_back(op.path);
+      continue;
+    }
+    restores.push_back(i);
+  }
+  return restores;
+}
+
+// The folders apply created, deepest first (descending byte order puts a
+// folder before its parent), each only when empty.
+Status remove_created_folders(int root_fd, const PlanV2& plan, const AppliedSoFar* so_far, const TestHooks& hooks) {
+  for (std::size_t f = plan.directories.size(); f-- > 0;) {
+    if (so_far && !so_far->folders[f]) continue;
+    const std::string& path = plan.directories[f].path;
+    auto parent = open_existing_folder(root_fd, std::string(parent_folder(path)));
+    if (!parent.ok()) return std::move(parent).error();
+    if (!*parent) continue;  // its parent is gone, so is it
+    const std::string leaf(leaf_of(path));
+    if (::unlinkat((*parent)->get(), leaf.c_str(), AT_REMOVEDIR) != 0) {
+      const int err = errno;
+      // Gone already, holding someone's files, or no longer a folder: left.
+      if (err == ENOENT || err == ENOTEMPTY || err == EEXIST || err == ENOTDIR) continue;
+      return beneath::errno_error(err, "rmdir", path);
+    }
+    hooks.reached(fmt::format("rollback.folder{}.removed", f));
+  }
+  return {};
+}
+
+// A temp file from each backup of `restores` beside its target (a link's:
+// its text, which the plan's before holds; the stored backup matched it at
+// load), all made durable at once. Index -> temp name.
+Result<std::map<std::size_t, std::string>> write_rollback_temps(Root& root, store::TxnId txn, const LoadedPlanV2& lp,
+                                                                const std::vector<std::size_t>& restores,
+                                                                FolderCache& folders) {
+  const TestHooks& hooks = root.hooks();
+  FileSystems file_systems;
+  const bool fsync_each = !syncfs_reports_errors();
+  std::map<std::size_t, std::string> temps;
+  for (std::size_t i : restores) {
+    const PathOperation& op = lp.plan.operations[i];
+    if (!op.before.exists) continue;
+    const std::string p = fmt::format("rollback.op{}", i);
+    DOT_ASSIGN_OR_RETURN(int dir, folders.open(parent_folder(op.path)));
+    DOT_TRY(note_file_system(dir, parent_folder(op.path), file_systems));
+    const std::string name = temp_name(lp.sealed.plan_id, TempPhase::Rollback, i);
+    auto temp = op.before.is_link() ? link_temp(hooks, dir, name, op.before, op.path, p + ".write", fsync_each)
+                                    : stream_temp(root, txn, store::FileKind::Backup, i, dir, name, op.before, op.path,
+                                                  p + ".write", fsync_each);
+    if (!temp.ok()) return std::move(temp).error();
+    temps[i] = std::move(temp).value();
+    hooks.reached(p + ".temp_written");
+  }
+  if (!temps.empty()) {
+    DOT_TRY(sync_file_systems(file_systems, hooks, "rollback.syncfs"));
+    hooks.reached("rollback.temps_synced");
+  }
+  return temps;
+}
+
+}  // namespace
+
 Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Error& why, const AppliedSoFar* so_far,
                  TempCleanup* cleanup) {
   store::Store& st = root.store();
@@ -576,78 +684,14 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
     return e;
   };
   const std::vector<std::string> touched = touched_folders(plan);
-
-  // Temp files of an interrupted commit (or of this walk, interrupted):
-  // exactly the names this plan's journal derives, each in its target's
-  // folder; a file merely named like a temp file is never touched.
-  std::map<std::string, std::vector<std::string>> own_temps;
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    auto& names = own_temps[std::string(parent_folder(ops[i].path))];
-    for (TempPhase phase : {TempPhase::Apply, TempPhase::Rollback}) names.push_back(temp_name(plan_id, phase, i));
-  }
-  for (const auto& [folder, names] : own_temps) {
-    auto dir = open_existing_folder(root_fd, folder);
-    if (!dir.ok()) {
-      if (cleanup) cleanup->left_alone.push_back({folder, fmt::format("cannot be opened: {}", dir.error().detail)});
-      continue;
-    }
-    if (!*dir) continue;
-    TempCleanup found;
-    remove_own_temps((*dir)->get(), folder, names, found);
-    if (!cleanup) continue;
-    cleanup->removed += found.removed;
-    for (auto& left : found.left_alone) cleanup->left_alone.push_back(std::move(left));
-  }
-
-  // Each target: before (left), after (restored) or neither (left: evidence).
-  std::vector<std::size_t> restores;  // reverse operation order
+  remove_plan_temps(root_fd, plan, plan_id, cleanup);
   std::vector<std::string> edited;
-  for (std::size_t i = ops.size(); i-- > 0;) {
-    if (so_far && !so_far->operations[i]) continue;
-    const PathOperation& op = ops[i];
-    auto o = beneath::observe_beneath(root_fd, op.path, {.max_bytes = kMaxFileBytes});
-    if (!o.ok()) {
-      edited.push_back(op.path);  // a symlink or a file on the way: not ours
-      continue;
-    }
-    const Snapshot now = snapshot_of(*o);
-    const bool plain =
-        ((o->type == beneath::FileType::Regular || o->type == beneath::FileType::Symlink) && !o->too_large) ||
-        !o->exists();
-    if (plain && now == op.before) continue;
-    if (!plain || now != op.after) {
-      edited.push_back(op.path);
-      continue;
-    }
-    restores.push_back(i);
-  }
+  const std::vector<std::size_t> restores = targets_to_restore(root_fd, ops, so_far, edited);
 
-  // A temp file from each backup, all made durable at once.
   FolderCache folders(root_fd);
-  FileSystems file_systems;
-  const bool fsync_each = !syncfs_reports_errors();
-  std::map<std::size_t, std::string> temps;
-  for (std::size_t i : restores) {
-    const PathOperation& op = ops[i];
-    if (!op.before.exists) continue;
-    const std::string p = fmt::format("rollback.op{}", i);
-    auto dir = folders.open(parent_folder(op.path));
-    if (!dir.ok()) return stuck(std::move(dir).error());
-    if (auto s = note_file_system(*dir, parent_folder(op.path), file_systems); !s.ok()) return stuck(s.error());
-    // A symlink's backup is its text, which the plan's before holds (the
-    // stored backup matched it at load).
-    const std::string name = temp_name(plan_id, TempPhase::Rollback, i);
-    auto temp = op.before.is_link() ? link_temp(hooks, *dir, name, op.before, op.path, p + ".write", fsync_each)
-                                    : stream_temp(root, txn, store::FileKind::Backup, i, *dir, name, op.before, op.path,
-                                                  p + ".write", fsync_each);
-    if (!temp.ok()) return stuck(std::move(temp).error());
-    temps[i] = std::move(temp).value();
-    hooks.reached(p + ".temp_written");
-  }
-  if (!temps.empty()) {
-    if (auto s = sync_file_systems(file_systems, hooks, "rollback.syncfs"); !s.ok()) return stuck(s.error());
-    hooks.reached("rollback.temps_synced");
-  }
+  auto written = write_rollback_temps(root, txn, lp, restores, folders);
+  if (!written.ok()) return stuck(std::move(written).error());
+  std::map<std::size_t, std::string>& temps = *written;
 
   // The renames back and the removals of what apply created.
   for (std::size_t i : restores) {
@@ -670,23 +714,7 @@ Status roll_back(Root& root, store::TxnId txn, const LoadedPlanV2& lp, const Err
   }
   folders.forget();
 
-  // The folders apply created, deepest first (descending byte order puts a
-  // folder before its parent), each only when empty.
-  for (std::size_t f = plan.directories.size(); f-- > 0;) {
-    if (so_far && !so_far->folders[f]) continue;
-    const std::string& path = plan.directories[f].path;
-    auto parent = open_existing_folder(root_fd, std::string(parent_folder(path)));
-    if (!parent.ok()) return stuck(std::move(parent).error());
-    if (!*parent) continue;  // its parent is gone, so is it
-    const std::string leaf(leaf_of(path));
-    if (::unlinkat((*parent)->get(), leaf.c_str(), AT_REMOVEDIR) != 0) {
-      const int err = errno;
-      // Gone already, holding someone's files, or no longer a folder: left.
-      if (err == ENOENT || err == ENOTEMPTY || err == EEXIST || err == ENOTDIR) continue;
-      return stuck(beneath::errno_error(err, "rmdir", path));
-    }
-    hooks.reached(fmt::format("rollback.folder{}.removed", f));
-  }
+  if (auto s = remove_created_folders(root_fd, plan, so_far, hooks); !s.ok()) return stuck(s.error());
 
   // Every touched folder still there, made durable.
   for (std::size_t j = 0; j < touched.size(); ++j) {

@@ -204,45 +204,9 @@ class Mirror final : public g::Plugin {
     DOT_TRY(check_managed(managed));
     Notes notes(ctx, logs_sent_);
     DOT_TRY(walk(notes, limits, ctx.digests_negotiated()));
-
-    std::unordered_set<std::string_view> written;
-    for (const auto& f : files_) written.insert(f.path);
-    std::vector<std::string_view> removed;
     std::size_t held = 0;
-    for (const auto& path : managed) {
-      if (written.count(path)) continue;
-      if (auto why = held_by_walk(path)) {
-        ++held;
-        notes.warn(fmt::format("{} is managed and the source {}: left as it is (still managed)", show(path), *why));
-        continue;
-      }
-      removed.push_back(path);
-    }
-    std::unordered_set<std::string_view> removed_set(removed.begin(), removed.end());
-
-    // No path of a plan may be a parent folder of another: a path that is a
-    // file on one side and a folder on the other is removed first, and the
-    // write waits for the next plan (what it needs: the old side gone).
-    // Copies, not views: files_ is compacted below while they are looked up.
-    std::unordered_set<std::string> deferred;
-    for (std::string_view r : removed)
-      for_each_parent(r, [&](std::string_view parent) {
-        if (written.count(parent) && deferred.emplace(parent).second)
-          notes.warn(
-              fmt::format("{} waits for the next plan: the root still holds managed files beneath it, which "
-                          "this plan removes; once it is applied and the folder is gone (dot-core never "
-                          "removes a folder it did not create), plan again",
-                          show(parent)));
-      });
-    for (const auto& f : files_)
-      for_each_parent(f.path, [&](std::string_view parent) {
-        if (removed_set.count(parent) && deferred.emplace(f.path).second)
-          notes.warn(
-              fmt::format("{} waits for the next plan: the managed file {} is in its way and this plan "
-                          "removes it",
-                          show(f.path), show(parent)));
-      });
-    if (!deferred.empty()) std::erase_if(files_, [&](const SourceFile& f) { return deferred.count(f.path) > 0; });
+    const std::vector<std::string_view> removed = removals(notes, managed, held);
+    defer_clashes(notes, removed);
 
     std::vector<g::Operation> ops;
     ops.reserve(files_.size() + removed.size());
@@ -302,6 +266,55 @@ class Mirror final : public g::Plugin {
   }
 
  private:
+  // The managed paths SRC no longer holds at all (views into `managed`);
+  // one the walk skipped or ignored is kept and counted in `held`.
+  std::vector<std::string_view> removals(Notes& notes, const std::vector<std::string>& managed,
+                                         std::size_t& held) const {
+    std::unordered_set<std::string_view> written;
+    for (const auto& f : files_) written.insert(f.path);
+    std::vector<std::string_view> removed;
+    for (const auto& path : managed) {
+      if (written.count(path)) continue;
+      if (auto why = held_by_walk(path)) {
+        ++held;
+        notes.warn(fmt::format("{} is managed and the source {}: left as it is (still managed)", show(path), *why));
+        continue;
+      }
+      removed.push_back(path);
+    }
+    return removed;
+  }
+
+  // No path of a plan may be a parent folder of another: a path that is a
+  // file on one side and a folder on the other is removed first, and the
+  // write waits for the next plan (what it needs: the old side gone). The
+  // writes that wait leave files_.
+  void defer_clashes(Notes& notes, const std::vector<std::string_view>& removed) {
+    std::unordered_set<std::string_view> written;
+    for (const auto& f : files_) written.insert(f.path);
+    const std::unordered_set<std::string_view> removed_set(removed.begin(), removed.end());
+    // Copies, not views: files_ is compacted below while they are looked up.
+    std::unordered_set<std::string> deferred;
+    for (std::string_view r : removed)
+      for_each_parent(r, [&](std::string_view parent) {
+        if (written.count(parent) && deferred.emplace(parent).second)
+          notes.warn(
+              fmt::format("{} waits for the next plan: the root still holds managed files beneath it, which "
+                          "this plan removes; once it is applied and the folder is gone (dot-core never "
+                          "removes a folder it did not create), plan again",
+                          show(parent)));
+      });
+    for (const auto& f : files_)
+      for_each_parent(f.path, [&](std::string_view parent) {
+        if (removed_set.count(parent) && deferred.emplace(f.path).second)
+          notes.warn(
+              fmt::format("{} waits for the next plan: the managed file {} is in its way and this plan "
+                          "removes it",
+                          show(f.path), show(parent)));
+      });
+    if (!deferred.empty()) std::erase_if(files_, [&](const SourceFile& f) { return deferred.count(f.path) > 0; });
+  }
+
   // Every parent folder of a write, with the source folder's mode, in
   // ascending byte order (what dot.plan's `directories` holds; core uses a
   // mode only for a folder it creates).

@@ -526,8 +526,12 @@ Status check_blob(const Blob& b, std::size_t slot, std::string_view what) {
 
 }  // namespace
 
-Status Store::seal(TxnId id, const SealInput& in) {
-  DOT_TRY(impl_->writable());
+namespace {
+
+// What a seal is given, checked before the database is touched: the ids'
+// form, the plan bytes against their id, one artifact per operation (or
+// streamed files), the logs.
+Status check_seal_input(const SealInput& in, const std::string& db_path) {
   if (in.plan_id.size() != 64 || !is_lower_hex(in.plan_id))
     return make_error(store::ErrorKind::PlanId, "a plan id is 64 lowercase hex characters");
   if (in.proposal_id.size() != 64 || !is_lower_hex(in.proposal_id))
@@ -537,7 +541,7 @@ Status Store::seal(TxnId id, const SealInput& in) {
     return make_error(store::ErrorKind::PlanId,
                       fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
   if (in.streamed) {
-    DOT_TRY(check_streamed_files(in, path()));
+    DOT_TRY(check_streamed_files(in, db_path));
   } else if (in.artifacts.size() != in.operations.size() || !in.files.empty()) {
     return make_error(store::ErrorKind::Count,
                       fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
@@ -550,19 +554,12 @@ Status Store::seal(TxnId id, const SealInput& in) {
     if (in.artifacts[i].sha256 != in.operations[i].after_sha256)
       return make_error(store::ErrorKind::Digest, fmt::format("artifact {} is not operation {}'s after digest", i, i));
   }
-  auto& db = impl_->db;
-  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
-  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
-  DOT_TRY(expect_state(path(), id, st, State::Proposing, "sealing"));
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id FROM txn WHERE plan_id = ?1"));
-    s.bind(1, in.plan_id);
-    DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (row)
-      return make_error(store::ErrorKind::DuplicatePlan,
-                        fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
-  }
-  std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
+  return {};
+}
+
+// The plan row, one operation row per operation and (version 1) its
+// artifact row, inside the caller's write transaction.
+Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::int64_t at) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
@@ -596,6 +593,28 @@ Status Store::seal(TxnId id, const SealInput& in) {
                 .bind(4, in.artifacts[i].sha256)
                 .run());
   }
+  return {};
+}
+
+}  // namespace
+
+Status Store::seal(TxnId id, const SealInput& in) {
+  DOT_TRY(impl_->writable());
+  DOT_TRY(check_seal_input(in, path()));
+  auto& db = impl_->db;
+  DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
+  DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
+  DOT_TRY(expect_state(path(), id, st, State::Proposing, "sealing"));
+  {
+    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id FROM txn WHERE plan_id = ?1"));
+    s.bind(1, in.plan_id);
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (row)
+      return make_error(store::ErrorKind::DuplicatePlan,
+                        fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
+  }
+  std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
+  DOT_TRY(insert_plan_rows(db, id, in, at));
   // Each file streams from its descriptor into its row, checked as it goes;
   // any difference rolls the whole seal back.
   for (const FileBlob& f : in.files)
