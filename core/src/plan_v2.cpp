@@ -302,6 +302,120 @@ std::vector<std::string> touched_folders(const PlanV2& plan) {
   return {touched.begin(), touched.end()};
 }
 
+namespace {
+
+// Effects: exactly the one root-sync request, nothing else, ever.
+Result<std::vector<Effect>> decode_effects(json::Value effects_v) {
+  std::vector<Effect> effects;
+  for (json::Value e : effects_v.elements()) {
+    json::ObjectReader er(e, "effect");
+    DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
+    DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
+    DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
+    DOT_TRY(er.finish());
+    effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
+  }
+  if (effects.size() != 1 || !is_root_sync(effects.front()))
+    return at(make_error(core::ErrorKind::Effects,
+                         "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
+                         "\"target\":\"managed-root\"}]"),
+              effects_v);
+  return effects;
+}
+
+// One operation's format (the path rules are judged over the whole list
+// after). `declared`: whether a proposal document's writes carry their
+// declared after, set by its first write.
+Result<PathOperation> decode_operation(json::Value o, const std::string& what, bool proposal,
+                                       std::optional<bool>& declared) {
+  json::ObjectReader orr(o, what);
+  DOT_ASSIGN_OR_RETURN(json::Value action_v, orr.required("action"));
+  DOT_ASSIGN_OR_RETURN(std::string_view action, orr.required_string("action"));
+  DOT_ASSIGN_OR_RETURN(json::Value after_v, orr.required_object("after"));
+  DOT_ASSIGN_OR_RETURN(json::Value before_v, orr.required_object("before"));
+  DOT_ASSIGN_OR_RETURN(std::string_view path, orr.required_string("path"));
+  DOT_TRY(orr.finish());
+  PathOperation op;
+  DOT_ASSIGN_OR_RETURN(op.after, decode_snapshot(after_v, what + ".after", true));
+  DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, what + ".before", true));
+  op.path = std::string(path);
+  // A write's mode is the mode its after asks for; a proposal document
+  // carries an after only where the plugin declared it (every write or
+  // none), so without one only the action is judged here.
+  const bool write = action == "write", link = action == "link";
+  if (!proposal && write && !op.after.exists)
+    return invalid(after_v, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
+  if (!proposal && (write || link) && op.after.is_link() != link)
+    return invalid(after_v, core::ErrorKind::LinkAfter,
+                   fmt::format("{}.after of a {} must be a {}'s snapshot", what, action, link ? "symlink" : "file"));
+  const std::uint64_t mode = write && !op.after.exists ? 0600 : link ? 0 : op.after.mode;
+  if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
+  op.action = write ? Action::Write : link ? Action::Link : Action::Remove;
+  if (proposal && write) {
+    if (!declared) declared = op.after.exists;
+    if (*declared != op.after.exists)
+      return invalid(after_v, core::ErrorKind::ProposalAfter,
+                     fmt::format("{}.after must be absent in a proposal document unless every write declares "
+                                 "its after (and then present)",
+                                 what));
+  }
+  if (proposal && link && op.after.exists)
+    return invalid(after_v, core::ErrorKind::ProposalAfter,
+                   fmt::format("{}.after must be absent in a proposal document", what));
+  if (!write && !link && op.after.exists)
+    return invalid(after_v, core::ErrorKind::RemoveAfter, fmt::format("{}.after of a remove must be absent", what));
+  return op;
+}
+
+// Directories: folders apply creates, each the parent folder of a write or
+// a link, ascending; below a created folder every parent of a write is
+// created too (apply creates a folder's missing descendants).
+Result<std::vector<Folder>> decode_directories(json::Value dirs_v, const std::vector<PathOperation>& operations) {
+  std::set<std::string, std::less<>> parents;
+  for (const auto& op : operations)
+    if (op.action != Action::Remove)
+      for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1))
+        parents.emplace(op.path.substr(0, slash));
+  std::vector<Folder> folders;
+  std::size_t i = 0;
+  for (json::Value d : dirs_v.elements()) {
+    const std::string what = fmt::format("directories[{}]", i++);
+    json::ObjectReader dr(d, what);
+    Folder f;
+    DOT_ASSIGN_OR_RETURN(json::Value mode_v, dr.required("mode"));
+    DOT_ASSIGN_OR_RETURN(f.mode, dr.required_uint("mode", kMaxSafeInteger));
+    DOT_ASSIGN_OR_RETURN(json::Value path_v, dr.required("path"));
+    DOT_ASSIGN_OR_RETURN(std::string_view path, dr.required_string("path"));
+    DOT_TRY(dr.finish());
+    if (!dpp::is_folder_mode(f.mode))
+      return at(make_error(core::ErrorKind::Mode,
+                           fmt::format("{}.mode {} ({:04o}) is not a folder mode (0700 to 0775, no write for others)",
+                                       what, f.mode, f.mode)),
+                mode_v);
+    if (auto s = dpp::check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
+    if (!folders.empty() && !(folders.back().path < path))
+      return invalid(path_v, core::ErrorKind::Unsorted, fmt::format("{} is not after the folder before it", what));
+    if (!parents.contains(path))
+      return invalid(path_v, core::ErrorKind::Directory,
+                     fmt::format("{} \"{}\" is not the parent folder of a write", what, shown(path.substr(0, 256))));
+    f.path = std::string(path);
+    folders.push_back(std::move(f));
+  }
+  std::set<std::string_view> created;
+  for (const auto& f : folders) created.insert(f.path);
+  for (const auto& parent : parents) {
+    auto slash = parent.rfind('/');
+    if (slash != std::string::npos && created.contains(std::string_view(parent).substr(0, slash)) &&
+        !created.contains(parent))
+      return invalid(dirs_v, core::ErrorKind::Directory,
+                     fmt::format("folder \"{}\" is created but its subfolder \"{}\" is not",
+                                 shown(parent.substr(0, slash).substr(0, 256)), shown(parent.substr(0, 256))));
+  }
+  return folders;
+}
+
+}  // namespace
+
 Result<PlanV2> decode_plan_v2(json::Value value) {
   json::ObjectReader r(value, "plan");
   PlanV2 plan;
@@ -333,24 +447,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
                    fmt::format("plan.plugin_id must be 1 to {} bytes", kMaxPluginIdBytes));
   plan.profile = std::string(profile);
   plan.plugin_id = std::string(plugin_id);
-  const bool proposal = plan.proposal_id.empty();
-  std::optional<bool> declared;  // a proposal document's writes carry their declared after
-
-  // Effects: exactly the one root-sync request, nothing else, ever.
-  for (json::Value e : effects_v.elements()) {
-    json::ObjectReader er(e, "effect");
-    Effect eff;
-    DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
-    DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
-    DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
-    DOT_TRY(er.finish());
-    plan.effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
-  }
-  if (plan.effects.size() != 1 || !is_root_sync(plan.effects.front()))
-    return at(make_error(core::ErrorKind::Effects,
-                         "plan.effects must be exactly [{\"failure_policy\":\"required\",\"kind\":\"sync\","
-                         "\"target\":\"managed-root\"}]"),
-              effects_v);
+  DOT_ASSIGN_OR_RETURN(plan.effects, decode_effects(effects_v));
 
   // Operations: format first, then the path rules over the whole list.
   if (ops_v.size() > dpp::kMaxPlanOperations)
@@ -358,101 +455,19 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
                          fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
                                      dpp::kMaxPlanOperations)),
               ops_v);
-  std::vector<json::Value> path_values;
+  const bool proposal = plan.proposal_id.empty();
+  std::optional<bool> declared;
   std::size_t i = 0;
   for (json::Value o : ops_v.elements()) {
-    const std::string what = fmt::format("operations[{}]", i++);
-    json::ObjectReader orr(o, what);
-    DOT_ASSIGN_OR_RETURN(json::Value action_v, orr.required("action"));
-    DOT_ASSIGN_OR_RETURN(std::string_view action, orr.required_string("action"));
-    DOT_ASSIGN_OR_RETURN(json::Value after_v, orr.required_object("after"));
-    DOT_ASSIGN_OR_RETURN(json::Value before_v, orr.required_object("before"));
-    DOT_ASSIGN_OR_RETURN(json::Value path_v, orr.required("path"));
-    DOT_ASSIGN_OR_RETURN(std::string_view path, orr.required_string("path"));
-    DOT_TRY(orr.finish());
-    PathOperation op;
-    DOT_ASSIGN_OR_RETURN(op.after, decode_snapshot(after_v, what + ".after", true));
-    DOT_ASSIGN_OR_RETURN(op.before, decode_snapshot(before_v, what + ".before", true));
-    op.path = std::string(path);
-    // A write's mode is the mode its after asks for; a proposal document
-    // carries an after only where the plugin declared it (every write or
-    // none), so without one only the action is judged here.
-    const bool write = action == "write", link = action == "link";
-    if (!proposal && write && !op.after.exists)
-      return invalid(after_v, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
-    if (!proposal && (write || link) && op.after.is_link() != link)
-      return invalid(after_v, core::ErrorKind::LinkAfter,
-                     fmt::format("{}.after of a {} must be a {}'s snapshot", what, action, link ? "symlink" : "file"));
-    const std::uint64_t mode = write && !op.after.exists ? 0600 : link ? 0 : op.after.mode;
-    if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
-    op.action = write ? Action::Write : link ? Action::Link : Action::Remove;
-    if (proposal && write) {
-      if (!declared) declared = op.after.exists;
-      if (*declared != op.after.exists)
-        return invalid(after_v, core::ErrorKind::ProposalAfter,
-                       fmt::format("{}.after must be absent in a proposal document unless every write declares "
-                                   "its after (and then present)",
-                                   what));
-    }
-    if (proposal && link && op.after.exists)
-      return invalid(after_v, core::ErrorKind::ProposalAfter,
-                     fmt::format("{}.after must be absent in a proposal document", what));
-    if (!write && !link && op.after.exists)
-      return invalid(after_v, core::ErrorKind::RemoveAfter, fmt::format("{}.after of a remove must be absent", what));
+    DOT_ASSIGN_OR_RETURN(PathOperation op, decode_operation(o, fmt::format("operations[{}]", i++), proposal, declared));
     plan.operations.push_back(std::move(op));
-    path_values.push_back(path_v);
   }
   {
     std::vector<std::string_view> paths;
     for (const auto& op : plan.operations) paths.push_back(op.path);
     if (auto s = dpp::check_plan_paths(paths); !s.ok()) return at(std::move(s).error(), ops_v);
   }
-
-  // Directories: folders apply creates, each the parent folder of a write
-  // or a link.
-  std::set<std::string, std::less<>> parents;
-  for (const auto& op : plan.operations)
-    if (op.action != Action::Remove)
-      for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1))
-        parents.emplace(op.path.substr(0, slash));
-  i = 0;
-  for (json::Value d : dirs_v.elements()) {
-    const std::string what = fmt::format("directories[{}]", i++);
-    json::ObjectReader dr(d, what);
-    Folder f;
-    DOT_ASSIGN_OR_RETURN(json::Value mode_v, dr.required("mode"));
-    DOT_ASSIGN_OR_RETURN(f.mode, dr.required_uint("mode", kMaxSafeInteger));
-    DOT_ASSIGN_OR_RETURN(json::Value path_v, dr.required("path"));
-    DOT_ASSIGN_OR_RETURN(std::string_view path, dr.required_string("path"));
-    DOT_TRY(dr.finish());
-    if (!dpp::is_folder_mode(f.mode))
-      return at(make_error(core::ErrorKind::Mode,
-                           fmt::format("{}.mode {} ({:04o}) is not a folder mode (0700 to 0775, no write for others)",
-                                       what, f.mode, f.mode)),
-                mode_v);
-    if (auto s = dpp::check_path(path); !s.ok()) return at(std::move(s).error(), path_v);
-    if (!plan.directories.empty() && !(plan.directories.back().path < path))
-      return invalid(path_v, core::ErrorKind::Unsorted, fmt::format("{} is not after the folder before it", what));
-    if (!parents.contains(path))
-      return invalid(path_v, core::ErrorKind::Directory,
-                     fmt::format("{} \"{}\" is not the parent folder of a write", what, shown(path.substr(0, 256))));
-    f.path = std::string(path);
-    plan.directories.push_back(std::move(f));
-  }
-  // Apply creates a folder's missing descendants too: below a created folder,
-  // every parent of a write is created.
-  {
-    std::set<std::string_view> created;
-    for (const auto& f : plan.directories) created.insert(f.path);
-    for (const auto& parent : parents) {
-      auto slash = parent.rfind('/');
-      if (slash != std::string::npos && created.contains(std::string_view(parent).substr(0, slash)) &&
-          !created.contains(parent))
-        return invalid(dirs_v, core::ErrorKind::Directory,
-                       fmt::format("folder \"{}\" is created but its subfolder \"{}\" is not",
-                                   shown(parent.substr(0, slash).substr(0, 256)), shown(parent.substr(0, 256))));
-    }
-  }
+  DOT_ASSIGN_OR_RETURN(plan.directories, decode_directories(dirs_v, plan.operations));
   return plan;
 }
 
