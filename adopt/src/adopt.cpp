@@ -589,6 +589,81 @@ Transaction lone_stage() {
 // its backups, then the journal replayed record by record with the effect
 // ledger where the reference wrote it (after COMMITTED). A finished
 // COMMITTED transaction ends DONE, as dot-core's own do.
+// The reference's sealed plan as dot-core stores one: its plan bytes and
+// ids, one artifact and one backup per operation, then PREPARED.
+Status seal_and_prepare(store::Store& st, store::TxnId id, const Transaction& t) {
+  const Plan& plan = *t.plan;
+  store::SealInput in;
+  in.plan_id = t.plan_id;
+  in.proposal_id = t.proposal_id;
+  DOT_ASSIGN_OR_RETURN(in.canonical_plan, canonical_bytes(plan));
+  if (plan.effects) in.effect_count = static_cast<std::uint32_t>(plan.effects->size());
+  std::vector<store::Blob> backups;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const Operation& op = plan.operations[i];
+    in.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
+    store::Blob a;
+    a.slot = static_cast<std::uint32_t>(i);
+    a.bytes = t.artifact_bytes[i];
+    a.sha256 = op.after.sha256;
+    in.artifacts.push_back(std::move(a));
+    store::Blob b;
+    b.slot = static_cast<std::uint32_t>(i);
+    b.exists = op.before.exists;
+    if (b.exists) {
+      b.bytes = *t.backup_bytes[i];
+      b.sha256 = op.before.sha256;
+    }
+    backups.push_back(std::move(b));
+  }
+  DOT_TRY(st.seal(id, in));
+  return st.prepare(id, backups);
+}
+
+// The reference's journal after PREPARED, state by state, with its effect
+// ledger once COMMITTED; a COMMITTED end is DONE in dot-core.
+Status replay_journal(store::Store& st, store::TxnId id, const Transaction& t) {
+  store::State now = store::State::Prepared;
+  for (std::size_t i = 1; i < t.wal.size(); ++i) {
+    switch (t.wal[i]) {
+      case WalState::Prepared:
+        break;  // only ever first (go_root.cpp checks the succession)
+      case WalState::Committing:
+        now = store::State::Committing;
+        break;
+      case WalState::Committed:
+        now = store::State::Committed;
+        break;
+      case WalState::RollingBack:
+        // The reference writes ROLLING_BACK again when it resumes a rollback;
+        // dot-core's graph has it once.
+        if (now == store::State::RollingBack) continue;
+        now = store::State::RollingBack;
+        break;
+      case WalState::RolledBack:
+        now = store::State::RolledBack;
+        break;
+    }
+    DOT_TRY(st.transition(id, now));
+    if (now != store::State::Committed) continue;
+    for (EffectState e : t.ledger) {
+      if (e == EffectState::Attempted) {
+        DOT_TRY(st.effect_attempt(id, 0));
+      } else {
+        DOT_TRY(st.effect_finish(
+            id, 0, e == EffectState::Succeeded ? store::EffectState::Succeeded : store::EffectState::Failed,
+            e == EffectState::Failed ? code_name(Code::PostCommit) : std::string_view(),
+            e == EffectState::Failed ? "the reference recorded this attempt FAILED" : ""));
+      }
+    }
+  }
+  if (now == store::State::Committed)
+    DOT_TRY(st.transition(id, store::State::Done, {},
+                          t.plan->pre_capability() ? "adopted: pre-capability transaction, complete without a ledger"
+                                                   : "adopted: every post-commit effect SUCCEEDED"));
+  return {};
+}
+
 Status record_transaction(store::Store& st, const Transaction& t, std::string_view plugin_digest,
                           RefState found_state) {
   store::ProposalStart start;
@@ -626,71 +701,8 @@ Status record_transaction(store::Store& st, const Transaction& t, std::string_vi
         t.dir);
     return st.abandon(id, why);
   }
-  const Plan& plan = *t.plan;
-  store::SealInput in;
-  in.plan_id = t.plan_id;
-  in.proposal_id = t.proposal_id;
-  DOT_ASSIGN_OR_RETURN(in.canonical_plan, canonical_bytes(plan));
-  if (plan.effects) in.effect_count = static_cast<std::uint32_t>(plan.effects->size());
-  std::vector<store::Blob> backups;
-  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-    const Operation& op = plan.operations[i];
-    in.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
-    store::Blob a;
-    a.slot = static_cast<std::uint32_t>(i);
-    a.bytes = t.artifact_bytes[i];
-    a.sha256 = op.after.sha256;
-    in.artifacts.push_back(std::move(a));
-    store::Blob b;
-    b.slot = static_cast<std::uint32_t>(i);
-    b.exists = op.before.exists;
-    if (b.exists) {
-      b.bytes = *t.backup_bytes[i];
-      b.sha256 = op.before.sha256;
-    }
-    backups.push_back(std::move(b));
-  }
-  DOT_TRY(st.seal(id, in));
-  DOT_TRY(st.prepare(id, backups));
-  store::State now = store::State::Prepared;
-  for (std::size_t i = 1; i < t.wal.size(); ++i) {
-    switch (t.wal[i]) {
-      case WalState::Prepared:
-        break;  // only ever first (go_root.cpp checks the succession)
-      case WalState::Committing:
-        now = store::State::Committing;
-        break;
-      case WalState::Committed:
-        now = store::State::Committed;
-        break;
-      case WalState::RollingBack:
-        // The reference writes ROLLING_BACK again when it resumes a rollback;
-        // dot-core's graph has it once.
-        if (now == store::State::RollingBack) continue;
-        now = store::State::RollingBack;
-        break;
-      case WalState::RolledBack:
-        now = store::State::RolledBack;
-        break;
-    }
-    DOT_TRY(st.transition(id, now));
-    if (now != store::State::Committed) continue;
-    for (EffectState e : t.ledger) {
-      if (e == EffectState::Attempted) {
-        DOT_TRY(st.effect_attempt(id, 0));
-      } else {
-        DOT_TRY(st.effect_finish(
-            id, 0, e == EffectState::Succeeded ? store::EffectState::Succeeded : store::EffectState::Failed,
-            e == EffectState::Failed ? code_name(Code::PostCommit) : std::string_view(),
-            e == EffectState::Failed ? "the reference recorded this attempt FAILED" : ""));
-      }
-    }
-  }
-  if (now == store::State::Committed)
-    DOT_TRY(st.transition(id, store::State::Done, {},
-                          plan.pre_capability() ? "adopted: pre-capability transaction, complete without a ledger"
-                                                : "adopted: every post-commit effect SUCCEEDED"));
-  return {};
+  DOT_TRY(seal_and_prepare(st, id, t));
+  return replay_journal(st, id, t);
 }
 
 // The reference's entries the cleanup removes, the marker last.

@@ -262,6 +262,33 @@ Sandbox& Sandbox::operator=(Sandbox&&) noexcept = default;
 
 Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy) { return prepare(policy, probe_sandbox_support()); }
 
+namespace {
+
+// The limits a contained plugin gets, never above what we have ourselves:
+// lowering is always allowed, and a lower hard limit is only stricter.
+Status cap_limits(const SandboxLimits& asked, decltype(Sandbox::ChildState::limits)& out) {
+  struct Wanted {
+    int resource;
+    rlim_t soft, hard;
+  };
+  const Wanted wanted[5] = {{RLIMIT_AS, asked.address_space, asked.address_space},
+                            {RLIMIT_CPU, asked.cpu_seconds, asked.cpu_hard_seconds},
+                            {RLIMIT_FSIZE, asked.file_size, asked.file_size},
+                            {RLIMIT_NOFILE, asked.open_files, asked.open_files},
+                            {RLIMIT_CORE, asked.core_size, asked.core_size}};
+  for (std::size_t i = 0; i < 5; ++i) {
+    rlimit cur{};
+    if (::getrlimit(static_cast<__rlimit_resource>(wanted[i].resource), &cur) != 0)
+      return unavailable(base::ErrorKind::Rlimits, fmt::format("getrlimit failed: {}", std::strerror(errno)));
+    auto capped = [&](rlim_t v) { return cur.rlim_max == RLIM_INFINITY ? v : std::min(v, cur.rlim_max); };
+    const rlim_t hard = capped(wanted[i].hard);
+    out[i] = {wanted[i].resource, {std::min(capped(wanted[i].soft), hard), hard}};
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSupport& support) {
   DOT_TRY(support.require_complete());
   if (policy.executable_fd < 0)
@@ -278,25 +305,7 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   st->parent = ::getpid();
   st->drop_bounding_set = (read_own_caps().effective & (1ULL << CAP_SETPCAP)) != 0;
 
-  // Limits never above what we have ourselves: lowering is always allowed,
-  // and a lower hard limit is only stricter.
-  struct Wanted {
-    int resource;
-    rlim_t soft, hard;
-  };
-  const Wanted wanted[5] = {{RLIMIT_AS, policy.limits.address_space, policy.limits.address_space},
-                            {RLIMIT_CPU, policy.limits.cpu_seconds, policy.limits.cpu_hard_seconds},
-                            {RLIMIT_FSIZE, policy.limits.file_size, policy.limits.file_size},
-                            {RLIMIT_NOFILE, policy.limits.open_files, policy.limits.open_files},
-                            {RLIMIT_CORE, policy.limits.core_size, policy.limits.core_size}};
-  for (std::size_t i = 0; i < 5; ++i) {
-    rlimit cur{};
-    if (::getrlimit(static_cast<__rlimit_resource>(wanted[i].resource), &cur) != 0)
-      return unavailable(base::ErrorKind::Rlimits, fmt::format("getrlimit failed: {}", std::strerror(errno)));
-    auto capped = [&](rlim_t v) { return cur.rlim_max == RLIM_INFINITY ? v : std::min(v, cur.rlim_max); };
-    const rlim_t hard = capped(wanted[i].hard);
-    st->limits[i] = {wanted[i].resource, {std::min(capped(wanted[i].soft), hard), hard}};
-  }
+  DOT_TRY(cap_limits(policy.limits, st->limits));
 
   DOT_ASSIGN_OR_RETURN(st->files, resolve_loader_files(policy.executable_fd, policy.executable_path));
 
