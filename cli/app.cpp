@@ -53,8 +53,9 @@ void add_help_command(CLI::App& app, Context& ctx, std::span<const CommandGroup>
 // first; CLI11 shows each heading where its first command was added.
 void set_help_headings(CLI::App& app) {
   static constexpr std::string_view kEveryday[] = {"init", "register", "plan", "apply", "status", "rollback"};
-  static constexpr std::string_view kUpkeep[] = {"recover", "retry-effects", "discard", "export",  "plan-id",
-                                                 "inspect", "store",         "doctor",  "version", "help"};
+  static constexpr std::string_view kUpkeep[] = {"recover", "retry-effects", "discard", "unregister",
+                                                 "forget",  "export",        "plan-id", "inspect",
+                                                 "store",   "doctor",        "version", "help"};
   for (CLI::App* cmd : app.get_subcommands([](const CLI::App*) { return true; })) {
     const std::string& name = cmd->get_name();
     auto in = [&](const auto& names) { return std::find(std::begin(names), std::end(names), name) != std::end(names); };
