@@ -188,8 +188,12 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path, std::stri
   auto is_root = [&](const struct stat& st) { return st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino; };
   auto overlap = [&]() {
     return policy(core::ErrorKind::InputRoot,
-                  "the managed root, inside it or above it: a plugin never reads the root's state folder");
+                  "the managed root, its state folder or above the root: a plugin never reads the root's state "
+                  "folder");
   };
+  // A folder inside the root may be an input (~/dotfiles of a root ~): the
+  // plugin reads it, and a plan may not write inside it (kind inside_input).
+  bool in_root = false;
 
   UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dir) return beneath::errno_error(errno, "open", "/");
@@ -200,6 +204,8 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path, std::stri
     std::string name = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
     if (name.empty() || name == "." || name == "..")
       return policy(core::ErrorKind::InputPath, "not a plain absolute path (an empty, \".\" or \"..\" component)");
+    if (in_root && name == store::kStateDirName) return overlap();
+    in_root = false;
     walked += "/" + name;
     UniqueFd next(::openat(dir.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
     if (!next) {
@@ -214,7 +220,10 @@ Result<UniqueFd> open_input(const Root& root, const std::string& path, std::stri
     dir = std::move(next);
     struct stat st {};
     if (::fstat(dir.get(), &st) != 0) return beneath::errno_error(errno, "stat", walked);
-    if (is_root(st)) return overlap();
+    if (is_root(st)) {
+      if (slash == std::string::npos) return overlap();
+      in_root = true;  // the next name must not be the state folder
+    }
     if (slash == std::string::npos) break;
     pos = slash + 1;
     if (pos == path.size()) return policy(core::ErrorKind::InputPath, "not a plain absolute path (a trailing '/')");

@@ -275,7 +275,8 @@ class BadRegister : public Registry, public ::testing::WithParamInterface<BadReg
     if (name == "trailing_slash_input") return general("org.example.two", {src_.string() + "/"});
     if (name == "double_slash_input") return general("org.example.two", {base_.string() + "//src"});
     if (name == "root_input") return general("org.example.two", {root_.string()});
-    if (name == "inside_root_input") return general("org.example.two", {(root_ / ".dot").string()});
+    if (name == "state_folder_input") return general("org.example.two", {(root_ / ".dot").string()});
+    if (name == "inside_state_folder_input") return general("org.example.two", {(root_ / ".dot" / "x").string()});
     if (name == "above_root_input") return general("org.example.two", {base_.string()});
     if (name == "slash_input") return general("org.example.two", {"/"});
     if (name == "repeated_input") return general("org.example.two", {src_.string(), other_.string(), src_.string()});
@@ -311,29 +312,31 @@ TEST_P(BadRegister, IsRefusedAndChangesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, BadRegister,
-    ::testing::Values(BadRegistration{"uppercase_id", "DOT_E_POLICY", "org.Example.two"},
-                      BadRegistration{"no_dot_id", "DOT_E_POLICY", "has no '.'"},
-                      BadRegistration{"empty_label_id", "DOT_E_POLICY", "empty label"},
-                      BadRegistration{"digit_first_id", "DOT_E_POLICY", "does not start with a lowercase letter"},
-                      BadRegistration{"long_id", "DOT_E_POLICY", "129 bytes"},
-                      BadRegistration{"hello_profile_other_id", "DOT_E_POLICY", "only for plugin id org.dot.hello"},
-                      BadRegistration{"other_id_without_profile", "DOT_E_POLICY", "needs --profile org.dot.dpp/v1"},
-                      BadRegistration{"input_with_hello_profile", "DOT_E_POLICY", "has no inputs"},
-                      BadRegistration{"unknown_profile", "", "--profile"},
-                      BadRegistration{"relative_input", "DOT_E_POLICY", "--input src: not an absolute path"},
-                      BadRegistration{"missing_input", "DOT_E_IO", "absent"},
-                      BadRegistration{"file_input", "DOT_E_POLICY", "is not a directory"},
-                      BadRegistration{"symlinked_input", "DOT_E_PATH_ESCAPE", "link is a symlink"},
-                      BadRegistration{"symlink_input", "DOT_E_PATH_ESCAPE", "link is a symlink"},
-                      BadRegistration{"dot_dot_input", "DOT_E_POLICY", "not a plain absolute path"},
-                      BadRegistration{"trailing_slash_input", "DOT_E_POLICY", "trailing '/'"},
-                      BadRegistration{"double_slash_input", "DOT_E_POLICY", "not a plain absolute path"},
-                      BadRegistration{"root_input", "DOT_E_POLICY", "the managed root, inside it or above it"},
-                      BadRegistration{"inside_root_input", "DOT_E_POLICY", "the managed root, inside it or above it"},
-                      BadRegistration{"above_root_input", "DOT_E_POLICY", "the managed root, inside it or above it"},
-                      BadRegistration{"slash_input", "DOT_E_POLICY", "the managed root, inside it or above it"},
-                      BadRegistration{"repeated_input", "DOT_E_POLICY", "is given twice"},
-                      BadRegistration{"too_many_inputs", "DOT_E_POLICY", "17 --input directories (at most 16)"}),
+    ::testing::Values(
+        BadRegistration{"uppercase_id", "DOT_E_POLICY", "org.Example.two"},
+        BadRegistration{"no_dot_id", "DOT_E_POLICY", "has no '.'"},
+        BadRegistration{"empty_label_id", "DOT_E_POLICY", "empty label"},
+        BadRegistration{"digit_first_id", "DOT_E_POLICY", "does not start with a lowercase letter"},
+        BadRegistration{"long_id", "DOT_E_POLICY", "129 bytes"},
+        BadRegistration{"hello_profile_other_id", "DOT_E_POLICY", "only for plugin id org.dot.hello"},
+        BadRegistration{"other_id_without_profile", "DOT_E_POLICY", "needs --profile org.dot.dpp/v1"},
+        BadRegistration{"input_with_hello_profile", "DOT_E_POLICY", "has no inputs"},
+        BadRegistration{"unknown_profile", "", "--profile"},
+        BadRegistration{"relative_input", "DOT_E_POLICY", "--input src: not an absolute path"},
+        BadRegistration{"missing_input", "DOT_E_IO", "absent"},
+        BadRegistration{"file_input", "DOT_E_POLICY", "is not a directory"},
+        BadRegistration{"symlinked_input", "DOT_E_PATH_ESCAPE", "link is a symlink"},
+        BadRegistration{"symlink_input", "DOT_E_PATH_ESCAPE", "link is a symlink"},
+        BadRegistration{"dot_dot_input", "DOT_E_POLICY", "not a plain absolute path"},
+        BadRegistration{"trailing_slash_input", "DOT_E_POLICY", "trailing '/'"},
+        BadRegistration{"double_slash_input", "DOT_E_POLICY", "not a plain absolute path"},
+        BadRegistration{"root_input", "DOT_E_POLICY", "the managed root, its state folder or above"},
+        BadRegistration{"state_folder_input", "DOT_E_POLICY", "the managed root, its state folder or above"},
+        BadRegistration{"inside_state_folder_input", "DOT_E_POLICY", "the managed root, its state folder or above"},
+        BadRegistration{"above_root_input", "DOT_E_POLICY", "the managed root, its state folder or above"},
+        BadRegistration{"slash_input", "DOT_E_POLICY", "the managed root, its state folder or above"},
+        BadRegistration{"repeated_input", "DOT_E_POLICY", "is given twice"},
+        BadRegistration{"too_many_inputs", "DOT_E_POLICY", "17 --input directories (at most 16)"}),
     [](const ::testing::TestParamInfo<BadRegistration>& i) { return i.param.name; });
 
 TEST_F(Registry, VersionThreeRootPlansWithoutAFlag) {

@@ -252,5 +252,30 @@ TEST_F(ReleaseTest, AsRootAnEtcLikeTreeKeepsModesOthersNeedAndRollsBackExactly) 
   in_etc({"store", "check"});
 }
 
+// The everyday layout: the root is the home folder and the dotfiles live
+// inside it. The input may be inside the root (never the root, its state
+// folder or above it), and a plan may not write inside its own input.
+TEST_F(ReleaseTest, TheDotfilesMayLiveInsideTheRootButAPlanNeverWritesThere) {
+  const fs::path inside = home_ / "dotfiles";
+  fs::create_directories(inside);
+  spit(inside / ".profile", "export EDITOR=vim\n", 0644);
+  run({"init"});
+  register_mirror("org.dot.mirror", inside);
+  run({"plan", "--quiet"});
+  run({"apply", "--quiet"});
+  EXPECT_EQ(slurp(home_ / ".profile"), "export EDITOR=vim\n");
+  // A source folder named like the input would write inside it: refused.
+  fs::create_directories(inside / "dotfiles");
+  spit(inside / "dotfiles" / "x", "x\n", 0644);
+  CmdResult r = run({"plan"}, 1);
+  EXPECT_NE(r.err.find("target \"dotfiles/x\" is inside the plugin's own input \"dotfiles\""), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(inside / "dotfiles" / "dotfiles"));
+  CmdResult state = run({"register", "--plugin", bin("dot-mirror"), "--id", "org.example.two", "--profile",
+                         "org.dot.dpp/v1", "--assurance", "audit", "--input", (home_ / ".dot").string()},
+                        1);
+  EXPECT_NE(state.err.find("its state folder"), std::string::npos) << state.err;
+}
+
 }  // namespace
 }  // namespace dot::core::testing

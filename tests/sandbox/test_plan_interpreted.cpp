@@ -21,8 +21,8 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/process.h"
-#include "product_run.h"
 #include "dot/base/sha256.h"
+#include "product_run.h"
 
 namespace dot {
 namespace {
@@ -92,8 +92,8 @@ class InterpretedPlan : public ::testing::Test {
   fs::path write_plugin(const std::string& text, const std::string& name = "plugin.py") {
     fs::path p = base_ / name;
     { std::ofstream(p, std::ios::trunc) << text; }
-    fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                           fs::perms::others_read | fs::perms::others_exec);
+    fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                           fs::perms::others_exec);
     return p;
   }
   CmdResult register_plugin(const fs::path& plugin, const std::string& assurance,
@@ -163,7 +163,9 @@ TEST_F(InterpretedPlan, ReadingAPrivateKeyOutsideItsInputsIsBlocked) {
   const std::string key = (targets_ / "home" / ".ssh" / "id_ed25519").string();
   const std::string statements =
       "try:\n"
-      "    with open('" + key + "') as f:\n"
+      "    with open('" +
+      key +
+      "') as f:\n"
       "        outcome = 'read ' + f.read().strip()\n"
       "except OSError as e:\n"
       "    outcome = 'blocked (%s)' % e.strerror\n";
@@ -181,7 +183,9 @@ TEST_F(InterpretedPlan, WritingBesideItsStageIsBlocked) {
   const fs::path beside = root_ / "beside.txt";
   const std::string statements =
       "try:\n"
-      "    with open('" + beside.string() + "', 'w') as f:\n"
+      "    with open('" +
+      beside.string() +
+      "', 'w') as f:\n"
       "        f.write('x')\n"
       "    outcome = 'wrote beside the stage'\n"
       "except OSError as e:\n"
@@ -242,10 +246,9 @@ TEST_F(InterpretedPlan, ScriptChangedAfterRegisterIsRefused) {
   { std::ofstream(copy, std::ios::trunc) << changed; }
   CmdResult r = plan("process");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err.rfind("DOT_E_PLUGIN_IDENTITY: the pinned plugin changed after register: sha256 " +
-                            sha256_hex(changed),
-                        0),
-            0u)
+  EXPECT_EQ(
+      r.err.rfind("DOT_E_PLUGIN_IDENTITY: the pinned plugin changed after register: sha256 " + sha256_hex(changed), 0),
+      0u)
       << r.err;
   EXPECT_FALSE(contains(r.out, "swapped"));
 }
@@ -260,8 +263,8 @@ TEST_F(InterpretedPlan, InterpreterChangedAfterRegisterIsRefused) {
   fs::path p = write_plugin(python_plugin(interpreter.string(), "outcome = 'own interpreter'"));
   CmdResult reg = register_plugin(p, "audit");
   ASSERT_EQ(reg.code, 0) << reg.err;
-  EXPECT_TRUE(contains(reg.out, "interpreter " + interpreter.string() + " (sha256 " +
-                                    sha256_hex(slurp(interpreter)) + ")\n"))
+  EXPECT_TRUE(
+      contains(reg.out, "interpreter " + interpreter.string() + " (sha256 " + sha256_hex(slurp(interpreter)) + ")\n"))
       << reg.out;
   CmdResult first = plan("audit");
   ASSERT_EQ(first.code, 0) << first.err;
@@ -293,12 +296,16 @@ TEST_F(InterpretedPlan, RuntimeFoldersGivenAtRegisterAreReadOnlyUnderProcess) {
   std::ofstream(extra / "data.txt") << "RUNTIME-DATA\n";
   const std::string statements =
       "try:\n"
-      "    with open('" + (extra / "data.txt").string() + "') as f:\n"
+      "    with open('" +
+      (extra / "data.txt").string() +
+      "') as f:\n"
       "        outcome = 'read ' + f.read().strip()\n"
       "except OSError as e:\n"
       "    outcome = 'not read (%s)' % e.strerror\n"
       "try:\n"
-      "    open('" + (extra / "new.txt").string() + "', 'w').close()\n"
+      "    open('" +
+      (extra / "new.txt").string() +
+      "', 'w').close()\n"
       "    outcome += ', wrote'\n"
       "except OSError as e:\n"
       "    outcome += ', not written (%s)' % e.strerror\n";
@@ -309,9 +316,9 @@ TEST_F(InterpretedPlan, RuntimeFoldersGivenAtRegisterAreReadOnlyUnderProcess) {
   EXPECT_TRUE(contains(without.out, "\n+not read (Permission denied), not written (Permission denied)\n"))
       << without.out;
 
-  CmdResult reg = dot_core({"register", "--root", root_.string(), "--plugin", p.string(), "--id", "org.test.py",
-                            "--profile", "org.dot.dpp/v1", "--assurance", "process", "--replace", "--runtime",
-                            extra.string()});
+  CmdResult reg =
+      dot_core({"register", "--root", root_.string(), "--plugin", p.string(), "--id", "org.test.py", "--profile",
+                "org.dot.dpp/v1", "--assurance", "process", "--replace", "--runtime", extra.string()});
   ASSERT_EQ(reg.code, 0) << reg.err;
   EXPECT_TRUE(contains(reg.out, "runtime " + extra.string() + " (read-only)\n")) << reg.out;
   const std::size_t derived = reg.out.find("runtime ");
@@ -339,8 +346,9 @@ TEST_F(InterpretedPlan, RuntimeFoldersAreCheckedAsInputsAreAndOnlyForScripts) {
   fs::create_directory_symlink(extra, base_ / "link");
   fs::path p = write_plugin(python_plugin(kPython, "outcome = 'x'"));
   auto refused = [&](const fs::path& plugin, std::vector<std::string> runtime) {
-    std::vector<std::string> args = {"register", "--root", root_.string(), "--plugin", plugin.string(), "--id",
-                                     "org.test.py", "--profile", "org.dot.dpp/v1", "--assurance", "process"};
+    std::vector<std::string> args = {"register",       "--root",      root_.string(), "--plugin",
+                                     plugin.string(),  "--id",        "org.test.py",  "--profile",
+                                     "org.dot.dpp/v1", "--assurance", "process"};
     for (auto& dir : runtime) {
       args.push_back("--runtime");
       args.push_back(std::move(dir));
@@ -359,7 +367,8 @@ TEST_F(InterpretedPlan, RuntimeFoldersAreCheckedAsInputsAreAndOnlyForScripts) {
                                                          " is a symlink (never followed)\n");
   EXPECT_EQ(refused(p, {root_.string()}),
             "DOT_E_POLICY: --runtime " + root_.string() +
-                ": the managed root, inside it or above it: a plugin never reads the root's state folder\n");
+                ": the managed root, its state folder or above the root: a plugin never reads the root's state "
+                "folder\n");
   EXPECT_EQ(refused(p, {extra.string(), extra.string()}),
             "DOT_E_POLICY: --runtime " + extra.string() + " is given twice\n");
   // Nothing was registered by any of them.

@@ -217,7 +217,7 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"input_path", Code::Policy, "not an absolute path",
      "docs/spec/dpp-general.md, Registration and manifest"},  // InputPath
     {"input_root", Code::Policy,
-     "the managed root, inside it or above it: a plugin never reads the root's state folder",
+     "the managed root, its state folder or above the root: a plugin never reads the root's state folder",
      "docs/spec/dpp-general.md, Registration and manifest"},  // InputRoot
     {"input_type", Code::Policy, "is not a directory",
      "docs/spec/dpp-general.md, Registration and manifest"},  // InputType

@@ -85,7 +85,9 @@ struct Registration {
 };
 // Checks the request (id, profile, inputs: every --input absolute, an
 // existing directory reached without a symlink in any component, not the
-// managed root, inside it or above it; at most kMaxInputs, no repeats),
+// managed root, its state folder or above the root (a folder inside the
+// root may be one: a plan never writes inside it); at most kMaxInputs, no
+// repeats),
 // copies the executable (dot::open_plugin_executable decides which are
 // accepted: an ELF executable, or a `#!` script whose interpreter is one,
 // pinned by path and digest in the manifest) into the state folder under the
