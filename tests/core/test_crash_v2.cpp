@@ -43,8 +43,8 @@ class CrashV2Test : public ApplyV2Test {
     CmdResult rec = core({"recover", "--json"});
     ASSERT_EQ(rec.code, 0) << why << ": " << rec.err;
     const bool before = all_before(), after = all_after();
-    EXPECT_TRUE(before || after) << why << ": neither all-before nor all-after; against before:"
-                                 << differences(before_) << "; against after:" << differences(after_);
+    EXPECT_TRUE(before || after) << why << ": neither all-before nor all-after; against before:" << differences(before_)
+                                 << "; against after:" << differences(after_);
     EXPECT_EQ(state_of(id), after ? "DONE" : "ROLLED_BACK") << why;
     EXPECT_EQ(store_problems(), "") << why;
     expect_recover_is_a_noop(why);
@@ -76,8 +76,9 @@ TEST_F(CrashV2Test, TheMatrixShapeIsTheFixturePlans) {
   // take-over: its bytes and mode come back exactly (tree()) at all-before.
   CmdResult shown = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"});
   ASSERT_EQ(shown.code, 0) << shown.err;
-  EXPECT_NE(shown.out.find(fmt::format("take over conf.txt (exists, not managed yet): mode {:04o} -> 0644", conf_mode_)),
-            std::string::npos)
+  EXPECT_NE(
+      shown.out.find(fmt::format("take over conf.txt (exists, not managed yet): mode {:04o} -> 0644", conf_mode_)),
+      std::string::npos)
       << shown.out;
   EXPECT_NE(shown.out.find("create folder bin/ (mode 0750)"), std::string::npos) << shown.out;
   // store.prepare, 4 folders, 7 temp files, syncfs, COMMITTING, 9
@@ -87,6 +88,28 @@ TEST_F(CrashV2Test, TheMatrixShapeIsTheFixturePlans) {
   // 3 touched folders left ("", etc, etc/app), ROLLED_BACK.
   EXPECT_EQ(rollback_v2_crash_points(fixture_shape()).size(), 23u);
   EXPECT_EQ(commit_v2_fault_points(fixture_shape()).size(), 28u);
+}
+
+// `plan` killed at each durable step of its own (the proposal row, its id
+// and document, the stat cache entries of the observed targets, the seal):
+// no target is ever written, recover leaves the proposal ABANDONED (or, once
+// sealed, SEALED), the store checks clean, and the next plan works.
+TEST_F(CrashV2Test, PlanKilledAtEachOfItsStoreStepsWritesNothing) {
+  spit(base_ / "case", "apply\n");  // the fixture plan: existing targets to observe (and cache)
+  for (std::string point : {"store.proposal.begin", "store.proposal.id", "store.stat_cache", "store.seal"}) {
+    SCOPED_TRACE(point);
+    CmdResult crashed =
+        core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"}, {"DOT_TEST_CRASH_AT=" + point});
+    ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
+    EXPECT_TRUE(all_before()) << differences(before_);
+    CmdResult rec = core({"recover", "--json"});
+    ASSERT_EQ(rec.code, 0) << rec.err;
+    EXPECT_TRUE(all_before()) << differences(before_);
+    EXPECT_EQ(store_problems(), "");
+    expect_recover_is_a_noop(point);
+  }
+  CmdResult again = core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"});
+  EXPECT_EQ(again.code, 0) << again.err;
 }
 
 class ApplyV2CrashPoint : public CrashV2Test, public ::testing::WithParamInterface<std::string> {};
@@ -138,8 +161,8 @@ TEST_P(RollbackV2CrashPoint, RecoverFinishesTheRollback) {
   EXPECT_TRUE(all_before()) << differences(before_);
 }
 
-INSTANTIATE_TEST_SUITE_P(MatrixV2, RollbackV2CrashPoint,
-                         ::testing::ValuesIn(rollback_v2_crash_points(fixture_shape())), point_name);
+INSTANTIATE_TEST_SUITE_P(MatrixV2, RollbackV2CrashPoint, ::testing::ValuesIn(rollback_v2_crash_points(fixture_shape())),
+                         point_name);
 
 class CommitV2Fault : public CrashV2Test, public ::testing::WithParamInterface<std::string> {};
 
@@ -197,8 +220,8 @@ TEST_P(RetriedRootSyncV2Point, FsyncsEveryTargetAndFolderThenTheRoot) {
   EXPECT_EQ(ledger(id), "SUCCEEDED");
 }
 
-INSTANTIATE_TEST_SUITE_P(MatrixV2, RetriedRootSyncV2Point,
-                         ::testing::ValuesIn(retried_effect_crash_points(9, 0, 7)), point_name);
+INSTANTIATE_TEST_SUITE_P(MatrixV2, RetriedRootSyncV2Point, ::testing::ValuesIn(retried_effect_crash_points(9, 0, 7)),
+                         point_name);
 
 }  // namespace
 }  // namespace dot::core::testing
