@@ -117,8 +117,8 @@ TEST(DppConform, TheProjectsPluginsPassEveryCaseOfTheirProfile) {
   EXPECT_NE(m->cases[0].detail.find("id org.dot.mirror, 2 operations, 2 files staged as claimed"), std::string::npos)
       << m->cases[0].detail;
   // The motd example's echo carries the id it documents.
-  Report motd = conform(dpp::Profile::General, bin("dpp-example-motd"), {"lifecycle"}, milliseconds(0),
-                        "org.example.motd");
+  Report motd =
+      conform(dpp::Profile::General, bin("dpp-example-motd"), {"lifecycle"}, milliseconds(0), "org.example.motd");
   ASSERT_EQ(motd.cases.size(), 1u);
   EXPECT_TRUE(motd.cases[0].passed) << dump(motd);
   EXPECT_NE(motd.cases[0].detail.find("id org.example.motd, 1 operations, 1 files staged as claimed"),
@@ -153,17 +153,31 @@ TEST(DppConform, EachBrokenPluginFailsOnItsCase) {
       {H, "dpp-hostile-sigkill_mid_frame", kHelloAll, "killed by SIGKILL"},
       {H, "dpp-hostile-grandchild_setsid_keeps_running", kHelloAll, "left 1 process running"},
       {H, "dpp-hostile-sleep_past_deadline", {"lifecycle"}, "DOT_E_TIMEOUT", {"lifecycle"}, milliseconds(1000)},
-      {G, "dpp-hostile-general_writes_outside_stage", {"lifecycle", "lifecycle_without_digests", "stage_only_asked"},
+      {G,
+       "dpp-hostile-general_writes_outside_stage",
+       {"lifecycle", "lifecycle_without_digests", "stage_only_asked"},
        "escaped.txt"},
       {G, "dpp-hostile-general_silent_on_parse_error", {"parse_error"}, "expected error -32700 with id null, got"},
-      {G, "dpp-hostile-general_result_for_unknown_method", {"unknown_method", "method_out_of_order"},
+      {G,
+       "dpp-hostile-general_result_for_unknown_method",
+       {"unknown_method", "method_out_of_order"},
        "expected error -32601 with id 1, got a result"},
-      {G, "dpp-hostile-general_log_when_not_offered", {"lifecycle_without_log"}, "during dot.plan without negotiating log"},
+      {G,
+       "dpp-hostile-general_log_when_not_offered",
+       {"lifecycle_without_log"},
+       "during dot.plan without negotiating log"},
       {G, "dpp-hostile-general_exit_0_at_early_eof", {"eof_before_shutdown"}, "expected exit 1"},
+      // A wrong declared digest: every case that offers digests fails on it.
+      {G,
+       "dpp-hostile-general_declares_a_wrong_digest",
+       {"lifecycle", "lifecycle_without_log", "stage_only_asked", "fragmented", "parse_error", "invalid_request",
+        "request_without_id", "unknown_method", "method_out_of_order", "wrong_profile", "wrong_limits",
+        "unknown_param"},
+       "DOT_E_ARTIFACT_MISMATCH: the artifact of \"etc/app.conf\" claims another size or SHA-256 than dot.plan "
+       "declared"},
       {G, "dpp-hostile-general_stderr_over_max", {}, "more than 65536 bytes on stderr"},
       {G, "dpp-hostile-general_echo_wrong_id", {}, "DOT_E_PLUGIN_IDENTITY", {}, milliseconds(0), "org.dot.hostile"},
-      {G, "dpp-hostile-general_sleep_past_deadline", {"lifecycle"}, "DOT_E_TIMEOUT", {"lifecycle"},
-       milliseconds(1000)},
+      {G, "dpp-hostile-general_sleep_past_deadline", {"lifecycle"}, "DOT_E_TIMEOUT", {"lifecycle"}, milliseconds(1000)},
       // The hello reference plugin does not speak the general profile.
       {G, "dot-hello", {}, "DOT_E_"},
   };
@@ -211,9 +225,9 @@ TEST(DppConform, EveryHostilePluginFailsTheLifecycleAsCoreRefusesIt) {
     std::span<const dpp::hostile::Case> cases;
     std::string id;
   };
-  for (const Catalogue& cat : {Catalogue{H, dpp::hostile::cases(), ""},
-                               Catalogue{G, dpp::hostile::general_cases(),
-                                         std::string(dpp::hostile::kGeneralPluginId)}}) {
+  for (const Catalogue& cat :
+       {Catalogue{H, dpp::hostile::cases(), ""},
+        Catalogue{G, dpp::hostile::general_cases(), std::string(dpp::hostile::kGeneralPluginId)}}) {
     for (const auto& c : cat.cases) {
       SCOPED_TRACE(c.name);
       Options o;
@@ -244,10 +258,10 @@ TEST(DppConform, EveryHostilePluginFailsTheLifecycleAsCoreRefusesIt) {
 // the code `plan` gives it (tests/core/test_engine.cpp, ArtifactLie).
 TEST(DppConform, StagedFileLiesFailTheLifecycleWithPlansCode) {
   const std::pair<const char*, const char*> kLies[] = {
-      {"staged_symlink", "DOT_E_PATH_ESCAPE"},      {"replaced_stage", "DOT_E_PATH_ESCAPE"},
-      {"wrong_mode", "DOT_E_ARTIFACT_MISMATCH"},    {"wrong_digest", "DOT_E_ARTIFACT_MISMATCH"},
-      {"wrong_size", "DOT_E_ARTIFACT_MISMATCH"},    {"changed_bytes", "DOT_E_ARTIFACT_MISMATCH"},
-      {"extra_file", "DOT_E_ARTIFACT_MISMATCH"},    {"hard_link", "DOT_E_ARTIFACT_MISMATCH"},
+      {"staged_symlink", "DOT_E_PATH_ESCAPE"},   {"replaced_stage", "DOT_E_PATH_ESCAPE"},
+      {"wrong_mode", "DOT_E_ARTIFACT_MISMATCH"}, {"wrong_digest", "DOT_E_ARTIFACT_MISMATCH"},
+      {"wrong_size", "DOT_E_ARTIFACT_MISMATCH"}, {"changed_bytes", "DOT_E_ARTIFACT_MISMATCH"},
+      {"extra_file", "DOT_E_ARTIFACT_MISMATCH"}, {"hard_link", "DOT_E_ARTIFACT_MISMATCH"},
   };
   for (const auto& [lie, code] : kLies) {
     SCOPED_TRACE(lie);
@@ -340,8 +354,9 @@ TEST(DppConformCli, AFailureIsItsCaseLineExitOneAndOneErrorLine) {
   EXPECT_NE(r.out.find("  FAIL parse_error "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  PASS lifecycle "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(fmt::format("\n{} passed, 1 failed\n", n - 1)), std::string::npos) << r.out;
-  EXPECT_EQ(r.err.rfind(fmt::format("DOT_E_PROTOCOL: 1 of {} cases failed; first: parse_error: expected error -32700", n), 0),
-            0u)
+  EXPECT_EQ(
+      r.err.rfind(fmt::format("DOT_E_PROTOCOL: 1 of {} cases failed; first: parse_error: expected error -32700", n), 0),
+      0u)
       << r.err;
 
   auto j = dot_core({"dpp", "conform", "--json", "--case", "parse_error", "--case", "lifecycle", "--",
@@ -349,8 +364,7 @@ TEST(DppConformCli, AFailureIsItsCaseLineExitOneAndOneErrorLine) {
   EXPECT_EQ(j.code, 1) << j.out << j.err;
   ASSERT_TRUE(json::parse(j.out).ok()) << j.out;
   EXPECT_NE(j.out.find("\"profile\":\"org.dot.dpp/v1\",\"sha256\":\""), std::string::npos) << j.out;
-  EXPECT_NE(j.out.find("{\"name\":\"parse_error\",\"profile\":\"org.dot.dpp/v1\",\"passed\":false,"),
-            std::string::npos)
+  EXPECT_NE(j.out.find("{\"name\":\"parse_error\",\"profile\":\"org.dot.dpp/v1\",\"passed\":false,"), std::string::npos)
       << j.out;
   EXPECT_NE(j.out.find("\"profiles\":{\"org.dot.dpp/v1\":{\"passed\":1,\"failed\":1}},\"passed\":1,\"failed\":1}"),
             std::string::npos)

@@ -12,9 +12,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "dot/base/fd.h"
-#include "dot/base/error_kinds.h"
 #include "../../common/test_error_kinds.h"
+#include "dot/base/error_kinds.h"
+#include "dot/base/fd.h"
+#include "dot/base/sha256.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/runtime.h"
 #include "hostile.h"
@@ -31,14 +32,19 @@ constexpr std::string_view kContent = "key = value\n";
 // says what it plans.
 class Honest final : public general::Plugin {
  public:
-  Honest(bool log, bool fail_plan, bool write_outside = false)
-      : log_(log), fail_plan_(fail_plan), write_outside_(write_outside) {}
+  Honest(bool log, bool fail_plan, bool write_outside = false, bool wrong_digest = false)
+      : log_(log), fail_plan_(fail_plan), write_outside_(write_outside), wrong_digest_(wrong_digest) {}
   std::string id() const override { return std::string(kGeneralPluginId); }
   bool wants_log() const override { return log_; }
+  // The one that declares digests declares a wrong one: the SHA-256 of other
+  // bytes than it stages (of the same size).
+  bool declares_digests() const override { return wrong_digest_; }
   Result<std::vector<general::Operation>> plan(general::Context& ctx, const std::vector<std::string>&) override {
     if (fail_plan_) return make_error(test::ErrorKind::Input, "the source folder /src is gone");
     if (ctx.log_negotiated()) DOT_TRY(ctx.log("info", "planning " + std::string(kPath)));
-    return std::vector<general::Operation>{{"write", 0644, std::string(kPath)}};
+    std::optional<general::Digest> declared;
+    if (wrong_digest_) declared = general::Digest{sha256_hex(std::string(kContent.size(), 'x')), kContent.size()};
+    return std::vector<general::Operation>{{"write", 0644, std::string(kPath), std::nullopt, declared}};
   }
   Result<std::vector<general::Artifact>> materialize(general::Context&, const std::string& stage) override {
     DOT_ASSIGN_OR_RETURN(general::Artifact a, general::write_staged_file(stage, kPath, kContent));
@@ -51,7 +57,7 @@ class Honest final : public general::Plugin {
   }
 
  private:
-  bool log_, fail_plan_, write_outside_;
+  bool log_, fail_plan_, write_outside_, wrong_digest_;
 };
 
 // `"key":<value>,` cut out of a canonical body (the value has no '}' or ']'
@@ -112,10 +118,11 @@ struct Options {
   bool log = false;            // ask for log
   bool fail_plan = false;      // the plan handler fails
   bool write_outside = false;  // materialize also writes beside the stage
+  bool wrong_digest = false;   // declare digests, one of them wrong
 };
 
 int serve_hooked(Hook hook, Options opt = {}) {
-  Honest plugin(opt.log, opt.fail_plan, opt.write_outside);
+  Honest plugin(opt.log, opt.fail_plan, opt.write_outside, opt.wrong_digest);
   FdSource in(STDIN_FILENO, "standard input");
   FdSink out(STDOUT_FILENO, "standard output");
   FdSink err(STDERR_FILENO, "standard error");
@@ -124,8 +131,7 @@ int serve_hooked(Hook hook, Options opt = {}) {
 }
 
 // Answers request `n` with `expr` (in scope: Out& o) in place of the honest answer.
-#define AT(n, expr)                                   \
-  +[](Out& o) -> Status { return o.id == (n) ? o.write(expr) : o.honest(); }
+#define AT(n, expr) +[](Out& o) -> Status { return o.id == (n) ? o.write(expr) : o.honest(); }
 #define RUN(hook, ...) +[] { return serve_hooked(hook __VA_OPT__(, ) __VA_ARGS__); }
 
 // The operations array with `n` writes of distinct paths, as a plan result.
@@ -279,41 +285,47 @@ bool g_logged = false;
 // says which of its cases each must fail): core's own lifecycle with log
 // offered completes for each; one answer the profile requires is wrong.
 const Case kConformCases[] = {
-    {"general_writes_outside_stage", RUN(+[](Out& o) { return o.honest(); }, Options{.write_outside = true}),
+    {"general_writes_outside_stage",
+     RUN(
+         +[](Out& o) { return o.honest(); }, Options{.write_outside = true}),
      Code::PathEscape, "outside_stage", "escaped.txt", false},
     // The -32700 error is not sent: the runtime gives up (exit 1).
-    {"general_silent_on_parse_error",
-     RUN(+[](Out& o) -> Status {
+    {"general_silent_on_parse_error", RUN(+[](Out& o) -> Status {
        if (o.body.find("\"code\":-32700") != std::string::npos)
          return make_error(base::ErrorKind::Write, "the parse error is not answered");
        return o.honest();
      }),
      Code::Protocol, "eof", "without", false},
-    {"general_result_for_unknown_method",
-     RUN(+[](Out& o) -> Status {
+    {"general_result_for_unknown_method", RUN(+[](Out& o) -> Status {
        if (o.body.find("\"code\":-32601") == std::string::npos) return o.honest();
        return o.write(frame("{\"id\":" + std::to_string(o.id) + ",\"jsonrpc\":\"2.0\",\"result\":{}}"));
      }),
      Code::Protocol, "error_response", "got a result", false},
     // Logs during dot.plan whether or not log was negotiated.
     {"general_log_when_not_offered",
-     RUN(+[](Out& o) -> Status {
-       if (o.id == 0) g_logged = true;
-       if (o.id != 2 || g_logged) return o.honest();
-       return o.write(log_frame("info", "planning") + frame(o.body));
-     },
+     RUN(
+         +[](Out& o) -> Status {
+           if (o.id == 0) g_logged = true;
+           if (o.id != 2 || g_logged) return o.honest();
+           return o.write(log_frame("info", "planning") + frame(o.body));
+         },
          Options{.log = true}),
      Code::Protocol, "log_not_negotiated", "without negotiating log", false},
     // Echoes an id no root could register it with (no '.'): wrong without
     // --id too (every case's lifecycle checks the echo). Only the echo is
     // changed: the error answers to conform's probes (id 1 too) stay honest.
-    {"general_echo_malformed_id",
-     RUN(+[](Out& o) -> Status {
+    {"general_echo_malformed_id", RUN(+[](Out& o) -> Status {
        if (o.id != 1 || o.body.find("\"org.dot.hostile\"") == std::string::npos) return o.honest();
        return o.write(frame(replace(o.body, "\"org.dot.hostile\"", "\"hostile\"")));
      }),
      Code::PluginIdentity, "id", "which is not a plugin id: it has no '.'", false},
     // Exit 0 where the profile requires 1: at end of input before dot.shutdown.
+    // Declares a digest other than the bytes it stages: every case that
+    // offers digests fails; without them it is honest.
+    {"general_declares_a_wrong_digest",
+     RUN(
+         +[](Out& o) { return o.honest(); }, Options{.wrong_digest = true}),
+     Code::ArtifactMismatch, "declared_digest", "declared", false},
     {"general_exit_0_at_early_eof",
      +[] {
        int rc = serve_hooked(+[](Out& o) { return o.honest(); });
@@ -338,7 +350,8 @@ const Case* find_conform(const char* name) {
 std::span<const Case> general_cases() { return kGeneralCases; }
 
 int run_general_honest() {
-  return serve_hooked(+[](Out& o) { return o.honest(); }, Options{.log = true});
+  return serve_hooked(
+      +[](Out& o) { return o.honest(); }, Options{.log = true});
 }
 
 const Case* find_general(const char* name) {
