@@ -207,18 +207,22 @@ CREATE TABLE proposal_log (
 // Now each path's row is driven by its oldest operation (min over
 // operation_by_name: one probe) and the applied one is one (name, txn_id)
 // probe of operation_by_name, pinned with INDEXED BY.
+// The ownership rule as version 7 states it (each path's newest COMMITTED
+// or DONE operation, when it wrote the path); version 9 adds releases to
+// the same statement rather than writing the rule again.
+#define DOT_APPLIED_OWNER_SELECT                                                            \
+  "SELECT n.name, t.plugin_id, o.txn_id FROM operation n INDEXED BY operation_by_name\n"    \
+  "JOIN operation o INDEXED BY operation_by_name ON o.name = n.name\n"                      \
+  "  AND o.txn_id = (SELECT o2.txn_id FROM operation o2 JOIN txn t2 ON t2.id = o2.txn_id\n" \
+  "                  WHERE o2.name = n.name AND t2.state IN ('COMMITTED','DONE')\n"         \
+  "                  ORDER BY o2.txn_id DESC LIMIT 1)\n"                                    \
+  "JOIN txn t ON t.id = o.txn_id\n"                                                         \
+  "WHERE n.txn_id = (SELECT min(o3.txn_id) FROM operation o3 WHERE o3.name = n.name)\n"     \
+  "  AND o.after_sha256 <> ''\n"
 const char* const kMigrateTo7 = R"sql(
 DROP VIEW derived_owner;
 CREATE VIEW derived_owner (path, plugin_id, txn_id) AS
-SELECT n.name, t.plugin_id, o.txn_id FROM operation n INDEXED BY operation_by_name
-JOIN operation o INDEXED BY operation_by_name ON o.name = n.name
-  AND o.txn_id = (SELECT o2.txn_id FROM operation o2 JOIN txn t2 ON t2.id = o2.txn_id
-                  WHERE o2.name = n.name AND t2.state IN ('COMMITTED','DONE')
-                  ORDER BY o2.txn_id DESC LIMIT 1)
-JOIN txn t ON t.id = o.txn_id
-WHERE n.txn_id = (SELECT min(o3.txn_id) FROM operation o3 WHERE o3.name = n.name)
-  AND o.after_sha256 <> '';
-)sql";
+)sql" DOT_APPLIED_OWNER_SELECT ";";
 
 // Version 8: the stat cache (docs/spec/store-schema.md). What core last saw
 // of each target it observed: the stat fields that change whenever the
@@ -257,16 +261,10 @@ CREATE TABLE path_release (
 ) WITHOUT ROWID;
 DROP VIEW derived_owner;
 CREATE VIEW derived_owner (path, plugin_id, txn_id) AS
-SELECT n.name, t.plugin_id, o.txn_id FROM operation n INDEXED BY operation_by_name
-JOIN operation o INDEXED BY operation_by_name ON o.name = n.name
-  AND o.txn_id = (SELECT o2.txn_id FROM operation o2 JOIN txn t2 ON t2.id = o2.txn_id
-                  WHERE o2.name = n.name AND t2.state IN ('COMMITTED','DONE')
-                  ORDER BY o2.txn_id DESC LIMIT 1)
-JOIN txn t ON t.id = o.txn_id
-WHERE n.txn_id = (SELECT min(o3.txn_id) FROM operation o3 WHERE o3.name = n.name)
-  AND o.after_sha256 <> ''
+)sql" DOT_APPLIED_OWNER_SELECT R"sql(
   AND NOT EXISTS (SELECT 1 FROM path_release r WHERE r.path = n.name AND r.txn_id >= o.txn_id);
 )sql";
+#undef DOT_APPLIED_OWNER_SELECT
 
 struct Migration {
   int to;
