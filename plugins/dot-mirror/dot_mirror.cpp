@@ -242,7 +242,7 @@ class Mirror final : public g::Plugin {
     notes.close(
         fmt::format("mirroring {}: {} files to write, {} managed paths to remove, {} entries skipped, "
                     "{} ignored, {} managed paths kept as they are",
-                    show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_, held));
+                    show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_.size(), held));
     return ops;
   }
 
@@ -253,28 +253,32 @@ class Mirror final : public g::Plugin {
     std::vector<g::Artifact> artifacts;
     artifacts.reserve(asked.size());
     for (const std::string& path : asked) {
-      // files_ is in path order; the runtime holds `asked` to the plan's writes.
-      auto it = std::lower_bound(files_.begin(), files_.end(), path,
-                                 [](const SourceFile& f, const std::string& p) { return f.path < p; });
-      if (it == files_.end() || it->path != path || it->link_text)
+      // The runtime holds `asked` to the plan's writes.
+      const SourceFile* file = find_file(path);
+      if (file == nullptr || file->link_text)
         return g::invalid_params(
             fmt::format("dot.materialize asks for {}, which this plan does not write", show(path)));
-      DOT_ASSIGN_OR_RETURN(g::Artifact art, stage_one(*it, stage));
+      DOT_ASSIGN_OR_RETURN(g::Artifact art, stage_one(*file, stage));
       artifacts.push_back(std::move(art));
     }
     return artifacts;
   }
 
  private:
+  // The write or link of `path` in files_ (in path order), or nullptr.
+  const SourceFile* find_file(std::string_view path) const {
+    auto it = std::lower_bound(files_.begin(), files_.end(), path,
+                               [](const SourceFile& f, std::string_view p) { return f.path < p; });
+    return it == files_.end() || it->path != path ? nullptr : &*it;
+  }
+
   // The managed paths SRC no longer holds at all (views into `managed`);
   // one the walk skipped or ignored is kept and counted in `held`.
   std::vector<std::string_view> removals(Notes& notes, const std::vector<std::string>& managed,
                                          std::size_t& held) const {
-    std::unordered_set<std::string_view> written;
-    for (const auto& f : files_) written.insert(f.path);
     std::vector<std::string_view> removed;
     for (const auto& path : managed) {
-      if (written.count(path)) continue;
+      if (find_file(path) != nullptr) continue;
       if (auto why = held_by_walk(path)) {
         ++held;
         notes.warn(fmt::format("{} is managed and the source {}: left as it is (still managed)", show(path), *why));
@@ -290,14 +294,12 @@ class Mirror final : public g::Plugin {
   // write waits for the next plan (what it needs: the old side gone). The
   // writes that wait leave files_.
   void defer_clashes(Notes& notes, const std::vector<std::string_view>& removed) {
-    std::unordered_set<std::string_view> written;
-    for (const auto& f : files_) written.insert(f.path);
     const std::unordered_set<std::string_view> removed_set(removed.begin(), removed.end());
     // Copies, not views: files_ is compacted below while they are looked up.
     std::unordered_set<std::string> deferred;
     for (std::string_view r : removed)
       for_each_parent(r, [&](std::string_view parent) {
-        if (written.count(parent) && deferred.emplace(parent).second)
+        if (find_file(parent) != nullptr && deferred.emplace(parent).second)
           notes.warn(
               fmt::format("{} waits for the next plan: the root still holds managed files beneath it, which "
                           "this plan removes; once it is applied and the folder is gone (dot-core never "
@@ -426,8 +428,7 @@ class Mirror final : public g::Plugin {
     files_.clear();
     folder_modes_.clear();
     skipped_.clear();
-    ignored_paths_.clear();
-    ignored_ = 0;
+    ignored_.clear();
     DOT_ASSIGN_OR_RETURN(IgnoreRules rules, read_ignore_file());
     std::uint64_t total = 0;
     std::vector<std::string> pending{""};  // folders to read; "" is SRC itself
@@ -455,8 +456,7 @@ class Mirror final : public g::Plugin {
         }
         const bool folder = S_ISDIR(st.st_mode);
         if (name == ".git" || (dir.empty() && name == kIgnoreFile) || rules.ignored(path, folder)) {
-          ++ignored_;
-          ignored_paths_.insert(path);
+          ignored_.insert(path);
           continue;
         }
         if (auto rule = dpp::check_path(path); !rule.ok()) {
@@ -582,7 +582,7 @@ class Mirror final : public g::Plugin {
       if (why) return;
       if (auto s = skipped_.find(p); s != skipped_.end())
         why = s->second;
-      else if (ignored_paths_.count(p))
+      else if (ignored_.count(p))
         why = "ignores it (.git, .dotignore)";
     };
     look(path);
@@ -603,10 +603,9 @@ class Mirror final : public g::Plugin {
   std::vector<g::FolderRequest> folders_;                    // the writes' parent folders, ascending
   std::uint64_t logs_sent_ = 0;
   // What the last walk left out: each skipped entry with why, each ignored
-  // one (folders not entered), and how many were ignored.
+  // one (folders not entered).
   std::map<std::string, std::string, std::less<>> skipped_;
-  std::set<std::string, std::less<>> ignored_paths_;
-  std::size_t ignored_ = 0;
+  std::set<std::string, std::less<>> ignored_;
   const std::string id_ = g::registered_id(kId);
 };
 
