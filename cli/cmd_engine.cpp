@@ -195,11 +195,14 @@ std::string released_text(const std::vector<store::PathOwner>& released) {
   return out;
 }
 
-void write_released(JsonWriter& w, const std::vector<store::PathOwner>& released) {
-  w.key("released").array_of(released, [](JsonWriter& a, const store::PathOwner& r) {
-    a.begin_object().key("path").string(r.path).key("plugin_id").string(r.plugin_id).key("txn").number(r.txn);
-    a.end_object();
-  });
+std::string forgotten_text(const std::vector<store::PathOwner>& released) {
+  return released_text(released) +
+         "a plugin that still proposes one takes it over again at its next plan: leave it out in the plugin's "
+         "source (dot-mirror: .dotignore) or with `plan --exclude`\n";
+}
+
+std::string unregistered_text(const core::Unregistered& u) {
+  return fmt::format("unregistered {}\n", shown(u.plugin_id)) + released_text(u.released);
 }
 
 int run_forget(const EngineOptions& o) {
@@ -213,16 +216,7 @@ int run_forget(const EngineOptions& o) {
   }
   auto released = core::forget_paths(*root, paths);
   if (!released.ok()) return report(released.error(), o.json);
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object();
-    write_released(w, *released);
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  return print_human(released_text(*released) +
-                     "a plugin that still proposes one takes it over again at its next plan: leave it out in the "
-                     "plugin's source (dot-mirror: .dotignore) or with `plan --exclude`\n");
+  return print_record(o.json, *released, write_forgotten, forgotten_text);
 }
 
 int run_unregister(const EngineOptions& o) {
@@ -235,14 +229,7 @@ int run_unregister(const EngineOptions& o) {
         fmt::format("warning: the pinned copy could not be removed ({})\n", shown(done->copy_left));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  if (o.json) {
-    JsonWriter w;
-    w.begin_object().key("plugin_id").string(o.id);
-    write_released(w, done->released);
-    w.end_object();
-    return print_json(std::move(w));
-  }
-  return print_human(fmt::format("unregistered {}\n", shown(o.id)) + released_text(done->released));
+  return print_record(o.json, *done, write_unregistered, unregistered_text);
 }
 
 // ---- plan -----------------------------------------------------------------

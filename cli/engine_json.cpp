@@ -197,6 +197,29 @@ void write_discarded(JsonWriter& w, const std::string& plan_id) {
   w.begin_object().key("plan_id").string(plan_id).key("state").string("DISCARDED").end_object();
 }
 
+namespace {
+
+void write_released(JsonWriter& w, const std::vector<store::PathOwner>& released) {
+  w.key("released").array_of(released, [](JsonWriter& a, const store::PathOwner& r) {
+    a.begin_object().key("path").string(r.path).key("plugin_id").string(r.plugin_id).key("txn").number(r.txn);
+    a.end_object();
+  });
+}
+
+}  // namespace
+
+void write_forgotten(JsonWriter& w, const std::vector<store::PathOwner>& released) {
+  w.begin_object();
+  write_released(w, released);
+  w.end_object();
+}
+
+void write_unregistered(JsonWriter& w, const core::Unregistered& u) {
+  w.begin_object().key("plugin_id").string(u.plugin_id);
+  write_released(w, u.released);
+  w.end_object();
+}
+
 void write_status(JsonWriter& w, std::string_view root_dir, std::string_view root_id, const core::StatusView& v) {
   w.begin_object();
   w.key("drift").array_of(v.drift, write_drift);

@@ -39,6 +39,9 @@ void write_hello_plan(JsonWriter& w, const core::PlanOutcome& planned);
 void write_general_plan(JsonWriter& w, const core::PlanOutcome& planned);
 void write_apply_outcome(JsonWriter& w, const core::ApplyOutcome& a);
 void write_discarded(JsonWriter& w, const std::string& plan_id);
+// `forget --json` and `unregister --json`: the paths released.
+void write_forgotten(JsonWriter& w, const std::vector<store::PathOwner>& released);
+void write_unregistered(JsonWriter& w, const core::Unregistered& u);
 // `status --json`: the view and the root it was read from.
 void write_status(JsonWriter& w, std::string_view root_dir, std::string_view root_id, const core::StatusView& v);
 // `plan-id --json`.

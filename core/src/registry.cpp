@@ -495,6 +495,7 @@ Result<std::vector<store::PathOwner>> forget_paths(Root& root, const std::vector
 
 Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, bool forget) {
   Unregistered out;
+  out.plugin_id = std::string(plugin_id);
   DOT_ASSIGN_OR_RETURN(out.released, root.store().unregister_plugin(plugin_id, forget));
   const std::string copy_name = store::plugin_copy_name(plugin_id);
   if (::unlinkat(root.dirs().state_fd.get(), copy_name.c_str(), 0) != 0 && errno != ENOENT)

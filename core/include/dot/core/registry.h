@@ -187,6 +187,7 @@ Result<std::vector<store::PathOwner>> forget_paths(Root& root, const std::vector
 // path it owns released when `forget`; store::Store::unregister_plugin's
 // kinds), then its pinned copy in the state folder. Never touches a target.
 struct Unregistered {
+  std::string plugin_id;
   std::vector<store::PathOwner> released;
   // Empty, or why the pinned copy could not be removed (the plugin is
   // unregistered either way; the copy is unused).
