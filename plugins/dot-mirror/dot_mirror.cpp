@@ -553,17 +553,10 @@ class Mirror final : public g::Plugin {
       return make_error(base::ErrorKind::IgnoreFile,
                         fmt::format("{} in {} is not a regular file of at most {} bytes", show(kIgnoreFile),
                                     show(src_name_), kMaxIgnoreFileBytes));
-    std::string text(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd->get(), text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return unreadable(kIgnoreFile, beneath::errno_error(errno, "read", kIgnoreFile));
-      if (n == 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    text.resize(got);
-    auto rules = IgnoreRules::parse(text);
+    // One that grew past the limit since the fstat is a read error.
+    auto text = read_all(fd->get(), kMaxIgnoreFileBytes, kIgnoreFile);
+    if (!text.ok()) return unreadable(kIgnoreFile, std::move(text).error());
+    auto rules = IgnoreRules::parse(*text);
     if (!rules.ok()) {
       Error e = std::move(rules).error();
       e.detail = fmt::format("{} in {}, {}", show(kIgnoreFile), show(src_name_), e.detail);
