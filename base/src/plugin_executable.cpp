@@ -131,6 +131,22 @@ std::vector<std::string> interpreter_argv(const Interpreter& interpreter) {
 
 std::vector<std::string> interpreter_env(const std::string& stage_dir) { return {"HOME=" + stage_dir}; }
 
+// An interpreter that is itself a script (a version manager's shim such as
+// pyenv's, a wrapper) is refused by seal_interpreter; the author needs to
+// know how the #! line led there and what to write instead.
+Error explain_interpreter_refusal(Error refused, std::string_view script) {
+  if (refused.kind != base::ErrorKind::Script && refused.kind != base::ErrorKind::PluginScript) return refused;
+  auto line = parse_shebang(script, "");
+  const std::string how = line.ok() && !line->env_name.empty()
+                              ? fmt::format(" (`#!/usr/bin/env {}` found it first in PATH)", line->env_name)
+                              : std::string();
+  refused.detail += fmt::format(
+      "{}; a plugin's #! line must lead to an ELF interpreter: write that interpreter's absolute path in the "
+      "#! line (`command -v NAME`, or a version manager's `which NAME`, prints it)",
+      how);
+  return refused;
+}
+
 Result<PluginExecutable> open_plugin_executable(const std::string& path, std::string_view what,
                                                 std::uint64_t max_bytes) {
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
@@ -161,7 +177,9 @@ Result<PluginExecutable> open_plugin_executable(const std::string& path, std::st
   DOT_ASSIGN_OR_RETURN(Interpreter in,
                        resolve_interpreter(bytes, fmt::format("{} {}", what, path),
                                            env_path != nullptr ? std::string_view(env_path) : kDefaultPath));
-  DOT_ASSIGN_OR_RETURN(out.program, seal_interpreter(in.path, max_bytes));
+  auto program = seal_interpreter(in.path, max_bytes);
+  if (!program.ok()) return explain_interpreter_refusal(std::move(program).error(), bytes);
+  out.program = std::move(*program);
   out.program_path = in.path;
   out.script = std::move(sealed);
   out.interpreter = std::move(in);

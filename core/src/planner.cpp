@@ -19,6 +19,7 @@
 #include "dot/base/plugin_executable.h"
 #include "dot/base/sandbox.h"
 #include "dot/base/sha256.h"
+#include "dot/base/utf8.h"
 #include "dot/core/error_kinds.h"
 #include "dot/core/rollback.h"
 #include "dot/core/stat_cache.h"
@@ -408,6 +409,22 @@ class ProposalRun {
   std::size_t excluded_ = 0;
 };
 
+// What a plugin last said before it failed is most often why (a Python
+// traceback's last line, a missing file): its last line, made safe for a
+// terminal and cut to a line's width, and where the whole transcript is
+// kept. Not part of what the store records as the failure's detail.
+std::string stderr_pointer(const Root& root, store::TxnId txn, std::string_view err) {
+  while (!err.empty() && (err.back() == '\n' || err.back() == '\r' || err.back() == ' ')) err.remove_suffix(1);
+  if (err.empty()) return {};
+  const std::size_t start = err.find_last_of('\n');
+  std::string_view last = start == std::string_view::npos ? err : err.substr(start + 1);
+  constexpr std::size_t kShownBytes = 160;
+  std::string line = shown(utf8_repaired(last.substr(0, kShownBytes)));
+  if (last.size() > kShownBytes) line += "...";
+  return fmt::format("; the plugin's stderr ends with \"{}\" (`{}` shows all of it)", line,
+                     root.command(fmt::format("inspect show {}{}", store::kRowIdPrefix, txn)));
+}
+
 // A failed proposal: the plugin's group killed (abort drains what stderr
 // still holds, so a line written just before the failing answer is kept),
 // the stage removed, and the proposal ABANDONED with the error's code, the
@@ -431,6 +448,7 @@ Error abandon(Root& root, store::TxnId txn, ProposalRun& run, Error error) {
   }
   // Keep the session's error even if recording it fails: it is the cause.
   (void)root.store().abandon(txn, why, logs);
+  error.detail += stderr_pointer(root, txn, why.plugin_stderr);
   return error;
 }
 

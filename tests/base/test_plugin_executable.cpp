@@ -146,7 +146,28 @@ TEST(OpenPluginExecutable, ElfScriptAndText) {
   auto ot = open_plugin_executable(on_text, "plugin", 64 << 20);
   ASSERT_FALSE(ot.ok());
   EXPECT_EQ(ot.error().code, Code::Policy);
-  EXPECT_EQ(ot.error().detail, "the interpreter " + text + " is not an ELF executable");
+  EXPECT_EQ(ot.error().detail, "the interpreter " + text +
+                                   " is not an ELF executable; a plugin's #! line must lead to an ELF interpreter: "
+                                   "write that interpreter's absolute path in the #! line (`command -v NAME`, or a "
+                                   "version manager's `which NAME`, prints it)");
+  // `env NAME` finding a wrapper script first in PATH (as pyenv's shims
+  // are): refused, naming how it was found and what to write instead.
+  d.dir("shims");
+  const std::string shim = d.file("shims/python3", "#!/bin/sh\nexec /usr/bin/python3 \"$@\"\n");
+  const std::string via_env = d.file("via-env.py", "#!/usr/bin/env python3\n");
+  const char* saved = std::getenv("PATH");
+  const std::string saved_path = saved != nullptr ? saved : "";
+  ::setenv("PATH", (d.path + "/shims:/usr/bin:/bin").c_str(), 1);
+  auto ve = open_plugin_executable(via_env, "plugin", 64 << 20);
+  ::setenv("PATH", saved_path.c_str(), 1);
+  ASSERT_FALSE(ve.ok());
+  EXPECT_EQ(ve.error().code, Code::Policy);
+  EXPECT_NE(ve.error().detail.find("the interpreter " + shim + " is a #! script"), std::string::npos)
+      << ve.error().detail;
+  EXPECT_NE(ve.error().detail.find("(`#!/usr/bin/env python3` found it first in PATH); a plugin's #! line must lead "
+                                   "to an ELF interpreter: write that interpreter's absolute path"),
+            std::string::npos)
+      << ve.error().detail;
   auto dir = open_plugin_executable(d.path, "plugin", 64 << 20);
   ASSERT_FALSE(dir.ok());
   EXPECT_EQ(dir.error().kind, "plugin_type");

@@ -636,6 +636,43 @@ INSTANTIATE_TEST_SUITE_P(
                         "disagree on the digest"}),
     [](const ::testing::TestParamInfo<ManifestForgery>& i) { return i.param.name; });
 
+TEST_F(EngineTest, AFailedPlanEndsWithThePluginsLastStderrLineMadeSafe) {
+  // A plugin that says why it fails (as a Python traceback's last line does)
+  // and then exits: plan's error quotes that last line, with the bytes that
+  // would move a terminal's cursor or reach its clipboard shown as \xNN and
+  // a long line cut, and names the command that shows the whole transcript.
+  spit(base_ / "dies.sh",
+       "#!/bin/sh\nprintf 'Traceback (most recent call last):\\n' >&2\n"
+       "printf 'ModuleNotFoundError: \\033]52;c;cm0gLXJm\\007\\033[2J\\r no dot_plugin\\n\\n' >&2\nexit 3\n",
+       0755);
+  ASSERT_EQ(core({"register", "--plugin", (base_ / "dies.sh").string(), "--assurance", "audit", "--replace"}).code, 0);
+  CmdResult r = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err,
+            "DOT_E_PROTOCOL: the plugin closed stdout without answering dot.initialize; the plugin's stderr ends with "
+            "\"ModuleNotFoundError: \\x1b]52;c;cm0gLXJm\\x07\\x1b[2J\\x0d no dot_plugin\" (`dot-core inspect show txn-1 "
+            "--root " + root_.string() + "` shows all of it)\n");
+  EXPECT_EQ(last_state(), "ABANDONED");
+  // What the store keeps as the failure is the error alone; the transcript is
+  // kept apart, whole.
+  CmdResult shown = core({"inspect", "show", "txn-1"});
+  EXPECT_NE(shown.out.find("error     DOT_E_PROTOCOL: the plugin closed stdout without answering dot.initialize\n"),
+            std::string::npos)
+      << shown.out;
+  // A last line longer than a terminal's is cut to 160 bytes and marked.
+  spit(base_ / "long.sh", "#!/bin/sh\nprintf '%0300d\\n' 7 >&2\nexit 3\n", 0755);
+  ASSERT_EQ(core({"register", "--plugin", (base_ / "long.sh").string(), "--assurance", "audit", "--replace"}).code, 0);
+  CmdResult cut = core({"plan", "--allow-audit-plugin"});
+  EXPECT_NE(cut.err.find("stderr ends with \"" + std::string(160, '0') + "...\" (`dot-core inspect show txn-2"),
+            std::string::npos)
+      << cut.err;
+  // Nothing on stderr: nothing added.
+  spit(base_ / "quiet.sh", "#!/bin/sh\nexit 3\n", 0755);
+  ASSERT_EQ(core({"register", "--plugin", (base_ / "quiet.sh").string(), "--assurance", "audit", "--replace"}).code, 0);
+  CmdResult quiet = core({"plan", "--allow-audit-plugin"});
+  EXPECT_EQ(quiet.err, "DOT_E_PROTOCOL: the plugin closed stdout without answering dot.initialize\n");
+}
+
 TEST_F(EngineTest, RegisterRefusesBadScriptsRelativePathsAndSecondPlugin) {
   // A #! line with arguments would be run differently than it reads; one
   // whose interpreter is itself a script would reopen it by path.
@@ -651,7 +688,11 @@ TEST_F(EngineTest, RegisterRefusesBadScriptsRelativePathsAndSecondPlugin) {
   spit(base_ / "data.sh", "#!" + (base_ / "text").string() + "\nexit 0\n", 0755);
   spit(base_ / "text", "exit 0\n", 0755);
   CmdResult data = core({"register", "--plugin", (base_ / "data.sh").string(), "--assurance", "audit", "--replace"});
-  EXPECT_EQ(data.err, "DOT_E_POLICY: the interpreter " + (base_ / "text").string() + " is not an ELF executable\n");
+  EXPECT_EQ(data.err.rfind("DOT_E_POLICY: the interpreter " + (base_ / "text").string() +
+                               " is not an ELF executable; a plugin's #! line must lead to an ELF interpreter",
+                           0),
+            0u)
+      << data.err;
   CmdResult text = core({"register", "--plugin", (base_ / "text").string(), "--assurance", "audit", "--replace"});
   EXPECT_EQ(text.err, "DOT_E_POLICY: plugin " + (base_ / "text").string() +
                           " is neither an ELF executable nor a #! script\n");

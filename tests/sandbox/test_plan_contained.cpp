@@ -6,6 +6,7 @@
 // planned with --require-process-sandbox, the plan either fails with a clear
 // code or completes without the act having happened.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -369,12 +370,22 @@ TEST_F(PlanProbe, SetTheHostsFileSizeLimitToZero) {
 TEST_F(PlanProbe, EchoingTheWrongAssuranceFails) {
   start("wrong-assurance");
   // Echoes "process" when asked for audit, and "audit" when asked for process.
+  // The error ends with the last line the plugin wrote to stderr and the
+  // command that shows all of it.
+  const auto said = [&](int txn) {
+    return fmt::format(
+        "; the plugin's stderr ends with \"wrong-assurance: nothing attempted\" (`dot-core inspect show txn-{} --root "
+        "{}` shows all of it)\n",
+        txn, root_.string());
+  };
   CmdResult audit = plan("audit");
   EXPECT_EQ(audit.code, 1);
-  EXPECT_EQ(audit.err, "DOT_E_PLUGIN_IDENTITY: the plugin echoed assurance \"process\", core requires \"audit\"\n");
+  EXPECT_EQ(audit.err,
+            "DOT_E_PLUGIN_IDENTITY: the plugin echoed assurance \"process\", core requires \"audit\"" + said(1));
   CmdResult boxed = plan("process");
   EXPECT_EQ(boxed.code, 1);
-  EXPECT_EQ(boxed.err, "DOT_E_PLUGIN_IDENTITY: the plugin echoed assurance \"audit\", core requires \"process\"\n");
+  EXPECT_EQ(boxed.err,
+            "DOT_E_PLUGIN_IDENTITY: the plugin echoed assurance \"audit\", core requires \"process\"" + said(2));
   store::TxnDetail t = newest_txn();
   EXPECT_EQ(t.summary.state, store::State::Abandoned);
   EXPECT_EQ(t.summary.code, "DOT_E_PLUGIN_IDENTITY");
