@@ -376,6 +376,15 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       return encode_array(std::get<Node::Array>(s), profile, out);
     case 6:
       return encode_object(std::get<Node::Object>(s), profile, out);
+    case 7: {
+      const Node::Encoded& piece = std::get<Node::Encoded>(s);
+      if (piece.profile != profile)
+        return violation(base::ErrorKind::Malformed, std::nullopt,
+                         fmt::format("a piece encoded under profile {} inside a {} document",
+                                     profile_name(piece.profile), profile_name(profile)));
+      out += piece.text;
+      return {};
+    }
   }
   return violation(base::ErrorKind::Malformed, std::nullopt, "unknown node type");
 }
@@ -491,5 +500,7 @@ Result<std::string> encode(const Node& node, Profile profile) {
   DOT_TRY(encode_node(node, profile, out));
   return out;
 }
+
+Status encode_to(std::string& out, const Node& node, Profile profile) { return encode_node(node, profile, out); }
 
 }  // namespace dot::jcs

@@ -143,7 +143,9 @@ Snapshot link_snapshot(std::string link_text, std::uint64_t uid, std::uint64_t g
   return s;
 }
 
-jcs::Node to_node(const Plan& plan) {
+namespace {
+
+jcs::Node plan_node(const Plan& plan, detail::DocumentForm form) {
   auto n = jcs::Node::object();
   if (plan.effects) {
     auto effects = jcs::Node::array();
@@ -153,19 +155,27 @@ jcs::Node to_node(const Plan& plan) {
   auto ops = jcs::Node::array();
   for (const auto& op : plan.operations) {
     auto o = jcs::Node::object();
-    detail::set_snapshots(o, op);
+    detail::set_snapshots(o, op, form);
     o.set("name", jcs::Node::string(op.name));
     ops.push(std::move(o));
   }
   n.set("operations", std::move(ops));
-  detail::set_identity(n, plan);
+  detail::set_identity(n, plan, form);
   return n;
 }
 
-Result<std::string> canonical_bytes(const Plan& plan) { return jcs::encode(to_node(plan), jcs::Profile::Hello); }
+}  // namespace
+
+jcs::Node to_node(const Plan& plan) { return plan_node(plan, detail::kPlanForm); }
+
+Result<std::string> detail::canonical_document(const Plan& plan, DocumentForm form) {
+  return jcs::encode(plan_node(plan, form), jcs::Profile::Hello);
+}
+
+Result<std::string> canonical_bytes(const Plan& plan) { return detail::canonical_document(plan, detail::kPlanForm); }
 
 Result<std::string> proposal_document(const Plan& plan) {
-  return detail::proposal_document_of(plan, [](const Plan& p) { return canonical_bytes(p); });
+  return detail::canonical_document(plan, detail::kProposalForm);
 }
 
 Result<std::string> compute_proposal_id(const Plan& plan) { return detail::sha256_of(proposal_document(plan)); }

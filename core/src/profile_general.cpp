@@ -182,7 +182,7 @@ class GeneralProfile final : public PlanProfile {
     // sealed; the proposal, its stderr and its log stay inspectable.
     if (sealed.operations.empty()) {
       sealing.no_changes = true;
-      out.plan_v2 = proposed;
+      out.plan_v2 = std::move(draft.plan);
       return sealing;
     }
     // What is sealed passes exactly the checks every later load of it makes.

@@ -71,10 +71,21 @@ class Node {
   Node& set(std::string key, Node value);       // object only; returns *this
   const Node* get(std::string_view key) const;  // object only
 
+  // Text encode() or encode_to() already wrote under `profile`, written
+  // again verbatim: how a large document is encoded piece by piece (one
+  // operation's small tree at a time) instead of as one tree of every value.
+  // Encoding it under another profile is refused.
+  static Node encoded(std::string canonical_text, Profile profile) {
+    return Node(Encoded{std::move(canonical_text), profile});
+  }
   struct Int {
     std::int64_t v;
   };
-  using Storage = std::variant<std::monostate, bool, Int, double, std::string, Array, Object>;
+  struct Encoded {
+    std::string text;
+    Profile profile;
+  };
+  using Storage = std::variant<std::monostate, bool, Int, double, std::string, Array, Object, Encoded>;
   const Storage& storage() const { return v_; }
 
  private:
@@ -84,5 +95,7 @@ class Node {
 
 // Canonical bytes of a built tree under a profile (same checks as canonicalize).
 Result<std::string> encode(const Node& node, Profile profile);
+// The same, appended to `out`; on an error `out` may hold part of the text.
+Status encode_to(std::string& out, const Node& node, Profile profile);
 
 }  // namespace dot::jcs

@@ -81,7 +81,6 @@ struct PlanV2 {
   bool operator==(const PlanV2&) const = default;
 };
 
-jcs::Node to_node(const PlanV2& plan);
 // Full RFC 8785 bytes of the plan exactly as stored and hashed.
 Result<std::string> canonical_bytes(const PlanV2& plan);
 // The proposal document of `proposed`, the plan as the plugin proposed it
