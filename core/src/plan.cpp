@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/path_rules.h"
@@ -100,19 +101,11 @@ bool is_valid_slot_name(std::string_view name) noexcept { return dpp::hello::is_
 
 Status check_slot_name(std::string_view name) {
   if (is_valid_slot_name(name)) return {};
-  std::string shown;
-  for (char c : name) {
-    if (c == '\0')
-      shown += "\\0";
-    else if (c == '\n')
-      shown += "\\n";
-    else
-      shown += c;
-  }
   // docs/spec/cli.md: a slot name outside the pattern is a path escape, whatever
   // the reason (a "/", "..", NUL or just an upper-case letter).
-  return make_error(core::ErrorKind::SlotName,
-                    fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));
+  return make_error(
+      core::ErrorKind::SlotName,
+      fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", beneath::path_in_detail(name)));
 }
 
 jcs::Node to_node(const Snapshot& s) {
