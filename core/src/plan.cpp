@@ -42,6 +42,15 @@ jcs::Node to_node(const Effect& e) {
   return n;
 }
 
+Result<Effect> detail::decode_effect(json::Value value) {
+  json::ObjectReader r(value, "effect");
+  DOT_ASSIGN_OR_RETURN(std::string_view failure_policy, r.required_string("failure_policy"));
+  DOT_ASSIGN_OR_RETURN(std::string_view kind, r.required_string("kind"));
+  DOT_ASSIGN_OR_RETURN(std::string_view target, r.required_string("target"));
+  DOT_TRY(r.finish());
+  return Effect{std::string(failure_policy), std::string(kind), std::string(target)};
+}
+
 namespace {
 
 // The symlink members of a version-2 snapshot: "kind":"symlink" and its
@@ -151,19 +160,16 @@ jcs::Node to_node(const Plan& plan) {
     ops.push(std::move(o));
   }
   n.set("operations", std::move(ops));
-  detail::set_identity(n, plan);
-  return n;
+  return detail::with_identity(std::move(n), plan);
 }
 
 Result<std::string> canonical_bytes(const Plan& plan) { return jcs::encode(to_node(plan), jcs::Profile::Hello); }
 
-Result<std::string> proposal_document(const Plan& plan) {
-  return detail::proposal_document_of(plan, [](const Plan& p) { return canonical_bytes(p); });
-}
+Result<std::string> proposal_document(const Plan& plan) { return detail::proposal_document_of(plan); }
 
-Result<std::string> compute_proposal_id(const Plan& plan) { return detail::sha256_of(proposal_document(plan)); }
+Result<std::string> compute_proposal_id(const Plan& plan) { return detail::proposal_id_of(plan); }
 
-Result<std::string> compute_plan_id(const Plan& plan) { return detail::sha256_of(canonical_bytes(plan)); }
+Result<std::string> compute_plan_id(const Plan& plan) { return detail::plan_id_of(plan); }
 
 Result<Plan> decode_plan(json::Value value) {
   json::ObjectReader r(value, "plan");
@@ -175,15 +181,7 @@ Result<Plan> decode_plan(json::Value value) {
                      fmt::format("plan.effects has more than {} entries", kMaxEffects));
     std::vector<Effect> list;
     for (json::Value e : effects->elements()) {
-      json::ObjectReader er(e, "effect");
-      Effect eff;
-      DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
-      DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
-      DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
-      DOT_TRY(er.finish());
-      eff.failure_policy = std::string(fp);
-      eff.kind = std::string(kind);
-      eff.target = std::string(target);
+      DOT_ASSIGN_OR_RETURN(Effect eff, detail::decode_effect(e));
       list.push_back(std::move(eff));
     }
     plan.effects = std::move(list);
@@ -241,12 +239,7 @@ Result<Plan> decode_plan(json::Value value) {
 }
 
 Result<Plan> decode_canonical_plan(std::string_view bytes) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(bytes, json::ReadLimits{.max_bytes = 1 << 20, .max_depth = 16}));
-  DOT_ASSIGN_OR_RETURN(Plan plan, decode_plan(doc.root()));
-  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
-  if (again != bytes)
-    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
-  return plan;
+  return detail::decode_canonical_of<Plan>(bytes, std::size_t{1} << 20, decode_plan);
 }
 
 Status verify_proposal_id(const Plan& plan) {

@@ -1,53 +1,87 @@
 #pragma once
-// The one derivation of a plan's proposal document and ids, for both plan
-// versions: the proposal document is the plan with proposal_id empty and
-// every `after` absent, and each id is the SHA-256 of canonical bytes. Only
-// the canonical encoder differs per version, so each passes its own.
+// What both plan versions derive and code alike, written once: the proposal
+// document (the plan with proposal_id empty and every `after` absent), the
+// two ids (the SHA-256 of canonical bytes), the check that stored bytes are
+// canonical, and the members and effects both carry under the same names.
+// Only the canonical encoder differs per version: each version's
+// canonical_bytes, found by overload.
 #include <string>
+#include <string_view>
 
 #include "dot/base/jcs.h"
+#include "dot/base/json.h"
 #include "dot/base/result.h"
 #include "dot/base/sha256.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/plan.h"
 
 namespace dot::core::detail {
 
-template <class PlanT, class Encode>
-Result<std::string> proposal_document_of(const PlanT& plan, Encode canonical) {
+inline Result<std::string> sha256_of(Result<std::string> bytes) {
+  if (!bytes.ok()) return std::move(bytes).error();
+  return sha256_hex(*bytes);
+}
+
+template <class PlanT>
+Result<std::string> proposal_document_of(const PlanT& plan) {
   PlanT p = plan;
   p.proposal_id.clear();
   for (auto& op : p.operations) op.after = Snapshot::absent();
-  return canonical(p);
+  return canonical_bytes(p);
 }
 
 // The same, with each write's after kept: what the plugin declared of it.
-template <class PlanT, class Encode>
-Result<std::string> declared_proposal_document_of(const PlanT& plan, Encode canonical) {
+template <class PlanT>
+Result<std::string> declared_proposal_document_of(const PlanT& plan) {
   PlanT p = plan;
   p.proposal_id.clear();
-  return canonical(p);
+  return canonical_bytes(p);
 }
 
+template <class PlanT>
+Result<std::string> proposal_id_of(const PlanT& plan) {
+  return sha256_of(proposal_document_of(plan));
+}
+
+template <class PlanT>
+Result<std::string> plan_id_of(const PlanT& plan) {
+  return sha256_of(canonical_bytes(plan));
+}
+
+// A stored plan: `decode` (the version's strict decoder) over the bytes,
+// which must also be exactly the plan's canonical bytes.
+template <class PlanT, class Decode>
+Result<PlanT> decode_canonical_of(std::string_view bytes, std::size_t max_bytes, Decode decode) {
+  DOT_ASSIGN_OR_RETURN(json::Document doc,
+                       json::parse(bytes, json::ReadLimits{.max_bytes = max_bytes, .max_depth = 16}));
+  DOT_ASSIGN_OR_RETURN(PlanT plan, decode(doc.root()));
+  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
+  if (again != bytes)
+    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
+  return plan;
+}
+
+// One effect object, {failure_policy, kind, target} exactly (plan.cpp);
+// which effects a plan may hold is each version's own rule.
+Result<Effect> decode_effect(json::Value value);
+
 // The members both plan versions carry under the same names: the operation's
-// snapshots (by `op`) and the plan's identity (by `plan`); each version sets
-// its own other members, and the encoder sorts them all.
+// snapshots (by `op`) and the plan's identity (by `plan`, onto the plan's
+// node, which comes back with them); each version sets its own other
+// members, and the encoder sorts them all.
 template <class Op>
 void set_snapshots(jcs::Node& op_node, const Op& op) {
   op_node.set("after", to_node(op.after));
   op_node.set("before", to_node(op.before));
 }
 template <class PlanT>
-void set_identity(jcs::Node& n, const PlanT& plan) {
+jcs::Node with_identity(jcs::Node n, const PlanT& plan) {
   n.set("nonce", jcs::Node::string(plan.nonce));
   n.set("plugin_digest", jcs::Node::string(plan.plugin_digest));
   n.set("proposal_id", jcs::Node::string(plan.proposal_id));
   n.set("root_id", jcs::Node::string(plan.root_id));
   n.set("version", jcs::Node::integer(static_cast<std::int64_t>(plan.version)));
-}
-
-inline Result<std::string> sha256_of(Result<std::string> bytes) {
-  if (!bytes.ok()) return std::move(bytes).error();
-  return sha256_hex(*bytes);
+  return n;
 }
 
 }  // namespace dot::core::detail

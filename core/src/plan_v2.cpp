@@ -101,19 +101,16 @@ jcs::Node to_node(const PlanV2& plan) {
   n.set("operations", std::move(ops));
   n.set("plugin_id", jcs::Node::string(plan.plugin_id));
   n.set("profile", jcs::Node::string(plan.profile));
-  detail::set_identity(n, plan);
-  return n;
+  return detail::with_identity(std::move(n), plan);
 }
 
 Result<std::string> canonical_bytes(const PlanV2& plan) { return jcs::encode(to_node(plan), jcs::Profile::Rfc8785); }
 
-Result<std::string> proposal_document(const PlanV2& proposed) {
-  return detail::proposal_document_of(proposed, [](const PlanV2& p) { return canonical_bytes(p); });
-}
+Result<std::string> proposal_document(const PlanV2& proposed) { return detail::proposal_document_of(proposed); }
 
-Result<std::string> compute_proposal_id(const PlanV2& plan) { return detail::sha256_of(proposal_document(plan)); }
+Result<std::string> compute_proposal_id(const PlanV2& proposed) { return detail::proposal_id_of(proposed); }
 
-Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::sha256_of(canonical_bytes(plan)); }
+Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::plan_id_of(plan); }
 
 bool is_general_noop(const PathOperation& op) noexcept {
   // docs/spec/dpp-general.md: bytes and mode for a write (owner is not part of
@@ -209,7 +206,7 @@ Result<std::string> declared_proposal_document(const PlanV2& proposed) {
   PlanV2 document = proposed;
   for (auto& op : document.operations)
     if (op.action == Action::Link) op.after = Snapshot::absent();
-  return detail::declared_proposal_document_of(document, [](const PlanV2& p) { return canonical_bytes(p); });
+  return detail::declared_proposal_document_of(document);
 }
 
 Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared) {
@@ -308,12 +305,8 @@ namespace {
 Result<std::vector<Effect>> decode_effects(json::Value effects_v) {
   std::vector<Effect> effects;
   for (json::Value e : effects_v.elements()) {
-    json::ObjectReader er(e, "effect");
-    DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
-    DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
-    DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
-    DOT_TRY(er.finish());
-    effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
+    DOT_ASSIGN_OR_RETURN(Effect effect, detail::decode_effect(e));
+    effects.push_back(std::move(effect));
   }
   if (effects.size() != 1 || !is_root_sync(effects.front()))
     return at(make_error(core::ErrorKind::Effects,
@@ -472,13 +465,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
 }
 
 Result<PlanV2> decode_canonical_plan_v2(std::string_view bytes) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc,
-                       json::parse(bytes, json::ReadLimits{.max_bytes = kMaxPlanDocumentBytes, .max_depth = 16}));
-  DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_plan_v2(doc.root()));
-  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
-  if (again != bytes)
-    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
-  return plan;
+  return detail::decode_canonical_of<PlanV2>(bytes, kMaxPlanDocumentBytes, decode_plan_v2);
 }
 
 }  // namespace dot::core
