@@ -5,6 +5,7 @@
 // canonical, and the members and effects both carry under the same names.
 // Only the canonical encoder differs per version: each version's
 // canonical_bytes, found by overload.
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,16 @@
 #include "dot/core/plan.h"
 
 namespace dot::core::detail {
+
+// Integers in a plan are bounded by what JCS carries exactly (2^53 - 1).
+inline constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
+
+inline jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
+
+// A plan document that breaks a rule: `kind`, at the offending value.
+inline Error invalid(const json::Value& at, Kind kind, std::string detail) {
+  return make_parse_error(kind, at.offset(), std::move(detail));
+}
 
 inline Result<std::string> sha256_of(Result<std::string> bytes) {
   if (!bytes.ok()) return std::move(bytes).error();

@@ -19,13 +19,9 @@
 namespace dot::core {
 namespace {
 
-constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
-
-jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
-
-Error invalid(const json::Value& at, Kind kind, std::string detail) {
-  return make_parse_error(kind, at.offset(), std::move(detail));
-}
+using detail::invalid;
+using detail::kMaxSafeInteger;
+using detail::uint_node;
 
 Result<std::string> hex_field(json::ObjectReader& r, std::string_view name, bool allow_empty) {
   DOT_ASSIGN_OR_RETURN(json::Value v, r.required(name));
