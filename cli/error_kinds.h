@@ -52,8 +52,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/user-guide.md, forget"},  // OutsideRoot
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::OutsideRoot) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, OutsideRoot);
 
 }  // namespace dot::cli

@@ -81,18 +81,22 @@ Error errno_error(int err, std::string_view call, std::string_view what) {
 
 int error_errno(const Error& error) noexcept { return base::errno_of(error.kind); }
 
+std::string path_in_detail(std::string_view path) {
+  std::string shown;
+  for (char c : path) {
+    if (c == '\0')
+      shown += "\\0";
+    else if (c == '\n')
+      shown += "\\n";
+    else
+      shown += c;
+  }
+  return shown;
+}
+
 Status check_relative_path(std::string_view path) {
   auto bad = [&](std::string_view why) {
-    std::string shown;
-    for (char c : path) {
-      if (c == '\0')
-        shown += "\\0";
-      else if (c == '\n')
-        shown += "\\n";
-      else
-        shown += c;
-    }
-    return make_error(base::ErrorKind::Path, fmt::format("path \"{}\" {}", shown, why));
+    return make_error(base::ErrorKind::Path, fmt::format("path \"{}\" {}", path_in_detail(path), why));
   };
   if (path.empty()) return bad("is empty");
   if (path.front() == '/') return bad("is absolute");

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
 #include "dot/dpp/hello.h"
 #include "dot/dpp/path_rules.h"
@@ -16,13 +17,9 @@
 namespace dot::core {
 namespace {
 
-constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
-
-jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
-
-Error invalid(const json::Value& at, Kind kind, std::string detail) {
-  return make_parse_error(kind, at.offset(), std::move(detail));
-}
+using detail::invalid;
+using detail::kMaxSafeInteger;
+using detail::uint_node;
 
 Status require_hex_id(const json::Value& v, std::string_view value, std::string_view field, bool allow_empty) {
   if (allow_empty && value.empty()) return {};
@@ -39,6 +36,15 @@ jcs::Node to_node(const Effect& e) {
   n.set("kind", jcs::Node::string(e.kind));
   n.set("target", jcs::Node::string(e.target));
   return n;
+}
+
+Result<Effect> detail::decode_effect(json::Value value) {
+  json::ObjectReader r(value, "effect");
+  DOT_ASSIGN_OR_RETURN(std::string_view failure_policy, r.required_string("failure_policy"));
+  DOT_ASSIGN_OR_RETURN(std::string_view kind, r.required_string("kind"));
+  DOT_ASSIGN_OR_RETURN(std::string_view target, r.required_string("target"));
+  DOT_TRY(r.finish());
+  return Effect{std::string(failure_policy), std::string(kind), std::string(target)};
 }
 
 namespace {
@@ -100,19 +106,11 @@ bool is_valid_slot_name(std::string_view name) noexcept { return dpp::hello::is_
 
 Status check_slot_name(std::string_view name) {
   if (is_valid_slot_name(name)) return {};
-  std::string shown;
-  for (char c : name) {
-    if (c == '\0')
-      shown += "\\0";
-    else if (c == '\n')
-      shown += "\\n";
-    else
-      shown += c;
-  }
   // docs/spec/cli.md: a slot name outside the pattern is a path escape, whatever
   // the reason (a "/", "..", NUL or just an upper-case letter).
-  return make_error(core::ErrorKind::SlotName,
-                    fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", shown));
+  return make_error(
+      core::ErrorKind::SlotName,
+      fmt::format("slot name \"{}\" does not match ^[a-z][a-z0-9-]{{0,30}}\\.txt$", beneath::path_in_detail(name)));
 }
 
 jcs::Node to_node(const Snapshot& s) {
@@ -160,8 +158,7 @@ jcs::Node plan_node(const Plan& plan, detail::DocumentForm form) {
     ops.push(std::move(o));
   }
   n.set("operations", std::move(ops));
-  detail::set_identity(n, plan, form);
-  return n;
+  return detail::with_identity(std::move(n), plan, form);
 }
 
 }  // namespace
@@ -178,9 +175,9 @@ Result<std::string> proposal_document(const Plan& plan) {
   return detail::canonical_document(plan, detail::kProposalForm);
 }
 
-Result<std::string> compute_proposal_id(const Plan& plan) { return detail::sha256_of(proposal_document(plan)); }
+Result<std::string> compute_proposal_id(const Plan& plan) { return detail::proposal_id_of(plan); }
 
-Result<std::string> compute_plan_id(const Plan& plan) { return detail::sha256_of(canonical_bytes(plan)); }
+Result<std::string> compute_plan_id(const Plan& plan) { return detail::plan_id_of(plan); }
 
 Result<Plan> decode_plan(json::Value value) {
   json::ObjectReader r(value, "plan");
@@ -192,15 +189,7 @@ Result<Plan> decode_plan(json::Value value) {
                      fmt::format("plan.effects has more than {} entries", kMaxEffects));
     std::vector<Effect> list;
     for (json::Value e : effects->elements()) {
-      json::ObjectReader er(e, "effect");
-      Effect eff;
-      DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
-      DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
-      DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
-      DOT_TRY(er.finish());
-      eff.failure_policy = std::string(fp);
-      eff.kind = std::string(kind);
-      eff.target = std::string(target);
+      DOT_ASSIGN_OR_RETURN(Effect eff, detail::decode_effect(e));
       list.push_back(std::move(eff));
     }
     plan.effects = std::move(list);
@@ -258,12 +247,7 @@ Result<Plan> decode_plan(json::Value value) {
 }
 
 Result<Plan> decode_canonical_plan(std::string_view bytes) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc, json::parse(bytes, json::ReadLimits{.max_bytes = 1 << 20, .max_depth = 16}));
-  DOT_ASSIGN_OR_RETURN(Plan plan, decode_plan(doc.root()));
-  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
-  if (again != bytes)
-    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
-  return plan;
+  return detail::decode_canonical_of<Plan>(bytes, std::size_t{1} << 20, decode_plan);
 }
 
 Status verify_proposal_id(const Plan& plan) {

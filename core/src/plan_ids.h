@@ -1,18 +1,39 @@
 #pragma once
-// The one derivation of a plan's proposal document and ids, for both plan
-// versions: the proposal document is the plan with proposal_id empty and
-// every `after` absent, and each id is the SHA-256 of canonical bytes. Each
-// version has its own canonical encoder; the forms and the members both
-// versions share are written here once.
+// What both plan versions derive and code alike, written once: the forms a
+// plan is encoded in (the plan, its proposal document with proposal_id empty
+// and every `after` absent, its declared proposal document), the two ids
+// (the SHA-256 of canonical bytes), the check that stored bytes are
+// canonical, and the members and effects both carry under the same names.
+// Only the canonical encoder differs per version: each version's
+// canonical_document, found by overload.
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "dot/base/jcs.h"
+#include "dot/base/json.h"
 #include "dot/base/result.h"
 #include "dot/base/sha256.h"
+#include "dot/core/error_kinds.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
 
 namespace dot::core::detail {
+
+// Integers in a plan are bounded by what JCS carries exactly (2^53 - 1).
+inline constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
+
+inline jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
+
+// A plan document that breaks a rule: `kind`, at the offending value.
+inline Error invalid(const json::Value& at, Kind kind, std::string detail) {
+  return make_parse_error(kind, at.offset(), std::move(detail));
+}
+
+inline Result<std::string> sha256_of(Result<std::string> bytes) {
+  if (!bytes.ok()) return std::move(bytes).error();
+  return sha256_hex(*bytes);
+}
 
 // Which form of a plan is encoded: the plan as sealed, or one of its
 // proposal documents (docs/spec/dpp-general.md "Plan model and ids"): the
@@ -34,9 +55,37 @@ inline constexpr DocumentForm kDeclaredProposalForm{false, DocumentForm::Afters:
 Result<std::string> canonical_document(const Plan& plan, DocumentForm form);
 Result<std::string> canonical_document(const PlanV2& plan, DocumentForm form);
 
+template <class PlanT>
+Result<std::string> proposal_id_of(const PlanT& plan) {
+  return sha256_of(canonical_document(plan, kProposalForm));
+}
+
+template <class PlanT>
+Result<std::string> plan_id_of(const PlanT& plan) {
+  return sha256_of(canonical_document(plan, kPlanForm));
+}
+
+// A stored plan: `decode` (the version's strict decoder) over the bytes,
+// which must also be exactly the plan's canonical bytes.
+template <class PlanT, class Decode>
+Result<PlanT> decode_canonical_of(std::string_view bytes, std::size_t max_bytes, Decode decode) {
+  DOT_ASSIGN_OR_RETURN(json::Document doc,
+                       json::parse(bytes, json::ReadLimits{.max_bytes = max_bytes, .max_depth = 16}));
+  DOT_ASSIGN_OR_RETURN(PlanT plan, decode(doc.root()));
+  DOT_ASSIGN_OR_RETURN(std::string again, canonical_document(plan, kPlanForm));
+  if (again != bytes)
+    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
+  return plan;
+}
+
+// One effect object, {failure_policy, kind, target} exactly (plan.cpp);
+// which effects a plan may hold is each version's own rule.
+Result<Effect> decode_effect(json::Value value);
+
 // The members both plan versions carry under the same names: the operation's
-// snapshots (by `op`) and the plan's identity (by `plan`); each version sets
-// its own other members, and the encoder sorts them all.
+// snapshots (by `op`) and the plan's identity (by `plan`, onto the plan's
+// node, which comes back with them); each version sets its own other
+// members, and the encoder sorts them all.
 template <class Op>
 void set_snapshots(jcs::Node& op_node, const Op& op, DocumentForm form) {
   bool absent = form.afters == DocumentForm::Afters::Absent;
@@ -46,17 +95,13 @@ void set_snapshots(jcs::Node& op_node, const Op& op, DocumentForm form) {
   op_node.set("before", to_node(op.before));
 }
 template <class PlanT>
-void set_identity(jcs::Node& n, const PlanT& plan, DocumentForm form) {
+jcs::Node with_identity(jcs::Node n, const PlanT& plan, DocumentForm form) {
   n.set("nonce", jcs::Node::string(plan.nonce));
   n.set("plugin_digest", jcs::Node::string(plan.plugin_digest));
   n.set("proposal_id", jcs::Node::string(form.proposal_id ? plan.proposal_id : std::string()));
   n.set("root_id", jcs::Node::string(plan.root_id));
   n.set("version", jcs::Node::integer(static_cast<std::int64_t>(plan.version)));
-}
-
-inline Result<std::string> sha256_of(Result<std::string> bytes) {
-  if (!bytes.ok()) return std::move(bytes).error();
-  return sha256_hex(*bytes);
+  return n;
 }
 
 }  // namespace dot::core::detail

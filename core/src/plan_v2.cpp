@@ -19,13 +19,9 @@
 namespace dot::core {
 namespace {
 
-constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
-
-jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
-
-Error invalid(const json::Value& at, Kind kind, std::string detail) {
-  return make_parse_error(kind, at.offset(), std::move(detail));
-}
+using detail::invalid;
+using detail::kMaxSafeInteger;
+using detail::uint_node;
 
 Result<std::string> hex_field(json::ObjectReader& r, std::string_view name, bool allow_empty) {
   DOT_ASSIGN_OR_RETURN(json::Value v, r.required(name));
@@ -105,8 +101,7 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
   n.set("operations", jcs::Node::encoded(std::move(ops), jcs::Profile::Rfc8785));
   n.set("plugin_id", jcs::Node::string(plan.plugin_id));
   n.set("profile", jcs::Node::string(plan.profile));
-  detail::set_identity(n, plan, form);
-  return jcs::encode(n, jcs::Profile::Rfc8785);
+  return jcs::encode(detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785);
 }
 
 Result<std::string> canonical_bytes(const PlanV2& plan) { return detail::canonical_document(plan, detail::kPlanForm); }
@@ -115,9 +110,9 @@ Result<std::string> proposal_document(const PlanV2& proposed) {
   return detail::canonical_document(proposed, detail::kProposalForm);
 }
 
-Result<std::string> compute_proposal_id(const PlanV2& plan) { return detail::sha256_of(proposal_document(plan)); }
+Result<std::string> compute_proposal_id(const PlanV2& proposed) { return detail::proposal_id_of(proposed); }
 
-Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::sha256_of(canonical_bytes(plan)); }
+Result<std::string> compute_plan_id(const PlanV2& plan) { return detail::plan_id_of(plan); }
 
 bool is_general_noop(const PathOperation& op) noexcept {
   // docs/spec/dpp-general.md: bytes and mode for a write (owner is not part of
@@ -305,12 +300,8 @@ namespace {
 Result<std::vector<Effect>> decode_effects(json::Value effects_v) {
   std::vector<Effect> effects;
   for (json::Value e : effects_v.elements()) {
-    json::ObjectReader er(e, "effect");
-    DOT_ASSIGN_OR_RETURN(std::string_view fp, er.required_string("failure_policy"));
-    DOT_ASSIGN_OR_RETURN(std::string_view kind, er.required_string("kind"));
-    DOT_ASSIGN_OR_RETURN(std::string_view target, er.required_string("target"));
-    DOT_TRY(er.finish());
-    effects.push_back(Effect{std::string(fp), std::string(kind), std::string(target)});
+    DOT_ASSIGN_OR_RETURN(Effect effect, detail::decode_effect(e));
+    effects.push_back(std::move(effect));
   }
   if (effects.size() != 1 || !is_root_sync(effects.front()))
     return at(make_error(core::ErrorKind::Effects,
@@ -469,13 +460,7 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
 }
 
 Result<PlanV2> decode_canonical_plan_v2(std::string_view bytes) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc,
-                       json::parse(bytes, json::ReadLimits{.max_bytes = kMaxPlanDocumentBytes, .max_depth = 16}));
-  DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_plan_v2(doc.root()));
-  DOT_ASSIGN_OR_RETURN(std::string again, canonical_bytes(plan));
-  if (again != bytes)
-    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
-  return plan;
+  return detail::decode_canonical_of<PlanV2>(bytes, kMaxPlanDocumentBytes, decode_plan_v2);
 }
 
 }  // namespace dot::core

@@ -46,6 +46,18 @@ Result<json::ObjectReader> object(json::Value v, std::string_view what);
 // unknown_field for the first member nobody asked for.
 Status finish(const json::ObjectReader& r);
 
+// A message that is one object, `what`: `read(r, what, m)` reads its members
+// into a T (a member missing or of the wrong type fails there), then finish()
+// refuses any member left. The shape of every object message of both profiles.
+template <typename T, typename Read>
+Result<T> decode_object(json::Value v, std::string_view what, Read read) {
+  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
+  T m;
+  DOT_TRY(read(r, what, m));
+  DOT_TRY(finish(r));
+  return m;
+}
+
 // Plugin-supplied text in a detail line: its first 80 bytes through the one
 // escaper (dot::shown), then "..." if there was more. A detail must stay one
 // short line however much the plugin sent.

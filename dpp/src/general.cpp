@@ -322,30 +322,28 @@ Result<std::string> encode_error_response(std::optional<std::uint64_t> id, const
 // ---- decoders ----
 
 Result<Limits> decode_limits(json::Value v) {
-  constexpr std::string_view what = "limits";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  Limits m;
-  DOT_ASSIGN_OR_RETURN(m.deadline_ms, uint_field(r, "deadline_ms", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_file_bytes, uint_field(r, "max_file_bytes", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_frame_bytes, uint_field(r, "max_frame_bytes", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_log_messages, uint_field(r, "max_log_messages", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_operations, uint_field(r, "max_operations", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_stderr_bytes, uint_field(r, "max_stderr_bytes", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_stdout_bytes, uint_field(r, "max_stdout_bytes", what, kMaxSafe));
-  DOT_ASSIGN_OR_RETURN(m.max_total_bytes, uint_field(r, "max_total_bytes", what, kMaxSafe));
-  DOT_TRY(finish(r));
-  return m;
+  return decode_object<Limits>(v, "limits", [](auto& r, auto what, Limits& m) -> Status {
+    DOT_ASSIGN_OR_RETURN(m.deadline_ms, uint_field(r, "deadline_ms", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_file_bytes, uint_field(r, "max_file_bytes", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_frame_bytes, uint_field(r, "max_frame_bytes", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_log_messages, uint_field(r, "max_log_messages", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_operations, uint_field(r, "max_operations", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_stderr_bytes, uint_field(r, "max_stderr_bytes", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_stdout_bytes, uint_field(r, "max_stdout_bytes", what, kMaxSafe));
+    DOT_ASSIGN_OR_RETURN(m.max_total_bytes, uint_field(r, "max_total_bytes", what, kMaxSafe));
+    return {};
+  });
 }
 
 Result<InitializeParams> decode_initialize_params(json::Value v) {
-  constexpr std::string_view what = "dot.initialize params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  InitializeParams m;
-  DOT_TRY(read_initialize_params(r, what, m));
-  DOT_ASSIGN_OR_RETURN(m.inputs, string_array_field(r, "inputs", what));
-  DOT_ASSIGN_OR_RETURN(m.limits, limits_field(r));
-  DOT_TRY(finish(r));
-  return m;
+  // The hello profile's members, then the general profile's own.
+  auto read = [](auto& r, auto what, InitializeParams& m) -> Status {
+    DOT_TRY(read_initialize_params(r, what, m));
+    DOT_ASSIGN_OR_RETURN(m.inputs, string_array_field(r, "inputs", what));
+    DOT_ASSIGN_OR_RETURN(m.limits, limits_field(r));
+    return {};
+  };
+  return decode_object<InitializeParams>(v, "dot.initialize params", read);
 }
 
 Result<InitializeResult> decode_initialize_result(json::Value v) {
@@ -361,18 +359,16 @@ Result<InitializeResult> decode_initialize_result(json::Value v) {
 }
 
 Result<PlanParams> decode_plan_params(json::Value v) {
-  constexpr std::string_view what = "dot.plan params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  PlanParams m;
-  DOT_ASSIGN_OR_RETURN(m.managed, string_array_field(r, "managed", what));
-  DOT_TRY(finish(r));
-  return m;
+  return decode_object<PlanParams>(v, "dot.plan params", [](auto& r, auto what, PlanParams& m) -> Status {
+    DOT_ASSIGN_OR_RETURN(m.managed, string_array_field(r, "managed", what));
+    return {};
+  });
 }
 
-Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests) {
-  constexpr std::string_view what = "dot.plan result";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  PlanResult m;
+namespace {
+// dot.plan's result, read in the order of its members.
+Status read_plan_result(json::ObjectReader& r, std::string_view what, PlanResult& m, const Limits& limits,
+                        bool digests) {
   if (r.optional("directories")) {
     DOT_ASSIGN_OR_RETURN(json::Value dirs,
                          array_field(r, "directories", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
@@ -411,14 +407,13 @@ Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool 
     DOT_TRY(finish(orr));
     m.operations.push_back(std::move(op));
   }
-  DOT_TRY(finish(r));
-  return m;
+  return {};
 }
 
-Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits& limits) {
-  constexpr std::string_view what = "dot.materialize params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  MaterializeParams m;
+// dot.materialize's params: the paths core needs staged, when it names
+// them, and the stage.
+Status read_materialize_params(json::ObjectReader& r, std::string_view what, MaterializeParams& m,
+                               const Limits& limits) {
   if (r.optional("paths")) {
     DOT_ASSIGN_OR_RETURN(json::Value arr,
                          array_field(r, "paths", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
@@ -432,8 +427,20 @@ Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits&
     m.paths = std::move(paths);
   }
   DOT_ASSIGN_OR_RETURN(m.stage, string_field(r, "stage", what));
-  DOT_TRY(finish(r));
-  return m;
+  return {};
+}
+}  // namespace
+
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests) {
+  return decode_object<PlanResult>(v, "dot.plan result", [&](auto& r, auto what, PlanResult& m) {
+    return read_plan_result(r, what, m, limits, digests);
+  });
+}
+
+Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits& limits) {
+  return decode_object<MaterializeParams>(v, "dot.materialize params", [&](auto& r, auto what, MaterializeParams& m) {
+    return read_materialize_params(r, what, m, limits);
+  });
 }
 
 Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits) {
@@ -447,12 +454,12 @@ Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits&
 }
 
 Result<LogParams> decode_log_params(json::Value v) {
-  constexpr std::string_view what = "dot.log params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  LogParams m;
-  DOT_ASSIGN_OR_RETURN(m.level, string_field(r, "level", what));
-  DOT_ASSIGN_OR_RETURN(m.message, string_field(r, "message", what));
-  DOT_TRY(finish(r));
+  auto read = [](auto& r, auto what, LogParams& m) -> Status {
+    DOT_ASSIGN_OR_RETURN(m.level, string_field(r, "level", what));
+    DOT_ASSIGN_OR_RETURN(m.message, string_field(r, "message", what));
+    return {};
+  };
+  DOT_ASSIGN_OR_RETURN(LogParams m, decode_object<LogParams>(v, "dot.log params", read));
   if (auto st = check_log(m); !st.ok()) {
     Error e = st.error();
     e.offset = v.offset();

@@ -86,40 +86,29 @@ Status read_initialize_params(json::ObjectReader& r, std::string_view what, Init
 }  // namespace fields
 
 Result<InitializeParams> decode_initialize_params(json::Value v) {
-  constexpr std::string_view what = "dot.initialize params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  InitializeParams m;
-  DOT_TRY(read_initialize_params(r, what, m));
-  DOT_TRY(finish(r));
-  return m;
+  return decode_object<InitializeParams>(v, "dot.initialize params", read_initialize_params);
 }
 
 Result<InitializeResult> decode_initialize_result(json::Value v) {
-  constexpr std::string_view what = "dot.initialize result";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  InitializeResult m;
-  DOT_TRY(read_initialize_result(r, what, m, [](auto read, ErrorKind) { return read; }));
-  DOT_TRY(finish(r));
-  return m;
+  return decode_object<InitializeResult>(v, "dot.initialize result", [](auto& r, auto what, InitializeResult& m) {
+    return read_initialize_result(r, what, m, [](auto read, ErrorKind) { return read; });
+  });
 }
 
 Result<PlanResult> decode_plan_result(json::Value v) {
-  constexpr std::string_view what = "dot.plan result";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  PlanResult m;
-  DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
-  DOT_ASSIGN_OR_RETURN(m.names, string_array_field(r, "names", what));
-  DOT_TRY(finish(r));
-  return m;
+  return decode_object<PlanResult>(v, "dot.plan result", [](auto& r, auto what, PlanResult& m) -> Status {
+    DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
+    DOT_ASSIGN_OR_RETURN(m.names, string_array_field(r, "names", what));
+    return {};
+  });
 }
 
 Result<MaterializeParams> decode_materialize_params(json::Value v) {
-  constexpr std::string_view what = "dot.materialize params";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  MaterializeParams m;
-  DOT_ASSIGN_OR_RETURN(m.stage, string_field(r, "stage", what));
-  DOT_TRY(finish(r));
-  return m;
+  auto read = [](auto& r, auto what, MaterializeParams& m) -> Status {
+    DOT_ASSIGN_OR_RETURN(m.stage, string_field(r, "stage", what));
+    return {};
+  };
+  return decode_object<MaterializeParams>(v, "dot.materialize params", read);
 }
 
 Result<MaterializeResult> decode_materialize_result(json::Value v) {
@@ -129,12 +118,10 @@ Result<MaterializeResult> decode_materialize_result(json::Value v) {
 }
 
 Result<ValidatedResult> decode_validated_result(json::Value v) {
-  constexpr std::string_view what = "result";
-  DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  ValidatedResult m;
-  DOT_ASSIGN_OR_RETURN(m.valid, bool_field(r, "valid", what));
-  DOT_TRY(finish(r));
-  return m;
+  return decode_object<ValidatedResult>(v, "result", [](auto& r, auto what, ValidatedResult& m) -> Status {
+    DOT_ASSIGN_OR_RETURN(m.valid, bool_field(r, "valid", what));
+    return {};
+  });
 }
 
 Status decode_empty_params(json::Value v) {

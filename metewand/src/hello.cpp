@@ -22,11 +22,37 @@ constexpr std::array<std::string_view, 4> kCapabilities = {"one_shot", "applicab
   if (!DOT_CONCAT_(mw_r_, __LINE__).ok()) return invalid_message(DOT_CONCAT_(mw_r_, __LINE__).error()); \
   lhs = std::move(DOT_CONCAT_(mw_r_, __LINE__)).value()
 
+// A member read by one of the field readers below, whose error is already a
+// MessageError.
+#define MW_TRY_FIELD(lhs, expr)                                                                   \
+  auto DOT_CONCAT_(mw_f_, __LINE__) = (expr);                                                     \
+  if (!DOT_CONCAT_(mw_f_, __LINE__).ok()) return std::move(DOT_CONCAT_(mw_f_, __LINE__)).error(); \
+  lhs = std::move(DOT_CONCAT_(mw_f_, __LINE__)).value()
+
+// `out` once no member is left unread: a member nobody asked for makes the
+// message invalid.
+template <class T>
+Expected<T, MessageError> finished(const json::ObjectReader& r, T out) {
+  auto fin = r.finish();
+  if (!fin.ok()) return invalid_message(fin.error());
+  return out;
+}
+
 Expected<std::string, MessageError> request_id_field(json::ObjectReader& r) {
   MW_TRY_MSG(json::Value id, r.required("id"));
   if (!id.is_string()) return invalid_message("id: must be a string", id.offset());
   if (id.as_string().empty()) return invalid_message("id: must not be empty", id.offset());
   return std::string(id.as_string());
+}
+
+// The member `name`, an array or an object as `type` says; otherwise the
+// message is invalid ("NAME: must be an array").
+Expected<json::Value, MessageError> container_field(json::ObjectReader& r, std::string_view name, json::Type type) {
+  MW_TRY_MSG(json::Value v, r.required(name));
+  if (v.type() != type)
+    return invalid_message(fmt::format("{}: must be {}", name, type == json::Type::Array ? "an array" : "an object"),
+                           v.offset());
+  return v;
 }
 
 Expected<std::string, MessageError> worker_id_field(json::ObjectReader& r) {
@@ -70,8 +96,7 @@ std::vector<Capability> protocol_order(std::vector<Capability> caps) {
 Expected<HelloResponse, MessageError> decode_success(json::Value value) {
   json::ObjectReader r(value, "hello response");
   HelloResponse out;
-  MW_TRY_MSG(json::Value caps, r.required("capabilities"));
-  if (!caps.is_array()) return invalid_message("capabilities: must be an array", caps.offset());
+  MW_TRY_FIELD(json::Value caps, container_field(r, "capabilities", json::Type::Array));
   for (json::Value c : caps.elements()) {
     auto cap = c.is_string() ? capability_from_name(c.as_string()) : std::nullopt;
     if (!cap) return invalid_message("capabilities: unknown capability", c.offset());
@@ -80,9 +105,7 @@ Expected<HelloResponse, MessageError> decode_success(json::Value value) {
     out.capabilities.push_back(*cap);
   }
   out.capabilities = protocol_order(std::move(out.capabilities));
-  auto id = request_id_field(r);
-  if (!id.ok()) return std::move(id).error();
-  out.id = std::move(id).value();
+  MW_TRY_FIELD(out.id, request_id_field(r));
   MW_TRY_MSG(json::Value ok, r.required("ok"));
   if (!ok.is_bool() || !ok.as_bool())
     return invalid_message("ok: a successful hello response requires ok: true", ok.offset());
@@ -103,12 +126,8 @@ Expected<HelloResponse, MessageError> decode_success(json::Value value) {
     if (version_text.empty()) return invalid_message("sdk.version: must not be empty", sdk.offset());
     out.sdk = SdkMetadata{std::string(name), std::string(version_text)};
   }
-  auto wid = worker_id_field(r);
-  if (!wid.ok()) return std::move(wid).error();
-  out.worker_id = std::move(wid).value();
-  auto fin = r.finish();
-  if (!fin.ok()) return invalid_message(fin.error());
-  return out;
+  MW_TRY_FIELD(out.worker_id, worker_id_field(r));
+  return finished(r, std::move(out));
 }
 
 }  // namespace
@@ -160,9 +179,7 @@ jcs::Node HelloRequest::to_node() const {
 Expected<HelloRequest, MessageError> decode_hello_request(json::Value value) {
   json::ObjectReader r(value, "hello request");
   HelloRequest out;
-  auto id = request_id_field(r);
-  if (!id.ok()) return std::move(id).error();
-  out.id = std::move(id).value();
+  MW_TRY_FIELD(out.id, request_id_field(r));
   MW_TRY_MSG(json::Value method, r.required("method"));
   if (!method.is_string() || method.as_string() != "hello")
     return invalid_message("method: must be \"hello\"", method.offset());
@@ -181,12 +198,8 @@ Expected<HelloRequest, MessageError> decode_hello_request(json::Value value) {
   auto parsed_role = role.is_string() ? role_from_name(role.as_string()) : std::nullopt;
   if (!parsed_role) return invalid_message("role: unknown worker role", role.offset());
   out.role = *parsed_role;
-  auto wid = worker_id_field(r);
-  if (!wid.ok()) return std::move(wid).error();
-  out.worker_id = std::move(wid).value();
-  auto fin = r.finish();
-  if (!fin.ok()) return invalid_message(fin.error());
-  return out;
+  MW_TRY_FIELD(out.worker_id, worker_id_field(r));
+  return finished(r, std::move(out));
 }
 
 jcs::Node HelloResponse::to_node() const {
@@ -215,8 +228,7 @@ jcs::Node WorkerFailure::to_node() const {
 Expected<WorkerFailure, MessageError> decode_worker_failure(json::Value value) {
   json::ObjectReader r(value, "failure response");
   WorkerFailure out;
-  MW_TRY_MSG(json::Value err, r.required("error"));
-  if (!err.is_object()) return invalid_message("error: must be an object", err.offset());
+  MW_TRY_FIELD(json::Value err, container_field(r, "error", json::Type::Object));
   {
     json::ObjectReader er(err, "error");
     MW_TRY_MSG(json::Value code, er.required("code"));
@@ -235,14 +247,10 @@ Expected<WorkerFailure, MessageError> decode_worker_failure(json::Value value) {
     auto fin = er.finish();
     if (!fin.ok()) return invalid_message(fin.error());
   }
-  auto id = request_id_field(r);
-  if (!id.ok()) return std::move(id).error();
-  out.id = std::move(id).value();
+  MW_TRY_FIELD(out.id, request_id_field(r));
   MW_TRY_MSG(json::Value ok, r.required("ok"));
   if (!ok.is_bool() || ok.as_bool()) return invalid_message("ok: a failure response requires ok: false", ok.offset());
-  auto fin = r.finish();
-  if (!fin.ok()) return invalid_message(fin.error());
-  return out;
+  return finished(r, std::move(out));
 }
 
 Expected<HelloReply, MessageError> decode_hello_reply(json::Value value) {

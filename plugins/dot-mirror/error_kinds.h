@@ -20,8 +20,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/user-guide.md, dot-mirror"},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SourceChanged) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, SourceChanged);
 
 }  // namespace dot::mirror

@@ -102,48 +102,38 @@ Status Db::open(const std::string& path, bool create, int busy_timeout_ms) {
   return {};
 }
 
+namespace {
+// What a primary result code means to the user, and its kind; a code not
+// listed is a plain SQLite error. SQLITE_BUSY and SQLITE_LOCKED are not
+// here: their cause names the busy timeout (Db::error).
+struct PrimaryCause {
+  int primary;
+  ErrorKind kind;
+  std::string_view cause;
+};
+constexpr PrimaryCause kPrimaryCauses[] = {
+    {SQLITE_CORRUPT, ErrorKind::Corrupt, "the database is corrupt"},
+    {SQLITE_NOTADB, ErrorKind::NotSqlite, "not a SQLite database"},
+    {SQLITE_READONLY, ErrorKind::ReadOnly, "the database is read-only"},
+    {SQLITE_CANTOPEN, ErrorKind::CannotOpen, "the database cannot be opened"},
+    {SQLITE_FULL, ErrorKind::Full, "the disk is full"},
+    {SQLITE_IOERR, ErrorKind::IoStore, "an I/O error"},
+    {SQLITE_CONSTRAINT, ErrorKind::Constraint, "a constraint failed"},
+};
+}  // namespace
+
 Error Db::error(int rc, std::string_view what) const {
-  int primary = rc & 0xff;
+  const int primary = rc & 0xff;
   ErrorKind kind = ErrorKind::Sqlite;
-  std::string cause;
-  switch (primary) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      kind = ErrorKind::LockedDb;
-      cause = fmt::format("locked by another process past the busy timeout ({} ms)", busy_timeout_ms_);
-      break;
-    case SQLITE_CORRUPT:
-      kind = ErrorKind::Corrupt;
-      cause = "the database is corrupt";
-      break;
-    case SQLITE_NOTADB:
-      kind = ErrorKind::NotSqlite;
-      cause = "not a SQLite database";
-      break;
-    case SQLITE_READONLY:
-      kind = ErrorKind::ReadOnly;
-      cause = "the database is read-only";
-      break;
-    case SQLITE_CANTOPEN:
-      kind = ErrorKind::CannotOpen;
-      cause = "the database cannot be opened";
-      break;
-    case SQLITE_FULL:
-      kind = ErrorKind::Full;
-      cause = "the disk is full";
-      break;
-    case SQLITE_IOERR:
-      kind = ErrorKind::IoStore;
-      cause = "an I/O error";
-      break;
-    case SQLITE_CONSTRAINT:
-      kind = ErrorKind::Constraint;
-      cause = "a constraint failed";
-      break;
-    default:
-      kind = ErrorKind::Sqlite;
-      cause = "a SQLite error";
-      break;
+  std::string cause = "a SQLite error";
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+    kind = ErrorKind::LockedDb;
+    cause = fmt::format("locked by another process past the busy timeout ({} ms)", busy_timeout_ms_);
+  }
+  for (const PrimaryCause& c : kPrimaryCauses) {
+    if (c.primary != primary) continue;
+    kind = c.kind;
+    cause = c.cause;
   }
   const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   return make_error(kind, fmt::format("{}: {} during {} (SQLite {}: {})", path_, cause, what, rc, msg ? msg : "?"));

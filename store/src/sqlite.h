@@ -43,8 +43,19 @@ class Stmt {
   std::int64_t i64(int col) const;
   std::string text(int col) const;  // "" for NULL
   std::string blob(int col) const;  // "" for NULL
+  // Columns first, first + 1, ... into `out...` in that order (an integer
+  // by i64, a string by text), so that a row is read in the order its
+  // SELECT names the columns, with no index written twice.
+  template <typename... Out>
+  void columns(int first, Out&... out) const {
+    int col = first;
+    (column(col++, out), ...);
+  }
 
  private:
+  void column(int col, std::int64_t& out) const { out = i64(col); }
+  void column(int col, std::string& out) const { out = text(col); }
+
   Db* db_;
   sqlite3_stmt* s_;
 };

@@ -16,16 +16,7 @@ Result<std::optional<StatEntry>> Store::stat_entry(std::string_view path) {
   if (!row) return std::optional<StatEntry>();
   StatEntry e;
   e.path = path;
-  e.dev = s.i64(0);
-  e.ino = s.i64(1);
-  e.size = s.i64(2);
-  e.mtime_ns = s.i64(3);
-  e.ctime_ns = s.i64(4);
-  e.mode = s.i64(5);
-  e.uid = s.i64(6);
-  e.gid = s.i64(7);
-  e.sha256 = s.text(8);
-  e.recorded_ns = s.i64(9);
+  s.columns(0, e.dev, e.ino, e.size, e.mtime_ns, e.ctime_ns, e.mode, e.uid, e.gid, e.sha256, e.recorded_ns);
   return std::optional<StatEntry>(std::move(e));
 }
 

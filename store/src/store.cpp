@@ -412,6 +412,18 @@ Status insert_logs(detail::Db& db, TxnId id, const std::vector<LogRecord>& logs)
   return {};
 }
 
+// A plugin's stderr as its txn row keeps it (plugin_stderr, stderr_truncated):
+// the first kMaxStderrBytes as a blob, NULL when it said nothing, bound at
+// `i`, and at `i + 1` whether more was cut off.
+void bind_plugin_stderr(detail::Stmt& s, int i, std::string_view plugin_stderr) {
+  std::string_view kept = plugin_stderr.substr(0, kMaxStderrBytes);
+  if (kept.empty())
+    s.bind_null(i);
+  else
+    s.bind_blob(i, kept);
+  s.bind(i + 1, plugin_stderr.size() > kMaxStderrBytes ? 1 : 0);
+}
+
 // A version-2 plan's files against its operation rows: exactly one per
 // operation with an after digest, carrying that digest.
 Status check_streamed_files(const SealInput& in, const std::string& path) {
@@ -477,19 +489,14 @@ Status Store::abandon(TxnId id, const Abandonment& why, const std::vector<LogRec
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "abandoning"));
   DOT_TRY(insert_logs(db, id, logs));
   std::int64_t at = now_ms();
-  bool truncated = why.plugin_stderr.size() > kMaxStderrBytes;
-  std::string_view err = std::string_view(why.plugin_stderr).substr(0, kMaxStderrBytes);
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
         db.prepare("UPDATE txn SET state = 'ABANDONED', error_code = ?2, error_detail = ?3, plugin_stderr = ?4, "
                    "stderr_truncated = ?5, updated_at_ms = ?6, finished_at_ms = ?6 WHERE id = ?1"));
     s.bind(1, id).bind_opt(2, why.code).bind_opt(3, why.detail);
-    if (err.empty())
-      s.bind_null(4);
-    else
-      s.bind_blob(4, err);
-    DOT_TRY(s.bind(5, truncated ? 1 : 0).bind(6, at).run());
+    bind_plugin_stderr(s, 4, why.plugin_stderr);
+    DOT_TRY(s.bind(6, at).run());
   }
   DOT_TRY(impl_->add_event(id, State::Abandoned, at, why.code, why.detail));
   if (why.drop_proposal) {
@@ -620,19 +627,14 @@ Status Store::seal(TxnId id, const SealInput& in) {
   for (const FileBlob& f : in.files)
     DOT_TRY(detail::insert_file(db, id, FileKind::Artifact, f, in.open_file, row_name(id, in.plan_id)));
   DOT_TRY(insert_logs(db, id, in.logs));
-  bool truncated = in.plugin_stderr.size() > kMaxStderrBytes;
-  std::string_view err = std::string_view(in.plugin_stderr).substr(0, kMaxStderrBytes);
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
         db.prepare("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
                    "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1"));
     s.bind(1, id).bind(2, in.plan_id).bind(3, in.proposal_id).bind(4, static_cast<std::int64_t>(in.operations.size()));
-    if (err.empty())
-      s.bind_null(5);
-    else
-      s.bind_blob(5, err);
-    DOT_TRY(s.bind(6, truncated ? 1 : 0).bind(7, at).run());
+    bind_plugin_stderr(s, 5, in.plugin_stderr);
+    DOT_TRY(s.bind(7, at).run());
   }
   DOT_TRY(impl_->add_event(id, State::Sealed, at, {}, {}));
   DOT_TRY(txn.commit());

@@ -22,12 +22,7 @@ Result<TxnSummary> read_summary(const std::string& db_path, detail::Stmt& s) {
     return make_error(store::ErrorKind::State,
                       fmt::format("{}: transaction {} has unknown state \"{}\"", db_path, t.id, name));
   t.state = *st;
-  t.plan_id = s.text(2);
-  t.proposal_id = s.text(3);
-  t.plugin_id = s.text(4);
-  t.created_at_ms = s.i64(5);
-  t.updated_at_ms = s.i64(6);
-  t.code = s.text(7);
+  s.columns(2, t.plan_id, t.proposal_id, t.plugin_id, t.created_at_ms, t.updated_at_ms, t.code);
   t.operation_count = static_cast<std::uint32_t>(s.i64(8));
   if (!s.is_null(9)) t.effect_count = static_cast<std::uint32_t>(s.i64(9));
   t.pruned = s.i64(10) != 0;

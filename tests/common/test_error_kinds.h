@@ -25,8 +25,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
     {"source", Code::Io, "a test plugin's source is gone", ""},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Source) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, Source);
 
 }  // namespace dot::test

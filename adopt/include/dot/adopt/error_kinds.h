@@ -160,8 +160,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the Go reference's root format (docs/spec/go-roots.md)"},  // Changed
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::Changed) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, Changed);
 
 }  // namespace dot::adopt

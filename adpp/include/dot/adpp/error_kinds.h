@@ -46,8 +46,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "ADPP (docs/spec/adpp.md)"},  // SimConfig
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SimConfig) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, SimConfig);
 
 }  // namespace dot::adpp

@@ -39,6 +39,10 @@ int error_errno(const Error& error) noexcept;
 Status check_relative_path(std::string_view path);
 // A single directory entry name (check_relative_path and no '/').
 Status check_entry_name(std::string_view name);
+// A path as the detail of a refused path shows it: NUL as \0 and a newline
+// as \n, so that the reason it was refused can be seen; every other byte as
+// it is (check_relative_path, and core's slot names).
+std::string path_in_detail(std::string_view path);
 
 // Opens the root directory itself (O_RDONLY | O_DIRECTORY | O_NOFOLLOW): the
 // last component may not be a symlink. The descriptor pins that directory for

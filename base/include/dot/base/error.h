@@ -4,6 +4,7 @@
 // errors) the byte offset where the problem was proven.
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <type_traits>
@@ -64,6 +65,15 @@ template <class E>
 concept KindEnum = std::is_enum_v<E> && requires(E e) {
   { kind_row(e) } -> std::same_as<const KindRow&>;
 };
+
+// Closes a layer's table `table` (its kErrorKinds: one row per value of its
+// kind enum E, in the enum's order, `last` being E's last value): declares
+// the kind_row(E) above, in the layer's namespace where ADL finds it, and
+// checks at compile time that no row is missing or extra. Used as
+// `DOT_KIND_TABLE(ErrorKind, kErrorKinds, LastKind);` after the table.
+#define DOT_KIND_TABLE(E, table, last)                                                                        \
+  constexpr const ::dot::KindRow& kind_row(E kind) noexcept { return table[static_cast<std::size_t>(kind)]; } \
+  static_assert(table.size() == static_cast<std::size_t>(E::last) + 1, "one row per kind")
 
 // Which row of which table an error is; empty when the code says it all.
 // Compared by row (e.kind == dpp::ErrorKind::Timeout), printed by name.

@@ -164,9 +164,7 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/user-guide.md, dot-mirror"},
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::IgnoreFile) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, IgnoreFile);
 
 // The errno names as strerrorname_np spells them, each a kind of its own
 // (beneath::errno_error): the value of an ErrnoKind is the errno number.

@@ -252,8 +252,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "the transaction states (docs/spec/transactions.md)"},  // SeveralSealedPlans
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::SeveralSealedPlans) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, SeveralSealedPlans);
 
 }  // namespace dot::core

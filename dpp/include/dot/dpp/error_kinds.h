@@ -295,8 +295,6 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Declared digests"},  // DeclaredDigest
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::DeclaredDigest) + 1, "one row per kind");
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, DeclaredDigest);
 
 }  // namespace dot::dpp

@@ -149,12 +149,10 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "Metewand (docs/spec/metewand.md)"},  // InvalidJson
 });
 
-static_assert(kErrorKinds.size() == static_cast<std::size_t>(ErrorKind::InvalidJson) + 1, "one row per kind");
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, InvalidJson);
 
 // The row of a failure code a worker sent (one of kFailureCodes: a name
 // read from the wire is data, mapped to its row here); nullopt when unknown.
 std::optional<ErrorKind> failure_kind(std::string_view code) noexcept;
-
-constexpr const KindRow& kind_row(ErrorKind kind) noexcept { return kErrorKinds[static_cast<std::size_t>(kind)]; }
 
 }  // namespace dot::metewand
