@@ -69,7 +69,7 @@ struct PlanDraft {
   Proposal proposal;
   PlanV2 plan;                  // identity, effects, operations, folders to create
   std::vector<PathSlot> slots;  // one per operation
-  std::string proposal_document;
+  std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
   std::vector<dpp::StagedFile> staged;  // one per write, in operation order
   // The writes `plan --exclude` left out, in the plugin's order: it still
@@ -105,6 +105,11 @@ class PlanProfile {
   virtual std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) = 0;
   // The proposal document of the draft (every after absent).
   virtual Result<std::string> proposal_document(const PlanDraft& draft) = 0;
+  // Whether the observed draft is already known to change nothing, before
+  // anything is staged (every declared after equals its target): then a
+  // large proposal document is not stored, as it would not be kept once
+  // the plan ends NO_CHANGES. False when only the stage can tell.
+  virtual bool known_to_change_nothing(const PlanDraft& draft) const = 0;
   // dot.materialize, then every staged file read back and held to the
   // claims: one StagedFile per write, in operation order.
   virtual Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& session, const Stage& stage,

@@ -142,8 +142,8 @@ Status check_path_snapshot_policy(std::string_view path, const Snapshot& snapsho
     return make_error(core::ErrorKind::Target, fmt::format("target \"{}\" {}", shown(path.substr(0, 512)), why));
   };
   const std::uint64_t mode = snapshot.mode;
-  if (snapshot.uid != ::geteuid())
-    return refuse(fmt::format("is owned by uid {}, not by us (uid {})", snapshot.uid, ::geteuid()));
+  if (snapshot.uid != judge.euid())
+    return refuse(fmt::format("is owned by uid {}, not by us (uid {})", snapshot.uid, judge.euid()));
   if (snapshot.is_link()) return {};  // a link's mode bits are never used
   if (mode & 07000) return refuse(fmt::format("has setuid, setgid or sticky bits (mode {:04o})", mode));
   if (auto why = judge.refusal(static_cast<mode_t>(mode & 0777), static_cast<uid_t>(snapshot.uid),
@@ -159,7 +159,7 @@ Status check_created_folder_mode(std::string_view path, std::uint64_t mode, Writ
   };
   if (!dpp::is_folder_mode(mode))
     return refuse("a folder takes 0700 to 0775 (owner rwx, no write for others, no set-id or sticky bit)");
-  if (auto why = judge.refusal(static_cast<mode_t>(mode), ::geteuid(), ::getegid())) return refuse(*why);
+  if (auto why = judge.refusal(static_cast<mode_t>(mode), judge.euid(), judge.egid())) return refuse(*why);
   return {};
 }
 
@@ -175,14 +175,14 @@ Status check_plan_invariants(const PlanV2& plan) {
       violations.push_back(fmt::format("operations[{}].before: {}", i, s.error().message()));
     const Snapshot& after = op.after;
     if (op.action == Action::Remove || !after.exists) continue;  // the decoder judged these
-    if (after.uid != ::geteuid() || after.gid != ::getegid())
+    if (after.uid != judge.euid() || after.gid != judge.egid())
       violations.push_back(fmt::format(
           "operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
           "uid {} gid {}",
-          i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, ::geteuid(), ::getegid()));
+          i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, judge.euid(), judge.egid()));
     else if (after.is_link())
       continue;  // a link's mode bits are never used
-    else if (auto why = judge.refusal(static_cast<mode_t>(after.mode & 0777), ::geteuid(), ::getegid()))
+    else if (auto why = judge.refusal(static_cast<mode_t>(after.mode & 0777), judge.euid(), judge.egid()))
       violations.push_back(
           fmt::format("operations[{}].after of {} asks for a mode writable by more than its owner ({})", i,
                       shown(std::string_view(op.path).substr(0, 256)), *why));

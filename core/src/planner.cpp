@@ -242,29 +242,34 @@ class ProposalRun {
     // No bytes are kept here: which paths change (and so get a diff) is
     // known once the stage is read (load_diffs); a target whose stat
     // matches the stat cache is not read at all.
-    for (const ProposedOperation& op : draft_.proposal.operations) {
-      Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
-      if (!observed.ok()) {
-        Error e = std::move(observed).error();
-        if (e.code != Code::Policy && e.code != Code::PathEscape) return e;
-        refused.push_back(std::move(e));
-        continue;
+    plan.operations.reserve(draft_.proposal.operations.size());
+    draft_.slots.reserve(draft_.proposal.operations.size());
+    {  // one read transaction for every stat-cache lookup; it ends before the cache is written
+      DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());
+      for (const ProposedOperation& op : draft_.proposal.operations) {
+        Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
+        if (!observed.ok()) {
+          Error e = std::move(observed).error();
+          if (e.code != Code::Policy && e.code != Code::PathEscape) return e;
+          refused.push_back(std::move(e));
+          continue;
+        }
+        PathTarget& t = *observed;
+        // A declared write's after is what the plugin declared; its staged
+        // bytes, if core asks for them, must be exactly that.
+        const Snapshot after =
+            op.declared ? Snapshot{true, egid_, op.mode, op.declared->sha256, euid_} : Snapshot::absent();
+        plan.operations.push_back(PathOperation{op.action, after, t.snapshot, op.path});
+        PathSlot slot;
+        slot.path = op.path;
+        slot.action = op.action;
+        slot.before = t.snapshot;
+        slot.before_size = t.size;
+        slot.before_content = std::move(t.content);
+        slot.take_over = managed && op.action != Action::Remove && t.snapshot.exists && !managed->contains(op.path);
+        draft_.slots.push_back(std::move(slot));
+        progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
       }
-      PathTarget& t = *observed;
-      // A declared write's after is what the plugin declared; its staged
-      // bytes, if core asks for them, must be exactly that.
-      const Snapshot after =
-          op.declared ? Snapshot{true, ::getegid(), op.mode, op.declared->sha256, ::geteuid()} : Snapshot::absent();
-      plan.operations.push_back(PathOperation{op.action, after, t.snapshot, op.path});
-      PathSlot slot;
-      slot.path = op.path;
-      slot.action = op.action;
-      slot.before = t.snapshot;
-      slot.before_size = t.size;
-      slot.before_content = std::move(t.content);
-      slot.take_over = managed && op.action != Action::Remove && t.snapshot.exists && !managed->contains(op.path);
-      draft_.slots.push_back(std::move(slot));
-      progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
     }
     if (!refused.empty()) return refusal_list(std::move(refused));
     plan.directories = profile_->folders(draft_, parents);
@@ -303,9 +308,13 @@ class ProposalRun {
   // ownership is checked once it is stored, so that `inspect show` of the
   // refusal shows what the plugin wanted to touch.
   Status record_proposal() {
-    DOT_ASSIGN_OR_RETURN(draft_.proposal_document, profile_->proposal_document(draft_));
-    draft_.proposal_id = draft_.plan.proposal_id = sha256_hex(draft_.proposal_document);
-    DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id, draft_.proposal_document));
+    DOT_ASSIGN_OR_RETURN(std::string document, profile_->proposal_document(draft_));
+    draft_.proposal_document_bytes = document.size();
+    draft_.proposal_id = draft_.plan.proposal_id = sha256_hex(document);
+    // Written now and then deleted it would cost a no-change plan of 10,000
+    // paths megabytes of store writes: such a proposal keeps its id only.
+    if (document.size() > kKeptNoChangeProposalBytes && profile_->known_to_change_nothing(draft_)) document.clear();
+    DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id, document));
     std::vector<std::string> paths;
     paths.reserve(draft_.plan.operations.size());
     for (const auto& op : draft_.plan.operations) paths.push_back(op.path);
@@ -340,7 +349,7 @@ class ProposalRun {
     for (std::size_t i = 0; i < draft_.plan.operations.size(); ++i) {
       PathOperation& op = draft_.plan.operations[i];
       if (op.action == Action::Link) {
-        op.after = link_snapshot(draft_.proposal.operations[i].link_text, ::geteuid(), ::getegid());
+        op.after = link_snapshot(draft_.proposal.operations[i].link_text, euid_, egid_);
         draft_.slots[i].after = op.after;
         draft_.slots[i].after_size = op.after.link_text.size();
         continue;
@@ -349,7 +358,7 @@ class ProposalRun {
       if (w >= draft_.staged.size())
         return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");
       dpp::StagedFile& file = draft_.staged[w++];
-      op.after = Snapshot{true, ::getegid(), draft_.proposal.operations[i].mode, file.sha256, ::geteuid()};
+      op.after = Snapshot{true, egid_, draft_.proposal.operations[i].mode, file.sha256, euid_};
       PathSlot& slot = draft_.slots[i];
       slot.after = op.after;
       slot.after_size = file.size;
@@ -375,10 +384,10 @@ class ProposalRun {
       unchanged.detail = "every target already holds what the plugin proposed; nothing was sealed";
       // A no-change plan keeps a small record: a large document (many
       // paths, nothing to do) is not kept; its proposal id still is.
-      if (draft_.proposal_document.size() > kKeptNoChangeProposalBytes) {
+      if (draft_.proposal_document_bytes > kKeptNoChangeProposalBytes) {
         unchanged.drop_proposal = true;
         unchanged.detail +=
-            fmt::format("; the proposal document ({} bytes) was not kept", draft_.proposal_document.size());
+            fmt::format("; the proposal document ({} bytes) was not kept", draft_.proposal_document_bytes);
       }
       unchanged.plugin_stderr = out.plugin_stderr;
       DOT_TRY(root_.store().abandon(txn_, unchanged, out.logs));
@@ -407,6 +416,9 @@ class ProposalRun {
   StatCache stat_cache_{root_.store()};
   std::uint64_t progress_bytes_ = 0;
   std::size_t excluded_ = 0;
+  // Who apply writes as: every after carries them.
+  const uid_t euid_ = ::geteuid();
+  const gid_t egid_ = ::getegid();
 };
 
 // What a plugin last said before it failed is most often why (a Python

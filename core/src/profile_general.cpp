@@ -4,6 +4,8 @@
 // observed beneath the root; the plan sealed as a version-2 document without
 // its no-ops, its files streamed from the stage into the store, so memory
 // stays bounded by the limits' shape and not by the bytes proposed.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dot/base/utf8.h"
@@ -135,6 +137,11 @@ class GeneralProfile final : public PlanProfile {
     return digests_ ? core::declared_proposal_document(draft.plan) : core::proposal_document(draft.plan);
   }
 
+  bool known_to_change_nothing(const PlanDraft& draft) const override {
+    return digests_ && std::all_of(draft.plan.operations.begin(), draft.plan.operations.end(),
+                                   [](const PathOperation& op) { return is_general_noop(op); });
+  }
+
   Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
                                                   const PlanDraft& draft) override {
     // Without digests every write is staged; with them, only the writes
@@ -174,17 +181,18 @@ class GeneralProfile final : public PlanProfile {
   Result<Sealing> seal(PlanDraft& draft, const Stage& stage, PlanOutcome& out) override {
     out.version = kPlanVersion2;
     Sealing sealing;
-    const PlanV2& proposed = draft.plan;
-    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed, digests_));
-    if (sealed.proposal_id != draft.proposal_id)
-      return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
     // Every operation already holds what the plugin proposes: nothing is
     // sealed; the proposal, its stderr and its log stay inspectable.
-    if (sealed.operations.empty()) {
+    if (std::all_of(draft.plan.operations.begin(), draft.plan.operations.end(),
+                    [](const PathOperation& op) { return is_general_noop(op); })) {
       sealing.no_changes = true;
       out.plan_v2 = std::move(draft.plan);
       return sealing;
     }
+    const PlanV2& proposed = draft.plan;
+    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed, digests_));
+    if (sealed.proposal_id != draft.proposal_id)
+      return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
     // What is sealed passes exactly the checks every later load of it makes.
     DOT_TRY(check_plan_invariants(sealed));
     store::SealInput& seal = sealing.input;

@@ -64,6 +64,9 @@ class HelloProfile final : public PlanProfile {
     return core::proposal_document(plan_v1(draft));
   }
 
+  // A hello plugin declares no digests: only its stage tells.
+  bool known_to_change_nothing(const PlanDraft&) const override { return false; }
+
   Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft&) override {
     DOT_ASSIGN_OR_RETURN(claimed_, s.materialize());
     DOT_TRY(hello::check_artifacts(names_, claimed_));

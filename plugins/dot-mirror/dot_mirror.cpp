@@ -377,7 +377,9 @@ class Mirror final : public g::Plugin {
     Sha256 h;
     std::vector<std::uint8_t> chunk(std::size_t{64} << 10);
     std::uint64_t read = 0;
-    for (;;) {
+    // No read for the end of the file once the size seen is read: a file
+    // that grew since shows it in the fstat below (size or times).
+    while (read < static_cast<std::uint64_t>(f.seen.size)) {
       const ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return beneath::errno_error(errno, "read", f.path);

@@ -20,6 +20,15 @@ Result<std::optional<StatEntry>> Store::stat_entry(std::string_view path) {
   return std::optional<StatEntry>(std::move(e));
 }
 
+Store::ReadScope::ReadScope(std::unique_ptr<detail::ReadTxn> txn) : txn_(std::move(txn)) {}
+Store::ReadScope::ReadScope(ReadScope&&) noexcept = default;
+Store::ReadScope::~ReadScope() = default;
+
+Result<Store::ReadScope> Store::read_scope() {
+  DOT_ASSIGN_OR_RETURN(detail::ReadTxn txn, detail::ReadTxn::begin(impl_->db));
+  return ReadScope(std::make_unique<detail::ReadTxn>(std::move(txn)));
+}
+
 Status Store::remember_stats(const std::vector<StatEntry>& entries) {
   DOT_TRY(impl_->writable());
   for (const StatEntry& e : entries)

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "dot/core/planner.h"
 #include "engine_harness.h"
+#include "raw_sql.h"
 
 namespace dot::core::testing {
 namespace {
@@ -275,6 +277,35 @@ TEST_F(ReleaseTest, TheDotfilesMayLiveInsideTheRootButAPlanNeverWritesThere) {
                          "org.dot.dpp/v1", "--assurance", "audit", "--input", (home_ / ".dot").string()},
                         1);
   EXPECT_NE(state.err.find("its state folder"), std::string::npos) << state.err;
+}
+
+// A plan already known to change nothing once its targets are observed
+// (dot-mirror declares every digest, and each matches) does not write its
+// large proposal document only to delete it when it ends NO_CHANGES: killed
+// right after its proposal id is recorded, the row holds the id and no
+// document. A plan that changes something keeps its document at that point.
+TEST_F(ReleaseTest, ANoChangePlanNeverWritesItsLargeProposalDocument) {
+  for (int i = 0; i < 40; ++i) spit(dotfiles_ / ("conf" + std::to_string(i)), "line " + std::to_string(i) + "\n", 0644);
+  run({"init"});
+  register_mirror("org.example.dotfiles", dotfiles_);
+  plan_and_apply("org.example.dotfiles");
+  const fs::path db = home_ / ".dot" / "store.db";
+  auto kill_at_proposal_id = [&] {
+    CmdResult crashed = run_core(kHookedCore, {"plan", "--root", home_.string(), "--quiet"},
+                                 {"DOT_TEST_CRASH_AT=store.proposal.id"});
+    EXPECT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
+    Sql q(db);
+    const auto rows = q.run(
+        "SELECT (proposal_id IS NOT NULL) || ',' || coalesce(length(proposal), 'null') FROM txn ORDER BY id DESC "
+        "LIMIT 1");
+    run({"recover"});
+    return rows.empty() ? std::string() : rows.front();
+  };
+  EXPECT_EQ(kill_at_proposal_id(), "1,null");
+  spit(dotfiles_ / "conf7", "changed\n", 0644);
+  const std::string changing = kill_at_proposal_id();
+  ASSERT_EQ(changing.rfind("1,", 0), 0u) << changing;
+  EXPECT_GT(std::stoul(changing.substr(2)), kKeptNoChangeProposalBytes) << changing;
 }
 
 }  // namespace

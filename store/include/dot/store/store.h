@@ -27,6 +27,10 @@
 
 namespace dot::store {
 
+namespace detail {
+class ReadTxn;
+}  // namespace detail
+
 // Schema version written by this build (PRAGMA user_version). Version 1 is the
 // pre-capability layout (no effect ledger, no effect count); version 4 keys
 // the plugin table by plugin id (several plugins per root); version 5 keeps
@@ -139,6 +143,22 @@ class Store {
   // What core last saw of target `path`, if anything (an optimisation only:
   // an empty cache is always correct).
   Result<std::optional<StatEntry>> stat_entry(std::string_view path);
+  // One read transaction over the queries made while it lives (a plan's
+  // stat-cache lookups, one per target): they see one snapshot and take
+  // SQLite's file lock once instead of once per query. Nothing may be
+  // written through the store while it lives.
+  class ReadScope {
+   public:
+    ReadScope(ReadScope&&) noexcept;
+    ReadScope& operator=(ReadScope&&) = delete;
+    ~ReadScope();
+
+   private:
+    friend class Store;
+    explicit ReadScope(std::unique_ptr<detail::ReadTxn> txn);
+    std::unique_ptr<detail::ReadTxn> txn_;
+  };
+  Result<ReadScope> read_scope();
   // Stores `entries` (each replacing the path's previous one) in one SQLite
   // transaction. A digest that is not 64 lowercase hex is DOT_E_VALIDATION
   // and nothing is stored.
