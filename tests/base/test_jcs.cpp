@@ -343,6 +343,36 @@ TEST(JcsNode, EncodeBuiltTrees) {
   EXPECT_EQ(encode(Node::number(-0.0), Profile::Hello).error().kind, "negative");
 }
 
+TEST(JcsNode, AnEncodedPieceIsWrittenAsItsTreeWouldBe) {
+  // An array encoded element by element with encode_to, then set as one
+  // piece: the same bytes as the whole tree encoded at once.
+  Node whole = Node::object();
+  Node items = Node::array();
+  std::string piece = "[";
+  for (int i = 0; i < 3; ++i) {
+    Node item = Node::object().set("z", Node::integer(i)).set("a", Node::string("x" + std::to_string(i)));
+    if (i > 0) piece += ',';
+    ASSERT_TRUE(encode_to(piece, item, Profile::Rfc8785).ok());
+    items.push(std::move(item));
+  }
+  piece += ']';
+  whole.set("items", std::move(items)).set("b", Node::boolean(false));
+  Node pieced = Node::object().set("items", Node::encoded(piece, Profile::Rfc8785)).set("b", Node::boolean(false));
+  ASSERT_TRUE(encode(whole, Profile::Rfc8785).ok());
+  EXPECT_EQ(*encode(pieced, Profile::Rfc8785), *encode(whole, Profile::Rfc8785));
+  EXPECT_EQ(*encode(pieced, Profile::Rfc8785),
+            "{\"b\":false,\"items\":[{\"a\":\"x0\",\"z\":0},{\"a\":\"x1\",\"z\":1},{\"a\":\"x2\",\"z\":2}]}");
+  // A piece is only valid under the profile that wrote it: the hello
+  // profile's checks were not made on an RFC 8785 piece.
+  auto other = encode(pieced, Profile::Hello);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().detail, "a piece encoded under profile rfc8785 inside a hello document");
+  // encode_to appends.
+  std::string out = "prefix:";
+  ASSERT_TRUE(encode_to(out, Node::integer(7), Profile::Hello).ok());
+  EXPECT_EQ(out, "prefix:7");
+}
+
 TEST(JcsNode, FromParsedValueRoundTrips) {
   const char* text = "{\"b\":[1,-0,2.5,18446744073709551616,\"x\"],\"a\":{\"\\ud83d\\ude00\":true}}";
   auto doc = json::parse(text);
