@@ -67,8 +67,8 @@ struct ProfileContainment {
 struct PlanDraft {
   std::string nonce;
   Proposal proposal;
-  PlanV2 plan;                  // identity, effects, operations, folders to create
-  std::vector<PathSlot> slots;  // one per operation
+  PlanV2 plan;                              // identity, effects, operations, folders to create
+  std::vector<PathSlot> slots;              // one per operation
   std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
   std::vector<dpp::StagedFile> staged;  // one per write, in operation order
