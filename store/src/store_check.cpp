@@ -374,23 +374,19 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
       if (s.i64(1) == 0) victims.push_back(s.i64(0));
     }
   }
-  for (TxnId id : victims) {
-    DOT_ASSIGN_OR_RETURN(auto a, db.prepare("DELETE FROM artifact WHERE txn_id = ?1"));
-    DOT_TRY(a.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto b, db.prepare("DELETE FROM backup WHERE txn_id = ?1"));
-    DOT_TRY(b.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto fa, db.prepare("DELETE FROM file_artifact WHERE txn_id = ?1"));
-    DOT_TRY(fa.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto fb, db.prepare("DELETE FROM file_backup WHERE txn_id = ?1"));
-    DOT_TRY(fb.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto lg, db.prepare("DELETE FROM proposal_log WHERE txn_id = ?1"));
-    DOT_TRY(lg.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto e, db.prepare("DELETE FROM event WHERE txn_id = ?1"));
-    DOT_TRY(e.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(
-        auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));
-    DOT_TRY(t.bind(1, id).run());
-  }
+  // What a pruned transaction no longer keeps, in this order; the txn row
+  // stays, marked pruned.
+  static constexpr const char* kPrune[] = {
+      "DELETE FROM artifact WHERE txn_id = ?1",
+      "DELETE FROM backup WHERE txn_id = ?1",
+      "DELETE FROM file_artifact WHERE txn_id = ?1",
+      "DELETE FROM file_backup WHERE txn_id = ?1",
+      "DELETE FROM proposal_log WHERE txn_id = ?1",
+      "DELETE FROM event WHERE txn_id = ?1",
+      "UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1",
+  };
+  for (TxnId id : victims)
+    for (const char* sql : kPrune) DOT_TRY(db.run(sql, id));
   // Cached stats of paths no plugin owns any more (removed, or never applied).
   DOT_TRY(db.exec("DELETE FROM stat_cache WHERE path NOT IN (SELECT path FROM path_owner)",
                   "dropping stale stat-cache rows"));
