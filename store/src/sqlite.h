@@ -108,12 +108,20 @@ class Db {
 
   Status exec(const char* sql, std::string_view what);
   Result<Stmt> prepare(const char* sql);
-  // Prepares `sql`, binds `args...` to ?1, ?2, ... (Stmt::bind_all) and
-  // runs it to completion: the one way a statement without rows is written.
+  // Prepares `sql` with `args...` bound to ?1, ?2, ... (Stmt::bind_all),
+  // ready to step through its rows.
+  template <typename... Args>
+  Result<Stmt> query(const char* sql, const Args&... args) {
+    DOT_ASSIGN_OR_RETURN(auto s, prepare(sql));
+    s.bind_all(args...);
+    return s;
+  }
+  // The same, run to completion: the one way a statement without rows is
+  // written.
   template <typename... Args>
   Status run(const char* sql, const Args&... args) {
-    DOT_ASSIGN_OR_RETURN(auto s, prepare(sql));
-    return s.bind_all(args...).run();
+    DOT_ASSIGN_OR_RETURN(auto s, query(sql, args...));
+    return s.run();
   }
   // First column of the first row as an integer (PRAGMAs).
   Result<std::int64_t> query_int(const char* sql, std::string_view what);

@@ -9,9 +9,9 @@ namespace dot::store {
 
 Result<std::optional<StatEntry>> Store::stat_entry(std::string_view path) {
   auto& db = impl_->db;
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT dev, ino, size, mtime_ns, ctime_ns, mode, uid, gid, sha256, "
-                                          "recorded_ns FROM stat_cache WHERE path = ?1"));
-  s.bind(1, path);
+  DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT dev, ino, size, mtime_ns, ctime_ns, mode, uid, gid, sha256, "
+                                        "recorded_ns FROM stat_cache WHERE path = ?1",
+                                        path));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return std::optional<StatEntry>();
   StatEntry e;

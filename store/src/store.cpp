@@ -280,8 +280,7 @@ Status Store::Impl::writable() const {
 }
 
 Result<State> Store::Impl::state_of(TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM txn WHERE id = ?1"));
-  s.bind(1, id);
+  DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT state FROM txn WHERE id = ?1", id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return make_error(Code::NotFound, fmt::format("no transaction {}", id));
   std::string name = s.text(0);
@@ -318,9 +317,8 @@ PluginRecord plugin_row(detail::Stmt& s) {
 
 Result<std::optional<PluginRecord>> Store::plugin(std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(
-      auto s,
-      impl_->db.prepare("SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1"));
-  s.bind(1, plugin_id);
+      auto s, impl_->db.query("SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1",
+                              plugin_id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return std::optional<PluginRecord>{};
   return std::optional<PluginRecord>(plugin_row(s));
@@ -347,8 +345,7 @@ Status Store::register_plugin(const PluginRecord& record, bool replace) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id FROM plugin WHERE plugin_id = ?1"));
-    s.bind(1, record.plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT plugin_id FROM plugin WHERE plugin_id = ?1", record.plugin_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && !replace)
       return make_error(store::ErrorKind::Registered,
@@ -459,8 +456,8 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "recording a proposal id"));
   DOT_ASSIGN_OR_RETURN(auto s,
-                       db.prepare("UPDATE txn SET proposal_id = ?2, proposal = ?4, updated_at_ms = ?3 WHERE id = ?1"));
-  s.bind(1, id).bind(2, proposal_id).bind(3, now_ms());
+                       db.query("UPDATE txn SET proposal_id = ?2, proposal = ?4, updated_at_ms = ?3 WHERE id = ?1", id,
+                                proposal_id, now_ms()));
   if (document.empty())
     s.bind_null(4);
   else
@@ -591,8 +588,7 @@ Status Store::seal(TxnId id, const SealInput& in) {
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "sealing"));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id FROM txn WHERE plan_id = ?1"));
-    s.bind(1, in.plan_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT id FROM txn WHERE plan_id = ?1", in.plan_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row)
       return make_error(store::ErrorKind::DuplicatePlan,
@@ -608,9 +604,9 @@ Status Store::seal(TxnId id, const SealInput& in) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
-        db.prepare("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
-                   "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1"));
-    s.bind(1, id).bind(2, in.plan_id).bind(3, in.proposal_id).bind(4, static_cast<std::int64_t>(in.operations.size()));
+        db.query("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
+                 "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1",
+                 id, in.plan_id, in.proposal_id, in.operations.size()));
     bind_plugin_stderr(s, 5, in.plugin_stderr);
     DOT_TRY(s.bind(7, at).run());
   }
@@ -625,9 +621,8 @@ Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) 
   DOT_TRY(expect_state(db.path(), id, st, State::Sealed, "preparing"));
   DOT_ASSIGN_OR_RETURN(
       auto s,
-      db.prepare(
-          "SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
-  s.bind(1, id);
+      db.query("SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1",
+               id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row || s.i64(0) != static_cast<std::int64_t>(backups))
     return make_error(store::ErrorKind::Count,
@@ -694,10 +689,9 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
   if (from == State::Committed && to == State::Done) {
     // DONE means every effect the plan asked for succeeded.
     DOT_ASSIGN_OR_RETURN(
-        auto s,
-        db.prepare("SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
-                   "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1"));
-    s.bind(1, id);
+        auto s, db.query("SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
+                         "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1",
+                         id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (!s.is_null(0) && s.i64(1) != s.i64(0))
@@ -731,8 +725,7 @@ Status Store::Impl::refresh_owners(TxnId id) {
   // operation_by_name range (a statement over all of them would not).
   std::vector<std::string> names;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT name FROM operation WHERE txn_id = ?1"));
-    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT name FROM operation WHERE txn_id = ?1", id));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
@@ -751,8 +744,8 @@ Status Store::Impl::refresh_owners(TxnId id) {
 
 Result<std::vector<std::string>> Store::owned_paths(std::string_view plugin_id) {
   // path_owner_by_plugin: one index range, already in BINARY (byte) order.
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
-  s.bind(1, plugin_id);
+  DOT_ASSIGN_OR_RETURN(auto s,
+                       impl_->db.query("SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path", plugin_id));
   std::vector<std::string> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -767,8 +760,7 @@ Result<std::vector<PathOwner>> Store::owners_of(const std::vector<std::string>& 
   std::vector<PathOwner> out;
   for (const auto& p : paths) {
     // The connection's statement cache hands back the same compiled statement.
-    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1"));
-    s.bind(1, p);
+    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.query("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1", p));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row) out.push_back(PathOwner{p, s.text(0), s.i64(1)});
   }
@@ -797,8 +789,7 @@ Result<std::vector<PathOwner>> Store::release_paths(const std::vector<std::strin
   std::vector<PathOwner> released;
   const std::int64_t at = now_ms();
   for (const auto& p : paths) {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1"));
-    s.bind(1, p);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1", p));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row)
       return make_error(store::ErrorKind::NotOwned,
@@ -827,8 +818,7 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT 1 FROM plugin WHERE plugin_id = ?1"));
-    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT 1 FROM plugin WHERE plugin_id = ?1", plugin_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row)
       return make_error(store::ErrorKind::NoSuchPlugin,
@@ -837,10 +827,10 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
   {
     // A sealed plan would be applied without its plugin; one in flight is
     // recover's to finish first.
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id, plan_id, state FROM txn WHERE plugin_id = ?1 AND state IN "
-                                            "('PROPOSING','SEALED','PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') "
-                                            "ORDER BY id LIMIT 1"));
-    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT id, plan_id, state FROM txn WHERE plugin_id = ?1 AND state IN "
+                                          "('PROPOSING','SEALED','PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') "
+                                          "ORDER BY id LIMIT 1",
+                                          plugin_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row)
       return make_error(store::ErrorKind::PluginBusy,
@@ -850,8 +840,8 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
   }
   std::vector<PathOwner> owned;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT path, txn_id FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
-    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s,
+                         db.query("SELECT path, txn_id FROM path_owner WHERE plugin_id = ?1 ORDER BY path", plugin_id));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
@@ -892,9 +882,9 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
-        db.prepare(
-            "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1"));
-    s.bind(1, id);
+        db.query(
+            "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1",
+            id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (s.is_null(0))
@@ -908,8 +898,8 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   {
     // Effects run in order: every earlier one must have succeeded.
     DOT_ASSIGN_OR_RETURN(
-        auto s, db.prepare("SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'"));
-    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+        auto s,
+        db.query("SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'", id, index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.i64(0) != index)
       return make_error(
@@ -922,8 +912,8 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   e.idempotency_key = effect_idempotency_key(plan_id, index);
   e.updated_at_ms = now_ms();
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state, attempts FROM effect WHERE txn_id = ?1 AND idx = ?2"));
-    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(auto s,
+                         db.query("SELECT state, attempts FROM effect WHERE txn_id = ?1 AND idx = ?2", id, index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && s.text(0) == "SUCCEEDED")
       return make_error(store::ErrorKind::EffectDone,
@@ -949,8 +939,7 @@ Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, 
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Committed, "finishing an effect"));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM effect WHERE txn_id = ?1 AND idx = ?2"));
-    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT state FROM effect WHERE txn_id = ?1 AND idx = ?2", id, index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.text(0) != "ATTEMPTED")
       return make_error(store::ErrorKind::IllegalTransition,

@@ -261,8 +261,7 @@ Status check_txn_blobs(detail::Db& db, const TxnRow& t, Store::CheckReport& repo
 // them, with the right idempotency keys; DONE has every effect succeeded.
 Status check_txn_ledger(detail::Db& db, const TxnRow& t, Problems& problems) {
   DOT_ASSIGN_OR_RETURN(auto e,
-                       db.prepare("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
-  e.bind(1, t.id);
+                       db.query("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx", t.id));
   std::int64_t succeeded = 0;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool r, e.step());
@@ -365,9 +364,9 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
-        db.prepare("SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
-                   "ORDER BY id DESC LIMIT -1 OFFSET ?1"));
-    s.bind(1, static_cast<std::int64_t>(keep));
+        db.query("SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
+                 "ORDER BY id DESC LIMIT -1 OFFSET ?1",
+                 keep));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
