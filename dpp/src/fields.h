@@ -124,6 +124,11 @@ Envelope read_envelope(json::Value object, unsigned accepted);
 // Code::Protocol kind unknown_field: `m` in `what` ("the request", ...).
 Error unknown_member(const json::Member& m, std::string_view what);
 
+// A response's envelope, as both profiles read it: not a batch, an object,
+// no member outside the envelope (kinds batch, not_object, unknown_field);
+// `what` is "response to METHOD", for the messages.
+Result<Envelope> read_response_envelope(json::Value root, std::string_view what);
+
 // The rules both profiles apply to a response's members: "jsonrpc" present
 // and "2.0", an id present, no error for id null, the id the one expected,
 // never both result and error (kinds missing_field, jsonrpc_version, id,

@@ -511,12 +511,7 @@ Result<ErrorObject> decode_error_object(json::Value v) {
 Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array())
-    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
-  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
-
-  const fields::Envelope env = fields::read_envelope(root, fields::kAnyMember);
-  if (env.unknown) return fields::unknown_member(*env.unknown, "the " + what);
+  DOT_ASSIGN_OR_RETURN(const fields::Envelope env, fields::read_response_envelope(root, what));
   const auto& [version, id, result, error, meth, params, unknown] = env;
   Reply reply;
   if (meth || params) {
