@@ -188,14 +188,13 @@ Status check_plan(detail::Db& db, const TxnRow& t, Store::PlanJudge judge, const
   std::string digest = sha256_hex(t.canonical);
   if (digest != t.plan_id) problems.push_back(fmt::format("{}: the stored plan bytes hash to {}", t.who, digest));
   if (!judge || digest != t.plan_id) return {};
-  SealedPlan sealed;
-  sealed.id = t.id;
-  sealed.state = t.state;
-  sealed.plan_id = t.plan_id;
-  sealed.proposal_id = t.proposal_id;
-  sealed.canonical_plan = t.canonical;
-  sealed.streamed = t.streamed;
-  sealed.proposal_document = t.proposal.value_or(std::string());
+  SealedPlan sealed{.id = t.id,
+                    .state = t.state,
+                    .plan_id = t.plan_id,
+                    .proposal_id = t.proposal_id,
+                    .canonical_plan = t.canonical,
+                    .streamed = t.streamed,
+                    .proposal_document = t.proposal.value_or(std::string())};
   if (t.effect_count) sealed.effect_count = static_cast<std::uint32_t>(*t.effect_count);
   DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, t.id));
   if (auto verdict = judge(sealed, root_id); !verdict.ok())

@@ -377,12 +377,8 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(id));
   std::string who = fmt::format("{}: {}", path(), row_name(id, t.plan_id));
-  SealedPlan p;
-  p.id = id;
-  p.state = t.state;
-  p.plan_id = t.plan_id;
-  p.proposal_id = t.proposal_id;
-  p.effect_count = t.effect_count;
+  SealedPlan p{
+      .id = id, .state = t.state, .plan_id = t.plan_id, .proposal_id = t.proposal_id, .effect_count = t.effect_count};
   if (t.state == State::Proposing || t.state == State::Abandoned)
     return make_error(store::ErrorKind::NotSealed,
                       fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
