@@ -149,4 +149,13 @@ int run_app(int argc, char** argv, std::span<const CommandGroup> groups) {
   return code;
 }
 
+CLI::App* add_json_command(CLI::App& app, Context& ctx, const std::string& name, const std::string& about,
+                           const std::string& json_help, std::function<int(bool)> run) {
+  auto* cmd = app.add_subcommand(name, about);
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, json_help);
+  cmd->callback([&ctx, json, run = std::move(run)] { ctx.action = [json, run] { return run(*json); }; });
+  return cmd;
+}
+
 }  // namespace dot::cli

@@ -64,16 +64,15 @@ int run_doctor(bool json) {
 }  // namespace
 
 void add_doctor_command(CLI::App& app, Context& ctx) {
-  auto* cmd = app.add_subcommand("doctor", "Report which process-containment layers this machine supports");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "One JSON object: landlock_abi, layers[{name,available,detail}], process_assurance");
+  auto* cmd =
+      add_json_command(app, ctx, "doctor", "Report which process-containment layers this machine supports",
+                       "One JSON object: landlock_abi, layers[{name,available,detail}], process_assurance", run_doctor);
   cmd->footer(
       "Process assurance needs every layer: Landlock (ABI 3 or later), seccomp filters with\n"
       "the kill-process action, no_new_privs, dropping every capability, rlimits.\n"
       "Examples:\n"
       "  dot-core doctor\n"
       "  dot-core doctor --json");
-  cmd->callback([&ctx, json] { ctx.action = [json] { return run_doctor(*json); }; });
 }
 
 }  // namespace dot::cli

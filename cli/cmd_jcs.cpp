@@ -71,7 +71,7 @@ std::optional<Status> stream_canonical_file(const std::string& path, jcs::Profil
   Status written = jcs::canonicalize_text_to(
       text->bytes(), profile,
       [](std::string_view piece) -> Status {
-        if (!write_stdout(piece)) return make_error(base::ErrorKind::Write, "cannot write standard output");
+        if (!write_stdout(piece)) return stdout_error();
         return {};
       },
       limits, true);
@@ -135,7 +135,7 @@ int run_canonicalize(const JcsOptions& o) {
   } else {
     out = std::move(*canonical);  // the canonical bytes exactly: data, not text for a person
   }
-  if (!write_stdout(out)) return report(make_error(base::ErrorKind::Write, "cannot write standard output"), false);
+  if (!write_stdout(out)) return report(stdout_error(), false);
   return kExitOk;
 }
 
@@ -161,7 +161,7 @@ int run_hash(const JcsOptions& o) {
     for (const auto& [path, hex] : digests) out += fmt::format("{}  {}\n", hex, shown(path));
     written = print_text(out);
   }
-  if (!written) return report(make_error(base::ErrorKind::Write, "cannot write standard output"), false);
+  if (!written) return report(stdout_error(), false);
   return kExitOk;
 }
 

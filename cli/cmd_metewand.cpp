@@ -62,7 +62,7 @@ int run_hello(const HelloOptions& o) {
   auto bytes = jcs::encode(negotiated->to_node(), jcs::Profile::Metewand);
   if (!bytes.ok()) return report(bytes.error(), o.json);
   *bytes += '\n';
-  if (!write_stdout(*bytes)) return report(make_error(base::ErrorKind::Write, "cannot write standard output"), o.json);
+  if (!write_stdout(*bytes)) return report(stdout_error(), o.json);
   return kExitOk;
 }
 

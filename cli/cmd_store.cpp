@@ -316,19 +316,22 @@ int run_events(const CommonOptions& o, const std::string& id) {
   return emit_text(table(t) + log_table(*logs));
 }
 
-void add_common(CLI::App* cmd, CommonOptions& o, bool json) {
+// A subcommand of `parent` with the options every store command takes
+// (--root, --json) into `o`.
+CLI::App* add_root_command(CLI::App& parent, const std::string& name, const std::string& about, CommonOptions& o) {
+  auto* cmd = parent.add_subcommand(name, about);
   add_root_option(cmd, o.root);
-  if (json) cmd->add_flag("--json", o.json, "Machine output (shapes in docs/store.md)");
+  cmd->add_flag("--json", o.json, "Machine output (shapes in docs/store.md)");
+  return cmd;
 }
 
 // `inspect show` and `inspect events`: one transaction, named by a plan or
 // proposal id, a unique prefix of one, or txn-N (Store::find).
 void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name, const char* description,
                                  const char* footer, int (*run)(const CommonOptions&, const std::string&)) {
-  auto* cmd = group->add_subcommand(name, description);
   auto o = std::make_shared<CommonOptions>();
   auto id = std::make_shared<std::string>();
-  add_common(cmd, *o, true);
+  auto* cmd = add_root_command(*group, name, description, *o);
   cmd->add_option("id", *id,
                   "A plan or proposal id, a unique hex prefix of one (at least 4 characters), or the ID "
                   "`inspect list` prints (txn-N for a proposal without an id)")
@@ -340,9 +343,9 @@ void add_one_transaction_command(CLI::App* group, Context& ctx, const char* name
 }  // namespace
 
 void add_init_command(CLI::App& app, Context& ctx) {
-  auto* init = app.add_subcommand("init", "Make a folder a managed root: a new one, or an existing one in place");
   auto o = std::make_shared<CommonOptions>();
-  add_common(init, *o, true);
+  auto* init =
+      add_root_command(app, "init", "Make a folder a managed root: a new one, or an existing one in place", *o);
   init->footer(
       "A DIR that does not exist is created (mode 0700). An existing DIR (your home\n"
       "folder, /etc) is taken in place: nothing in it changes but the new hidden state\n"
@@ -365,9 +368,8 @@ void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge)
   group->require_subcommand(1);
   group->footer(
       "Examples:\n  dot-core store check --root ~/managed\n  dot-core store prune --root ~/managed --keep 100");
-  auto* check = group->add_subcommand("check", "Verify the database and every stored invariant (read-only)");
   auto co = std::make_shared<CommonOptions>();
-  add_common(check, *co, true);
+  auto* check = add_root_command(*group, "check", "Verify the database and every stored invariant (read-only)", *co);
   check->footer(
       "Runs PRAGMA integrity_check, then checks every event history against the\n"
       "legal transitions, the effect ledger against each plan, every plan and blob\n"
@@ -377,10 +379,9 @@ void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge)
       "Example:\n  dot-core store check --root ~/managed");
   check->callback([&ctx, co, judge] { ctx.action = [co, judge] { return run_check(*co, judge); }; });
 
-  auto* prune = group->add_subcommand("prune", "Drop blobs and events of old finished transactions");
   auto po = std::make_shared<CommonOptions>();
   auto keep = std::make_shared<std::size_t>(0);
-  add_common(prune, *po, true);
+  auto* prune = add_root_command(*group, "prune", "Drop blobs and events of old finished transactions", *po);
   add_count_option(prune, "--keep", *keep, "How many of the newest finished transactions keep everything")->required();
   prune->footer(
       "Finished = DONE, ROLLED_BACK, DISCARDED, STALE, ABANDONED; their summary rows\n"
@@ -398,11 +399,10 @@ void add_inspect_commands(CLI::App& app, Context& ctx) {
   std::vector<std::string> names;
   for (State s : store::all_states()) names.emplace_back(store::state_name(s));
 
-  auto* list = group->add_subcommand("list", "List transactions, newest first");
   auto lo = std::make_shared<CommonOptions>();
   auto state = std::make_shared<std::string>();
   auto limit = std::make_shared<std::size_t>(50);
-  add_common(list, *lo, true);
+  auto* list = add_root_command(*group, "list", "List transactions, newest first", *lo);
   list->add_option("--state", *state, "Only transactions in this state")->check(CLI::IsMember(names));
   add_count_option(list, "--limit", *limit, "At most this many rows (0: all)")->default_str(std::to_string(*limit));
   list->footer("Example:\n  dot-core inspect list --root ~/managed --state SEALED --limit 10 --json");

@@ -61,7 +61,7 @@ int run_replay(const ReplayArgs& a) {
     out += fmt::format("{} passed, {} failed\n", results.passed, results.failures.size());
     written = print_text(out);
   }
-  if (!written) return cli::report(make_error(base::ErrorKind::Write, "cannot write standard output"));
+  if (!written) return cli::report(stdout_error());
   return results.failures.empty() ? kExitOk : kExitError;
 }
 

@@ -37,6 +37,11 @@ inline constexpr int kExitChanges = 2;
 inline constexpr int kExitDrift = 1;
 inline constexpr std::string_view kDetailedExitcodeFlag = "--detailed-exitcode";
 
+// A command whose one option is --json (doctor, version): `run(json)` is its
+// action when it is the command parsed. Returns it, for its footer.
+CLI::App* add_json_command(CLI::App& app, Context& ctx, const std::string& name, const std::string& about,
+                           const std::string& json_help, std::function<int(bool)> run);
+
 void add_version_command(CLI::App& app, Context& ctx);
 // "dot-core VERSION (commit COMMIT)": what `dot-core version` and
 // `dot-core --version` print (cmd_version.cpp, the one place that sees the

@@ -10,6 +10,7 @@
 #include "dot/adpp/frame.h"
 #include "dot/adpp/messages.h"
 #include "dot/base/fd.h"
+#include "frames_capture.h"
 #include "json_writer.h"
 #include "output.h"
 
@@ -111,9 +112,7 @@ int decode_frames_adpp(const FramesOptions& options) {
       }
     }
     if (frame.ok() && !frame->has_value()) {
-      JsonWriter w;
-      w.begin_object().key("end").string("eof").key("frames").number(n).end_object();
-      out += std::move(w).line();
+      out += frames_end_line(n);
       return write_stdout(out) ? kExitOk : kExitError;
     }
     const Error& e = frame.ok() ? parsed.error() : frame.error();

@@ -1,39 +1,19 @@
 // frames decode --format metewand: one JSON object per frame of a captured
 // Metewand JSON-lines stream, then the clean end or the first FrameError
 // (docs/spec/cli.md). The FrameReader is the one the worker session uses.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
-#include <fmt/format.h>
-
 #include "commands.h"
-#include "dot/base/byte_stream.h"
-#include "dot/base/error_kinds.h"
-#include "dot/base/fd.h"
 #include "dot/base/jcs.h"
 #include "dot/metewand/frame_reader.h"
+#include "frames_capture.h"
 #include "json_writer.h"
 #include "output.h"
 
 namespace dot::cli {
 
 int decode_frames_metewand(const FramesOptions& options) {
-  UniqueFd file;
-  int fd = STDIN_FILENO;
-  std::string what = "standard input";
-  if (options.input != "-") {
-    file.reset(::open(options.input.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!file)
-      return report(
-          make_error(base::ErrorKind::Open, fmt::format("cannot open {}: {}", options.input, std::strerror(errno))));
-    fd = file.get();
-    what = options.input;
-  }
-  FdSource source(fd, what);
-  metewand::FrameReader reader(source);
+  auto capture = FramesCapture::open(options);
+  if (!capture.ok()) return report(capture.error());
+  metewand::FrameReader reader(capture->source());
   std::uint64_t frames = 0;
   for (;;) {
     std::optional<metewand::FrameError> error;
@@ -59,8 +39,7 @@ int decode_frames_metewand(const FramesOptions& options) {
         if (!value.ok()) return report(value.error());
         JsonWriter w;
         w.begin_object().key("frame").number(frames).key("offset").number((*frame)->offset).key("value").raw(*value);
-        if (!write_stdout(std::move(w.end_object()).line()))
-          return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
+        if (!write_stdout(std::move(w.end_object()).line())) return report(stdout_error());
       }
     }
     if (error) {
@@ -71,11 +50,7 @@ int decode_frames_metewand(const FramesOptions& options) {
       return report(error->to_error());
     }
   }
-  JsonWriter end;
-  end.begin_object().key("end").string("eof").key("frames").number(frames).end_object();
-  if (!write_stdout(std::move(end).line()))
-    return report(make_error(base::ErrorKind::Write, "cannot write standard output"));
-  return kExitOk;
+  return finish_frames(frames);
 }
 
 }  // namespace dot::cli

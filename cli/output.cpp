@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 
 namespace dot::cli {
@@ -29,6 +30,8 @@ bool write_stdout(std::string_view bytes) {
   std::fflush(stdout);
   return write_all(STDOUT_FILENO, bytes, "standard output").ok();
 }
+
+Error stdout_error() { return make_error(base::ErrorKind::Write, "cannot write standard output"); }
 
 bool print_text(std::string_view text) { return write_stdout(shown(text, LineBreaks::Keep)); }
 

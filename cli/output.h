@@ -24,6 +24,8 @@ namespace dot::cli {
 int report(const Error& error, bool json = false);
 // Writes bytes to stdout exactly (no newline added); false on a write error.
 bool write_stdout(std::string_view bytes);
+// The error a command reports when write_stdout or print_text failed.
+Error stdout_error();
 // Writes text for a person to stdout: every control but newline and tab
 // escaped as \xNN; false on a write error.
 bool print_text(std::string_view text);

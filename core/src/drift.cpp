@@ -17,62 +17,38 @@
 namespace dot::core {
 namespace {
 
+// "owner U:G, the plan wrote U:G" when `uid`:`gid` is not the owner the
+// plan wrote (a link and a file are owned alike).
+std::optional<std::string> other_owner(std::uint64_t uid, std::uint64_t gid, const Snapshot& want) {
+  if (uid == want.uid && gid == want.gid) return std::nullopt;
+  return fmt::format("owner {}:{}, the plan wrote {}:{}", uid, gid, want.uid, want.gid);
+}
+
 // Why `now` is not `want`, what the plan left at `name` (nullopt: it is).
 std::optional<Drift> compare(std::string_view name, const Snapshot& want, const beneath::FileObservation& now) {
-  Drift d;
-  d.name = name;
-  if (!now.exists()) {
-    if (!want.exists) return std::nullopt;
-    d.reason = DriftReason::Missing;
-    d.found = "missing";
-    return d;
-  }
+  auto drift = [name](DriftReason reason, std::string found) {
+    return std::optional<Drift>(Drift{std::string(name), reason, {}, std::move(found)});
+  };
+  if (!now.exists()) return want.exists ? drift(DriftReason::Missing, "missing") : std::nullopt;
   if (now.type == beneath::FileType::Symlink && want.is_link()) {
     // A link the plan made: its text is what it holds (never followed).
-    if (now.too_large || now.link_text != want.link_text) {
-      d.reason = DriftReason::Content;
-      d.found = "a symlink with other link text";
-      return d;
-    }
-    if (now.uid != want.uid || now.gid != want.gid) {
-      d.reason = DriftReason::Owner;
-      d.found = fmt::format("owner {}:{}, the plan wrote {}:{}", now.uid, now.gid, want.uid, want.gid);
-      return d;
-    }
+    if (now.too_large || now.link_text != want.link_text)
+      return drift(DriftReason::Content, "a symlink with other link text");
+    if (auto owner = other_owner(now.uid, now.gid, want)) return drift(DriftReason::Owner, *owner);
     return std::nullopt;
   }
-  if (want.is_link()) {
-    d.reason = DriftReason::NotRegular;
-    d.found = fmt::format("a {}, not the symlink the plan made", beneath::file_type_name(now.type));
-    return d;
-  }
-  if (now.type != beneath::FileType::Regular) {
-    d.reason = DriftReason::NotRegular;
-    d.found = fmt::format("a {}, not a regular file", beneath::file_type_name(now.type));
-    return d;
-  }
-  if (!want.exists) {
-    // The plan left no file here (a rolled-forward removal): one appeared.
-    d.reason = DriftReason::Content;
-    d.found = "a file where the plan left none";
-    return d;
-  }
+  if (want.is_link())
+    return drift(DriftReason::NotRegular,
+                 fmt::format("a {}, not the symlink the plan made", beneath::file_type_name(now.type)));
+  if (now.type != beneath::FileType::Regular)
+    return drift(DriftReason::NotRegular, fmt::format("a {}, not a regular file", beneath::file_type_name(now.type)));
+  // The plan left no file here (a rolled-forward removal): one appeared.
+  if (!want.exists) return drift(DriftReason::Content, "a file where the plan left none");
   Snapshot have = snapshot_of(now);
-  if (now.too_large || have.sha256 != want.sha256) {
-    d.reason = DriftReason::Content;
-    d.found = "other content";
-    return d;
-  }
-  if (have.mode != want.mode) {
-    d.reason = DriftReason::Mode;
-    d.found = fmt::format("mode {:04o}, the plan wrote {:04o}", have.mode, want.mode);
-    return d;
-  }
-  if (have.uid != want.uid || have.gid != want.gid) {
-    d.reason = DriftReason::Owner;
-    d.found = fmt::format("owner {}:{}, the plan wrote {}:{}", have.uid, have.gid, want.uid, want.gid);
-    return d;
-  }
+  if (now.too_large || have.sha256 != want.sha256) return drift(DriftReason::Content, "other content");
+  if (have.mode != want.mode)
+    return drift(DriftReason::Mode, fmt::format("mode {:04o}, the plan wrote {:04o}", have.mode, want.mode));
+  if (auto owner = other_owner(have.uid, have.gid, want)) return drift(DriftReason::Owner, *owner);
   return std::nullopt;
 }
 

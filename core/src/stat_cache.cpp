@@ -50,19 +50,17 @@ Result<beneath::FileObservation> StatCache::observe(int root_fd, std::string_vie
     return o;
   }
   ++reads_;
-  store::StatEntry e;
-  e.path = path;
-  e.dev = static_cast<std::int64_t>(o.dev);
-  e.ino = static_cast<std::int64_t>(o.ino);
-  e.size = static_cast<std::int64_t>(o.size);
-  e.mtime_ns = o.mtime_ns;
-  e.ctime_ns = o.ctime_ns;
-  e.mode = o.mode;
-  e.uid = o.uid;
-  e.gid = o.gid;
-  e.sha256 = o.sha256;
-  e.recorded_ns = read_at;
-  seen_.push_back(std::move(e));
+  seen_.push_back(store::StatEntry{.path = std::string(path),
+                                   .dev = static_cast<std::int64_t>(o.dev),
+                                   .ino = static_cast<std::int64_t>(o.ino),
+                                   .size = static_cast<std::int64_t>(o.size),
+                                   .mtime_ns = o.mtime_ns,
+                                   .ctime_ns = o.ctime_ns,
+                                   .mode = o.mode,
+                                   .uid = o.uid,
+                                   .gid = o.gid,
+                                   .sha256 = o.sha256,
+                                   .recorded_ns = read_at});
   return o;
 }
 

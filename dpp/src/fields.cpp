@@ -106,17 +106,13 @@ std::string excerpt(std::string_view s) {
 Result<std::vector<EffectRequest>> effects_field(json::ObjectReader& r, std::string_view what) {
   DOT_ASSIGN_OR_RETURN(json::Value effects, array_field(r, "effects", what));
   std::vector<EffectRequest> out;
-  std::size_t i = 0;
-  for (json::Value e : effects.elements()) {
-    std::string ew = fmt::format("effect {}", i++);
-    DOT_ASSIGN_OR_RETURN(auto er, object(e, ew));
-    EffectRequest eff;
-    DOT_ASSIGN_OR_RETURN(eff.failure_policy, string_field(er, "failure_policy", ew));
-    DOT_ASSIGN_OR_RETURN(eff.kind, string_field(er, "kind", ew));
-    DOT_ASSIGN_OR_RETURN(eff.target, string_field(er, "target", ew));
-    DOT_TRY(finish(er));
-    out.push_back(std::move(eff));
-  }
+  DOT_TRY(decode_objects(effects, "effect", out,
+                         [](json::ObjectReader& er, std::string_view ew, json::Value, EffectRequest& eff) -> Status {
+                           DOT_ASSIGN_OR_RETURN(eff.failure_policy, string_field(er, "failure_policy", ew));
+                           DOT_ASSIGN_OR_RETURN(eff.kind, string_field(er, "kind", ew));
+                           DOT_ASSIGN_OR_RETURN(eff.target, string_field(er, "target", ew));
+                           return {};
+                         }));
   return out;
 }
 

@@ -58,6 +58,30 @@ Result<T> decode_object(json::Value v, std::string_view what, Read read) {
   return m;
 }
 
+// Each element of `array` as an object named "NOUN i" ("operation 3"):
+// `read(r, what, element, item)` reads its members into a new T, finish()
+// refuses any member left, `then(item, element, what)` judges the whole item,
+// and it is appended to `out`. The shape of every array of objects of both
+// profiles (folders, operations, effects, artifacts).
+template <typename T, typename Read, typename Then>
+Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read, Then then) {
+  std::size_t i = 0;
+  for (json::Value e : array.elements()) {
+    std::string what = fmt::format("{} {}", noun, i++);
+    DOT_ASSIGN_OR_RETURN(auto r, object(e, what));
+    T item;
+    DOT_TRY(read(r, what, e, item));
+    DOT_TRY(finish(r));
+    DOT_TRY(then(item, e, what));
+    out.push_back(std::move(item));
+  }
+  return {};
+}
+template <typename T, typename Read>
+Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read) {
+  return decode_objects(array, noun, out, read, [](const T&, json::Value, std::string_view) { return Status{}; });
+}
+
 // Plugin-supplied text in a detail line: its first 80 bytes through the one
 // escaper (dot::shown), then "..." if there was more. A detail must stay one
 // short line however much the plugin sent.
@@ -124,6 +148,11 @@ Envelope read_envelope(json::Value object, unsigned accepted);
 // Code::Protocol kind unknown_field: `m` in `what` ("the request", ...).
 Error unknown_member(const json::Member& m, std::string_view what);
 
+// A response's envelope, as both profiles read it: not a batch, an object,
+// no member outside the envelope (kinds batch, not_object, unknown_field);
+// `what` is "response to METHOD", for the messages.
+Result<Envelope> read_response_envelope(json::Value root, std::string_view what);
+
 // The rules both profiles apply to a response's members: "jsonrpc" present
 // and "2.0", an id present, no error for id null, the id the one expected,
 // never both result and error (kinds missing_field, jsonrpc_version, id,
@@ -174,18 +203,13 @@ Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k, std::op
                                              : array_field(r, "artifacts", what));
   std::vector<A> out;
   if (max_count) out.reserve(arts.size());
-  std::size_t i = 0;
-  for (json::Value a : arts.elements()) {
-    std::string aw = fmt::format("artifact {}", i++);
-    DOT_ASSIGN_OR_RETURN(auto ar, object(a, aw));
-    A art;
+  auto read = [&k](json::ObjectReader& ar, std::string_view aw, json::Value, A& art) -> Status {
     DOT_ASSIGN_OR_RETURN(art.*k.file, string_field(ar, k.key, aw));
     DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));
     DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
-    DOT_TRY(finish(ar));
-    DOT_TRY(each(art, a, aw));
-    out.push_back(std::move(art));
-  }
+    return {};
+  };
+  DOT_TRY(decode_objects(arts, "artifact", out, read, each));
   DOT_TRY(finish(r));
   return out;
 }

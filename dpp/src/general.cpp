@@ -372,42 +372,34 @@ Status read_plan_result(json::ObjectReader& r, std::string_view what, PlanResult
   if (r.optional("directories")) {
     DOT_ASSIGN_OR_RETURN(json::Value dirs,
                          array_field(r, "directories", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
-    std::size_t d = 0;
-    for (json::Value f : dirs.elements()) {
-      std::string fw = fmt::format("folder {}", d++);
-      DOT_ASSIGN_OR_RETURN(auto fr, object(f, fw));
-      FolderRequest folder;
-      DOT_ASSIGN_OR_RETURN(folder.mode, uint_field(fr, "mode", fw, kMaxSafe));
-      DOT_ASSIGN_OR_RETURN(folder.path, string_field(fr, "path", fw));
-      DOT_TRY(finish(fr));
-      m.directories.push_back(std::move(folder));
-    }
+    DOT_TRY(
+        decode_objects(dirs, "folder", m.directories,
+                       [](json::ObjectReader& fr, std::string_view fw, json::Value, FolderRequest& folder) -> Status {
+                         DOT_ASSIGN_OR_RETURN(folder.mode, uint_field(fr, "mode", fw, kMaxSafe));
+                         DOT_ASSIGN_OR_RETURN(folder.path, string_field(fr, "path", fw));
+                         return {};
+                       }));
   }
   DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
   DOT_ASSIGN_OR_RETURN(json::Value ops,
                        array_field(r, "operations", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
   m.operations.reserve(ops.size());
   ByteBudget budget(limits);
-  std::size_t i = 0;
-  for (json::Value o : ops.elements()) {
-    std::string ow = fmt::format("operation {}", i++);
-    DOT_ASSIGN_OR_RETURN(auto orr, object(o, ow));
-    Operation op;
-    DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
-    DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
-    DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
-    if (orr.optional("link_text")) {
-      DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
-      op.link_text = std::move(text);
-    }
-    // Only a write declares; on anything else finish() refuses the members.
-    if (digests && op.action == "write") {
-      DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
-    }
-    DOT_TRY(finish(orr));
-    m.operations.push_back(std::move(op));
-  }
-  return {};
+  return decode_objects(ops, "operation", m.operations,
+                        [&](json::ObjectReader& orr, std::string_view ow, json::Value o, Operation& op) -> Status {
+                          DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
+                          DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
+                          DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
+                          if (orr.optional("link_text")) {
+                            DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
+                            op.link_text = std::move(text);
+                          }
+                          // Only a write declares; on anything else finish() refuses the members.
+                          if (digests && op.action == "write") {
+                            DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
+                          }
+                          return {};
+                        });
 }
 
 // dot.materialize's params: the paths core needs staged, when it names
@@ -511,12 +503,7 @@ Result<ErrorObject> decode_error_object(json::Value v) {
 Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array())
-    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
-  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
-
-  const fields::Envelope env = fields::read_envelope(root, fields::kAnyMember);
-  if (env.unknown) return fields::unknown_member(*env.unknown, "the " + what);
+  DOT_ASSIGN_OR_RETURN(const fields::Envelope env, fields::read_response_envelope(root, what));
   const auto& [version, id, result, error, meth, params, unknown] = env;
   Reply reply;
   if (meth || params) {

@@ -103,6 +103,15 @@ Error fields::unknown_member(const json::Member& m, std::string_view what) {
                              fmt::format("unknown field \"{}\" in {}", m.key, what));
 }
 
+Result<fields::Envelope> fields::read_response_envelope(json::Value root, std::string_view what) {
+  if (root.is_array())
+    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
+  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
+  fields::Envelope env = fields::read_envelope(root, fields::kAnyMember);
+  if (env.unknown) return fields::unknown_member(*env.unknown, fmt::format("the {}", what));
+  return env;
+}
+
 Status fields::check_response_envelope(json::Value root, const fields::Envelope& m, std::uint64_t expected_id,
                                        Method method) {
   std::string what = fmt::format("response to {}", method_name(method));
@@ -123,12 +132,7 @@ Status fields::check_response_envelope(json::Value root, const fields::Envelope&
 Result<json::Value> decode_response(const json::Document& doc, std::uint64_t expected_id, Method method) {
   json::Value root = doc.root();
   std::string what = fmt::format("response to {}", method_name(method));
-  if (root.is_array())
-    return at(root, dpp::ErrorKind::Batch, fmt::format("the {} is a batch; batches are not allowed", what));
-  if (!root.is_object()) return at(root, dpp::ErrorKind::NotObject, fmt::format("the {} must be a JSON object", what));
-
-  const fields::Envelope env = fields::read_envelope(root, fields::kAnyMember);
-  if (env.unknown) return fields::unknown_member(*env.unknown, "the " + what);
+  DOT_ASSIGN_OR_RETURN(const fields::Envelope env, fields::read_response_envelope(root, what));
   if (env.method || env.params) {
     if (!env.id)
       return at(root, dpp::ErrorKind::Notification,

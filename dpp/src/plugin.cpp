@@ -177,14 +177,12 @@ Result<InitializeResult> HelloPlugin::initialize(const InitializeParams& p) {
   if (p.capabilities != hello::capabilities())
     return make_error(dpp::ErrorKind::Capabilities, "capabilities differ from the hello profile's");
   if (!is_sha256_hex(p.nonce)) return make_error(dpp::ErrorKind::Nonce, "the nonce is not 64 lowercase hex");
-  InitializeResult r;
-  r.protocol = p.protocol;
-  r.profile = p.profile;
-  r.assurance = p.required_assurance;
-  r.capabilities = p.capabilities;
-  r.nonce = p.nonce;
-  r.id = std::string(hello::kPluginId);
-  return r;
+  return InitializeResult{.protocol = p.protocol,
+                          .profile = p.profile,
+                          .assurance = p.required_assurance,
+                          .capabilities = p.capabilities,
+                          .nonce = p.nonce,
+                          .id = std::string(hello::kPluginId)};
 }
 
 Result<PlanResult> HelloPlugin::plan() { return PlanResult{hello::allowed_names(), {hello::root_sync_effect()}}; }

@@ -335,48 +335,26 @@ Expected<std::uint32_t, HandshakeError> negotiate_protocol(std::span<const std::
 Expected<NegotiatedSession, HandshakeError> validate_hello_response(const HelloRequest& request,
                                                                     const HelloResponse& response,
                                                                     std::span<const Capability> selected) {
-  HandshakeError e;
-  if (response.id != request.id) {
-    e.kind = HandshakeError::Kind::MismatchedRequestId;
-    e.expected = request.id;
-    e.actual = response.id;
-    return e;
-  }
+  using K = HandshakeError::Kind;
+  if (response.id != request.id)
+    return HandshakeError{.kind = K::MismatchedRequestId, .expected = request.id, .actual = response.id};
   auto protocol = negotiate_protocol(request.protocols);
   if (!protocol.ok()) return std::move(protocol).error();
-  if (response.protocol != *protocol) {
-    e.kind = HandshakeError::Kind::ProtocolMismatch;
-    e.expected = std::to_string(*protocol);
-    e.actual = std::to_string(response.protocol);
-    return e;
-  }
-  if (response.worker_id != request.worker_id) {
-    e.kind = HandshakeError::Kind::WorkerIdentityMismatch;
-    e.expected = request.worker_id;
-    e.actual = response.worker_id;
-    return e;
-  }
+  if (response.protocol != *protocol)
+    return HandshakeError{.kind = K::ProtocolMismatch,
+                          .expected = std::to_string(*protocol),
+                          .actual = std::to_string(response.protocol)};
+  if (response.worker_id != request.worker_id)
+    return HandshakeError{
+        .kind = K::WorkerIdentityMismatch, .expected = request.worker_id, .actual = response.worker_id};
   std::vector<Capability> chosen = protocol_order(std::vector<Capability>(selected.begin(), selected.end()));
-  if (!chosen.empty() && request.role != WorkerRole::Implementation) {
-    e.kind = HandshakeError::Kind::CapabilityForRole;
-    e.capability = chosen.front();
-    e.role = request.role;
-    return e;
-  }
-  for (Capability c : chosen) {
-    if (c != Capability::OneShot) {
-      e.kind = HandshakeError::Kind::ReservedCapability;
-      e.capability = c;
-      return e;
-    }
-  }
-  for (Capability c : chosen) {
-    if (std::find(response.capabilities.begin(), response.capabilities.end(), c) == response.capabilities.end()) {
-      e.kind = HandshakeError::Kind::MissingCapability;
-      e.capability = c;
-      return e;
-    }
-  }
+  if (!chosen.empty() && request.role != WorkerRole::Implementation)
+    return HandshakeError{.kind = K::CapabilityForRole, .capability = chosen.front(), .role = request.role};
+  for (Capability c : chosen)
+    if (c != Capability::OneShot) return HandshakeError{.kind = K::ReservedCapability, .capability = c};
+  for (Capability c : chosen)
+    if (std::find(response.capabilities.begin(), response.capabilities.end(), c) == response.capabilities.end())
+      return HandshakeError{.kind = K::MissingCapability, .capability = c};
   NegotiatedSession out;
   out.role = request.role;
   out.protocol = *protocol;

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,6 +17,15 @@
 namespace dot::store::detail {
 
 class Db;
+
+// Parameter values for Stmt::bind_all and Db::run whose SQL type is not the
+// one their C++ type binds as: bytes as a BLOB, text that is NULL when empty.
+struct AsBlob {
+  std::string_view bytes;
+};
+struct NullIfEmpty {
+  std::string_view text;
+};
 
 // A prepared statement borrowed from the connection's cache; reset and
 // unbound when the handle goes away.
@@ -33,6 +43,15 @@ class Stmt {
   Stmt& bind_blob(int i, std::string_view bytes);
   Stmt& bind_null(int i);
   Stmt& bind_opt(int i, std::string_view text);  // NULL when empty
+  // `args...` to ?1, ?2, ... in that order (an integer of any width as
+  // INTEGER, a string as TEXT, AsBlob, NullIfEmpty), so that no statement
+  // writes its parameter numbers out by hand.
+  template <typename... Args>
+  Stmt& bind_all(const Args&... args) {
+    int i = 1;
+    (bind_one(i++, args), ...);
+    return *this;
+  }
 
   // true: a row is ready; false: done.
   Result<bool> step();
@@ -53,6 +72,13 @@ class Stmt {
   }
 
  private:
+  template <std::integral T>
+  void bind_one(int i, T v) {
+    bind(i, static_cast<std::int64_t>(v));
+  }
+  void bind_one(int i, std::string_view text) { bind(i, text); }
+  void bind_one(int i, AsBlob b) { bind_blob(i, b.bytes); }
+  void bind_one(int i, NullIfEmpty t) { bind_opt(i, t.text); }
   void column(int col, std::int64_t& out) const { out = i64(col); }
   void column(int col, std::string& out) const { out = text(col); }
 
@@ -82,6 +108,21 @@ class Db {
 
   Status exec(const char* sql, std::string_view what);
   Result<Stmt> prepare(const char* sql);
+  // Prepares `sql` with `args...` bound to ?1, ?2, ... (Stmt::bind_all),
+  // ready to step through its rows.
+  template <typename... Args>
+  Result<Stmt> query(const char* sql, const Args&... args) {
+    DOT_ASSIGN_OR_RETURN(auto s, prepare(sql));
+    s.bind_all(args...);
+    return s;
+  }
+  // The same, run to completion: the one way a statement without rows is
+  // written.
+  template <typename... Args>
+  Status run(const char* sql, const Args&... args) {
+    DOT_ASSIGN_OR_RETURN(auto s, query(sql, args...));
+    return s.run();
+  }
   // First column of the first row as an integer (PRAGMAs).
   Result<std::int64_t> query_int(const char* sql, std::string_view what);
   Result<std::string> query_text(const char* sql, std::string_view what);

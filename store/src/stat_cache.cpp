@@ -9,9 +9,9 @@ namespace dot::store {
 
 Result<std::optional<StatEntry>> Store::stat_entry(std::string_view path) {
   auto& db = impl_->db;
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT dev, ino, size, mtime_ns, ctime_ns, mode, uid, gid, sha256, "
-                                          "recorded_ns FROM stat_cache WHERE path = ?1"));
-  s.bind(1, path);
+  DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT dev, ino, size, mtime_ns, ctime_ns, mode, uid, gid, sha256, "
+                                        "recorded_ns FROM stat_cache WHERE path = ?1",
+                                        path));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return std::optional<StatEntry>();
   StatEntry e;
@@ -41,11 +41,10 @@ Status Store::remember_stats(const std::vector<StatEntry>& entries) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   for (const StatEntry& e : entries) {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("INSERT OR REPLACE INTO stat_cache (path, dev, ino, size, mtime_ns, "
-                                            "ctime_ns, mode, uid, gid, sha256, recorded_ns) "
-                                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
-    s.bind(1, e.path).bind(2, e.dev).bind(3, e.ino).bind(4, e.size).bind(5, e.mtime_ns).bind(6, e.ctime_ns);
-    DOT_TRY(s.bind(7, e.mode).bind(8, e.uid).bind(9, e.gid).bind(10, e.sha256).bind(11, e.recorded_ns).run());
+    DOT_TRY(
+        db.run("INSERT OR REPLACE INTO stat_cache (path, dev, ino, size, mtime_ns, ctime_ns, mode, uid, gid, "
+               "sha256, recorded_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+               e.path, e.dev, e.ino, e.size, e.mtime_ns, e.ctime_ns, e.mode, e.uid, e.gid, e.sha256, e.recorded_ns));
   }
   DOT_TRY(txn.commit());
   impl_->fire("store.stat_cache");

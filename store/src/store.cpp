@@ -21,6 +21,11 @@
 #include "store_impl.h"
 
 namespace dot::store {
+
+// Several members take a parameter named `detail` (an error's detail).
+using detail::AsBlob;
+using detail::NullIfEmpty;
+
 namespace {
 
 Error store_error(const std::string& path, ErrorKind kind, std::string_view cause) {
@@ -242,10 +247,7 @@ Result<Store> Store::create(const std::string& db_path, std::string_view root_id
     DOT_TRY(db.exec(app.c_str(), "setting the application id"));
     DOT_TRY(db.exec(detail::kSchemaV1, "creating the schema"));
     DOT_TRY(detail::migrate(db, 1));
-    {
-      DOT_ASSIGN_OR_RETURN(auto s, db.prepare("INSERT INTO root (id, root_id, created_at_ms) VALUES (1, ?1, ?2)"));
-      DOT_TRY(s.bind(1, root_id).bind(2, now_ms()).run());
-    }
+    DOT_TRY(db.run("INSERT INTO root (id, root_id, created_at_ms) VALUES (1, ?1, ?2)", root_id, now_ms()));
     DOT_TRY(txn.commit());
     return {};
   };
@@ -278,8 +280,7 @@ Status Store::Impl::writable() const {
 }
 
 Result<State> Store::Impl::state_of(TxnId id) {
-  DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM txn WHERE id = ?1"));
-  s.bind(1, id);
+  DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT state FROM txn WHERE id = ?1", id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return make_error(Code::NotFound, fmt::format("no transaction {}", id));
   std::string name = s.text(0);
@@ -292,10 +293,8 @@ Result<State> Store::Impl::state_of(TxnId id) {
 
 Status Store::Impl::add_event(TxnId id, State state, std::int64_t at_ms, std::string_view code,
                               std::string_view detail) {
-  DOT_ASSIGN_OR_RETURN(
-      auto s, db.prepare("INSERT INTO event (txn_id, state, at_ms, code, detail) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  s.bind(1, id).bind(2, state_name(state)).bind(3, at_ms).bind_opt(4, code).bind_opt(5, detail);
-  return s.run();
+  return db.run("INSERT INTO event (txn_id, state, at_ms, code, detail) VALUES (?1, ?2, ?3, ?4, ?5)", id,
+                state_name(state), at_ms, NullIfEmpty{code}, NullIfEmpty{detail});
 }
 
 Result<std::string> Store::root_id() {
@@ -318,9 +317,8 @@ PluginRecord plugin_row(detail::Stmt& s) {
 
 Result<std::optional<PluginRecord>> Store::plugin(std::string_view plugin_id) {
   DOT_ASSIGN_OR_RETURN(
-      auto s,
-      impl_->db.prepare("SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1"));
-  s.bind(1, plugin_id);
+      auto s, impl_->db.query("SELECT plugin_id, sha256, manifest, registered_at_ms FROM plugin WHERE plugin_id = ?1",
+                              plugin_id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return std::optional<PluginRecord>{};
   return std::optional<PluginRecord>(plugin_row(s));
@@ -347,18 +345,15 @@ Status Store::register_plugin(const PluginRecord& record, bool replace) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id FROM plugin WHERE plugin_id = ?1"));
-    s.bind(1, record.plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT plugin_id FROM plugin WHERE plugin_id = ?1", record.plugin_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && !replace)
       return make_error(store::ErrorKind::Registered,
                         fmt::format("a plugin {} is already registered; replace it explicitly", s.text(0)));
   }
-  DOT_ASSIGN_OR_RETURN(
-      auto s,
-      db.prepare(
-          "INSERT OR REPLACE INTO plugin (plugin_id, sha256, manifest, registered_at_ms) VALUES (?1, ?2, ?3, ?4)"));
-  DOT_TRY(s.bind(1, record.plugin_id).bind(2, record.sha256).bind_blob(3, record.manifest).bind(4, now_ms()).run());
+  DOT_TRY(
+      db.run("INSERT OR REPLACE INTO plugin (plugin_id, sha256, manifest, registered_at_ms) VALUES (?1, ?2, ?3, ?4)",
+             record.plugin_id, record.sha256, AsBlob{record.manifest}, now_ms()));
   DOT_TRY(txn.commit());
   impl_->fire("store.plugin");
   return {};
@@ -371,10 +366,10 @@ Result<TxnId> Store::begin_proposal(const ProposalStart& start) {
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   TxnId id = 0;
   {
-    DOT_ASSIGN_OR_RETURN(auto s,
-                         db.prepare("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms) "
-                                    "VALUES ('PROPOSING', ?1, ?2, ?3, ?3)"));
-    DOT_TRY(s.bind(1, start.plugin_id).bind(2, start.plugin_digest).bind(3, at).run());
+    DOT_TRY(
+        db.run("INSERT INTO txn (state, plugin_id, plugin_digest, created_at_ms, updated_at_ms) "
+               "VALUES ('PROPOSING', ?1, ?2, ?3, ?3)",
+               start.plugin_id, start.plugin_digest, at));
     id = sqlite3_last_insert_rowid(db.handle());
   }
   DOT_TRY(impl_->add_event(id, State::Proposing, at, {}, {}));
@@ -399,15 +394,8 @@ Status check_logs(const std::vector<LogRecord>& logs) {
 
 Status insert_logs(detail::Db& db, TxnId id, const std::vector<LogRecord>& logs) {
   for (std::size_t i = 0; i < logs.size(); ++i) {
-    DOT_ASSIGN_OR_RETURN(
-        auto s,
-        db.prepare("INSERT INTO proposal_log (txn_id, seq, level, method, message) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    DOT_TRY(s.bind(1, id)
-                .bind(2, static_cast<std::int64_t>(i))
-                .bind(3, logs[i].level)
-                .bind(4, logs[i].method)
-                .bind_blob(5, logs[i].message)
-                .run());
+    DOT_TRY(db.run("INSERT INTO proposal_log (txn_id, seq, level, method, message) VALUES (?1, ?2, ?3, ?4, ?5)", id, i,
+                   logs[i].level, logs[i].method, AsBlob{logs[i].message}));
   }
   return {};
 }
@@ -468,8 +456,8 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "recording a proposal id"));
   DOT_ASSIGN_OR_RETURN(auto s,
-                       db.prepare("UPDATE txn SET proposal_id = ?2, proposal = ?4, updated_at_ms = ?3 WHERE id = ?1"));
-  s.bind(1, id).bind(2, proposal_id).bind(3, now_ms());
+                       db.query("UPDATE txn SET proposal_id = ?2, proposal = ?4, updated_at_ms = ?3 WHERE id = ?1", id,
+                                proposal_id, now_ms()));
   if (document.empty())
     s.bind_null(4);
   else
@@ -500,8 +488,7 @@ Status Store::abandon(TxnId id, const Abandonment& why, const std::vector<LogRec
   }
   DOT_TRY(impl_->add_event(id, State::Abandoned, at, why.code, why.detail));
   if (why.drop_proposal) {
-    DOT_ASSIGN_OR_RETURN(auto d, db.prepare("UPDATE txn SET proposal = NULL WHERE id = ?1"));
-    DOT_TRY(d.bind(1, id).run());
+    DOT_TRY(db.run("UPDATE txn SET proposal = NULL WHERE id = ?1", id));
     // The document's pages go back to the file system in the same
     // transaction (a no-op unless the store is in incremental mode).
     DOT_TRY(db.exec("PRAGMA incremental_vacuum", "returning the proposal's pages"));
@@ -581,24 +568,12 @@ Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::int6
   }
   for (std::size_t i = 0; i < in.operations.size(); ++i) {
     const auto& op = in.operations[i];
-    DOT_ASSIGN_OR_RETURN(
-        auto s,
-        db.prepare(
-            "INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    DOT_TRY(s.bind(1, id)
-                .bind(2, static_cast<std::int64_t>(i))
-                .bind(3, op.name)
-                .bind(4, op.before_sha256)
-                .bind(5, op.after_sha256)
-                .run());
+    DOT_TRY(
+        db.run("INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)",
+               id, i, op.name, op.before_sha256, op.after_sha256));
     if (in.streamed) continue;
-    DOT_ASSIGN_OR_RETURN(auto a,
-                         db.prepare("INSERT INTO artifact (txn_id, slot, bytes, sha256) VALUES (?1, ?2, ?3, ?4)"));
-    DOT_TRY(a.bind(1, id)
-                .bind(2, static_cast<std::int64_t>(i))
-                .bind_blob(3, in.artifacts[i].bytes)
-                .bind(4, in.artifacts[i].sha256)
-                .run());
+    DOT_TRY(db.run("INSERT INTO artifact (txn_id, slot, bytes, sha256) VALUES (?1, ?2, ?3, ?4)", id, i,
+                   AsBlob{in.artifacts[i].bytes}, in.artifacts[i].sha256));
   }
   return {};
 }
@@ -613,8 +588,7 @@ Status Store::seal(TxnId id, const SealInput& in) {
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Proposing, "sealing"));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id FROM txn WHERE plan_id = ?1"));
-    s.bind(1, in.plan_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT id FROM txn WHERE plan_id = ?1", in.plan_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row)
       return make_error(store::ErrorKind::DuplicatePlan,
@@ -630,9 +604,9 @@ Status Store::seal(TxnId id, const SealInput& in) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
-        db.prepare("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
-                   "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1"));
-    s.bind(1, id).bind(2, in.plan_id).bind(3, in.proposal_id).bind(4, static_cast<std::int64_t>(in.operations.size()));
+        db.query("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
+                 "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1",
+                 id, in.plan_id, in.proposal_id, in.operations.size()));
     bind_plugin_stderr(s, 5, in.plugin_stderr);
     DOT_TRY(s.bind(7, at).run());
   }
@@ -647,9 +621,8 @@ Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) 
   DOT_TRY(expect_state(db.path(), id, st, State::Sealed, "preparing"));
   DOT_ASSIGN_OR_RETURN(
       auto s,
-      db.prepare(
-          "SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1"));
-  s.bind(1, id);
+      db.query("SELECT txn.operation_count, plan.streamed FROM txn JOIN plan ON plan.txn_id = txn.id WHERE txn.id = ?1",
+               id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row || s.i64(0) != static_cast<std::int64_t>(backups))
     return make_error(store::ErrorKind::Count,
@@ -664,10 +637,7 @@ Status Store::Impl::begin_prepare(TxnId id, std::size_t backups, bool streamed) 
 
 Status Store::Impl::finish_prepare(TxnId id, detail::WriteTxn& txn) {
   std::int64_t at = now_ms();
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("UPDATE txn SET state = 'PREPARED', updated_at_ms = ?2 WHERE id = ?1"));
-    DOT_TRY(s.bind(1, id).bind(2, at).run());
-  }
+  DOT_TRY(db.run("UPDATE txn SET state = 'PREPARED', updated_at_ms = ?2 WHERE id = ?1", id, at));
   DOT_TRY(add_event(id, State::Prepared, at, {}, {}));
   DOT_TRY(txn.commit());
   fire("store.prepare");
@@ -681,14 +651,8 @@ Status Store::prepare(TxnId id, const std::vector<Blob>& backups) {
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_TRY(impl_->begin_prepare(id, backups.size(), false));
   for (std::size_t i = 0; i < backups.size(); ++i) {
-    DOT_ASSIGN_OR_RETURN(
-        auto s, db.prepare("INSERT INTO backup (txn_id, slot, present, bytes, sha256) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    DOT_TRY(s.bind(1, id)
-                .bind(2, static_cast<std::int64_t>(i))
-                .bind(3, backups[i].exists ? 1 : 0)
-                .bind_blob(4, backups[i].bytes)
-                .bind(5, backups[i].sha256)
-                .run());
+    DOT_TRY(db.run("INSERT INTO backup (txn_id, slot, present, bytes, sha256) VALUES (?1, ?2, ?3, ?4, ?5)", id, i,
+                   backups[i].exists, AsBlob{backups[i].bytes}, backups[i].sha256));
   }
   return impl_->finish_prepare(id, txn);
 }
@@ -725,10 +689,9 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
   if (from == State::Committed && to == State::Done) {
     // DONE means every effect the plan asked for succeeded.
     DOT_ASSIGN_OR_RETURN(
-        auto s,
-        db.prepare("SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
-                   "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1"));
-    s.bind(1, id);
+        auto s, db.query("SELECT plan.effect_count, (SELECT count(*) FROM effect WHERE effect.txn_id = plan.txn_id AND "
+                         "effect.state = 'SUCCEEDED') FROM plan WHERE plan.txn_id = ?1",
+                         id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (!s.is_null(0) && s.i64(1) != s.i64(0))
@@ -737,15 +700,12 @@ Status Store::transition(TxnId id, State to, std::string_view code, std::string_
           fmt::format("transaction {}: {} of {} effects succeeded; DONE needs all", id, s.i64(1), s.i64(0)));
   }
   std::int64_t at = now_ms();
-  {
-    DOT_ASSIGN_OR_RETURN(
-        auto s,
-        db.prepare("UPDATE txn SET state = ?2, updated_at_ms = ?3, "
-                   "error_code = CASE WHEN ?4 IS NULL THEN error_code ELSE ?4 END, "
-                   "error_detail = CASE WHEN ?4 IS NULL THEN error_detail ELSE ?5 END, "
-                   "finished_at_ms = CASE WHEN ?2 = 'ABANDONED' THEN ?3 ELSE finished_at_ms END WHERE id = ?1"));
-    DOT_TRY(s.bind(1, id).bind(2, state_name(to)).bind(3, at).bind_opt(4, code).bind_opt(5, detail).run());
-  }
+  DOT_TRY(
+      db.run("UPDATE txn SET state = ?2, updated_at_ms = ?3, "
+             "error_code = CASE WHEN ?4 IS NULL THEN error_code ELSE ?4 END, "
+             "error_detail = CASE WHEN ?4 IS NULL THEN error_detail ELSE ?5 END, "
+             "finished_at_ms = CASE WHEN ?2 = 'ABANDONED' THEN ?3 ELSE finished_at_ms END WHERE id = ?1",
+             id, state_name(to), at, NullIfEmpty{code}, NullIfEmpty{detail}));
   DOT_TRY(impl_->add_event(id, to, at, code, detail));
   // Entering COMMITTED makes this transaction's writes and removes count
   // for ownership; entering ROLLING_BACK from COMMITTED or DONE stops them
@@ -765,8 +725,7 @@ Status Store::Impl::refresh_owners(TxnId id) {
   // operation_by_name range (a statement over all of them would not).
   std::vector<std::string> names;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT name FROM operation WHERE txn_id = ?1"));
-    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT name FROM operation WHERE txn_id = ?1", id));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
@@ -774,21 +733,19 @@ Status Store::Impl::refresh_owners(TxnId id) {
     }
   }
   for (const auto& name : names) {
-    DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM path_owner WHERE path = ?1"));
-    DOT_TRY(drop.bind(1, name).run());
-    DOT_ASSIGN_OR_RETURN(
-        auto add,
-        db.prepare("INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner "
-                   "WHERE path = ?1"));
-    DOT_TRY(add.bind(1, name).run());
+    DOT_TRY(db.run("DELETE FROM path_owner WHERE path = ?1", name));
+    DOT_TRY(
+        db.run("INSERT INTO path_owner (path, plugin_id, txn_id) SELECT path, plugin_id, txn_id FROM derived_owner "
+               "WHERE path = ?1",
+               name));
   }
   return {};
 }
 
 Result<std::vector<std::string>> Store::owned_paths(std::string_view plugin_id) {
   // path_owner_by_plugin: one index range, already in BINARY (byte) order.
-  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
-  s.bind(1, plugin_id);
+  DOT_ASSIGN_OR_RETURN(auto s,
+                       impl_->db.query("SELECT path FROM path_owner WHERE plugin_id = ?1 ORDER BY path", plugin_id));
   std::vector<std::string> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -803,8 +760,7 @@ Result<std::vector<PathOwner>> Store::owners_of(const std::vector<std::string>& 
   std::vector<PathOwner> out;
   for (const auto& p : paths) {
     // The connection's statement cache hands back the same compiled statement.
-    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.prepare("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1"));
-    s.bind(1, p);
+    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.query("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1", p));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row) out.push_back(PathOwner{p, s.text(0), s.i64(1)});
   }
@@ -817,13 +773,11 @@ namespace {
 // out, path_release row in (replacing an older release of the path), stat
 // cache entry out.
 Status release_one(detail::Db& db, const PathOwner& owner, std::int64_t at) {
-  DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM path_owner WHERE path = ?1"));
-  DOT_TRY(drop.bind(1, owner.path).run());
-  DOT_ASSIGN_OR_RETURN(auto keep, db.prepare("INSERT OR REPLACE INTO path_release (path, plugin_id, txn_id, "
-                                             "released_at_ms) VALUES (?1, ?2, ?3, ?4)"));
-  DOT_TRY(keep.bind(1, owner.path).bind(2, owner.plugin_id).bind(3, owner.txn).bind(4, at).run());
-  DOT_ASSIGN_OR_RETURN(auto uncache, db.prepare("DELETE FROM stat_cache WHERE path = ?1"));
-  return uncache.bind(1, owner.path).run();
+  DOT_TRY(db.run("DELETE FROM path_owner WHERE path = ?1", owner.path));
+  DOT_TRY(
+      db.run("INSERT OR REPLACE INTO path_release (path, plugin_id, txn_id, released_at_ms) VALUES (?1, ?2, ?3, ?4)",
+             owner.path, owner.plugin_id, owner.txn, at));
+  return db.run("DELETE FROM stat_cache WHERE path = ?1", owner.path);
 }
 
 }  // namespace
@@ -835,8 +789,7 @@ Result<std::vector<PathOwner>> Store::release_paths(const std::vector<std::strin
   std::vector<PathOwner> released;
   const std::int64_t at = now_ms();
   for (const auto& p : paths) {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1"));
-    s.bind(1, p);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1", p));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row)
       return make_error(store::ErrorKind::NotOwned,
@@ -865,8 +818,7 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT 1 FROM plugin WHERE plugin_id = ?1"));
-    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT 1 FROM plugin WHERE plugin_id = ?1", plugin_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row)
       return make_error(store::ErrorKind::NoSuchPlugin,
@@ -875,10 +827,10 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
   {
     // A sealed plan would be applied without its plugin; one in flight is
     // recover's to finish first.
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT id, plan_id, state FROM txn WHERE plugin_id = ?1 AND state IN "
-                                            "('PROPOSING','SEALED','PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') "
-                                            "ORDER BY id LIMIT 1"));
-    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT id, plan_id, state FROM txn WHERE plugin_id = ?1 AND state IN "
+                                          "('PROPOSING','SEALED','PREPARED','COMMITTING','COMMITTED','ROLLING_BACK') "
+                                          "ORDER BY id LIMIT 1",
+                                          plugin_id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row)
       return make_error(store::ErrorKind::PluginBusy,
@@ -888,8 +840,8 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
   }
   std::vector<PathOwner> owned;
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT path, txn_id FROM path_owner WHERE plugin_id = ?1 ORDER BY path"));
-    s.bind(1, plugin_id);
+    DOT_ASSIGN_OR_RETURN(auto s,
+                         db.query("SELECT path, txn_id FROM path_owner WHERE plugin_id = ?1 ORDER BY path", plugin_id));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
@@ -903,8 +855,7 @@ Result<std::vector<PathOwner>> Store::unregister_plugin(std::string_view plugin_
                                   shown(plugin_id), owned.size(), shown(owned.front().path)));
   const std::int64_t at = now_ms();
   for (const auto& owner : owned) DOT_TRY(release_one(db, owner, at));
-  DOT_ASSIGN_OR_RETURN(auto drop, db.prepare("DELETE FROM plugin WHERE plugin_id = ?1"));
-  DOT_TRY(drop.bind(1, plugin_id).run());
+  DOT_TRY(db.run("DELETE FROM plugin WHERE plugin_id = ?1", plugin_id));
   DOT_TRY(txn.commit());
   impl_->fire("store.unregister");
   return owned;
@@ -931,9 +882,9 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
-        db.prepare(
-            "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1"));
-    s.bind(1, id);
+        db.query(
+            "SELECT plan.effect_count, txn.plan_id FROM plan JOIN txn ON txn.id = plan.txn_id WHERE plan.txn_id = ?1",
+            id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::NoPlan, fmt::format("transaction {} has no plan row", id));
     if (s.is_null(0))
@@ -947,8 +898,8 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   {
     // Effects run in order: every earlier one must have succeeded.
     DOT_ASSIGN_OR_RETURN(
-        auto s, db.prepare("SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'"));
-    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+        auto s,
+        db.query("SELECT count(*) FROM effect WHERE txn_id = ?1 AND idx < ?2 AND state = 'SUCCEEDED'", id, index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.i64(0) != index)
       return make_error(
@@ -961,25 +912,18 @@ Result<EffectEntry> Store::effect_attempt(TxnId id, std::uint32_t index) {
   e.idempotency_key = effect_idempotency_key(plan_id, index);
   e.updated_at_ms = now_ms();
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state, attempts FROM effect WHERE txn_id = ?1 AND idx = ?2"));
-    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(auto s,
+                         db.query("SELECT state, attempts FROM effect WHERE txn_id = ?1 AND idx = ?2", id, index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (row && s.text(0) == "SUCCEEDED")
       return make_error(store::ErrorKind::EffectDone,
                         fmt::format("{}: effect {} already succeeded", row_name(id, plan_id), index));
     e.attempts = row ? static_cast<std::uint32_t>(s.i64(1)) + 1 : 1;
   }
-  {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("INSERT OR REPLACE INTO effect (txn_id, idx, state, idempotency_key, "
-                                            "attempts, updated_at_ms, code, detail) "
-                                            "VALUES (?1, ?2, 'ATTEMPTED', ?3, ?4, ?5, NULL, NULL)"));
-    DOT_TRY(s.bind(1, id)
-                .bind(2, static_cast<std::int64_t>(index))
-                .bind(3, e.idempotency_key)
-                .bind(4, static_cast<std::int64_t>(e.attempts))
-                .bind(5, e.updated_at_ms)
-                .run());
-  }
+  DOT_TRY(
+      db.run("INSERT OR REPLACE INTO effect (txn_id, idx, state, idempotency_key, attempts, updated_at_ms, code, "
+             "detail) VALUES (?1, ?2, 'ATTEMPTED', ?3, ?4, ?5, NULL, NULL)",
+             id, index, e.idempotency_key, e.attempts, e.updated_at_ms));
   DOT_TRY(txn.commit());
   impl_->fire(fmt::format("store.effect.{}.ATTEMPTED", index));
   return e;
@@ -995,27 +939,16 @@ Status Store::effect_finish(TxnId id, std::uint32_t index, EffectState outcome, 
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
   DOT_TRY(expect_state(path(), id, st, State::Committed, "finishing an effect"));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT state FROM effect WHERE txn_id = ?1 AND idx = ?2"));
-    s.bind(1, id).bind(2, static_cast<std::int64_t>(index));
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT state FROM effect WHERE txn_id = ?1 AND idx = ?2", id, index));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row || s.text(0) != "ATTEMPTED")
       return make_error(store::ErrorKind::IllegalTransition,
                         fmt::format("{}: transaction {} effect {} is {}, not ATTEMPTED", path(), id, index,
                                     row ? s.text(0) : std::string("not attempted")));
   }
-  {
-    DOT_ASSIGN_OR_RETURN(
-        auto s,
-        db.prepare(
-            "UPDATE effect SET state = ?3, updated_at_ms = ?4, code = ?5, detail = ?6 WHERE txn_id = ?1 AND idx = ?2"));
-    DOT_TRY(s.bind(1, id)
-                .bind(2, static_cast<std::int64_t>(index))
-                .bind(3, effect_state_name(outcome))
-                .bind(4, now_ms())
-                .bind_opt(5, code)
-                .bind_opt(6, detail)
-                .run());
-  }
+  DOT_TRY(
+      db.run("UPDATE effect SET state = ?3, updated_at_ms = ?4, code = ?5, detail = ?6 WHERE txn_id = ?1 AND idx = ?2",
+             id, index, effect_state_name(outcome), now_ms(), NullIfEmpty{code}, NullIfEmpty{detail}));
   DOT_TRY(txn.commit());
   impl_->fire(fmt::format("store.effect.{}.{}", index, effect_state_name(outcome)));
   return {};

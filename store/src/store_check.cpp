@@ -188,14 +188,13 @@ Status check_plan(detail::Db& db, const TxnRow& t, Store::PlanJudge judge, const
   std::string digest = sha256_hex(t.canonical);
   if (digest != t.plan_id) problems.push_back(fmt::format("{}: the stored plan bytes hash to {}", t.who, digest));
   if (!judge || digest != t.plan_id) return {};
-  SealedPlan sealed;
-  sealed.id = t.id;
-  sealed.state = t.state;
-  sealed.plan_id = t.plan_id;
-  sealed.proposal_id = t.proposal_id;
-  sealed.canonical_plan = t.canonical;
-  sealed.streamed = t.streamed;
-  sealed.proposal_document = t.proposal.value_or(std::string());
+  SealedPlan sealed{.id = t.id,
+                    .state = t.state,
+                    .plan_id = t.plan_id,
+                    .proposal_id = t.proposal_id,
+                    .canonical_plan = t.canonical,
+                    .streamed = t.streamed,
+                    .proposal_document = t.proposal.value_or(std::string())};
   if (t.effect_count) sealed.effect_count = static_cast<std::uint32_t>(*t.effect_count);
   DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, t.id));
   if (auto verdict = judge(sealed, root_id); !verdict.ok())
@@ -261,8 +260,7 @@ Status check_txn_blobs(detail::Db& db, const TxnRow& t, Store::CheckReport& repo
 // them, with the right idempotency keys; DONE has every effect succeeded.
 Status check_txn_ledger(detail::Db& db, const TxnRow& t, Problems& problems) {
   DOT_ASSIGN_OR_RETURN(auto e,
-                       db.prepare("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx"));
-  e.bind(1, t.id);
+                       db.query("SELECT idx, state, idempotency_key FROM effect WHERE txn_id = ?1 ORDER BY idx", t.id));
   std::int64_t succeeded = 0;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool r, e.step());
@@ -365,32 +363,28 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
-        db.prepare("SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
-                   "ORDER BY id DESC LIMIT -1 OFFSET ?1"));
-    s.bind(1, static_cast<std::int64_t>(keep));
+        db.query("SELECT id, pruned FROM txn WHERE state IN ('DONE','ROLLED_BACK','DISCARDED','STALE','ABANDONED') "
+                 "ORDER BY id DESC LIMIT -1 OFFSET ?1",
+                 keep));
     for (;;) {
       DOT_ASSIGN_OR_RETURN(bool row, s.step());
       if (!row) break;
       if (s.i64(1) == 0) victims.push_back(s.i64(0));
     }
   }
-  for (TxnId id : victims) {
-    DOT_ASSIGN_OR_RETURN(auto a, db.prepare("DELETE FROM artifact WHERE txn_id = ?1"));
-    DOT_TRY(a.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto b, db.prepare("DELETE FROM backup WHERE txn_id = ?1"));
-    DOT_TRY(b.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto fa, db.prepare("DELETE FROM file_artifact WHERE txn_id = ?1"));
-    DOT_TRY(fa.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto fb, db.prepare("DELETE FROM file_backup WHERE txn_id = ?1"));
-    DOT_TRY(fb.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto lg, db.prepare("DELETE FROM proposal_log WHERE txn_id = ?1"));
-    DOT_TRY(lg.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(auto e, db.prepare("DELETE FROM event WHERE txn_id = ?1"));
-    DOT_TRY(e.bind(1, id).run());
-    DOT_ASSIGN_OR_RETURN(
-        auto t, db.prepare("UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1"));
-    DOT_TRY(t.bind(1, id).run());
-  }
+  // What a pruned transaction no longer keeps, in this order; the txn row
+  // stays, marked pruned.
+  static constexpr const char* kPrune[] = {
+      "DELETE FROM artifact WHERE txn_id = ?1",
+      "DELETE FROM backup WHERE txn_id = ?1",
+      "DELETE FROM file_artifact WHERE txn_id = ?1",
+      "DELETE FROM file_backup WHERE txn_id = ?1",
+      "DELETE FROM proposal_log WHERE txn_id = ?1",
+      "DELETE FROM event WHERE txn_id = ?1",
+      "UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1",
+  };
+  for (TxnId id : victims)
+    for (const char* sql : kPrune) DOT_TRY(db.run(sql, id));
   // Cached stats of paths no plugin owns any more (removed, or never applied).
   DOT_TRY(db.exec("DELETE FROM stat_cache WHERE path NOT IN (SELECT path FROM path_owner)",
                   "dropping stale stat-cache rows"));

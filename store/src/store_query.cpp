@@ -57,11 +57,11 @@ Result<TxnId> Store::find(std::string_view id_or_prefix) {
   // both), or it is refused: never a silent pick between two rows.
   std::string upper = key + "g";
   DOT_ASSIGN_OR_RETURN(
-      auto s, impl_->db.prepare(
+      auto s, impl_->db.query(
                   "SELECT id, state, plan_id, proposal_id FROM txn WHERE plan_id >= ?1 AND plan_id < ?2 "
                   "UNION SELECT id, state, plan_id, proposal_id FROM txn WHERE proposal_id >= ?1 AND proposal_id < ?2 "
-                  "ORDER BY id DESC LIMIT 6"));
-  s.bind(1, key).bind(2, upper);
+                  "ORDER BY id DESC LIMIT 6",
+                  key, upper));
   struct Match {
     TxnId id;
     std::string state, plan_id, proposal_id;
@@ -174,8 +174,7 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
 
 Result<std::vector<Event>> Store::events(TxnId id) {
   DOT_ASSIGN_OR_RETURN(
-      auto s, impl_->db.prepare("SELECT seq, state, at_ms, code, detail FROM event WHERE txn_id = ?1 ORDER BY seq"));
-  s.bind(1, id);
+      auto s, impl_->db.query("SELECT seq, state, at_ms, code, detail FROM event WHERE txn_id = ?1 ORDER BY seq", id));
   std::vector<Event> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -198,9 +197,9 @@ Result<std::vector<Event>> Store::events(TxnId id) {
 
 Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
   DOT_ASSIGN_OR_RETURN(
-      auto s, impl_->db.prepare("SELECT idx, state, idempotency_key, attempts, updated_at_ms, code, detail FROM effect "
-                                "WHERE txn_id = ?1 ORDER BY idx"));
-  s.bind(1, id);
+      auto s, impl_->db.query("SELECT idx, state, idempotency_key, attempts, updated_at_ms, code, detail FROM effect "
+                              "WHERE txn_id = ?1 ORDER BY idx",
+                              id));
   std::vector<EffectEntry> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -227,8 +226,7 @@ Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
 Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) {
   DOT_ASSIGN_OR_RETURN(
       auto s,
-      db.prepare("SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot"));
-  s.bind(1, id);
+      db.query("SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot", id));
   std::vector<OperationSummary> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -279,8 +277,7 @@ Result<TxnDetail> Store::detail(TxnId id) {
 
 Result<std::vector<LogRecord>> Store::logs(TxnId id) {
   DOT_ASSIGN_OR_RETURN(
-      auto s, impl_->db.prepare("SELECT level, method, message FROM proposal_log WHERE txn_id = ?1 ORDER BY seq"));
-  s.bind(1, id);
+      auto s, impl_->db.query("SELECT level, method, message FROM proposal_log WHERE txn_id = ?1 ORDER BY seq", id));
   std::vector<LogRecord> out;
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
@@ -380,19 +377,14 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(id));
   std::string who = fmt::format("{}: {}", path(), row_name(id, t.plan_id));
-  SealedPlan p;
-  p.id = id;
-  p.state = t.state;
-  p.plan_id = t.plan_id;
-  p.proposal_id = t.proposal_id;
-  p.effect_count = t.effect_count;
+  SealedPlan p{
+      .id = id, .state = t.state, .plan_id = t.plan_id, .proposal_id = t.proposal_id, .effect_count = t.effect_count};
   if (t.state == State::Proposing || t.state == State::Abandoned)
     return make_error(store::ErrorKind::NotSealed,
                       fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
   if (t.pruned) return make_error(store::ErrorKind::Pruned, fmt::format("{}: its blobs were pruned", who));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.prepare("SELECT canonical FROM plan WHERE txn_id = ?1"));
-    s.bind(1, id);
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT canonical FROM plan WHERE txn_id = ?1", id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan row is missing", who));
     p.canonical_plan = s.blob(0);
@@ -407,9 +399,9 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
                                                               p.operations.size(), t.operation_count));
   {
     DOT_ASSIGN_OR_RETURN(auto s,
-                         db.prepare("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
-                                    "WHERE plan.txn_id = ?1"));
-    s.bind(1, id);
+                         db.query("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
+                                  "WHERE plan.txn_id = ?1",
+                                  id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     p.streamed = row && s.i64(0) != 0;
     if (row) p.proposal_document = s.blob(1);

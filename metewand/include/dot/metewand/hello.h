@@ -95,10 +95,12 @@ struct HandshakeError {
     ReservedCapability,      // capability: anything but one_shot cannot be selected in v1
     MissingCapability,       // capability: selected, not reported
   };
+  // Every member has a default: each mismatch is one designated initializer
+  // naming only what it reports.
   Kind kind = Kind::MismatchedRequestId;
-  std::string expected;
-  std::string actual;
-  std::optional<Capability> capability;
+  std::string expected{};
+  std::string actual{};
+  std::optional<Capability> capability{};
   WorkerRole role = WorkerRole::Implementation;
 
   // This error's row of metewand/error_kinds.h; name() is its name.

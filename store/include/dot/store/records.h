@@ -198,23 +198,25 @@ struct TxnDetail {
 };
 
 // A sealed plan as apply and recovery need it, re-verified on load.
+// Every member has a default: a loader names in one designated initializer
+// what it has read and fills the rest as it reads on.
 struct SealedPlan {
   TxnId id = 0;
   State state = State::Sealed;
-  std::string plan_id;
-  std::string proposal_id;
-  std::string canonical_plan;
-  std::optional<std::uint32_t> effect_count;
-  std::vector<OperationSummary> operations;
-  std::vector<Blob> artifacts;
-  std::vector<Blob> backups;  // empty before PREPARED
-  std::vector<EffectEntry> effects;
+  std::string plan_id{};
+  std::string proposal_id{};
+  std::string canonical_plan{};
+  std::optional<std::uint32_t> effect_count{};
+  std::vector<OperationSummary> operations{};
+  std::vector<Blob> artifacts{};
+  std::vector<Blob> backups{};  // empty before PREPARED
+  std::vector<EffectEntry> effects{};
   // A version-2 plan: its files (metadata only; Store::read_file streams the
   // bytes) and its proposal document (the preimage of proposal_id).
   bool streamed = false;
-  std::vector<FileBlob> files;
-  std::vector<FileBlob> file_backups;  // empty before PREPARED
-  std::string proposal_document;
+  std::vector<FileBlob> files{};
+  std::vector<FileBlob> file_backups{};  // empty before PREPARED
+  std::string proposal_document{};
 };
 
 // A plan that wrote targets and was not undone (DONE or COMMITTED), as
