@@ -2,6 +2,7 @@
 #include "dot/core/plan_v2.h"
 #include "dot/core/error_kinds.h"
 
+#include <algorithm>
 #include <optional>
 
 #include <unistd.h>
@@ -191,6 +192,10 @@ Status check_plan_invariants(const PlanV2& plan) {
   std::string detail;
   for (const auto& v : violations) detail += (detail.empty() ? "" : "; ") + v;
   return make_error(core::ErrorKind::PlanInvariant, std::move(detail));
+}
+
+bool changes_nothing(std::span<const PathOperation> proposed) noexcept {
+  return std::all_of(proposed.begin(), proposed.end(), [](const PathOperation& op) { return is_general_noop(op); });
 }
 
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed) {

@@ -431,7 +431,7 @@ std::string stderr_pointer(const Root& root, store::TxnId txn, std::string_view 
   const std::size_t start = err.find_last_of('\n');
   std::string_view last = start == std::string_view::npos ? err : err.substr(start + 1);
   constexpr std::size_t kShownBytes = 160;
-  std::string line = shown(utf8_repaired(last.substr(0, kShownBytes)));
+  std::string line = shown(last.substr(0, kShownBytes));  // invalid UTF-8 (a cut character) as \xNN
   if (last.size() > kShownBytes) line += "...";
   return fmt::format("; the plugin's stderr ends with \"{}\" (`{}` shows all of it)", line,
                      root.command(fmt::format("inspect show {}{}", store::kRowIdPrefix, txn)));

@@ -4,8 +4,6 @@
 // observed beneath the root; the plan sealed as a version-2 document without
 // its no-ops, its files streamed from the stage into the store, so memory
 // stays bounded by the limits' shape and not by the bytes proposed.
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "dot/base/utf8.h"
@@ -138,8 +136,7 @@ class GeneralProfile final : public PlanProfile {
   }
 
   bool known_to_change_nothing(const PlanDraft& draft) const override {
-    return digests_ && std::all_of(draft.plan.operations.begin(), draft.plan.operations.end(),
-                                   [](const PathOperation& op) { return is_general_noop(op); });
+    return digests_ && changes_nothing(draft.plan.operations);
   }
 
   Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
@@ -183,8 +180,7 @@ class GeneralProfile final : public PlanProfile {
     Sealing sealing;
     // Every operation already holds what the plugin proposes: nothing is
     // sealed; the proposal, its stderr and its log stay inspectable.
-    if (std::all_of(draft.plan.operations.begin(), draft.plan.operations.end(),
-                    [](const PathOperation& op) { return is_general_noop(op); })) {
+    if (changes_nothing(draft.plan.operations)) {
       sealing.no_changes = true;
       out.plan_v2 = std::move(draft.plan);
       return sealing;

@@ -148,6 +148,9 @@ Status check_plan_invariants(const PlanV2& plan);
 // The operations a sealed plan holds: `proposed` without its no-ops, in order.
 // Empty means every operation is a no-op: nothing is sealed (NO_CHANGES).
 std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed);
+// Whether every operation of `proposed` is a no-op: the plan changes nothing
+// (NO_CHANGES), and without_noops would be empty.
+bool changes_nothing(std::span<const PathOperation> proposed) noexcept;
 // The plan `plan` seals from `proposed` (every `after` filled in from the
 // verified stage): proposal_id = compute_proposal_id(proposed), operations
 // without_noops. directories are kept: a no-op write's target exists, so
