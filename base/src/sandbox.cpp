@@ -333,15 +333,17 @@ Result<Sandbox> Sandbox::prepare(const SandboxPolicy& policy, const SandboxSuppo
   for (const auto& lib : st->files.libraries) DOT_TRY(add_path_rule(st->ruleset.get(), lib, kFsReadFile, false));
   if (!st->files.loader_cache.empty())
     DOT_TRY(add_path_rule(st->ruleset.get(), st->files.loader_cache, kFsReadFile, false));
-  if (policy.stage_fd >= 0) {
-    // Regular files only (and folders when the policy asks): no links,
-    // devices, sockets or fifos, and no rename into or out of the stage
-    // (REFER stays denied).
-    std::uint64_t rw = kFsReadFile | kFsWriteFile | kFsReadDir | kFsRemoveFile | kFsMakeReg;
-    if (abi >= 3) rw |= kFsTruncate;
-    if (policy.stage_folders) rw |= kFsMakeDir | kFsRemoveDir;
-    DOT_TRY(add_rule(st->ruleset.get(), policy.stage_fd, rw, "the stage directory"));
-  }
+  // The stage and the cache: regular files only (and folders when the
+  // policy asks): no links, devices, sockets or fifos, and no rename into or
+  // out of either (REFER stays denied; a rename within one folder needs no
+  // REFER).
+  std::uint64_t rw = kFsReadFile | kFsWriteFile | kFsReadDir | kFsRemoveFile | kFsMakeReg;
+  if (abi >= 3) rw |= kFsTruncate;
+  if (policy.stage_fd >= 0)
+    DOT_TRY(add_rule(st->ruleset.get(), policy.stage_fd, rw | (policy.stage_folders ? kFsMakeDir | kFsRemoveDir : 0),
+                     "the stage directory"));
+  if (policy.cache_fd >= 0)
+    DOT_TRY(add_rule(st->ruleset.get(), policy.cache_fd, rw | kFsMakeDir | kFsRemoveDir, "the plugin's cache folder"));
   for (int fd : policy.read_only_dir_fds)
     DOT_TRY(add_rule(st->ruleset.get(), fd, kFsReadFile | kFsReadDir, "an input directory"));
 

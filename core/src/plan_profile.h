@@ -60,6 +60,7 @@ struct ProfileContainment {
   SandboxLimits limits;          // the hello profile's are the defaults
   std::vector<UniqueFd> inputs;  // readable directories (open_input's descriptors)
   bool stage_folders = false;    // nested paths in the stage
+  UniqueFd cache;                // the plugin's cache folder (open_plugin_cache), writable
 };
 
 // The plan being built, pass by pass: the operations (before observed,

@@ -174,6 +174,7 @@ class ProposalRun {
       policy.stage_fd = stage.fd();
       policy.limits = profile.limits;
       policy.stage_folders = profile.stage_folders;
+      policy.cache_fd = profile.cache ? profile.cache.get() : -1;
       for (const UniqueFd& dir : profile.inputs) policy.read_only_dir_fds.push_back(dir.get());
       for (const UniqueFd& dir : pinned_->runtime_dirs) policy.read_only_dir_fds.push_back(dir.get());
       DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));

@@ -64,6 +64,9 @@ class GeneralProfile final : public PlanProfile {
       DOT_ASSIGN_OR_RETURN(UniqueFd opened, open_input(root, dir));
       contained.inputs.push_back(std::move(opened));
     }
+    DOT_ASSIGN_OR_RETURN(PluginCache cache, open_plugin_cache(root, manifest.id));
+    contained.cache = std::move(cache.fd);
+    cache_path_ = std::move(cache.path);
     contained.limits = dpp::containment_limits(dpp::Profile::General);
     contained.stage_folders = true;
     return {};
@@ -71,12 +74,13 @@ class GeneralProfile final : public PlanProfile {
 
   Status negotiate(dpp::HostSession& s, std::string_view assurance, const std::string& nonce,
                    const Manifest& manifest) override {
-    // The inputs the plugin was registered with, in registration order.
-    const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs);
+    // The inputs the plugin was registered with, in registration order, and
+    // the cache folder shape_session made.
+    const general::InitializeParams sent = general::initialize_params(assurance, nonce, manifest.inputs, cache_path_);
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
-    // Whether log was negotiated: the session enforces it.
     // Whether log was negotiated: the session enforces it. Whether digests
-    // were: the plan's writes then declare their after.
+    // were: the plan's writes then declare their after. Whether cache was:
+    // nothing for core to do (the folder is there either way).
     DOT_ASSIGN_OR_RETURN(general::Negotiated negotiated, general::check_identity(sent, echo, manifest.id));
     digests_ = negotiated.digests;
     return {};
@@ -297,6 +301,7 @@ class GeneralProfile final : public PlanProfile {
   WriteAccessJudge judge_;                  // one account-database lookup per group for the whole plan
   std::vector<std::string> inputs_below_;   // the declared inputs inside the root, relative to it
   bool digests_ = false;                    // negotiated: writes declare their after
+  std::string cache_path_;                  // the plugin's cache folder (shape_session)
   std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
   std::vector<std::size_t> asked_;          // the operations core asked to stage, in order
 };

@@ -366,6 +366,8 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   if (auto s = beneath::rename_entry(state_fd, copy.name, copy_name, /*no_replace=*/!existing); !s.ok())
     return cleanup(s.error());
   DOT_TRY(beneath::fsync_fd(state_fd, root.layout().state_dir));
+  // What the replaced plugin kept is not the new one's to read.
+  if (existing) DOT_TRY(remove_plugin_cache(root, m.id));
 
   store::PluginRecord rec;
   rec.plugin_id = m.id;
@@ -500,7 +502,26 @@ Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, b
   const std::string copy_name = store::plugin_copy_name(plugin_id);
   if (::unlinkat(root.dirs().state_fd.get(), copy_name.c_str(), 0) != 0 && errno != ENOENT)
     out.copy_left = fmt::format("{}/{}: {}", root.layout().state_dir, copy_name, std::strerror(errno));
+  else if (auto s = remove_plugin_cache(root, plugin_id); !s.ok())
+    out.copy_left = s.error().message();
   return out;
+}
+
+Result<PluginCache> open_plugin_cache(const Root& root, std::string_view plugin_id) {
+  const std::string name = store::plugin_cache_name(plugin_id);
+  if (::mkdirat(root.dirs().state_fd.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
+    return beneath::errno_error(errno, "mkdir", root.dirs().entry_path(name));
+  PluginCache cache;
+  DOT_ASSIGN_OR_RETURN(cache.fd, root.dirs().open_entry(name, O_RDONLY | O_DIRECTORY));
+  cache.path = root.dirs().entry_path(name);
+  return cache;
+}
+
+Status remove_plugin_cache(const Root& root, std::string_view plugin_id) {
+  // remove_tree never follows a symlink: one planted there goes, not what it names.
+  auto gone = beneath::remove_tree(root.dirs().state_fd.get(), store::plugin_cache_name(plugin_id));
+  if (!gone.ok()) return std::move(gone).error();
+  return {};
 }
 
 Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths) {

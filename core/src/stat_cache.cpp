@@ -1,15 +1,7 @@
 // The stat cache of plan and status (stat_cache.h): one lookup, in observe.
 #include "dot/core/stat_cache.h"
 
-#include <time.h>
-
 namespace dot::core {
-
-std::int64_t realtime_ns() {
-  struct timespec ts {};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 bool stat_entry_matches(const store::StatEntry& e, const beneath::FileObservation& now) {
   if (now.type != beneath::FileType::Regular) return false;
@@ -17,10 +9,7 @@ bool stat_entry_matches(const store::StatEntry& e, const beneath::FileObservatio
                     e.size == static_cast<std::int64_t>(now.size) && e.mtime_ns == now.mtime_ns &&
                     e.ctime_ns == now.ctime_ns && e.mode == static_cast<std::int64_t>(now.mode) &&
                     e.uid == static_cast<std::int64_t>(now.uid) && e.gid == static_cast<std::int64_t>(now.gid);
-  if (!same) return false;
-  // Racy: changed in the granule the digest was taken in (or after it).
-  const std::int64_t trusted_before = e.recorded_ns - kRacyGranuleNs;
-  return e.mtime_ns < trusted_before && e.ctime_ns < trusted_before;
+  return same && settled_before(e.mtime_ns, e.ctime_ns, e.recorded_ns);
 }
 
 Result<beneath::FileObservation> StatCache::observe(int root_fd, std::string_view path, std::size_t max_bytes) {

@@ -62,9 +62,10 @@ PROTOCOL = 1
 LIMITS = {"deadline_ms": 60000, "max_frame_bytes": 16777216, "max_stdout_bytes": 67108864,
           "max_stderr_bytes": 65536, "max_operations": 100000, "max_file_bytes": 16777216,
           "max_total_bytes": 1073741824, "max_log_messages": 1000}
-# What core offers, in this order; then "log" and "digests", each only sometimes.
+# What core offers, in this order; then "log", "digests" and "cache", each
+# only sometimes, in that order.
 CAPABILITIES = ("materialize", "plan", "post-commit-effects", "validate")
-_OPTIONAL = ("log", "digests")
+_OPTIONAL = ("log", "digests", "cache")
 # "Plan": the one effect every plan carries (an fsync of the root after commit).
 ROOT_SYNC = {"failure_policy": "required", "kind": "sync", "target": "managed-root"}
 # "Plan": the four modes a write may ask for, as the integers the wire carries.
@@ -217,6 +218,14 @@ class Context:
         return self._rt.digests
 
     @property
+    def cache_folder(self):
+        """The plugin's cache folder when "cache" was negotiated (the plugin
+        keeps_cache and core offered it), else None: a folder of its own that
+        stays from one run to the next, or is emptied by core
+        ("The plugin's cache")."""
+        return self._rt.params["cache"] if self._rt.cache else None
+
+    @property
     def paths_to_stage(self):
         """During dot.materialize: the writes to stage, in operation order (only
         those core named when digests were negotiated; else every write)."""
@@ -255,6 +264,9 @@ class Plugin:
     # Declare each write's sha256 and size in plan() (write(path, mode, data));
     # materialize() then stages only ctx.paths_to_stage.
     declares_digests = False
+    # Ask for "cache": ctx.cache_folder is then a folder of the plugin's own
+    # that stays from one run to the next.
+    keeps_cache = False
 
     def initialize(self, ctx, params):
         """After the params passed the profile's checks, before the echo."""
@@ -436,6 +448,9 @@ def _initialize_params(params, hello=False):
                "required_assurance": _is_str}
     if not hello:
         members.update({"inputs": _is_str_list, "limits": _is_limits})
+        # "The plugin's cache": the folder comes exactly with the offer.
+        if isinstance(params, dict) and "cache" in params:
+            members["cache"] = lambda v: isinstance(v, str) and v.startswith("/")
     p = _members(params, "dot.initialize", members)
     if p["protocol"] != PROTOCOL:
         raise _bad("unsupported protocol %d" % p["protocol"])
@@ -450,9 +465,12 @@ def _initialize_params(params, hello=False):
         raise _bad("the limits are not the profile's")
     caps = p["capabilities"]
     rest = caps[len(CAPABILITIES):]
-    if caps[:len(CAPABILITIES)] != list(CAPABILITIES) or rest not in (
-            ([],) if hello else ([], ["log"], ["digests"], ["log", "digests"])):
+    # Each optional one at most once, in _OPTIONAL's order; none in hello.
+    in_order = [c for c in ([] if hello else _OPTIONAL) if c in rest]
+    if caps[:len(CAPABILITIES)] != list(CAPABILITIES) or rest != in_order:
         raise _bad("the capabilities are not the profile's")
+    if not hello and ("cache" in rest) != ("cache" in p):
+        raise _bad("\"cache\" is offered without a cache folder, or a cache folder without the offer")
     return p
 
 
@@ -518,6 +536,7 @@ class _Runtime:
         self.params = None        # the dot.initialize params as received
         self.log = False          # log negotiated
         self.digests = False      # digests negotiated
+        self.cache = False        # cache negotiated
         self.writes = []          # the plan's writes, in order
         self.to_stage = []        # what dot.materialize asks for
         self.in_request = False   # dot.log is allowed only while a handler runs
@@ -618,12 +637,14 @@ class _Runtime:
             self.params = p
             self.log = bool(self.plugin.wants_log) and "log" in p["capabilities"]
             self.digests = bool(getattr(self.plugin, "declares_digests", False)) and "digests" in p["capabilities"]
+            self.cache = bool(getattr(self.plugin, "keeps_cache", False)) and "cache" in p["capabilities"]
             try:
                 self.plugin.initialize(ctx, p)
             except BaseException:
-                self.log = self.digests = False
+                self.log = self.digests = self.cache = False
                 raise
-            echo = list(CAPABILITIES) + (["log"] if self.log else []) + (["digests"] if self.digests else [])
+            taken = {"log": self.log, "digests": self.digests, "cache": self.cache}
+            echo = list(CAPABILITIES) + [c for c in _OPTIONAL if taken[c]]
             # "dot.initialize result: the echo": note `assurance`, not required_assurance.
             return {"assurance": p["required_assurance"], "capabilities": echo,
                     "id": self.plugin.id, "inputs": p["inputs"], "limits": p["limits"], "nonce": p["nonce"],

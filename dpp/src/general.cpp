@@ -109,7 +109,8 @@ std::vector<std::string> offered_capabilities() {
           "post-commit-effects",
           "validate",
           std::string(kLogCapability),
-          std::string(kDigestsCapability)};
+          std::string(kDigestsCapability),
+          std::string(kCacheCapability)};
 }
 
 bool is_profile_offer(const std::vector<std::string>& offered) {
@@ -118,12 +119,21 @@ bool is_profile_offer(const std::vector<std::string>& offered) {
   std::size_t next = 4;
   if (next < offered.size() && offered[next] == kLogCapability) ++next;
   if (next < offered.size() && offered[next] == kDigestsCapability) ++next;
+  if (next < offered.size() && offered[next] == kCacheCapability) ++next;
   return next == offered.size();
 }
 
-InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs) {
+bool cache_offer_is_whole(const InitializeParams& p) {
+  const bool offered = std::find(p.capabilities.begin(), p.capabilities.end(), kCacheCapability) != p.capabilities.end();
+  return offered == p.cache.has_value() && (!p.cache || (!p.cache->empty() && p.cache->front() == '/'));
+}
+
+InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs,
+                                   std::optional<std::string> cache) {
   InitializeParams p;
   p.capabilities = offered_capabilities();
+  if (!cache) p.capabilities.pop_back();
+  p.cache = std::move(cache);
   p.inputs = std::move(inputs);
   p.limits = kLimits;
   p.nonce = std::move(nonce);
@@ -183,8 +193,8 @@ Result<Negotiated> check_identity(const InitializeParams& sent, const Initialize
     if (echo.limits.*field != sent.limits.*field)
       return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name,
                                                                 echo.limits.*field, sent.limits.*field));
-  // The first four offered, in order, then "log" and "digests", each only
-  // if core offered it and in that order.
+  // The first four offered, in order, then "log", "digests" and "cache",
+  // each only if core offered it and in that order.
   const auto& offer = sent.capabilities;
   std::vector<std::string> want(offer.begin(),
                                 offer.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(4, offer.size())));
@@ -201,6 +211,10 @@ Result<Negotiated> check_identity(const InitializeParams& sent, const Initialize
   if (echoed_next(kDigestsCapability)) {
     n.digests = true;
     want.emplace_back(kDigestsCapability);
+  }
+  if (echoed_next(kCacheCapability)) {
+    n.cache = true;
+    want.emplace_back(kCacheCapability);
   }
   DOT_TRY(check_capabilities(echo.capabilities, want, sent.capabilities));
   return n;
@@ -236,6 +250,7 @@ jcs::Node to_node(const Limits& m) {
 jcs::Node to_node(const InitializeParams& m) {
   auto n = dpp::to_node(static_cast<const dpp::InitializeParams&>(m));
   n.set("inputs", string_array(m.inputs)).set("limits", to_node(m.limits));
+  if (m.cache) n.set("cache", jcs::Node::string(*m.cache));
   return n;
 }
 
@@ -339,6 +354,9 @@ Result<InitializeParams> decode_initialize_params(json::Value v) {
   // The hello profile's members, then the general profile's own.
   auto read = [](auto& r, auto what, InitializeParams& m) -> Status {
     DOT_TRY(read_initialize_params(r, what, m));
+    if (r.optional("cache")) {
+      DOT_ASSIGN_OR_RETURN(m.cache, string_field(r, "cache", what));
+    }
     DOT_ASSIGN_OR_RETURN(m.inputs, string_array_field(r, "inputs", what));
     DOT_ASSIGN_OR_RETURN(m.limits, limits_field(r));
     return {};

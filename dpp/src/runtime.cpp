@@ -90,6 +90,7 @@ class Runtime {
   bool log_negotiated() const noexcept { return log_; }
   const InitializeParams& params() const noexcept { return params_; }
   bool digests_negotiated() const noexcept { return digests_; }
+  const std::string* cache_folder() const noexcept { return cache_ ? &*params_.cache : nullptr; }
   const std::vector<std::string>& paths_to_stage() const noexcept { return to_stage_; }
 
  private:
@@ -165,6 +166,8 @@ class Runtime {
     if (!is_sha256_hex(p.nonce)) return bad("the nonce is not 64 lowercase hex");
     if (!(p.limits == kLimits)) return bad("the limits are not the profile's");
     if (!is_profile_offer(p.capabilities)) return bad("the capabilities are not the profile's");
+    if (!cache_offer_is_whole(p))
+      return bad("\"cache\" is offered without a cache folder, or a cache folder without the offer");
     return {};
   }
 
@@ -183,8 +186,9 @@ class Runtime {
         };
         log_ = plugin_.wants_log() && offered(kLogCapability);
         digests_ = plugin_.declares_digests() && offered(kDigestsCapability);
+        cache_ = plugin_.keeps_cache() && offered(kCacheCapability);
         if (auto st = plugin_.initialize(ctx, params_); !st.ok()) {
-          log_ = digests_ = false;
+          log_ = digests_ = cache_ = false;
           return done(handler_error(id, st.error()));
         }
         InitializeResult echo;
@@ -193,6 +197,7 @@ class Runtime {
         echo.capabilities.resize(4);
         if (log_) echo.capabilities.emplace_back(kLogCapability);
         if (digests_) echo.capabilities.emplace_back(kDigestsCapability);
+        if (cache_) echo.capabilities.emplace_back(kCacheCapability);
         echo.id = plugin_.id();
         echo.inputs = p->inputs;
         echo.limits = p->limits;
@@ -307,6 +312,7 @@ class Runtime {
   bool in_request_ = false;
   bool log_ = false;
   bool digests_ = false;
+  bool cache_ = false;
   std::vector<std::string> writes_;    // the plan's writes, in order
   std::vector<std::string> to_stage_;  // what dot.materialize asks for
   std::size_t logs_sent_ = 0;
@@ -317,6 +323,7 @@ Status Context::log(std::string_view level, std::string_view message) { return r
 bool Context::log_negotiated() const noexcept { return rt_.log_negotiated(); }
 const InitializeParams& Context::initialize_params() const noexcept { return rt_.params(); }
 bool Context::digests_negotiated() const noexcept { return rt_.digests_negotiated(); }
+const std::string* Context::cache_folder() const noexcept { return rt_.cache_folder(); }
 const std::vector<std::string>& Context::paths_to_stage() const noexcept { return rt_.paths_to_stage(); }
 
 Status Plugin::initialize(Context&, const InitializeParams&) { return {}; }

@@ -28,7 +28,9 @@
 //   removed: a removal is proposed only for what SRC no longer holds.
 //   Each regular file is read once, in chunks, to declare its SHA-256 and
 //   size (digests, when core offers them), checked before and after to be
-//   the file it listed.
+//   the file it listed; with the "cache" capability too, only when its
+//   stat differs from what the last plan recorded in the cache folder
+//   (digest_cache.h), so that a plan of an unchanged tree reads no file.
 // dot.materialize: copies each file core asks for (every write without
 //   digests; with them only those whose target differs) into the stage in
 //   chunks (copy_staged_file), after checking that it is the file dot.plan
@@ -62,10 +64,12 @@
 
 #include <fmt/format.h>
 
+#include "digest_cache.h"
 #include "dot/base/beneath.h"
 #include "dot/base/error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/ignore_rules.h"
+#include "dot/base/racy_time.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/dpp/error_kinds.h"
@@ -103,23 +107,6 @@ std::string show(std::string_view path) {
   if (path.size() > kShown) out += fmt::format(" ({} bytes)", path.size());
   return out;
 }
-
-// What tells that a file changed between two looks at it: device, inode,
-// mode, size, mtime and ctime (kept small: one per file of a large tree).
-struct Seen {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  mode_t mode = 0;
-  off_t size = 0;
-  timespec mtim{}, ctim{};
-  Seen() = default;  // a link's: nothing is staged for it
-  explicit Seen(const struct stat& st)
-      : dev(st.st_dev), ino(st.st_ino), mode(st.st_mode), size(st.st_size), mtim(st.st_mtim), ctim(st.st_ctim) {}
-  bool operator==(const Seen& o) const {
-    return dev == o.dev && ino == o.ino && mode == o.mode && size == o.size && mtim.tv_sec == o.mtim.tv_sec &&
-           mtim.tv_nsec == o.mtim.tv_nsec && ctim.tv_sec == o.ctim.tv_sec && ctim.tv_nsec == o.ctim.tv_nsec;
-  }
-};
 
 // A regular file of SRC as dot.plan saw it (a write): what materialize
 // copies, how it tells that the file changed in between, and the digest
@@ -178,6 +165,7 @@ class Mirror final : public g::Plugin {
   std::string id() const override { return id_; }
   bool wants_log() const override { return true; }
   bool declares_digests() const override { return true; }
+  bool keeps_cache() const override { return true; }
 
   Status initialize(g::Context&, const g::InitializeParams& params) override {
     if (params.inputs.size() != 1)
@@ -196,6 +184,9 @@ class Mirror final : public g::Plugin {
     }
     src_ = std::move(fd).value();
     src_name_ = src;
+    struct stat st {};
+    if (::fstat(src_.get(), &st) != 0) return beneath::errno_error(errno, "fstat", src);
+    src_id_ = SourceId{st.st_dev, st.st_ino};
     return {};
   }
 
@@ -203,7 +194,19 @@ class Mirror final : public g::Plugin {
     const g::Limits& limits = ctx.initialize_params().limits;
     DOT_TRY(check_managed(managed));
     Notes notes(ctx, logs_sent_);
+    // The digests an earlier plan read, when core keeps a cache folder for
+    // this plugin (only digests are cached: without them nothing is read).
+    const std::string* cache_folder = ctx.digests_negotiated() ? ctx.cache_folder() : nullptr;
+    if (cache_folder) {
+      std::string why_empty;
+      cache_.emplace(DigestCache::load(*cache_folder, src_id_, &why_empty));
+      if (!why_empty.empty()) notes.warn(fmt::format("the digest cache was set aside ({}): every file is read", why_empty));
+    }
     DOT_TRY(walk(notes, limits, ctx.digests_negotiated()));
+    if (cache_)
+      if (auto saved = cache_->save(*cache_folder); !saved.ok())
+        notes.warn(fmt::format("the digest cache could not be written ({}): the next plan reads every file again",
+                               saved.error().message()));
     std::size_t held = 0;
     const std::vector<std::string_view> removed = removals(notes, managed, held);
     defer_clashes(notes, removed);
@@ -241,8 +244,9 @@ class Mirror final : public g::Plugin {
     DOT_TRY(collect_folders(proposed));
     notes.close(
         fmt::format("mirroring {}: {} files to write, {} managed paths to remove, {} entries skipped, "
-                    "{} ignored, {} managed paths kept as they are",
-                    show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_.size(), held));
+                    "{} ignored, {} managed paths kept as they are; {} files read to hash, {} known from the cache",
+                    show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_.size(), held, hashed_,
+                    cache_ ? cache_->hits() : 0));
     return ops;
   }
 
@@ -427,6 +431,7 @@ class Mirror final : public g::Plugin {
   // cannot be proposed. Folders are read one at a time, each opened beneath
   // SRC's descriptor by its relative path.
   Status walk(Notes& notes, const g::Limits& limits, bool digests) {
+    hashed_ = 0;
     files_.clear();
     folder_modes_.clear();
     skipped_.clear();
@@ -512,7 +517,22 @@ class Mirror final : public g::Plugin {
       return make_error(dpp::ErrorKind::MaxOperations, fmt::format("{} holds more than max_operations {} regular files",
                                                                    show(src_name_), limits.max_operations));
     files_.push_back(SourceFile{path, mapped_mode(st.st_mode), Seen(st), std::nullopt});
-    return digests ? hash(files_.back()) : Status{};
+    return digests ? digest(files_.back()) : Status{};
+  }
+
+  // A file's digest from the cache when its record still holds, else read.
+  Status digest(SourceFile& f) {
+    if (cache_)
+      if (auto known = cache_->lookup(f.path, f.seen)) {
+        f.sha256 = *known;
+        return {};
+      }
+    // Taken before the bytes are read: a write after it shows a later time.
+    const std::int64_t read_at = realtime_ns();
+    DOT_TRY(hash(f));
+    ++hashed_;
+    if (cache_) cache_->record(CachedDigest{f.path, f.seen, read_at, *f.sha256});
+    return {};
   }
 
   // A symlink of SRC as a link with its text verbatim (the link itself is
@@ -593,6 +613,9 @@ class Mirror final : public g::Plugin {
 
   UniqueFd src_;
   std::string src_name_;
+  SourceId src_id_;
+  std::optional<DigestCache> cache_;  // during dot.plan, with "cache" and digests negotiated
+  std::size_t hashed_ = 0;            // files dot.plan read to hash
   std::vector<SourceFile> files_;                            // the writes of the plan, in path order
   std::map<std::string, mode_t, std::less<>> folder_modes_;  // every folder walked
   std::vector<g::FolderRequest> folders_;                    // the writes' parent folders, ascending

@@ -26,6 +26,8 @@ std::string plugin_copy_name(std::string_view plugin_id) {
   return std::string(kPluginName) + "-" + std::string(plugin_id);
 }
 
+std::string plugin_cache_name(std::string_view plugin_id) { return "cache-" + std::string(plugin_id); }
+
 RootLayout RootLayout::for_root(const std::string& dir) {
   std::filesystem::path p(dir);
   std::error_code ec;

@@ -64,6 +64,8 @@ struct DriveOptions {
   // (every write when unset).
   bool offer_digests = true;
   std::optional<std::vector<std::string>> stage_only;
+  // Offer "cache" with this folder (writable when contained, as core grants it).
+  std::optional<std::string> cache;
 };
 
 // The general profile, the echo to carry manifest id `id`.
@@ -82,6 +84,7 @@ struct DriveResult {
   general::PlanResult plan;
   general::MaterializeResult artifacts;
   bool digests = false;  // negotiated
+  bool cache = false;    // negotiated
   std::optional<PluginErrorInfo> plugin_error;
   std::vector<LogEntry> logs;
 };
@@ -92,7 +95,8 @@ inline std::string bin(const std::string& name) { return std::string(DOT_BIN_DIR
 // #! script run by its interpreter), executed from sealed copies made here
 // and needed only until start() returns; `contained`: under the containment
 // of process assurance for o.stage_dir, as core installs it.
-inline Result<HostSession> start(const std::string& exe, HostSessionOptions o, bool contained = false) {
+inline Result<HostSession> start(const std::string& exe, HostSessionOptions o, bool contained = false,
+                                  const std::optional<std::string>& cache = std::nullopt) {
   DOT_ASSIGN_OR_RETURN(PluginExecutable found, open_plugin_executable(exe, "the plugin", kMaxPluginBytes));
   o.exec_fd = found.program.fd.get();
   if (found.interpreter) {
@@ -111,6 +115,12 @@ inline Result<HostSession> start(const std::string& exe, HostSessionOptions o, b
   policy.stage_fd = stage.get();
   policy.stage_folders = o.profile == Profile::General;
   policy.limits = containment_limits(o.profile);
+  UniqueFd cache_dir;
+  if (cache) {
+    cache_dir.reset(::open(cache->c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!cache_dir) return make_error(base::ErrorKind::Open, "cannot open the cache folder " + *cache);
+    policy.cache_fd = cache_dir.get();
+  }
   for (const auto& dir : found.interpreter ? found.interpreter->runtime_dirs : std::vector<std::string>{}) {
     runtime.emplace_back(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!runtime.back()) return make_error(base::ErrorKind::Open, "cannot open the runtime folder " + dir);
@@ -132,7 +142,7 @@ inline DriveResult drive(const std::string& exe, const std::string& stage, const
   o.limits = opt.limits;
   o.general_limits = opt.general_limits;
   o.plugin_id = opt.id;
-  auto s = start(exe, std::move(o), opt.contained);
+  auto s = start(exe, std::move(o), opt.contained, opt.cache);
   if (!s.ok()) {
     out.status = s.error();
     return out;
@@ -150,12 +160,13 @@ inline DriveResult drive(const std::string& exe, const std::string& stage, const
   };
   auto general = [&]() -> Status {
     DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
-    auto sent = general::initialize_params("audit", nonce, opt.inputs);
+    auto sent = general::initialize_params("audit", nonce, opt.inputs, opt.cache);
     sent.limits = opt.general_limits;
     if (!opt.offer_digests) std::erase(sent.capabilities, std::string(general::kDigestsCapability));
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s->initialize(sent));
     DOT_ASSIGN_OR_RETURN(general::Negotiated negotiated, general::check_identity(sent, echo, opt.id));
     out.digests = negotiated.digests;
+    out.cache = negotiated.cache;
     DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}, out.digests));
     if (opt.stop_after_plan) return {};
     if (opt.before_materialize) opt.before_materialize();

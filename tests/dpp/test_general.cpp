@@ -306,6 +306,53 @@ TEST(General, TheEchoNegotiatesDigestsAfterLogOrAlone) {
   EXPECT_FALSE(is_profile_offer({"materialize", "plan", "post-commit-effects", "validate", "digests", "log"}));
 }
 
+TEST(General, TheCacheIsOfferedLastWithItsFolderAndEchoedOnlyWhenOffered) {
+  auto sent = initialize_params("audit", kNonce, {"/a"}, "/r/.dot/cache-org.dot.mirror");
+  EXPECT_EQ(sent.capabilities.back(), "cache");
+  EXPECT_TRUE(is_profile_offer(sent.capabilities));
+  EXPECT_TRUE(cache_offer_is_whole(sent));
+  for (bool digests : {false, true}) {
+    auto echo = honest_echo(sent, true);
+    if (digests) echo.capabilities.emplace_back("digests");
+    echo.capabilities.emplace_back("cache");
+    auto r = check_identity(sent, echo, "org.dot.mirror");
+    ASSERT_TRUE(r.ok()) << r.error().line();
+    EXPECT_EQ(r->digests, digests);
+    EXPECT_TRUE(r->cache);
+  }
+  auto declined = check_identity(sent, honest_echo(sent, true), "org.dot.mirror");
+  ASSERT_TRUE(declined.ok());
+  EXPECT_FALSE(declined->cache);
+  // Before digests, or not offered: a wrong echo.
+  auto before_digests = honest_echo(sent, true);
+  before_digests.capabilities.insert(before_digests.capabilities.end(), {"cache", "digests"});
+  EXPECT_EQ(check_identity(sent, before_digests, "org.dot.mirror").error().kind, "capabilities");
+  auto not_offered = initialize_params("audit", kNonce, {"/a"});
+  EXPECT_EQ(not_offered.capabilities.back(), "digests");
+  EXPECT_FALSE(not_offered.cache);
+  auto echo = honest_echo(not_offered, true);
+  echo.capabilities.emplace_back("cache");
+  EXPECT_EQ(check_identity(not_offered, echo, "org.dot.mirror").error().kind, "capabilities");
+  EXPECT_FALSE(is_profile_offer({"materialize", "plan", "post-commit-effects", "validate", "cache", "digests"}));
+  // The folder comes exactly with the offer, as an absolute path.
+  auto no_folder = sent;
+  no_folder.cache.reset();
+  EXPECT_FALSE(cache_offer_is_whole(no_folder));
+  auto no_offer = sent;
+  no_offer.capabilities.pop_back();
+  EXPECT_FALSE(cache_offer_is_whole(no_offer));
+  auto relative = sent;
+  relative.cache = "r/.dot/cache";
+  EXPECT_FALSE(cache_offer_is_whole(relative));
+  // On the wire and back.
+  const std::string text = canonical(to_node(sent));
+  EXPECT_NE(text.find(R"("cache":"/r/.dot/cache-org.dot.mirror")"), std::string::npos);
+  auto doc = parse(text);
+  auto back = decode_initialize_params(doc.root());
+  ASSERT_TRUE(back.ok()) << back.error().line();
+  EXPECT_EQ(*back, sent);
+}
+
 TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {
   const std::string effects = R"("effects":[{"failure_policy":"required","kind":"sync","target":"managed-root"}])";
   const std::string declared = R"({"action":"write","mode":420,"path":"a","sha256":")" + kSha + R"(","size":3})";

@@ -122,6 +122,10 @@ struct SandboxPolicy {
   // Folders in the stage too (make and remove them): a general-profile
   // plugin stages nested paths.
   bool stage_folders = false;
+  // Read-write directory the plugin keeps from one run to the next (a
+  // general plugin's cache): regular files and folders, like a stage with
+  // folders, by descriptor for the same reason. -1: none.
+  int cache_fd = -1;
   // Read-only directories (list them, read their files, beneath them too),
   // each given by an open descriptor (O_PATH is enough) for the same reason:
   // a general plugin's declared inputs, an interpreter's runtime folders.

@@ -150,6 +150,21 @@ struct PinnedPlugin {
 // there is no such plugin.
 Result<PinnedPlugin> open_pinned_plugin(Root& root, std::string_view plugin_id);
 
+// A general plugin's cache folder (docs/spec/dpp-general.md, "The plugin's
+// cache"): DIR/.dot/cache-<id>, made 0700 when missing, opened beneath the
+// state folder without following a symlink (a symlink there is
+// DOT_E_PATH_ESCAPE). Core never reads what is in it; under process
+// assurance the descriptor is the one folder besides the stage the plugin
+// may write.
+struct PluginCache {
+  UniqueFd fd;
+  std::string path;  // absolute: what dot.initialize's `cache` names
+};
+Result<PluginCache> open_plugin_cache(const Root& root, std::string_view plugin_id);
+// Removes it and everything in it (unregister, register --replace: a new
+// plugin starts without an old one's files). Nothing to remove is fine.
+Status remove_plugin_cache(const Root& root, std::string_view plugin_id);
+
 // Opens a general plugin's input directory `path` (register checks each
 // --input with it, the planner again before every run) from "/" one
 // component at a time, never following a symlink (O_PATH | O_NOFOLLOW |
@@ -189,8 +204,8 @@ Result<std::vector<store::PathOwner>> forget_paths(Root& root, const std::vector
 struct Unregistered {
   std::string plugin_id;
   std::vector<store::PathOwner> released;
-  // Empty, or why the pinned copy could not be removed (the plugin is
-  // unregistered either way; the copy is unused).
+  // Empty, or why the pinned copy or the plugin's cache folder could not
+  // be removed (the plugin is unregistered either way; neither is used).
   std::string copy_left;
 };
 Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, bool forget);

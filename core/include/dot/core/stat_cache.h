@@ -2,11 +2,8 @@
 // The stat cache of plan and status, like git's index: for each target core
 // observed, the stat fields that change whenever its content can have, with
 // the SHA-256 of the content then (store table stat_cache). A target whose
-// stat still matches is not read again. The racy-timestamp rule: an entry
-// whose file changed (mtime or ctime) within kRacyGranuleNs of the moment
-// its digest was taken proves nothing (a later write in the same timestamp
-// granule leaves the same times), so that file is read again, and its new
-// entry, taken later, is then trusted.
+// stat still matches is not read again, unless the racy-timestamp rule
+// (dot/base/racy_time.h) says its times prove nothing.
 //
 // Only what core observes to propose or to judge drift goes through it;
 // apply re-checks every target by its content (recheck_target), never by
@@ -19,17 +16,11 @@
 #include <vector>
 
 #include "dot/base/beneath.h"
+#include "dot/base/racy_time.h"
 #include "dot/base/result.h"
 #include "dot/store/store.h"
 
 namespace dot::core {
-
-// The coarsest timestamp granule trusted: FAT keeps 2 s; the kernel's file
-// times come from a coarse clock that lags CLOCK_REALTIME by up to a tick.
-inline constexpr std::int64_t kRacyGranuleNs = 2'000'000'000;
-
-// CLOCK_REALTIME in nanoseconds (the clock file times are written with).
-std::int64_t realtime_ns();
 
 // Whether `entry` may be trusted for a file that shows `now` (every stat
 // field equal, and the entry not racy).

@@ -45,6 +45,10 @@ inline constexpr std::string_view kLogCapability = "log";
 // write's SHA-256 and size, so that dot.materialize names only the paths
 // core needs staged (docs/spec/dpp-general.md, "Declared digests").
 inline constexpr std::string_view kDigestsCapability = "digests";
+// Offered after "digests", with the folder in dot.initialize's `cache`:
+// echoed by a plugin that keeps files of its own there from one run to the
+// next (docs/spec/dpp-general.md, "The plugin's cache").
+inline constexpr std::string_view kCacheCapability = "cache";
 inline constexpr std::string_view kLogMethod = "dot.log";
 inline constexpr std::size_t kMaxLogMessageBytes = 4096;
 inline constexpr std::size_t kMaxErrorMessageBytes = 4096;
@@ -67,9 +71,10 @@ inline constexpr Limits kLimits{};
 
 // dot.initialize params (host -> plugin): the hello profile's members
 // (messages.h; protocol kProtocol, profile kProfile) and the general
-// profile's inputs and limits.
+// profile's inputs and limits, and `cache` exactly when "cache" is offered.
 struct InitializeParams : dpp::InitializeParams {
-  std::vector<std::string> inputs;  // absolute directories, in registration order
+  std::optional<std::string> cache;  // the plugin's cache folder, an absolute path
+  std::vector<std::string> inputs;   // absolute directories, in registration order
   Limits limits;
   bool operator==(const InitializeParams&) const = default;
 };
@@ -163,24 +168,32 @@ struct ErrorObject {
   bool operator==(const ErrorObject&) const = default;
 };
 
-// ["materialize","plan","post-commit-effects","validate","log","digests"]: what core offers.
+// ["materialize","plan","post-commit-effects","validate","log","digests","cache"]:
+// what core offers.
 std::vector<std::string> offered_capabilities();
 // Whether `offered` is an offer of this profile: the first four, then "log"
-// or not, then "digests" or not (core sends all six; dpp conform varies them).
+// or not, then "digests" or not, then "cache" or not (core sends all seven;
+// dpp conform varies them).
 bool is_profile_offer(const std::vector<std::string>& offered);
+// Whether dot.initialize's params offer "cache" with a folder to keep it in
+// (the member present exactly when the capability is offered, an absolute path).
+bool cache_offer_is_whole(const InitializeParams& params);
 
 // What the echo negotiated beyond the first four capabilities.
 struct Negotiated {
   bool log = false;
   bool digests = false;
+  bool cache = false;
 };
-// The dot.initialize params core sends: the offered capabilities, kLimits.
-InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs);
+// The dot.initialize params core sends: the offered capabilities, kLimits;
+// "cache" offered with `cache` as its folder, and left out without one.
+InitializeParams initialize_params(std::string_view assurance, std::string nonce, std::vector<std::string> inputs,
+                                   std::optional<std::string> cache = std::nullopt);
 
 // The echo check: protocol, profile, assurance (= required), nonce, inputs
 // and limits exactly as sent, `id` equal to the manifest id, capabilities the
-// first four sent, in order, then "log" when it was offered (optional), then
-// "digests" when it was offered (optional). Returns what was negotiated.
+// first four sent, in order, then "log", "digests" and "cache", each
+// optional and only when it was offered. Returns what was negotiated.
 // Errors DOT_E_PLUGIN_IDENTITY.
 Result<Negotiated> check_identity(const InitializeParams& sent, const InitializeResult& echo,
                                   std::string_view manifest_id);

@@ -58,6 +58,12 @@ class Context {
   const InitializeParams& initialize_params() const noexcept;
   // Whether digests were negotiated (the plugin declares_digests() and core offered them).
   bool digests_negotiated() const noexcept;
+  // The plugin's cache folder when "cache" was negotiated (the plugin
+  // keeps_cache() and core offered it; during dot.initialize: will be),
+  // else nullptr. The folder is the plugin's alone and outlives the run:
+  // what it finds there was written by an earlier run of itself, or is
+  // gone (core may empty it; docs/spec/dpp-general.md, "The plugin's cache").
+  const std::string* cache_folder() const noexcept;
   // During dot.materialize: the writes to stage, in operation order. With
   // digests, the paths core named (only what it needs); without, every write.
   const std::vector<std::string>& paths_to_stage() const noexcept;
@@ -78,6 +84,9 @@ class Plugin {
   // Context::paths_to_stage(). Without an offer the runtime drops the
   // digests from the answer and every write is to be staged.
   virtual bool declares_digests() const { return false; }
+  // Ask for "cache" when core offers it: a folder of the plugin's own that
+  // stays from one run to the next (Context::cache_folder()).
+  virtual bool keeps_cache() const { return false; }
   // After the params passed the profile's checks, before the echo: a plugin
   // may look at its inputs here. An error is answered -32000.
   virtual Status initialize(Context& ctx, const InitializeParams& params);

@@ -47,6 +47,9 @@ inline constexpr const char* kStageName = "stage";
 // root has it, "plugin-" + id for any other. Never "plugin.new-...", the
 // prefix of the copies being written.
 std::string plugin_copy_name(std::string_view plugin_id);
+// The name of a general plugin's cache folder in the state folder:
+// "cache-" + id (docs/spec/dpp-general.md, "The plugin's cache").
+std::string plugin_cache_name(std::string_view plugin_id);
 
 // Creates a new managed root: DIR (0700; an existing path of any kind is
 // refused with DOT_E_IO kind "exists"), DIR/.dot (0700), the lock file (0600)

@@ -1,0 +1,193 @@
+// dot-mirror's cache of source digests (digest_cache.h).
+#include "digest_cache.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dot/base/beneath.h"
+#include "dot/base/fd.h"
+#include "dot/base/racy_time.h"
+#include "dot/dpp/path_rules.h"
+#include "error_kinds.h"
+
+namespace dot::mirror {
+namespace {
+
+constexpr std::string_view kFileName = "digests";
+constexpr std::string_view kTempName = "digests.new";
+constexpr std::string_view kMagic = "dot-mirror digests 1";
+// A record is at most about 4.2 KiB (a path of 4095 bytes); the cache of
+// max_operations files stays well inside this.
+constexpr std::size_t kMaxCacheBytes = std::size_t{512} << 20;
+
+std::int64_t ns_of(const timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + static_cast<std::int64_t>(t.tv_nsec);
+}
+
+Error bad(std::size_t line, std::string_view what) {
+  return make_error(ErrorKind::DigestCache, fmt::format("line {}: {}", line, what));
+}
+
+// Reads one space-ended (or, for the last, line-ended) decimal number,
+// spelled exactly as fmt writes it (no sign but a minus, no leading zero):
+// the file is canonical, so decoding and encoding again gives its bytes.
+template <typename T>
+bool take_number(std::string_view& rest, T& out) {
+  const auto space = rest.find(' ');
+  const std::string_view token = rest.substr(0, space);
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), out);
+  if (ec != std::errc() || end != token.data() + token.size() || fmt::format("{}", out) != token) return false;
+  rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  return true;
+}
+
+bool take_digest(std::string_view& rest, Digest& out) {
+  if (rest.size() < 65 || rest[64] != ' ' || !is_sha256_hex(rest.substr(0, 64))) return false;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    std::from_chars(rest.data() + 2 * i, rest.data() + 2 * i + 2, out[i], 16);
+  rest.remove_prefix(65);
+  return true;
+}
+
+Result<CachedDigest> decode_record(std::string_view line, std::size_t number) {
+  CachedDigest r;
+  std::string_view rest = line;
+  if (!take_digest(rest, r.sha256)) return bad(number, "no SHA-256 of 64 lowercase hex digits");
+  if (!take_number(rest, r.seen.size) || r.seen.size < 0 || !take_number(rest, r.seen.dev) ||
+      !take_number(rest, r.seen.ino) || !take_number(rest, r.seen.mode) || !take_number(rest, r.seen.mtime_ns) ||
+      !take_number(rest, r.seen.ctime_ns) || !take_number(rest, r.recorded_ns))
+    return bad(number, "a number is missing or not written as this cache writes it");
+  if (!S_ISREG(r.seen.mode)) return bad(number, "the mode is not a regular file's");
+  if (auto rule = dpp::check_path(rest); !rule.ok()) return bad(number, rule.error().detail);
+  r.path = std::string(rest);
+  return r;
+}
+
+}  // namespace
+
+Seen::Seen(const struct stat& st)
+    : dev(st.st_dev),
+      ino(st.st_ino),
+      mode(st.st_mode),
+      size(st.st_size),
+      mtime_ns(ns_of(st.st_mtim)),
+      ctime_ns(ns_of(st.st_ctim)) {}
+
+Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, const SourceId& source) {
+  std::vector<CachedDigest> records;
+  std::size_t number = 0;
+  bool ended = false;
+  while (!bytes.empty()) {
+    const auto newline = bytes.find('\n');
+    if (newline == std::string_view::npos) return bad(number + 1, "it does not end with a newline");
+    const std::string_view line = bytes.substr(0, newline);
+    bytes.remove_prefix(newline + 1);
+    ++number;
+    if (ended) return bad(number, "a line after the end line");
+    if (number == 1) {
+      std::string_view rest = line;
+      SourceId of;
+      if (!rest.starts_with(kMagic) || rest.size() == kMagic.size() || rest[kMagic.size()] != ' ')
+        return bad(number, fmt::format("not \"{} <dev> <ino>\"", kMagic));
+      rest.remove_prefix(kMagic.size() + 1);
+      if (!take_number(rest, of.dev) || !take_number(rest, of.ino) || !rest.empty())
+        return bad(number, "the source folder is not two numbers");
+      if (!(of == source)) return bad(number, "the cache is another source folder's");
+      continue;
+    }
+    if (line.starts_with("end ")) {
+      std::string_view rest = line.substr(4);
+      std::size_t count = 0;
+      if (!take_number(rest, count) || !rest.empty() || count != records.size())
+        return bad(number, fmt::format("the end line does not count the {} records", records.size()));
+      ended = true;
+      continue;
+    }
+    DOT_ASSIGN_OR_RETURN(CachedDigest r, decode_record(line, number));
+    if (!records.empty() && !(records.back().path < r.path))
+      return bad(number, "the paths are not in strictly ascending byte order");
+    records.push_back(std::move(r));
+  }
+  if (number == 0) return bad(1, "it is empty");
+  if (!ended) return bad(number, "no end line (a cache cut short)");
+  return records;
+}
+
+std::string encode_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source) {
+  std::string out = fmt::format("{} {} {}\n", kMagic, source.dev, source.ino);
+  for (const auto& r : records)
+    fmt::format_to(std::back_inserter(out), "{} {} {} {} {} {} {} {} {}\n", to_hex(r.sha256), r.seen.size, r.seen.dev,
+                   r.seen.ino, r.seen.mode, r.seen.mtime_ns, r.seen.ctime_ns, r.recorded_ns, r.path);
+  fmt::format_to(std::back_inserter(out), "end {}\n", records.size());
+  return out;
+}
+
+DigestCache DigestCache::load(const std::string& folder, const SourceId& source, std::string* why_empty) {
+  DigestCache cache;
+  cache.source_ = source;
+  auto fail = [&](std::string why) {
+    if (why_empty) *why_empty = std::move(why);
+    return std::move(cache);
+  };
+  const std::string path = folder + "/" + std::string(kFileName);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (!fd) {
+    if (errno == ENOENT) return cache;
+    return fail(fmt::format("{}: {}", path, std::strerror(errno)));
+  }
+  auto bytes = read_all(fd.get(), kMaxCacheBytes, path);
+  if (!bytes.ok()) return fail(bytes.error().message());
+  auto records = decode_digest_cache(*bytes, source);
+  if (!records.ok()) return fail(fmt::format("{}: {}", path, records.error().detail));
+  cache.loaded_ = std::move(records).value();
+  return cache;
+}
+
+std::optional<Digest> DigestCache::lookup(std::string_view path, const Seen& now) {
+  auto it = std::lower_bound(loaded_.begin(), loaded_.end(), path,
+                             [](const CachedDigest& r, std::string_view p) { return r.path < p; });
+  if (it == loaded_.end() || it->path != path || !(it->seen == now) ||
+      !settled_before(now.mtime_ns, now.ctime_ns, it->recorded_ns))
+    return std::nullopt;
+  ++hits_;
+  next_.push_back(*it);
+  return it->sha256;
+}
+
+void DigestCache::record(CachedDigest fresh) {
+  ++misses_;
+  next_.push_back(std::move(fresh));
+}
+
+Status DigestCache::save(const std::string& folder) {
+  std::stable_sort(next_.begin(), next_.end(),
+                   [](const CachedDigest& a, const CachedDigest& b) { return a.path < b.path; });
+  // A path walked twice (a source changing under the walk) keeps its last
+  // record: unique from the back keeps the last of each run, at the end.
+  next_.erase(next_.begin(), std::unique(next_.rbegin(), next_.rend(), [](const CachedDigest& a,
+                                                                          const CachedDigest& b) {
+                               return a.path == b.path;
+                             }).base());
+  if (next_ == loaded_) return {};
+  const std::string bytes = encode_digest_cache(next_, source_);
+  UniqueFd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!dir) return beneath::errno_error(errno, "open", folder);
+  const std::string temp(kTempName);
+  UniqueFd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!out) return beneath::errno_error(errno, "open", folder + "/" + temp);
+  DOT_TRY(write_all(out.get(), bytes, temp));
+  out.reset();
+  // No fsync: a cache lost or cut short by a crash is an empty one.
+  if (::renameat(dir.get(), temp.c_str(), dir.get(), std::string(kFileName).c_str()) != 0)
+    return beneath::errno_error(errno, "rename", folder + "/" + temp);
+  return {};
+}
+
+}  // namespace dot::mirror

@@ -1,0 +1,104 @@
+#pragma once
+// dot-mirror's cache of source digests, kept in the folder core grants with
+// the "cache" capability (docs/spec/dpp-general.md, "The plugin's cache"):
+// for each source file hashed, the stat fields that change whenever its
+// bytes can have, with the SHA-256 read then. A file whose stat still
+// matches, and whose times had settled when it was read (the racy rule,
+// dot/base/racy_time.h), is not read again: a no-change plan of a large tree
+// costs a walk, not a read of every file.
+//
+// The cache is a convenience, never a source of truth: a cache that is
+// missing, of another source folder, or not one this code wrote is an empty
+// cache (every file read again), and a wrong digest from it is caught where
+// every digest is: the staged bytes must hash to what dot.plan declared.
+//
+// The file, `digests` in the cache folder (text, one record per line):
+//   dot-mirror digests 1 <source dev> <source ino>
+//   <sha256 hex> <size> <dev> <ino> <mode> <mtime ns> <ctime ns> <recorded ns> <path>
+//   ...
+//   end <number of records>
+// every number in decimal without sign or leading zero (times may be
+// negative: a file from before 1970), paths by the protocol's path rules
+// (no control byte, so never a newline) in strictly ascending byte order.
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dot/base/result.h"
+#include "dot/base/sha256.h"
+
+namespace dot::mirror {
+
+// What tells that a file changed between two looks at it: device, inode,
+// mode, size, mtime and ctime.
+struct Seen {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint32_t mode = 0;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  Seen() = default;  // a link's: nothing is staged for it
+  explicit Seen(const struct stat& st);
+  bool operator==(const Seen&) const = default;
+};
+
+// The source folder a cache belongs to.
+struct SourceId {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  bool operator==(const SourceId&) const = default;
+};
+
+struct CachedDigest {
+  std::string path;
+  Seen seen;
+  std::int64_t recorded_ns = 0;  // CLOCK_REALTIME before the bytes were read
+  Digest sha256{};
+  bool operator==(const CachedDigest&) const = default;
+};
+
+// The records of a cache file's bytes, for `source`. Errors: Code::Validation
+// kind digest_cache naming the line and what is wrong with it (another
+// source folder, another version, a malformed or unordered record, a
+// missing or wrong end line).
+Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, const SourceId& source);
+// The bytes of a cache file of `records` (in strictly ascending path order).
+std::string encode_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source);
+
+// One plan's use of the cache: what the last plan left (load), looked up
+// per file, and what this plan saw (record, keep), written back only when
+// it differs.
+class DigestCache {
+ public:
+  // The cache of `source` in `folder`; a missing file is an empty cache, any
+  // other problem too, said in `*why_empty` (for a warning).
+  static DigestCache load(const std::string& folder, const SourceId& source, std::string* why_empty);
+
+  // The digest of `path` when its record's stat equals `now` and its times
+  // had settled when it was read; the record is kept for the next plan.
+  std::optional<Digest> lookup(std::string_view path, const Seen& now);
+  // A file read and hashed by this plan (its record replaces any older one).
+  void record(CachedDigest fresh);
+
+  // Writes what this plan looked up or recorded as the new cache (a
+  // temporary file renamed over the old one), unless it is what was loaded.
+  Status save(const std::string& folder);
+
+  std::size_t hits() const noexcept { return hits_; }
+  std::size_t misses() const noexcept { return misses_; }
+
+ private:
+  SourceId source_;
+  std::vector<CachedDigest> loaded_;  // ascending by path
+  std::vector<CachedDigest> next_;    // in walk order
+  std::size_t hits_ = 0;
+  std::size_t misses_ = 0;
+};
+
+}  // namespace dot::mirror
