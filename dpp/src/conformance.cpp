@@ -85,6 +85,10 @@ class Workspace {
     w.stage_dev_ = st.st_dev;
     w.stage_ino_ = st.st_ino;
     w.stage_path_ = tmpl + "/stage";
+    // A general plugin's cache folder, as core keeps one per plugin.
+    if (::mkdirat(w.dir_fd_.get(), "cache", 0700) != 0) return beneath::errno_error(errno, "mkdir", tmpl + "/cache");
+    DOT_ASSIGN_OR_RETURN(w.cache_fd_, beneath::open_beneath(w.dir_fd_.get(), "cache", O_RDONLY | O_DIRECTORY));
+    w.cache_path_ = tmpl + "/cache";
     return w;
   }
   Workspace() = default;
@@ -92,8 +96,10 @@ class Workspace {
       : parent_fd_(std::move(o.parent_fd_)),
         dir_fd_(std::move(o.dir_fd_)),
         stage_fd_(std::move(o.stage_fd_)),
+        cache_fd_(std::move(o.cache_fd_)),
         name_(std::move(o.name_)),
         stage_path_(std::move(o.stage_path_)),
+        cache_path_(std::move(o.cache_path_)),
         stage_dev_(o.stage_dev_),
         stage_ino_(o.stage_ino_),
         owned_(std::exchange(o.owned_, false)) {}
@@ -101,18 +107,22 @@ class Workspace {
   ~Workspace() {
     if (!owned_) return;
     stage_fd_.reset();
+    cache_fd_.reset();
     dir_fd_.reset();
     (void)beneath::remove_tree(parent_fd_.get(), name_);
   }
 
   const std::string& stage_path() const { return stage_path_; }
   int stage_fd() const { return stage_fd_.get(); }
+  const std::string& cache_path() const { return cache_path_; }
+  int cache_fd() const { return cache_fd_.get(); }
 
-  // Nothing beside the stage, and the stage still the folder made for it.
+  // Nothing beside the stage and the cache folder, and the stage still the
+  // folder made for it.
   Status check_alone() const {
     DOT_ASSIGN_OR_RETURN(std::vector<std::string> names, beneath::list_entries(dir_fd_.get()));
     for (const auto& n : names)
-      if (n != "stage")
+      if (n != "stage" && n != "cache")
         return make_error(dpp::ErrorKind::OutsideStage,
                           fmt::format("the plugin wrote \"{}\" beside its stage (in the stage's parent folder)", n));
     struct stat st {};
@@ -123,8 +133,8 @@ class Workspace {
   }
 
  private:
-  UniqueFd parent_fd_, dir_fd_, stage_fd_;
-  std::string name_, stage_path_;
+  UniqueFd parent_fd_, dir_fd_, stage_fd_, cache_fd_;
+  std::string name_, stage_path_, cache_path_;
   dev_t stage_dev_ = 0;
   ino_t stage_ino_ = 0;
   bool owned_ = false;
@@ -160,6 +170,7 @@ enum class Delivery : std::uint8_t { Whole, Bytewise, Coalesced };
 struct Run {
   bool offer_log = true;
   bool offer_digests = true;
+  bool offer_cache = true;
   bool check_files = false;
   // With digests negotiated, ask for every second write only, as core asks
   // for only the writes that change something.
@@ -187,6 +198,7 @@ class Case {
       policy.stage_fd = ws_->stage_fd();
       policy.limits = containment_limits(o_.profile);
       policy.stage_folders = general();
+      if (general()) policy.cache_fd = ws_->cache_fd();
       for (const UniqueFd& dir : exe_.inputs) policy.read_only_dir_fds.push_back(dir.get());
       for (const UniqueFd& dir : exe_.runtime_dirs) policy.read_only_dir_fds.push_back(dir.get());
       DOT_ASSIGN_OR_RETURN(Sandbox prepared, Sandbox::prepare(policy));
@@ -288,7 +300,8 @@ class Case {
   Result<std::string> general_lifecycle(const Run& run) {
     dpp::HostSession& s = *session_;
     DOT_ASSIGN_OR_RETURN(std::string nonce, random_hex32());
-    general::InitializeParams sent = general::initialize_params(assurance(), nonce, o_.inputs);
+    general::InitializeParams sent = general::initialize_params(
+        assurance(), nonce, o_.inputs, run.offer_cache ? std::optional(ws_->cache_path()) : std::nullopt);
     if (!run.offer_log) std::erase(sent.capabilities, std::string(general::kLogCapability));
     if (!run.offer_digests) std::erase(sent.capabilities, std::string(general::kDigestsCapability));
     DOT_ASSIGN_OR_RETURN(general::InitializeResult echo, s.initialize(sent));
@@ -323,12 +336,15 @@ class Case {
       DOT_TRY(check_stage_holds_only(ws_->stage_fd(), staged.artifacts));
       DOT_TRY(ws_->check_alone());
     }
-    return fmt::format("id {}, {} operations, {} {}{}, log {}{}, digests {}, exit 0", echo.id, plan.operations.size(),
-                       asked.size(), check_files_text(run.check_files),
+    return fmt::format("id {}, {} operations, {} {}{}, log {}{}, digests {}, cache {}, exit 0", echo.id,
+                       plan.operations.size(), asked.size(), check_files_text(run.check_files),
                        asked.size() == writes.size() ? "" : fmt::format(" (of {} writes)", writes.size()),
                        negotiated.log ? "negotiated" : "not negotiated",
                        s.logs().empty() ? "" : fmt::format(" ({} messages)", s.logs().size()),
-                       negotiated.digests ? "negotiated" : "not negotiated");
+                       negotiated.digests ? "negotiated" : "not negotiated",
+                       negotiated.cache  ? "negotiated"
+                       : run.offer_cache ? "not negotiated"
+                                         : "not offered");
   }
 
   std::string check_files_text(bool check_files) const {

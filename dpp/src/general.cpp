@@ -124,7 +124,8 @@ bool is_profile_offer(const std::vector<std::string>& offered) {
 }
 
 bool cache_offer_is_whole(const InitializeParams& p) {
-  const bool offered = std::find(p.capabilities.begin(), p.capabilities.end(), kCacheCapability) != p.capabilities.end();
+  const bool offered =
+      std::find(p.capabilities.begin(), p.capabilities.end(), kCacheCapability) != p.capabilities.end();
   return offered == p.cache.has_value() && (!p.cache || (!p.cache->empty() && p.cache->front() == '/'));
 }
 

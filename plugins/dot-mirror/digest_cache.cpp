@@ -171,10 +171,10 @@ Status DigestCache::save(const std::string& folder) {
                    [](const CachedDigest& a, const CachedDigest& b) { return a.path < b.path; });
   // A path walked twice (a source changing under the walk) keeps its last
   // record: unique from the back keeps the last of each run, at the end.
-  next_.erase(next_.begin(), std::unique(next_.rbegin(), next_.rend(), [](const CachedDigest& a,
-                                                                          const CachedDigest& b) {
-                               return a.path == b.path;
-                             }).base());
+  next_.erase(next_.begin(),
+              std::unique(next_.rbegin(), next_.rend(), [](const CachedDigest& a, const CachedDigest& b) {
+                return a.path == b.path;
+              }).base());
   if (next_ == loaded_) return {};
   const std::string bytes = encode_digest_cache(next_, source_);
   UniqueFd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

@@ -200,7 +200,8 @@ class Mirror final : public g::Plugin {
     if (cache_folder) {
       std::string why_empty;
       cache_.emplace(DigestCache::load(*cache_folder, src_id_, &why_empty));
-      if (!why_empty.empty()) notes.warn(fmt::format("the digest cache was set aside ({}): every file is read", why_empty));
+      if (!why_empty.empty())
+        notes.warn(fmt::format("the digest cache was set aside ({}): every file is read", why_empty));
     }
     DOT_TRY(walk(notes, limits, ctx.digests_negotiated()));
     if (cache_)
@@ -614,8 +615,8 @@ class Mirror final : public g::Plugin {
   UniqueFd src_;
   std::string src_name_;
   SourceId src_id_;
-  std::optional<DigestCache> cache_;  // during dot.plan, with "cache" and digests negotiated
-  std::size_t hashed_ = 0;            // files dot.plan read to hash
+  std::optional<DigestCache> cache_;                         // during dot.plan, with "cache" and digests negotiated
+  std::size_t hashed_ = 0;                                   // files dot.plan read to hash
   std::vector<SourceFile> files_;                            // the writes of the plan, in path order
   std::map<std::string, mode_t, std::less<>> folder_modes_;  // every folder walked
   std::vector<g::FolderRequest> folders_;                    // the writes' parent folders, ascending

@@ -159,6 +159,40 @@ TEST_F(ReleaseTest, UnregisterIsRefusedWhileThePluginManagesPathsOrHasASealedPla
   EXPECT_NE(again.out.find("take over .profile (exists, not managed yet)"), std::string::npos) << again.out;
 }
 
+// The plugin's cache (docs/spec/dpp-general.md, "The plugin's cache"): made
+// for the plugin and kept between its plans, emptied when it is replaced,
+// removed with it, and never reached through a symlink.
+TEST_F(ReleaseTest, APluginsCacheFolderIsKeptBetweenPlansEmptiedByReplaceAndRemovedByUnregister) {
+  run({"init"});
+  register_mirror("org.dot.mirror", dotfiles_);
+  const fs::path cache = home_ / ".dot" / "cache-org.dot.mirror";
+  plan_and_apply("org.dot.mirror");
+  EXPECT_TRUE(fs::is_regular_file(cache / "digests"));
+  struct stat st {};
+  ASSERT_EQ(::lstat(cache.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  spit(cache / "mine", "the plugin's own\n", 0600);
+  run({"plan", "--quiet"});
+  EXPECT_TRUE(fs::exists(cache / "mine"));
+  run({"register", "--plugin", bin("dot-mirror"), "--id", "org.dot.mirror", "--profile", "org.dot.dpp/v1",
+       "--assurance", "audit", "--allow-audit-plugin", "--input", dotfiles_.string(), "--replace"});
+  EXPECT_FALSE(fs::exists(cache)) << "a replaced plugin's files are not the new one's";
+  // A symlink where the folder belongs: refused, nothing written through it.
+  const fs::path elsewhere = base_ / "elsewhere";
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, cache);
+  CmdResult refused = run({"plan"}, 1);
+  EXPECT_EQ(refused.err.rfind("DOT_E_PATH_ESCAPE:", 0), 0u) << refused.err;
+  EXPECT_NE(refused.err.find("cache-org.dot.mirror"), std::string::npos) << refused.err;
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+  fs::remove(cache);
+  run({"plan", "--quiet"});
+  EXPECT_TRUE(fs::is_regular_file(cache / "digests"));
+  run({"unregister", "--forget", "org.dot.mirror"});
+  EXPECT_FALSE(fs::exists(cache));
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+}
+
 // Through core with declared digests (dot-mirror declares them): a symlink
 // of the source over an existing one nobody manages is taken over, a
 // managed one replaced, and rollback puts back each link text exactly.

@@ -228,6 +228,8 @@ TEST_F(PlanProbe, DotMirrorPlansItsSourceUnderProcessAssurance) {
   EXPECT_TRUE(contains(r.out, "big.bin")) << r.out;
   EXPECT_TRUE(contains(r.out, "etc/sub/small.conf")) << r.out;
   expect_clean_stage();
+  // Its cache folder is the one place beside the stage it may write.
+  EXPECT_TRUE(fs::is_regular_file(root_ / ".dot" / "cache-org.dot.mirror" / "digests"));
 }
 
 TEST_F(PlanProbe, WriteOutsideTheStage) {

@@ -420,3 +420,62 @@ def test_registered_id_is_the_one_core_gives_else_the_fallback(monkeypatch):
     assert dp.registered_id("org.example.mirror") == "org.example.mirror"
     monkeypatch.setenv("DOT_PLUGIN_ID", "org.example.work-dotfiles")
     assert dp.registered_id("org.example.mirror") == "org.example.work-dotfiles"
+
+
+class Caching(Two):
+    keeps_cache = True
+
+    def plan(self, ctx, managed):
+        # What an earlier run left, then this run's mark.
+        self.found = sorted(os.listdir(ctx.cache_folder)) if ctx.cache_folder else None
+        if ctx.cache_folder:
+            with open(os.path.join(ctx.cache_folder, "seen"), "w") as f:
+                f.write("x")
+        return super().plan(ctx, managed)
+
+
+def cache_lifecycle(tmp, cache, capabilities):
+    """The lifecycle into a fresh stage below `tmp`, offering `cache` (a folder or None)."""
+    stage = tmp / ("stage%d" % len(list(tmp.glob("stage*"))))
+    stage.mkdir()
+    frames = lifecycle(stage, capabilities)
+    params = init_params(capabilities=capabilities)
+    if cache is not None:
+        params["cache"] = cache
+    frames[0] = frame(request(1, "dot.initialize", params))
+    return frames
+
+
+def test_with_cache_offered_a_plugin_that_keeps_one_echoes_it_last_and_finds_its_folder(tmp_path):
+    stage, cache = tmp_path, tmp_path / "cache"
+    cache.mkdir()
+    plugin = Caching()
+    status, out, err = run(plugin, *cache_lifecycle(stage, str(cache), FIVE + ["digests", "cache"]))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE + ["cache"]
+    assert "cache" not in out[0]["result"]
+    assert plugin.found == [] and (cache / "seen").read_text() == "x"
+    again = Caching()
+    status, out, err = run(again, *cache_lifecycle(stage, str(cache), FIVE + ["cache"]))
+    assert status == 0, err
+    assert again.found == ["seen"]
+    # A plugin that keeps none declines it; one offered none finds no folder.
+    status, out, err = run(Two(), *cache_lifecycle(stage, str(cache), FIVE + ["cache"]))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE
+    unoffered = Caching()
+    status, out, err = run(unoffered, *cache_lifecycle(stage, None, FIVE))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE and unoffered.found is None
+
+
+@pytest.mark.parametrize("cache,capabilities", [
+    (None, FIVE + ["cache"]),                 # offered without a folder
+    ("/c", FIVE),                             # a folder without the offer
+    ("c", FIVE + ["cache"]),                  # not an absolute path
+    ("/c", FIVE + ["cache", "digests"]),      # out of order
+    ("/c", FIVE + ["cache", "cache"]),        # twice
+])
+def test_a_cache_offer_that_is_not_the_profiles_is_invalid_params(tmp_path, cache, capabilities):
+    status, out, err = run(Caching(), *cache_lifecycle(tmp_path, cache, capabilities))
+    assert out[0]["error"]["code"] == -32602, out[0]
