@@ -199,12 +199,6 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options) {
     o.too_large = true;
     return o;
   }
-  if (options.known_digest) {
-    if (std::optional<std::string> known = options.known_digest(o)) {
-      o.sha256 = std::move(*known);
-      return o;
-    }
-  }
   // Read through the descriptor, not st_size: the bytes hashed are the bytes
   // that are there, and growth past the limit while we read is still caught.
   if (!options.keep_content) {
@@ -305,6 +299,24 @@ Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, con
     if (!o.too_large) o.link_text = std::move(text);
   }
   return o;
+}
+
+std::optional<FileObservation> FolderStat::stat(std::string_view relpath) {
+  if (!check_relative_path(relpath).ok()) return std::nullopt;
+  const auto slash = relpath.rfind('/');
+  const std::string_view folder = slash == std::string_view::npos ? std::string_view() : relpath.substr(0, slash);
+  if (!opened_ || folder != folder_) {
+    opened_ = true;
+    folder_.assign(folder);
+    folder_fd_.reset(folder.empty() ? -1
+                                    : sys_openat2(root_fd_, folder_, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0));
+  }
+  const int fd = folder.empty() ? root_fd_ : folder_fd_.get();
+  if (fd < 0) return std::nullopt;
+  const std::string leaf(slash == std::string_view::npos ? relpath : relpath.substr(slash + 1));
+  struct stat st {};
+  if (::fstatat(fd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
+  return from_stat(st);
 }
 
 Result<CreatedFile> create_exclusive(int dirfd, std::string_view name, mode_t mode) {

@@ -13,31 +13,19 @@ bool stat_entry_matches(const store::StatEntry& e, const beneath::FileObservatio
 }
 
 Result<beneath::FileObservation> StatCache::observe(int root_fd, std::string_view path, std::size_t max_bytes) {
-  Status lookup_failed;
-  std::int64_t read_at = 0;
-  bool hit = false;
-  beneath::ObserveOptions options{.max_bytes = max_bytes};
-  options.known_digest = [&](const beneath::FileObservation& st) -> std::optional<std::string> {
-    auto entry = store_.stat_entry(path);
-    if (!entry.ok()) {
-      lookup_failed = std::move(entry).error();
-      return std::nullopt;
+  if (!folders_ || folders_->root_fd() != root_fd) folders_.emplace(root_fd);
+  if (auto now = folders_->stat(path); now && now->type == beneath::FileType::Regular && now->size <= max_bytes) {
+    DOT_ASSIGN_OR_RETURN(std::optional<store::StatEntry> entry, store_.stat_entry(path));
+    if (entry && stat_entry_matches(*entry, *now)) {
+      ++hits_;
+      now->sha256 = std::move(entry->sha256);
+      return *now;
     }
-    if (*entry && stat_entry_matches(**entry, st)) {
-      hit = true;
-      return std::move((*entry)->sha256);
-    }
-    // Taken before the bytes are read: a write after it shows a later time.
-    read_at = clock_();
-    return std::nullopt;
-  };
-  DOT_ASSIGN_OR_RETURN(beneath::FileObservation o, beneath::observe_beneath(root_fd, path, options));
-  DOT_TRY(std::move(lookup_failed));
-  if (o.type != beneath::FileType::Regular || o.too_large || o.sha256.empty()) return o;
-  if (hit) {
-    ++hits_;
-    return o;
   }
+  // Taken before the bytes are read: a write after it shows a later time.
+  const std::int64_t read_at = clock_();
+  DOT_ASSIGN_OR_RETURN(beneath::FileObservation o, beneath::observe_beneath(root_fd, path, {.max_bytes = max_bytes}));
+  if (o.type != beneath::FileType::Regular || o.too_large || o.sha256.empty()) return o;
   ++reads_;
   seen_.push_back(store::StatEntry{.path = std::string(path),
                                    .dev = static_cast<std::int64_t>(o.dev),

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "dot/base/beneath.h"
 #include "dot/base/sha256.h"
@@ -49,12 +50,51 @@ class BeneathTest : public ::testing::Test {
   UniqueFd root_fd_;
 };
 
+// FolderStat answers what one fstatat says, in folders opened beneath the
+// root without a symlink, and nothing for whatever it cannot answer alone.
+TEST_F(BeneathTest, FolderStatSeesWhatObserveSeesWithoutFollowingAnything) {
+  fs::create_directories(root_ / "a" / "b");
+  write(root_ / "a" / "b" / "f.txt", "hello\n", 0640);
+  write(root_ / "a" / "b" / "g.txt", "more\n");
+  write(root_ / "top.txt", "top\n");
+  fs::create_symlink("f.txt", root_ / "a" / "b" / "link");
+  fs::create_directory_symlink(outside_, root_ / "a" / "out");
+  FolderStat folders(root_fd_.get());
+  for (const char* path : {"a/b/f.txt", "a/b/g.txt", "top.txt", "a/b/f.txt"}) {
+    SCOPED_TRACE(path);
+    auto seen = folders.stat(path);
+    ASSERT_TRUE(seen.has_value());
+    auto observed = observe_beneath(root_fd_.get(), path);
+    ASSERT_TRUE(observed.ok()) << observed.error().line();
+    EXPECT_EQ(seen->type, FileType::Regular);
+    EXPECT_EQ(
+        std::tie(seen->dev, seen->ino, seen->size, seen->mode, seen->mtime_ns, seen->ctime_ns, seen->uid, seen->gid),
+        std::tie(observed->dev, observed->ino, observed->size, observed->mode, observed->mtime_ns, observed->ctime_ns,
+                 observed->uid, observed->gid));
+    EXPECT_TRUE(seen->sha256.empty()) << "nothing is read";
+  }
+  auto link = folders.stat("a/b/link");
+  ASSERT_TRUE(link.has_value());
+  EXPECT_EQ(link->type, FileType::Symlink) << "the link itself, not what it names";
+  EXPECT_EQ(folders.stat("a/out/secret.txt"), std::nullopt) << "a symlink on the way is never followed";
+  EXPECT_EQ(folders.stat("a/b/missing"), std::nullopt);
+  EXPECT_EQ(folders.stat("missing/x"), std::nullopt);
+  EXPECT_EQ(folders.stat("a/../top.txt"), std::nullopt);
+  EXPECT_EQ(folders.stat("/etc/passwd"), std::nullopt);
+  // A folder replaced by a symlink after it was seen: the next path in
+  // another folder opens that one afresh, and refuses it.
+  ASSERT_TRUE(folders.stat("top.txt").has_value());
+  fs::rename(root_ / "a" / "b", base_ / "moved");
+  fs::create_directory_symlink(base_ / "moved", root_ / "a" / "b");
+  EXPECT_EQ(folders.stat("a/b/f.txt"), std::nullopt);
+}
+
 TEST_F(BeneathTest, RelativePathRules) {
   EXPECT_TRUE(check_relative_path("a.txt").ok());
   EXPECT_TRUE(check_relative_path("dir/a.txt").ok());
-  for (std::string bad : {std::string(""), std::string("/etc/passwd"), std::string(".."),
-                          std::string("a/../b"), std::string("./a"), std::string("a//b"),
-                          std::string("a\nb"), std::string("a\0b", 3), std::string("a/")}) {
+  for (std::string bad :
+       {std::string(""), std::string("/etc/passwd"), std::string(".."), std::string("a/../b"), std::string("./a"),
+        std::string("a//b"), std::string("a\nb"), std::string("a\0b", 3), std::string("a/")}) {
     auto s = check_relative_path(bad);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_EQ(s.error().code, Code::PathEscape) << bad;
@@ -330,9 +370,10 @@ TEST_F(BeneathTest, TempNamesAreExactlyWhatCreateTempMakes) {
   auto made = create_temp(root_fd_.get(), ".dot-tmp-", 0600);
   ASSERT_TRUE(made.ok()) << made.error().line();
   EXPECT_TRUE(is_temp_name(made->name, ".dot-tmp-")) << made->name;
-  for (const std::string& other : std::vector<std::string>{".dot-tmp-x", ".dot-tmp-" + std::string(31, 'a'), ".dot-tmp-" + std::string(33, 'a'),
-                            ".dot-tmp-" + std::string(32, 'A'), ".dot-tmp-" + std::string(31, 'a') + "/",
-                            "x.dot-tmp-" + std::string(32, 'a')})
+  for (const std::string& other :
+       std::vector<std::string>{".dot-tmp-x", ".dot-tmp-" + std::string(31, 'a'), ".dot-tmp-" + std::string(33, 'a'),
+                                ".dot-tmp-" + std::string(32, 'A'), ".dot-tmp-" + std::string(31, 'a') + "/",
+                                "x.dot-tmp-" + std::string(32, 'a')})
     EXPECT_FALSE(is_temp_name(other, ".dot-tmp-")) << other;
 }
 

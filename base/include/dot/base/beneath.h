@@ -101,10 +101,6 @@ inline constexpr std::size_t kMaxLinkTextBytes = 4095;
 struct ObserveOptions {
   std::size_t max_bytes = 64 * 1024;
   bool keep_content = false;
-  // Asked once a regular file within max_bytes was fstat'ed, before it is
-  // read: a digest it returns is taken as the file's (sha256 set, nothing
-  // read, no content kept). A stat cache answers it (core's StatCache).
-  std::function<std::optional<std::string>(const FileObservation& stat)> known_digest = nullptr;
 };
 
 // Observes an already opened descriptor: fstat, then (regular files only)
@@ -119,6 +115,28 @@ Result<FileObservation> observe_fd(int fd, const ObserveOptions& options = {});
 // itself; a symlink on the way is PathEscape.
 // Devices, FIFOs and directories are reported by type and never read.
 Result<FileObservation> observe_beneath(int dirfd, std::string_view relpath, const ObserveOptions& options = {});
+
+// The stat of many paths beneath one root, each with a single fstatat
+// (AT_SYMLINK_NOFOLLOW) in its folder, the folder opened once for
+// consecutive paths in it (O_PATH, beneath the root, no symlink on the way):
+// what a stat cache needs to know that a file has not changed, without
+// opening it. Paths in sorted order share their folders. Nothing here is
+// read, so nothing is judged either: nullopt for whatever a stat cannot
+// answer alone (a folder that cannot be opened, a symlink on the way, a
+// name with no entry, a path check_relative_path refuses), which the
+// caller observes with observe_beneath, and which says why.
+class FolderStat {
+ public:
+  explicit FolderStat(int root_fd) : root_fd_(root_fd) {}
+  std::optional<FileObservation> stat(std::string_view relpath);
+  int root_fd() const noexcept { return root_fd_; }
+
+ private:
+  int root_fd_;
+  bool opened_ = false;
+  std::string folder_;  // the folder of the last path ("": the root itself)
+  UniqueFd folder_fd_;  // -1 when it could not be opened
+};
 
 // An exclusively created file in a directory: O_CREAT | O_EXCL | O_NOFOLLOW,
 // mode set exactly (umask does not apply).

@@ -32,9 +32,10 @@ class StatCache {
   explicit StatCache(store::Store& store, Clock clock = realtime_ns) : store_(store), clock_(std::move(clock)) {}
 
   // observe_beneath of `path`, answered from the cache when the target's
-  // stat matches its entry (nothing read then); otherwise the target is read
-  // and hashed, and what was seen is kept for save(). Errors are
-  // observe_beneath's and the store's.
+  // stat matches its entry (one fstatat in its folder, nothing opened or
+  // read: beneath::FolderStat); otherwise the target is read and hashed,
+  // and what was seen is kept for save(). Errors are observe_beneath's and
+  // the store's.
   Result<beneath::FileObservation> observe(int root_fd, std::string_view path, std::size_t max_bytes);
 
   // The entries of the targets read since the last save, in one store
@@ -47,6 +48,7 @@ class StatCache {
  private:
   store::Store& store_;
   Clock clock_;
+  std::optional<beneath::FolderStat> folders_;  // of the last root observed in
   std::vector<store::StatEntry> seen_;
   std::size_t reads_ = 0;
   std::size_t hits_ = 0;
