@@ -143,6 +143,20 @@ TEST_F(InterpretedPlan, PythonPluginOnDotPluginPlansUnderBothAssurances) {
   expect_clean_stage();
 }
 
+// A plugin whose runtime predates an offer of this dot-core (here dot_plugin
+// as it was before "cache") answers dot.initialize -32602: the error says
+// what to do about it.
+TEST_F(InterpretedPlan, APluginBuiltAgainstAnOlderRuntimeIsToldHowToCatchUp) {
+  CmdResult r = act("_OPTIONAL = ('log', 'digests')", "audit");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(contains(r.err, "answered dot.initialize with error -32602: Invalid params: the capabilities are not "
+                              "the profile's"))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "a plugin built against an older dot-core refuses what this one offers")) << r.err;
+  EXPECT_TRUE(contains(r.err, "register --root " + root_.string() + " --replace ...")) << r.err;
+  expect_clean_stage();
+}
+
 TEST_F(InterpretedPlan, EnvPython3LineIsResolvedOnceAtRegister) {
   // PATH holds a relative entry (skipped) before python3's own folder.
   const std::string dir = fs::path(kPython).parent_path().string();
