@@ -89,7 +89,12 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
   }
   // The operations are encoded one at a time into one piece of text: a tree
   // of every value of 100,000 operations would take about 1.6 KiB each.
-  std::string ops = "[";
+  // Room for a typical operation (a path and two snapshots with their
+  // digests) up front, so that the text is not copied as it grows.
+  constexpr std::size_t kTypicalOperationBytes = 256;
+  std::string ops;
+  ops.reserve(plan.operations.size() * kTypicalOperationBytes);
+  ops += '[';
   for (const auto& op : plan.operations) {
     if (ops.size() > 1) ops += ',';
     auto o = jcs::Node::object();
@@ -99,10 +104,15 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
     DOT_TRY(jcs::encode_to(ops, o, jcs::Profile::Rfc8785));
   }
   ops += ']';
+  // The document is the operations' text and a little more: written into
+  // one string of that size (the text is copied once, not as it grows).
+  std::string out;
+  out.reserve(ops.size() + plan.directories.size() * kTypicalOperationBytes + 4096);
   n.set("operations", jcs::Node::encoded(std::move(ops), jcs::Profile::Rfc8785));
   n.set("plugin_id", jcs::Node::string(plan.plugin_id));
   n.set("profile", jcs::Node::string(plan.profile));
-  return jcs::encode(detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785);
+  DOT_TRY(jcs::encode_to(out, detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785));
+  return out;
 }
 
 Result<std::string> canonical_bytes(const PlanV2& plan) { return detail::canonical_document(plan, detail::kPlanForm); }

@@ -325,8 +325,8 @@ TEST_F(ReleaseTest, ANoChangePlanNeverWritesItsLargeProposalDocument) {
   plan_and_apply("org.example.dotfiles");
   const fs::path db = home_ / ".dot" / "store.db";
   auto kill_at_proposal_id = [&] {
-    CmdResult crashed = run_core(kHookedCore, {"plan", "--root", home_.string(), "--quiet"},
-                                 {"DOT_TEST_CRASH_AT=store.proposal.id"});
+    CmdResult crashed =
+        run_core(kHookedCore, {"plan", "--root", home_.string(), "--quiet"}, {"DOT_TEST_CRASH_AT=store.proposal.id"});
     EXPECT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
     Sql q(db);
     const auto rows = q.run(

@@ -28,21 +28,20 @@ constexpr const char* kLimitsJson =
 
 TEST(General, InitializeRequestIsTheSpecifiedCanonicalBytes) {
   auto p = initialize_params("process", kNonce, {"/srv/in", "/home/u/dots"});
-  EXPECT_EQ(*encode_request(1, Method::Initialize, to_node(p)),
-            std::string("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{\"capabilities\":"
-                        "[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\",\"log\",\"digests\"],\"inputs\":"
-                        "[\"/srv/in\",\"/home/u/dots\"],\"limits\":") +
-                kLimitsJson + ",\"nonce\":\"" + kNonce +
-                "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1,\"required_assurance\":\"process\"}}");
+  EXPECT_EQ(
+      *encode_request(1, Method::Initialize, to_node(p)),
+      std::string("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{\"capabilities\":"
+                  "[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\",\"log\",\"digests\"],\"inputs\":"
+                  "[\"/srv/in\",\"/home/u/dots\"],\"limits\":") +
+          kLimitsJson + ",\"nonce\":\"" + kNonce +
+          "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1,\"required_assurance\":\"process\"}}");
   EXPECT_EQ(*encode_request(2, Method::Plan, to_node(PlanParams{{"a", "b/c"}})),
             "{\"id\":2,\"jsonrpc\":\"2.0\",\"method\":\"dot.plan\",\"params\":{\"managed\":[\"a\",\"b/c\"]}}");
   EXPECT_EQ(*encode_log({"info", "hi"}),
             "{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"params\":{\"level\":\"info\",\"message\":\"hi\"}}");
 }
 
-TEST(General, TheProfileLimitsAreTheSpecifiedValues) {
-  EXPECT_EQ(canonical(to_node(kLimits)), kLimitsJson);
-}
+TEST(General, TheProfileLimitsAreTheSpecifiedValues) { EXPECT_EQ(canonical(to_node(kLimits)), kLimitsJson); }
 
 InitializeResult honest_echo(const InitializeParams& p, bool log) {
   InitializeResult r;
@@ -128,13 +127,20 @@ Status status_of(Result<T> r) {
 
 Status decode(Type t, json::Value v, const Limits& limits = kLimits) {
   switch (t) {
-    case Type::InitParams: return status_of(decode_initialize_params(v));
-    case Type::InitResult: return status_of(decode_initialize_result(v));
-    case Type::PlanParams: return status_of(decode_plan_params(v));
-    case Type::PlanResult: return status_of(decode_plan_result(v, limits));
-    case Type::MatResult: return status_of(decode_materialize_result(v, limits));
-    case Type::Log: return status_of(decode_log_params(v));
-    case Type::Error: return status_of(decode_error_object(v));
+    case Type::InitParams:
+      return status_of(decode_initialize_params(v));
+    case Type::InitResult:
+      return status_of(decode_initialize_result(v));
+    case Type::PlanParams:
+      return status_of(decode_plan_params(v));
+    case Type::PlanResult:
+      return status_of(decode_plan_result(v, limits));
+    case Type::MatResult:
+      return status_of(decode_materialize_result(v, limits));
+    case Type::Log:
+      return status_of(decode_log_params(v));
+    case Type::Error:
+      return status_of(decode_error_object(v));
   }
   return {};
 }
@@ -162,7 +168,8 @@ std::string limits_with(std::string_view from, std::string_view to) {
   return s;
 }
 
-const std::string kEffects = "\"effects\":[{\"failure_policy\":\"required\",\"kind\":\"sync\",\"target\":\"managed-root\"}]";
+const std::string kEffects =
+    "\"effects\":[{\"failure_policy\":\"required\",\"kind\":\"sync\",\"target\":\"managed-root\"}]";
 const std::string kSha(64, 'e');
 
 INSTANTIATE_TEST_SUITE_P(
@@ -199,8 +206,7 @@ INSTANTIATE_TEST_SUITE_P(
              "{" + kEffects + ",\"operations\":[{\"action\":\"write\",\"exec\":true,\"mode\":420,\"path\":\"a\"}]}",
              "unknown_field"},
         Case{"plan_op_case", Type::PlanResult,
-             "{" + kEffects + ",\"operations\":[{\"Action\":\"write\",\"mode\":420,\"path\":\"a\"}]}",
-             "missing_field"},
+             "{" + kEffects + ",\"operations\":[{\"Action\":\"write\",\"mode\":420,\"path\":\"a\"}]}", "missing_field"},
         Case{"plan_effect_unknown", Type::PlanResult,
              "{\"effects\":[{\"failure_policy\":\"required\",\"hook\":\"x\",\"kind\":\"sync\",\"target\":\"t\"}],"
              "\"operations\":[]}",
@@ -250,7 +256,9 @@ TEST(General, OperationAndArtifactCountsAreLimitedBeforeAnythingIsBuilt) {
 TEST(General, ClaimsTogetherAreLimitedAtTheByte) {
   Limits small = kLimits;
   small.max_total_bytes = 10;
-  auto art = [](int size) { return "{\"path\":\"a\",\"sha256\":\"" + kSha + "\",\"size\":" + std::to_string(size) + "}"; };
+  auto art = [](int size) {
+    return "{\"path\":\"a\",\"sha256\":\"" + kSha + "\",\"size\":" + std::to_string(size) + "}";
+  };
   auto doc = parse("{\"artifacts\":[" + art(4) + "," + art(6) + "]}");
   EXPECT_TRUE(decode_materialize_result(doc.root(), small).ok());
   doc = parse("{\"artifacts\":[" + art(4) + "," + art(7) + "]}");
@@ -365,8 +373,8 @@ TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {
   EXPECT_EQ(decode_plan_result(doc.root(), kLimits, false).error().kind, "unknown_field");
   auto bare = parse("{" + effects + R"(,"operations":[{"action":"write","mode":420,"path":"a"}]})");
   EXPECT_EQ(decode_plan_result(bare.root(), kLimits, true).error().kind, "missing_field");
-  auto on_remove = parse("{" + effects + R"(,"operations":[{"action":"remove","mode":0,"path":"b","sha256":")" +
-                         kSha + R"(","size":0}]})");
+  auto on_remove = parse("{" + effects + R"(,"operations":[{"action":"remove","mode":0,"path":"b","sha256":")" + kSha +
+                         R"(","size":0}]})");
   EXPECT_EQ(decode_plan_result(on_remove.root(), kLimits, true).error().kind, "unknown_field");
   auto upper = parse("{" + effects + R"(,"operations":[{"action":"write","mode":420,"path":"a","sha256":")" +
                      std::string(64, 'A') + R"(","size":3}]})");
@@ -434,7 +442,9 @@ INSTANTIATE_TEST_SUITE_P(
         EchoCase{"capabilities_added", +[](InitializeResult& e) { e.capabilities.back() = "exec"; }, "capabilities",
                  "added capability \"exec\""},
         EchoCase{"capabilities_log_first",
-                 +[](InitializeResult& e) { e.capabilities = {"log", "materialize", "plan", "post-commit-effects", "validate"}; },
+                 +[](InitializeResult& e) {
+                   e.capabilities = {"log", "materialize", "plan", "post-commit-effects", "validate"};
+                 },
                  "capabilities", "order matters"}),
     [](const ::testing::TestParamInfo<EchoCase>& i) { return std::string(i.param.name); });
 
@@ -470,8 +480,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "\"profile\":\"p\",\"protocol\":1}",
                       "limits", "\"limits\""},
         EchoShapeCase{"inputs_missing",
-                      "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"limits\":" + std::string(kLimitsJson) +
-                          ",\"nonce\":\"n\",\"profile\":\"p\",\"protocol\":1}",
+                      "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"limits\":" +
+                          std::string(kLimitsJson) + ",\"nonce\":\"n\",\"profile\":\"p\",\"protocol\":1}",
                       "inputs", "\"inputs\""},
         EchoShapeCase{"nonce_missing",
                       "{\"assurance\":\"audit\",\"capabilities\":[],\"id\":\"x\",\"inputs\":[],\"limits\":" +
@@ -487,8 +497,9 @@ TEST(General, RepliesAreResultsErrorsOrNotifications) {
   EXPECT_EQ(r->kind, Reply::Kind::Result);
   EXPECT_TRUE(r->result.is_object());
 
-  doc = parse("{\"error\":{\"code\":-32601,\"data\":{\"b\":1, \"a\":[true]},\"message\":\"no such method\"},"
-              "\"id\":3,\"jsonrpc\":\"2.0\"}");
+  doc = parse(
+      "{\"error\":{\"code\":-32601,\"data\":{\"b\":1, \"a\":[true]},\"message\":\"no such method\"},"
+      "\"id\":3,\"jsonrpc\":\"2.0\"}");
   r = decode_reply(doc, 3, Method::Materialize);
   ASSERT_TRUE(r.ok()) << r.error().line();
   EXPECT_EQ(r->kind, Reply::Kind::Error);
@@ -520,24 +531,21 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"id_mismatch", "{\"id\":1,\"jsonrpc\":\"2.0\",\"result\":{}}", Code::Protocol, "id_mismatch"},
         Bad{"error_for_null", "{\"error\":{\"code\":-32700,\"message\":\"m\"},\"id\":null,\"jsonrpc\":\"2.0\"}",
             Code::Protocol, "id"},
-        Bad{"result_and_error",
-            "{\"error\":{\"code\":1,\"message\":\"m\"},\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}",
+        Bad{"result_and_error", "{\"error\":{\"code\":1,\"message\":\"m\"},\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{}}",
             Code::Protocol, "unknown_field"},
         Bad{"error_not_object", "{\"error\":\"no\",\"id\":2,\"jsonrpc\":\"2.0\"}", Code::Protocol, "not_object"},
         Bad{"request_from_plugin", "{\"id\":2,\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"params\":{}}",
             Code::Protocol, "method_in_response"},
-        Bad{"notification_with_result", "{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"result\":{}}",
-            Code::Protocol, "method_in_response"},
+        Bad{"notification_with_result", "{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\",\"result\":{}}", Code::Protocol,
+            "method_in_response"},
         Bad{"notification_1_0", "{\"jsonrpc\":\"1.0\",\"method\":\"dot.log\",\"params\":{}}", Code::Protocol,
             "jsonrpc_version"},
         Bad{"notification_no_version", "{\"method\":\"dot.log\",\"params\":{}}", Code::Protocol, "missing_field"},
-        Bad{"notification_no_params", "{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\"}", Code::Protocol,
-            "missing_field"},
+        Bad{"notification_no_params", "{\"jsonrpc\":\"2.0\",\"method\":\"dot.log\"}", Code::Protocol, "missing_field"},
         Bad{"notification_params_only", "{\"jsonrpc\":\"2.0\",\"params\":{}}", Code::Protocol, "missing_field"},
         Bad{"notification_method_number", "{\"jsonrpc\":\"2.0\",\"method\":7,\"params\":{}}", Code::Protocol,
             "wrong_type"},
-        Bad{"unknown_member", "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{},\"x\":0}", Code::Protocol,
-            "unknown_field"},
+        Bad{"unknown_member", "{\"id\":2,\"jsonrpc\":\"2.0\",\"result\":{},\"x\":0}", Code::Protocol, "unknown_field"},
         Bad{"no_result", "{\"id\":2,\"jsonrpc\":\"2.0\"}", Code::Protocol, "missing_field"}),
     [](const ::testing::TestParamInfo<Bad>& i) { return std::string(i.param.name); });
 

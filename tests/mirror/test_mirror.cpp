@@ -146,10 +146,10 @@ Run mirror(const std::string& src, std::vector<std::string> managed = {}, DriveO
   // removes the stage).
   if (out.r.status.ok())
     for (const auto& [path, bytes] : out.stage_files)
-    if (auto d = out.declared.find(path); d != out.declared.end()) {
-      EXPECT_EQ(sha256_hex(bytes), d->second.sha256) << path;
-      EXPECT_EQ(bytes.size(), d->second.size) << path;
-    }
+      if (auto d = out.declared.find(path); d != out.declared.end()) {
+        EXPECT_EQ(sha256_hex(bytes), d->second.sha256) << path;
+        EXPECT_EQ(bytes.size(), d->second.size) << path;
+      }
   return out;
 }
 

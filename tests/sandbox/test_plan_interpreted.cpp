@@ -149,8 +149,9 @@ TEST_F(InterpretedPlan, PythonPluginOnDotPluginPlansUnderBothAssurances) {
 TEST_F(InterpretedPlan, APluginBuiltAgainstAnOlderRuntimeIsToldHowToCatchUp) {
   CmdResult r = act("_OPTIONAL = ('log', 'digests')", "audit");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_TRUE(contains(r.err, "answered dot.initialize with error -32602: Invalid params: the capabilities are not "
-                              "the profile's"))
+  EXPECT_TRUE(contains(r.err,
+                       "answered dot.initialize with error -32602: Invalid params: the capabilities are not "
+                       "the profile's"))
       << r.err;
   EXPECT_TRUE(contains(r.err, "a plugin built against an older dot-core refuses what this one offers")) << r.err;
   EXPECT_TRUE(contains(r.err, "register --root " + root_.string() + " --replace ...")) << r.err;
