@@ -35,16 +35,18 @@ Error bad(std::size_t line, std::string_view what) {
   return make_error(ErrorKind::DigestCache, fmt::format("line {}: {}", line, what));
 }
 
-// Reads one space-ended (or, for the last, line-ended) decimal number,
-// spelled exactly as fmt writes it (no sign but a minus, no leading zero):
-// the file is canonical, so decoding and encoding again gives its bytes.
+// Reads one decimal number, spelled exactly as fmt writes it (no sign but
+// a minus, no leading zero), followed by one space, or, when it is the
+// `last` of its line, by nothing: the file is canonical, so decoding and
+// encoding again gives its bytes.
 template <typename T>
-bool take_number(std::string_view& rest, T& out) {
+bool take_number(std::string_view& rest, T& out, bool last = false) {
   const auto space = rest.find(' ');
+  if (last != (space == std::string_view::npos)) return false;
   const std::string_view token = rest.substr(0, space);
   const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), out);
   if (ec != std::errc() || end != token.data() + token.size() || fmt::format("{}", out) != token) return false;
-  rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+  rest = last ? std::string_view() : rest.substr(space + 1);
   return true;
 }
 
@@ -97,7 +99,7 @@ Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, co
       if (!rest.starts_with(kMagic) || rest.size() == kMagic.size() || rest[kMagic.size()] != ' ')
         return bad(number, fmt::format("not \"{} <dev> <ino>\"", kMagic));
       rest.remove_prefix(kMagic.size() + 1);
-      if (!take_number(rest, of.dev) || !take_number(rest, of.ino) || !rest.empty())
+      if (!take_number(rest, of.dev) || !take_number(rest, of.ino, /*last=*/true))
         return bad(number, "the source folder is not two numbers");
       if (!(of == source)) return bad(number, "the cache is another source folder's");
       continue;
@@ -105,7 +107,7 @@ Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, co
     if (line.starts_with("end ")) {
       std::string_view rest = line.substr(4);
       std::size_t count = 0;
-      if (!take_number(rest, count) || !rest.empty() || count != records.size())
+      if (!take_number(rest, count, /*last=*/true) || count != records.size())
         return bad(number, fmt::format("the end line does not count the {} records", records.size()));
       ended = true;
       continue;
