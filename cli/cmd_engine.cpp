@@ -226,7 +226,7 @@ int run_unregister(const EngineOptions& o) {
   if (!done.ok()) return report(done.error(), o.json);
   if (!done->copy_left.empty()) {
     const std::string line =
-        fmt::format("warning: the pinned copy could not be removed ({})\n", shown(done->copy_left));
+        fmt::format("warning: the pinned copy or the cache folder could not be removed ({})\n", shown(done->copy_left));
     std::fwrite(line.data(), 1, line.size(), stderr);
   }
   return print_record(o.json, *done, write_unregistered, unregistered_text);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dot/base/beneath.h"
 #include "dot/base/jcs.h"
@@ -351,6 +352,11 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   m.sha256 = pinned.sha256;
   DOT_ASSIGN_OR_RETURN(std::string manifest_bytes, encode_manifest(m));
 
+  // What the replaced plugin kept is not the new one's to read: gone before
+  // anything is swapped (a cache is disposable; if register fails after
+  // this, the plugin it keeps makes a new one).
+  if (existing) DOT_TRY(remove_plugin_cache(root, m.id));
+
   // The copy is written, renamed into place and synced beneath the state
   // folder's descriptor, under the id's own name.
   const int state_fd = root.dirs().state_fd.get();
@@ -366,8 +372,6 @@ Result<Registration> register_plugin(Root& root, const RegisterRequest& req) {
   if (auto s = beneath::rename_entry(state_fd, copy.name, copy_name, /*no_replace=*/!existing); !s.ok())
     return cleanup(s.error());
   DOT_TRY(beneath::fsync_fd(state_fd, root.layout().state_dir));
-  // What the replaced plugin kept is not the new one's to read.
-  if (existing) DOT_TRY(remove_plugin_cache(root, m.id));
 
   store::PluginRecord rec;
   rec.plugin_id = m.id;
@@ -500,10 +504,11 @@ Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, b
   out.plugin_id = std::string(plugin_id);
   DOT_ASSIGN_OR_RETURN(out.released, root.store().unregister_plugin(plugin_id, forget));
   const std::string copy_name = store::plugin_copy_name(plugin_id);
+  std::vector<std::string> left;
   if (::unlinkat(root.dirs().state_fd.get(), copy_name.c_str(), 0) != 0 && errno != ENOENT)
-    out.copy_left = fmt::format("{}/{}: {}", root.layout().state_dir, copy_name, std::strerror(errno));
-  else if (auto s = remove_plugin_cache(root, plugin_id); !s.ok())
-    out.copy_left = s.error().message();
+    left.push_back(fmt::format("{}/{}: {}", root.layout().state_dir, copy_name, std::strerror(errno)));
+  if (auto s = remove_plugin_cache(root, plugin_id); !s.ok()) left.push_back(s.error().message());
+  out.copy_left = fmt::format("{}", fmt::join(left, "; "));
   return out;
 }
 
