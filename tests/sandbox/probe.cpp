@@ -95,6 +95,30 @@ std::string act_write_outside(const std::string& path) {
   return n == 6 ? "wrote " + path : errno_text(errno);
 }
 
+// In a general plugin's cache folder <dir>/cache: what a plugin keeping a
+// cache does (a file written beside the old one and renamed over it, a
+// folder), one "name: outcome" per step; or, with `link`, what it must not
+// do there: a symlink, or a hard link to a file outside (which would make
+// that file readable through the cache).
+std::string act_cache(const std::string& dir, const std::string& link) {
+  const std::string cache = dir + "/cache";
+  if (link == "symlink")
+    return ::symlinkat("/etc/passwd", AT_FDCWD, (cache + "/link").c_str()) == 0 ? "made a symlink" : errno_text(errno);
+  if (link == "link")
+    return ::linkat(AT_FDCWD, (dir + "/secret").c_str(), AT_FDCWD, (cache + "/secret").c_str(), 0) == 0
+               ? "linked the secret"
+               : errno_text(errno);
+  std::string out;
+  auto step = [&](const char* name, int rc) {
+    out += std::string(out.empty() ? "" : ", ") + name + ": " + (rc == 0 ? "done" : errno_text(errno));
+  };
+  std::string wrote = act_write_outside(cache + "/index.new");
+  step("write", wrote.rfind("wrote", 0) == 0 ? 0 : -1);
+  step("rename", ::renameat(AT_FDCWD, (cache + "/index.new").c_str(), AT_FDCWD, (cache + "/index").c_str()));
+  step("mkdir", ::mkdirat(AT_FDCWD, (cache + "/sub").c_str(), 0700));
+  return out;
+}
+
 std::string act_connect(int port) {
   int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return errno_text(errno);
@@ -235,24 +259,39 @@ std::string returned(long r, int e) {
 std::string act_syscall(const std::string& name) {
   long r = -2;
   errno = 0;
-  if (name == "mount") r = ::syscall(SYS_mount, "none", "/nonexistent-dot-probe", "tmpfs", 0UL, nullptr);
-  else if (name == "umount2") r = ::syscall(SYS_umount2, "/nonexistent-dot-probe", 0);
-  else if (name == "chroot") r = ::syscall(SYS_chroot, "/nonexistent-dot-probe");
-  else if (name == "pivot_root") r = ::syscall(SYS_pivot_root, "/nonexistent-dot-probe", "/nonexistent-dot-probe");
-  else if (name == "keyctl") r = ::syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0);
-  else if (name == "add_key") r = ::syscall(SYS_add_key, "dot-no-such-type", "d", nullptr, 0, -3);
-  else if (name == "bpf") r = ::syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, nullptr, 0);
-  else if (name == "unshare") r = ::syscall(SYS_unshare, 0);
-  else if (name == "setns") r = ::syscall(SYS_setns, -1, 0);
-  else if (name == "personality") r = ::syscall(SYS_personality, 0xffffffffUL);
-  else if (name == "io_uring_setup") r = ::syscall(SYS_io_uring_setup, 0, nullptr);
-  else if (name == "perf_event_open") r = ::syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0);
-  else if (name == "process_vm_readv") r = ::syscall(SYS_process_vm_readv, ::getppid(), nullptr, 0, nullptr, 0, 0);
-  else if (name == "setuid") r = ::syscall(SYS_setuid, ::getuid());
+  if (name == "mount")
+    r = ::syscall(SYS_mount, "none", "/nonexistent-dot-probe", "tmpfs", 0UL, nullptr);
+  else if (name == "umount2")
+    r = ::syscall(SYS_umount2, "/nonexistent-dot-probe", 0);
+  else if (name == "chroot")
+    r = ::syscall(SYS_chroot, "/nonexistent-dot-probe");
+  else if (name == "pivot_root")
+    r = ::syscall(SYS_pivot_root, "/nonexistent-dot-probe", "/nonexistent-dot-probe");
+  else if (name == "keyctl")
+    r = ::syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0);
+  else if (name == "add_key")
+    r = ::syscall(SYS_add_key, "dot-no-such-type", "d", nullptr, 0, -3);
+  else if (name == "bpf")
+    r = ::syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, nullptr, 0);
+  else if (name == "unshare")
+    r = ::syscall(SYS_unshare, 0);
+  else if (name == "setns")
+    r = ::syscall(SYS_setns, -1, 0);
+  else if (name == "personality")
+    r = ::syscall(SYS_personality, 0xffffffffUL);
+  else if (name == "io_uring_setup")
+    r = ::syscall(SYS_io_uring_setup, 0, nullptr);
+  else if (name == "perf_event_open")
+    r = ::syscall(SYS_perf_event_open, nullptr, 0, -1, -1, 0);
+  else if (name == "process_vm_readv")
+    r = ::syscall(SYS_process_vm_readv, ::getppid(), nullptr, 0, nullptr, 0, 0);
+  else if (name == "setuid")
+    r = ::syscall(SYS_setuid, ::getuid());
   else if (name == "memfd_create") {
     r = ::syscall(SYS_memfd_create, "dot-probe", 0);
     if (r >= 0) ::close(static_cast<int>(r));
-  } else return "unknown system call";
+  } else
+    return "unknown system call";
   return returned(r, errno);
 }
 
@@ -398,7 +437,7 @@ std::string act_proc(const std::string& who) {
 std::atomic<int> g_usr1_seen{0};
 
 std::string act_threads() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = [](int) { g_usr1_seen.fetch_add(1); };
   if (::sigaction(SIGUSR1, &sa, nullptr) != 0) return errno_text(errno);
   struct Seen {
@@ -419,9 +458,8 @@ std::string act_threads() {
   if (e != 0) return errno_text(e);
   ::pthread_join(t, nullptr);
   int killed = ::pthread_kill(::pthread_self(), SIGUSR1);
-  return "getattr " + std::to_string(seen.attr) + ", raise " +
-         std::to_string(seen.raised) + ", pthread_kill " + std::to_string(killed) + ", handled " +
-         std::to_string(g_usr1_seen.load());
+  return "getattr " + std::to_string(seen.attr) + ", raise " + std::to_string(seen.raised) + ", pthread_kill " +
+         std::to_string(killed) + ", handled " + std::to_string(g_usr1_seen.load());
 }
 
 // Threads as a hostile plugin would make them: clone() with a 16 KiB stack
@@ -436,8 +474,8 @@ int park_forever(void*) {
 
 std::string act_raw_threads(int n) {
   const std::size_t stack = 16 * 1024;
-  auto* stacks = static_cast<char*>(::mmap(nullptr, stack * static_cast<std::size_t>(n), PROT_READ | PROT_WRITE,
-                                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  auto* stacks = static_cast<char*>(
+      ::mmap(nullptr, stack * static_cast<std::size_t>(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (stacks == MAP_FAILED) return errno_text(errno);
   timespec t0{}, t1{};
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -498,6 +536,9 @@ std::string run_act(const std::string& act, const std::string& dir, bool plugin)
   if (act == "list-input") return act_list(dir + "/input");
   if (act == "write-input") return act_write_outside(dir + "/input/written");
   if (act == "write-outside") return act_write_outside(dir + "/written-outside");
+  if (act == "cache") return act_cache(dir, "");
+  if (act == "cache-symlink") return act_cache(dir, "symlink");
+  if (act == "cache-link") return act_cache(dir, "link");
   if (act.rfind("connect-", 0) == 0) return act_connect(std::atoi(act.c_str() + 8));
   if (act == "connect") return act_connect(port_from(dir));
   if (act == "exec-sh") return act_exec_sh(plugin ? dir + "/sh-ran" : "");
@@ -651,9 +692,9 @@ std::string general_result(const std::string& method, const std::string& body, c
   if (method == "dot.initialize")
     return "{\"assurance\":\"" + string_field(body, "required_assurance") +
            "\",\"capabilities\":[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\"],"
-           "\"id\":\"org.test.probe\"," + raw_member(body, "inputs", '[', ']') + "," +
-           raw_member(body, "limits", '{', '}') + ",\"nonce\":\"" + string_field(body, "nonce") +
-           "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1}";
+           "\"id\":\"org.test.probe\"," +
+           raw_member(body, "inputs", '[', ']') + "," + raw_member(body, "limits", '{', '}') + ",\"nonce\":\"" +
+           string_field(body, "nonce") + "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1}";
   if (method == "dot.plan")
     return "{\"effects\":[{\"failure_policy\":\"required\",\"kind\":\"sync\",\"target\":\"managed-root\"}],"
            "\"operations\":[{\"action\":\"write\",\"mode\":420,\"path\":\"probe.txt\"}]}";
@@ -685,15 +726,17 @@ int serve_dpp(const std::string& act, const std::string& outcome) {
       if (act == "wrong-assurance") assurance = assurance == "process" ? "audit" : "process";
       result = "{\"protocol\":1,\"profile\":\"org.dot.hello/v1\",\"assurance\":\"" + assurance +
                "\",\"capabilities\":[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\"],"
-               "\"nonce\":\"" + string_field(body, "nonce") + "\",\"id\":\"org.dot.hello\"}";
+               "\"nonce\":\"" +
+               string_field(body, "nonce") + "\",\"id\":\"org.dot.hello\"}";
     } else if (method == "dot.plan") {
-      result = "{\"names\":[\"hello.txt\",\"welcome.txt\"],\"effects\":[{\"kind\":\"sync\","
-               "\"target\":\"managed-root\",\"failure_policy\":\"required\"}]}";
+      result =
+          "{\"names\":[\"hello.txt\",\"welcome.txt\"],\"effects\":[{\"kind\":\"sync\","
+          "\"target\":\"managed-root\",\"failure_policy\":\"required\"}]}";
     } else if (method == "dot.materialize") {
       std::string stage = string_field(body, "stage");
-      const std::string files[2][2] = {{"hello.txt", "probe " + act + ": " + outcome + "\n"},
-                                       {"welcome.txt", "welcome from the sandbox probe, asked for assurance " +
-                                                           asked + "\n"}};
+      const std::string files[2][2] = {
+          {"hello.txt", "probe " + act + ": " + outcome + "\n"},
+          {"welcome.txt", "welcome from the sandbox probe, asked for assurance " + asked + "\n"}};
       result = "{\"artifacts\":[";
       for (int i = 0; i < 2; ++i) {
         if (!write_stage_file(stage, files[i][0], files[i][1])) return 4;
