@@ -201,6 +201,16 @@ TEST_F(CacheFolder, SaveWritesWhatThisPlanSawAndNothingWhenThatIsWhatWasLoaded) 
   std::ifstream in(file(), std::ios::binary);
   const std::string saved((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(saved, encode_digest_cache({a, c}, kSource));
+  // A symlink planted where the new file is written is never written through.
+  const std::string victim = dir_ + "-victim";
+  std::ofstream(victim) << "untouched\n";
+  ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/digests.new").c_str()), 0);
+  auto planted = DigestCache::load(dir_, kSource, nullptr);
+  planted.record(b);
+  EXPECT_FALSE(planted.save(dir_).ok());
+  std::ifstream v(victim);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(v)), std::istreambuf_iterator<char>()), "untouched\n");
+  fs::remove(victim);
 }
 
 }  // namespace
