@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -239,11 +240,15 @@ std::string log_line(const store::LogRecord& l) {
   return fmt::format("log {} during {}: {}\n", shown(l.level), shown(l.method), shown(l.message));
 }
 
-// Targets edited since the plan that last wrote them (drift): path -> that
-// plan's id. A plan writing one of them reverts the edit and says so.
-EditedTargets edited_targets(Root& root) {
+// The targets of `planned` edited since the plan that last wrote them
+// (drift): path -> that plan's id. A plan writing one of them reverts the
+// edit and says so. Only the plan's own paths are observed again.
+EditedTargets edited_targets(Root& root, const core::PlanOutcome& planned) {
   EditedTargets out;
-  auto drift = core::find_drift(root);
+  std::set<std::string, std::less<>> paths;
+  for (const auto& slot : planned.slots) paths.insert(slot.name);
+  for (const auto& slot : planned.path_slots) paths.insert(slot.path);
+  auto drift = core::find_drift(root, &paths);
   if (!drift.ok()) return out;  // only a label is lost; the plan stands
   for (auto& d : *drift) out.emplace(std::move(d.name), std::move(d.plan_id));
   return out;
@@ -292,7 +297,7 @@ int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& r
   if (general && o.stat) return print_human(plan_stat_text(planned));
   const std::string see_all = fmt::format("`{} {}` or `{}`", command_for(root.layout().root, "inspect show"),
                                           short_id(planned.plan_id), command_for(root.layout().root, "plan --full"));
-  const EditedTargets edited = edited_targets(root);
+  const EditedTargets edited = edited_targets(root, planned);
   std::string out = general ? general_plan_text(planned, edited, o.full, see_all) : hello_plan_text(planned, edited);
   if (!warnings.empty()) out += "\n" + warnings;
   out += fmt::format("\napply it with: {} {}\n", command_for(root.layout().root, "apply"), short_id(planned.plan_id));

@@ -70,7 +70,7 @@ std::string_view drift_reason_name(DriftReason reason) noexcept {
   return "content";
 }
 
-Result<std::vector<Drift>> find_drift(Root& root) {
+Result<std::vector<Drift>> find_drift(Root& root, const std::set<std::string, std::less<>>* only) {
   DOT_ASSIGN_OR_RETURN(auto applied, root.store().applied_plans());
   std::vector<Drift> out;
   std::set<std::string> seen;  // newest plan first: the first to name a target wins
@@ -82,6 +82,7 @@ Result<std::vector<Drift>> find_drift(Root& root) {
   StatCache cache(root.store());
   auto judge = [&](const store::AppliedPlan& p, const std::string& name, const Snapshot& after,
                    std::size_t max_bytes) -> Status {
+    if (only && !only->count(name)) return {};
     if (!seen.insert(name).second) return {};
     if (auto r = released.find(name); r != released.end() && p.id <= r->second) return {};
     auto now = cache.observe(root.root_fd(), name, max_bytes);

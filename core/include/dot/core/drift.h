@@ -2,6 +2,8 @@
 // Drift: managed targets that no longer hold what the plan that last wrote
 // them left there. `status` shows it; it reads, never writes.
 
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,10 @@ struct Drift {
 // root's descriptor without following symlinks and without opening anything
 // but a regular file (a FIFO is never opened for reading). A target whose
 // newest plan left it absent is drift when it exists. One reason per target,
-// the first that applies in the order of DriftReason. Name order.
-Result<std::vector<Drift>> find_drift(Root& root);
+// the first that applies in the order of DriftReason. Name order. With
+// `only`, just those targets are observed and judged (what `plan` asks
+// about the paths it writes: a plan of one edit in a tree of 100,000 files
+// observes one target again, not all of them).
+Result<std::vector<Drift>> find_drift(Root& root, const std::set<std::string, std::less<>>* only = nullptr);
 
 }  // namespace dot::core
