@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <limits>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/racy_time.h"
 #include "dot/base/sha256.h"
 
 namespace dot::beneath {
@@ -35,18 +35,6 @@ int sys_openat2(int dirfd, const std::string& path, int flags, mode_t mode, std:
     if (errno == EINTR || errno == EAGAIN) continue;
     return -1;
   }
-}
-
-// A file time in nanoseconds since the epoch, saturated: anyone can set an
-// mtime centuries away (touch -d), and int64 nanoseconds end in 2262. A
-// saturated time is never older than a stat cache entry, so the racy rule
-// re-reads such a file instead of trusting it.
-std::int64_t nanoseconds_of(const timespec& t) {
-  std::int64_t ns = 0;
-  if (__builtin_mul_overflow(static_cast<std::int64_t>(t.tv_sec), std::int64_t{1000000000}, &ns) ||
-      __builtin_add_overflow(ns, static_cast<std::int64_t>(t.tv_nsec), &ns))
-    return t.tv_sec < 0 ? std::numeric_limits<std::int64_t>::min() : std::numeric_limits<std::int64_t>::max();
-  return ns;
 }
 
 FileObservation from_stat(const struct stat& st) {

@@ -27,10 +27,6 @@ constexpr std::string_view kMagic = "dot-mirror digests 1";
 // max_operations files stays well inside this.
 constexpr std::size_t kMaxCacheBytes = std::size_t{512} << 20;
 
-std::int64_t ns_of(const timespec& t) {
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + static_cast<std::int64_t>(t.tv_nsec);
-}
-
 Error bad(std::size_t line, std::string_view what) {
   return make_error(ErrorKind::DigestCache, fmt::format("line {}: {}", line, what));
 }
@@ -79,8 +75,8 @@ Seen::Seen(const struct stat& st)
       ino(st.st_ino),
       mode(st.st_mode),
       size(st.st_size),
-      mtime_ns(ns_of(st.st_mtim)),
-      ctime_ns(ns_of(st.st_ctim)) {}
+      mtime_ns(nanoseconds_of(st.st_mtim)),
+      ctime_ns(nanoseconds_of(st.st_ctim)) {}
 
 Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, const SourceId& source) {
   std::vector<CachedDigest> records;

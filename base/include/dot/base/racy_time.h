@@ -7,6 +7,8 @@
 // changed that late proves nothing: it is read again, and the entry taken
 // then, later, is trusted.
 
+#include <time.h>
+
 #include <cstdint>
 
 namespace dot {
@@ -14,6 +16,13 @@ namespace dot {
 // The coarsest timestamp granule trusted: FAT keeps 2 s; the kernel's file
 // times come from a coarse clock that lags CLOCK_REALTIME by up to a tick.
 inline constexpr std::int64_t kRacyGranuleNs = 2'000'000'000;
+
+// A time in nanoseconds since the epoch, saturated: anyone can set an mtime
+// centuries away (touch -d), and int64 nanoseconds end in 2262. A saturated
+// time is never older than a cache entry, so the racy rule reads such a
+// file again instead of trusting it. Every file time a stat cache compares
+// (core's, dot-mirror's) and the clock below go through it.
+std::int64_t nanoseconds_of(const timespec& t) noexcept;
 
 // CLOCK_REALTIME in nanoseconds (the clock file times are written with).
 std::int64_t realtime_ns();
