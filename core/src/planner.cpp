@@ -456,9 +456,10 @@ Error abandon(Root& root, store::TxnId txn, ProposalRun& run, Error error) {
   std::vector<store::LogRecord> logs;
   if (host) {
     logs = log_records(host->logs());
-    if (const auto& pe = host->plugin_error(); pe && pe->error.data && error.code == Code::PluginError)
+    const auto& pe = host->plugin_error();
+    if (pe && pe->error.data && error.code == Code::PluginError)
       why.detail += fmt::format("; data {}", *pe->error.data);
-    if (const auto& pe = host->plugin_error(); pe && pe->method == dpp::Method::Initialize && pe->error.code == -32602)
+    if (pe && pe->method == dpp::Method::Initialize && pe->error.code == -32602)
       error.detail += fmt::format(
           "; a plugin built against an older dot-core refuses what this one offers at dot.initialize (a newer "
           "capability or member): rebuild it against this version's plugin runtime and pin it again with `{} "

@@ -514,10 +514,8 @@ Result<Unregistered> unregister_plugin(Root& root, std::string_view plugin_id, b
 
 Result<PluginCache> open_plugin_cache(const Root& root, std::string_view plugin_id) {
   const std::string name = store::plugin_cache_name(plugin_id);
-  if (::mkdirat(root.dirs().state_fd.get(), name.c_str(), 0700) != 0 && errno != EEXIST)
-    return beneath::errno_error(errno, "mkdir", root.dirs().entry_path(name));
   PluginCache cache;
-  DOT_ASSIGN_OR_RETURN(cache.fd, root.dirs().open_entry(name, O_RDONLY | O_DIRECTORY));
+  DOT_ASSIGN_OR_RETURN(cache.fd, root.dirs().open_folder_entry(name));
   cache.path = root.dirs().entry_path(name);
   return cache;
 }

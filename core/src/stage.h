@@ -33,10 +33,8 @@ namespace dot::core {
 class Stage {
  public:
   static Result<Stage> create(const store::OpenedRoot& dirs, store::TxnId txn) {
-    if (::mkdirat(dirs.state_fd.get(), store::kStageName, 0700) != 0 && errno != EEXIST)
-      return beneath::errno_error(errno, "mkdir", dirs.entry_path(store::kStageName));
     Stage s;
-    DOT_ASSIGN_OR_RETURN(s.parent_fd_, dirs.open_entry(store::kStageName, O_RDONLY | O_DIRECTORY));
+    DOT_ASSIGN_OR_RETURN(s.parent_fd_, dirs.open_folder_entry(store::kStageName));
     DOT_ASSIGN_OR_RETURN(std::string rnd, random_hex32());
     s.name_ = fmt::format("{}-{}", txn, rnd.substr(0, 16));
     s.path_ = fmt::format("{}/{}", dirs.layout.stage_dir, s.name_);

@@ -227,6 +227,13 @@ Result<UniqueFd> OpenedRoot::open_entry(std::string_view name, int flags, mode_t
   return beneath::errno_error(err, "open", entry_path(name));
 }
 
+Result<UniqueFd> OpenedRoot::open_folder_entry(std::string_view name) const {
+  DOT_TRY(beneath::check_entry_name(name));
+  if (::mkdirat(state_fd.get(), std::string(name).c_str(), 0700) != 0 && errno != EEXIST)
+    return beneath::errno_error(errno, "mkdir", entry_path(name));
+  return open_entry(name, O_RDONLY | O_DIRECTORY);
+}
+
 Result<OpenedRoot> open_root(const std::string& dir) {
   OpenedRoot r;
   r.layout = RootLayout::for_root(dir);

@@ -79,6 +79,9 @@ struct OpenedRoot {
   // symlink there is DOT_E_PATH_ESCAPE naming DIR/.dot/NAME; other failures
   // are DOT_E_IO with the errno name as kind (beneath::error_errno works).
   Result<UniqueFd> open_entry(std::string_view name, int flags, mode_t mode = 0) const;
+  // The state-folder entry `name` as a folder (made 0700 when missing),
+  // opened as open_entry opens it: the stage folder, a plugin's cache.
+  Result<UniqueFd> open_folder_entry(std::string_view name) const;
   // After SQLite opened DIR/.dot/store.db by path: that path still leads to
   // the database beneath state_fd (same inode). DOT_E_PATH_ESCAPE otherwise.
   Status confirm_database() const;
