@@ -47,6 +47,44 @@ Result<UniqueFd> create_memfd(std::string_view what) {
 
 }  // namespace
 
+Result<void> seal_memfd_contents(int memfd, std::string_view what) {
+  // F_SEAL_WRITE is refused with EBUSY while any page of the file holds a
+  // reference beyond the page cache's own. With nobody mapping the file, such
+  // references are transient (a page still in another CPU's LRU batch, or
+  // isolated by compaction); the kernel waits about 150 ms for them before
+  // giving up, which a loaded machine can exceed. So EBUSY is asked again a
+  // bounded number of times; a writable shared mapping, which never goes away
+  // by itself, still ends in an error instead of a hang.
+  constexpr int kAttempts = 8;
+  int e = 0;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    // F_SEAL_SEAL last in the same call: no seal can be removed or added after.
+    if (::fcntl(memfd, F_ADD_SEALS, kContentSeals | kSealExec | F_SEAL_SEAL) == 0) {
+      e = 0;
+      break;
+    }
+    e = errno;
+    // Before 6.3 F_SEAL_EXEC is unknown (EINVAL); the content seals are what matter.
+    if (e == EINVAL) {
+      if (::fcntl(memfd, F_ADD_SEALS, kContentSeals | F_SEAL_SEAL) == 0) {
+        e = 0;
+        break;
+      }
+      e = errno;
+    }
+    if (e != EBUSY) break;
+  }
+  if (e == EBUSY)
+    return io_error(what, fmt::format("sealing the copy failed {} times: the kernel still sees a writer of its "
+                                      "pages (a writable shared mapping of it): {}",
+                                      kAttempts, std::strerror(e)));
+  if (e != 0) return io_error(what, fmt::format("sealing the copy failed: {}", std::strerror(e)));
+  int seals = ::fcntl(memfd, F_GET_SEALS);
+  if (seals < 0 || (seals & (kContentSeals | F_SEAL_SEAL)) != (kContentSeals | F_SEAL_SEAL))
+    return io_error(what, "the copy is not sealed against writes");
+  return {};
+}
+
 Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, std::uint64_t max_bytes) {
   DOT_ASSIGN_OR_RETURN(UniqueFd mem, create_memfd(what));
 
@@ -65,15 +103,7 @@ Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, s
     DOT_TRY(write_all(mem.get(), std::string_view(buf.data(), static_cast<std::size_t>(n)), "the sealed copy"));
   }
 
-  // F_SEAL_SEAL last in the same call: no seal can be removed or added after.
-  if (::fcntl(mem.get(), F_ADD_SEALS, kContentSeals | kSealExec | F_SEAL_SEAL) != 0) {
-    // Before 6.3 F_SEAL_EXEC is unknown (EINVAL); the content seals are what matter.
-    if (errno != EINVAL || ::fcntl(mem.get(), F_ADD_SEALS, kContentSeals | F_SEAL_SEAL) != 0)
-      return io_error(what, fmt::format("sealing the copy failed: {}", std::strerror(errno)));
-  }
-  int seals = ::fcntl(mem.get(), F_GET_SEALS);
-  if (seals < 0 || (seals & (kContentSeals | F_SEAL_SEAL)) != (kContentSeals | F_SEAL_SEAL))
-    return io_error(what, "the copy is not sealed against writes");
+  DOT_TRY(seal_memfd_contents(mem.get(), what));
 
   // Hashed only now, from the sealed copy: whatever was written into the memfd
   // before the seals (by us, or by anyone who reached it through /proc), the

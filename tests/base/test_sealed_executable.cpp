@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "dot/base/process.h"
@@ -130,6 +132,30 @@ TEST(SealedExecutable, ASourceAboveTheCapIsRefused) {
   EXPECT_EQ(sealed.error().code, Code::Io);
   EXPECT_EQ(sealed.error().kind, "too_large");
   EXPECT_NE(sealed.error().detail.find(exe.path()), std::string::npos) << sealed.error().line();
+}
+
+// The kernel refuses F_SEAL_WRITE (EBUSY) while a writable shared mapping
+// exists, and for a moment while page references are in flight; the second
+// is retried, the first must end in an error, not in a hang or a half seal.
+TEST(SealedExecutable, AWritableMappingIsRefusedAfterTheRetriesAndSealingWorksOnceItIsGone) {
+  UniqueFd mem(::memfd_create("dot-test-seal", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  ASSERT_TRUE(mem) << std::strerror(errno);
+  ASSERT_EQ(::pwrite(mem.get(), "abcd", 4, 0), 4);
+  void* map = ::mmap(nullptr, 4, PROT_READ | PROT_WRITE, MAP_SHARED, mem.get(), 0);
+  ASSERT_NE(map, MAP_FAILED) << std::strerror(errno);
+
+  auto busy = seal_memfd_contents(mem.get(), "the test copy");
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().code, Code::Io);
+  EXPECT_NE(busy.error().detail.find("writable shared mapping"), std::string::npos) << busy.error().line();
+  EXPECT_NE(busy.error().detail.find("the test copy"), std::string::npos) << busy.error().line();
+  EXPECT_EQ(::fcntl(mem.get(), F_GET_SEALS) & F_SEAL_WRITE, 0) << "no seal was added";
+
+  ASSERT_EQ(::munmap(map, 4), 0);
+  auto sealed = seal_memfd_contents(mem.get(), "the test copy");
+  ASSERT_TRUE(sealed.ok()) << sealed.error().line();
+  EXPECT_TRUE(is_sealed_memfd(mem.get()));
+  EXPECT_EQ(::pwrite(mem.get(), "x", 1, 0), -1);
 }
 
 }  // namespace

@@ -46,6 +46,14 @@ Result<SealedExecutable> seal_executable(int source_fd, std::string_view what, s
 // Code::Policy kind "script" for a `#!` script.
 Result<SealedExecutable> seal_executable_file(const std::string& path, std::string_view what, std::uint64_t max_bytes);
 
+// Seals `memfd` (made with MFD_ALLOW_SEALING) against every change of its
+// bytes and against further seals; the step of seal_executable, public so a
+// test can hold a writable mapping across it. The kernel's transient EBUSY
+// (page references it waits ~150 ms for) is asked again a bounded number of
+// times. Errors: Code::Io naming `what` when the kernel refuses the seals,
+// including a writable shared mapping that outlives the retries.
+Result<void> seal_memfd_contents(int memfd, std::string_view what);
+
 // True when `fd` is a memfd sealed against writing (what seal_executable
 // returns). The sandbox asks: Landlock cannot name such a file in a rule.
 bool is_sealed_memfd(int fd) noexcept;
