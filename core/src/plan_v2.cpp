@@ -219,13 +219,16 @@ Result<std::string> declared_proposal_document(const PlanV2& proposed) {
   return detail::canonical_document(proposed, detail::kDeclaredProposalForm);
 }
 
+PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id) {
+  proposed.proposal_id = std::move(proposal_id);
+  proposed.operations = without_noops(proposed.operations);
+  return proposed;
+}
+
 Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared) {
-  PlanV2 sealed = proposed;
   DOT_ASSIGN_OR_RETURN(std::string document,
                        declared ? declared_proposal_document(proposed) : proposal_document(proposed));
-  sealed.proposal_id = sha256_hex(document);
-  sealed.operations = without_noops(proposed.operations);
-  return sealed;
+  return sealed_from(proposed, sha256_hex(document));
 }
 
 Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document) {

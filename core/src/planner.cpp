@@ -359,7 +359,15 @@ class ProposalRun {
       if (w >= draft_.staged.size())
         return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");
       dpp::StagedFile& file = draft_.staged[w++];
-      op.after = Snapshot{true, egid_, draft_.proposal.operations[i].mode, file.sha256, euid_};
+      Snapshot after{true, egid_, draft_.proposal.operations[i].mode, file.sha256, euid_};
+      // A declared after is in the stored proposal document, whose id the
+      // sealed plan carries: what was staged must be exactly it (the claims
+      // were held to it before a byte was read; this keeps the id true).
+      if (op.after.exists && !(op.after == after))
+        return make_error(core::ErrorKind::ProposalId,
+                          fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
+                                      shown(std::string_view(op.path).substr(0, 256))));
+      op.after = std::move(after);
       PathSlot& slot = draft_.slots[i];
       slot.after = op.after;
       slot.after_size = file.size;

@@ -190,14 +190,7 @@ class GeneralProfile final : public PlanProfile {
       return sealing;
     }
     const PlanV2& proposed = draft.plan;
-    DOT_ASSIGN_OR_RETURN(PlanV2 sealed, seal_from_proposal(proposed, digests_));
-    if (sealed.proposal_id != draft.proposal_id)
-      return make_error(core::ErrorKind::ProposalId, "the sealed plan's proposal_id is not the stored proposal's");
-    // What is sealed passes exactly the checks every later load of it makes.
-    DOT_TRY(check_plan_invariants(sealed));
     store::SealInput& seal = sealing.input;
-    DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(sealed));
-    seal.effect_count = static_cast<std::uint32_t>(sealed.effects.size());
     seal.streamed = true;
     // A link's artifact is its text, like a file's bytes: the store keeps
     // one file per operation with an after, whatever its kind.
@@ -226,6 +219,14 @@ class GeneralProfile final : public PlanProfile {
       if (texts[blob.index]) return text_fd(*texts[blob.index], paths[blob.index]);
       return dpp::open_staged_file(stage.fd(), paths[blob.index]);
     };
+    // The proposal's id was computed once, from the document stored with it
+    // (fill_afters holds every declared after to what was staged, so the
+    // document is still the plan's). Done with the draft's plan: moved.
+    PlanV2 sealed = sealed_from(std::move(draft.plan), draft.proposal_id);
+    // What is sealed passes exactly the checks every later load of it makes.
+    DOT_TRY(check_plan_invariants(sealed));
+    DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(sealed));
+    seal.effect_count = static_cast<std::uint32_t>(sealed.effects.size());
     out.plan_v2 = std::move(sealed);
     return sealing;
   }

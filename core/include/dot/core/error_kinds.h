@@ -176,7 +176,7 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/engine.md"},  // Assurance
     {"manifest", Code::PluginIdentity, "the stored manifest does not name the plugin its plugin row names",
      "docs/engine.md"},  // Manifest
-    {"proposal_id", Code::Internal, "the sealed plan's proposal_id is not the stored proposal's",
+    {"proposal_id", Code::Internal, "the after staged for … is not the one its stored proposal declared",
      "docs/engine.md"},  // ProposalId
     {"staged", Code::Internal, "fewer staged files were read back than the plan has writes (a bug of the pipeline)",
      "docs/engine.md"},  // Staged

@@ -157,6 +157,10 @@ bool changes_nothing(std::span<const PathOperation> proposed) noexcept;
 // its parents do, and no created folder belongs to it alone.
 // With `declared`, the proposal document is declared_proposal_document's.
 Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared = false);
+// The same, given the proposal's id already computed from its document (the
+// planner hashes the document once, when it stores it): `proposed`, taken
+// by value so that a caller done with it moves it in, without its no-ops.
+PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id);
 // The binding of a sealed plan to its stored proposal document, checked on
 // every load: `document` is a canonical proposal document (proposal_id "",
 // every after absent, or every write's after declared) hashing to
