@@ -515,6 +515,14 @@ int run_export(const EngineOptions& o) {
   sealed.operations = detail->operations;
   sealed.streamed = detail->streamed;
   sealed.proposal_document = detail->proposal_document;
+  sealed.pruned = detail->summary.pruned;
+  // The proposal travels with a version-2 plan; `store prune` dropped it.
+  if (detail->streamed && detail->proposal_document.empty())
+    return report(make_error(store::ErrorKind::Pruned,
+                             fmt::format("{} was pruned (store prune): its proposal document, which a version-2 plan "
+                                         "is exported with, is no longer kept",
+                                         o.id)),
+                  true);
   if (auto verified = core::judge_sealed_plan(sealed, root->root_id()); !verified.ok())
     return report(verified.error(), true);
   JsonWriter w;

@@ -384,8 +384,9 @@ void add_store_group(CLI::App& app, Context& ctx, store::Store::PlanJudge judge)
   auto* prune = add_root_command(*group, "prune", "Drop blobs and events of old finished transactions", *po);
   add_count_option(prune, "--keep", *keep, "How many of the newest finished transactions keep everything")->required();
   prune->footer(
-      "Finished = DONE, ROLLED_BACK, DISCARDED, STALE, ABANDONED; their summary rows\n"
-      "and plan bytes stay. Unfinished transactions are never touched.\n"
+      "Finished = DONE, ROLLED_BACK, DISCARDED, STALE, ABANDONED; their summary rows,\n"
+      "plan bytes and proposal ids stay (proposal documents go). Unfinished\n"
+      "transactions are never touched.\n"
       "Example:\n  dot-core store prune --root ~/managed --keep 100");
   prune->callback([&ctx, po, keep] { ctx.action = [po, keep] { return run_prune(*po, *keep); }; });
 }

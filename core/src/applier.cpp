@@ -48,14 +48,22 @@ Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::strin
   if (!decoded.ok()) return tampered(id, decoded.error().message());
   PlanV2 plan = std::move(decoded).value();
   if (plan.proposal_id.empty()) return tampered(id, "it is a proposal document, not a sealed plan");
-  auto proposed = check_proposal_binding(plan, sealed.proposal_document);
-  if (!proposed.ok()) return tampered(id, proposed.error().message());
+  // A pruned transaction keeps its plan and proposal id, not the document:
+  // its binding was checked when it was sealed and applied, and it is never
+  // loaded to write again.
+  std::optional<PlanV2> proposed;
+  if (!sealed.pruned || !sealed.proposal_document.empty()) {
+    auto bound = check_proposal_binding(plan, sealed.proposal_document);
+    if (!bound.ok()) return tampered(id, bound.error().message());
+    proposed = std::move(bound).value();
+  }
   // What `plan` refused of a plugin is refused of a stored row: the sealed
   // operations and every proposed one (its no-ops included).
   if (auto s = check_plan_invariants(plan); !s.ok())
     return tampered(id, fmt::format("it breaks what `plan` seals: {}", s.error().message()));
-  if (auto s = check_plan_invariants(*proposed); !s.ok())
-    return tampered(id, fmt::format("its proposal document breaks what `plan` accepts: {}", s.error().message()));
+  if (proposed)
+    if (auto s = check_plan_invariants(*proposed); !s.ok())
+      return tampered(id, fmt::format("its proposal document breaks what `plan` accepts: {}", s.error().message()));
   if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
   if (plan.root_id != root_id)
     return make_error(core::ErrorKind::OtherRoot,

@@ -194,7 +194,8 @@ Status check_plan(detail::Db& db, const TxnRow& t, Store::PlanJudge judge, const
                     .proposal_id = t.proposal_id,
                     .canonical_plan = t.canonical,
                     .streamed = t.streamed,
-                    .proposal_document = t.proposal.value_or(std::string())};
+                    .proposal_document = t.proposal.value_or(std::string()),
+                    .pruned = t.pruned};
   if (t.effect_count) sealed.effect_count = static_cast<std::uint32_t>(*t.effect_count);
   DOT_ASSIGN_OR_RETURN(sealed.operations, read_operations(db, t.id));
   if (auto verdict = judge(sealed, root_id); !verdict.ok())
@@ -381,7 +382,9 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
       "DELETE FROM file_backup WHERE txn_id = ?1",
       "DELETE FROM proposal_log WHERE txn_id = ?1",
       "DELETE FROM event WHERE txn_id = ?1",
-      "UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1",
+      // The proposal document goes too (its id stays): at 100,000 paths it
+      // is tens of megabytes, kept for every sealed plan.
+      "UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, proposal = NULL, pruned = 1 WHERE id = ?1",
   };
   for (TxnId id : victims)
     for (const char* sql : kPrune) DOT_TRY(db.run(sql, id));

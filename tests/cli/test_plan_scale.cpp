@@ -55,14 +55,19 @@ class PlanScale : public ::testing::Test {
     args.insert(args.end(), more.begin(), more.end());
     return run(args);
   }
-  // Plans and applies what the source holds now.
-  void plan_and_apply() {
+  // Plans and applies what the source holds now; the plan's id.
+  std::string plan_and_apply() {
     RunResult p = plan({"--json"});
-    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.exit_code, 0) << p.err;
     const auto at = p.out.find("\"plan_id\":\"");
-    ASSERT_NE(at, std::string::npos) << p.out;
-    RunResult a = run({"apply", "--root", root(), p.out.substr(at + 11, 64)});
-    ASSERT_EQ(a.exit_code, 0) << a.err;
+    if (at == std::string::npos) {
+      ADD_FAILURE() << p.out;
+      return {};
+    }
+    std::string id = p.out.substr(at + 11, 64);
+    RunResult a = run({"apply", "--root", root(), id});
+    EXPECT_EQ(a.exit_code, 0) << a.err;
+    return id;
   }
   // The store's file and its WAL, in bytes.
   std::uintmax_t store_bytes() const {
@@ -142,6 +147,49 @@ TEST_F(PlanScale, NoChangePlansGrowTheStoreByAtMostFourKiBAndPruneShrinksIt) {
   EXPECT_LT(store_bytes(), size);
   RunResult check = run({"store", "check", "--root", root()});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+// A changing plan keeps its proposal document (every proposed path, the
+// unchanged ones too: about 300 bytes each); prune gives that space back and
+// the pruned plans stay verifiable by their plan bytes.
+TEST_F(PlanScale, PruneGivesBackTheProposalDocumentsOfChangingPlans) {
+  constexpr int kFiles = 400;
+  for (int i = 0; i < kFiles; ++i) put(fmt::format("d{:02}/file{:04}.txt", i % 20, i), fmt::format("line {}\n", i));
+  register_mirror();
+  std::vector<std::string> ids{plan_and_apply()};
+  const std::uintmax_t start = store_bytes();
+  constexpr int kPlans = 5;
+  for (int i = 0; i < kPlans; ++i) {
+    put("d00/file0000.txt", fmt::format("edit {}\n", i));
+    ids.push_back(plan_and_apply());
+  }
+  ASSERT_FALSE(HasFailure());
+  RunResult shown = run({"inspect", "show", "--root", root(), "--json", ids.back()});
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("\"proposal_verified\":true"), std::string::npos);
+  // Each document names every one of the 400 paths.
+  const std::uintmax_t grown = store_bytes();
+  EXPECT_GT(grown, start + kPlans * kFiles * 100) << "from " << start << " to " << grown;
+
+  RunResult pruned = run({"store", "prune", "--root", root(), "--keep", "1"});
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
+  EXPECT_LT(store_bytes() + (kPlans - 1) * kFiles * 100, grown) << "prune kept the proposal documents";
+  RunResult check = run({"store", "check", "--root", root()});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  // A pruned plan: still shown, its proposal id kept, its document gone;
+  // export needs the document and says so. The newest keeps everything.
+  RunResult old_one = run({"inspect", "show", "--root", root(), "--json", ids[1]});
+  ASSERT_EQ(old_one.exit_code, 0) << old_one.err;
+  EXPECT_NE(old_one.out.find("\"proposal\":null"), std::string::npos) << old_one.out.substr(0, 2000);
+  EXPECT_NE(old_one.out.find("\"pruned\":true"), std::string::npos);
+  RunResult exported = run({"export", "--root", root(), ids[1]});
+  EXPECT_NE(exported.exit_code, 0);
+  EXPECT_NE(exported.out.find("DOT_E_NOT_FOUND"), std::string::npos) << exported.out << exported.err;
+  EXPECT_NE(exported.out.find("pruned"), std::string::npos) << exported.out << exported.err;
+  RunResult newest = run({"export", "--root", root(), ids.back()});
+  EXPECT_EQ(newest.exit_code, 0) << newest.out << newest.err;
+  // And the root still plans from there: nothing left to do.
+  EXPECT_EQ(plan().out.rfind("no changes", 0), 0u);
 }
 
 TEST_F(PlanScale, TheDiffBudgetIsSpentOnlyOnPathsThatChange) {

@@ -217,6 +217,9 @@ struct SealedPlan {
   std::vector<FileBlob> files{};
   std::vector<FileBlob> file_backups{};  // empty before PREPARED
   std::string proposal_document{};
+  // `store prune` dropped its blobs, events and proposal document (a
+  // finished transaction only; never loaded to apply or roll back).
+  bool pruned = false;
 };
 
 // A plan that wrote targets and was not undone (DONE or COMMITTED), as
