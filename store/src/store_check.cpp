@@ -388,6 +388,9 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
   };
   for (TxnId id : victims)
     for (const char* sql : kPrune) DOT_TRY(db.run(sql, id));
+  // Rows pruned before prune dropped proposal documents.
+  DOT_TRY(db.exec("UPDATE txn SET proposal = NULL WHERE pruned = 1 AND proposal IS NOT NULL",
+                  "dropping the proposal documents of pruned transactions"));
   // Cached stats of paths no plugin owns any more (removed, or never applied).
   DOT_TRY(db.exec("DELETE FROM stat_cache WHERE path NOT IN (SELECT path FROM path_owner)",
                   "dropping stale stat-cache rows"));

@@ -17,6 +17,7 @@
 #include "dot/base/sha256.h"
 #include "dot/store/store.h"
 #include "helpers.h"
+#include "raw_sql.h"
 #include "run_cli.h"
 
 namespace dot::cli {
@@ -171,9 +172,13 @@ TEST_F(PlanScale, PruneGivesBackTheProposalDocumentsOfChangingPlans) {
   const std::uintmax_t grown = store_bytes();
   EXPECT_GT(grown, start + kPlans * kFiles * 100) << "from " << start << " to " << grown;
 
+  // A row pruned by a release whose prune kept the document: the next prune drops it.
+  core::testing::sql(db(), "UPDATE txn SET pruned = 1 WHERE plan_id = '" + ids[2] + "'");
   RunResult pruned = run({"store", "prune", "--root", root(), "--keep", "1"});
   ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
   EXPECT_LT(store_bytes() + (kPlans - 1) * kFiles * 100, grown) << "prune kept the proposal documents";
+  EXPECT_EQ(core::testing::Sql(db()).run("SELECT count(*) FROM txn WHERE proposal IS NOT NULL"),
+            std::vector<std::string>{"1"});
   RunResult check = run({"store", "check", "--root", root()});
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
   // A pruned plan: still shown, its proposal id kept, its document gone;
