@@ -266,12 +266,20 @@ CREATE VIEW derived_owner (path, plugin_id, txn_id) AS
 )sql";
 #undef DOT_APPLIED_OWNER_SELECT
 
+// Version 10: txn.proposal may hold its document packed as one zstd frame
+// (packed_document.h); rows written before keep the document itself, and
+// both read back as the same bytes. No table changes: the version is raised
+// so that a build that knows only the plain form refuses the store (a newer
+// schema) instead of judging a packed document tampered.
+const char* const kMigrateTo10 = "-- no table changes";
+
 struct Migration {
   int to;
   const char* sql;
 };
 const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5},
-                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}, {9, kMigrateTo9}};
+                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}, {9, kMigrateTo9},
+                                 {10, kMigrateTo10}};
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "dot/base/utf8.h"
 #include "dot/store/error_kinds.h"
 #include "file_blobs.h"
+#include "packed_document.h"
 #include "schema.h"
 #include "store_impl.h"
 
@@ -451,6 +452,10 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
     return make_error(store::ErrorKind::ProposalDocument,
                       fmt::format("the proposal document hashes to {}, not to the proposal id {}", sha256_hex(document),
                                   proposal_id));
+  std::string packed;
+  if (!document.empty()) {
+    DOT_ASSIGN_OR_RETURN(packed, detail::pack_document(document));
+  }
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
@@ -458,10 +463,10 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
   DOT_ASSIGN_OR_RETURN(auto s,
                        db.query("UPDATE txn SET proposal_id = ?2, proposal = ?4, updated_at_ms = ?3 WHERE id = ?1", id,
                                 proposal_id, now_ms()));
-  if (document.empty())
+  if (packed.empty())
     s.bind_null(4);
   else
-    s.bind_blob(4, document);
+    s.bind_blob(4, packed);
   DOT_TRY(s.run());
   DOT_TRY(txn.commit());
   impl_->fire("store.proposal.id");

@@ -8,6 +8,7 @@
 
 #include "dot/base/sha256.h"
 #include "file_blobs.h"
+#include "packed_document.h"
 #include "store_impl.h"
 
 namespace dot::store {
@@ -152,7 +153,13 @@ std::optional<TxnRow> txn_row(const detail::Stmt& s, Problems& problems) {
   if (!s.is_null(6)) t.effect_count = s.i64(6);
   t.plan_row = s.i64(7) != 0;
   t.proposal_id = s.text(8);
-  if (!s.is_null(9)) t.proposal = s.blob(9);
+  if (!s.is_null(9)) {
+    auto unpacked = detail::unpack_document(s.blob(9), kMaxProposalBytes);
+    if (unpacked.ok())
+      t.proposal = std::move(unpacked).value();
+    else
+      problems.push_back(fmt::format("{}: {}", t.who, unpacked.error().detail));
+  }
   t.streamed = s.i64(10) != 0;
   return t;
 }

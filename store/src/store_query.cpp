@@ -9,6 +9,7 @@
 #include "dot/base/sha256.h"
 #include "dot/store/error_kinds.h"
 #include "file_blobs.h"
+#include "packed_document.h"
 #include "store_impl.h"
 
 namespace dot::store {
@@ -265,7 +266,11 @@ Result<TxnDetail> Store::detail(TxnId id) {
     d.plugin_stderr_truncated = s.i64(k + 5) != 0;
     d.canonical_plan = s.blob(k + 6);
     d.has_backups = s.i64(k + 7) != 0;
-    d.proposal_document = s.blob(k + 8);
+    // A value that does not unpack is shown as stored: it then hashes to
+    // something else than the proposal id, and is reported unverified.
+    std::string stored = s.blob(k + 8);
+    auto unpacked = detail::unpack_document(stored, kMaxProposalBytes);
+    d.proposal_document = unpacked.ok() ? std::move(unpacked).value() : std::move(stored);
     d.streamed = !s.is_null(k + 9) && s.i64(k + 9) != 0;
   }
   DOT_ASSIGN_OR_RETURN(d.operations, read_operations(db, id));
@@ -404,7 +409,12 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
                                   id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     p.streamed = row && s.i64(0) != 0;
-    if (row) p.proposal_document = s.blob(1);
+    if (row) {
+      auto unpacked = detail::unpack_document(s.blob(1), kMaxProposalBytes);
+      if (!unpacked.ok())
+        return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}", who, unpacked.error().detail));
+      p.proposal_document = std::move(unpacked).value();
+    }
   }
   // The ledger of either plan version: rows only for effects the plan has,
   // each under the idempotency key derived from the plan id.

@@ -14,6 +14,7 @@
 #include "dot/base/sha256.h"
 #include "dot/core/plan_v2.h"
 #include "dot/store/store.h"
+#include "packed_document.h"
 #include "raw_sql.h"
 
 namespace dot::core::testing {
@@ -91,8 +92,12 @@ class ForgedPlanV2 : public ApplyV2Test, public ::testing::WithParamInterface<Fo
     EXPECT_EQ(stored.size(), 1u);
     EXPECT_EQ(proposal.size(), 1u);
     if (txn.size() != 1 || stored.size() != 1 || proposal.size() != 1) return {};
+    // The document is packed (zstd) as the store keeps it; so is the forgery.
+    auto unpacked = store::detail::unpack_document(proposal[0], store::kMaxProposalBytes);
+    EXPECT_TRUE(unpacked.ok() && *unpacked != proposal[0]);
+    if (!unpacked.ok()) return {};
     auto plan = decode_canonical_plan_v2(stored[0]);
-    auto proposed = decode_canonical_plan_v2(proposal[0]);
+    auto proposed = decode_canonical_plan_v2(*unpacked);
     EXPECT_TRUE(plan.ok() && proposed.ok());
     if (!plan.ok() || !proposed.ok()) return {};
     EXPECT_EQ(plan->operations.size(), proposed->operations.size()) << "the apply case proposes a no-op";
@@ -101,6 +106,8 @@ class ForgedPlanV2 : public ApplyV2Test, public ::testing::WithParamInterface<Fo
     auto document = canonical_bytes(*proposed);
     EXPECT_TRUE(document.ok());
     plan->proposal_id = sha256_hex(*document);
+    auto packed = store::detail::pack_document(*document);
+    EXPECT_TRUE(packed.ok());
     auto bytes = canonical_bytes(*plan);
     EXPECT_TRUE(bytes.ok());
     const std::string forged_id = sha256_hex(*bytes);
@@ -110,7 +117,7 @@ class ForgedPlanV2 : public ApplyV2Test, public ::testing::WithParamInterface<Fo
     db.run("UPDATE plan SET canonical = CAST(?1 AS BLOB), effect_count = CAST(?2 AS INTEGER) WHERE txn_id = ?3",
            {*bytes, std::to_string(plan->effects.size()), id});
     db.run("UPDATE txn SET plan_id = ?1, proposal_id = ?2, proposal = CAST(?4 AS BLOB) WHERE id = ?3",
-           {forged_id, plan->proposal_id, id, *document});
+           {forged_id, plan->proposal_id, id, *packed});
     for (std::size_t i = 0; i < plan->operations.size(); ++i)
       db.run("UPDATE operation SET name = ?1 WHERE txn_id = ?2 AND slot = ?3",
              {plan->operations[i].path, id, std::to_string(i)});

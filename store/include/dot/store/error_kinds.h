@@ -87,6 +87,7 @@ enum class ErrorKind : std::uint8_t {
   PluginOwnsPaths,
   PluginBusy,
   NoSuchPlugin,
+  PackedDocument,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -227,8 +228,10 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/user-guide.md, unregister"},  // PluginBusy
     {"no_such_plugin", Code::Validation, "unregister: no plugin is registered under that id",
      "docs/user-guide.md, unregister"},  // NoSuchPlugin
+    {"packed_document", Code::Store, "a stored proposal document is not one zstd frame of a declared size up to …",
+     "the store schema (docs/spec/store-schema.md)"},  // PackedDocument
 });
 
-DOT_KIND_TABLE(ErrorKind, kErrorKinds, NoSuchPlugin);
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, PackedDocument);
 
 }  // namespace dot::store

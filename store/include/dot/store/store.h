@@ -37,8 +37,9 @@ class ReadTxn;
 // the owner of every path (path_owner); version 6 adds the general
 // profile's streamed files and dot.log messages; version 7 pins the
 // ownership view's index (one probe per path, not per operation); version 8
-// adds the stat cache (stat_cache).
-inline constexpr int kSchemaVersion = 9;
+// adds the stat cache (stat_cache); version 9 released paths; version 10
+// packs proposal documents (zstd).
+inline constexpr int kSchemaVersion = 10;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 

@@ -1,0 +1,78 @@
+// The store's packed documents (store/src/packed_document.h): one zstd frame
+// of a declared size, read back as exactly the document; a plain value (a row
+// written before schema 10) is the document itself; every other frame is
+// refused before anything beyond the bound is allocated.
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include <string>
+
+#include "dot/store/error_kinds.h"
+#include "packed_document.h"
+
+namespace dot::store::detail {
+namespace {
+
+std::string document(std::size_t paths) {
+  std::string out = R"({"operations":[)";
+  for (std::size_t i = 0; i < paths; ++i)
+    out += (i ? "," : "") + std::string(R"({"action":"write","path":"d/f)") + std::to_string(i) + R"("})";
+  return out + "]}";
+}
+
+void expect_refused(std::string_view stored, std::size_t max, std::string_view says) {
+  auto r = unpack_document(stored, max);
+  ASSERT_FALSE(r.ok()) << says;
+  EXPECT_TRUE(r.error().is(ErrorKind::PackedDocument)) << r.error().line();
+  EXPECT_NE(r.error().detail.find(says), std::string::npos) << r.error().line();
+}
+
+TEST(PackedDocument, ARoundTripGivesTheSameBytesInFewer) {
+  const std::string doc = document(2000);
+  auto packed = pack_document(doc);
+  ASSERT_TRUE(packed.ok()) << packed.error().line();
+  EXPECT_LT(packed->size() * 4, doc.size());
+  EXPECT_EQ(packed->substr(0, 4), std::string("\x28\xB5\x2F\xFD", 4));
+  auto back = unpack_document(*packed, doc.size());
+  ASSERT_TRUE(back.ok()) << back.error().line();
+  EXPECT_EQ(*back, doc);
+}
+
+TEST(PackedDocument, APlainValueIsTheDocumentItself) {
+  const std::string doc = document(3);
+  auto back = unpack_document(doc, 1);  // the bound is the packed form's
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, doc);
+}
+
+TEST(PackedDocument, EveryOtherFrameIsRefused) {
+  const std::string doc = document(500);
+  const std::string packed = *pack_document(doc);
+  expect_refused(packed, doc.size() - 1, "more than");
+  expect_refused(packed + packed, doc.size(), "after its zstd frame");
+  expect_refused(packed + "x", doc.size(), "after its zstd frame");
+  expect_refused(packed.substr(0, packed.size() - 3), doc.size(), "cut short");
+  expect_refused(packed.substr(0, 5), doc.size(), "");
+  expect_refused(*pack_document(""), doc.size(), "empty");
+  // A byte changed inside the compressed block: corrupt, or another
+  // document (which its hash then refuses); never more than declared.
+  std::string flipped = packed;
+  flipped[packed.size() / 2] = static_cast<char>(flipped[packed.size() / 2] ^ 0x5A);
+  if (auto r = unpack_document(flipped, doc.size()); r.ok()) {
+    EXPECT_EQ(r->size(), doc.size());
+  }
+  // A frame without a declared size (as a streaming writer makes them).
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ASSERT_NE(cctx, nullptr);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+  std::string unsized(ZSTD_compressBound(doc.size()), '\0');
+  ZSTD_outBuffer out{unsized.data(), unsized.size(), 0};
+  ZSTD_inBuffer in{doc.data(), doc.size(), 0};
+  ASSERT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0U);
+  ZSTD_freeCCtx(cctx);
+  unsized.resize(out.pos);
+  expect_refused(unsized, doc.size(), "declares no size");
+}
+
+}  // namespace
+}  // namespace dot::store::detail
