@@ -282,14 +282,25 @@ jcs::Node to_node(const MaterializeParams& m) {
   return n;
 }
 
-jcs::Node to_node(const PlanResult& m) {
+Result<jcs::Node> to_node(const PlanResult& m) {
   auto effects = jcs::Node::array();
   for (const auto& e : m.effects) effects.push(dpp::to_node(e));
   auto dirs = jcs::Node::array();
   for (const auto& d : m.directories)
     dirs.push(jcs::Node::object().set("mode", uint_node(d.mode)).set("path", jcs::Node::string(d.path)));
-  auto ops = jcs::Node::array();
-  for (const auto& o : m.operations) ops.push(to_node(o));
+  // One operation at a time into one piece of canonical text, as core
+  // encodes its plans: a tree of every value of 100,000 operations would
+  // hold about 1.6 KiB each, most of a plugin's memory.
+  constexpr std::size_t kTypicalOperationBytes = 160;
+  std::string text;
+  text.reserve(m.operations.size() * kTypicalOperationBytes + 2);
+  text += '[';
+  for (const auto& o : m.operations) {
+    if (text.size() > 1) text += ',';
+    DOT_TRY(jcs::encode_to(text, to_node(o), jcs::Profile::Rfc8785));
+  }
+  text += ']';
+  auto ops = jcs::Node::encoded(std::move(text), jcs::Profile::Rfc8785);
   auto n = jcs::Node::object();
   if (!m.directories.empty()) n.set("directories", std::move(dirs));
   n.set("effects", std::move(effects)).set("operations", std::move(ops));

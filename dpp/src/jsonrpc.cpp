@@ -189,11 +189,11 @@ Result<Request> decode_request(const json::Document& doc) {
   return req;
 }
 
-Result<std::string> encode_result(std::uint64_t id, const jcs::Node& result) {
+Result<std::string> encode_result(std::uint64_t id, jcs::Node result) {
   auto n = jcs::Node::object();
   n.set("id", jcs::Node::integer(static_cast<std::int64_t>(id)))
       .set("jsonrpc", jcs::Node::string("2.0"))
-      .set("result", result);
+      .set("result", std::move(result));
   return jcs::encode(n, jcs::Profile::Rfc8785);
 }
 

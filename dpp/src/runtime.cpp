@@ -214,8 +214,10 @@ class Runtime {
         if (!ops.ok()) return done(handler_error(id, ops.error()));
         if (auto st = take_writes(*ops); !st.ok())
           return done(answer_error(id, kInternalError, "Internal error", st.error()));
-        result = to_node(
+        auto encoded = to_node(
             PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value(), plugin_.folders()});
+        if (!encoded.ok()) return done(answer_error(id, kInternalError, "Internal error", encoded.error()));
+        result = std::move(encoded).value();
         break;
       }
       case Method::Materialize: {
@@ -237,7 +239,7 @@ class Runtime {
     // What the handler built must still fit the wire: a result that cannot be
     // encoded (a string that is not UTF-8) or is over max_frame_bytes is
     // answered -32603 instead of being sent for the host to refuse.
-    auto body = encode_result(id, *result);
+    auto body = encode_result(id, std::move(*result));
     if (!body.ok()) return answer_error(id, kInternalError, "Internal error", body.error());
     if (body->size() > kLimits.max_frame_bytes)
       return answer_error(

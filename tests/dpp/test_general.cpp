@@ -57,6 +57,15 @@ InitializeResult honest_echo(const InitializeParams& p, bool log) {
   return r;
 }
 
+// The answer's operations are encoded as they are added: a path that is not
+// UTF-8 is the encoder's error, before anything is sent.
+TEST(General, APlanResultThatCannotBeEncodedIsAnError) {
+  PlanResult pr{{EffectRequest{"sync", "managed-root", "required"}}, {{"write", 420, "a/\xff"}}, {}};
+  auto node = to_node(pr);
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.error().code, Code::Validation) << node.error().line();
+}
+
 TEST(General, EveryTypeRoundTrips) {
   auto ip = initialize_params("audit", kNonce, {"/in"});
   auto doc = parse(canonical(to_node(ip)));
@@ -73,19 +82,19 @@ TEST(General, EveryTypeRoundTrips) {
   PlanResult pr{{EffectRequest{"sync", "managed-root", "required"}},
                 {{"write", 420, "a/b"}, {"remove", 0, "c"}, {"write", 493, "\xc3\xa9t\xc3\xa9"}},
                 {}};
-  doc = parse(canonical(to_node(pr)));
+  doc = parse(canonical(*to_node(pr)));
   EXPECT_EQ(*decode_plan_result(doc.root(), kLimits), pr);
   // Without folder modes the answer has no `directories` member (its bytes
   // are what they were); with them it round-trips.
-  EXPECT_EQ(canonical(to_node(pr)).find("directories"), std::string::npos);
+  EXPECT_EQ(canonical(*to_node(pr)).find("directories"), std::string::npos);
   pr.directories = {{0750, "a"}};
-  doc = parse(canonical(to_node(pr)));
+  doc = parse(canonical(*to_node(pr)));
   EXPECT_EQ(*decode_plan_result(doc.root(), kLimits), pr);
   // A link carries its link_text (and only a link: the member is optional).
   Operation ln{"link", 0, "d/ln"};
   ln.link_text = "/abs/\x1b text";
   pr.operations.push_back(ln);
-  const std::string with_link = canonical(to_node(pr));
+  const std::string with_link = canonical(*to_node(pr));
   EXPECT_NE(with_link.find(R"({"action":"link","link_text":"/abs/\u001b text","mode":0,"path":"d/ln"})"),
             std::string::npos)
       << with_link;

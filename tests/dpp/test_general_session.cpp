@@ -56,7 +56,7 @@ std::string echo_body(const general::Limits& limits, bool log) {
 
 std::string plan_body() {
   general::PlanResult r{{EffectRequest{"sync", "managed-root", "required"}}, {{"remove", 0, "old/file"}}, {}};
-  return *encode_result(2, general::to_node(r));
+  return *encode_result(2, *general::to_node(r));
 }
 std::string materialize_body() { return *encode_result(3, general::to_node(general::MaterializeResult{})); }
 std::string valid_body(std::uint64_t id) { return *encode_result(id, to_node(ValidatedResult{true})); }

@@ -216,7 +216,9 @@ jcs::Node to_node(const InitializeParams& m);
 jcs::Node to_node(const InitializeResult& m);
 jcs::Node to_node(const PlanParams& m);
 jcs::Node to_node(const Operation& m);
-jcs::Node to_node(const PlanResult& m);
+// Its operations already encoded (jcs::Node::encoded): errors are
+// encode_to's (a string that is not UTF-8).
+Result<jcs::Node> to_node(const PlanResult& m);
 jcs::Node to_node(const Artifact& m);
 jcs::Node to_node(const MaterializeParams& m);
 jcs::Node to_node(const MaterializeResult& m);

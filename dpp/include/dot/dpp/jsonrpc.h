@@ -64,7 +64,8 @@ struct Request {
 Result<Request> decode_request(const json::Document& doc);
 
 // {"id":N,"jsonrpc":"2.0","result":R}
-Result<std::string> encode_result(std::uint64_t id, const jcs::Node& result);
+// `result` by value: a large one (a dot.plan answer) is moved in, not copied.
+Result<std::string> encode_result(std::uint64_t id, jcs::Node result);
 // {"error":{"code":C,"message":M},"id":N|null,"jsonrpc":"2.0"}
 Result<std::string> encode_error(std::optional<std::uint64_t> id, std::int64_t code, std::string_view message);
 
