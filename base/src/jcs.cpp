@@ -385,6 +385,14 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       out += piece.text;
       return {};
     }
+    case 8: {
+      const Node::Written& piece = std::get<Node::Written>(s);
+      if (piece.profile != profile)
+        return violation(base::ErrorKind::Malformed, std::nullopt,
+                         fmt::format("a piece written under profile {} inside a {} document",
+                                     profile_name(piece.profile), profile_name(profile)));
+      return piece.write(out);
+    }
   }
   return violation(base::ErrorKind::Malformed, std::nullopt, "unknown node type");
 }

@@ -87,28 +87,33 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
     for (const auto& pattern : plan.exclude) exclude.push(jcs::Node::string(pattern));
     n.set("exclude", std::move(exclude));
   }
-  // The operations are encoded one at a time into one piece of text: a tree
-  // of every value of 100,000 operations would take about 1.6 KiB each.
-  // Room for a typical operation (a path and two snapshots with their
-  // digests) up front, so that the text is not copied as it grows.
-  constexpr std::size_t kTypicalOperationBytes = 256;
-  std::string ops;
-  ops.reserve(plan.operations.size() * kTypicalOperationBytes);
-  ops += '[';
-  for (const auto& op : plan.operations) {
-    if (ops.size() > 1) ops += ',';
-    auto o = jcs::Node::object();
-    o.set("action", jcs::Node::string(std::string(action_name(op.action))));
-    detail::set_snapshots(o, op, form);
-    o.set("path", jcs::Node::string(op.path));
-    DOT_TRY(jcs::encode_to(ops, o, jcs::Profile::Rfc8785));
-  }
-  ops += ']';
-  // The document is the operations' text and a little more: written into
-  // one string of that size (the text is copied once, not as it grows).
+  // The operations are encoded one at a time, in place in the document's
+  // one buffer: a tree of every value of 100,000 operations would take about
+  // 1.6 KiB each, and a piece of text of them copied into the document
+  // would hold them twice.
+  auto write_operations = [&plan, form](std::string& text) -> Status {
+    text += '[';
+    bool first = true;
+    for (const auto& op : plan.operations) {
+      if (!first) text += ',';
+      first = false;
+      auto o = jcs::Node::object();
+      o.set("action", jcs::Node::string(std::string(action_name(op.action))));
+      detail::set_snapshots(o, op, form);
+      o.set("path", jcs::Node::string(op.path));
+      DOT_TRY(jcs::encode_to(text, o, jcs::Profile::Rfc8785));
+    }
+    text += ']';
+    return {};
+  };
+  // Room for the largest operation a plan usually holds (a path and two
+  // snapshots with their digests, about 300 bytes) up front, so that the
+  // text is never copied as it grows; what is reserved and not written is
+  // never touched, so costs no memory.
+  constexpr std::size_t kRoomPerEntry = 512;
   std::string out;
-  out.reserve(ops.size() + plan.directories.size() * kTypicalOperationBytes + 4096);
-  n.set("operations", jcs::Node::encoded(std::move(ops), jcs::Profile::Rfc8785));
+  out.reserve((plan.operations.size() + plan.directories.size()) * kRoomPerEntry + 4096);
+  n.set("operations", jcs::Node::written(write_operations, jcs::Profile::Rfc8785));
   n.set("plugin_id", jcs::Node::string(plan.plugin_id));
   n.set("profile", jcs::Node::string(plan.profile));
   DOT_TRY(jcs::encode_to(out, detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785));

@@ -3,6 +3,8 @@
 
 #include <zstd.h>
 
+#include <memory>
+
 #include <fmt/format.h>
 
 #include "dot/store/error_kinds.h"
@@ -21,12 +23,14 @@ Error packed_error(std::string detail) { return make_error(store::ErrorKind::Pac
 }  // namespace
 
 Result<std::string> pack_document(std::string_view document) {
-  std::string out(ZSTD_compressBound(document.size()), '\0');
-  const std::size_t n = ZSTD_compress(out.data(), out.size(), document.data(), document.size(), kLevel);
+  // Room for the worst case, left uninitialised: zstd touches only what it
+  // writes (an eighth of it), where a zero-filled string would make every
+  // page of the document's size resident once more.
+  const std::size_t bound = ZSTD_compressBound(document.size());
+  auto room = std::make_unique_for_overwrite<char[]>(bound);
+  const std::size_t n = ZSTD_compress(room.get(), bound, document.data(), document.size(), kLevel);
   if (ZSTD_isError(n) != 0U) return packed_error(fmt::format("zstd could not pack a document: {}", ZSTD_getErrorName(n)));
-  out.resize(n);
-  out.shrink_to_fit();
-  return out;
+  return std::string(room.get(), n);
 }
 
 Result<std::string> unpack_document(std::string_view stored, std::size_t max_bytes) {

@@ -373,6 +373,35 @@ TEST(JcsNode, AnEncodedPieceIsWrittenAsItsTreeWouldBe) {
   EXPECT_EQ(out, "prefix:7");
 }
 
+TEST(JcsNode, AWrittenPieceIsWrittenInPlaceAndItsErrorStops) {
+  // The writer appends to the document's own buffer, between the members
+  // before and after it in key order.
+  int calls = 0;
+  auto three = [&calls](std::string& out) -> Status {
+    ++calls;
+    out += '[';
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) out += ',';
+      DOT_TRY(encode_to(out, Node::object().set("z", Node::integer(i)).set("a", Node::string("x")), Profile::Rfc8785));
+    }
+    out += ']';
+    return {};
+  };
+  Node n = Node::object().set("m", Node::written(three, Profile::Rfc8785)).set("b", Node::boolean(false));
+  n.set("z", Node::null());
+  EXPECT_EQ(*encode(n, Profile::Rfc8785),
+            "{\"b\":false,\"m\":[{\"a\":\"x\",\"z\":0},{\"a\":\"x\",\"z\":1},{\"a\":\"x\",\"z\":2}],\"z\":null}");
+  EXPECT_EQ(calls, 1);
+  auto other = encode(n, Profile::Hello);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().detail, "a piece written under profile rfc8785 inside a hello document");
+  EXPECT_EQ(calls, 1);
+  // The writer's error is the encoding's.
+  auto bad = [](std::string& out) -> Status { return encode_to(out, Node::string("\xff"), Profile::Rfc8785); };
+  auto refused = encode(Node::object().set("m", Node::written(bad, Profile::Rfc8785)), Profile::Rfc8785);
+  ASSERT_FALSE(refused.ok());
+}
+
 TEST(JcsNode, FromParsedValueRoundTrips) {
   const char* text = "{\"b\":[1,-0,2.5,18446744073709551616,\"x\"],\"a\":{\"\\ud83d\\ude00\":true}}";
   auto doc = json::parse(text);

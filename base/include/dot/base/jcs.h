@@ -78,6 +78,14 @@ class Node {
   static Node encoded(std::string canonical_text, Profile profile) {
     return Node(Encoded{std::move(canonical_text), profile});
   }
+  // A value whose text `write` appends to the output in place, under
+  // `profile`, when the tree is encoded: how a document too large to hold
+  // twice (the operations of 100,000 paths) is written into its one buffer
+  // instead of into a piece copied into it. `write` appends exactly one
+  // canonical value; it runs once per encoding, and what it captures must
+  // outlive that (a local tree encoded at once).
+  using Writer = std::function<Status(std::string& out)>;
+  static Node written(Writer write, Profile profile) { return Node(Written{std::move(write), profile}); }
   struct Int {
     std::int64_t v;
   };
@@ -85,7 +93,11 @@ class Node {
     std::string text;
     Profile profile;
   };
-  using Storage = std::variant<std::monostate, bool, Int, double, std::string, Array, Object, Encoded>;
+  struct Written {
+    Writer write;
+    Profile profile;
+  };
+  using Storage = std::variant<std::monostate, bool, Int, double, std::string, Array, Object, Encoded, Written>;
   const Storage& storage() const { return v_; }
 
  private:
