@@ -352,6 +352,15 @@ Status encode_object(const Node::Object& obj, Profile profile, std::string& out)
   return {};
 }
 
+// Text written ahead of the tree (Encoded, Written) carries the checks of
+// the profile it was written under, and only of that one.
+Status check_piece_profile(Profile piece, Profile profile, std::string_view how) {
+  if (piece == profile) return {};
+  return violation(base::ErrorKind::Malformed, std::nullopt,
+                   fmt::format("a piece {} under profile {} inside a {} document", how, profile_name(piece),
+                               profile_name(profile)));
+}
+
 Status encode_node(const Node& node, Profile profile, std::string& out) {
   const Node::Storage& s = node.storage();
   switch (s.index()) {
@@ -378,19 +387,13 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       return encode_object(std::get<Node::Object>(s), profile, out);
     case 7: {
       const Node::Encoded& piece = std::get<Node::Encoded>(s);
-      if (piece.profile != profile)
-        return violation(base::ErrorKind::Malformed, std::nullopt,
-                         fmt::format("a piece encoded under profile {} inside a {} document",
-                                     profile_name(piece.profile), profile_name(profile)));
+      DOT_TRY(check_piece_profile(piece.profile, profile, "encoded"));
       out += piece.text;
       return {};
     }
     case 8: {
       const Node::Written& piece = std::get<Node::Written>(s);
-      if (piece.profile != profile)
-        return violation(base::ErrorKind::Malformed, std::nullopt,
-                         fmt::format("a piece written under profile {} inside a {} document",
-                                     profile_name(piece.profile), profile_name(profile)));
+      DOT_TRY(check_piece_profile(piece.profile, profile, "written"));
       return piece.write(out);
     }
   }
