@@ -356,9 +356,9 @@ Status encode_object(const Node::Object& obj, Profile profile, std::string& out)
 // the profile it was written under, and only of that one.
 Status check_piece_profile(Profile piece, Profile profile, std::string_view how) {
   if (piece == profile) return {};
-  return violation(base::ErrorKind::Malformed, std::nullopt,
-                   fmt::format("a piece {} under profile {} inside a {} document", how, profile_name(piece),
-                               profile_name(profile)));
+  return violation(
+      base::ErrorKind::Malformed, std::nullopt,
+      fmt::format("a piece {} under profile {} inside a {} document", how, profile_name(piece), profile_name(profile)));
 }
 
 Status encode_node(const Node& node, Profile profile, std::string& out) {

@@ -29,7 +29,8 @@ Result<std::string> pack_document(std::string_view document) {
   const std::size_t bound = ZSTD_compressBound(document.size());
   auto room = std::make_unique_for_overwrite<char[]>(bound);
   const std::size_t n = ZSTD_compress(room.get(), bound, document.data(), document.size(), kLevel);
-  if (ZSTD_isError(n) != 0U) return packed_error(fmt::format("zstd could not pack a document: {}", ZSTD_getErrorName(n)));
+  if (ZSTD_isError(n) != 0U)
+    return packed_error(fmt::format("zstd could not pack a document: {}", ZSTD_getErrorName(n)));
   return std::string(room.get(), n);
 }
 
@@ -54,8 +55,8 @@ Result<std::string> unpack_document(std::string_view stored, std::size_t max_byt
   if (ZSTD_isError(n) != 0U)
     return packed_error(fmt::format("the stored document's zstd frame is corrupt: {}", ZSTD_getErrorName(n)));
   if (n != out.size())
-    return packed_error(fmt::format("the stored document's zstd frame expands to {} bytes, not the {} it declares", n,
-                                    out.size()));
+    return packed_error(
+        fmt::format("the stored document's zstd frame expands to {} bytes, not the {} it declares", n, out.size()));
   return out;
 }
 

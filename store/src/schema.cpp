@@ -277,9 +277,9 @@ struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4}, {5, kMigrateTo5},
-                                 {6, kMigrateTo6}, {7, kMigrateTo7}, {8, kMigrateTo8}, {9, kMigrateTo9},
-                                 {10, kMigrateTo10}};
+const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4},
+                                 {5, kMigrateTo5}, {6, kMigrateTo6}, {7, kMigrateTo7},
+                                 {8, kMigrateTo8}, {9, kMigrateTo9}, {10, kMigrateTo10}};
 
 }  // namespace
 
