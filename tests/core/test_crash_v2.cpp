@@ -15,6 +15,7 @@
 #include "apply_v2_fixture.h"
 #include "dot/core/test_hooks.h"
 #include "dot/store/root.h"
+#include "raw_sql.h"
 
 namespace dot::core::testing {
 namespace {
@@ -98,6 +99,11 @@ TEST_F(CrashV2Test, PlanKilledAtEachOfItsStoreStepsWritesNothing) {
   spit(base_ / "case", "apply\n");  // the fixture plan: existing targets to observe (and cache)
   for (std::string point : {"store.proposal.begin", "store.proposal.id", "store.stat_cache", "store.seal"}) {
     SCOPED_TRACE(point);
+    // An empty stat cache, so that every plan reads the targets and records
+    // them (store.stat_cache is reached): an entry an earlier plan recorded
+    // two seconds after the targets changed would be trusted instead, and
+    // whether two seconds had passed would decide the test.
+    sql(root_ / ".dot" / "store.db", "DELETE FROM stat_cache");
     CmdResult crashed =
         core({"plan", "--plugin", "org.test.gplan", "--allow-audit-plugin"}, {"DOT_TEST_CRASH_AT=" + point});
     ASSERT_EQ(crashed.signal, SIGKILL) << crashed.out << crashed.err;
