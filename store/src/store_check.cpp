@@ -389,13 +389,13 @@ Result<Store::PruneReport> Store::prune(std::size_t keep) {
       "DELETE FROM file_backup WHERE txn_id = ?1",
       "DELETE FROM proposal_log WHERE txn_id = ?1",
       "DELETE FROM event WHERE txn_id = ?1",
-      // The proposal document goes too (its id stays): at 100,000 paths it
-      // is tens of megabytes, kept for every sealed plan.
-      "UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, proposal = NULL, pruned = 1 WHERE id = ?1",
+      "UPDATE txn SET plugin_stderr = NULL, stderr_truncated = 0, pruned = 1 WHERE id = ?1",
   };
   for (TxnId id : victims)
     for (const char* sql : kPrune) DOT_TRY(db.run(sql, id));
-  // Rows pruned before prune dropped proposal documents.
+  // The proposal document of every pruned row goes too (its id stays): at
+  // 100,000 paths it is megabytes, kept for every sealed plan. One statement
+  // for the rows just pruned and for those an earlier prune kept it for.
   DOT_TRY(db.exec("UPDATE txn SET proposal = NULL WHERE pruned = 1 AND proposal IS NOT NULL",
                   "dropping the proposal documents of pruned transactions"));
   // Cached stats of paths no plugin owns any more (removed, or never applied).
