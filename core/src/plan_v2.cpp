@@ -91,20 +91,15 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
   // one buffer: a tree of every value of 100,000 operations would take about
   // 1.6 KiB each, and a piece of text of them copied into the document
   // would hold them twice.
-  auto write_operations = [&plan, form](std::string& text) -> Status {
-    text += '[';
-    bool first = true;
-    for (const auto& op : plan.operations) {
-      if (!first) text += ',';
-      first = false;
-      auto o = jcs::Node::object();
-      o.set("action", jcs::Node::string(std::string(action_name(op.action))));
-      detail::set_snapshots(o, op, form);
-      o.set("path", jcs::Node::string(op.path));
-      DOT_TRY(jcs::encode_to(text, o, jcs::Profile::Rfc8785));
-    }
-    text += ']';
-    return {};
+  auto operation_node = [form](const PathOperation& op) {
+    auto o = jcs::Node::object();
+    o.set("action", jcs::Node::string(std::string(action_name(op.action))));
+    detail::set_snapshots(o, op, form);
+    o.set("path", jcs::Node::string(op.path));
+    return o;
+  };
+  auto write_operations = [&plan, &operation_node](std::string& text) {
+    return jcs::encode_array_to(text, plan.operations, operation_node, jcs::Profile::Rfc8785);
   };
   // Room for the largest operation a plan usually holds (a path and two
   // snapshots with their digests, about 300 bytes) up front, so that the

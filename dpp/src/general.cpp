@@ -294,12 +294,8 @@ Result<jcs::Node> to_node(const PlanResult& m) {
   constexpr std::size_t kTypicalOperationBytes = 160;
   std::string text;
   text.reserve(m.operations.size() * kTypicalOperationBytes + 2);
-  text += '[';
-  for (const auto& o : m.operations) {
-    if (text.size() > 1) text += ',';
-    DOT_TRY(jcs::encode_to(text, to_node(o), jcs::Profile::Rfc8785));
-  }
-  text += ']';
+  DOT_TRY(jcs::encode_array_to(
+      text, m.operations, [](const Operation& o) { return to_node(o); }, jcs::Profile::Rfc8785));
   auto ops = jcs::Node::encoded(std::move(text), jcs::Profile::Rfc8785);
   auto n = jcs::Node::object();
   if (!m.directories.empty()) n.set("directories", std::move(dirs));

@@ -110,4 +110,20 @@ Result<std::string> encode(const Node& node, Profile profile);
 // The same, appended to `out`; on an error `out` may hold part of the text.
 Status encode_to(std::string& out, const Node& node, Profile profile);
 
+// `items` as one array appended to `out`, each element's small tree made by
+// `node_of` and encoded at once: how a list of 100,000 entries (a plan's
+// operations, a dot.plan answer's) is encoded without a tree of every value.
+template <class Range, class NodeOf>
+Status encode_array_to(std::string& out, const Range& items, NodeOf node_of, Profile profile) {
+  out += '[';
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += ',';
+    first = false;
+    DOT_TRY(encode_to(out, node_of(item), profile));
+  }
+  out += ']';
+  return {};
+}
+
 }  // namespace dot::jcs
