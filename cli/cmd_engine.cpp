@@ -272,7 +272,9 @@ std::string hello_plan_text(const core::PlanOutcome& planned, const EditedTarget
 int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& root) {
   const bool general = planned.version == core::kPlanVersion2;
   if (o.json) {
-    JsonWriter w;
+    // A plan's document grows with its paths (and its diffs): it goes out
+    // as it is written.
+    JsonWriter w([](std::string_view text) { return write_stdout(text); });
     if (general)
       write_general_plan(w, planned);
     else

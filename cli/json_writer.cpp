@@ -9,8 +9,17 @@
 namespace dot::cli {
 
 void JsonWriter::before_value() {
+  spill_if_long();
   if (comma_) out_ += ',';
   comma_ = true;
+}
+
+// At the start of a value: a prefix of the document goes, and nothing of
+// the writer's state (comma_, the nesting its caller keeps) depends on it.
+void JsonWriter::spill_if_long() {
+  if (!spill_ || out_.size() < kSpillBytes) return;
+  if (spill_ok_) spill_ok_ = spill_(out_);
+  out_.clear();
 }
 
 JsonWriter& JsonWriter::open(char bracket) {

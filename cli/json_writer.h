@@ -7,6 +7,8 @@
 // engine's documents give them sorted, as docs/engine.md shows them).
 
 #include <concepts>
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +17,16 @@ namespace dot::cli {
 
 class JsonWriter {
  public:
+  // Where a long document goes as it is written (write_stdout): the text is
+  // handed over whenever a value ends with at least kSpillBytes held, so
+  // that a plan of 100,000 paths is never held whole as its JSON. false: the
+  // output failed; nothing more is handed over.
+  using Spill = std::function<bool(std::string_view)>;
+  static constexpr std::size_t kSpillBytes = 64 * 1024;
+
+  JsonWriter() = default;
+  explicit JsonWriter(Spill spill) : spill_(std::move(spill)) {}
+
   JsonWriter& begin_object();
   JsonWriter& end_object();
   JsonWriter& begin_array();
@@ -44,16 +56,23 @@ class JsonWriter {
   // object (a metewand FrameError's payload).
   JsonWriter& raw_members(std::string_view members);
 
-  // The document so far.
+  // The document so far (of a writer that spills: what it has not handed over).
   const std::string& text() const { return out_; }
-  // The document and a newline: one line of output.
+  // The document and a newline: one line of output (of a writer that
+  // spills: the rest of it).
   std::string line() &&;
+  // False once a spill failed.
+  bool spilled_ok() const { return spill_ok_; }
 
  private:
   void before_value();
   JsonWriter& open(char bracket);   // '{' or '['
   JsonWriter& close(char bracket);  // '}' or ']'
+  void spill_if_long();
+
   std::string out_;
+  Spill spill_;
+  bool spill_ok_ = true;
   bool comma_ = false;  // a value was written at this level: the next one needs a comma
 };
 

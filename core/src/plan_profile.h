@@ -63,13 +63,28 @@ struct ProfileContainment {
   UniqueFd cache;                // the plugin's cache folder (open_plugin_cache), writable
 };
 
+// What the pipeline keeps of one operation beside the plan's own: its path
+// and snapshots are in PlanDraft::plan.operations at the same index (held
+// once: at 100,000 paths a second copy was about 40 MB). A PathSlot of both
+// is made for each operation a sealed plan keeps (path_slot).
+struct DraftSlot {
+  std::uint64_t before_size = 0;
+  std::uint64_t after_size = 0;
+  std::optional<std::string> before_content;  // kept for a diff (or, in the hello profile, always)
+  std::optional<std::string> after_content;
+  bool take_over = false;  // PathSlot::take_over
+};
+
+// The PathSlot `plan` shows of `op`, taking what `slot` kept.
+PathSlot path_slot(const PathOperation& op, DraftSlot&& slot);
+
 // The plan being built, pass by pass: the operations (before observed,
 // after from the stage), what `plan` shows of each, the files read back.
 struct PlanDraft {
   std::string nonce;
   Proposal proposal;
   PlanV2 plan;                              // identity, effects, operations, folders to create
-  std::vector<PathSlot> slots;              // one per operation
+  std::vector<DraftSlot> slots;             // one per operation
   std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
   std::vector<dpp::StagedFile> staged;  // one per write, in operation order

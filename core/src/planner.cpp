@@ -261,10 +261,7 @@ class ProposalRun {
         const Snapshot after =
             op.declared ? Snapshot{true, egid_, op.mode, op.declared->sha256, euid_} : Snapshot::absent();
         plan.operations.push_back(PathOperation{op.action, after, t.snapshot, op.path});
-        PathSlot slot;
-        slot.path = op.path;
-        slot.action = op.action;
-        slot.before = t.snapshot;
+        DraftSlot slot;
         slot.before_size = t.size;
         slot.before_content = std::move(t.content);
         slot.take_over = managed && op.action != Action::Remove && t.snapshot.exists && !managed->contains(op.path);
@@ -289,14 +286,16 @@ class ProposalRun {
   // changed meanwhile is shown without a diff; apply refuses it anyway).
   Status load_diffs() {
     std::size_t budget = kDiffTotalBytes;
-    for (PathSlot& slot : draft_.slots) {
-      if (slot.action != Action::Write || slot.before.sha256 == slot.after.sha256) continue;
+    for (std::size_t i = 0; i < draft_.slots.size(); ++i) {
+      const PathOperation& op = draft_.plan.operations[i];
+      DraftSlot& slot = draft_.slots[i];
+      if (op.action != Action::Write || op.before.sha256 == op.after.sha256) continue;
       if (slot.before_content && slot.after_content) continue;  // the hello profile keeps every side
       const std::uint64_t need = slot.before_size + slot.after_size;
       if (slot.before_size > kDiffFileBytes || slot.after_size > kDiffFileBytes || need > budget) continue;
       std::optional<std::string> before = std::string();
-      if (slot.before.exists) before = kept_bytes_of(root_.root_fd(), slot.path, slot.before.sha256, false);
-      std::optional<std::string> after = kept_bytes_of(stage_->fd(), slot.path, slot.after.sha256, true);
+      if (op.before.exists) before = kept_bytes_of(root_.root_fd(), op.path, op.before.sha256, false);
+      std::optional<std::string> after = kept_bytes_of(stage_->fd(), op.path, op.after.sha256, true);
       if (!before || !after) continue;
       budget -= static_cast<std::size_t>(need);
       slot.before_content = std::move(before);
@@ -316,7 +315,7 @@ class ProposalRun {
     // paths megabytes of store writes: such a proposal keeps its id only.
     if (document.size() > kKeptNoChangeProposalBytes && profile_->known_to_change_nothing(draft_)) document.clear();
     DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id, document));
-    std::vector<std::string> paths;
+    std::vector<std::string_view> paths;
     paths.reserve(draft_.plan.operations.size());
     for (const auto& op : draft_.plan.operations) paths.push_back(op.path);
     return check_ownership(root_, manifest_.id, paths);
@@ -351,7 +350,6 @@ class ProposalRun {
       PathOperation& op = draft_.plan.operations[i];
       if (op.action == Action::Link) {
         op.after = link_snapshot(draft_.proposal.operations[i].link_text, euid_, egid_);
-        draft_.slots[i].after = op.after;
         draft_.slots[i].after_size = op.after.link_text.size();
         continue;
       }
@@ -368,8 +366,7 @@ class ProposalRun {
                           fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
                                       shown(std::string_view(op.path).substr(0, 256))));
       op.after = std::move(after);
-      PathSlot& slot = draft_.slots[i];
-      slot.after = op.after;
+      DraftSlot& slot = draft_.slots[i];
       slot.after_size = file.size;
       slot.after_content = std::move(file.content);
     }
@@ -535,6 +532,20 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   if (auto& stage = run.stage_folder())
     if (auto s = stage->remove(); !s.ok()) outcome->stage_left = s.error().message();
   return outcome;
+}
+
+PathSlot path_slot(const PathOperation& op, DraftSlot&& slot) {
+  PathSlot out;
+  out.path = op.path;
+  out.action = op.action;
+  out.before = op.before;
+  out.after = op.after;
+  out.before_size = slot.before_size;
+  out.after_size = slot.after_size;
+  out.before_content = std::move(slot.before_content);
+  out.after_content = std::move(slot.after_content);
+  out.take_over = slot.take_over;
+  return out;
 }
 
 std::string unified_diff(const PlannedSlot& slot) {

@@ -202,7 +202,7 @@ class GeneralProfile final : public PlanProfile {
       if (is_general_noop(op)) continue;
       const auto index = static_cast<std::uint32_t>(seal.operations.size());
       seal.operations.push_back(store::OperationSummary{op.path, op.before.sha256, op.after.sha256});
-      out.path_slots.push_back(std::move(draft.slots[i]));
+      out.path_slots.push_back(path_slot(op, std::move(draft.slots[i])));
       link_texts.push_back(op.action == Action::Link ? std::optional(op.after.link_text) : std::nullopt);
       if (write) seal.files.push_back(store::FileBlob{index, true, draft.staged[file].size, draft.staged[file].sha256});
       if (op.action == Action::Link)

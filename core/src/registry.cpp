@@ -527,15 +527,14 @@ Status remove_plugin_cache(const Root& root, std::string_view plugin_id) {
   return {};
 }
 
-Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths) {
-  DOT_ASSIGN_OR_RETURN(std::vector<store::PathOwner> owners, root.store().owners_of(paths));
-  for (const auto& o : owners)
-    if (o.plugin_id != plugin_id)
-      return make_error(core::ErrorKind::OwnedByOther,
-                        fmt::format("path \"{}\" is owned by plugin {} (written by transaction {}): plugin {} may "
-                                    "neither write nor remove it",
-                                    o.path, o.plugin_id, o.txn, plugin_id));
-  return {};
+Status check_ownership(Root& root, std::string_view plugin_id, std::span<const std::string_view> paths) {
+  DOT_ASSIGN_OR_RETURN(std::vector<store::PathOwner> owners, root.store().owners_of(paths, plugin_id));
+  if (owners.empty()) return {};
+  const store::PathOwner& o = owners.front();
+  return make_error(core::ErrorKind::OwnedByOther,
+                    fmt::format("path \"{}\" is owned by plugin {} (written by transaction {}): plugin {} may "
+                                "neither write nor remove it",
+                                o.path, o.plugin_id, o.txn, plugin_id));
 }
 
 }  // namespace dot::core

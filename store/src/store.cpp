@@ -760,14 +760,17 @@ Result<std::vector<std::string>> Store::owned_paths(std::string_view plugin_id) 
   return out;
 }
 
-Result<std::vector<PathOwner>> Store::owners_of(const std::vector<std::string>& paths) {
+Result<std::vector<PathOwner>> Store::owners_of(std::span<const std::string_view> paths,
+                                                std::string_view except_plugin) {
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(impl_->db));
   std::vector<PathOwner> out;
-  for (const auto& p : paths) {
+  for (const std::string_view p : paths) {
     // The connection's statement cache hands back the same compiled statement.
-    DOT_ASSIGN_OR_RETURN(auto s, impl_->db.query("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1", p));
+    DOT_ASSIGN_OR_RETURN(
+        auto s, impl_->db.query("SELECT plugin_id, txn_id FROM path_owner WHERE path = ?1 AND plugin_id IS NOT ?2", p,
+                                except_plugin));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (row) out.push_back(PathOwner{p, s.text(0), s.i64(1)});
+    if (row) out.push_back(PathOwner{std::string(p), s.text(0), s.i64(1)});
   }
   return out;
 }

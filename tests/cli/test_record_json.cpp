@@ -1,6 +1,7 @@
 // The JSON writers of the command line, one per record type (cli/store_json.h,
 // cli/engine_json.h): each record's exact bytes, so a shape documented in
 // docs/store.md or docs/engine.md cannot change by accident.
+#include <algorithm>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -83,7 +84,11 @@ TEST(StoreRecordJson, EventEffectOperationLog) {
   store::LogRecord l{"info", "m\x01", "dot.plan"};
   EXPECT_EQ(json_of([&](JsonWriter& w) { write_log(w, l); }),
             "{\"level\":\"info\",\"message\":\"m\\u0001\",\"method\":\"dot.plan\"}");
-  EXPECT_EQ(json_of([&](JsonWriter& w) { w.begin_object(); write_logs_member(w, {l, l}); w.end_object(); }),
+  EXPECT_EQ(json_of([&](JsonWriter& w) {
+              w.begin_object();
+              write_logs_member(w, {l, l});
+              w.end_object();
+            }),
             "{\"logs\":[{\"level\":\"info\",\"message\":\"m\\u0001\",\"method\":\"dot.plan\"},"
             "{\"level\":\"info\",\"message\":\"m\\u0001\",\"method\":\"dot.plan\"}]}");
 }
@@ -210,16 +215,17 @@ TEST(EngineRecordJson, HelloPlan) {
   append_json_string(diff_json, diff);
   const core::Effect e = core::root_sync_effect();
   EXPECT_EQ(json_of([&](JsonWriter& w) { write_hello_plan(w, p); }),
-            "{\"effects\":[{\"failure_policy\":\"" + e.failure_policy + "\",\"kind\":\"" + e.kind +
-                "\",\"target\":\"" + e.target + "\"}],\"operations\":[{\"after\":" + present('b') +
-                ",\"before\":" + kAbsent + ",\"binary\":false,\"diff\":" + diff_json +
+            "{\"effects\":[{\"failure_policy\":\"" + e.failure_policy + "\",\"kind\":\"" + e.kind + "\",\"target\":\"" +
+                e.target + "\"}],\"operations\":[{\"after\":" + present('b') + ",\"before\":" + kAbsent +
+                ",\"binary\":false,\"diff\":" + diff_json +
                 ",\"name\":\"a.txt\",\"slot\":0},{\"after\":" + present('c') + ",\"before\":" + kAbsent +
                 ",\"binary\":true,\"diff\":null,\"name\":\"b.txt\",\"slot\":1}],\"plan_id\":\"ab\","
                 "\"proposal_id\":\"cd\",\"state\":\"SEALED\"}");
   p.no_changes = true;
   p.plan_id.clear();
-  EXPECT_NE(json_of([&](JsonWriter& w) { write_hello_plan(w, p); })
-                .find("\"plan_id\":null,\"proposal_id\":\"cd\",\"state\":\"NO_CHANGES\"}"),
+  EXPECT_NE(json_of([&](JsonWriter& w) {
+              write_hello_plan(w, p);
+            }).find("\"plan_id\":null,\"proposal_id\":\"cd\",\"state\":\"NO_CHANGES\"}"),
             std::string::npos);
 }
 
@@ -252,14 +258,60 @@ TEST(EngineRecordJson, GeneralPlan) {
   EXPECT_FALSE(diffable(removed));
   std::string diff_json;
   append_json_string(diff_json, core::unified_diff(core::PlannedSlot{"conf/a", "", "x\n"}));
-  EXPECT_EQ(json_of([&](JsonWriter& w) { write_general_plan(w, p); }),
-            "{\"directories\":[{\"mode\":448,\"path\":\"conf\"}],\"exclude\":[\"*.swp\"],\"excluded\":2,\"logs\":[{\"level\":\"warning\",\"message\":\"w\","
-            "\"method\":\"dot.plan\"}],\"operations\":[{\"action\":\"write\",\"after\":" + present('d') +
-                ",\"before\":" + kAbsent + ",\"binary\":false,\"diff\":" + diff_json +
-                ",\"path\":\"conf/a\",\"take_over\":false},{\"action\":\"write\",\"after\":" + present('d') + ",\"before\":" + kAbsent +
-                ",\"binary\":true,\"diff\":null,\"path\":\"conf/b\",\"take_over\":true},{\"action\":\"remove\",\"after\":" + kAbsent +
-                ",\"before\":" + present('e') + ",\"binary\":false,\"diff\":null,\"path\":\"old\",\"take_over\":false}],"
-                "\"plan_id\":\"ab\",\"proposal_id\":\"cd\",\"state\":\"SEALED\",\"version\":2}");
+  EXPECT_EQ(
+      json_of([&](JsonWriter& w) { write_general_plan(w, p); }),
+      "{\"directories\":[{\"mode\":448,\"path\":\"conf\"}],\"exclude\":[\"*.swp\"],\"excluded\":2,\"logs\":[{\"level\":"
+      "\"warning\",\"message\":\"w\","
+      "\"method\":\"dot.plan\"}],\"operations\":[{\"action\":\"write\",\"after\":" +
+          present('d') + ",\"before\":" + kAbsent + ",\"binary\":false,\"diff\":" + diff_json +
+          ",\"path\":\"conf/a\",\"take_over\":false},{\"action\":\"write\",\"after\":" + present('d') +
+          ",\"before\":" + kAbsent +
+          ",\"binary\":true,\"diff\":null,\"path\":\"conf/b\",\"take_over\":true},{\"action\":\"remove\",\"after\":" +
+          kAbsent + ",\"before\":" + present('e') +
+          ",\"binary\":false,\"diff\":null,\"path\":\"old\",\"take_over\":false}],"
+          "\"plan_id\":\"ab\",\"proposal_id\":\"cd\",\"state\":\"SEALED\",\"version\":2}");
+}
+
+// A writer that spills hands its document over in pieces as it grows, and
+// the pieces and the rest are exactly the document a writer that holds it
+// whole writes; none of them is much beyond kSpillBytes.
+TEST(JsonWriterSpill, HandsALongDocumentOverInPiecesThatMakeTheSameBytes) {
+  auto write = [](JsonWriter& w) {
+    w.begin_object().key("operations").begin_array();
+    for (int i = 0; i < 20000; ++i)
+      w.begin_object().key("path").string("dir/file-" + std::to_string(i)).key("n").number(i).end_object();
+    w.end_array().key("state").string("SEALED").end_object();
+  };
+  JsonWriter whole;
+  write(whole);
+  std::string spilled;
+  std::size_t pieces = 0, largest = 0;
+  JsonWriter spilling([&](std::string_view piece) {
+    spilled += piece;
+    ++pieces;
+    largest = std::max(largest, piece.size());
+    return true;
+  });
+  write(spilling);
+  EXPECT_LT(spilling.text().size(), JsonWriter::kSpillBytes + 64);
+  EXPECT_EQ(spilled + std::move(spilling).line(), std::move(whole).line());
+  EXPECT_GT(pieces, 5u);
+  EXPECT_LT(largest, JsonWriter::kSpillBytes + 64);
+}
+
+// A failed spill (stdout closed) is remembered; nothing more is handed over.
+TEST(JsonWriterSpill, AFailedSpillStopsTheHandingOver) {
+  std::size_t calls = 0;
+  JsonWriter w([&](std::string_view) {
+    ++calls;
+    return false;
+  });
+  w.begin_array();
+  for (int i = 0; i < 50000; ++i) w.string("0123456789");
+  w.end_array();
+  EXPECT_EQ(calls, 1u);
+  EXPECT_FALSE(w.spilled_ok());
+  EXPECT_TRUE(JsonWriter().spilled_ok());
 }
 
 TEST(EngineRecordJson, Status) {
@@ -282,7 +334,8 @@ TEST(EngineRecordJson, Status) {
   EXPECT_EQ(json_of([&](JsonWriter& w) { write_status(w, "/r", "id", v); }),
             "{\"drift\":[{\"name\":\"a.txt\",\"plan_id\":\"ab\",\"reason\":\"missing\"}],\"last\":{\"plan_id\":"
             "\"ab12\",\"plugin_id\":\"org.dot.hello\",\"proposal_id\":null,\"status\":\"SEALED\"},\"plugin\":" +
-                manifest + ",\"plugins\":[" + manifest + "],\"recovery_required\":true,\"root\":\"/r\","
+                manifest + ",\"plugins\":[" + manifest +
+                "],\"recovery_required\":true,\"root\":\"/r\","
                 "\"root_id\":\"id\",\"sealed\":[{\"plan_id\":\"ab12\",\"plugin_id\":\"org.dot.hello\"}],"
                 "\"transactions\":5,\"unfinished\":[{\"plan_id\":\"ab12\",\"plugin_id\":\"org.dot.hello\","
                 "\"proposal_id\":null,\"state\":\"PREPARED\",\"status\":\"PREPARED\"}]}");

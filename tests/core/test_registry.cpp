@@ -396,8 +396,9 @@ TEST_F(Registry, OwnedPathsAreManagedAndAnotherPluginsPathIsRefusedNamingItsOwne
   auto none = owned_paths(*root, "org.dot.hello");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
-  EXPECT_TRUE(check_ownership(*root, "org.example.two", {"a.conf", "b/x.conf", "new.conf"}).ok());
-  auto refused = check_ownership(*root, "org.dot.hello", {"new.conf", "b/x.conf"});
+  EXPECT_TRUE(
+      check_ownership(*root, "org.example.two", std::vector<std::string_view>{"a.conf", "b/x.conf", "new.conf"}).ok());
+  auto refused = check_ownership(*root, "org.dot.hello", std::vector<std::string_view>{"new.conf", "b/x.conf"});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code, Code::Policy);
   EXPECT_EQ(refused.error().kind, "owned_by_other");

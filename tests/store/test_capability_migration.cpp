@@ -13,8 +13,8 @@
 #include "dot/base/jcs.h"
 #include "dot/store/root.h"
 #include "helpers.h"
-#include "schema.h"
 #include "run_cli.h"
+#include "schema.h"
 
 namespace dot::store {
 namespace {
@@ -191,7 +191,7 @@ TEST_P(capability, MigrationFillsPathOwnersFromTheAppliedHistory) {
   auto owned = store->owned_paths("org.dot.hello");
   ASSERT_OK(owned);
   EXPECT_EQ(*owned, (std::vector<std::string>{"hello.txt", "welcome.txt"}));
-  auto owners = store->owners_of({"welcome.txt"});
+  auto owners = store->owners_of(std::vector<std::string_view>{"welcome.txt"});
   ASSERT_OK(owners);
   ASSERT_EQ(owners->size(), 1u);
   EXPECT_EQ(owners->front().txn, newest_applied);
@@ -216,9 +216,8 @@ TEST_P(capability, InspectShowsTheUnmigratedFixture) {
     EXPECT_NE(list.out.find(fmt::format("\"state\":\"{}\"", row.state)), std::string::npos) << row.state;
     if (row.plan_id.empty()) continue;
     EXPECT_NE(list.out.find(row.plan_id), std::string::npos);
-    auto show = testing::run_program({testing::dot_core(), "inspect", "show", "--root", root, row.plan_id.substr(0, 10),
-                                      "--json"},
-                                     t.path());
+    auto show = testing::run_program(
+        {testing::dot_core(), "inspect", "show", "--root", root, row.plan_id.substr(0, 10), "--json"}, t.path());
     ASSERT_EQ(show.exit_code, 0) << show.err;
     EXPECT_NE(show.out.find("\"plan\":" + row.canonical + ","), std::string::npos) << show.out;
     EXPECT_NE(show.out.find("\"plan_id\":\"" + row.plan_id + "\""), std::string::npos);
@@ -227,7 +226,8 @@ TEST_P(capability, InspectShowsTheUnmigratedFixture) {
     auto human = testing::run_program({testing::dot_core(), "inspect", "show", "--root", root, row.plan_id}, t.path());
     ASSERT_EQ(human.exit_code, 0) << human.err;
     EXPECT_NE(human.out.find(row.state), std::string::npos);
-    auto events = testing::run_program({testing::dot_core(), "inspect", "events", "--root", root, row.plan_id}, t.path());
+    auto events =
+        testing::run_program({testing::dot_core(), "inspect", "events", "--root", root, row.plan_id}, t.path());
     ASSERT_EQ(events.exit_code, 0) << events.err;
     EXPECT_NE(events.out.find("PROPOSING"), std::string::npos);
   }

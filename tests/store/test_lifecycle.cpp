@@ -584,10 +584,15 @@ TEST_F(StoreOwnership, CommittedWritesOwnRemovesReleaseRollbacksRestore) {
   TxnId t4 = run("org.example.b", {"a"}, State::Done);
   EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a/z", "\xc3\xa9"}));
   EXPECT_EQ(owned("org.example.b"), (Paths{"a", "c"}));
-  auto owners = store->owners_of({"zz", "a", "Z", "b", "c"});
+  const std::vector<std::string_view> asked{"zz", "a", "Z", "b", "c"};
+  auto owners = store->owners_of(asked);
   ASSERT_OK(owners);
   EXPECT_EQ(*owners, (std::vector<PathOwner>{
                          {"a", "org.example.b", t4}, {"Z", "org.example.a", t1}, {"c", "org.example.b", committing}}));
+  // What a plan of b asks: only the paths another plugin owns.
+  auto others = store->owners_of(asked, "org.example.b");
+  ASSERT_OK(others);
+  EXPECT_EQ(*others, (std::vector<PathOwner>{{"Z", "org.example.a", t1}}));
   // Rolling t4 back gives "a" back to a, in the ROLLING_BACK transition.
   ASSERT_OK(store->transition(t4, State::RollingBack));
   EXPECT_EQ(owned("org.example.a"), (Paths{"Z", "a", "a/z", "\xc3\xa9"}));

@@ -9,6 +9,7 @@
 // checked, even if the pinned file is rewritten in place meanwhile.
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -190,7 +191,7 @@ Result<std::vector<std::string>> owned_paths(Root& root, std::string_view plugin
 // paths, writes and removes alike) is owned by a plugin other than
 // `plugin_id`. DOT_E_POLICY (kind owned_by_other) naming the first such path
 // and its owner otherwise.
-Status check_ownership(Root& root, std::string_view plugin_id, const std::vector<std::string>& paths);
+Status check_ownership(Root& root, std::string_view plugin_id, std::span<const std::string_view> paths);
 
 // `dot-core forget PATH...`: the paths (relative to the root, each passing
 // dpp::check_path) stop being managed; their files stay exactly as they

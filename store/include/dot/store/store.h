@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -120,8 +121,11 @@ class Store {
   //
   // The paths `plugin_id` owns, ascending by UTF-8 bytes: dot.plan's `managed`.
   Result<std::vector<std::string>> owned_paths(std::string_view plugin_id);
-  // The owner of each of `paths` that has one (in the order of `paths`).
-  Result<std::vector<PathOwner>> owners_of(const std::vector<std::string>& paths);
+  // The owner of each of `paths` that has one (in the order of `paths`),
+  // but for the paths `except_plugin` owns (a plan asks only which of its
+  // paths another plugin owns: a plugin's own 100,000 rows are not copied).
+  Result<std::vector<PathOwner>> owners_of(std::span<const std::string_view> paths,
+                                           std::string_view except_plugin = {});
   // `dot-core forget`: each of `paths` stops being owned, its file left as
   // it is. Its path_owner row and stat cache entry go and a path_release
   // row records the transaction whose ownership ended (derived_owner then
