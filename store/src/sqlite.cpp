@@ -29,6 +29,11 @@ Stmt& Stmt::bind_blob(int i, std::string_view bytes) {
     sqlite3_bind_blob64(s_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
   return *this;
 }
+Stmt& Stmt::bind_blob_borrowed(int i, std::string_view bytes) {
+  if (bytes.empty()) return bind_blob(i, bytes);
+  sqlite3_bind_blob64(s_, i, bytes.data(), bytes.size(), SQLITE_STATIC);
+  return *this;
+}
 Stmt& Stmt::bind_null(int i) {
   sqlite3_bind_null(s_, i);
   return *this;

@@ -466,7 +466,7 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::strin
   if (packed.empty())
     s.bind_null(4);
   else
-    s.bind_blob(4, packed);
+    s.bind_blob_borrowed(4, packed);
   DOT_TRY(s.run());
   DOT_TRY(txn.commit());
   impl_->fire("store.proposal.id");
@@ -564,7 +564,7 @@ Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::int6
         auto s,
         db.prepare(
             "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count, streamed) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    s.bind(1, id).bind_blob(2, in.canonical_plan).bind(3, at);
+    s.bind(1, id).bind_blob_borrowed(2, in.canonical_plan).bind(3, at);
     if (in.effect_count)
       s.bind(4, static_cast<std::int64_t>(*in.effect_count));
     else
