@@ -69,9 +69,12 @@ Result<std::string> plan_id_of(const PlanT& plan) {
 // which must also be exactly the plan's canonical bytes.
 template <class PlanT, class Decode>
 Result<PlanT> decode_canonical_of(std::string_view bytes, std::size_t max_bytes, Decode decode) {
-  DOT_ASSIGN_OR_RETURN(json::Document doc,
-                       json::parse(bytes, json::ReadLimits{.max_bytes = max_bytes, .max_depth = 16}));
-  DOT_ASSIGN_OR_RETURN(PlanT plan, decode(doc.root()));
+  PlanT plan;
+  {  // the parsed document (index and nodes, several times the bytes) goes before the plan is encoded again
+    DOT_ASSIGN_OR_RETURN(json::Document doc,
+                         json::parse(bytes, json::ReadLimits{.max_bytes = max_bytes, .max_depth = 16}));
+    DOT_ASSIGN_OR_RETURN(plan, decode(doc.root()));
+  }
   DOT_ASSIGN_OR_RETURN(std::string again, canonical_document(plan, kPlanForm));
   if (again != bytes)
     return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
