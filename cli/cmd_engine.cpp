@@ -95,6 +95,11 @@ int print_json(JsonWriter&& w) {
   (void)write_stdout(std::move(w).line());
   return kExitOk;
 }
+// A writer whose document goes to stdout as it is written (print_json
+// writes the rest): a plan's grows with its paths and its diffs.
+JsonWriter stdout_json() {
+  return JsonWriter([](std::string_view text) { return write_stdout(text); });
+}
 int print_human(const std::string& text, Paint paint = Paint::None, bool page = false) {
   (void)print_styled(text, paint, page);
   return kExitOk;
@@ -105,7 +110,7 @@ template <typename Record>
 int print_record(bool json, const Record& record, void (*write)(JsonWriter&, const std::type_identity_t<Record>&),
                  std::string (*text)(const std::type_identity_t<Record>&)) {
   if (!json) return print_human(text(record));
-  JsonWriter w;
+  JsonWriter w = stdout_json();
   write(w, record);
   return print_json(std::move(w));
 }
@@ -272,9 +277,7 @@ std::string hello_plan_text(const core::PlanOutcome& planned, const EditedTarget
 int print_plan(const EngineOptions& o, const core::PlanOutcome& planned, Root& root) {
   const bool general = planned.version == core::kPlanVersion2;
   if (o.json) {
-    // A plan's document grows with its paths (and its diffs): it goes out
-    // as it is written.
-    JsonWriter w([](std::string_view text) { return write_stdout(text); });
+    JsonWriter w = stdout_json();
     if (general)
       write_general_plan(w, planned);
     else
