@@ -18,7 +18,7 @@ namespace dot::cli {
 class JsonWriter {
  public:
   // Where a long document goes as it is written (write_stdout): the text is
-  // handed over whenever a value ends with at least kSpillBytes held, so
+  // handed over whenever a value begins with at least kSpillBytes held, so
   // that a plan of 100,000 paths is never held whole as its JSON. false: the
   // output failed; nothing more is handed over.
   using Spill = std::function<bool(std::string_view)>;
