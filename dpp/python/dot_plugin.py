@@ -62,10 +62,13 @@ PROTOCOL = 1
 LIMITS = {"deadline_ms": 60000, "max_frame_bytes": 16777216, "max_stdout_bytes": 67108864,
           "max_stderr_bytes": 65536, "max_operations": 100000, "max_file_bytes": 16777216,
           "max_total_bytes": 1073741824, "max_log_messages": 1000}
-# What core offers, in this order; then "log", "digests" and "cache", each
-# only sometimes, in that order.
+# What core offers, in this order; then "log", "digests", "cache" and
+# "batches", each only sometimes, in that order.
 CAPABILITIES = ("materialize", "plan", "post-commit-effects", "validate")
-_OPTIONAL = ("log", "digests", "cache")
+_OPTIONAL = ("log", "digests", "cache", "batches")
+# "Batches": how many operations or artifacts go in one dot.operations or
+# dot.artifacts notification (1024 paths of at most 4095 bytes fit a frame).
+_BATCH = 1024
 # "Plan": the one effect every plan carries (an fsync of the root after commit).
 ROOT_SYNC = {"failure_policy": "required", "kind": "sync", "target": "managed-root"}
 # "Plan": the four modes a write may ask for, as the integers the wire carries.
@@ -537,6 +540,7 @@ class _Runtime:
         self.log = False          # log negotiated
         self.digests = False      # digests negotiated
         self.cache = False        # cache negotiated
+        self.batches = False      # batches negotiated
         self.writes = []          # the plan's writes, in order
         self.to_stage = []        # what dot.materialize asks for
         self.in_request = False   # dot.log is allowed only while a handler runs
@@ -555,6 +559,24 @@ class _Runtime:
         body = _encode(message)
         self.stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.stdout.flush()
+
+    def send_batches(self, method, member, items):
+        """"Batches": every element of `items` but the last batch's goes out in
+        `method` notifications; returns what is left for the result."""
+        if not self.batches or len(items) <= _BATCH:
+            return items
+        sent = (len(items) - 1) // _BATCH * _BATCH
+        for at in range(0, sent, _BATCH):
+            try:
+                body = _encode({"jsonrpc": "2.0", "method": method, "params": {member: items[at:at + _BATCH]}})
+            except (TypeError, ValueError) as e:
+                raise _Unsendable("a %s batch cannot be sent: %s" % (method, e)) from None
+            if len(body) > self.max_frame:
+                raise _Unsendable("a %s batch has %d bytes; a frame carries at most %d"
+                                  % (method, len(body), self.max_frame))
+            self.stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.stdout.flush()
+        return items[sent:]
 
     def send_log(self, level, message):
         if not self.in_request or not self.log or self.logs_sent >= LIMITS["max_log_messages"]:
@@ -638,12 +660,14 @@ class _Runtime:
             self.log = bool(self.plugin.wants_log) and "log" in p["capabilities"]
             self.digests = bool(getattr(self.plugin, "declares_digests", False)) and "digests" in p["capabilities"]
             self.cache = bool(getattr(self.plugin, "keeps_cache", False)) and "cache" in p["capabilities"]
+            # Batches change nothing a plugin sees: the runtime cuts its lists.
+            self.batches = "batches" in p["capabilities"]
             try:
                 self.plugin.initialize(ctx, p)
             except BaseException:
-                self.log = self.digests = self.cache = False
+                self.log = self.digests = self.cache = self.batches = False
                 raise
-            taken = {"log": self.log, "digests": self.digests, "cache": self.cache}
+            taken = {"log": self.log, "digests": self.digests, "cache": self.cache, "batches": self.batches}
             echo = list(CAPABILITIES) + [c for c in _OPTIONAL if taken[c]]
             # "dot.initialize result: the echo": note `assurance`, not required_assurance.
             return {"assurance": p["required_assurance"], "capabilities": echo,
@@ -653,14 +677,15 @@ class _Runtime:
             p = _members(params, method, {"managed": _is_str_list})
             ops = [_operation(op, self.digests) for op in self.plugin.plan(ctx, list(p["managed"]))]
             self.writes = [op["path"] for op in ops if op["action"] == "write"]
-            return {"effects": [dict(ROOT_SYNC)], "operations": ops}
+            return {"effects": [dict(ROOT_SYNC)], "operations": self.send_batches("dot.operations", "operations", ops)}
         if method == "dot.materialize":
             members = {"stage": lambda v: isinstance(v, str)}
             if self.digests:
                 members["paths"] = _is_str_list
             p = _members(params, method, members)
             self.to_stage = _asked_paths(self.writes, p["paths"]) if self.digests else list(self.writes)
-            return {"artifacts": [_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]}
+            arts = [_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]
+            return {"artifacts": self.send_batches("dot.artifacts", "artifacts", arts)}
         _members(params, method, {})
         return {"valid": True}
 

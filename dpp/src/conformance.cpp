@@ -336,7 +336,7 @@ class Case {
       DOT_TRY(check_stage_holds_only(ws_->stage_fd(), staged.artifacts));
       DOT_TRY(ws_->check_alone());
     }
-    return fmt::format("id {}, {} operations, {} {}{}, log {}{}, digests {}, cache {}, exit 0", echo.id,
+    return fmt::format("id {}, {} operations, {} {}{}, log {}{}, digests {}, cache {}, batches {}, exit 0", echo.id,
                        plan.operations.size(), asked.size(), check_files_text(run.check_files),
                        asked.size() == writes.size() ? "" : fmt::format(" (of {} writes)", writes.size()),
                        negotiated.log ? "negotiated" : "not negotiated",
@@ -344,7 +344,8 @@ class Case {
                        negotiated.digests ? "negotiated" : "not negotiated",
                        negotiated.cache  ? "negotiated"
                        : run.offer_cache ? "not negotiated"
-                                         : "not offered");
+                                         : "not offered",
+                       negotiated.batches ? "negotiated" : "not negotiated");
   }
 
   std::string check_files_text(bool check_files) const {

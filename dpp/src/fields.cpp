@@ -54,12 +54,20 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
 }
 
 Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what, std::uint64_t max,
-                                ErrorKind kind) {
+                                ErrorKind kind, std::uint64_t earlier) {
   DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, name, what));
-  if (arr.size() > max)
+  // earlier <= max (each batch was held to it) and a frame holds far fewer
+  // than 2^64 elements: the sum cannot wrap.
+  if (earlier + arr.size() > max) {
+    if (earlier == 0)
+      return make_parse_error(kind, arr.offset(),
+                              fmt::format("the {} holds {} {}; the negotiated limit is {} ({})", what, arr.size(),
+                                          name, max, Kind(kind).name()));
     return make_parse_error(kind, arr.offset(),
-                            fmt::format("the {} holds {} {}; the negotiated limit is {} ({})", what, arr.size(), name,
-                                        max, Kind(kind).name()));
+                            fmt::format("the {} holds {} {} after {} in earlier batches; the negotiated limit is {} "
+                                        "in all ({})",
+                                        what, arr.size(), name, earlier, max, Kind(kind).name()));
+  }
   return arr;
 }
 

@@ -32,11 +32,12 @@ Result<std::uint64_t> uint_field(json::ObjectReader& r, std::string_view name, s
                                  std::uint64_t max);
 Result<bool> bool_field(json::ObjectReader& r, std::string_view name, std::string_view what);
 Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what);
-// An array member of at most `max` elements (the negotiated limit `kind`):
+// An array member of at most `max` elements (the negotiated limit `kind`),
+// counted with `earlier` elements of the same list sent in earlier batches:
 // the count is judged first, so nothing is built for an array over it
 // (Code::Protocol, kind `kind`, at the array).
 Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, std::string_view what, std::uint64_t max,
-                                ErrorKind kind);
+                                ErrorKind kind, std::uint64_t earlier = 0);
 Result<std::vector<std::string>> string_array_field(json::ObjectReader& r, std::string_view name,
                                                     std::string_view what);
 // "effects": [{failure_policy, kind, target}], the one effect shape of both profiles.
@@ -65,7 +66,8 @@ Result<T> decode_object(json::Value v, std::string_view what, Read read) {
 // profiles (folders, operations, effects, artifacts).
 template <typename T, typename Read, typename Then>
 Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read, Then then) {
-  std::size_t i = 0;
+  // Numbered in the whole list: `out` holds what earlier batches sent.
+  std::size_t i = out.size();
   for (json::Value e : array.elements()) {
     std::string what = fmt::format("{} {}", noun, i++);
     DOT_ASSIGN_OR_RETURN(auto r, object(e, what));
@@ -190,19 +192,23 @@ jcs::Node artifacts_node(const std::vector<A>& artifacts, ArtifactKey<A> k) {
   return n;
 }
 
-// With `max_count`, more artifacts than that are refused before any is
-// decoded (kind max_operations); `each(artifact, value, what)` judges every
-// artifact once its fields are read (the general profile's byte limits).
+// With `max_count`, more artifacts than that (with the `earlier` ones of
+// batches before) are refused before any is decoded (kind max_operations);
+// `each(artifact, value, what)` judges every artifact once its fields are
+// read (the general profile's byte limits). `what` names the message: a
+// dot.materialize result, or the params of a dot.artifacts batch (the same
+// shape).
 template <typename A, typename Each>
 Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k, std::optional<std::uint64_t> max_count,
-                                        Each each) {
-  constexpr std::string_view what = "dot.materialize result";
+                                        Each each, std::vector<A> earlier = {},
+                                        std::string_view what = "dot.materialize result") {
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
-  DOT_ASSIGN_OR_RETURN(json::Value arts, max_count
-                                             ? array_field(r, "artifacts", what, *max_count, ErrorKind::MaxOperations)
-                                             : array_field(r, "artifacts", what));
-  std::vector<A> out;
-  if (max_count) out.reserve(arts.size());
+  DOT_ASSIGN_OR_RETURN(json::Value arts, max_count ? array_field(r, "artifacts", what, *max_count,
+                                                                 ErrorKind::MaxOperations, earlier.size())
+                                                   : array_field(r, "artifacts", what));
+  std::vector<A> out = std::move(earlier);
+  // Reserved once: growing by each batch's count would copy the list every batch.
+  if (max_count && out.empty()) out.reserve(arts.size());
   auto read = [&k](json::ObjectReader& ar, std::string_view aw, json::Value, A& art) -> Status {
     DOT_ASSIGN_OR_RETURN(art.*k.file, string_field(ar, k.key, aw));
     DOT_ASSIGN_OR_RETURN(art.sha256, string_field(ar, "sha256", aw));

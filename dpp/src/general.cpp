@@ -63,7 +63,8 @@ constexpr ArtifactKey<Artifact> kArtifactKey{"path", &Artifact::path};
 // read (declared digests in dot.plan, artifacts in dot.materialize).
 class ByteBudget {
  public:
-  explicit ByteBudget(const Limits& limits) : limits_(limits) {}
+  // `claimed`: what earlier batches of the same list claimed.
+  explicit ByteBudget(const Limits& limits, std::uint64_t claimed = 0) : limits_(limits), total_(claimed) {}
   Status take(std::uint64_t size, json::Value at_value, std::string_view what) {
     if (size > limits_.max_file_bytes)
       return at(
@@ -77,10 +78,11 @@ class ByteBudget {
                             limits_.max_total_bytes));
     return {};
   }
+  std::uint64_t total() const noexcept { return total_; }
 
  private:
   const Limits& limits_;
-  std::uint64_t total_ = 0;
+  std::uint64_t total_;
 };
 
 // A write's declared sha256 and size (digests negotiated).
@@ -110,7 +112,8 @@ std::vector<std::string> offered_capabilities() {
           "validate",
           std::string(kLogCapability),
           std::string(kDigestsCapability),
-          std::string(kCacheCapability)};
+          std::string(kCacheCapability),
+          std::string(kBatchesCapability)};
 }
 
 bool is_profile_offer(const std::vector<std::string>& offered) {
@@ -120,6 +123,7 @@ bool is_profile_offer(const std::vector<std::string>& offered) {
   if (next < offered.size() && offered[next] == kLogCapability) ++next;
   if (next < offered.size() && offered[next] == kDigestsCapability) ++next;
   if (next < offered.size() && offered[next] == kCacheCapability) ++next;
+  if (next < offered.size() && offered[next] == kBatchesCapability) ++next;
   return next == offered.size();
 }
 
@@ -133,7 +137,7 @@ InitializeParams initialize_params(std::string_view assurance, std::string nonce
                                    std::optional<std::string> cache) {
   InitializeParams p;
   p.capabilities = offered_capabilities();
-  if (!cache) p.capabilities.pop_back();
+  if (!cache) std::erase(p.capabilities, kCacheCapability);
   p.cache = std::move(cache);
   p.inputs = std::move(inputs);
   p.limits = kLimits;
@@ -194,8 +198,8 @@ Result<Negotiated> check_identity(const InitializeParams& sent, const Initialize
     if (echo.limits.*field != sent.limits.*field)
       return identity(dpp::ErrorKind::EchoedLimits, fmt::format("the plugin echoed limits.{} {}, core sent {}", name,
                                                                 echo.limits.*field, sent.limits.*field));
-  // The first four offered, in order, then "log", "digests" and "cache",
-  // each only if core offered it and in that order.
+  // The first four offered, in order, then "log", "digests", "cache" and
+  // "batches", each only if core offered it and in that order.
   const auto& offer = sent.capabilities;
   std::vector<std::string> want(offer.begin(),
                                 offer.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(4, offer.size())));
@@ -216,6 +220,10 @@ Result<Negotiated> check_identity(const InitializeParams& sent, const Initialize
   if (echoed_next(kCacheCapability)) {
     n.cache = true;
     want.emplace_back(kCacheCapability);
+  }
+  if (echoed_next(kBatchesCapability)) {
+    n.batches = true;
+    want.emplace_back(kBatchesCapability);
   }
   DOT_TRY(check_capabilities(echo.capabilities, want, sent.capabilities));
   return n;
@@ -282,21 +290,27 @@ jcs::Node to_node(const MaterializeParams& m) {
   return n;
 }
 
+namespace {
+// One operation at a time into one piece of canonical text, as core
+// encodes its plans: a tree of every value of 100,000 operations would
+// hold about 1.6 KiB each, most of a plugin's memory.
+Result<jcs::Node> operations_node(std::span<const Operation> ops) {
+  constexpr std::size_t kTypicalOperationBytes = 160;
+  std::string text;
+  text.reserve(ops.size() * kTypicalOperationBytes + 2);
+  DOT_TRY(jcs::encode_array_to(
+      text, ops, [](const Operation& o) { return to_node(o); }, jcs::Profile::Rfc8785));
+  return jcs::Node::encoded(std::move(text), jcs::Profile::Rfc8785);
+}
+}  // namespace
+
 Result<jcs::Node> to_node(const PlanResult& m) {
   auto effects = jcs::Node::array();
   for (const auto& e : m.effects) effects.push(dpp::to_node(e));
   auto dirs = jcs::Node::array();
   for (const auto& d : m.directories)
     dirs.push(jcs::Node::object().set("mode", uint_node(d.mode)).set("path", jcs::Node::string(d.path)));
-  // One operation at a time into one piece of canonical text, as core
-  // encodes its plans: a tree of every value of 100,000 operations would
-  // hold about 1.6 KiB each, most of a plugin's memory.
-  constexpr std::size_t kTypicalOperationBytes = 160;
-  std::string text;
-  text.reserve(m.operations.size() * kTypicalOperationBytes + 2);
-  DOT_TRY(jcs::encode_array_to(
-      text, m.operations, [](const Operation& o) { return to_node(o); }, jcs::Profile::Rfc8785));
-  auto ops = jcs::Node::encoded(std::move(text), jcs::Profile::Rfc8785);
+  DOT_ASSIGN_OR_RETURN(jcs::Node ops, operations_node(m.operations));
   auto n = jcs::Node::object();
   if (!m.directories.empty()) n.set("directories", std::move(dirs));
   n.set("effects", std::move(effects)).set("operations", std::move(ops));
@@ -325,12 +339,32 @@ Result<jcs::Node> to_node(const ErrorObject& m) {
   return n;
 }
 
-Result<std::string> encode_log(const LogParams& log) {
+namespace {
+Result<std::string> encode_notification(std::string_view method, jcs::Node params) {
   auto n = jcs::Node::object();
   n.set("jsonrpc", jcs::Node::string("2.0"))
-      .set("method", jcs::Node::string(std::string(kLogMethod)))
-      .set("params", to_node(log));
+      .set("method", jcs::Node::string(std::string(method)))
+      .set("params", std::move(params));
   return jcs::encode(n, jcs::Profile::Rfc8785);
+}
+}  // namespace
+
+Result<std::string> encode_log(const LogParams& log) { return encode_notification(kLogMethod, to_node(log)); }
+
+
+Result<std::string> encode_operations_batch(std::span<const Operation> ops) {
+  DOT_ASSIGN_OR_RETURN(jcs::Node list, operations_node(ops));
+  auto params = jcs::Node::object();
+  params.set("operations", std::move(list));
+  return encode_notification(kOperationsMethod, std::move(params));
+}
+
+Result<std::string> encode_artifacts_batch(std::span<const Artifact> arts) {
+  auto list = jcs::Node::array();
+  for (const Artifact& a : arts) list.push(to_node(a));
+  auto params = jcs::Node::object();
+  params.set("artifacts", std::move(list));
+  return encode_notification(kArtifactsMethod, std::move(params));
 }
 
 Result<std::string> encode_error_response(std::optional<std::uint64_t> id, const ErrorObject& error) {
@@ -392,9 +426,37 @@ Result<PlanParams> decode_plan_params(json::Value v) {
 }
 
 namespace {
+// The "operations" member of a dot.plan result or a dot.operations batch,
+// appended to `ops` and held with it to the limits.
+Status read_operations(json::ObjectReader& r, std::string_view what, const Limits& limits, bool digests,
+                       Batched<Operation>& ops) {
+  DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, "operations", what, limits.max_operations,
+                                                    dpp::ErrorKind::MaxOperations, ops.items.size()));
+  // Reserved once: growing by each batch's count would copy the list every batch.
+  if (ops.items.empty()) ops.items.reserve(arr.size());
+  ByteBudget budget(limits, ops.claimed_bytes);
+  DOT_TRY(decode_objects(arr, "operation", ops.items,
+                         [&](json::ObjectReader& orr, std::string_view ow, json::Value o, Operation& op) -> Status {
+                           DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
+                           DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
+                           DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
+                           if (orr.optional("link_text")) {
+                             DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
+                             op.link_text = std::move(text);
+                           }
+                           // Only a write declares; on anything else finish() refuses the members.
+                           if (digests && op.action == "write") {
+                             DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
+                           }
+                           return {};
+                         }));
+  ops.claimed_bytes = budget.total();
+  return {};
+}
+
 // dot.plan's result, read in the order of its members.
 Status read_plan_result(json::ObjectReader& r, std::string_view what, PlanResult& m, const Limits& limits,
-                        bool digests) {
+                        bool digests, Batched<Operation>& ops) {
   if (r.optional("directories")) {
     DOT_ASSIGN_OR_RETURN(json::Value dirs,
                          array_field(r, "directories", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
@@ -407,25 +469,9 @@ Status read_plan_result(json::ObjectReader& r, std::string_view what, PlanResult
                        }));
   }
   DOT_ASSIGN_OR_RETURN(m.effects, effects_field(r, what));
-  DOT_ASSIGN_OR_RETURN(json::Value ops,
-                       array_field(r, "operations", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
-  m.operations.reserve(ops.size());
-  ByteBudget budget(limits);
-  return decode_objects(ops, "operation", m.operations,
-                        [&](json::ObjectReader& orr, std::string_view ow, json::Value o, Operation& op) -> Status {
-                          DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
-                          DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
-                          DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
-                          if (orr.optional("link_text")) {
-                            DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
-                            op.link_text = std::move(text);
-                          }
-                          // Only a write declares; on anything else finish() refuses the members.
-                          if (digests && op.action == "write") {
-                            DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
-                          }
-                          return {};
-                        });
+  DOT_TRY(read_operations(r, what, limits, digests, ops));
+  m.operations = std::move(ops.items);
+  return {};
 }
 
 // dot.materialize's params: the paths core needs staged, when it names
@@ -449,10 +495,17 @@ Status read_materialize_params(json::ObjectReader& r, std::string_view what, Mat
 }
 }  // namespace
 
-Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests) {
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests, Batched<Operation> earlier) {
   return decode_object<PlanResult>(v, "dot.plan result", [&](auto& r, auto what, PlanResult& m) {
-    return read_plan_result(r, what, m, limits, digests);
+    return read_plan_result(r, what, m, limits, digests, earlier);
   });
+}
+
+Status decode_operations_batch(json::Value params, const Limits& limits, bool digests, Batched<Operation>& ops) {
+  constexpr std::string_view what = "dot.operations params";
+  DOT_ASSIGN_OR_RETURN(auto r, object(params, what));
+  DOT_TRY(read_operations(r, what, limits, digests, ops));
+  return finish(r);
 }
 
 Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits& limits) {
@@ -461,14 +514,28 @@ Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits&
   });
 }
 
-Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits) {
-  ByteBudget budget(limits);
+namespace {
+// The artifacts of a dot.materialize result or a dot.artifacts batch (the
+// same shape, named `what`) after those of `arts`, held with them to the limits.
+Status read_artifacts(json::Value v, std::string_view what, const Limits& limits, Batched<Artifact>& arts) {
+  ByteBudget budget(limits, arts.claimed_bytes);
   auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
     return budget.take(art.size, a, aw);
   };
-  MaterializeResult m;
-  DOT_ASSIGN_OR_RETURN(m.artifacts, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits));
-  return m;
+  DOT_ASSIGN_OR_RETURN(arts.items, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits,
+                                                    std::move(arts.items), what));
+  arts.claimed_bytes = budget.total();
+  return {};
+}
+}  // namespace
+
+Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits, Batched<Artifact> earlier) {
+  DOT_TRY(read_artifacts(v, "dot.materialize result", limits, earlier));
+  return MaterializeResult{std::move(earlier.items)};
+}
+
+Status decode_artifacts_batch(json::Value params, const Limits& limits, Batched<Artifact>& arts) {
+  return read_artifacts(params, "dot.artifacts params", limits, arts);
 }
 
 Result<LogParams> decode_log_params(json::Value v) {

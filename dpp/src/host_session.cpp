@@ -3,6 +3,7 @@
 #include "dot/dpp/error_kinds.h"
 
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -49,6 +50,12 @@ struct HostSession::Impl {
   // General profile.
   bool log_negotiated = false;
   std::vector<LogEntry> logs;
+  // "batches" negotiated: the dot.operations / dot.artifacts batches read
+  // while dot.plan / dot.materialize is outstanding, until its result.
+  bool batches_negotiated = false;
+  bool plan_digests = false;
+  general::Batched<general::Operation> operation_batches;
+  general::Batched<general::Artifact> artifact_batches;
   std::optional<PluginErrorInfo> plugin_error;
 
   bool general() const noexcept { return opts.profile == Profile::General; }
@@ -147,11 +154,39 @@ struct HostSession::Impl {
     return {};
   }
 
-  // A dot.log notification read while `m` is outstanding (general profile).
+  // A batch of the list request `m` answers ("batches" negotiated): its
+  // own method during its own request only, decoded and counted with the
+  // batches before it.
+  Status accept_batch(Method m, const general::Reply& reply) {
+    const bool operations = reply.method == general::kOperationsMethod;
+    if (!batches_negotiated)
+      return protocol(dpp::ErrorKind::BatchNotNegotiated,
+                      fmt::format("the plugin sent {} during {} without negotiating batches", reply.method,
+                                  waiting_for));
+    if (m != (operations ? Method::Plan : Method::Materialize))
+      return protocol(dpp::ErrorKind::NotificationMethod,
+                      fmt::format("the plugin sent {} during {}; it belongs to {}", reply.method, waiting_for,
+                                  operations ? "dot.plan" : "dot.materialize"));
+    Status st = operations ? general::decode_operations_batch(reply.params, opts.general_limits, plan_digests,
+                                                              operation_batches)
+                           : general::decode_artifacts_batch(reply.params, opts.general_limits, artifact_batches);
+    if (!st.ok()) {
+      Error e = st.error();
+      e.detail = fmt::format("{} during {}: {}", reply.method, waiting_for, e.detail);
+      return e;
+    }
+    return {};
+  }
+
+  // A notification read while `m` is outstanding (general profile): dot.log,
+  // or a batch.
   Status accept_notification(Method m, const general::Reply& reply) {
+    if (reply.method == general::kOperationsMethod || reply.method == general::kArtifactsMethod)
+      return accept_batch(m, reply);
     if (reply.method != general::kLogMethod)
       return protocol(dpp::ErrorKind::NotificationMethod,
-                      fmt::format("the plugin sent a \"{}\" notification during {}; only dot.log is allowed",
+                      fmt::format("the plugin sent a \"{}\" notification during {}; only dot.log and the "
+                                  "batches of the list it answers are allowed",
                                   fields::excerpt(reply.method), waiting_for));
     // During dot.initialize negotiation is not settled yet: initialize()
     // decides once the echo is read.
@@ -402,6 +437,10 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
   const auto& echoed = r->capabilities;
   impl_->log_negotiated = std::find(offered.begin(), offered.end(), general::kLogCapability) != offered.end() &&
                           echoed.size() >= 5 && echoed[4] == general::kLogCapability;
+  // Where "batches" stands in the echo is general::check_identity's to judge.
+  impl_->batches_negotiated =
+      std::find(offered.begin(), offered.end(), general::kBatchesCapability) != offered.end() &&
+      echoed.size() > 4 && std::find(echoed.begin() + 4, echoed.end(), general::kBatchesCapability) != echoed.end();
   if (!impl_->logs.empty()) {
     if (!impl_->log_negotiated)
       return impl_->fail(protocol(dpp::ErrorKind::LogNotNegotiated,
@@ -416,8 +455,10 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
 Result<general::PlanResult> HostSession::plan(const general::PlanParams& params, bool digests) {
   DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan, Profile::General));
   json::Document doc;
+  impl_->plan_digests = digests;
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, general::to_node(params), doc));
-  auto r = impl_->checked(general::decode_plan_result(v, impl_->opts.general_limits, digests));
+  auto r = impl_->checked(general::decode_plan_result(v, impl_->opts.general_limits, digests,
+                                                      std::exchange(impl_->operation_batches, {})));
   if (r.ok()) impl_->phase = Phase::Materialize;
   return r;
 }
@@ -427,7 +468,8 @@ Result<general::MaterializeResult> HostSession::materialize_general(std::optiona
   json::Document doc;
   general::MaterializeParams params{std::move(paths), impl_->opts.stage_dir};
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Materialize, general::to_node(params), doc));
-  auto r = impl_->checked(general::decode_materialize_result(v, impl_->opts.general_limits));
+  auto r = impl_->checked(
+      general::decode_materialize_result(v, impl_->opts.general_limits, std::exchange(impl_->artifact_batches, {})));
   if (r.ok()) impl_->phase = Phase::Validate;
   return r;
 }

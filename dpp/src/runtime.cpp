@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include <fcntl.h>
@@ -187,8 +188,10 @@ class Runtime {
         log_ = plugin_.wants_log() && offered(kLogCapability);
         digests_ = plugin_.declares_digests() && offered(kDigestsCapability);
         cache_ = plugin_.keeps_cache() && offered(kCacheCapability);
+        // Batches change nothing a plugin sees: the runtime cuts its lists.
+        batches_ = offered(kBatchesCapability);
         if (auto st = plugin_.initialize(ctx, params_); !st.ok()) {
-          log_ = digests_ = cache_ = false;
+          log_ = digests_ = cache_ = batches_ = false;
           return done(handler_error(id, st.error()));
         }
         InitializeResult echo;
@@ -198,6 +201,7 @@ class Runtime {
         if (log_) echo.capabilities.emplace_back(kLogCapability);
         if (digests_) echo.capabilities.emplace_back(kDigestsCapability);
         if (cache_) echo.capabilities.emplace_back(kCacheCapability);
+        if (batches_) echo.capabilities.emplace_back(kBatchesCapability);
         echo.id = plugin_.id();
         echo.inputs = p->inputs;
         echo.limits = p->limits;
@@ -214,6 +218,8 @@ class Runtime {
         if (!ops.ok()) return done(handler_error(id, ops.error()));
         if (auto st = take_writes(*ops); !st.ok())
           return done(answer_error(id, kInternalError, "Internal error", st.error()));
+        if (auto st = send_batches(*ops, kOperationsMethod, encode_operations_batch); !st.ok())
+          return done(answer_error(id, kInternalError, "Internal error", st.error()));
         auto encoded = to_node(
             PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value(), plugin_.folders()});
         if (!encoded.ok()) return done(answer_error(id, kInternalError, "Internal error", encoded.error()));
@@ -226,6 +232,8 @@ class Runtime {
         if (auto st = take_paths(*p); !st.ok()) return done(bad_params(id, st.error()));
         auto arts = plugin_.materialize(ctx, p->stage);
         if (!arts.ok()) return done(handler_error(id, arts.error()));
+        if (auto st = send_batches(*arts, kArtifactsMethod, encode_artifacts_batch); !st.ok())
+          return done(answer_error(id, kInternalError, "Internal error", st.error()));
         result = to_node(MaterializeResult{std::move(arts).value()});
         break;
       }
@@ -248,6 +256,25 @@ class Runtime {
                                                          method_name(m), body->size(), kLimits.max_frame_bytes)));
     DOT_TRY(writer_.write(*body));
     ++next_;
+    return {};
+  }
+
+  // With "batches", a list of more than one batch goes out as notifications
+  // of kBatchElements each, and only its last batch (1 to kBatchElements
+  // elements) is left in `items` for the result: no frame holds a whole
+  // large plan, and neither side encodes or parses one at once.
+  template <typename T, typename Encode>
+  Status send_batches(std::vector<T>& items, std::string_view method, Encode encode) {
+    if (!batches_ || items.size() <= kBatchElements) return {};
+    const std::size_t sent = (items.size() - 1) / kBatchElements * kBatchElements;
+    for (std::size_t at = 0; at < sent; at += kBatchElements) {
+      DOT_ASSIGN_OR_RETURN(std::string body, encode(std::span<const T>(items).subspan(at, kBatchElements)));
+      if (body.size() > kLimits.max_frame_bytes)
+        return make_error(dpp::ErrorKind::Length, fmt::format("a {} batch has {} bytes; a frame carries at most {}",
+                                                              method, body.size(), kLimits.max_frame_bytes));
+      DOT_TRY(writer_.write(body));
+    }
+    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(sent));
     return {};
   }
 
@@ -315,6 +342,7 @@ class Runtime {
   bool log_ = false;
   bool digests_ = false;
   bool cache_ = false;
+  bool batches_ = false;
   std::vector<std::string> writes_;    // the plan's writes, in order
   std::vector<std::string> to_stage_;  // what dot.materialize asks for
   std::size_t logs_sent_ = 0;

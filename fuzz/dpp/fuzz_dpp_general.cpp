@@ -68,6 +68,41 @@ constexpr g::Limits kSmall{.deadline_ms = 1,
                            .max_total_bytes = 150,
                            .max_log_messages = 1};
 
+// Batches: the operations of a decoded plan sent again as two dot.operations
+// batches ahead of the same result. The list is the three in order when
+// the limits allow it, and refused by them otherwise (max_operations, or
+// the claims' bytes), counted over the whole list.
+void batches_of(const g::PlanResult& plan, dot::json::Value result, const g::Limits& l, bool digests) {
+  auto frame = g::encode_operations_batch(plan.operations);
+  check(frame.ok());
+  auto doc = dot::dpp::parse_body(*frame, 0, 1u << 30);
+  check(doc.ok());
+  auto params = doc->root().find("params");
+  check(params.has_value());
+  g::Batched<g::Operation> ops;
+  std::uint64_t declared = 0;
+  for (const auto& op : plan.operations) declared += op.digest ? op.digest->size : 0;
+  for (int batch = 1; batch <= 2; ++batch) {
+    auto st = g::decode_operations_batch(*params, l, digests, ops);
+    const bool fits = plan.operations.size() * static_cast<std::size_t>(batch) <= l.max_operations &&
+                      declared * static_cast<std::uint64_t>(batch) <= l.max_total_bytes;
+    check(st.ok() == fits);
+    if (!st.ok()) {
+      check(st.error().code == dot::Code::Protocol);
+      return;
+    }
+    check(ops.items.size() == plan.operations.size() * static_cast<std::size_t>(batch));
+    check(ops.claimed_bytes == declared * static_cast<std::uint64_t>(batch));
+  }
+  auto whole = g::decode_plan_result(result, l, digests, ops);
+  const bool fits = plan.operations.size() * 3 <= l.max_operations && declared * 3 <= l.max_total_bytes;
+  check(whole.ok() == fits);
+  if (!whole.ok()) return;
+  check(whole->operations.size() == plan.operations.size() * 3);
+  for (std::size_t i = 0; i < whole->operations.size(); ++i)
+    check(whole->operations[i] == plan.operations[i % plan.operations.size()]);
+}
+
 void results(dot::json::Value v, dot::dpp::Method m) {
   using dot::dpp::Method;
   switch (m) {
@@ -99,6 +134,7 @@ void results(dot::json::Value v, dot::dpp::Method m) {
           }
           check(total <= l.max_total_bytes);
           round_trip(*r, [&l, digests](dot::json::Value x) { return g::decode_plan_result(x, l, digests); });
+          batches_of(*r, v, l, digests);
         }
       return;
     case Method::Materialize:
@@ -113,6 +149,14 @@ void results(dot::json::Value v, dot::dpp::Method m) {
         }
         check(total <= l.max_total_bytes);
         round_trip(*r, [&l](dot::json::Value x) { return g::decode_materialize_result(x, l); });
+        // The same value as the params of a dot.artifacts batch (the same
+        // shape), then as the result after it: twice the list, or refused
+        // by the limits over both.
+        g::Batched<g::Artifact> arts;
+        check(g::decode_artifacts_batch(v, l, arts).ok());
+        check(arts.items == r->artifacts && arts.claimed_bytes == total);
+        auto twice = g::decode_materialize_result(v, l, std::move(arts));
+        check(twice.ok() == (r->artifacts.size() * 2 <= l.max_operations && total * 2 <= l.max_total_bytes));
       }
       return;
     default: return;

@@ -76,6 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   dot::dpp::FrameReader reader(back, g::kLimits.max_frame_bytes);
   std::uint64_t next_result = 1;  // the id of the next result, 6 after dot.shutdown
   std::size_t responses = 0, logs = 0;
+  g::Batched<g::Operation> operations;  // dot.operations batches read
   for (;;) {
     auto f = reader.next();
     check(f.ok());
@@ -86,10 +87,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     dot::json::Value root = doc->root();
     check(root.is_object());
     if (root.find("method")) {
-      // A notification: only dot.log, only between the echo and the shutdown result.
+      // A notification: only between the echo and the shutdown result; a
+      // dot.log, or a batch of the list the outstanding request answers
+      // (more than 1024 managed paths make dot.plan's answer come in batches).
       check(next_result >= 2 && next_result <= 5);
       auto reply = g::decode_reply(*doc, next_result, static_cast<dot::dpp::Method>(next_result));
-      check(reply.ok() && reply->kind == g::Reply::Kind::Notification && reply->method == g::kLogMethod);
+      check(reply.ok() && reply->kind == g::Reply::Kind::Notification);
+      if (reply->method == g::kOperationsMethod) {
+        check(next_result == 2);
+        check(g::decode_operations_batch(reply->params, g::kLimits, false, operations).ok());
+        continue;
+      }
+      check(reply->method == g::kLogMethod);
       check(g::decode_log_params(reply->params).ok());
       check(++logs <= g::kLimits.max_log_messages);
       continue;

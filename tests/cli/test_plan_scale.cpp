@@ -4,7 +4,9 @@
 // what prune gives back, the diff budget spent on changed paths only, --stat,
 // --name-status, the bounded default output, and the progress line. Nothing
 // depends on elapsed time: entries' times are planted, progress is forced.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "dot/base/fd.h"
 #include "dot/base/sha256.h"
 #include "dot/store/store.h"
 #include "helpers.h"
@@ -281,6 +284,49 @@ TEST_F(PlanScale, ProgressIsOnStderrWhenAskedAndNeverWithJsonOrQuiet) {
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.err, "apply: 1/2 files written, 2 B\napply: 2/2 files written, 5 B\n");
   EXPECT_EQ(run({"plan", "--root", root(), "--allow-audit-plugin", "--progress", "sometimes"}).exit_code, 2);
+}
+
+// A plan whose dot.plan answer and dot.materialize answer are each larger
+// than one frame (16 MiB): 4,200 writes with paths of 3,971 bytes, about
+// 4 KiB per operation on the wire, 17 MB in all (docs/spec/dpp-general.md,
+// "Batches"). dot-mirror sends them as batches; dot-core assembles, seals
+// and applies the whole plan, and the next plan (whose `managed` list of
+// 16.7 MB still fits one frame) changes nothing.
+TEST_F(PlanScale, APlanLargerThanOneFrameComesInBatches) {
+  constexpr int kFiles = 4200;
+  // Made through descriptors: the paths are longer than PATH_MAX allows
+  // from the test's folder.
+  UniqueFd dir(::open(src().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(dir);
+  for (int level = 0; level < 15; ++level) {
+    const std::string name = fmt::format("d{:02}{}", level, std::string(247, 'x'));
+    ASSERT_EQ(::mkdirat(dir.get(), name.c_str(), 0755), 0);
+    UniqueFd sub(::openat(dir.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(sub);
+    dir = std::move(sub);
+  }
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string name = fmt::format("f{:05}{}", i, std::string(200, 'y'));
+    UniqueFd f(::openat(dir.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    ASSERT_TRUE(f);
+    const std::string bytes = fmt::format("line {}\n", i);
+    ASSERT_EQ(::write(f.get(), bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  }
+  register_mirror();
+  RunResult p = plan({"--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err.substr(0, 2000);
+  EXPECT_NE(p.out.find("\"state\":\"SEALED\""), std::string::npos);
+  std::size_t writes = 0;
+  for (auto at = p.out.find("\"take_over\":"); at != std::string::npos; at = p.out.find("\"take_over\":", at + 1))
+    ++writes;
+  EXPECT_EQ(writes, static_cast<std::size_t>(kFiles));
+  const auto at = p.out.find("\"plan_id\":\"");
+  ASSERT_NE(at, std::string::npos);
+  RunResult a = run({"apply", "--root", root(), p.out.substr(at + 11, 64)});
+  ASSERT_EQ(a.exit_code, 0) << a.err.substr(0, 2000);
+  RunResult again = plan();
+  ASSERT_EQ(again.exit_code, 0) << again.err.substr(0, 2000);
+  EXPECT_EQ(again.out.rfind("no changes", 0), 0u) << again.out.substr(0, 2000);
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ TEST(General, InitializeRequestIsTheSpecifiedCanonicalBytes) {
   EXPECT_EQ(
       *encode_request(1, Method::Initialize, to_node(p)),
       std::string("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\",\"params\":{\"capabilities\":"
-                  "[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\",\"log\",\"digests\"],\"inputs\":"
+                  "[\"materialize\",\"plan\",\"post-commit-effects\",\"validate\",\"log\",\"digests\",\"batches\"],"
+                  "\"inputs\":"
                   "[\"/srv/in\",\"/home/u/dots\"],\"limits\":") +
           kLimitsJson + ",\"nonce\":\"" + kNonce +
           "\",\"profile\":\"org.dot.dpp/v1\",\"protocol\":1,\"required_assurance\":\"process\"}}");
@@ -297,6 +298,7 @@ TEST(General, TheEchoNegotiatesLogOrNot) {
 
 TEST(General, TheEchoNegotiatesDigestsAfterLogOrAlone) {
   auto sent = initialize_params("audit", kNonce, {"/a"});
+  std::erase(sent.capabilities, "batches");  // its own test below
   EXPECT_EQ(sent.capabilities.back(), "digests");
   for (bool log : {false, true}) {
     auto echo = honest_echo(sent, log);
@@ -325,6 +327,7 @@ TEST(General, TheEchoNegotiatesDigestsAfterLogOrAlone) {
 
 TEST(General, TheCacheIsOfferedLastWithItsFolderAndEchoedOnlyWhenOffered) {
   auto sent = initialize_params("audit", kNonce, {"/a"}, "/r/.dot/cache-org.dot.mirror");
+  std::erase(sent.capabilities, "batches");  // its own test below
   EXPECT_EQ(sent.capabilities.back(), "cache");
   EXPECT_TRUE(is_profile_offer(sent.capabilities));
   EXPECT_TRUE(cache_offer_is_whole(sent));
@@ -345,6 +348,7 @@ TEST(General, TheCacheIsOfferedLastWithItsFolderAndEchoedOnlyWhenOffered) {
   before_digests.capabilities.insert(before_digests.capabilities.end(), {"cache", "digests"});
   EXPECT_EQ(check_identity(sent, before_digests, "org.dot.mirror").error().kind, "capabilities");
   auto not_offered = initialize_params("audit", kNonce, {"/a"});
+  std::erase(not_offered.capabilities, "batches");
   EXPECT_EQ(not_offered.capabilities.back(), "digests");
   EXPECT_FALSE(not_offered.cache);
   auto echo = honest_echo(not_offered, true);
@@ -368,6 +372,88 @@ TEST(General, TheCacheIsOfferedLastWithItsFolderAndEchoedOnlyWhenOffered) {
   auto back = decode_initialize_params(doc.root());
   ASSERT_TRUE(back.ok()) << back.error().line();
   EXPECT_EQ(*back, sent);
+}
+
+TEST(General, BatchesAreOfferedLastAndEchoedAfterEverythingElse) {
+  auto sent = initialize_params("audit", kNonce, {"/a"}, "/r/.dot/cache-org.dot.mirror");
+  EXPECT_EQ(sent.capabilities.back(), "batches");
+  EXPECT_TRUE(is_profile_offer(sent.capabilities));
+  EXPECT_EQ(initialize_params("audit", kNonce, {"/a"}).capabilities.back(), "batches");  // without cache too
+  auto echo = honest_echo(sent, true);
+  echo.capabilities.insert(echo.capabilities.end(), {"digests", "cache", "batches"});
+  auto r = check_identity(sent, echo, "org.dot.mirror");
+  ASSERT_TRUE(r.ok()) << r.error().line();
+  EXPECT_TRUE(r->log && r->digests && r->cache && r->batches);
+  auto alone = honest_echo(sent, false);
+  alone.capabilities.emplace_back("batches");
+  ASSERT_TRUE(check_identity(sent, alone, "org.dot.mirror").ok());
+  EXPECT_TRUE(check_identity(sent, alone, "org.dot.mirror")->batches);
+  EXPECT_FALSE(check_identity(sent, honest_echo(sent, true), "org.dot.mirror")->batches);
+  // Before cache, or not offered: a wrong echo.
+  auto early = honest_echo(sent, true);
+  early.capabilities.insert(early.capabilities.end(), {"batches", "cache"});
+  EXPECT_EQ(check_identity(sent, early, "org.dot.mirror").error().kind, "capabilities");
+  auto not_offered = sent;
+  std::erase(not_offered.capabilities, "batches");
+  EXPECT_EQ(check_identity(not_offered, alone, "org.dot.mirror").error().kind, "capabilities");
+  EXPECT_FALSE(is_profile_offer({"materialize", "plan", "post-commit-effects", "validate", "batches", "log"}));
+}
+
+TEST(General, BatchesAreHeldToTheLimitsOverTheWholeList) {
+  Limits small = kLimits;
+  small.max_operations = 3;
+  small.max_total_bytes = 10;
+  auto write = [](const std::string& path, int size) {
+    return R"({"action":"write","mode":420,"path":")" + path + R"(","sha256":")" + kSha +
+           R"(","size":)" + std::to_string(size) + "}";
+  };
+  Batched<Operation> ops;
+  auto batch = parse(R"({"operations":[)" + write("a", 4) + "," + write("b", 4) + "]}");
+  ASSERT_TRUE(decode_operations_batch(batch.root(), small, true, ops).ok());
+  EXPECT_EQ(ops.items.size(), 2u);
+  EXPECT_EQ(ops.claimed_bytes, 8u);
+  // The result's one more write is operation 2 of the list, and the bytes count from 8.
+  auto over_bytes = parse("{" + kEffects + R"(,"operations":[)" + write("c", 3) + "]}");
+  auto r = decode_plan_result(over_bytes.root(), small, true, ops);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "max_total_bytes");
+  EXPECT_NE(r.error().detail.find("operation 2"), std::string::npos) << r.error().line();
+  auto fits = parse("{" + kEffects + R"(,"operations":[)" + write("c", 2) + "]}");
+  r = decode_plan_result(fits.root(), small, true, ops);
+  ASSERT_TRUE(r.ok()) << r.error().line();
+  std::vector<std::string> paths;
+  for (const auto& op : r->operations) paths.push_back(op.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"a", "b", "c"}));
+  // One operation too many, counted with the batches (a result or another batch).
+  EXPECT_EQ(decode_operations_batch(batch.root(), small, true, ops).error().kind, "max_operations");
+  Batched<Operation> two;
+  ASSERT_TRUE(decode_operations_batch(batch.root(), kLimits, true, two).ok());
+  auto too_many = parse("{" + kEffects + R"(,"operations":[)" + write("c", 1) + "," + write("d", 1) + "]}");
+  r = decode_plan_result(too_many.root(), small, true, two);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "max_operations");
+  EXPECT_NE(r.error().detail.find("2 operations after 2 in earlier batches; the negotiated limit is 3 in all"),
+            std::string::npos)
+      << r.error().line();
+  // A batch holds nothing but its list.
+  auto extra = parse(R"({"effects":[],"operations":[]})");
+  Batched<Operation> none;
+  EXPECT_EQ(decode_operations_batch(extra.root(), small, true, none).error().kind, "unknown_field");
+  // Artifacts likewise.
+  auto art = [](const std::string& path, int size) {
+    return R"({"path":")" + path + R"(","sha256":")" + kSha + R"(","size":)" + std::to_string(size) + "}";
+  };
+  Batched<Artifact> arts;
+  auto art_batch = parse(R"({"artifacts":[)" + art("a", 5) + "," + art("b", 5) + "]}");
+  ASSERT_TRUE(decode_artifacts_batch(art_batch.root(), small, arts).ok());
+  auto one_more = parse(R"({"artifacts":[)" + art("c", 1) + "]}");
+  auto m = decode_materialize_result(one_more.root(), small, arts);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().kind, "max_total_bytes");
+  auto none_more = parse(R"({"artifacts":[]})");
+  m = decode_materialize_result(none_more.root(), small, arts);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->artifacts.size(), 2u);
 }
 
 TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {

@@ -5,6 +5,10 @@
 // each of them.
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -32,9 +36,10 @@ std::string request(std::uint64_t id, Method m, const jcs::Node& params) {
   return frame(*encode_request(id, m, params));
 }
 
-std::string init_request(std::uint64_t id = 1, bool offer_log = true) {
+std::string init_request(std::uint64_t id = 1, bool offer_log = true, bool offer_batches = true) {
   auto p = initialize_params("audit", kNonce, {"/in"});
   if (!offer_log) std::erase(p.capabilities, std::string(kLogCapability));
+  if (!offer_batches) std::erase(p.capabilities, std::string(kBatchesCapability));
   return request(id, Method::Initialize, to_node(p));
 }
 
@@ -136,6 +141,92 @@ TEST(Runtime, AnsweringAWholeSessionExitsZero) {
   EXPECT_EQ(st.st_mode & 07777, 0700u);
 }
 
+// 2,050 writes of one byte: two batches of 1024 and a result of 2.
+class ManyPlugin : public Plugin {
+ public:
+  static constexpr std::size_t kWrites = 2050;
+  static std::string path(std::size_t i) { return fmt::format("f{:04}", i); }
+  std::string id() const override { return "org.dot.test"; }
+  Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
+    std::vector<Operation> ops;
+    for (std::size_t i = 0; i < kWrites; ++i) ops.push_back({"write", 420, path(i)});
+    return ops;
+  }
+  Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage) override {
+    std::vector<Artifact> out;
+    for (const std::string& p : ctx.paths_to_stage()) {
+      DOT_ASSIGN_OR_RETURN(Artifact a, write_staged_file(stage, p, "x"));
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+};
+
+TEST(Runtime, WithBatchesOfferedALongListGoesOutInBatchesTheHostAssembles) {
+  TempStage stage;
+  ManyPlugin plugin;
+  const std::string input = honest_session(stage.path());  // the source reads it in place
+  MemorySource in(input, {7});
+  StringSink out, err;
+  ASSERT_EQ(serve(plugin, in, out, err), 0) << err.out;
+  MemorySource back(out.out);
+  FrameReader reader(back, kLimits.max_frame_bytes);
+  std::vector<std::string> methods;  // each frame's method, "" for a response
+  Batched<Operation> ops;
+  Batched<Artifact> arts;
+  std::optional<PlanResult> plan;
+  std::optional<MaterializeResult> staged;
+  for (std::uint64_t expected = 1;;) {
+    auto f = reader.next();
+    ASSERT_TRUE(f.ok()) << f.error().line();
+    if (!f->has_value()) break;
+    auto doc = parse_body((*f)->body, 0, kLimits.max_frame_bytes);
+    ASSERT_TRUE(doc.ok());
+    auto reply = decode_reply(*doc, expected, static_cast<Method>(expected));
+    ASSERT_TRUE(reply.ok()) << reply.error().line();
+    if (reply->kind == Reply::Kind::Notification) {
+      methods.push_back(reply->method);
+      auto st = reply->method == kOperationsMethod ? decode_operations_batch(reply->params, kLimits, false, ops)
+                                                   : decode_artifacts_batch(reply->params, kLimits, arts);
+      ASSERT_TRUE(st.ok()) << st.error().line();
+      continue;
+    }
+    methods.emplace_back();
+    if (expected == 2) {
+      auto r = decode_plan_result(reply->result, kLimits, false, std::move(ops));
+      ASSERT_TRUE(r.ok()) << r.error().line();
+      plan = std::move(*r);
+    } else if (expected == 3) {
+      auto r = decode_materialize_result(reply->result, kLimits, std::move(arts));
+      ASSERT_TRUE(r.ok()) << r.error().line();
+      staged = std::move(*r);
+    }
+    ++expected;
+  }
+  EXPECT_EQ(methods, (std::vector<std::string>{"", "dot.operations", "dot.operations", "", "dot.artifacts",
+                                               "dot.artifacts", "", "", ""}));
+  ASSERT_TRUE(plan && staged);
+  ASSERT_EQ(plan->operations.size(), ManyPlugin::kWrites);
+  ASSERT_EQ(staged->artifacts.size(), ManyPlugin::kWrites);
+  for (std::size_t i = 0; i < ManyPlugin::kWrites; ++i) {
+    EXPECT_EQ(plan->operations[i].path, ManyPlugin::path(i));
+    EXPECT_EQ(staged->artifacts[i].path, ManyPlugin::path(i));
+  }
+  // Offered without batches, the same plugin answers with one result each.
+  auto sent = initialize_params("audit", kNonce, {"/in"});
+  std::erase(sent.capabilities, std::string(kBatchesCapability));
+  TempStage stage2;
+  const std::string input2 = request(1, Method::Initialize, to_node(sent)) +
+                             request(2, Method::Plan, to_node(PlanParams{})) +
+                             request(3, Method::Materialize, dpp::to_node(dpp::MaterializeParams{stage2.path()}));
+  MemorySource in2(input2, {7});
+  StringSink out2, err2;
+  EXPECT_EQ(serve(plugin, in2, out2, err2), 1);  // no dot.shutdown
+  EXPECT_NE(out2.out.find("\"path\":\"f2049\""), std::string::npos);
+  EXPECT_EQ(out2.out.find("dot.operations"), std::string::npos);
+  EXPECT_EQ(out2.out.find("dot.artifacts"), std::string::npos);
+}
+
 TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {
   TempStage stage;
   TestPlugin p;
@@ -144,7 +235,8 @@ TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {
   EXPECT_EQ(r.exit, 0);
   ASSERT_EQ(r.answers.size(), 5u);
   EXPECT_FALSE(p.log_status.ok());
-  EXPECT_EQ(r.answers[0].root().find("result")->find("capabilities")->size(), 4u);
+  // The first four and "batches", which the runtime takes whenever offered.
+  EXPECT_EQ(r.answers[0].root().find("result")->find("capabilities")->size(), 5u);
 
   TestPlugin q;
   q.want_log = true;
@@ -292,7 +384,8 @@ TEST(Runtime, AResultThatCannotBeSentIsAnsweredAsAnInternalErrorAndReadingGoesOn
     int calls = 0;
   } p;
   auto plan2 = request(2, Method::Plan, to_node(PlanParams{}));
-  auto r = run(p, init_request() + plan2 + plan2);
+  // Without batches: with them a list that long goes out in parts.
+  auto r = run(p, init_request(1, true, false) + plan2 + plan2);
   EXPECT_EQ(r.exit, 1);  // no dot.shutdown
   ASSERT_EQ(r.answers.size(), 3u);
   for (std::size_t i : {1u, 2u}) {

@@ -144,6 +144,22 @@ std::string plan_with(std::size_t n) {
          ops + "]}}";
 }
 
+// A dot.operations batch of `n` writes of distinct paths, from f<first>.
+std::string operations_batch(std::size_t first, std::size_t n) {
+  std::string ops;
+  for (std::size_t i = first; i < first + n; ++i)
+    ops += (i > first ? "," : "") + std::string("{\"action\":\"write\",\"mode\":420,\"path\":\"f") +
+           std::to_string(i) + "\"}";
+  return frame("{\"jsonrpc\":\"2.0\",\"method\":\"dot.operations\",\"params\":{\"operations\":[" + ops + "]}}");
+}
+
+// A dot.artifacts batch of one artifact claim.
+std::string artifacts_batch() {
+  return frame(
+      "{\"jsonrpc\":\"2.0\",\"method\":\"dot.artifacts\",\"params\":{\"artifacts\":[{\"path\":\"f0\",\"sha256\":\"" +
+      std::string(64, 'a') + "\",\"size\":1}]}}");
+}
+
 // `n` artifact claims of `size` bytes each, as a materialize result.
 std::string claims(std::size_t n, std::uint64_t size) {
   std::string arts;
@@ -185,10 +201,10 @@ const Case kGeneralCases[] = {
      RUN(AT(1, frame(replace(o.body, "\"org.dot.dpp/v1\"", "\"org.dot.hello/v1\"")))), Code::PluginIdentity,
      "profile", "org.dot.hello/v1", false},
     {"general_echo_capability_added",
-     RUN(AT(1, frame(replace(o.body, "\"validate\"]", "\"validate\",\"exec\"]")))), Code::PluginIdentity,
+     RUN(AT(1, frame(replace(o.body, "\"batches\"]", "\"batches\",\"exec\"]")))), Code::PluginIdentity,
      "capabilities", "exec", false},
     {"general_echo_digests_before_log",
-     RUN(AT(1, frame(replace(o.body, "\"validate\",\"log\"]", "\"validate\",\"digests\",\"log\"]"))),
+     RUN(AT(1, frame(replace(o.body, "\"validate\",\"log\"", "\"validate\",\"digests\",\"log\""))),
          Options{.log = true}),
      Code::PluginIdentity, "capabilities", "digests", false},
     // ---- declared digests (docs/spec/dpp-general.md, "Declared digests") ----
@@ -262,6 +278,33 @@ const Case kGeneralCases[] = {
      "16777217 bytes", false},
     {"general_claims_over_max_total", RUN(AT(3, frame(claims(65, 16777216)))), Code::Protocol, "max_total_bytes",
      "1090519040 bytes", false},
+    // ---- batches (docs/spec/dpp-general.md, "Batches") ----
+    {"general_batch_without_negotiation",
+     +[] {
+       return serve_hooked(+[](Out& o) -> Status {
+         if (o.id == 1) return o.write(frame(replace(o.body, ",\"batches\"]", "]")));
+         if (o.id == 2) return o.write(operations_batch(0, 1) + frame(o.body));
+         return o.honest();
+       });
+     },
+     Code::Protocol, "batch_not_negotiated", "dot.operations during dot.plan without negotiating batches", false},
+    {"general_operations_batch_during_materialize", RUN(AT(3, operations_batch(0, 1) + frame(o.body))),
+     Code::Protocol, "notification_method", "dot.operations during dot.materialize; it belongs to dot.plan", false},
+    {"general_artifacts_batch_during_plan", RUN(AT(2, artifacts_batch() + frame(o.body))), Code::Protocol,
+     "notification_method", "dot.artifacts during dot.plan; it belongs to dot.materialize", false},
+    {"general_batches_over_max_operations",
+     RUN(AT(2, operations_batch(0, 50000) + operations_batch(50000, 50000) + frame(o.body))), Code::Protocol,
+     "max_operations", "1 operations after 100000 in earlier batches", false},
+    {"general_batch_operation_without_path",
+     RUN(AT(2, frame("{\"jsonrpc\":\"2.0\",\"method\":\"dot.operations\",\"params\":{\"operations\":[{"
+                     "\"action\":\"write\",\"mode\":420}]}}") +
+                   frame(o.body))),
+     Code::Protocol, "missing_field", "dot.operations during dot.plan", false},
+    {"general_batch_with_hooks",
+     RUN(AT(2, frame("{\"jsonrpc\":\"2.0\",\"method\":\"dot.operations\",\"params\":{\"hooks\":[],"
+                     "\"operations\":[]}}") +
+                   frame(o.body))),
+     Code::Protocol, "unknown_field", "hooks", false},
     {"general_plan_with_hooks",
      RUN(AT(2, frame(replace(o.body, "\"operations\":", "\"hooks\":[],\"operations\":")))), Code::Protocol,
      "unknown_field", "hooks", false},

@@ -479,3 +479,51 @@ def test_with_cache_offered_a_plugin_that_keeps_one_echoes_it_last_and_finds_its
 def test_a_cache_offer_that_is_not_the_profiles_is_invalid_params(tmp_path, cache, capabilities):
     status, out, err = run(Caching(), *cache_lifecycle(tmp_path, cache, capabilities))
     assert out[0]["error"]["code"] == -32602, out[0]
+
+
+# ---- "Batches" ----
+
+class Many(dp.Plugin):
+    """2,500 writes of one byte each: more than two batches of 1024."""
+    id = "org.example.many"
+    COUNT = 2500
+
+    def plan(self, ctx, managed):
+        return [dp.write("f%04d" % i, 0o644) for i in range(self.COUNT)]
+
+    def materialize(self, ctx, stage):
+        return [dp.write_staged_file(stage, p, b"x") for p in ctx.paths_to_stage]
+
+
+def test_with_batches_offered_long_lists_go_out_in_batches_of_1024_before_the_result(tmp_path):
+    status, out, err = run(Many(), *lifecycle(tmp_path, FIVE + ["batches"]))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE[:4] + ["batches"]
+    # dot.plan: two notifications of 1024 operations, then the result with the 452 left.
+    assert [m.get("method") for m in out[1:4]] == ["dot.operations", "dot.operations", None]
+    assert [set(m["params"]) for m in out[1:3]] == [{"operations"}, {"operations"}]
+    ops = out[1]["params"]["operations"] + out[2]["params"]["operations"] + out[3]["result"]["operations"]
+    assert [len(out[1]["params"]["operations"]), len(out[3]["result"]["operations"])] == [1024, 452]
+    assert [op["path"] for op in ops] == ["f%04d" % i for i in range(Many.COUNT)]
+    # dot.materialize likewise, with dot.artifacts.
+    assert [m.get("method") for m in out[4:7]] == ["dot.artifacts", "dot.artifacts", None]
+    arts = out[4]["params"]["artifacts"] + out[5]["params"]["artifacts"] + out[6]["result"]["artifacts"]
+    assert [a["path"] for a in arts] == ["f%04d" % i for i in range(Many.COUNT)]
+    assert out[7:] == [{"jsonrpc": "2.0", "id": 4, "result": {"valid": True}},
+                       {"jsonrpc": "2.0", "id": 5, "result": {"valid": True}}]
+
+
+def test_without_batches_offered_a_long_list_is_one_result(tmp_path):
+    status, out, err = run(Many(), *lifecycle(tmp_path, FIVE))
+    assert status == 0, err
+    assert out[0]["result"]["capabilities"] == FIVE[:4]
+    assert len(out[1]["result"]["operations"]) == Many.COUNT
+    assert len(out[2]["result"]["artifacts"]) == Many.COUNT
+
+
+def test_a_list_of_exactly_one_batch_is_sent_in_the_result(tmp_path):
+    class Full(Many):
+        COUNT = 1024
+    status, out, err = run(Full(), *lifecycle(tmp_path, FIVE + ["batches"]))
+    assert status == 0, err
+    assert "method" not in out[1] and len(out[1]["result"]["operations"]) == 1024

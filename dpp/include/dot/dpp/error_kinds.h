@@ -64,6 +64,7 @@ enum class ErrorKind : std::uint8_t {
   NotificationMethod,
   LogNotNegotiated,
   LogLimit,
+  BatchNotNegotiated,
   Eof,
   NotValid,
   ExitStatus,
@@ -212,6 +213,8 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-hello.md, Session limits"},  // LogNotNegotiated
     {"log_limit", Code::Protocol, "the plugin sent more than … dot.log messages (the negotiated ",
      "docs/spec/dpp-hello.md, Session limits"},  // LogLimit
+    {"batch_not_negotiated", Code::Protocol, "the plugin sent dot.operations during … without negotiating batches",
+     "docs/spec/dpp-general.md, Batches"},  // BatchNotNegotiated
     {"eof", Code::Protocol, "the plugin closed stdout without answering …",
      "docs/spec/dpp-hello.md, Session limits"},  // Eof
     {"not_valid", Code::Protocol, "the plugin answered … with valid:false",

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,16 @@ inline constexpr std::string_view kDigestsCapability = "digests";
 // echoed by a plugin that keeps files of its own there from one run to the
 // next (docs/spec/dpp-general.md, "The plugin's cache").
 inline constexpr std::string_view kCacheCapability = "cache";
+// Offered last: echoed by a plugin that may send the operations of
+// dot.plan and the artifacts of dot.materialize in batches, as
+// notifications ahead of the result, so that no frame has to hold a whole
+// large plan (docs/spec/dpp-general.md, "Batches").
+inline constexpr std::string_view kBatchesCapability = "batches";
+inline constexpr std::string_view kOperationsMethod = "dot.operations";
+inline constexpr std::string_view kArtifactsMethod = "dot.artifacts";
+// How many elements the runtimes put in one batch: with paths and link
+// texts of at most 4095 bytes, 1024 operations fit well within one frame.
+inline constexpr std::size_t kBatchElements = 1024;
 inline constexpr std::string_view kLogMethod = "dot.log";
 inline constexpr std::size_t kMaxLogMessageBytes = 4096;
 inline constexpr std::size_t kMaxErrorMessageBytes = 4096;
@@ -168,12 +179,12 @@ struct ErrorObject {
   bool operator==(const ErrorObject&) const = default;
 };
 
-// ["materialize","plan","post-commit-effects","validate","log","digests","cache"]:
+// ["materialize","plan","post-commit-effects","validate","log","digests","cache","batches"]:
 // what core offers.
 std::vector<std::string> offered_capabilities();
-// Whether `offered` is an offer of this profile: the first four, then "log"
-// or not, then "digests" or not, then "cache" or not (core sends all seven;
-// dpp conform varies them).
+// Whether `offered` is an offer of this profile: the first four, then "log",
+// "digests", "cache" and "batches", each there or not, in that order (core
+// sends all eight; dpp conform varies them).
 bool is_profile_offer(const std::vector<std::string>& offered);
 // Whether dot.initialize's params offer "cache" with a folder to keep it in
 // (the member present exactly when the capability is offered, an absolute path).
@@ -184,6 +195,7 @@ struct Negotiated {
   bool log = false;
   bool digests = false;
   bool cache = false;
+  bool batches = false;
 };
 // The dot.initialize params core sends: the offered capabilities, kLimits;
 // "cache" offered with `cache` as its folder, and left out without one.
@@ -192,8 +204,8 @@ InitializeParams initialize_params(std::string_view assurance, std::string nonce
 
 // The echo check: protocol, profile, assurance (= required), nonce, inputs
 // and limits exactly as sent, `id` equal to the manifest id, capabilities the
-// first four sent, in order, then "log", "digests" and "cache", each
-// optional and only when it was offered. Returns what was negotiated.
+// first four sent, in order, then "log", "digests", "cache" and "batches",
+// each optional and only when it was offered. Returns what was negotiated.
 // Errors DOT_E_PLUGIN_IDENTITY.
 Result<Negotiated> check_identity(const InitializeParams& sent, const InitializeResult& echo,
                                   std::string_view manifest_id);
@@ -230,16 +242,35 @@ Result<Limits> decode_limits(json::Value v);
 Result<InitializeParams> decode_initialize_params(json::Value v);
 Result<InitializeResult> decode_initialize_result(json::Value v);
 Result<PlanParams> decode_plan_params(json::Value v);
+
+// A list that may come in batches ("batches" negotiated): the elements read
+// so far, in order, and the bytes they claim. The limits hold over the
+// whole list, batches and result together.
+template <typename T>
+struct Batched {
+  std::vector<T> items;
+  std::uint64_t claimed_bytes = 0;  // declared sizes (operations), claimed sizes (artifacts)
+};
+
 // With the negotiated limits: at most limits.max_operations operations.
 // With `digests`, a write has sha256 (64 lowercase hex, kind declared_digest)
 // and size (max_file_bytes, max_total_bytes as for artifacts) and nothing
-// else does; without, neither member is known.
-Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests = false);
+// else does; without, neither member is known. The plan's operations are
+// `earlier`'s (its dot.operations batches), then the result's.
+Result<PlanResult> decode_plan_result(json::Value v, const Limits& limits, bool digests = false,
+                                      Batched<Operation> earlier = {});
+// dot.operations params {operations}: each operation as in the result,
+// appended to `ops`, the limits counted with what `ops` holds.
+Status decode_operations_batch(json::Value params, const Limits& limits, bool digests, Batched<Operation>& ops);
 // {stage} or {paths, stage}: paths at most limits.max_operations.
 Result<MaterializeParams> decode_materialize_params(json::Value v, const Limits& limits);
 // At most max_operations artifacts, each size at most max_file_bytes, all
-// together at most max_total_bytes (the claims; core checks the files).
-Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits);
+// together at most max_total_bytes (the claims; core checks the files);
+// `earlier`'s (dot.artifacts batches) first.
+Result<MaterializeResult> decode_materialize_result(json::Value v, const Limits& limits,
+                                                    Batched<Artifact> earlier = {});
+// dot.artifacts params {artifacts}: appended to `arts`, as in the result.
+Status decode_artifacts_batch(json::Value params, const Limits& limits, Batched<Artifact>& arts);
 // Shape, then check_log.
 Result<LogParams> decode_log_params(json::Value v);
 // {code, message, data?}: code an integer within +-(2^53 - 1), message a
@@ -267,6 +298,10 @@ Result<Reply> decode_reply(const json::Document& doc, std::uint64_t expected_id,
 
 // {"jsonrpc":"2.0","method":"dot.log","params":{"level":L,"message":M}}
 Result<std::string> encode_log(const LogParams& log);
+// {"jsonrpc":"2.0","method":"dot.operations","params":{"operations":[...]}}
+Result<std::string> encode_operations_batch(std::span<const Operation> ops);
+// {"jsonrpc":"2.0","method":"dot.artifacts","params":{"artifacts":[...]}}
+Result<std::string> encode_artifacts_batch(std::span<const Artifact> arts);
 // An error response carrying `error` (with its data), id null when unknown.
 Result<std::string> encode_error_response(std::optional<std::uint64_t> id, const ErrorObject& error);
 

@@ -53,10 +53,15 @@
 // max_log_messages over the whole invocation, kept with the method it came
 // during (logs()) and handed to options.on_log as it arrives. One that comes
 // during dot.initialize is held until the echo says whether log was
-// negotiated (its last capability). Any other method, a log without
-// negotiation or beyond the limit: DOT_E_PROTOCOL (kinds
-// notification_method, log_not_negotiated, log_limit, log_level,
-// log_message). Output after the dot.shutdown response is trailing_output as
+// negotiated (its last capability). With "batches" negotiated, dot.plan's
+// operations and dot.materialize's artifacts may also come as
+// dot.operations / dot.artifacts notifications ahead of the result, each
+// decoded as it arrives and held with the rest to the negotiated limits;
+// plan() and materialize_general() return the whole list. Any other
+// method, a batch during another request, a log or a batch without
+// negotiation, a log beyond the limit: DOT_E_PROTOCOL (kinds
+// notification_method, log_not_negotiated, batch_not_negotiated,
+// log_limit, log_level, log_message). Output after the dot.shutdown response is trailing_output as
 // in the hello profile; output present before dot.initialize is written is
 // unsolicited; anything read after a request is written belongs to it (core
 // writes each request as soon as it has read the previous response). An
