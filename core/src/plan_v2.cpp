@@ -3,6 +3,7 @@
 #include "dot/core/error_kinds.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include <unistd.h>
@@ -69,7 +70,15 @@ std::string_view action_name(Action action) noexcept {
   return "remove";
 }
 
-Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm form) {
+namespace {
+
+// The canonical text of `plan` in `form`, handed to `take` in pieces, in
+// order: the members around the operations, encoded once with the place of
+// the operations marked (a written value that writes nothing and notes
+// where it stands), and the operations one at a time between them. The
+// whole document and its digest alone are made of the same pieces, so they
+// cannot differ; the digest never holds more than one operation's text.
+Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form, const std::function<void(std::string_view)>& take) {
   auto n = jcs::Node::object();
   auto dirs = jcs::Node::array();
   for (const auto& d : plan.directories) {
@@ -87,20 +96,41 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
     for (const auto& pattern : plan.exclude) exclude.push(jcs::Node::string(pattern));
     n.set("exclude", std::move(exclude));
   }
-  // The operations are encoded one at a time, in place in the document's
-  // one buffer: a tree of every value of 100,000 operations would take about
-  // 1.6 KiB each, and a piece of text of them copied into the document
-  // would hold them twice.
-  auto operation_node = [form](const PathOperation& op) {
+  std::size_t operations_at = std::string::npos;
+  n.set("operations", jcs::Node::written(
+                          [&operations_at](std::string& text) {
+                            operations_at = text.size();
+                            return Status{};
+                          },
+                          jcs::Profile::Rfc8785));
+  n.set("plugin_id", jcs::Node::string(plan.plugin_id));
+  n.set("profile", jcs::Node::string(plan.profile));
+  std::string around;
+  DOT_TRY(jcs::encode_to(around, detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785));
+  if (operations_at == std::string::npos)
+    return make_error(core::ErrorKind::PlanInvariant, "the plan document was encoded without its operations");
+  take(std::string_view(around).substr(0, operations_at));
+  take("[");
+  std::string one;
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
+    const PathOperation& op = plan.operations[i];
+    one.clear();
+    if (i > 0) one += ',';
     auto o = jcs::Node::object();
     o.set("action", jcs::Node::string(std::string(action_name(op.action))));
     detail::set_snapshots(o, op, form);
     o.set("path", jcs::Node::string(op.path));
-    return o;
-  };
-  auto write_operations = [&plan, &operation_node](std::string& text) {
-    return jcs::encode_array_to(text, plan.operations, operation_node, jcs::Profile::Rfc8785);
-  };
+    DOT_TRY(jcs::encode_to(one, o, jcs::Profile::Rfc8785));
+    take(one);
+  }
+  take("]");
+  take(std::string_view(around).substr(operations_at));
+  return {};
+}
+
+}  // namespace
+
+Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm form) {
   // Room for the largest operation a plan usually holds (a path and two
   // snapshots with their digests, about 300 bytes) up front, so that the
   // text is never copied as it grows; what is reserved and not written is
@@ -108,11 +138,19 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
   constexpr std::size_t kRoomPerEntry = 512;
   std::string out;
   out.reserve((plan.operations.size() + plan.directories.size()) * kRoomPerEntry + 4096);
-  n.set("operations", jcs::Node::written(write_operations, jcs::Profile::Rfc8785));
-  n.set("plugin_id", jcs::Node::string(plan.plugin_id));
-  n.set("profile", jcs::Node::string(plan.profile));
-  DOT_TRY(jcs::encode_to(out, detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785));
+  DOT_TRY(canonical_pieces(plan, form, [&out](std::string_view piece) { out += piece; }));
   return out;
+}
+
+Result<DocumentDigest> detail::canonical_digest(const PlanV2& plan, DocumentForm form) {
+  Sha256 hash;
+  DocumentDigest d;
+  DOT_TRY(canonical_pieces(plan, form, [&](std::string_view piece) {
+    hash.update(piece);
+    d.bytes += piece.size();
+  }));
+  d.sha256 = to_hex(hash.finish());
+  return d;
 }
 
 Result<std::string> canonical_bytes(const PlanV2& plan) { return detail::canonical_document(plan, detail::kPlanForm); }
@@ -217,6 +255,10 @@ std::vector<PathOperation> without_noops(std::span<const PathOperation> proposed
 
 Result<std::string> declared_proposal_document(const PlanV2& proposed) {
   return detail::canonical_document(proposed, detail::kDeclaredProposalForm);
+}
+
+Result<DocumentDigest> proposal_document_digest(const PlanV2& proposed, bool declared) {
+  return detail::canonical_digest(proposed, declared ? detail::kDeclaredProposalForm : detail::kProposalForm);
 }
 
 PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id) {

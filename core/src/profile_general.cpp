@@ -105,7 +105,11 @@ class GeneralProfile final : public PlanProfile {
     DOT_TRY(dpp::check_proposed_folders(folders, checked));
     Proposal p;
     for (const auto& f : proposed.directories) p.folder_modes.emplace(f.path, f.mode);
-    p.managed.emplace(asked.managed.begin(), asked.managed.end());
+    // Sent; from here only looked up. The store lists them by path (SQLite's
+    // BINARY order is std::string's); sorted again should that ever change.
+    if (!std::is_sorted(asked.managed.begin(), asked.managed.end()))
+      std::sort(asked.managed.begin(), asked.managed.end());
+    p.managed = std::move(asked.managed);
     const auto& e = proposed.effects.front();
     p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     p.operations.reserve(proposed.operations.size());
@@ -137,6 +141,10 @@ class GeneralProfile final : public PlanProfile {
 
   Result<std::string> proposal_document(const PlanDraft& draft) override {
     return digests_ ? core::declared_proposal_document(draft.plan) : core::proposal_document(draft.plan);
+  }
+
+  Result<DocumentDigest> proposal_digest(const PlanDraft& draft) override {
+    return core::proposal_document_digest(draft.plan, digests_);
   }
 
   bool known_to_change_nothing(const PlanDraft& draft) const override {
@@ -292,6 +300,10 @@ class GeneralProfile final : public PlanProfile {
   // rest, which the seal leaves out as no-ops.
   std::vector<dpp::StagedFile> every_write(const PlanDraft& draft, std::vector<dpp::StagedFile> read) const {
     std::vector<dpp::StagedFile> out;
+    // Exactly one per write: a vector left to double held up to twice that
+    // while it grew (22 MB at 100,000 writes, the peak of a no-change plan).
+    out.reserve(static_cast<std::size_t>(std::count_if(draft.plan.operations.begin(), draft.plan.operations.end(),
+                                                       [](const PathOperation& op) { return op.action == Action::Write; })));
     std::size_t r = 0;
     for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
       const PathOperation& op = draft.plan.operations[i];

@@ -94,6 +94,15 @@ Result<std::string> proposal_document(const PlanV2& proposed);
 // it declared ({exists:true, gid, mode, sha256, uid}), so proposal_id binds
 // the declared digests; removes stay absent.
 Result<std::string> declared_proposal_document(const PlanV2& proposed);
+// The SHA-256 (hex) and length of declared_proposal_document(proposed)
+// (`declared`) or proposal_document(proposed), computed as the text is
+// written, never holding it whole: the id of a proposal whose document is
+// not kept (a no-change plan of many paths).
+struct DocumentDigest {
+  std::string sha256;
+  std::uint64_t bytes = 0;
+};
+Result<DocumentDigest> proposal_document_digest(const PlanV2& proposed, bool declared);
 // SHA-256 hex of proposal_document(proposed). Of a sealed plan whose
 // proposal left no-ops out this is NOT its proposal_id: a sealed plan's
 // proposal_id is checked against its stored proposal document
