@@ -159,14 +159,16 @@ struct HostSession::Impl {
   // batches before it.
   Status accept_batch(Method m, const general::Reply& reply) {
     const bool operations = reply.method == general::kOperationsMethod;
-    if (!batches_negotiated)
-      return protocol(dpp::ErrorKind::BatchNotNegotiated,
-                      fmt::format("the plugin sent {} during {} without negotiating batches", reply.method,
-                                  waiting_for));
+    // The request first: during dot.initialize negotiation is not settled,
+    // and a batch is out of place there whatever the echo will say.
     if (m != (operations ? Method::Plan : Method::Materialize))
       return protocol(dpp::ErrorKind::NotificationMethod,
                       fmt::format("the plugin sent {} during {}; it belongs to {}", reply.method, waiting_for,
                                   operations ? "dot.plan" : "dot.materialize"));
+    if (!batches_negotiated)
+      return protocol(dpp::ErrorKind::BatchNotNegotiated,
+                      fmt::format("the plugin sent {} during {} without negotiating batches", reply.method,
+                                  waiting_for));
     Status st = operations ? general::decode_operations_batch(reply.params, opts.general_limits, plan_digests,
                                                               operation_batches)
                            : general::decode_artifacts_batch(reply.params, opts.general_limits, artifact_batches);

@@ -288,6 +288,8 @@ const Case kGeneralCases[] = {
        });
      },
      Code::Protocol, "batch_not_negotiated", "dot.operations during dot.plan without negotiating batches", false},
+    {"general_operations_batch_during_initialize", RUN(AT(1, operations_batch(0, 1) + frame(o.body))),
+     Code::Protocol, "notification_method", "dot.operations during dot.initialize; it belongs to dot.plan", false},
     {"general_operations_batch_during_materialize", RUN(AT(3, operations_batch(0, 1) + frame(o.body))),
      Code::Protocol, "notification_method", "dot.operations during dot.materialize; it belongs to dot.plan", false},
     {"general_artifacts_batch_during_plan", RUN(AT(2, artifacts_batch() + frame(o.body))), Code::Protocol,
