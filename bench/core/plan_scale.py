@@ -9,13 +9,16 @@ with `rsync -an --itemize-changes SRC/ ROOT/` (the comparison a user would make)
   one edit        plan after one source file changed (one file staged)
 and the peak RSS of each plan (/usr/bin/time -v: the largest of dot-core and its plugin) and of rsync.
 Trees: FILES files of SIZE bytes in FOLDERS folders; by default 10,000 in 100 and 100,000 in 1,000.
-Usage: bench/core/plan_scale.py BIN_DIR [RUNS] [FILES:FOLDERS ...]   (SIZE is 1024)"""
+Usage: bench/core/plan_scale.py BIN_DIR [RUNS] [FILES:FOLDERS ...] [--process]   (SIZE is 1024)"""
 import json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 # The racy-timestamp granule of the stat caches (dot/base/racy_time.h), and a little more.
 SETTLE_SECONDS = 2.2
 
-args = sys.argv[1:]
+args = [a for a in sys.argv[1:] if a != "--process"]
+# --process: dot-mirror registered under process assurance (contained: landlock, seccomp, rlimits)
+# instead of audit.
+assurance = "process" if "--process" in sys.argv[1:] else "audit"
 bin_dir = os.path.abspath(args[0])
 runs = int(args[1]) if len(args) > 1 else 3
 trees = [tuple(int(x) for x in a.split(":")) for a in args[2:]] or [(10000, 100), (100000, 1000)]
@@ -52,12 +55,13 @@ def new_root(base, name, src):
     root = os.path.join(base, name)
     run([core, "init", "--root", root])
     run([core, "register", "--root", root, "--plugin", os.path.join(bin_dir, "dot-mirror"), "--id",
-         "org.dot.mirror", "--profile", "org.dot.dpp/v1", "--assurance", "audit", "--input", src])
+         "org.dot.mirror", "--profile", "org.dot.dpp/v1", "--assurance", assurance, "--input", src])
     return root
 
 
 def plan(root):
-    dt, rss, out = measured([core, "plan", "--root", root, "--allow-audit-plugin", "--json"])
+    dt, rss, out = measured([core, "plan", "--root", root] + (["--allow-audit-plugin"] if assurance == "audit" else []) +
+                            ["--json"])
     return dt, rss, json.loads(out)
 
 
@@ -116,7 +120,7 @@ def bench_tree(files, folders):
         shutil.rmtree(base, ignore_errors=True)
 
 
-print(f"plan at scale: {runs} interleaved runs, medians, load {os.getloadavg()[0]:.2f} at start")
+print(f"plan at scale ({assurance}): {runs} interleaved runs, medians, load {os.getloadavg()[0]:.2f} at start")
 print(f"{'tree':>22} {'case':>10} {'dot-core s':>11} {'rsync -an s':>12} {'ratio':>7} {'peak RSS MiB':>13}")
 for files, folders in trees:
     m = bench_tree(files, folders)

@@ -78,7 +78,8 @@ namespace {
 // where it stands), and the operations one at a time between them. The
 // whole document and its digest alone are made of the same pieces, so they
 // cannot differ; the digest never holds more than one operation's text.
-Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form, const std::function<void(std::string_view)>& take) {
+Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form,
+                        const std::function<void(std::string_view)>& take) {
   auto n = jcs::Node::object();
   auto dirs = jcs::Node::array();
   for (const auto& d : plan.directories) {

@@ -264,8 +264,8 @@ class ProposalRun {
         DraftSlot slot;
         slot.before_size = t.size;
         slot.before_content = std::move(t.content);
-        slot.take_over = proposal.managed && op.action != Action::Remove && t.snapshot.exists &&
-                         !proposal.manages(op.path);
+        slot.take_over =
+            proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
         draft_.slots.push_back(std::move(slot));
         progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
       }

@@ -302,8 +302,9 @@ class GeneralProfile final : public PlanProfile {
     std::vector<dpp::StagedFile> out;
     // Exactly one per write: a vector left to double held up to twice that
     // while it grew (22 MB at 100,000 writes, the peak of a no-change plan).
-    out.reserve(static_cast<std::size_t>(std::count_if(draft.plan.operations.begin(), draft.plan.operations.end(),
-                                                       [](const PathOperation& op) { return op.action == Action::Write; })));
+    out.reserve(
+        static_cast<std::size_t>(std::count_if(draft.plan.operations.begin(), draft.plan.operations.end(),
+                                               [](const PathOperation& op) { return op.action == Action::Write; })));
     std::size_t r = 0;
     for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
       const PathOperation& op = draft.plan.operations[i];

@@ -61,8 +61,8 @@ Result<json::Value> array_field(json::ObjectReader& r, std::string_view name, st
   if (earlier + arr.size() > max) {
     if (earlier == 0)
       return make_parse_error(kind, arr.offset(),
-                              fmt::format("the {} holds {} {}; the negotiated limit is {} ({})", what, arr.size(),
-                                          name, max, Kind(kind).name()));
+                              fmt::format("the {} holds {} {}; the negotiated limit is {} ({})", what, arr.size(), name,
+                                          max, Kind(kind).name()));
     return make_parse_error(kind, arr.offset(),
                             fmt::format("the {} holds {} {} after {} in earlier batches; the negotiated limit is {} "
                                         "in all ({})",

@@ -351,7 +351,6 @@ Result<std::string> encode_notification(std::string_view method, jcs::Node param
 
 Result<std::string> encode_log(const LogParams& log) { return encode_notification(kLogMethod, to_node(log)); }
 
-
 Result<std::string> encode_operations_batch(std::span<const Operation> ops) {
   DOT_ASSIGN_OR_RETURN(jcs::Node list, operations_node(ops));
   auto params = jcs::Node::object();
@@ -455,8 +454,8 @@ Status read_operations(json::ObjectReader& r, std::string_view what, const Limit
 }
 
 // dot.plan's result, read in the order of its members.
-Status read_plan_result(json::ObjectReader& r, std::string_view what, PlanResult& m, const Limits& limits,
-                        bool digests, Batched<Operation>& ops) {
+Status read_plan_result(json::ObjectReader& r, std::string_view what, PlanResult& m, const Limits& limits, bool digests,
+                        Batched<Operation>& ops) {
   if (r.optional("directories")) {
     DOT_ASSIGN_OR_RETURN(json::Value dirs,
                          array_field(r, "directories", what, limits.max_operations, dpp::ErrorKind::MaxOperations));
@@ -522,8 +521,8 @@ Status read_artifacts(json::Value v, std::string_view what, const Limits& limits
   auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
     return budget.take(art.size, a, aw);
   };
-  DOT_ASSIGN_OR_RETURN(arts.items, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits,
-                                                    std::move(arts.items), what));
+  DOT_ASSIGN_OR_RETURN(
+      arts.items, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits, std::move(arts.items), what));
   arts.claimed_bytes = budget.total();
   return {};
 }

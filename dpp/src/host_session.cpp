@@ -166,9 +166,9 @@ struct HostSession::Impl {
                       fmt::format("the plugin sent {} during {}; it belongs to {}", reply.method, waiting_for,
                                   operations ? "dot.plan" : "dot.materialize"));
     if (!batches_negotiated)
-      return protocol(dpp::ErrorKind::BatchNotNegotiated,
-                      fmt::format("the plugin sent {} during {} without negotiating batches", reply.method,
-                                  waiting_for));
+      return protocol(
+          dpp::ErrorKind::BatchNotNegotiated,
+          fmt::format("the plugin sent {} during {} without negotiating batches", reply.method, waiting_for));
     Status st = operations ? general::decode_operations_batch(reply.params, opts.general_limits, plan_digests,
                                                               operation_batches)
                            : general::decode_artifacts_batch(reply.params, opts.general_limits, artifact_batches);
@@ -440,9 +440,9 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
   impl_->log_negotiated = std::find(offered.begin(), offered.end(), general::kLogCapability) != offered.end() &&
                           echoed.size() >= 5 && echoed[4] == general::kLogCapability;
   // Where "batches" stands in the echo is general::check_identity's to judge.
-  impl_->batches_negotiated =
-      std::find(offered.begin(), offered.end(), general::kBatchesCapability) != offered.end() &&
-      echoed.size() > 4 && std::find(echoed.begin() + 4, echoed.end(), general::kBatchesCapability) != echoed.end();
+  impl_->batches_negotiated = std::find(offered.begin(), offered.end(), general::kBatchesCapability) != offered.end() &&
+                              echoed.size() > 4 &&
+                              std::find(echoed.begin() + 4, echoed.end(), general::kBatchesCapability) != echoed.end();
   if (!impl_->logs.empty()) {
     if (!impl_->log_negotiated)
       return impl_->fail(protocol(dpp::ErrorKind::LogNotNegotiated,
@@ -459,8 +459,8 @@ Result<general::PlanResult> HostSession::plan(const general::PlanParams& params,
   json::Document doc;
   impl_->plan_digests = digests;
   DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, general::to_node(params), doc));
-  auto r = impl_->checked(general::decode_plan_result(v, impl_->opts.general_limits, digests,
-                                                      std::exchange(impl_->operation_batches, {})));
+  auto r = impl_->checked(
+      general::decode_plan_result(v, impl_->opts.general_limits, digests, std::exchange(impl_->operation_batches, {})));
   if (r.ok()) impl_->phase = Phase::Materialize;
   return r;
 }

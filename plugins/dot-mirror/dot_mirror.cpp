@@ -249,11 +249,10 @@ class Mirror final : public g::Plugin {
                         fmt::format("the walk of {} gave a plan core would refuse (did it change meanwhile?): {}",
                                     show(src_name_), st.error().message()));
     DOT_TRY(collect_folders(proposed));
-    notes.close(
-        fmt::format("mirroring {}: {} files to write, {} managed paths to remove, {} entries skipped, "
-                    "{} ignored, {} managed paths kept as they are; {} files read to hash, {} known from the cache",
-                    show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_.size(), held, hashed_,
-                    cache_hits));
+    notes.close(fmt::format(
+        "mirroring {}: {} files to write, {} managed paths to remove, {} entries skipped, "
+        "{} ignored, {} managed paths kept as they are; {} files read to hash, {} known from the cache",
+        show(src_name_), files_.size(), removed.size(), skipped_.size(), ignored_.size(), held, hashed_, cache_hits));
     return ops;
   }
 
