@@ -313,13 +313,15 @@ class ProposalRun {
     // Written now and then deleted it would cost a no-change plan of 10,000
     // paths megabytes of store writes: such a proposal keeps its id only,
     // hashed as the document is written (at 100,000 paths it is 30 MB).
-    const bool unchanged = profile_->known_to_change_nothing(draft_);
-    if (unchanged) {
+    if (profile_->known_to_change_nothing(draft_)) {
       DOT_ASSIGN_OR_RETURN(DocumentDigest digest, profile_->proposal_digest(draft_));
       draft_.proposal_document_bytes = digest.bytes;
       draft_.proposal_id = std::move(digest.sha256);
-    }
-    if (!unchanged || draft_.proposal_document_bytes <= kKeptNoChangeProposalBytes) {
+      // Small enough to keep: written again whole (the same bytes, by the same pieces).
+      if (digest.bytes <= kKeptNoChangeProposalBytes) {
+        DOT_ASSIGN_OR_RETURN(document, profile_->proposal_document(draft_));
+      }
+    } else {
       DOT_ASSIGN_OR_RETURN(document, profile_->proposal_document(draft_));
       draft_.proposal_document_bytes = document.size();
       draft_.proposal_id = sha256_hex(document);
