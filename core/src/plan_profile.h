@@ -39,10 +39,11 @@ namespace dot::core {
 struct ProposedOperation {
   Action action = Action::Write;
   std::uint64_t mode = 0;  // the mode a write asks for (0 for a remove or a link)
-  std::string path;
+  std::string path;         // moved into its PathOperation when observed
   std::string link_text{};  // a link's text (past dpp check_link_text); "" otherwise
   // A write's SHA-256 and size as the plugin declared them (digests
-  // negotiated): its after is known before anything is staged.
+  // negotiated): its after is known before anything is staged. Observing
+  // moves the digest into the operation's after and the size into its slot.
   std::optional<dpp::general::Digest> declared;
 };
 
@@ -85,6 +86,15 @@ struct DraftSlot {
 // The PathSlot `plan` shows of `op`, taking what `slot` kept.
 PathSlot path_slot(const PathOperation& op, DraftSlot&& slot);
 
+// One file core read back from the stage: the bytes of the write at
+// `operation` (an index into PlanDraft::plan.operations). A write whose
+// after the plugin declared and which already holds it is never staged: at
+// 100,000 unchanged paths a record per write was about 18 MB for nothing.
+struct StagedWrite {
+  std::size_t operation = 0;
+  dpp::StagedFile file;
+};
+
 // The plan being built, pass by pass: the operations (before observed,
 // after from the stage), what `plan` shows of each, the files read back.
 struct PlanDraft {
@@ -94,7 +104,9 @@ struct PlanDraft {
   std::vector<DraftSlot> slots;             // one per operation
   std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
-  std::vector<dpp::StagedFile> staged;  // one per write, in operation order
+  // The files core read back from the stage, ascending by operation; gone
+  // once fill_afters has made each one's digest its write's after.
+  std::vector<StagedWrite> staged;
   // The writes `plan --exclude` left out, in the plugin's order: it still
   // stages them, and core never reads them.
   std::vector<std::string> excluded_writes;
@@ -140,8 +152,10 @@ class PlanProfile {
   // the plan ends NO_CHANGES. False when only the stage can tell.
   virtual bool known_to_change_nothing(const PlanDraft& draft) const = 0;
   // dot.materialize, then every staged file read back and held to the
-  // claims: one StagedFile per write, in operation order.
-  virtual Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& session, const Stage& stage,
+  // claims: one per write core asked for, ascending by operation (every
+  // write whose after was not declared; with declared digests, each write
+  // that changes its target).
+  virtual Result<std::vector<StagedWrite>> read_stage(dpp::HostSession& session, const Stage& stage,
                                                           const PlanDraft& draft) = 0;
   // Once the plugin is gone: the stage holds only what was claimed.
   virtual Status check_stage_holds_only(const Stage& stage) = 0;

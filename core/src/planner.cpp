@@ -247,7 +247,7 @@ class ProposalRun {
     draft_.slots.reserve(draft_.proposal.operations.size());
     {  // one read transaction for every stat-cache lookup; it ends before the cache is written
       DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());
-      for (const ProposedOperation& op : draft_.proposal.operations) {
+      for (ProposedOperation& op : draft_.proposal.operations) {
         Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
         if (!observed.ok()) {
           Error e = std::move(observed).error();
@@ -258,14 +258,19 @@ class ProposalRun {
         PathTarget& t = *observed;
         // A declared write's after is what the plugin declared; its staged
         // bytes, if core asks for them, must be exactly that.
-        const Snapshot after =
-            op.declared ? Snapshot{true, egid_, op.mode, op.declared->sha256, euid_} : Snapshot::absent();
-        plan.operations.push_back(PathOperation{op.action, after, t.snapshot, op.path});
+        // Moved, not copied: the operation holds the path and the digest
+        // from here on (at 100,000 paths each copy was megabytes).
         DraftSlot slot;
-        slot.before_size = t.size;
-        slot.before_content = std::move(t.content);
+        Snapshot after = Snapshot::absent();
+        if (op.declared) {
+          after = Snapshot{true, egid_, op.mode, std::move(op.declared->sha256), euid_};
+          slot.after_size = op.declared->size;
+        }
         slot.take_over =
             proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
+        plan.operations.push_back(PathOperation{op.action, std::move(after), std::move(t.snapshot), std::move(op.path)});
+        slot.before_size = t.size;
+        slot.before_content = std::move(t.content);
         draft_.slots.push_back(std::move(slot));
         progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
       }
@@ -355,22 +360,22 @@ class ProposalRun {
   }
 
   // Each write's after: the requested mode, our uid and gid, the digest of
-  // what core read (never a field the plugin claimed). A link's: its text,
-  // our uid and gid.
+  // what core read (never a field the plugin claimed); a write core did not
+  // ask for keeps the after it declared, which its target already holds.
+  // A link's: its text, our uid and gid.
   Status fill_afters() {
-    std::size_t w = 0;
-    for (std::size_t i = 0; i < draft_.plan.operations.size(); ++i) {
-      PathOperation& op = draft_.plan.operations[i];
-      if (op.action == Action::Link) {
-        op.after = link_snapshot(draft_.proposal.operations[i].link_text, euid_, egid_);
-        draft_.slots[i].after_size = op.after.link_text.size();
-        continue;
+    std::vector<PathOperation>& ops = draft_.plan.operations;
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].action == Action::Link) {
+        ops[i].after = link_snapshot(draft_.proposal.operations[i].link_text, euid_, egid_);
+        draft_.slots[i].after_size = ops[i].after.link_text.size();
       }
-      if (op.action != Action::Write) continue;
-      if (w >= draft_.staged.size())
-        return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");
-      dpp::StagedFile& file = draft_.staged[w++];
-      Snapshot after{true, egid_, draft_.proposal.operations[i].mode, file.sha256, euid_};
+    for (StagedWrite& staged : draft_.staged) {
+      if (staged.operation >= ops.size() || ops[staged.operation].action != Action::Write)
+        return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
+      PathOperation& op = ops[staged.operation];
+      Snapshot after{true, egid_, draft_.proposal.operations[staged.operation].mode, std::move(staged.file.sha256),
+                     euid_};
       // A declared after is in the stored proposal document, whose id the
       // sealed plan carries: what was staged must be exactly it (the claims
       // were held to it before a byte was read; this keeps the id true).
@@ -379,10 +384,14 @@ class ProposalRun {
                           fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
                                       shown(std::string_view(op.path).substr(0, 256))));
       op.after = std::move(after);
-      DraftSlot& slot = draft_.slots[i];
-      slot.after_size = file.size;
-      slot.after_content = std::move(file.content);
+      DraftSlot& slot = draft_.slots[staged.operation];
+      slot.after_size = staged.file.size;
+      slot.after_content = std::move(staged.file.content);
     }
+    for (const PathOperation& op : ops)
+      if (op.action == Action::Write && !op.after.exists)
+        return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");
+    draft_.staged = {};
     return {};
   }
 

@@ -151,8 +151,8 @@ class GeneralProfile final : public PlanProfile {
     return digests_ && changes_nothing(draft.plan.operations);
   }
 
-  Result<std::vector<dpp::StagedFile>> read_stage(dpp::HostSession& s, const Stage& stage,
-                                                  const PlanDraft& draft) override {
+  Result<std::vector<StagedWrite>> read_stage(dpp::HostSession& s, const Stage& stage,
+                                              const PlanDraft& draft) override {
     // Without digests every write is staged; with them, only the writes
     // whose declared after differs from the target core observed.
     std::vector<std::string> writes;
@@ -179,8 +179,10 @@ class GeneralProfile final : public PlanProfile {
     }
     DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
     DOT_TRY(stage.check_unchanged());
-    if (!digests_) return files;
-    return every_write(draft, std::move(files));
+    std::vector<StagedWrite> read;
+    read.reserve(files.size());
+    for (std::size_t r = 0; r < files.size(); ++r) read.push_back(StagedWrite{asked_[r], std::move(files[r])});
+    return read;
   }
 
   Status check_stage_holds_only(const Stage& stage) override {
@@ -211,16 +213,15 @@ class GeneralProfile final : public PlanProfile {
     out.path_slots.reserve(sealed_count);
     seal.operations.reserve(sealed_count);
     link_texts.reserve(sealed_count);
-    for (std::size_t i = 0, w = 0; i < proposed.operations.size(); ++i) {
+    for (std::size_t i = 0; i < proposed.operations.size(); ++i) {
       const PathOperation& op = proposed.operations[i];
       const bool write = op.action == Action::Write;
-      const std::size_t file = write ? w++ : 0;
       if (is_general_noop(op)) continue;
       const auto index = static_cast<std::uint32_t>(seal.operations.size());
       seal.operations.push_back(store::OperationSummary{op.path, op.before.sha256, op.after.sha256});
       out.path_slots.push_back(path_slot(op, std::move(draft.slots[i])));
       link_texts.push_back(op.action == Action::Link ? std::optional(op.after.link_text) : std::nullopt);
-      if (write) seal.files.push_back(store::FileBlob{index, true, draft.staged[file].size, draft.staged[file].sha256});
+      if (write) seal.files.push_back(store::FileBlob{index, true, draft.slots[i].after_size, op.after.sha256});
       if (op.action == Action::Link)
         seal.files.push_back(store::FileBlob{index, true, op.after.link_text.size(), op.after.sha256});
     }
@@ -278,45 +279,23 @@ class GeneralProfile final : public PlanProfile {
   static bool needs_staging(const PathOperation& declared_write) { return !is_general_noop(declared_write); }
 
   // Each claim (already one per asked path, in order) is what dot.plan
-  // declared for that write: staging other bytes than declared is refused
-  // before a byte is read.
+  // declared for that write (observe made it the write's after and its
+  // slot's after_size): staging other bytes than declared is refused before
+  // a byte is read.
   Status check_claims_declared(const PlanDraft& draft) const {
     for (std::size_t c = 0; c < claimed_.size(); ++c) {
       const general::Artifact& claim = claimed_[c];
-      const general::Digest& declared = *draft.proposal.operations[asked_[c]].declared;
-      if (claim.sha256 != declared.sha256 || claim.size != declared.size)
+      const std::string& sha256 = draft.plan.operations[asked_[c]].after.sha256;
+      const std::uint64_t size = draft.slots[asked_[c]].after_size;
+      if (claim.sha256 != sha256 || claim.size != size)
         return make_error(
             dpp::ErrorKind::Artifact,
             fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
                         "{} bytes with SHA-256 {}",
                         shown(std::string_view(claim.path).substr(0, 256)), claim.size,
-                        shown(std::string_view(claim.sha256).substr(0, 64)), declared.size, declared.sha256));
+                        shown(std::string_view(claim.sha256).substr(0, 64)), size, sha256));
     }
     return {};
-  }
-
-  // One StagedFile per write, in operation order: what core read for the
-  // writes it asked for, the declared after (equal to the target) for the
-  // rest, which the seal leaves out as no-ops.
-  std::vector<dpp::StagedFile> every_write(const PlanDraft& draft, std::vector<dpp::StagedFile> read) const {
-    std::vector<dpp::StagedFile> out;
-    // Exactly one per write: a vector left to double held up to twice that
-    // while it grew (22 MB at 100,000 writes, the peak of a no-change plan).
-    out.reserve(
-        static_cast<std::size_t>(std::count_if(draft.plan.operations.begin(), draft.plan.operations.end(),
-                                               [](const PathOperation& op) { return op.action == Action::Write; })));
-    std::size_t r = 0;
-    for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
-      const PathOperation& op = draft.plan.operations[i];
-      if (op.action != Action::Write) continue;
-      if (r < asked_.size() && asked_[r] == i) {
-        out.push_back(std::move(read[r++]));
-        continue;
-      }
-      const general::Digest& declared = *draft.proposal.operations[i].declared;
-      out.push_back(dpp::StagedFile{op.path, declared.size, declared.sha256, std::nullopt});
-    }
-    return out;
   }
 
   const general::Limits limits_ = general::kLimits;
