@@ -47,7 +47,9 @@ struct ProposedOperation {
   std::optional<dpp::general::Digest> declared;
 };
 
-// What dot.plan answered, in the one model.
+// What dot.plan answered, in the one model. The observe pass moves what it
+// needs of each operation into the plan and its slot, then lets the
+// operations and the managed list go; effects and folder modes stay.
 struct Proposal {
   std::vector<Effect> effects;
   std::vector<ProposedOperation> operations;
@@ -76,6 +78,7 @@ struct ProfileContainment {
 // once: at 100,000 paths a second copy was about 40 MB). A PathSlot of both
 // is made for each operation a sealed plan keeps (path_slot).
 struct DraftSlot {
+  std::uint64_t mode = 0;  // the mode a write asks for: its after's, once its bytes are read
   std::uint64_t before_size = 0;
   std::uint64_t after_size = 0;
   std::optional<std::string> before_content;  // kept for a diff (or, in the hello profile, always)

@@ -260,11 +260,16 @@ class ProposalRun {
         // bytes, if core asks for them, must be exactly that.
         // Moved, not copied: the operation holds the path and the digest
         // from here on (at 100,000 paths each copy was megabytes).
+        // A link's after is its text, known from the proposal alone.
         DraftSlot slot;
+        slot.mode = op.mode;
         Snapshot after = Snapshot::absent();
         if (op.declared) {
           after = Snapshot{true, egid_, op.mode, std::move(op.declared->sha256), euid_};
           slot.after_size = op.declared->size;
+        } else if (op.action == Action::Link) {
+          after = link_snapshot(std::move(op.link_text), euid_, egid_);
+          slot.after_size = after.link_text.size();
         }
         slot.take_over =
             proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
@@ -277,6 +282,10 @@ class ProposalRun {
     }
     if (!refused.empty()) return refusal_list(std::move(refused));
     plan.directories = profile_->folders(draft_, parents);
+    // Everything the plugin proposed is now in the plan's operations and
+    // their slots (at 100,000 paths the proposal's records were 13 MB more).
+    draft_.proposal.operations = {};
+    draft_.proposal.managed.reset();
     return stat_cache_.save();
   }
 
@@ -362,20 +371,15 @@ class ProposalRun {
   // Each write's after: the requested mode, our uid and gid, the digest of
   // what core read (never a field the plugin claimed); a write core did not
   // ask for keeps the after it declared, which its target already holds.
-  // A link's: its text, our uid and gid.
+  // (A link's after, its text, was known when it was observed.)
   Status fill_afters() {
     std::vector<PathOperation>& ops = draft_.plan.operations;
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].action == Action::Link) {
-        ops[i].after = link_snapshot(draft_.proposal.operations[i].link_text, euid_, egid_);
-        draft_.slots[i].after_size = ops[i].after.link_text.size();
-      }
     for (StagedWrite& staged : draft_.staged) {
       if (staged.operation >= ops.size() || ops[staged.operation].action != Action::Write)
         return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
       PathOperation& op = ops[staged.operation];
-      Snapshot after{true, egid_, draft_.proposal.operations[staged.operation].mode, std::move(staged.file.sha256),
-                     euid_};
+      DraftSlot& slot = draft_.slots[staged.operation];
+      Snapshot after{true, egid_, slot.mode, std::move(staged.file.sha256), euid_};
       // A declared after is in the stored proposal document, whose id the
       // sealed plan carries: what was staged must be exactly it (the claims
       // were held to it before a byte was read; this keeps the id true).
@@ -384,7 +388,6 @@ class ProposalRun {
                           fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
                                       shown(std::string_view(op.path).substr(0, 256))));
       op.after = std::move(after);
-      DraftSlot& slot = draft_.slots[staged.operation];
       slot.after_size = staged.file.size;
       slot.after_content = std::move(staged.file.content);
     }
