@@ -252,7 +252,8 @@ EditedTargets edited_targets(Root& root, const core::PlanOutcome& planned) {
   EditedTargets out;
   std::set<std::string, std::less<>> paths;
   for (const auto& slot : planned.slots) paths.insert(slot.name);
-  for (const auto& slot : planned.path_slots) paths.insert(slot.path);
+  // path_slots: one per sealed operation (none when nothing changes).
+  for (std::size_t i = 0; i < planned.path_slots.size(); ++i) paths.insert(planned.plan_v2.operations[i].path);
   auto drift = core::find_drift(root, &paths);
   if (!drift.ok()) return out;  // only a label is lost; the plan stands
   for (auto& d : *drift) out.emplace(std::move(d.name), std::move(d.plan_id));

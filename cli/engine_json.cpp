@@ -58,34 +58,34 @@ void write_folder(JsonWriter& w, const core::Folder& d) {
 
 // One operation of a version-2 plan: a diff for text, null and "binary" for
 // the rest.
-void write_path_slot(JsonWriter& w, const core::PathSlot& s) {
-  const bool text = diffable(s);
+void write_path_slot(JsonWriter& w, const core::PathOperation& op, const core::PathSlot& s) {
+  const bool text = diffable(op, s);
   w.begin_object();
-  w.key("action").string(core::action_name(s.action));
+  w.key("action").string(core::action_name(op.action));
   w.key("after");
-  write_snapshot(w, s.after);
+  write_snapshot(w, op.after);
   w.key("before");
-  write_snapshot(w, s.before);
-  w.key("binary").boolean(s.action == core::Action::Write && !text);
+  write_snapshot(w, op.before);
+  w.key("binary").boolean(op.action == core::Action::Write && !text);
   w.key("diff");
   if (text)
-    w.string(core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content}));
+    w.string(core::unified_diff(core::PlannedSlot{op.path, s.before_content.value_or(""), *s.after_content}));
   else
     w.null();
-  w.key("path").string(s.path);
+  w.key("path").string(op.path);
   w.key("take_over").boolean(s.take_over);
   w.end_object();
 }
 
 }  // namespace
 
-bool diffable(const core::PathSlot& s) {
+bool diffable(const core::PathOperation& op, const core::PathSlot& s) {
   auto text = [](const std::optional<std::string>& c) {
     return c && utf8_valid_prefix(*c) == c->size() && c->find('\0') == std::string::npos;
   };
   // A link replaced by a file: the file's bytes are all new.
-  const bool before_ok = !s.before.exists || s.before.is_link() || text(s.before_content);
-  return s.action == core::Action::Write && before_ok && text(s.after_content);
+  const bool before_ok = !op.before.exists || op.before.is_link() || text(s.before_content);
+  return op.action == core::Action::Write && before_ok && text(s.after_content);
 }
 
 void write_snapshot(JsonWriter& w, const core::Snapshot& s) {
@@ -182,7 +182,9 @@ void write_general_plan(JsonWriter& w, const core::PlanOutcome& planned) {
   w.end_array();
   w.key("excluded").number(planned.excluded);
   write_logs_member(w, planned.logs);
-  w.key("operations").array_of(planned.path_slots, write_path_slot);
+  w.key("operations").begin_array();
+  for (std::size_t i = 0; i < planned.path_slots.size(); ++i) write_path_slot(w, plan.operations[i], planned.path_slots[i]);
+  w.end_array();
   write_plan_ids(w, planned, plan.proposal_id);
   w.key("version").number(plan.version);
   w.end_object();

@@ -21,7 +21,7 @@ namespace dot::cli {
 
 // Text a unified diff can show: both sides kept (small), valid UTF-8, no NUL.
 // The JSON and the text of a version-2 plan show a diff for exactly these.
-bool diffable(const core::PathSlot& s);
+bool diffable(const core::PathOperation& op, const core::PathSlot& s);
 
 // A snapshot as the plan holds it (core's one rendering of it).
 void write_snapshot(JsonWriter& w, const core::Snapshot& s);

@@ -21,17 +21,17 @@ std::size_t line_count(const std::string& text) {
 }
 
 // The letter --name-status gives an operation.
-char status_letter(const core::PathSlot& s) {
-  if (s.action == core::Action::Remove) return 'D';
-  if (!s.before.exists) return 'A';
+char status_letter(const core::PathOperation& op) {
+  if (op.action == core::Action::Remove) return 'D';
+  if (!op.before.exists) return 'A';
   // git's T: the entry changes kind (a file becomes a link or the reverse).
-  return s.before.is_link() != (s.action == core::Action::Link) ? 'T' : 'M';
+  return op.before.is_link() != (op.action == core::Action::Link) ? 'T' : 'M';
 }
 
 // Lines added and removed by a slot whose both sides are text.
-std::pair<std::size_t, std::size_t> diff_counts(const core::PathSlot& s) {
+std::pair<std::size_t, std::size_t> diff_counts(const core::PathOperation& op, const core::PathSlot& s) {
   const std::string diff =
-      core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
+      core::unified_diff(core::PlannedSlot{op.path, s.before_content.value_or(""), *s.after_content});
   std::size_t plus = 0, minus = 0, start = 0;
   // Past the two header lines, a hunk's lines start with ' ', '+', '-' or '@'.
   for (int headers = 0; headers < 2 && start < diff.size(); ++headers) start = diff.find('\n', start) + 1;
@@ -50,60 +50,61 @@ std::pair<std::size_t, std::size_t> diff_counts(const core::PathSlot& s) {
 std::string link_shown(const core::Snapshot& s) { return fmt::format("-> \"{}\"", shown(s.link_text)); }
 
 // A link operation, or a write or remove whose target is a link now.
-std::optional<std::string> link_slot_text(const core::PathSlot& s, const std::string& path) {
-  if (s.action == core::Action::Remove && s.before.is_link())
-    return fmt::format("remove link {} {}\n", path, link_shown(s.before));
-  if (s.action == core::Action::Link) {
-    if (!s.before.exists) return fmt::format("link {} {}\n", path, link_shown(s.after));
+std::optional<std::string> link_slot_text(const core::PathOperation& op, const core::PathSlot& s,
+                                           const std::string& path) {
+  if (op.action == core::Action::Remove && op.before.is_link())
+    return fmt::format("remove link {} {}\n", path, link_shown(op.before));
+  if (op.action == core::Action::Link) {
+    if (!op.before.exists) return fmt::format("link {} {}\n", path, link_shown(op.after));
     if (s.take_over)
       return fmt::format("take over {} (exists, not managed yet): {} by link {}\n", path,
-                         s.before.is_link()
-                             ? "link " + link_shown(s.before)
-                             : fmt::format("file ({} bytes, mode {})", s.before_size, mode_text(s.before.mode)),
-                         link_shown(s.after));
-    if (s.before.is_link())
-      return fmt::format("replace link {} {} by {}\n", path, link_shown(s.before), link_shown(s.after));
+                         op.before.is_link()
+                             ? "link " + link_shown(op.before)
+                             : fmt::format("file ({} bytes, mode {})", s.before_size, mode_text(op.before.mode)),
+                         link_shown(op.after));
+    if (op.before.is_link())
+      return fmt::format("replace link {} {} by {}\n", path, link_shown(op.before), link_shown(op.after));
     return fmt::format("replace file {} ({} bytes, mode {}) by link {}\n", path, s.before_size,
-                       mode_text(s.before.mode), link_shown(s.after));
+                       mode_text(op.before.mode), link_shown(op.after));
   }
-  if (s.action == core::Action::Write && s.before.is_link())
+  if (op.action == core::Action::Write && op.before.is_link())
     return fmt::format("{} {} by file (mode {}, {} bytes)\n",
                        s.take_over ? fmt::format("take over {} (exists, not managed yet): link", path)
                                    : fmt::format("replace link {}", path),
-                       link_shown(s.before), mode_text(s.after.mode), s.after_size);
+                       link_shown(op.before), mode_text(op.after.mode), s.after_size);
   return std::nullopt;
 }
 
 }  // namespace
 
-std::string path_slot_text(const core::PathSlot& s) {
-  const std::string path = shown(s.path);
-  if (auto link = link_slot_text(s, path); link && s.action != core::Action::Write) return *link;
-  if (s.action == core::Action::Remove)
-    return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(s.before.mode));
+std::string path_slot_text(const core::PathOperation& op, const core::PathSlot& s) {
+  const std::string path = shown(op.path);
+  if (auto link = link_slot_text(op, s, path); link && op.action != core::Action::Write) return *link;
+  if (op.action == core::Action::Remove)
+    return fmt::format("remove {} ({} bytes, mode {})\n", path, s.before_size, mode_text(op.before.mode));
   std::string out;
-  const std::string modes = s.before.mode == s.after.mode
-                                ? mode_text(s.after.mode)
-                                : fmt::format("{} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
-  if (auto link = link_slot_text(s, path))
+  const std::string modes = op.before.mode == op.after.mode
+                                ? mode_text(op.after.mode)
+                                : fmt::format("{} -> {}", mode_text(op.before.mode), mode_text(op.after.mode));
+  if (auto link = link_slot_text(op, s, path))
     out += *link;        // the file that replaces the link: its whole bytes below
   else if (s.take_over)  // a write of an existing file no plugin manages: said as such, with its diff
     out += fmt::format("take over {} (exists, not managed yet): mode {}, {} -> {} bytes\n", path, modes, s.before_size,
                        s.after_size);
-  else if (!s.before.exists)
-    out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(s.after.mode), s.after_size);
-  else if (s.before.sha256 != s.after.sha256)
+  else if (!op.before.exists)
+    out += fmt::format("create {} (mode {}, {} bytes)\n", path, mode_text(op.after.mode), s.after_size);
+  else if (op.before.sha256 != op.after.sha256)
     out += fmt::format("change {} (mode {}, {} -> {} bytes)\n", path, modes, s.before_size, s.after_size);
   else
     out += fmt::format("mode {} {}\n", path, modes);
-  if (s.before.exists && !s.before.is_link() && s.before.sha256 == s.after.sha256) return out;
-  if (diffable(s)) {
-    out += core::unified_diff(core::PlannedSlot{s.path, s.before_content.value_or(""), *s.after_content});
+  if (op.before.exists && !op.before.is_link() && op.before.sha256 == op.after.sha256) return out;
+  if (diffable(op, s)) {
+    out += core::unified_diff(core::PlannedSlot{op.path, s.before_content.value_or(""), *s.after_content});
     return out;
   }
   out += fmt::format("binary or large {}: {} -> {} bytes, sha256 {} -> {}\n", path,
-                     s.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
-                     s.before.exists ? s.before.sha256.substr(0, 12) : std::string("-"), s.after.sha256.substr(0, 12));
+                     op.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
+                     op.before.exists ? op.before.sha256.substr(0, 12) : std::string("-"), op.after.sha256.substr(0, 12));
   return out;
 }
 
@@ -137,12 +138,13 @@ std::string general_plan_text(const core::PlanOutcome& planned, const EditedTarg
     out += fmt::format("create folder {}/ (mode {})\n", shown(d.path), mode_text(d.mode));
     ++lines;
   }
-  for (const auto& s : planned.path_slots) {
+  for (std::size_t i = 0; i < planned.path_slots.size(); ++i) {
     if (!full && lines >= kPlanShownLines) {
       ++left_out;
       continue;
     }
-    std::string text = revert_line(edited, s.path) + path_slot_text(s);
+    const core::PathOperation& op = plan.operations[i];
+    std::string text = revert_line(edited, op.path) + path_slot_text(op, planned.path_slots[i]);
     lines += line_count(text);
     out += text;
   }
@@ -158,17 +160,19 @@ std::string plan_stat_text(const core::PlanOutcome& planned) {
   };
   std::vector<Row> rows;
   std::size_t width = 0, insertions = 0, deletions = 0;
-  for (const auto& s : planned.path_slots) {
-    Row r{shown(s.path), {}};
-    if (s.action == core::Action::Link || s.before.is_link()) {
-      r.change = link_slot_text(s, r.path).value_or("link\n");
+  for (std::size_t i = 0; i < planned.path_slots.size(); ++i) {
+    const core::PathOperation& op = planned.plan_v2.operations[i];
+    const core::PathSlot& s = planned.path_slots[i];
+    Row r{shown(op.path), {}};
+    if (op.action == core::Action::Link || op.before.is_link()) {
+      r.change = link_slot_text(op, s, r.path).value_or("link\n");
       r.change.pop_back();  // one row: the line without its newline
-    } else if (s.action == core::Action::Remove) {
+    } else if (op.action == core::Action::Remove) {
       r.change = fmt::format("removed ({} bytes)", s.before_size);
-    } else if (s.before.exists && s.before.sha256 == s.after.sha256) {
-      r.change = fmt::format("mode {} -> {}", mode_text(s.before.mode), mode_text(s.after.mode));
-    } else if (diffable(s)) {
-      auto [plus, minus] = diff_counts(s);
+    } else if (op.before.exists && op.before.sha256 == op.after.sha256) {
+      r.change = fmt::format("mode {} -> {}", mode_text(op.before.mode), mode_text(op.after.mode));
+    } else if (diffable(op, s)) {
+      auto [plus, minus] = diff_counts(op, s);
       insertions += plus;
       deletions += minus;
       // The bar is at most 40 columns, scaled like git's.
@@ -176,7 +180,7 @@ std::string plan_stat_text(const core::PlanOutcome& planned) {
       const std::size_t pluses = total == 0 ? 0 : (plus * bar + total - 1) / total;
       r.change = fmt::format("{} {}{}", total, std::string(pluses, '+'), std::string(bar - pluses, '-'));
     } else {
-      r.change = fmt::format("Bin {} -> {} bytes", s.before.exists ? s.before_size : 0, s.after_size);
+      r.change = fmt::format("Bin {} -> {} bytes", op.before.exists ? s.before_size : 0, s.after_size);
     }
     width = std::max(width, std::min<std::size_t>(r.path.size(), 60));
     rows.push_back(std::move(r));
@@ -190,7 +194,11 @@ std::string plan_stat_text(const core::PlanOutcome& planned) {
 
 std::string plan_name_status_text(const core::PlanOutcome& planned) {
   std::string out;
-  for (const auto& s : planned.path_slots) out += fmt::format("{}\t{}\n", status_letter(s), shown(s.path));
+  // path_slots: one per sealed operation (none when nothing changes).
+  for (std::size_t i = 0; i < planned.path_slots.size(); ++i) {
+    const core::PathOperation& op = planned.plan_v2.operations[i];
+    out += fmt::format("{}\t{}\n", status_letter(op), shown(op.path));
+  }
   return out;
 }
 

@@ -21,7 +21,7 @@ inline constexpr std::size_t kPlanShownLines = 1000;
 // (create, change, mode, remove), then a unified diff for text or a one-line
 // summary for a binary or large file (or one whose bytes the plan's diff
 // budget did not keep).
-std::string path_slot_text(const core::PathSlot& slot);
+std::string path_slot_text(const core::PathOperation& op, const core::PathSlot& slot);
 
 // Targets edited by hand since the plan that last wrote them: path -> that
 // plan's id (drift, as status reports it).

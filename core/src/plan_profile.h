@@ -73,22 +73,6 @@ struct ProfileContainment {
   UniqueFd cache;                // the plugin's cache folder (open_plugin_cache), writable
 };
 
-// What the pipeline keeps of one operation beside the plan's own: its path
-// and snapshots are in PlanDraft::plan.operations at the same index (held
-// once: at 100,000 paths a second copy was about 40 MB). A PathSlot of both
-// is made for each operation a sealed plan keeps (path_slot).
-struct DraftSlot {
-  std::uint64_t mode = 0;  // the mode a write asks for: its after's, once its bytes are read
-  std::uint64_t before_size = 0;
-  std::uint64_t after_size = 0;
-  std::optional<std::string> before_content;  // kept for a diff (or, in the hello profile, always)
-  std::optional<std::string> after_content;
-  bool take_over = false;  // PathSlot::take_over
-};
-
-// The PathSlot `plan` shows of `op`, taking what `slot` kept.
-PathSlot path_slot(const PathOperation& op, DraftSlot&& slot);
-
 // One file core read back from the stage: the bytes of the write at
 // `operation` (an index into PlanDraft::plan.operations). A write whose
 // after the plugin declared and which already holds it is never staged: at
@@ -104,7 +88,12 @@ struct PlanDraft {
   std::string nonce;
   Proposal proposal;
   PlanV2 plan;                              // identity, effects, operations, folders to create
-  std::vector<DraftSlot> slots;             // one per operation
+  // What `plan` shows of each operation beyond the operation itself, and
+  // the mode each asks for (a write's after's, once its bytes are read):
+  // both at the operation's index (the path and snapshots are held once,
+  // in plan.operations: at 100,000 paths a second copy was about 40 MB).
+  std::vector<PathSlot> slots;
+  std::vector<std::uint64_t> modes;
   std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
   // The files core read back from the stage, ascending by operation; gone

@@ -264,7 +264,7 @@ Result<DocumentDigest> proposal_document_digest(const PlanV2& proposed, bool dec
 
 PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id) {
   proposed.proposal_id = std::move(proposal_id);
-  proposed.operations = without_noops(proposed.operations);
+  std::erase_if(proposed.operations, [](const PathOperation& op) { return is_general_noop(op); });
   return proposed;
 }
 

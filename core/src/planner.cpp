@@ -245,6 +245,7 @@ class ProposalRun {
     // matches the stat cache is not read at all.
     plan.operations.reserve(draft_.proposal.operations.size());
     draft_.slots.reserve(draft_.proposal.operations.size());
+    draft_.modes.reserve(draft_.proposal.operations.size());
     {  // one read transaction for every stat-cache lookup; it ends before the cache is written
       DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());
       for (ProposedOperation& op : draft_.proposal.operations) {
@@ -261,8 +262,7 @@ class ProposalRun {
         // Moved, not copied: the operation holds the path and the digest
         // from here on (at 100,000 paths each copy was megabytes).
         // A link's after is its text, known from the proposal alone.
-        DraftSlot slot;
-        slot.mode = op.mode;
+        PathSlot slot;
         Snapshot after = Snapshot::absent();
         if (op.declared) {
           after = Snapshot{true, egid_, op.mode, std::move(op.declared->sha256), euid_};
@@ -277,6 +277,7 @@ class ProposalRun {
         slot.before_size = t.size;
         slot.before_content = std::move(t.content);
         draft_.slots.push_back(std::move(slot));
+        draft_.modes.push_back(op.mode);
         progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
       }
     }
@@ -303,7 +304,7 @@ class ProposalRun {
     std::size_t budget = kDiffTotalBytes;
     for (std::size_t i = 0; i < draft_.slots.size(); ++i) {
       const PathOperation& op = draft_.plan.operations[i];
-      DraftSlot& slot = draft_.slots[i];
+      PathSlot& slot = draft_.slots[i];
       if (op.action != Action::Write || op.before.sha256 == op.after.sha256) continue;
       if (slot.before_content && slot.after_content) continue;  // the hello profile keeps every side
       const std::uint64_t need = slot.before_size + slot.after_size;
@@ -378,8 +379,8 @@ class ProposalRun {
       if (staged.operation >= ops.size() || ops[staged.operation].action != Action::Write)
         return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
       PathOperation& op = ops[staged.operation];
-      DraftSlot& slot = draft_.slots[staged.operation];
-      Snapshot after{true, egid_, slot.mode, std::move(staged.file.sha256), euid_};
+      PathSlot& slot = draft_.slots[staged.operation];
+      Snapshot after{true, egid_, draft_.modes[staged.operation], std::move(staged.file.sha256), euid_};
       // A declared after is in the stored proposal document, whose id the
       // sealed plan carries: what was staged must be exactly it (the claims
       // were held to it before a byte was read; this keeps the id true).
@@ -557,20 +558,6 @@ Result<PlanOutcome> make_plan(Root& root, const PlanOptions& options) {
   if (auto& stage = run.stage_folder())
     if (auto s = stage->remove(); !s.ok()) outcome->stage_left = s.error().message();
   return outcome;
-}
-
-PathSlot path_slot(const PathOperation& op, DraftSlot&& slot) {
-  PathSlot out;
-  out.path = op.path;
-  out.action = op.action;
-  out.before = op.before;
-  out.after = op.after;
-  out.before_size = slot.before_size;
-  out.after_size = slot.after_size;
-  out.before_content = std::move(slot.before_content);
-  out.after_content = std::move(slot.after_content);
-  out.take_over = slot.take_over;
-  return out;
 }
 
 std::string unified_diff(const PlannedSlot& slot) {

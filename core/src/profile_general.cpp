@@ -199,52 +199,46 @@ class GeneralProfile final : public PlanProfile {
       out.plan_v2 = std::move(draft.plan);
       return sealing;
     }
-    const PlanV2& proposed = draft.plan;
-    store::SealInput& seal = sealing.input;
-    seal.streamed = true;
-    // A link's artifact is its text, like a file's bytes: the store keeps
-    // one file per operation with an after, whatever its kind.
-    std::vector<std::optional<std::string>> link_texts;
-    // Exactly as many slots as operations sealed (a vector left to double
-    // held a quarter more: about 11 MB at 100,000 paths).
-    const auto sealed_count =
-        static_cast<std::size_t>(std::count_if(proposed.operations.begin(), proposed.operations.end(),
-                                               [](const PathOperation& op) { return !is_general_noop(op); }));
-    out.path_slots.reserve(sealed_count);
-    seal.operations.reserve(sealed_count);
-    link_texts.reserve(sealed_count);
-    for (std::size_t i = 0; i < proposed.operations.size(); ++i) {
-      const PathOperation& op = proposed.operations[i];
-      const bool write = op.action == Action::Write;
-      if (is_general_noop(op)) continue;
-      const auto index = static_cast<std::uint32_t>(seal.operations.size());
-      seal.operations.push_back(store::OperationSummary{op.path, op.before.sha256, op.after.sha256});
-      out.path_slots.push_back(path_slot(op, std::move(draft.slots[i])));
-      link_texts.push_back(op.action == Action::Link ? std::optional(op.after.link_text) : std::nullopt);
-      if (write) seal.files.push_back(store::FileBlob{index, true, draft.slots[i].after_size, op.after.sha256});
-      if (op.action == Action::Link)
-        seal.files.push_back(store::FileBlob{index, true, op.after.link_text.size(), op.after.sha256});
+    // The operations and their slots without the no-ops, in place: the
+    // plan's records are never copied (at 100,000 paths a copy was 33 MB).
+    std::vector<PathSlot>& slots = draft.slots;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (is_general_noop(draft.plan.operations[i])) continue;
+      if (kept != i) slots[kept] = std::move(slots[i]);  // never onto itself: that would empty it
+      ++kept;
     }
-    // The store reads each file again through the stage's descriptor and
-    // checks its size and digest as it streams (what the plugin could still
-    // have touched before it exited is caught there).
-    std::vector<std::string> paths;
-    paths.reserve(seal.operations.size());
-    for (const auto& row : seal.operations) paths.push_back(row.name);
-    seal.open_file = [&stage, paths = std::move(paths),
-                      texts = std::move(link_texts)](const store::FileBlob& blob) -> Result<UniqueFd> {
-      if (texts[blob.index]) return text_fd(*texts[blob.index], paths[blob.index]);
-      return dpp::open_staged_file(stage.fd(), paths[blob.index]);
-    };
+    slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(kept), slots.end());
     // The proposal's id was computed once, from the document stored with it
     // (fill_afters holds every declared after to what was staged, so the
     // document is still the plan's). Done with the draft's plan: moved.
-    PlanV2 sealed = sealed_from(std::move(draft.plan), draft.proposal_id);
+    PlanV2& sealed = out.plan_v2 = sealed_from(std::move(draft.plan), draft.proposal_id);
     // What is sealed passes exactly the checks every later load of it makes.
     DOT_TRY(check_plan_invariants(sealed));
+    store::SealInput& seal = sealing.input;
+    seal.streamed = true;
+    seal.operations.reserve(sealed.operations.size());
+    for (std::size_t i = 0; i < sealed.operations.size(); ++i) {
+      const PathOperation& op = sealed.operations[i];
+      seal.operations.push_back(store::OperationSummary{op.path, op.before.sha256, op.after.sha256});
+      // A link's artifact is its text, like a file's bytes: the store keeps
+      // one file per operation with an after, whatever its kind.
+      if (op.action != Action::Remove)
+        seal.files.push_back(store::FileBlob{static_cast<std::uint32_t>(i), true, slots[i].after_size,
+                                             op.after.sha256});
+    }
+    // The store reads each file again through the stage's descriptor and
+    // checks its size and digest as it streams (what the plugin could still
+    // have touched before it exited is caught there). The plan outlives the
+    // seal: it is the outcome's.
+    seal.open_file = [&stage, &ops = sealed.operations](const store::FileBlob& blob) -> Result<UniqueFd> {
+      const PathOperation& op = ops[blob.index];
+      if (op.action == Action::Link) return text_fd(op.after.link_text, op.path);
+      return dpp::open_staged_file(stage.fd(), op.path);
+    };
     DOT_ASSIGN_OR_RETURN(seal.canonical_plan, canonical_bytes(sealed));
     seal.effect_count = static_cast<std::uint32_t>(sealed.effects.size());
-    out.plan_v2 = std::move(sealed);
+    out.path_slots = std::move(slots);
     return sealing;
   }
 

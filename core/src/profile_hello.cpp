@@ -90,7 +90,7 @@ class HelloProfile final : public PlanProfile {
     store::SealInput& seal = sealing.input;
     for (std::size_t i = 0; i < plan.operations.size(); ++i) {
       const Operation& op = plan.operations[i];
-      DraftSlot& slot = draft.slots[i];
+      PathSlot& slot = draft.slots[i];
       std::string bytes = std::move(slot.after_content).value_or(std::string());
       seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
       out.slots.push_back(PlannedSlot{op.name, std::move(slot.before_content).value_or(std::string()), bytes});

@@ -74,7 +74,8 @@ struct PlannedSlot {
   std::string after;   // staged bytes
 };
 
-// One operation of a version-2 plan as `plan` shows it: its snapshots, the
+// What `plan` shows of one operation of a version-2 plan beyond the
+// operation itself (its path and snapshots, held once in the plan): the
 // sizes, and the bytes of either side when small enough for a diff
 // (the pipeline keeps at most kDiffFileBytes per file, kDiffTotalBytes
 // per plan; beyond that a one-line summary is shown).
@@ -84,10 +85,6 @@ inline constexpr std::size_t kDiffTotalBytes = 8 * 1024 * 1024;
 // size (its store record stays small however many paths it named).
 inline constexpr std::size_t kKeptNoChangeProposalBytes = 2048;
 struct PathSlot {
-  std::string path;
-  Action action = Action::Write;
-  Snapshot before;
-  Snapshot after;
   std::uint64_t before_size = 0;
   std::uint64_t after_size = 0;
   std::optional<std::string> before_content;
@@ -108,7 +105,8 @@ struct PlanOutcome {
   std::string plugin_stderr;
   // The general profile (org.dot.dpp/v1): version kPlanVersion2, the plan
   // in plan_v2 (sealed; when no_changes, the proposal as proposed, every
-  // after filled in), one PathSlot per operation of plan_v2, and the
+  // after filled in), path_slots[i] what is shown of plan_v2.operations[i]
+  // (none when no_changes), and the
   // plugin's dot.log messages in order. `plan` and `slots` stay empty.
   std::uint64_t version = kPlanVersion;
   PlanV2 plan_v2;
