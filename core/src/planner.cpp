@@ -202,7 +202,8 @@ class ProposalRun {
   }
 
   Status propose() {
-    DOT_ASSIGN_OR_RETURN(draft_.proposal, call(profile_->propose(*host_, root_, manifest_)));
+    DOT_ASSIGN_OR_RETURN(draft_.proposal,
+                         call(profile_->propose(*host_, root_, manifest_, Owner{euid_, egid_})));
     return exclude();
   }
 
@@ -215,14 +216,14 @@ class ProposalRun {
       DOT_ASSIGN_OR_RETURN(PathGlob glob, PathGlob::parse(pattern));
       globs.push_back(std::move(glob));
     }
-    std::vector<ProposedOperation>& ops = draft_.proposal.operations;
-    const std::size_t before = ops.size();
-    std::erase_if(ops, [&](const ProposedOperation& op) {
+    Proposal& proposal = draft_.proposal;
+    const std::size_t before = proposal.operations.size();
+    proposal.keep_if([&](const PathOperation& op) {
       const bool out = std::any_of(globs.begin(), globs.end(), [&](const PathGlob& g) { return g.covers(op.path); });
       if (out && op.action == Action::Write) draft_.excluded_writes.push_back(op.path);
-      return out;
+      return !out;
     });
-    excluded_ = before - ops.size();
+    excluded_ = before - proposal.operations.size();
     std::set<std::string> patterns(options_.exclude.begin(), options_.exclude.end());
     draft_.plan.exclude.assign(patterns.begin(), patterns.end());
     return {};
@@ -239,16 +240,19 @@ class ProposalRun {
     plan.root_id = root_.root_id();
     ParentFolders parents;
     std::vector<Error> refused;  // every target outside the policy, not only the first
-    const Proposal& proposal = draft_.proposal;
+    Proposal& proposal = draft_.proposal;
+    // The proposal's operations become the plan's, observed in place.
+    plan.operations = std::move(proposal.operations);
+    draft_.modes = std::move(proposal.modes);
+    const std::size_t total = plan.operations.size();
     // No bytes are kept here: which paths change (and so get a diff) is
     // known once the stage is read (load_diffs); a target whose stat
     // matches the stat cache is not read at all.
-    plan.operations.reserve(draft_.proposal.operations.size());
-    draft_.slots.reserve(draft_.proposal.operations.size());
-    draft_.modes.reserve(draft_.proposal.operations.size());
+    draft_.slots.resize(total);
     {  // one read transaction for every stat-cache lookup; it ends before the cache is written
       DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());
-      for (ProposedOperation& op : draft_.proposal.operations) {
+      for (std::size_t i = 0; i < total; ++i) {
+        PathOperation& op = plan.operations[i];
         Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
         if (!observed.ok()) {
           Error e = std::move(observed).error();
@@ -257,36 +261,21 @@ class ProposalRun {
           continue;
         }
         PathTarget& t = *observed;
-        // A declared write's after is what the plugin declared; its staged
-        // bytes, if core asks for them, must be exactly that.
-        // Moved, not copied: the operation holds the path and the digest
-        // from here on (at 100,000 paths each copy was megabytes).
-        // A link's after is its text, known from the proposal alone.
-        PathSlot slot;
-        Snapshot after = Snapshot::absent();
-        if (op.declared) {
-          after = Snapshot{true, egid_, op.mode, std::move(op.declared->sha256), euid_};
-          slot.after_size = op.declared->size;
-        } else if (op.action == Action::Link) {
-          after = link_snapshot(std::move(op.link_text), euid_, egid_);
-          slot.after_size = after.link_text.size();
-        }
+        PathSlot& slot = draft_.slots[i];
         slot.take_over =
             proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
-        plan.operations.push_back(PathOperation{op.action, std::move(after), std::move(t.snapshot), std::move(op.path)});
+        slot.after_size = proposal.after_sizes[i];
         slot.before_size = t.size;
         slot.before_content = std::move(t.content);
-        draft_.slots.push_back(std::move(slot));
-        draft_.modes.push_back(op.mode);
-        progress(plan.operations.size(), draft_.proposal.operations.size(), t.size);
+        op.before = std::move(t.snapshot);
+        progress(i + 1, total, t.size);
       }
     }
     if (!refused.empty()) return refusal_list(std::move(refused));
     plan.directories = profile_->folders(draft_, parents);
-    // Everything the plugin proposed is now in the plan's operations and
-    // their slots (at 100,000 paths the proposal's records were 13 MB more).
-    draft_.proposal.operations = {};
-    draft_.proposal.managed.reset();
+    // What is left of the proposal that the plan does not hold.
+    proposal.after_sizes = {};
+    proposal.managed.reset();
     return stat_cache_.save();
   }
 

@@ -86,7 +86,7 @@ class GeneralProfile final : public PlanProfile {
     return {};
   }
 
-  Result<Proposal> propose(dpp::HostSession& s, Root& root, const Manifest& manifest) override {
+  Result<Proposal> propose(dpp::HostSession& s, Root& root, const Manifest& manifest, const Owner& owner) override {
     // managed: the paths this plugin owns in the root, from dot-core's own
     // history (never from what a plugin claims).
     general::PlanParams asked;
@@ -113,10 +113,22 @@ class GeneralProfile final : public PlanProfile {
     const auto& e = proposed.effects.front();
     p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     p.operations.reserve(proposed.operations.size());
+    p.modes.reserve(proposed.operations.size());
+    p.after_sizes.reserve(proposed.operations.size());
     for (auto& op : proposed.operations) {
       const Action action = op.action == "write" ? Action::Write : op.action == "link" ? Action::Link : Action::Remove;
-      p.operations.push_back(
-          {action, op.mode, std::move(op.path), op.link_text.value_or(std::string()), std::move(op.digest)});
+      // A declared write's after is what the plugin declared; its staged
+      // bytes, if core asks for them, must be exactly that.
+      Snapshot after = Snapshot::absent();
+      std::uint64_t after_size = 0;
+      if (op.digest) {
+        after = Snapshot{true, owner.gid, op.mode, std::move(op.digest->sha256), owner.uid};
+        after_size = op.digest->size;
+      } else if (action == Action::Link) {
+        after = link_snapshot(op.link_text.value_or(std::string()), owner.uid, owner.gid);
+        after_size = after.link_text.size();
+      }
+      p.add(PathOperation{action, std::move(after), Snapshot::absent(), std::move(op.path)}, op.mode, after_size);
     }
     return p;
   }
@@ -202,13 +214,7 @@ class GeneralProfile final : public PlanProfile {
     // The operations and their slots without the no-ops, in place: the
     // plan's records are never copied (at 100,000 paths a copy was 33 MB).
     std::vector<PathSlot>& slots = draft.slots;
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      if (is_general_noop(draft.plan.operations[i])) continue;
-      if (kept != i) slots[kept] = std::move(slots[i]);  // never onto itself: that would empty it
-      ++kept;
-    }
-    slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(kept), slots.end());
+    keep_indices(slots, [&ops = draft.plan.operations](std::size_t i) { return !is_general_noop(ops[i]); });
     // The proposal's id was computed once, from the document stored with it
     // (fill_afters holds every declared after to what was staged, so the
     // document is still the plan's). Done with the draft's plan: moved.

@@ -41,14 +41,14 @@ class HelloProfile final : public PlanProfile {
     return hello::check_identity(sent, echo, manifest.id);
   }
 
-  Result<Proposal> propose(dpp::HostSession& s, Root&, const Manifest&) override {
+  Result<Proposal> propose(dpp::HostSession& s, Root&, const Manifest&, const Owner&) override {
     DOT_ASSIGN_OR_RETURN(dpp::PlanResult proposed, s.plan());
     DOT_TRY(hello::check_hello_allowlists(proposed));
     names_ = proposed.names;
     Proposal p;
     for (const auto& e : proposed.effects) p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     for (const auto& name : proposed.names)
-      p.operations.push_back({Action::Write, kArtifactMode, name, {}, std::nullopt});
+      p.add(PathOperation{Action::Write, Snapshot::absent(), Snapshot::absent(), name}, kArtifactMode, 0);
     return p;
   }
 
