@@ -54,9 +54,6 @@ inline constexpr DocumentForm kDeclaredProposalForm{false, DocumentForm::Afters:
 // The canonical bytes of `plan` in `form`, one per plan version.
 Result<std::string> canonical_document(const Plan& plan, DocumentForm form);
 Result<std::string> canonical_document(const PlanV2& plan, DocumentForm form);
-// Their SHA-256 and length, hashed as they are written (version 2, whose
-// documents grow with the tree).
-Result<DocumentDigest> canonical_digest(const PlanV2& plan, DocumentForm form);
 
 template <class PlanT>
 Result<std::string> proposal_id_of(const PlanT& plan) {

@@ -162,14 +162,13 @@ class PlanProfile {
                                      StatCache& cache) = 0;
   // The folders apply creates, given the observed parents (none in the hello profile).
   virtual std::vector<Folder> folders(const PlanDraft& draft, const ParentFolders& parents) = 0;
-  // The proposal document of the draft (every after absent).
-  virtual Result<std::string> proposal_document(const PlanDraft& draft) = 0;
-  // Its SHA-256 and length alone (for a document that is not kept); by
-  // default from the whole document.
-  virtual Result<DocumentDigest> proposal_digest(const PlanDraft& draft) {
-    DOT_ASSIGN_OR_RETURN(std::string document, proposal_document(draft));
-    return DocumentDigest{sha256_hex(document), document.size()};
-  }
+  // The proposal document of the draft (every after absent, or as
+  // declared), handed to `out` in pieces as it is written.
+  virtual Status write_proposal_document(const PlanDraft& draft, ByteSink& out) = 0;
+  // Its SHA-256 and length, from the same pieces, never holding it whole.
+  Result<DocumentDigest> proposal_digest(const PlanDraft& draft);
+  // The whole document (only for one known to be small).
+  Result<std::string> proposal_document(const PlanDraft& draft);
   // Whether the observed draft is already known to change nothing, before
   // anything is staged (every declared after equals its target): then a
   // large proposal document is not stored, as it would not be kept once

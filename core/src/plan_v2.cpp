@@ -79,7 +79,7 @@ namespace {
 // whole document and its digest alone are made of the same pieces, so they
 // cannot differ; the digest never holds more than one operation's text.
 Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form,
-                        const std::function<void(std::string_view)>& take) {
+                        const std::function<Status(std::string_view)>& take) {
   auto n = jcs::Node::object();
   auto dirs = jcs::Node::array();
   for (const auto& d : plan.directories) {
@@ -110,8 +110,8 @@ Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form,
   DOT_TRY(jcs::encode_to(around, detail::with_identity(std::move(n), plan, form), jcs::Profile::Rfc8785));
   if (operations_at == std::string::npos)
     return make_error(core::ErrorKind::PlanInvariant, "the plan document was encoded without its operations");
-  take(std::string_view(around).substr(0, operations_at));
-  take("[");
+  DOT_TRY(take(std::string_view(around).substr(0, operations_at)));
+  DOT_TRY(take("["));
   std::string one;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     const PathOperation& op = plan.operations[i];
@@ -122,11 +122,10 @@ Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form,
     detail::set_snapshots(o, op, form);
     o.set("path", jcs::Node::string(op.path));
     DOT_TRY(jcs::encode_to(one, o, jcs::Profile::Rfc8785));
-    take(one);
+    DOT_TRY(take(one));
   }
-  take("]");
-  take(std::string_view(around).substr(operations_at));
-  return {};
+  DOT_TRY(take("]"));
+  return take(std::string_view(around).substr(operations_at));
 }
 
 }  // namespace
@@ -139,19 +138,11 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
   constexpr std::size_t kRoomPerEntry = 512;
   std::string out;
   out.reserve((plan.operations.size() + plan.directories.size()) * kRoomPerEntry + 4096);
-  DOT_TRY(canonical_pieces(plan, form, [&out](std::string_view piece) { out += piece; }));
-  return out;
-}
-
-Result<DocumentDigest> detail::canonical_digest(const PlanV2& plan, DocumentForm form) {
-  Sha256 hash;
-  DocumentDigest d;
-  DOT_TRY(canonical_pieces(plan, form, [&](std::string_view piece) {
-    hash.update(piece);
-    d.bytes += piece.size();
+  DOT_TRY(canonical_pieces(plan, form, [&out](std::string_view piece) {
+    out += piece;
+    return Status{};
   }));
-  d.sha256 = to_hex(hash.finish());
-  return d;
+  return out;
 }
 
 Result<std::string> canonical_bytes(const PlanV2& plan) { return detail::canonical_document(plan, detail::kPlanForm); }
@@ -258,9 +249,11 @@ Result<std::string> declared_proposal_document(const PlanV2& proposed) {
   return detail::canonical_document(proposed, detail::kDeclaredProposalForm);
 }
 
-Result<DocumentDigest> proposal_document_digest(const PlanV2& proposed, bool declared) {
-  return detail::canonical_digest(proposed, declared ? detail::kDeclaredProposalForm : detail::kProposalForm);
+Status write_proposal_document(const PlanV2& proposed, bool declared, ByteSink& out) {
+  return canonical_pieces(proposed, declared ? detail::kDeclaredProposalForm : detail::kProposalForm,
+                          [&out](std::string_view piece) { return out.write(piece); });
 }
+
 
 PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id) {
   proposed.proposal_id = std::move(proposal_id);

@@ -313,25 +313,24 @@ class ProposalRun {
   // ownership is checked once it is stored, so that `inspect show` of the
   // refusal shows what the plugin wanted to touch.
   Status record_proposal() {
-    std::string document;
-    // Written now and then deleted it would cost a no-change plan of 10,000
-    // paths megabytes of store writes: such a proposal keeps its id only,
-    // hashed as the document is written (at 100,000 paths it is 30 MB).
-    if (profile_->known_to_change_nothing(draft_)) {
-      DOT_ASSIGN_OR_RETURN(DocumentDigest digest, profile_->proposal_digest(draft_));
-      draft_.proposal_document_bytes = digest.bytes;
-      draft_.proposal_id = std::move(digest.sha256);
-      // Small enough to keep: written again whole (the same bytes, by the same pieces).
-      if (digest.bytes <= kKeptNoChangeProposalBytes) {
-        DOT_ASSIGN_OR_RETURN(document, profile_->proposal_document(draft_));
-      }
-    } else {
-      DOT_ASSIGN_OR_RETURN(document, profile_->proposal_document(draft_));
-      draft_.proposal_document_bytes = document.size();
-      draft_.proposal_id = sha256_hex(document);
-    }
+    // The id is the digest of the document's pieces as they are written;
+    // the document is stored packed as it is written again, never held
+    // whole (at 100,000 paths it is 30 MB). A plan already known to change
+    // nothing keeps its id only (written and then deleted, the document
+    // would cost such a plan megabytes of store writes), or its document
+    // when that is small.
+    DOT_ASSIGN_OR_RETURN(DocumentDigest digest, profile_->proposal_digest(draft_));
+    draft_.proposal_document_bytes = digest.bytes;
+    draft_.proposal_id = std::move(digest.sha256);
     draft_.plan.proposal_id = draft_.proposal_id;
-    DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id, document));
+    const bool kept = !profile_->known_to_change_nothing(draft_) || digest.bytes <= kKeptNoChangeProposalBytes;
+    if (kept) {
+      DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id, digest.bytes, [this](ByteSink& out) {
+        return profile_->write_proposal_document(draft_, out);
+      }));
+    } else {
+      DOT_TRY(root_.store().set_proposal_id(txn_, draft_.proposal_id));
+    }
     std::vector<std::string_view> paths;
     paths.reserve(draft_.plan.operations.size());
     for (const auto& op : draft_.plan.operations) paths.push_back(op.path);
@@ -492,7 +491,34 @@ Error abandon(Root& root, store::TxnId txn, ProposalRun& run, Error error) {
   return error;
 }
 
+// What a ByteSink is given, hashed and counted, and kept nowhere.
+class DigestSink final : public ByteSink {
+ public:
+  Status write(std::string_view bytes) override {
+    hash_.update(bytes);
+    bytes_ += bytes.size();
+    return {};
+  }
+  DocumentDigest finish() { return DocumentDigest{to_hex(hash_.finish()), bytes_}; }
+
+ private:
+  Sha256 hash_;
+  std::uint64_t bytes_ = 0;
+};
+
 }  // namespace
+
+Result<DocumentDigest> PlanProfile::proposal_digest(const PlanDraft& draft) {
+  DigestSink sink;
+  DOT_TRY(write_proposal_document(draft, sink));
+  return sink.finish();
+}
+
+Result<std::string> PlanProfile::proposal_document(const PlanDraft& draft) {
+  StringSink sink;
+  DOT_TRY(write_proposal_document(draft, sink));
+  return std::move(sink.out);
+}
 
 Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const store::PluginRecord& row) {
   if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {

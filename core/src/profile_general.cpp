@@ -151,12 +151,8 @@ class GeneralProfile final : public PlanProfile {
     return derive_directories(draft.plan.operations, existing, draft.proposal.folder_modes);
   }
 
-  Result<std::string> proposal_document(const PlanDraft& draft) override {
-    return digests_ ? core::declared_proposal_document(draft.plan) : core::proposal_document(draft.plan);
-  }
-
-  Result<DocumentDigest> proposal_digest(const PlanDraft& draft) override {
-    return core::proposal_document_digest(draft.plan, digests_);
+  Status write_proposal_document(const PlanDraft& draft, ByteSink& out) override {
+    return core::write_proposal_document(draft.plan, digests_, out);
   }
 
   bool known_to_change_nothing(const PlanDraft& draft) const override {

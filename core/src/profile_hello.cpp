@@ -60,8 +60,9 @@ class HelloProfile final : public PlanProfile {
 
   std::vector<Folder> folders(const PlanDraft&, const ParentFolders&) override { return {}; }
 
-  Result<std::string> proposal_document(const PlanDraft& draft) override {
-    return core::proposal_document(plan_v1(draft));
+  Status write_proposal_document(const PlanDraft& draft, ByteSink& out) override {
+    DOT_ASSIGN_OR_RETURN(std::string document, core::proposal_document(plan_v1(draft)));
+    return out.write(document);
   }
 
   // A hello plugin declares no digests: only its stage tells.

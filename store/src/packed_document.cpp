@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/sha256.h"
 #include "dot/store/error_kinds.h"
 
 namespace dot::store::detail {
@@ -22,16 +23,74 @@ Error packed_error(std::string detail) { return make_error(store::ErrorKind::Pac
 
 }  // namespace
 
+struct DocumentPacker::State {
+  ZSTD_CCtx* cctx = nullptr;
+  std::uint64_t promised = 0;
+  std::uint64_t written = 0;
+  Sha256 hash;
+  std::string frame;
+  std::unique_ptr<char[]> out;  // one ZSTD_CStreamOutSize() buffer, refilled
+  std::size_t out_size = 0;
+  ~State() { ZSTD_freeCCtx(cctx); }
+};
+
+Result<DocumentPacker> DocumentPacker::start(std::uint64_t bytes) {
+  DocumentPacker p;
+  p.state_ = std::make_unique<State>();
+  State& st = *p.state_;
+  st.cctx = ZSTD_createCCtx();
+  if (st.cctx == nullptr) return packed_error("zstd could not start packing a document (out of memory)");
+  // The size goes in the frame header: unpack_document requires it.
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(st.cctx, ZSTD_c_compressionLevel, kLevel)) != 0U ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(st.cctx, ZSTD_c_contentSizeFlag, 1)) != 0U ||
+      ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(st.cctx, bytes)) != 0U)
+    return packed_error("zstd refused the packing parameters");
+  st.promised = bytes;
+  st.out_size = ZSTD_CStreamOutSize();
+  st.out = std::make_unique_for_overwrite<char[]>(st.out_size);
+  return p;
+}
+
+DocumentPacker::DocumentPacker(DocumentPacker&& other) noexcept = default;
+DocumentPacker::~DocumentPacker() = default;
+
+Status DocumentPacker::pump(std::string_view piece, bool last) {
+  State& st = *state_;
+  ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+  for (;;) {
+    ZSTD_outBuffer out{st.out.get(), st.out_size, 0};
+    const std::size_t left = ZSTD_compressStream2(st.cctx, &out, &in, last ? ZSTD_e_end : ZSTD_e_continue);
+    if (ZSTD_isError(left) != 0U)
+      return packed_error(fmt::format("zstd could not pack a document: {}", ZSTD_getErrorName(left)));
+    st.frame.append(st.out.get(), out.pos);
+    if (last ? left == 0 : in.pos == in.size) return {};
+  }
+}
+
+Status DocumentPacker::write(std::string_view piece) {
+  State& st = *state_;
+  const bool over = st.written > st.promised || piece.size() > st.promised - st.written;
+  st.written += piece.size();  // a document longer than promised is only counted: finish() refuses it
+  if (over) return {};
+  st.hash.update(piece);
+  return pump(piece, false);
+}
+
+std::uint64_t DocumentPacker::written() const noexcept { return state_->written; }
+
+Result<DocumentPacker::Packed> DocumentPacker::finish() {
+  State& st = *state_;
+  if (st.written != st.promised)
+    return packed_error(fmt::format("a document promised as {} bytes has {}", st.promised, st.written));
+  DOT_TRY(pump({}, true));
+  return Packed{std::move(st.frame), to_hex(st.hash.finish())};
+}
+
 Result<std::string> pack_document(std::string_view document) {
-  // Room for the worst case, left uninitialised: zstd touches only what it
-  // writes (an eighth of it), where a zero-filled string would make every
-  // page of the document's size resident once more.
-  const std::size_t bound = ZSTD_compressBound(document.size());
-  auto room = std::make_unique_for_overwrite<char[]>(bound);
-  const std::size_t n = ZSTD_compress(room.get(), bound, document.data(), document.size(), kLevel);
-  if (ZSTD_isError(n) != 0U)
-    return packed_error(fmt::format("zstd could not pack a document: {}", ZSTD_getErrorName(n)));
-  return std::string(room.get(), n);
+  DOT_ASSIGN_OR_RETURN(DocumentPacker packer, DocumentPacker::start(document.size()));
+  DOT_TRY(packer.write(document));
+  DOT_ASSIGN_OR_RETURN(DocumentPacker::Packed packed, packer.finish());
+  return std::move(packed.frame);
 }
 
 Result<std::string> unpack_document(std::string_view stored, std::size_t max_bytes) {

@@ -442,19 +442,31 @@ Status expect_state(const std::string& path, TxnId id, State actual, State wante
 }  // namespace
 
 Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::string_view document) {
+  if (document.empty()) return set_proposal_id(id, proposal_id, 0, nullptr);
+  return set_proposal_id(id, proposal_id, document.size(), [document](ByteSink& out) { return out.write(document); });
+}
+
+Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::uint64_t bytes,
+                              const DocumentWriter& write) {
   DOT_TRY(impl_->writable());
   if (proposal_id.size() != 64 || !is_lower_hex(proposal_id))
     return make_error(store::ErrorKind::ProposalId, "a proposal id is 64 lowercase hex characters");
-  if (document.size() > kMaxProposalBytes)
+  if (bytes > kMaxProposalBytes)
     return make_error(store::ErrorKind::ProposalDocument,
-                      fmt::format("a proposal document of {} bytes is over {}", document.size(), kMaxProposalBytes));
-  if (!document.empty() && sha256_hex(document) != proposal_id)
-    return make_error(store::ErrorKind::ProposalDocument,
-                      fmt::format("the proposal document hashes to {}, not to the proposal id {}", sha256_hex(document),
-                                  proposal_id));
+                      fmt::format("a proposal document of {} bytes is over {}", bytes, kMaxProposalBytes));
   std::string packed;
-  if (!document.empty()) {
-    DOT_ASSIGN_OR_RETURN(packed, detail::pack_document(document));
+  if (write) {
+    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker packer, detail::DocumentPacker::start(bytes));
+    DOT_TRY(write(packer));
+    if (packer.written() != bytes)
+      return make_error(store::ErrorKind::ProposalDocument,
+                        fmt::format("the proposal document has {} bytes, not the {} promised", packer.written(), bytes));
+    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker::Packed done, packer.finish());
+    if (done.sha256 != proposal_id)
+      return make_error(
+          store::ErrorKind::ProposalDocument,
+          fmt::format("the proposal document hashes to {}, not to the proposal id {}", done.sha256, proposal_id));
+    packed = std::move(done.frame);
   }
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));

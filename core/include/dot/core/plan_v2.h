@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dot/base/byte_stream.h"
 #include "dot/base/jcs.h"
 #include "dot/base/json.h"
 #include "dot/base/result.h"
@@ -94,15 +95,15 @@ Result<std::string> proposal_document(const PlanV2& proposed);
 // it declared ({exists:true, gid, mode, sha256, uid}), so proposal_id binds
 // the declared digests; removes stay absent.
 Result<std::string> declared_proposal_document(const PlanV2& proposed);
-// The SHA-256 (hex) and length of declared_proposal_document(proposed)
-// (`declared`) or proposal_document(proposed), computed as the text is
-// written, never holding it whole: the id of a proposal whose document is
-// not kept (a no-change plan of many paths).
+// The SHA-256 (hex) and length of a document.
 struct DocumentDigest {
   std::string sha256;
   std::uint64_t bytes = 0;
 };
-Result<DocumentDigest> proposal_document_digest(const PlanV2& proposed, bool declared);
+// The same document (declared_proposal_document's or proposal_document's)
+// handed to `out` in pieces as it is written: the store packs it as it
+// comes, so a large one is never held whole.
+Status write_proposal_document(const PlanV2& proposed, bool declared, ByteSink& out);
 // SHA-256 hex of proposal_document(proposed). Of a sealed plan whose
 // proposal left no-ops out this is NOT its proposal_id: a sealed plan's
 // proposal_id is checked against its stored proposal document

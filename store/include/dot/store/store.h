@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -178,6 +179,12 @@ class Store {
   // is DOT_E_VALIDATION. Only a caller without one (the store's own tests)
   // leaves it empty; then none is kept.
   Status set_proposal_id(TxnId id, std::string_view proposal_id, std::string_view document = {});
+  // The same for a document `bytes` long that `write` hands over in pieces
+  // (to the ByteSink it is given, in order): packed as it comes, never held
+  // whole (30 MB at 100,000 paths). Pieces that are not exactly `bytes`
+  // long, or do not hash to the id, are DOT_E_VALIDATION; nothing is stored.
+  using DocumentWriter = std::function<Status(ByteSink& out)>;
+  Status set_proposal_id(TxnId id, std::string_view proposal_id, std::uint64_t bytes, const DocumentWriter& write);
   // PROPOSING -> ABANDONED with the error and the plugin's bounded stderr.
   // `logs`: the proposal's dot.log messages, kept in order (general profile).
   Status abandon(TxnId id, const Abandonment& why, const std::vector<LogRecord>& logs = {});
