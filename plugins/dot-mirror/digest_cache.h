@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <functional>
 #include <vector>
 
 #include "dot/base/result.h"
@@ -68,8 +69,11 @@ struct CachedDigest {
 // source folder, another version, a malformed or unordered record, a
 // missing or wrong end line).
 Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, const SourceId& source);
-// The bytes of a cache file of `records` (in strictly ascending path order).
+// The bytes of a cache file of `records` (in strictly ascending path order),
+// whole or handed to `write` in chunks as they are encoded.
 std::string encode_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source);
+Status write_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source,
+                          const std::function<Status(std::string_view)>& write);
 
 // One plan's use of the cache: what the last plan left (load), looked up
 // per file, and what this plan saw (record, keep), written back only when
