@@ -51,6 +51,42 @@ class StoreLifecycle : public ::testing::Test {
   std::vector<std::string> points;
 };
 
+// A proposal document handed over in pieces (as a plan writes a large one)
+// is kept exactly; pieces of another length than promised, or hashing to
+// another id, are refused and leave the proposal without id or document.
+TEST_F(StoreLifecycle, ProposalDocumentInPiecesIsKeptOnlyWhenItsLengthAndHashAreTheIds) {
+  auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id);
+  std::vector<std::string> pieces = {"{\"operations\":[", "{\"path\":\"a\"}", ",{\"path\":\"b\"}", "]}"};
+  std::string doc;
+  for (const auto& p : pieces) doc += p;
+  auto in_pieces = [&pieces](ByteSink& out) -> Status {
+    for (const auto& p : pieces) DOT_TRY(out.write(p));
+    return {};
+  };
+  auto longer = store->set_proposal_id(*id, sha256_hex(doc), doc.size() - 1, in_pieces);
+  ASSERT_ERR(longer, Code::Validation);
+  EXPECT_EQ(longer.error().kind, "proposal_document");
+  auto shorter = store->set_proposal_id(*id, sha256_hex(doc), doc.size() + 1, in_pieces);
+  ASSERT_ERR(shorter, Code::Validation);
+  auto other = store->set_proposal_id(*id, testing::hex64('e'), doc.size(), in_pieces);
+  ASSERT_ERR(other, Code::Validation);
+  EXPECT_NE(other.error().detail.find("hashes to " + sha256_hex(doc)), std::string::npos) << other.error().line();
+  auto failing = store->set_proposal_id(*id, sha256_hex(doc), doc.size(), [](ByteSink&) -> Status {
+    return make_error(Code::Internal, "the writer failed");
+  });
+  ASSERT_ERR(failing, Code::Internal);
+  auto before = store->detail(*id);
+  ASSERT_OK(before);
+  EXPECT_EQ(before->summary.proposal_id, "");
+  EXPECT_EQ(before->proposal_document, "");
+  ASSERT_OK(store->set_proposal_id(*id, sha256_hex(doc), doc.size(), in_pieces));
+  auto after = store->detail(*id);
+  ASSERT_OK(after);
+  EXPECT_EQ(after->summary.proposal_id, sha256_hex(doc));
+  EXPECT_EQ(after->proposal_document, doc);
+}
+
 // The proposal document is kept with its id, only when it hashes to it.
 TEST_F(StoreLifecycle, ProposalDocumentIsKeptOnlyWhenItHashesToTheId) {
   auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});

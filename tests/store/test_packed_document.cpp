@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "dot/base/sha256.h"
 #include "dot/store/error_kinds.h"
 #include "packed_document.h"
 
@@ -36,6 +37,40 @@ TEST(PackedDocument, ARoundTripGivesTheSameBytesInFewer) {
   auto back = unpack_document(*packed, doc.size());
   ASSERT_TRUE(back.ok()) << back.error().line();
   EXPECT_EQ(*back, doc);
+}
+
+// Packed as it is written, in pieces of any size: the frame declares the
+// whole size and unpacks to the document; the digest is the document's.
+TEST(PackedDocument, PiecesPackToTheDocumentAndItsDigest) {
+  const std::string doc = document(3000);
+  for (std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, doc.size()}) {
+    SCOPED_TRACE(piece);
+    auto packer = DocumentPacker::start(doc.size());
+    ASSERT_TRUE(packer.ok());
+    for (std::size_t at = 0; at < doc.size(); at += piece)
+      ASSERT_TRUE(packer->write(std::string_view(doc).substr(at, piece)).ok());
+    auto packed = packer->finish();
+    ASSERT_TRUE(packed.ok()) << packed.error().line();
+    EXPECT_EQ(packed->sha256, sha256_hex(doc));
+    EXPECT_LT(packed->frame.size() * 4, doc.size());
+    auto back = unpack_document(packed->frame, doc.size());
+    ASSERT_TRUE(back.ok()) << back.error().line();
+    EXPECT_EQ(*back, doc);
+  }
+}
+
+// Fewer or more bytes than promised: no frame.
+TEST(PackedDocument, AnotherLengthThanPromisedIsRefused) {
+  const std::string doc = document(50);
+  for (std::uint64_t promised : {std::uint64_t{doc.size() - 1}, std::uint64_t{doc.size() + 1}}) {
+    auto packer = DocumentPacker::start(promised);
+    ASSERT_TRUE(packer.ok());
+    ASSERT_TRUE(packer->write(doc).ok());
+    EXPECT_EQ(packer->written(), doc.size());
+    auto packed = packer->finish();
+    ASSERT_FALSE(packed.ok());
+    EXPECT_TRUE(packed.error().is(ErrorKind::PackedDocument)) << packed.error().line();
+  }
 }
 
 TEST(PackedDocument, APlainValueIsTheDocumentItself) {
