@@ -5,13 +5,18 @@
 //   - a refusal is Code::Store kind packed_document;
 //   - what unpacks is not empty, within the bound, and packs and unpacks
 //     again to the same bytes;
-//   - the input itself, taken as a document, packs and unpacks to itself.
+//   - the input itself, taken as a document, packs and unpacks to itself,
+//     whole and in pieces (their sizes taken from the input: the streaming
+//     packer must give a frame that unpacks to it and its SHA-256), and a
+//     packer promised one byte more refuses to finish.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 
+#include "dot/base/sha256.h"
 #include "dot/store/error_kinds.h"
 #include "packed_document.h"
 
@@ -27,6 +32,7 @@ constexpr std::string_view kMagic("\x28\xB5\x2F\xFD", 4);
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using dot::store::detail::DocumentPacker;
   using dot::store::detail::pack_document;
   using dot::store::detail::unpack_document;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -47,6 +53,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(packed.ok() && packed->starts_with(kMagic));
     auto back = unpack_document(*packed, kMax);
     check(back.ok() && *back == bytes);
+    auto packer = DocumentPacker::start(bytes.size());
+    check(packer.ok());
+    // Piece sizes 1..16 from the bytes themselves, cycling.
+    for (std::size_t at = 0, i = 0; at < bytes.size(); ++i) {
+      const std::size_t n = std::min<std::size_t>(1 + (static_cast<unsigned char>(bytes[i % bytes.size()]) & 15),
+                                                  bytes.size() - at);
+      check(packer->write(bytes.substr(at, n)).ok());
+      at += n;
+    }
+    auto pieces = packer->finish();
+    check(pieces.ok() && pieces->sha256 == dot::sha256_hex(bytes));
+    auto from_pieces = unpack_document(pieces->frame, kMax);
+    check(from_pieces.ok() && *from_pieces == bytes);
+    auto longer = DocumentPacker::start(bytes.size() + 1);
+    check(longer.ok() && longer->write(bytes).ok());
+    check(!longer->finish().ok());
   }
   return 0;
 }
