@@ -183,7 +183,8 @@ void write_general_plan(JsonWriter& w, const core::PlanOutcome& planned) {
   w.key("excluded").number(planned.excluded);
   write_logs_member(w, planned.logs);
   w.key("operations").begin_array();
-  for (std::size_t i = 0; i < planned.path_slots.size(); ++i) write_path_slot(w, plan.operations[i], planned.path_slots[i]);
+  for (std::size_t i = 0; i < planned.path_slots.size(); ++i)
+    write_path_slot(w, plan.operations[i], planned.path_slots[i]);
   w.end_array();
   write_plan_ids(w, planned, plan.proposal_id);
   w.key("version").number(plan.version);

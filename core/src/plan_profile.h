@@ -117,7 +117,7 @@ struct StagedWrite {
 struct PlanDraft {
   std::string nonce;
   Proposal proposal;
-  PlanV2 plan;                              // identity, effects, operations, folders to create
+  PlanV2 plan;  // identity, effects, operations, folders to create
   // What `plan` shows of each operation beyond the operation itself, and
   // the mode each asks for (a write's after's, once its bytes are read):
   // both at the operation's index (the path and snapshots are held once,
@@ -179,7 +179,7 @@ class PlanProfile {
   // write whose after was not declared; with declared digests, each write
   // that changes its target).
   virtual Result<std::vector<StagedWrite>> read_stage(dpp::HostSession& session, const Stage& stage,
-                                                          const PlanDraft& draft) = 0;
+                                                      const PlanDraft& draft) = 0;
   // Once the plugin is gone: the stage holds only what was claimed.
   virtual Status check_stage_holds_only(const Stage& stage) = 0;
   // The document to seal from the finished draft (every after filled in),

@@ -254,7 +254,6 @@ Status write_proposal_document(const PlanV2& proposed, bool declared, ByteSink& 
                           [&out](std::string_view piece) { return out.write(piece); });
 }
 
-
 PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id) {
   proposed.proposal_id = std::move(proposal_id);
   std::erase_if(proposed.operations, [](const PathOperation& op) { return is_general_noop(op); });

@@ -202,8 +202,7 @@ class ProposalRun {
   }
 
   Status propose() {
-    DOT_ASSIGN_OR_RETURN(draft_.proposal,
-                         call(profile_->propose(*host_, root_, manifest_, Owner{euid_, egid_})));
+    DOT_ASSIGN_OR_RETURN(draft_.proposal, call(profile_->propose(*host_, root_, manifest_, Owner{euid_, egid_})));
     return exclude();
   }
 

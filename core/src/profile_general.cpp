@@ -226,8 +226,8 @@ class GeneralProfile final : public PlanProfile {
       // A link's artifact is its text, like a file's bytes: the store keeps
       // one file per operation with an after, whatever its kind.
       if (op.action != Action::Remove)
-        seal.files.push_back(store::FileBlob{static_cast<std::uint32_t>(i), true, slots[i].after_size,
-                                             op.after.sha256});
+        seal.files.push_back(
+            store::FileBlob{static_cast<std::uint32_t>(i), true, slots[i].after_size, op.after.sha256});
     }
     // The store reads each file again through the stage's descriptor and
     // checks its size and digest as it streams (what the plugin could still
@@ -284,12 +284,11 @@ class GeneralProfile final : public PlanProfile {
       const std::string& sha256 = draft.plan.operations[asked_[c]].after.sha256;
       const std::uint64_t size = draft.slots[asked_[c]].after_size;
       if (claim.sha256 != sha256 || claim.size != size)
-        return make_error(
-            dpp::ErrorKind::Artifact,
-            fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
-                        "{} bytes with SHA-256 {}",
-                        shown(std::string_view(claim.path).substr(0, 256)), claim.size,
-                        shown(std::string_view(claim.sha256).substr(0, 64)), size, sha256));
+        return make_error(dpp::ErrorKind::Artifact,
+                          fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
+                                      "{} bytes with SHA-256 {}",
+                                      shown(std::string_view(claim.path).substr(0, 256)), claim.size,
+                                      shown(std::string_view(claim.sha256).substr(0, 64)), size, sha256));
     }
     return {};
   }

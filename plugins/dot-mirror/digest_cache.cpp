@@ -198,7 +198,8 @@ Status DigestCache::save(const std::string& folder) {
   const std::string temp(kTempName);
   UniqueFd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) return beneath::errno_error(errno, "open", folder + "/" + temp);
-  DOT_TRY(write_digest_cache(next_, source_, [&](std::string_view chunk) { return write_all(out.get(), chunk, temp); }));
+  DOT_TRY(
+      write_digest_cache(next_, source_, [&](std::string_view chunk) { return write_all(out.get(), chunk, temp); }));
   out.reset();
   // No fsync: a cache lost or cut short by a crash is an empty one.
   if (::renameat(dir.get(), temp.c_str(), dir.get(), std::string(kFileName).c_str()) != 0)

@@ -24,10 +24,10 @@
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <functional>
 #include <vector>
 
 #include "dot/base/result.h"

@@ -459,8 +459,9 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::uint6
     DOT_ASSIGN_OR_RETURN(detail::DocumentPacker packer, detail::DocumentPacker::start(bytes));
     DOT_TRY(write(packer));
     if (packer.written() != bytes)
-      return make_error(store::ErrorKind::ProposalDocument,
-                        fmt::format("the proposal document has {} bytes, not the {} promised", packer.written(), bytes));
+      return make_error(
+          store::ErrorKind::ProposalDocument,
+          fmt::format("the proposal document has {} bytes, not the {} promised", packer.written(), bytes));
     DOT_ASSIGN_OR_RETURN(detail::DocumentPacker::Packed done, packer.finish());
     if (done.sha256 != proposal_id)
       return make_error(
