@@ -103,13 +103,15 @@ struct ProfileContainment {
   UniqueFd cache;                // the plugin's cache folder (open_plugin_cache), writable
 };
 
-// One file core read back from the stage: the bytes of the write at
-// `operation` (an index into PlanDraft::plan.operations). A write whose
-// after the plugin declared and which already holds it is never staged: at
-// 100,000 unchanged paths a record per write was about 18 MB for nothing.
-struct StagedWrite {
-  std::size_t operation = 0;
-  dpp::StagedFile file;
+// The files core read back from the stage: files[k] holds the bytes of the
+// write at operations[k] (an index into PlanDraft::plan.operations),
+// ascending. A write whose after the plugin declared and which already
+// holds it is never staged: at 100,000 unchanged paths a record per write
+// was about 18 MB for nothing. Two lists, so that the reader's own list of
+// files is kept as it is, not copied into another (20 MB at 100,000 writes).
+struct StagedWrites {
+  std::vector<std::size_t> operations;
+  std::vector<dpp::StagedFile> files;
 };
 
 // The plan being built, pass by pass: the operations (before observed,
@@ -128,7 +130,7 @@ struct PlanDraft {
   std::string proposal_id;
   // The files core read back from the stage, ascending by operation; gone
   // once fill_afters has made each one's digest its write's after.
-  std::vector<StagedWrite> staged;
+  StagedWrites staged;
   // The writes `plan --exclude` left out, in the plugin's order: it still
   // stages them, and core never reads them.
   std::vector<std::string> excluded_writes;
@@ -178,8 +180,7 @@ class PlanProfile {
   // claims: one per write core asked for, ascending by operation (every
   // write whose after was not declared; with declared digests, each write
   // that changes its target).
-  virtual Result<std::vector<StagedWrite>> read_stage(dpp::HostSession& session, const Stage& stage,
-                                                      const PlanDraft& draft) = 0;
+  virtual Result<StagedWrites> read_stage(dpp::HostSession& session, const Stage& stage, const PlanDraft& draft) = 0;
   // Once the plugin is gone: the stage holds only what was claimed.
   virtual Status check_stage_holds_only(const Stage& stage) = 0;
   // The document to seal from the finished draft (every after filled in),

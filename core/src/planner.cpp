@@ -362,12 +362,17 @@ class ProposalRun {
   // (A link's after, its text, was known when it was observed.)
   Status fill_afters() {
     std::vector<PathOperation>& ops = draft_.plan.operations;
-    for (StagedWrite& staged : draft_.staged) {
-      if (staged.operation >= ops.size() || ops[staged.operation].action != Action::Write)
+    StagedWrites& staged = draft_.staged;
+    if (staged.operations.size() != staged.files.size())
+      return make_error(core::ErrorKind::Staged, "the files read back do not match the writes asked for");
+    for (std::size_t k = 0; k < staged.files.size(); ++k) {
+      const std::size_t at = staged.operations[k];
+      if (at >= ops.size() || ops[at].action != Action::Write)
         return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
-      PathOperation& op = ops[staged.operation];
-      PathSlot& slot = draft_.slots[staged.operation];
-      Snapshot after{true, egid_, draft_.modes[staged.operation], std::move(staged.file.sha256), euid_};
+      dpp::StagedFile& file = staged.files[k];
+      PathOperation& op = ops[at];
+      PathSlot& slot = draft_.slots[at];
+      Snapshot after{true, egid_, draft_.modes[at], std::move(file.sha256), euid_};
       // A declared after is in the stored proposal document, whose id the
       // sealed plan carries: what was staged must be exactly it (the claims
       // were held to it before a byte was read; this keeps the id true).
@@ -376,8 +381,8 @@ class ProposalRun {
                           fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
                                       shown(std::string_view(op.path).substr(0, 256))));
       op.after = std::move(after);
-      slot.after_size = staged.file.size;
-      slot.after_content = std::move(staged.file.content);
+      slot.after_size = file.size;
+      slot.after_content = std::move(file.content);
     }
     for (const PathOperation& op : ops)
       if (op.action == Action::Write && !op.after.exists)

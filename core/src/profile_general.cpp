@@ -5,6 +5,7 @@
 // its no-ops, its files streamed from the stage into the store, so memory
 // stays bounded by the limits' shape and not by the bytes proposed.
 #include <algorithm>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -159,8 +160,7 @@ class GeneralProfile final : public PlanProfile {
     return digests_ && changes_nothing(draft.plan.operations);
   }
 
-  Result<std::vector<StagedWrite>> read_stage(dpp::HostSession& s, const Stage& stage,
-                                              const PlanDraft& draft) override {
+  Result<StagedWrites> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft& draft) override {
     // Without digests every write is staged; with them, only the writes
     // whose declared after differs from the target core observed.
     std::vector<std::string> writes;
@@ -175,7 +175,13 @@ class GeneralProfile final : public PlanProfile {
     if (digests_) asked = writes;
     DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(std::move(asked)));
     claimed_ = std::move(staged.artifacts);
-    DOT_ASSIGN_OR_RETURN(std::vector<general::Artifact> kept, claims_past_excluded(draft));
+    // With digests the claims are exactly the writes asked for, read as
+    // they are; without, those of the writes --exclude left out go first.
+    std::vector<general::Artifact> past_excluded;
+    if (!digests_) {
+      DOT_ASSIGN_OR_RETURN(past_excluded, claims_past_excluded(draft));
+    }
+    const std::span<const general::Artifact> kept = digests_ ? claimed_ : past_excluded;
     dpp::StageLimits stage_limits;
     stage_limits.max_file_bytes = limits_.max_file_bytes;
     stage_limits.max_total_bytes = limits_.max_total_bytes;
@@ -185,11 +191,10 @@ class GeneralProfile final : public PlanProfile {
       DOT_TRY(dpp::check_claims(writes, claimed_, stage_limits));
       DOT_TRY(check_claims_declared(draft));
     }
-    DOT_ASSIGN_OR_RETURN(std::vector<dpp::StagedFile> files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
+    StagedWrites read;
+    DOT_ASSIGN_OR_RETURN(read.files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
     DOT_TRY(stage.check_unchanged());
-    std::vector<StagedWrite> read;
-    read.reserve(files.size());
-    for (std::size_t r = 0; r < files.size(); ++r) read.push_back(StagedWrite{asked_[r], std::move(files[r])});
+    read.operations = asked_;
     return read;
   }
 
@@ -251,10 +256,9 @@ class GeneralProfile final : public PlanProfile {
   // unchanged, through observe().
   // Without digests the plugin stages every write it proposed, the excluded
   // ones too: those claims must be exactly the excluded writes, in order, and
-  // their files stay unread (allowed in the stage, never sealed). With
-  // digests core names what to stage, and an excluded write is never named.
+  // their files stay unread (allowed in the stage, never sealed). (With
+  // digests core names what to stage, and an excluded write is never named.)
   Result<std::vector<general::Artifact>> claims_past_excluded(const PlanDraft& draft) const {
-    if (digests_) return claimed_;
     std::vector<general::Artifact> kept;
     std::size_t next_excluded = 0;
     for (const auto& claim : claimed_) {

@@ -68,17 +68,19 @@ class HelloProfile final : public PlanProfile {
   // A hello plugin declares no digests: only its stage tells.
   bool known_to_change_nothing(const PlanDraft&) const override { return false; }
 
-  Result<std::vector<StagedWrite>> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft&) override {
+  Result<StagedWrites> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft&) override {
     DOT_ASSIGN_OR_RETURN(claimed_, s.materialize());
     DOT_TRY(hello::check_artifacts(names_, claimed_));
     DOT_TRY(stage.check_unchanged());
     DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, dpp::read_hello_stage(stage.fd(), claimed_));
     DOT_TRY(stage.check_unchanged());
-    std::vector<StagedWrite> files;  // every operation is a write
-    for (std::size_t i = 0; i < contents.size(); ++i)
-      files.push_back(
-          {i, dpp::StagedFile{names_[i], contents[i].size(), sha256_hex(contents[i]), std::move(contents[i])}});
-    return files;
+    StagedWrites read;  // every operation is a write
+    for (std::size_t i = 0; i < contents.size(); ++i) {
+      read.operations.push_back(i);
+      read.files.push_back(
+          dpp::StagedFile{names_[i], contents[i].size(), sha256_hex(contents[i]), std::move(contents[i])});
+    }
+    return read;
   }
 
   Status check_stage_holds_only(const Stage& stage) override {
