@@ -272,14 +272,16 @@ CREATE VIEW derived_owner (path, plugin_id, txn_id) AS
 // so that a build that knows only the plain form refuses the store (a newer
 // schema) instead of judging a packed document tampered.
 const char* const kMigrateTo10 = "-- no table changes";
+// plan.canonical of at least kPackedPlanBytes is packed like txn.proposal.
+const char* const kMigrateTo11 = "-- no table changes";
 
 struct Migration {
   int to;
   const char* sql;
 };
-const Migration kMigrations[] = {{2, kMigrateTo2}, {3, kMigrateTo3}, {4, kMigrateTo4},
-                                 {5, kMigrateTo5}, {6, kMigrateTo6}, {7, kMigrateTo7},
-                                 {8, kMigrateTo8}, {9, kMigrateTo9}, {10, kMigrateTo10}};
+const Migration kMigrations[] = {{2, kMigrateTo2},   {3, kMigrateTo3},  {4, kMigrateTo4}, {5, kMigrateTo5},
+                                 {6, kMigrateTo6},   {7, kMigrateTo7},  {8, kMigrateTo8}, {9, kMigrateTo9},
+                                 {10, kMigrateTo10}, {11, kMigrateTo11}};
 
 }  // namespace
 

@@ -577,7 +577,11 @@ Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::int6
         auto s,
         db.prepare(
             "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count, streamed) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    s.bind(1, id).bind_blob_borrowed(2, in.canonical_plan).bind(3, at);
+    std::string packed;
+    if (in.canonical_plan.size() >= kPackedPlanBytes) {
+      DOT_ASSIGN_OR_RETURN(packed, detail::pack_document(in.canonical_plan));
+    }
+    s.bind(1, id).bind_blob_borrowed(2, packed.empty() ? std::string_view(in.canonical_plan) : packed).bind(3, at);
     if (in.effect_count)
       s.bind(4, static_cast<std::int64_t>(*in.effect_count));
     else

@@ -149,7 +149,16 @@ std::optional<TxnRow> txn_row(const detail::Stmt& s, Problems& problems) {
   t.state = *st;
   t.pruned = s.i64(3) != 0;
   t.ops = static_cast<std::size_t>(s.i64(4));
-  t.canonical = s.blob(5);
+  {  // a large plan text is stored packed (kPackedPlanBytes)
+    std::string stored = s.blob(5);
+    auto text = detail::unpack_document(stored, kMaxProposalBytes);
+    if (text.ok()) {
+      t.canonical = std::move(text).value();
+    } else {
+      problems.push_back(fmt::format("{}: the plan text: {}", t.who, text.error().detail));
+      t.canonical = std::move(stored);
+    }
+  }
   if (!s.is_null(6)) t.effect_count = s.i64(6);
   t.plan_row = s.i64(7) != 0;
   t.proposal_id = s.text(8);

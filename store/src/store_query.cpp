@@ -161,7 +161,11 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
     AppliedPlan p;
     p.id = s.i64(0);
     p.plan_id = s.text(1);
-    p.canonical_plan = s.blob(2);
+    auto text = detail::unpack_document(s.blob(2), kMaxProposalBytes);  // a large one is packed
+    if (!text.ok())
+      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}: the plan text: {}", path(),
+                                                                row_name(p.id, p.plan_id), text.error().detail));
+    p.canonical_plan = std::move(text).value();
     p.streamed = s.i64(3) != 0;
     std::string digest = sha256_hex(p.canonical_plan);
     if (digest != p.plan_id)
@@ -264,10 +268,13 @@ Result<TxnDetail> Store::detail(TxnId id) {
     d.detail = s.text(k + 3);
     d.plugin_stderr = s.blob(k + 4);
     d.plugin_stderr_truncated = s.i64(k + 5) != 0;
-    d.canonical_plan = s.blob(k + 6);
+    // A plan text or proposal document that does not unpack is shown as
+    // stored: it then hashes to something else than its id, and is
+    // reported unverified.
+    std::string stored_plan = s.blob(k + 6);
+    auto plan_text = detail::unpack_document(stored_plan, kMaxProposalBytes);
+    d.canonical_plan = plan_text.ok() ? std::move(plan_text).value() : std::move(stored_plan);
     d.has_backups = s.i64(k + 7) != 0;
-    // A value that does not unpack is shown as stored: it then hashes to
-    // something else than the proposal id, and is reported unverified.
     std::string stored = s.blob(k + 8);
     auto unpacked = detail::unpack_document(stored, kMaxProposalBytes);
     d.proposal_document = unpacked.ok() ? std::move(unpacked).value() : std::move(stored);
@@ -392,7 +399,10 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
     DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT canonical FROM plan WHERE txn_id = ?1", id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan row is missing", who));
-    p.canonical_plan = s.blob(0);
+    auto text = detail::unpack_document(s.blob(0), kMaxProposalBytes);  // a large one is packed
+    if (!text.ok())
+      return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan text: {}", who, text.error().detail));
+    p.canonical_plan = std::move(text).value();
   }
   std::string digest = sha256_hex(p.canonical_plan);
   if (p.plan_id.size() != 64 || digest != p.plan_id)

@@ -126,6 +126,48 @@ TEST_F(StoreLifecycle, CreateRecordsRootIdAndSchema) {
   ASSERT_ERR(again, Code::Store);
 }
 
+// A plan text of kPackedPlanBytes or more is stored packed (one zstd frame,
+// much shorter) and read back as exactly the text by every reader; a frame
+// cut short behind the store's back is refused as tampering.
+TEST_F(StoreLifecycle, ALargePlanTextIsStoredPackedAndReadBackExactly) {
+  auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+  ASSERT_OK(id);
+  auto in = testing::make_seal(7, true, 1200);
+  ASSERT_GE(in.canonical_plan.size(), kPackedPlanBytes);
+  ASSERT_OK(store->set_proposal_id(*id, in.proposal_id));
+  ASSERT_OK(store->seal(*id, in));
+  std::string stored;
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(store->path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT canonical FROM plan", -1, &q, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    stored.assign(static_cast<const char*>(sqlite3_column_blob(q, 0)),
+                  static_cast<std::size_t>(sqlite3_column_bytes(q, 0)));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+  }
+  EXPECT_EQ(stored.substr(0, 4), std::string("\x28\xB5\x2F\xFD", 4));
+  EXPECT_LT(stored.size(), in.canonical_plan.size());  // its digests leave little to pack
+  auto loaded = store->load_sealed(*id);
+  ASSERT_OK(loaded);
+  EXPECT_EQ(loaded->canonical_plan, in.canonical_plan);
+  auto shown = store->detail(*id);
+  ASSERT_OK(shown);
+  EXPECT_EQ(shown->canonical_plan, in.canonical_plan);
+  auto clean = store->check();
+  ASSERT_OK(clean);
+  EXPECT_TRUE(clean->problems.empty());
+  raw("UPDATE plan SET canonical = substr(canonical, 1, length(canonical) - 3)");
+  auto cut = store->load_sealed(*id);
+  ASSERT_ERR(cut, Code::RecoveryRequired);
+  EXPECT_NE(cut.error().detail.find("the plan text"), std::string::npos) << cut.error().line();
+  auto checked = store->check();
+  ASSERT_OK(checked);
+  EXPECT_FALSE(checked->problems.empty());
+}
+
 TEST_F(StoreLifecycle, FullCommitPathWithEffects) {
   TxnId id = sealed(1);
   auto loaded = store->load_sealed(id);

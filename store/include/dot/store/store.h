@@ -40,8 +40,8 @@ class ReadTxn;
 // profile's streamed files and dot.log messages; version 7 pins the
 // ownership view's index (one probe per path, not per operation); version 8
 // adds the stat cache (stat_cache); version 9 released paths; version 10
-// packs proposal documents (zstd).
-inline constexpr int kSchemaVersion = 10;
+// packs proposal documents (zstd); version 11 packs large plan texts.
+inline constexpr int kSchemaVersion = 11;
 // PRAGMA application_id of every dot-core store ("DotC").
 inline constexpr std::int32_t kApplicationId = 0x446f7443;
 
