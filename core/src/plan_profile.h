@@ -169,8 +169,6 @@ class PlanProfile {
   virtual Status write_proposal_document(const PlanDraft& draft, ByteSink& out) = 0;
   // Its SHA-256 and length, from the same pieces, never holding it whole.
   Result<DocumentDigest> proposal_digest(const PlanDraft& draft);
-  // The whole document (only for one known to be small).
-  Result<std::string> proposal_document(const PlanDraft& draft);
   // Whether the observed draft is already known to change nothing, before
   // anything is staged (every declared after equals its target): then a
   // large proposal document is not stored, as it would not be kept once

@@ -518,12 +518,6 @@ Result<DocumentDigest> PlanProfile::proposal_digest(const PlanDraft& draft) {
   return sink.finish();
 }
 
-Result<std::string> PlanProfile::proposal_document(const PlanDraft& draft) {
-  StringSink sink;
-  DOT_TRY(write_proposal_document(draft, sink));
-  return std::move(sink.out);
-}
-
 Result<std::unique_ptr<PlanProfile>> profile_for(const Manifest& manifest, const store::PluginRecord& row) {
   if (manifest.profile == dpp::general::kProfile && manifest.protocol == dpp::general::kProtocol) {
     // The id the echo is held to is the manifest's, which must be its row's.
