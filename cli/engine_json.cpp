@@ -69,7 +69,7 @@ void write_path_slot(JsonWriter& w, const core::PathOperation& op, const core::P
   w.key("binary").boolean(op.action == core::Action::Write && !text);
   w.key("diff");
   if (text)
-    w.string(core::unified_diff(core::PlannedSlot{op.path, s.before_content.value_or(""), *s.after_content}));
+    w.string(core::unified_diff(core::PlannedSlot{op.path, s.before_content().value_or(""), *s.after_content()}));
   else
     w.null();
   w.key("path").string(op.path);
@@ -84,8 +84,8 @@ bool diffable(const core::PathOperation& op, const core::PathSlot& s) {
     return c && utf8_valid_prefix(*c) == c->size() && c->find('\0') == std::string::npos;
   };
   // A link replaced by a file: the file's bytes are all new.
-  const bool before_ok = !op.before.exists || op.before.is_link() || text(s.before_content);
-  return op.action == core::Action::Write && before_ok && text(s.after_content);
+  const bool before_ok = !op.before.exists || op.before.is_link() || text(s.before_content());
+  return op.action == core::Action::Write && before_ok && text(s.after_content());
 }
 
 void write_snapshot(JsonWriter& w, const core::Snapshot& s) {

@@ -31,7 +31,7 @@ char status_letter(const core::PathOperation& op) {
 // Lines added and removed by a slot whose both sides are text.
 std::pair<std::size_t, std::size_t> diff_counts(const core::PathOperation& op, const core::PathSlot& s) {
   const std::string diff =
-      core::unified_diff(core::PlannedSlot{op.path, s.before_content.value_or(""), *s.after_content});
+      core::unified_diff(core::PlannedSlot{op.path, s.before_content().value_or(""), *s.after_content()});
   std::size_t plus = 0, minus = 0, start = 0;
   // Past the two header lines, a hunk's lines start with ' ', '+', '-' or '@'.
   for (int headers = 0; headers < 2 && start < diff.size(); ++headers) start = diff.find('\n', start) + 1;
@@ -99,7 +99,7 @@ std::string path_slot_text(const core::PathOperation& op, const core::PathSlot& 
     out += fmt::format("mode {} {}\n", path, modes);
   if (op.before.exists && !op.before.is_link() && op.before.sha256 == op.after.sha256) return out;
   if (diffable(op, s)) {
-    out += core::unified_diff(core::PlannedSlot{op.path, s.before_content.value_or(""), *s.after_content});
+    out += core::unified_diff(core::PlannedSlot{op.path, s.before_content().value_or(""), *s.after_content()});
     return out;
   }
   out +=

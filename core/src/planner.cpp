@@ -265,7 +265,7 @@ class ProposalRun {
             proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
         slot.after_size = proposal.after_sizes[i];
         slot.before_size = t.size;
-        slot.before_content = std::move(t.content);
+        slot.keep_before(std::move(t.content));
         op.before = std::move(t.snapshot);
         progress(i + 1, total, t.size);
       }
@@ -294,7 +294,7 @@ class ProposalRun {
       const PathOperation& op = draft_.plan.operations[i];
       PathSlot& slot = draft_.slots[i];
       if (op.action != Action::Write || op.before.sha256 == op.after.sha256) continue;
-      if (slot.before_content && slot.after_content) continue;  // the hello profile keeps every side
+      if (slot.before_content() && slot.after_content()) continue;  // the hello profile keeps every side
       const std::uint64_t need = slot.before_size + slot.after_size;
       if (slot.before_size > kDiffFileBytes || slot.after_size > kDiffFileBytes || need > budget) continue;
       std::optional<std::string> before = std::string();
@@ -302,8 +302,8 @@ class ProposalRun {
       std::optional<std::string> after = kept_bytes_of(stage_->fd(), op.path, op.after.sha256, true);
       if (!before || !after) continue;
       budget -= static_cast<std::size_t>(need);
-      slot.before_content = std::move(before);
-      slot.after_content = std::move(after);
+      slot.keep_before(std::move(before));
+      slot.keep_after(std::move(after));
     }
     return {};
   }
@@ -382,7 +382,7 @@ class ProposalRun {
                                       shown(std::string_view(op.path).substr(0, 256))));
       op.after = std::move(after);
       slot.after_size = file.size;
-      slot.after_content = std::move(file.content);
+      slot.keep_after(std::move(file.content));
     }
     for (const PathOperation& op : ops)
       if (op.action == Action::Write && !op.after.exists)

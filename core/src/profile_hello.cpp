@@ -94,9 +94,9 @@ class HelloProfile final : public PlanProfile {
     for (std::size_t i = 0; i < plan.operations.size(); ++i) {
       const Operation& op = plan.operations[i];
       PathSlot& slot = draft.slots[i];
-      std::string bytes = std::move(slot.after_content).value_or(std::string());
+      std::string bytes = slot.after_content().value_or(std::string());
       seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
-      out.slots.push_back(PlannedSlot{op.name, std::move(slot.before_content).value_or(std::string()), bytes});
+      out.slots.push_back(PlannedSlot{op.name, slot.before_content().value_or(std::string()), bytes});
       store::Blob blob;
       blob.slot = static_cast<std::uint32_t>(i);
       blob.bytes = std::move(bytes);

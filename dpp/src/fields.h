@@ -65,9 +65,11 @@ Result<T> decode_object(json::Value v, std::string_view what, Read read) {
 // and it is appended to `out`. The shape of every array of objects of both
 // profiles (folders, operations, effects, artifacts).
 template <typename T, typename Read, typename Then>
-Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read, Then then) {
-  // Numbered in the whole list: `out` holds what earlier batches sent.
-  std::size_t i = out.size();
+Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read, Then then,
+                      std::size_t handed_on = 0) {
+  // Numbered in the whole list: `out` holds what earlier batches sent, after
+  // the `handed_on` elements already passed on from it (Batched::handed_on).
+  std::size_t i = handed_on + out.size();
   for (json::Value e : array.elements()) {
     std::string what = fmt::format("{} {}", noun, i++);
     DOT_ASSIGN_OR_RETURN(auto r, object(e, what));
@@ -80,8 +82,10 @@ Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& 
   return {};
 }
 template <typename T, typename Read>
-Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read) {
-  return decode_objects(array, noun, out, read, [](const T&, json::Value, std::string_view) { return Status{}; });
+Status decode_objects(json::Value array, std::string_view noun, std::vector<T>& out, Read read,
+                      std::size_t handed_on = 0) {
+  return decode_objects(
+      array, noun, out, read, [](const T&, json::Value, std::string_view) { return Status{}; }, handed_on);
 }
 
 // Plugin-supplied text in a detail line: its first 80 bytes through the one

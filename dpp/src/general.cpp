@@ -430,7 +430,7 @@ namespace {
 Status read_operations(json::ObjectReader& r, std::string_view what, const Limits& limits, bool digests,
                        Batched<Operation>& ops) {
   DOT_ASSIGN_OR_RETURN(json::Value arr, array_field(r, "operations", what, limits.max_operations,
-                                                    dpp::ErrorKind::MaxOperations, ops.items.size()));
+                                                    dpp::ErrorKind::MaxOperations, ops.handed_on + ops.items.size()));
   // Reserved once: growing by each batch's count would copy the list every batch.
   if (ops.items.empty()) ops.items.reserve(arr.size());
   ByteBudget budget(limits, ops.claimed_bytes);
@@ -448,7 +448,8 @@ Status read_operations(json::ObjectReader& r, std::string_view what, const Limit
                              DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
                            }
                            return {};
-                         }));
+                         },
+                         ops.handed_on));
   ops.claimed_bytes = budget.total();
   return {};
 }

@@ -55,6 +55,7 @@ struct HostSession::Impl {
   bool batches_negotiated = false;
   bool plan_digests = false;
   general::Batched<general::Operation> operation_batches;
+  HostSession::OperationSink take_operations;  // plan()'s sink, while dot.plan is outstanding
   general::Batched<general::Artifact> artifact_batches;
   std::optional<PluginErrorInfo> plugin_error;
 
@@ -177,7 +178,16 @@ struct HostSession::Impl {
       e.detail = fmt::format("{} during {}: {}", reply.method, waiting_for, e.detail);
       return e;
     }
+    if (operations && take_operations) hand_on(operation_batches, take_operations);
     return {};
+  }
+
+  // The batch read so far to the caller's sink, counted as handed on; the
+  // list keeps its capacity for the next batch.
+  static void hand_on(general::Batched<general::Operation>& batches, const HostSession::OperationSink& take) {
+    take(batches.items);
+    batches.handed_on += batches.items.size();
+    batches.items.clear();
   }
 
   // A notification read while `m` is outstanding (general profile): dot.log,
@@ -454,14 +464,22 @@ Result<general::InitializeResult> HostSession::initialize(const general::Initial
   return r;
 }
 
-Result<general::PlanResult> HostSession::plan(const general::PlanParams& params, bool digests) {
+Result<general::PlanResult> HostSession::plan(const general::PlanParams& params, bool digests, OperationSink take) {
   DOT_TRY(impl_->expect_phase(Phase::Plan, Method::Plan, Profile::General));
   json::Document doc;
   impl_->plan_digests = digests;
-  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Plan, general::to_node(params), doc));
-  auto r = impl_->checked(
-      general::decode_plan_result(v, impl_->opts.general_limits, digests, std::exchange(impl_->operation_batches, {})));
-  if (r.ok()) impl_->phase = Phase::Materialize;
+  impl_->take_operations = std::move(take);
+  auto v = impl_->call(Method::Plan, general::to_node(params), doc);
+  OperationSink sink = std::exchange(impl_->take_operations, {});
+  if (!v.ok()) return std::move(v).error();
+  auto r = impl_->checked(general::decode_plan_result(*v, impl_->opts.general_limits, digests,
+                                                      std::exchange(impl_->operation_batches, {})));
+  if (!r.ok()) return r;
+  if (sink) {
+    general::Batched<general::Operation> last{std::move(r->operations)};
+    Impl::hand_on(last, sink);
+  }
+  impl_->phase = Phase::Materialize;
   return r;
 }
 

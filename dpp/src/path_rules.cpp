@@ -155,24 +155,33 @@ Status check_proposed_operations(std::span<const ProposedOperation> operations) 
   paths.reserve(operations.size());
   for (const auto& op : operations) paths.push_back(op.path);
   DOT_TRY(check_plan_paths(paths));
-  for (const auto& op : operations) {
-    DOT_TRY(check_action_mode(op.path, op.action, op.mode));
-    if (op.action == "link") {
-      if (!op.link_text) return refuse(dpp::ErrorKind::LinkText, op.path, "is a link without link_text");
-      DOT_TRY(check_link_text(op.path, *op.link_text));
-    } else if (op.link_text) {
-      return refuse(dpp::ErrorKind::LinkText, op.path, fmt::format("is a {} with a link_text", op.action));
-    }
+  for (const auto& op : operations) DOT_TRY(check_proposed_operation(op));
+  return {};
+}
+
+Status check_proposed_operation(const ProposedOperation& op) {
+  DOT_TRY(check_action_mode(op.path, op.action, op.mode));
+  if (op.action == "link") {
+    if (!op.link_text) return refuse(dpp::ErrorKind::LinkText, op.path, "is a link without link_text");
+    DOT_TRY(check_link_text(op.path, *op.link_text));
+  } else if (op.link_text) {
+    return refuse(dpp::ErrorKind::LinkText, op.path, fmt::format("is a {} with a link_text", op.action));
   }
   return {};
 }
 
 Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const ProposedOperation> operations) {
-  std::unordered_set<std::string_view> parents;
+  std::vector<std::string_view> writes;
   for (const auto& op : operations)
-    if (op.action == "write")
-      for (std::size_t slash = op.path.find('/'); slash != std::string_view::npos; slash = op.path.find('/', slash + 1))
-        parents.insert(op.path.substr(0, slash));
+    if (op.action == "write") writes.push_back(op.path);
+  return check_proposed_folders(folders, writes);
+}
+
+Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const std::string_view> write_paths) {
+  std::unordered_set<std::string_view> parents;
+  for (std::string_view path : write_paths)
+    for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1))
+      parents.insert(path.substr(0, slash));
   for (std::size_t i = 0; i < folders.size(); ++i) {
     const ProposedFolder& f = folders[i];
     DOT_TRY(check_path(f.path));

@@ -240,11 +240,11 @@ TEST(EngineRecordJson, GeneralPlan) {
   p.logs = {{"warning", "w", "dot.plan"}};
   core::PathOperation text_op{core::Action::Write, file_snapshot('d'), core::Snapshot::absent(), "conf/a"};
   core::PathSlot text;
-  text.after_content = "x\n";
+  text.keep_after("x\n");
   core::PathOperation binary_op = text_op;
   binary_op.path = "conf/b";
   core::PathSlot binary = text;
-  binary.after_content = std::string("\0", 1);
+  binary.keep_after(std::string("\0", 1));
   binary.take_over = true;
   p.plan_v2.exclude = {"*.swp"};
   p.excluded = 2;

@@ -245,11 +245,14 @@ Result<PlanParams> decode_plan_params(json::Value v);
 
 // A list that may come in batches ("batches" negotiated): the elements read
 // so far, in order, and the bytes they claim. The limits hold over the
-// whole list, batches and result together.
+// whole list, batches and result together. A reader that takes each batch
+// as it comes (HostSession's operation sink) moves `items` on and counts
+// them in `handed_on`: the limits and the elements' numbers still count them.
 template <typename T>
 struct Batched {
   std::vector<T> items;
   std::uint64_t claimed_bytes = 0;  // declared sizes (operations), claimed sizes (artifacts)
+  std::uint64_t handed_on = 0;      // elements read before `items` and passed on
 };
 
 // With the negotiated limits: at most limits.max_operations operations.

@@ -199,7 +199,14 @@ class HostSession {
   // Code::Internal); check the echo with general::check_identity.
   Result<general::InitializeResult> initialize(const general::InitializeParams& params);
   // `digests`: the echo negotiated them, so each write declares sha256 and size.
-  Result<general::PlanResult> plan(const general::PlanParams& params, bool digests = false);
+  // With `take`, the operations are not kept in the result: each batch is
+  // handed to it as soon as it is decoded (the result's own operations
+  // last), so that a caller building its own records never holds the
+  // decoded list whole; the limits still count the whole list. A batch
+  // handed on is decoded and within the limits, and nothing else: the
+  // session may still fail after it (then the caller discards what it took).
+  using OperationSink = std::function<void(std::vector<general::Operation>& batch)>;
+  Result<general::PlanResult> plan(const general::PlanParams& params, bool digests = false, OperationSink take = {});
   // `paths` (digests negotiated): the writes to stage, sent as params.paths.
   Result<general::MaterializeResult> materialize_general(std::optional<std::vector<std::string>> paths = std::nullopt);
   // Request 4; a result other than {valid:true} fails (kind not_valid).

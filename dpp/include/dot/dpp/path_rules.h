@@ -88,6 +88,9 @@ struct ProposedOperation {
 // check_action_mode of each and, for a link, check_link_text (link_text on
 // any other action is kind link_text too), in order.
 Status check_proposed_operations(std::span<const ProposedOperation> operations);
+// The rules of one operation alone (all but check_plan_paths): for a reader
+// that checks each as it arrives and the paths once the list is whole.
+Status check_proposed_operation(const ProposedOperation& operation);
 
 // A folder a plan names with the mode it is created with (dot.plan result
 // `directories`).
@@ -100,5 +103,7 @@ struct ProposedFolder {
 // a parent folder of a write of `operations` (kind folder) and has a mode of
 // is_folder_mode (kind mode).
 Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const ProposedOperation> operations);
+// The same, given the paths of the plan's writes (in any order).
+Status check_proposed_folders(std::span<const ProposedFolder> folders, std::span<const std::string_view> write_paths);
 
 }  // namespace dot::dpp
