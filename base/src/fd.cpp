@@ -2,10 +2,12 @@
 #include "dot/base/fd.h"
 #include "dot/base/error_kinds.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -38,6 +40,11 @@ Status write_all(int fd, std::string_view bytes, std::string_view what) {
 
 Result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view what) {
   std::string out;
+  // A regular file's size is known: room for it (and the read that sees
+  // its end) up front, so that a large file is not copied as the buffer grows.
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    out.reserve(std::min(static_cast<std::size_t>(st.st_size), max_bytes) + 1);
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);

@@ -214,14 +214,15 @@ class Runtime {
       case Method::Plan: {
         auto p = decode_plan_params(params);
         if (!p.ok()) return done(bad_params(id, p.error()));
-        auto ops = plugin_.plan(ctx, p->managed);
-        if (!ops.ok()) return done(handler_error(id, ops.error()));
-        if (auto st = take_writes(*ops); !st.ok())
-          return done(answer_error(id, kInternalError, "Internal error", st.error()));
-        if (auto st = send_batches(*ops, kOperationsMethod, encode_operations_batch); !st.ok())
-          return done(answer_error(id, kInternalError, "Internal error", st.error()));
+        writes_.clear();
+        PlanOut out(*this);
+        Status planned = plugin_.plan_each(ctx, p->managed, out);
+        // The runtime's own failure first: the plugin may have returned it
+        // (or carried on past it).
+        if (!out.failure.ok()) return done(answer_error(id, kInternalError, "Internal error", out.failure.error()));
+        if (!planned.ok()) return done(handler_error(id, planned.error()));
         auto encoded = to_node(
-            PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(ops).value(), plugin_.folders()});
+            PlanResult{{EffectRequest{"sync", "managed-root", "required"}}, std::move(out.last), plugin_.folders()});
         if (!encoded.ok()) return done(answer_error(id, kInternalError, "Internal error", encoded.error()));
         result = std::move(encoded).value();
         break;
@@ -267,37 +268,64 @@ class Runtime {
   Status send_batches(std::vector<T>& items, std::string_view method, Encode encode) {
     if (!batches_ || items.size() <= kBatchElements) return {};
     const std::size_t sent = (items.size() - 1) / kBatchElements * kBatchElements;
-    for (std::size_t at = 0; at < sent; at += kBatchElements) {
-      DOT_ASSIGN_OR_RETURN(std::string body, encode(std::span<const T>(items).subspan(at, kBatchElements)));
-      if (body.size() > kLimits.max_frame_bytes)
-        return make_error(dpp::ErrorKind::Length, fmt::format("a {} batch has {} bytes; a frame carries at most {}",
-                                                              method, body.size(), kLimits.max_frame_bytes));
-      DOT_TRY(writer_.write(body));
-    }
+    for (std::size_t at = 0; at < sent; at += kBatchElements)
+      DOT_TRY(send_batch(std::span<const T>(items).subspan(at, kBatchElements), method, encode));
     items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(sent));
     return {};
   }
 
-  // The plan's writes, what materialize stages unless core names fewer. With
-  // digests every write must declare its sha256 and size; without, what a
-  // plugin declared anyway is not sent (core did not offer digests).
-  Status take_writes(std::vector<Operation>& ops) {
-    writes_.clear();
-    for (Operation& op : ops) {
-      if (op.action != "write") {
-        if (op.digest)
-          return make_error(dpp::ErrorKind::DeclaredDigest,
-                            fmt::format("the plugin declared a digest for its {} of \"{}\"", fields::excerpt(op.action),
-                                        fields::excerpt(op.path)));
-        continue;
+  template <typename T, typename Encode>
+  Status send_batch(std::span<const T> batch, std::string_view method, Encode encode) {
+    DOT_ASSIGN_OR_RETURN(std::string body, encode(batch));
+    if (body.size() > kLimits.max_frame_bytes)
+      return make_error(dpp::ErrorKind::Length, fmt::format("a {} batch has {} bytes; a frame carries at most {}",
+                                                            method, body.size(), kLimits.max_frame_bytes));
+    return writer_.write(body);
+  }
+
+  // The operations of plan_each as they come: each full batch is sent once
+  // another operation follows it (batches negotiated), so that what is left
+  // at the end, 1 to kBatchElements of them (or all, without batches), is
+  // the result's. The first failure is kept and refuses the rest.
+  class PlanOut final : public OperationOut {
+   public:
+    explicit PlanOut(Runtime& rt) : rt_(rt) {}
+    Status add(Operation op) override {
+      if (!failure.ok()) return failure;
+      failure = rt_.take_write(op);
+      if (failure.ok() && rt_.batches_ && last.size() == kBatchElements) {
+        failure = rt_.send_batch(std::span<const Operation>(last), kOperationsMethod, encode_operations_batch);
+        last.clear();
       }
-      if (digests_ && !op.digest)
-        return make_error(
-            dpp::ErrorKind::DeclaredDigest,
-            fmt::format("digests were negotiated but the write of \"{}\" declares none", fields::excerpt(op.path)));
-      if (!digests_) op.digest.reset();
-      writes_.push_back(op.path);
+      if (!failure.ok()) return failure;
+      last.push_back(std::move(op));
+      return {};
     }
+    std::vector<Operation> last;
+    Status failure;
+
+   private:
+    Runtime& rt_;
+  };
+
+  // One operation of the plan: a write is one materialize stages unless
+  // core names fewer. With digests every write must declare its sha256 and
+  // size; without, what a plugin declared anyway is not sent (core did not
+  // offer digests).
+  Status take_write(Operation& op) {
+    if (op.action != "write") {
+      if (op.digest)
+        return make_error(dpp::ErrorKind::DeclaredDigest,
+                          fmt::format("the plugin declared a digest for its {} of \"{}\"", fields::excerpt(op.action),
+                                      fields::excerpt(op.path)));
+      return {};
+    }
+    if (digests_ && !op.digest)
+      return make_error(
+          dpp::ErrorKind::DeclaredDigest,
+          fmt::format("digests were negotiated but the write of \"{}\" declares none", fields::excerpt(op.path)));
+    if (!digests_) op.digest.reset();
+    writes_.push_back(op.path);
     return {};
   }
 
@@ -357,6 +385,16 @@ const std::string* Context::cache_folder() const noexcept { return rt_.cache_fol
 const std::vector<std::string>& Context::paths_to_stage() const noexcept { return rt_.paths_to_stage(); }
 
 Status Plugin::initialize(Context&, const InitializeParams&) { return {}; }
+
+Result<std::vector<Operation>> Plugin::plan(Context&, const std::vector<std::string>&) {
+  return make_error(dpp::ErrorKind::NoPlan, "the plugin implements neither plan nor plan_each");
+}
+
+Status Plugin::plan_each(Context& ctx, const std::vector<std::string>& managed, OperationOut& out) {
+  DOT_ASSIGN_OR_RETURN(std::vector<Operation> ops, plan(ctx, managed));
+  for (Operation& op : ops) DOT_TRY(out.add(std::move(op)));
+  return {};
+}
 
 std::string registered_id(std::string_view fallback) {
   const char* given = std::getenv("DOT_PLUGIN_ID");

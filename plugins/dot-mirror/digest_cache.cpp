@@ -80,6 +80,14 @@ Seen::Seen(const struct stat& st)
 
 Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, const SourceId& source) {
   std::vector<CachedDigest> records;
+  // One record per line but two: room for them up front (a list grown
+  // record by record held both its old and its new copy, 12 MB each at
+  // 100,000 files), never more than the bytes can hold (a record's line
+  // has a digest, seven numbers and a path: at least 81 bytes), whatever
+  // the file holds.
+  constexpr std::size_t kShortestRecordLine = 64 + 1 + 7 * 2 + 1 + 1;
+  records.reserve(std::min(static_cast<std::size_t>(std::count(bytes.begin(), bytes.end(), '\n')),
+                           bytes.size() / kShortestRecordLine));
   std::size_t number = 0;
   bool ended = false;
   while (!bytes.empty()) {
@@ -118,13 +126,14 @@ Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, co
   return records;
 }
 
-Status write_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source,
+Status write_digest_cache(std::span<const CachedDigest* const> records, const SourceId& source,
                           const std::function<Status(std::string_view)>& write) {
   // Handed over about 64 KiB at a time: the text of 100,000 records (15 MB)
   // is never held whole.
   constexpr std::size_t kChunkBytes = 64 * 1024;
   std::string out = fmt::format("{} {} {}\n", kMagic, source.dev, source.ino);
-  for (const auto& r : records) {
+  for (const CachedDigest* record : records) {
+    const CachedDigest& r = *record;
     fmt::format_to(std::back_inserter(out), "{} {} {} {} {} {} {} {} {}\n", to_hex(r.sha256), r.seen.size, r.seen.dev,
                    r.seen.ino, r.seen.mode, r.seen.mtime_ns, r.seen.ctime_ns, r.recorded_ns, r.path);
     if (out.size() >= kChunkBytes) {
@@ -138,7 +147,9 @@ Status write_digest_cache(const std::vector<CachedDigest>& records, const Source
 
 std::string encode_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source) {
   std::string out;
-  (void)write_digest_cache(records, source, [&out](std::string_view chunk) {
+  std::vector<const CachedDigest*> each;
+  for (const auto& r : records) each.push_back(&r);
+  (void)write_digest_cache(each, source, [&out](std::string_view chunk) {
     out += chunk;
     return Status{};
   });
@@ -173,33 +184,37 @@ std::optional<Digest> DigestCache::lookup(std::string_view path, const Seen& now
       !settled_before(now.mtime_ns, now.ctime_ns, it->recorded_ns))
     return std::nullopt;
   ++hits_;
-  next_.push_back(*it);
+  next_.push_back(static_cast<std::uint32_t>(it - loaded_.begin()));
   return it->sha256;
 }
 
 void DigestCache::record(CachedDigest fresh) {
   ++misses_;
-  next_.push_back(std::move(fresh));
+  next_.push_back(static_cast<std::uint32_t>(loaded_.size() + fresh_.size()));
+  fresh_.push_back(std::move(fresh));
 }
 
 Status DigestCache::save(const std::string& folder) {
   std::stable_sort(next_.begin(), next_.end(),
-                   [](const CachedDigest& a, const CachedDigest& b) { return a.path < b.path; });
+                   [this](std::uint32_t a, std::uint32_t b) { return at(a).path < at(b).path; });
   // A path walked twice (a source changing under the walk) keeps its last
   // record: unique from the back keeps the last of each run, at the end.
-  next_.erase(next_.begin(),
-              std::unique(next_.rbegin(), next_.rend(), [](const CachedDigest& a, const CachedDigest& b) {
-                return a.path == b.path;
-              }).base());
-  if (next_ == loaded_) return {};
-  loaded_ = {};  // compared: written out, only this plan's records matter
+  next_.erase(next_.begin(), std::unique(next_.rbegin(), next_.rend(), [this](std::uint32_t a, std::uint32_t b) {
+                               return at(a).path == at(b).path;
+                             }).base());
+  bool same = next_.size() == loaded_.size();
+  for (std::size_t k = 0; same && k < next_.size(); ++k) same = at(next_[k]) == loaded_[k];
+  if (same) return {};
+  std::vector<const CachedDigest*> records;
+  records.reserve(next_.size());
+  for (std::uint32_t i : next_) records.push_back(&at(i));
   UniqueFd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir) return beneath::errno_error(errno, "open", folder);
   const std::string temp(kTempName);
   UniqueFd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) return beneath::errno_error(errno, "open", folder + "/" + temp);
   DOT_TRY(
-      write_digest_cache(next_, source_, [&](std::string_view chunk) { return write_all(out.get(), chunk, temp); }));
+      write_digest_cache(records, source_, [&](std::string_view chunk) { return write_all(out.get(), chunk, temp); }));
   out.reset();
   // No fsync: a cache lost or cut short by a crash is an empty one.
   if (::renameat(dir.get(), temp.c_str(), dir.get(), std::string(kFileName).c_str()) != 0)

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,7 +73,7 @@ Result<std::vector<CachedDigest>> decode_digest_cache(std::string_view bytes, co
 // The bytes of a cache file of `records` (in strictly ascending path order),
 // whole or handed to `write` in chunks as they are encoded.
 std::string encode_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source);
-Status write_digest_cache(const std::vector<CachedDigest>& records, const SourceId& source,
+Status write_digest_cache(std::span<const CachedDigest* const> records, const SourceId& source,
                           const std::function<Status(std::string_view)>& write);
 
 // One plan's use of the cache: what the last plan left (load), looked up
@@ -98,9 +99,17 @@ class DigestCache {
   std::size_t misses() const noexcept { return misses_; }
 
  private:
+  // This plan's record of index i: loaded_[i], or fresh_[i - loaded_.size()].
+  const CachedDigest& at(std::uint32_t i) const { return i < loaded_.size() ? loaded_[i] : fresh_[i - loaded_.size()]; }
+
   SourceId source_;
   std::vector<CachedDigest> loaded_;  // ascending by path
-  std::vector<CachedDigest> next_;    // in walk order
+  std::vector<CachedDigest> fresh_;   // read by this plan, in walk order
+  // This plan's records in walk order, as indices (at(); the cache file's
+  // 512 MiB and max_operations keep both lists far below 2^32): a record looked
+  // up is the loaded one, never a copy (at 100,000 files a copy of each
+  // was 12 MB while the walk held its own).
+  std::vector<std::uint32_t> next_;
   std::size_t hits_ = 0;
   std::size_t misses_ = 0;
 };

@@ -456,6 +456,32 @@ TEST(General, BatchesAreHeldToTheLimitsOverTheWholeList) {
   EXPECT_EQ(m->artifacts.size(), 2u);
 }
 
+// A reader that took the earlier batches (HostSession's sink) leaves
+// `items` empty and counts them in handed_on: the limits and the numbers of
+// later operations still count them.
+TEST(General, BatchesHandedOnStillCountInTheLimitsAndTheNumbers) {
+  Limits small = kLimits;
+  small.max_operations = 3;
+  auto op = [](const std::string& path, const std::string& action = "remove") {
+    return R"({"action":")" + action + R"(","mode":0,"path":")" + path + "\"}";
+  };
+  Batched<Operation> taken;
+  taken.handed_on = 2;
+  auto two = parse(R"({"operations":[)" + op("c") + "," + op("d") + "]}");
+  auto over = decode_operations_batch(two.root(), small, false, taken);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.error().kind, "max_operations");
+  EXPECT_NE(over.error().detail.find("after 2 in earlier batches"), std::string::npos) << over.error().line();
+  auto bad = parse("{" + kEffects + R"(,"operations":[{"action":"remove","mode":0}]})");
+  auto r = decode_plan_result(bad.root(), small, false, taken);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().detail.find("operation 2"), std::string::npos) << r.error().line();
+  auto one = parse("{" + kEffects + R"(,"operations":[)" + op("c") + "]}");
+  r = decode_plan_result(one.root(), small, false, taken);
+  ASSERT_TRUE(r.ok()) << r.error().line();
+  EXPECT_EQ(r->operations.size(), 1u);  // only what was not handed on
+}
+
 TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {
   const std::string effects = R"("effects":[{"failure_policy":"required","kind":"sync","target":"managed-root"}])";
   const std::string declared = R"({"action":"write","mode":420,"path":"a","sha256":")" + kSha + R"(","size":3})";

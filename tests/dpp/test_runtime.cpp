@@ -81,7 +81,7 @@ struct Run {
   std::string stderr_text;
 };
 
-Run run(TestPlugin& plugin, const std::string& input) {
+Run run(Plugin& plugin, const std::string& input) {
   Run r;
   MemorySource in(input, {7});  // split reads anywhere
   StringSink out, err;
@@ -162,9 +162,21 @@ class ManyPlugin : public Plugin {
   }
 };
 
-TEST(Runtime, WithBatchesOfferedALongListGoesOutInBatchesTheHostAssembles) {
+// The same plan handed on one operation at a time (plan_each): the same
+// frames. plan() is never asked.
+class StreamingPlugin : public ManyPlugin {
+ public:
+  Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
+    return make_error(test::ErrorKind::Input, "plan() called instead of plan_each()");
+  }
+  Status plan_each(Context&, const std::vector<std::string>&, OperationOut& out) override {
+    for (std::size_t i = 0; i < kWrites; ++i) DOT_TRY(out.add({"write", 420, path(i)}));
+    return {};
+  }
+};
+
+void expect_long_lists_in_batches(Plugin& plugin) {
   TempStage stage;
-  ManyPlugin plugin;
   const std::string input = honest_session(stage.path());  // the source reads it in place
   MemorySource in(input, {7});
   StringSink out, err;
@@ -225,6 +237,58 @@ TEST(Runtime, WithBatchesOfferedALongListGoesOutInBatchesTheHostAssembles) {
   EXPECT_NE(out2.out.find("\"path\":\"f2049\""), std::string::npos);
   EXPECT_EQ(out2.out.find("dot.operations"), std::string::npos);
   EXPECT_EQ(out2.out.find("dot.artifacts"), std::string::npos);
+}
+
+TEST(Runtime, WithBatchesOfferedALongListGoesOutInBatchesTheHostAssembles) {
+  ManyPlugin plugin;
+  expect_long_lists_in_batches(plugin);
+}
+
+TEST(Runtime, APlanHandedOnOperationByOperationGoesOutInTheSameBatches) {
+  StreamingPlugin plugin;
+  expect_long_lists_in_batches(plugin);
+}
+
+// A write without the digest the negotiation requires, handed on: the
+// runtime's refusal is the answer, even when the plugin carries on past it.
+class UndeclaredPlugin : public TestPlugin {
+ public:
+  bool declares_digests() const override { return true; }
+  Status plan_each(Context&, const std::vector<std::string>&, OperationOut& out) override {
+    added = out.add({"write", 420, "a"});
+    after = out.add({"remove", 0, "b"});
+    return {};
+  }
+  Status added, after;
+};
+
+TEST(Runtime, AnOperationTheRuntimeRefusesOnTheWayIsAnsweredAsAnInternalError) {
+  UndeclaredPlugin plugin;
+  auto r = run(plugin, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
+  ASSERT_EQ(r.answers.size(), 2u);
+  ASSERT_TRUE(r.answers[1].is_error()) << r.answers[1].body;
+  EXPECT_EQ(r.answers[1].code(), -32603);
+  EXPECT_NE(r.answers[1].body.find("declares none"), std::string::npos) << r.answers[1].body;
+  EXPECT_EQ(plugin.added.error().kind, "declared_digest");
+  EXPECT_EQ(plugin.after.error().kind, "declared_digest");  // the first failure refuses the rest
+}
+
+class PlanlessPlugin : public Plugin {
+ public:
+  std::string id() const override { return "org.dot.test"; }
+  Result<std::vector<Artifact>> materialize(Context&, const std::string&) override {
+    return std::vector<Artifact>{};
+  }
+};
+
+TEST(Runtime, APluginWithNeitherPlanNorPlanEachIsAnsweredWithAPluginError) {
+  PlanlessPlugin plugin;
+  auto r = run(plugin, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
+  ASSERT_EQ(r.answers.size(), 2u);
+  ASSERT_TRUE(r.answers[1].is_error()) << r.answers[1].body;
+  EXPECT_EQ(r.answers[1].code(), -32000);
+  EXPECT_NE(r.answers[1].body.find("implements neither plan nor plan_each"), std::string::npos)
+      << r.answers[1].body;
 }
 
 TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {

@@ -333,6 +333,24 @@ TEST(Mirror, SymlinksAreMirroredAsLinksNeverFollowedFifosAndSocketsSkipped) {
   expect_warning(w, "skipped \"sock\": a socket, not a regular file");
 }
 
+// A folder that holds only symlinks (a dotfiles repository's
+// .config/nvim -> elsewhere, say) is no write's parent: it is not named in
+// `directories` (core creates it 0700), and the plan is one core accepts.
+TEST(Mirror, AFolderHoldingOnlyLinksIsNotNamedAndThePlanStands) {
+  TempDir src;
+  put(src.path(), "a-b", "top\n");
+  put(src.path(), "y/file", "hi\n", 0644);
+  ASSERT_EQ(::mkdir((src.path() + "/x").c_str(), 0750), 0);
+  ASSERT_EQ(::symlink("../y/file", (src.path() + "/x/link").c_str()), 0);
+  ASSERT_EQ(::chmod((src.path() + "/y").c_str(), 0750), 0);
+  DriveOptions opt;
+  opt.stop_after_plan = true;
+  auto m = mirror(src.path(), {}, opt);
+  ASSERT_TRUE(m.r.status.ok()) << m.r.status.error().line();
+  EXPECT_EQ(m.ops, (Ops{{"write", 0644, "a-b"}, link_op("x/link", "../y/file"), {"write", 0644, "y/file"}}));
+  EXPECT_EQ(m.r.plan.directories, (std::vector<general::FolderRequest>{{0750, "y"}}));
+}
+
 TEST(Mirror, NamesThePathRulesRefuseAreSkippedWithWarnings) {
   TempDir src;
   put(src.path(), "ok.txt", "ok\n");

@@ -112,6 +112,7 @@ enum class ErrorKind : std::uint8_t {
   LinkText,
   Folder,
   DeclaredDigest,
+  NoPlan,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -296,8 +297,10 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Targets and ownership"},  // Folder
     {"declared_digest", Code::Protocol, "operation … declares sha256 \"…\", not 64 lowercase hex digits",
      "docs/spec/dpp-general.md, Declared digests"},  // DeclaredDigest
+    {"no_plan", Code::Internal, "the plugin implements neither plan nor plan_each (answered -32000)",
+     "docs/writing-plugins.md"},  // NoPlan
 });
 
-DOT_KIND_TABLE(ErrorKind, kErrorKinds, DeclaredDigest);
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, NoPlan);
 
 }  // namespace dot::dpp

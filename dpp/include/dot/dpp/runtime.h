@@ -72,6 +72,19 @@ class Context {
   Runtime& rt_;
 };
 
+// Where Plugin::plan_each puts the operations, one at a time, in order.
+// With "batches" negotiated, each full batch (kBatchElements) goes out as a
+// dot.operations notification as soon as the next operation shows it is
+// not the last; without, they are kept for the result. An error from add()
+// is the runtime's (a write without the digest negotiation requires, a
+// batch it cannot send): the plugin returns it, and the runtime answers
+// the request with it.
+class OperationOut {
+ public:
+  virtual ~OperationOut() = default;
+  virtual Status add(Operation op) = 0;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -91,8 +104,13 @@ class Plugin {
   // may look at its inputs here. An error is answered -32000.
   virtual Status initialize(Context& ctx, const InitializeParams& params);
   // The operations, given the paths the plugin owns ("managed"). The runtime
-  // adds the one root-sync effect.
-  virtual Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>& managed) = 0;
+  // adds the one root-sync effect. A plugin overrides this or plan_each
+  // (the default of each is the other's form; this one's alone is an error).
+  virtual Result<std::vector<Operation>> plan(Context& ctx, const std::vector<std::string>& managed);
+  // The same operations handed to `out` in order instead of returned, for a
+  // plan too large to hold whole (100,000 paths: each batch is sent as it
+  // fills). By default, what plan() returns, handed on.
+  virtual Status plan_each(Context& ctx, const std::vector<std::string>& managed, OperationOut& out);
   // The modes of the folders the last plan() asks core to create when they
   // are missing (dot.plan `directories`: each the parent folder of one of
   // its writes, ascending). None by default: core creates them 0700.
