@@ -175,6 +175,33 @@ TEST_F(CacheFolder, ACacheOfAnotherSourceOrNotOneItWroteIsEmptySayingWhy) {
   EXPECT_NE(why, "") << "a symlink is never followed";
 }
 
+// A path seen twice in one plan (a source changing under the walk) keeps
+// the record seen last, whether that is the one loaded or one read again.
+TEST_F(CacheFolder, APathSeenTwiceKeepsItsLastRecord) {
+  const std::int64_t now = realtime_ns();
+  auto a = record("a", "1", now - 10 * kSecond, now);
+  auto b = record("b", "2", now - 10 * kSecond, now);
+  auto a_again = record("a", "one", now - 5 * kSecond, now);
+  write(encode_digest_cache({a, b}, kSource));
+  {
+    auto cache = DigestCache::load(dir_, kSource, nullptr);
+    ASSERT_TRUE(cache.lookup("a", a.seen));
+    cache.record(a_again);
+    ASSERT_TRUE(cache.lookup("b", b.seen));
+    ASSERT_TRUE(cache.save(dir_).ok());
+  }
+  auto read_back = [&] {
+    std::ifstream in(file(), std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read_back(), encode_digest_cache({a_again, b}, kSource));
+  auto cache = DigestCache::load(dir_, kSource, nullptr);
+  cache.record(a);
+  ASSERT_TRUE(cache.lookup("a", a_again.seen));  // the loaded record, seen last
+  ASSERT_TRUE(cache.save(dir_).ok());
+  EXPECT_EQ(read_back(), encode_digest_cache({a_again}, kSource));
+}
+
 TEST_F(CacheFolder, SaveWritesWhatThisPlanSawAndNothingWhenThatIsWhatWasLoaded) {
   const std::int64_t now = realtime_ns();
   auto a = record("a", "1", now - 10 * kSecond, now);
