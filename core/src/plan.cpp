@@ -169,6 +169,11 @@ Result<std::string> detail::canonical_document(const Plan& plan, DocumentForm fo
   return jcs::encode(plan_node(plan, form), jcs::Profile::Hello);
 }
 
+Status detail::canonical_pieces(const Plan& plan, DocumentForm form, const PieceSink& take) {
+  DOT_ASSIGN_OR_RETURN(std::string whole, canonical_document(plan, form));
+  return take(whole);
+}
+
 Result<std::string> canonical_bytes(const Plan& plan) { return detail::canonical_document(plan, detail::kPlanForm); }
 
 Result<std::string> proposal_document(const Plan& plan) {

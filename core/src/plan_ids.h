@@ -5,8 +5,9 @@
 // (the SHA-256 of canonical bytes), the check that stored bytes are
 // canonical, and the members and effects both carry under the same names.
 // Only the canonical encoder differs per version: each version's
-// canonical_document, found by overload.
+// canonical_pieces, found by overload.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -30,11 +31,6 @@ inline Error invalid(const json::Value& at, Kind kind, std::string detail) {
   return make_parse_error(kind, at.offset(), std::move(detail));
 }
 
-inline Result<std::string> sha256_of(Result<std::string> bytes) {
-  if (!bytes.ok()) return std::move(bytes).error();
-  return sha256_hex(*bytes);
-}
-
 // Which form of a plan is encoded: the plan as sealed, or one of its
 // proposal documents (docs/spec/dpp-general.md "Plan model and ids"): the
 // plan with proposal_id "" and every `after` absent, or, when the plugin
@@ -51,18 +47,49 @@ inline constexpr DocumentForm kPlanForm{};
 inline constexpr DocumentForm kProposalForm{false, DocumentForm::Afters::Absent};
 inline constexpr DocumentForm kDeclaredProposalForm{false, DocumentForm::Afters::Declared};
 
-// The canonical bytes of `plan` in `form`, one per plan version.
+// The canonical bytes of `plan` in `form`, one encoder per plan version,
+// handed to `take` in pieces in order (a version-2 plan's operations one
+// at a time; a version-1 plan, at most 16 slots, whole).
+using PieceSink = std::function<Status(std::string_view)>;
+Status canonical_pieces(const Plan& plan, DocumentForm form, const PieceSink& take);
+Status canonical_pieces(const PlanV2& plan, DocumentForm form, const PieceSink& take);
+// The pieces joined: the document whole.
 Result<std::string> canonical_document(const Plan& plan, DocumentForm form);
 Result<std::string> canonical_document(const PlanV2& plan, DocumentForm form);
 
+// The SHA-256 of the pieces as they are encoded: the text of a large plan
+// is never held whole to hash it.
+template <class PlanT>
+Result<std::string> digest_of(const PlanT& plan, DocumentForm form) {
+  Sha256 h;
+  DOT_TRY(canonical_pieces(plan, form, [&h](std::string_view piece) {
+    h.update(piece);
+    return Status{};
+  }));
+  return to_hex(h.finish());
+}
+
 template <class PlanT>
 Result<std::string> proposal_id_of(const PlanT& plan) {
-  return sha256_of(canonical_document(plan, kProposalForm));
+  return digest_of(plan, kProposalForm);
 }
 
 template <class PlanT>
 Result<std::string> plan_id_of(const PlanT& plan) {
-  return sha256_of(canonical_document(plan, kPlanForm));
+  return digest_of(plan, kPlanForm);
+}
+
+// Whether `plan` in `form` encodes to exactly `bytes`, compared piece by
+// piece as they are encoded (never a second whole text beside `bytes`).
+template <class PlanT>
+Result<bool> encodes_to(const PlanT& plan, DocumentForm form, std::string_view bytes) {
+  bool same = true;
+  DOT_TRY(canonical_pieces(plan, form, [&](std::string_view piece) {
+    same = same && bytes.starts_with(piece);
+    if (same) bytes.remove_prefix(piece.size());
+    return Status{};
+  }));
+  return same && bytes.empty();
 }
 
 // A stored plan: `decode` (the version's strict decoder) over the bytes,
@@ -75,9 +102,8 @@ Result<PlanT> decode_canonical_of(std::string_view bytes, std::size_t max_bytes,
                          json::parse(bytes, json::ReadLimits{.max_bytes = max_bytes, .max_depth = 16}));
     DOT_ASSIGN_OR_RETURN(plan, decode(doc.root()));
   }
-  DOT_ASSIGN_OR_RETURN(std::string again, canonical_document(plan, kPlanForm));
-  if (again != bytes)
-    return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
+  DOT_ASSIGN_OR_RETURN(bool canonical, encodes_to(plan, kPlanForm, bytes));
+  if (!canonical) return make_error(core::ErrorKind::NotCanonical, "the stored plan bytes are not in canonical form");
   return plan;
 }
 

@@ -70,16 +70,12 @@ std::string_view action_name(Action action) noexcept {
   return "remove";
 }
 
-namespace {
-
-// The canonical text of `plan` in `form`, handed to `take` in pieces, in
-// order: the members around the operations, encoded once with the place of
-// the operations marked (a written value that writes nothing and notes
-// where it stands), and the operations one at a time between them. The
-// whole document and its digest alone are made of the same pieces, so they
-// cannot differ; the digest never holds more than one operation's text.
-Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form,
-                        const std::function<Status(std::string_view)>& take) {
+// The pieces, in order: the members around the operations, encoded once
+// with the place of the operations marked (a written value that writes
+// nothing and notes where it stands), and the operations one at a time
+// between them. The whole document, its digest and the check of stored
+// bytes are made of the same pieces, so they cannot differ.
+Status detail::canonical_pieces(const PlanV2& plan, DocumentForm form, const PieceSink& take) {
   auto n = jcs::Node::object();
   auto dirs = jcs::Node::array();
   for (const auto& d : plan.directories) {
@@ -128,8 +124,6 @@ Status canonical_pieces(const PlanV2& plan, detail::DocumentForm form,
   return take(std::string_view(around).substr(operations_at));
 }
 
-}  // namespace
-
 Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm form) {
   // Room for the largest operation a plan usually holds (a path and two
   // snapshots with their digests, about 300 bytes) up front, so that the
@@ -138,7 +132,7 @@ Result<std::string> detail::canonical_document(const PlanV2& plan, DocumentForm 
   constexpr std::size_t kRoomPerEntry = 512;
   std::string out;
   out.reserve((plan.operations.size() + plan.directories.size()) * kRoomPerEntry + 4096);
-  DOT_TRY(canonical_pieces(plan, form, [&out](std::string_view piece) {
+  DOT_TRY(detail::canonical_pieces(plan, form, [&out](std::string_view piece) {
     out += piece;
     return Status{};
   }));
@@ -249,9 +243,13 @@ Result<std::string> declared_proposal_document(const PlanV2& proposed) {
   return detail::canonical_document(proposed, detail::kDeclaredProposalForm);
 }
 
+Status write_canonical(const PlanV2& plan, ByteSink& out) {
+  return detail::canonical_pieces(plan, detail::kPlanForm, [&out](std::string_view piece) { return out.write(piece); });
+}
+
 Status write_proposal_document(const PlanV2& proposed, bool declared, ByteSink& out) {
-  return canonical_pieces(proposed, declared ? detail::kDeclaredProposalForm : detail::kProposalForm,
-                          [&out](std::string_view piece) { return out.write(piece); });
+  return detail::canonical_pieces(proposed, declared ? detail::kDeclaredProposalForm : detail::kProposalForm,
+                                  [&out](std::string_view piece) { return out.write(piece); });
 }
 
 PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id) {

@@ -30,6 +30,21 @@
 namespace dot::core {
 namespace {
 
+// What a ByteSink is given, hashed and counted, and kept nowhere.
+class DigestSink final : public ByteSink {
+ public:
+  Status write(std::string_view bytes) override {
+    hash_.update(bytes);
+    bytes_ += bytes.size();
+    return {};
+  }
+  DocumentDigest finish() { return DocumentDigest{to_hex(hash_.finish()), bytes_}; }
+
+ private:
+  Sha256 hash_;
+  std::uint64_t bytes_ = 0;
+};
+
 // The bytes of `path` beneath `dir_fd` (the root, or the stage when
 // `staged`) when they are at most kDiffFileBytes and hash to `sha256`.
 std::optional<std::string> kept_bytes_of(int dir_fd, const std::string& path, const std::string& sha256, bool staged) {
@@ -248,34 +263,42 @@ class ProposalRun {
     // known once the stage is read (load_diffs); a target whose stat
     // matches the stat cache is not read at all.
     draft_.slots.resize(total);
-    {  // one read transaction for every stat-cache lookup; it ends before the cache is written
-      DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());
-      for (std::size_t i = 0; i < total; ++i) {
-        PathOperation& op = plan.operations[i];
-        Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
-        if (!observed.ok()) {
-          Error e = std::move(observed).error();
-          if (e.code != Code::Policy && e.code != Code::PathEscape) return e;
-          refused.push_back(std::move(e));
-          continue;
+    // A read transaction for the stat-cache lookups of each chunk of paths,
+    // then what the chunk read written to the cache: the entries of a tree
+    // read whole (the first plan after apply) are never all held at once
+    // (20 MB at 100,000 paths).
+    constexpr std::size_t kObservedPerSave = 8192;
+    for (std::size_t first = 0; first < total; first += kObservedPerSave) {
+      {  // the chunk's read transaction ends before the cache is written
+        DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());
+        for (std::size_t i = first; i < std::min(total, first + kObservedPerSave); ++i) {
+          PathOperation& op = plan.operations[i];
+          Result<PathTarget> observed = profile_->observe(root_.root_fd(), op.path, 0, parents, stat_cache_);
+          if (!observed.ok()) {
+            Error e = std::move(observed).error();
+            if (e.code != Code::Policy && e.code != Code::PathEscape) return e;
+            refused.push_back(std::move(e));
+            continue;
+          }
+          PathTarget& t = *observed;
+          PathSlot& slot = draft_.slots[i];
+          slot.take_over =
+              proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
+          slot.after_size = proposal.after_sizes[i];
+          slot.before_size = t.size;
+          slot.keep_before(std::move(t.content));
+          op.before = std::move(t.snapshot);
+          progress(i + 1, total, t.size);
         }
-        PathTarget& t = *observed;
-        PathSlot& slot = draft_.slots[i];
-        slot.take_over =
-            proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
-        slot.after_size = proposal.after_sizes[i];
-        slot.before_size = t.size;
-        slot.keep_before(std::move(t.content));
-        op.before = std::move(t.snapshot);
-        progress(i + 1, total, t.size);
       }
+      DOT_TRY(stat_cache_.save());
     }
     if (!refused.empty()) return refusal_list(std::move(refused));
     plan.directories = profile_->folders(draft_, parents);
     // What is left of the proposal that the plan does not hold.
     proposal.after_sizes = {};
     proposal.managed.reset();
-    return stat_cache_.save();
+    return {};
   }
 
   void progress(std::size_t done, std::size_t total, std::uint64_t bytes) {
@@ -418,7 +441,15 @@ class ProposalRun {
       return out;
     }
     store::SealInput& seal = sealing.input;
-    seal.plan_id = sha256_hex(seal.canonical_plan);
+    if (seal.write_canonical) {
+      DigestSink digest;
+      DOT_TRY(seal.write_canonical(digest));
+      const DocumentDigest text = digest.finish();
+      seal.plan_id = text.sha256;
+      seal.canonical_bytes = text.bytes;
+    } else {
+      seal.plan_id = sha256_hex(seal.canonical_plan);
+    }
     seal.proposal_id = draft_.proposal_id;
     seal.plugin_stderr = out.plugin_stderr;
     seal.logs = out.logs;
@@ -494,21 +525,6 @@ Error abandon(Root& root, store::TxnId txn, ProposalRun& run, Error error) {
   error.detail += stderr_pointer(root, txn, why.plugin_stderr);
   return error;
 }
-
-// What a ByteSink is given, hashed and counted, and kept nowhere.
-class DigestSink final : public ByteSink {
- public:
-  Status write(std::string_view bytes) override {
-    hash_.update(bytes);
-    bytes_ += bytes.size();
-    return {};
-  }
-  DocumentDigest finish() { return DocumentDigest{to_hex(hash_.finish()), bytes_}; }
-
- private:
-  Sha256 hash_;
-  std::uint64_t bytes_ = 0;
-};
 
 }  // namespace
 

@@ -420,10 +420,10 @@ Status check_streamed_files(const SealInput& in, const std::string& path) {
     return make_error(store::ErrorKind::Count, "a streamed plan carries its artifacts as files");
   if (!in.files.empty() && !in.open_file)
     return make_error(store::ErrorKind::OpenFile, "a streamed plan's files need an opener");
-  DOT_TRY(detail::check_file_shapes(in.files, in.operations.size(), FileKind::Artifact, path));
+  DOT_TRY(detail::check_file_shapes(in.files, in.row_count(), FileKind::Artifact, path));
   std::size_t next = 0;
-  for (std::size_t i = 0; i < in.operations.size(); ++i) {
-    const std::string& after = in.operations[i].after_sha256;
+  for (std::size_t i = 0; i < in.row_count(); ++i) {
+    const std::string_view after = in.row(i).after_sha256;
     const bool has_file = next < in.files.size() && in.files[next].index == i;
     if (after.empty() != !has_file || (has_file && in.files[next].sha256 != after))
       return make_error(store::ErrorKind::Digest,
@@ -548,48 +548,74 @@ Status check_seal_input(const SealInput& in, const std::string& db_path) {
     return make_error(store::ErrorKind::PlanId, "a plan id is 64 lowercase hex characters");
   if (in.proposal_id.size() != 64 || !is_lower_hex(in.proposal_id))
     return make_error(store::ErrorKind::ProposalId, "a proposal id is 64 lowercase hex characters");
-  std::string digest = sha256_hex(in.canonical_plan);
-  if (digest != in.plan_id)
-    return make_error(store::ErrorKind::PlanId,
-                      fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
   if (in.streamed) {
     DOT_TRY(check_streamed_files(in, db_path));
-  } else if (in.artifacts.size() != in.operations.size() || !in.files.empty()) {
+  } else if (in.artifacts.size() != in.row_count() || !in.files.empty()) {
     return make_error(store::ErrorKind::Count,
-                      fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.operations.size()));
+                      fmt::format("{} artifacts for {} operations", in.artifacts.size(), in.row_count()));
   }
   DOT_TRY(check_logs(in.logs));
   for (std::size_t i = 0; i < in.artifacts.size(); ++i) {
     if (!in.artifacts[i].exists)
       return make_error(store::ErrorKind::Absent, fmt::format("artifact {} is marked absent", i));
     DOT_TRY(check_blob(in.artifacts[i], i, "artifact"));
-    if (in.artifacts[i].sha256 != in.operations[i].after_sha256)
+    if (in.artifacts[i].sha256 != in.row(i).after_sha256)
       return make_error(store::ErrorKind::Digest, fmt::format("artifact {} is not operation {}'s after digest", i, i));
   }
   return {};
 }
 
-// The plan row, one operation row per operation and (version 1) its
-// artifact row, inside the caller's write transaction.
-Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::int64_t at) {
+// What plan.canonical holds, checked against plan_id: the plan bytes as
+// they are under kPackedPlanBytes, packed from there on (written into the
+// packer piece by piece when the caller writes them: never held whole).
+Result<std::string> stored_plan_text(const SealInput& in) {
+  auto refuse = [&in](std::string_view digest) {
+    return make_error(store::ErrorKind::PlanId,
+                      fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
+  };
+  std::string text;
+  if (in.write_canonical && in.canonical_bytes >= kPackedPlanBytes) {
+    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker packer, detail::DocumentPacker::start(in.canonical_bytes));
+    DOT_TRY(in.write_canonical(packer));
+    if (packer.written() != in.canonical_bytes)
+      return make_error(store::ErrorKind::PlanId, fmt::format("the plan text has {} bytes, not the {} promised",
+                                                              packer.written(), in.canonical_bytes));
+    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker::Packed done, packer.finish());
+    if (done.sha256 != in.plan_id) return refuse(done.sha256);
+    return std::move(done.frame);
+  }
+  if (in.write_canonical) {
+    StringSink small;
+    DOT_TRY(in.write_canonical(small));
+    if (small.out.size() != in.canonical_bytes)
+      return make_error(store::ErrorKind::PlanId, fmt::format("the plan text has {} bytes, not the {} promised",
+                                                              small.out.size(), in.canonical_bytes));
+    text = std::move(small.out);
+  }
+  const std::string_view bytes = in.write_canonical ? std::string_view(text) : std::string_view(in.canonical_plan);
+  if (const std::string digest = sha256_hex(bytes); digest != in.plan_id) return refuse(digest);
+  if (bytes.size() >= kPackedPlanBytes) return detail::pack_document(bytes);
+  return std::string(bytes);
+}
+
+// The plan row (its text as stored_plan_text made it), one operation row
+// per operation and (version 1) its artifact row, inside the caller's write
+// transaction.
+Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::string_view stored_text, std::int64_t at) {
   {
     DOT_ASSIGN_OR_RETURN(
         auto s,
         db.prepare(
             "INSERT INTO plan (txn_id, canonical, sealed_at_ms, effect_count, streamed) VALUES (?1, ?2, ?3, ?4, ?5)"));
-    std::string packed;
-    if (in.canonical_plan.size() >= kPackedPlanBytes) {
-      DOT_ASSIGN_OR_RETURN(packed, detail::pack_document(in.canonical_plan));
-    }
-    s.bind(1, id).bind_blob_borrowed(2, packed.empty() ? std::string_view(in.canonical_plan) : packed).bind(3, at);
+    s.bind(1, id).bind_blob_borrowed(2, stored_text).bind(3, at);
     if (in.effect_count)
       s.bind(4, static_cast<std::int64_t>(*in.effect_count));
     else
       s.bind_null(4);
     DOT_TRY(s.bind(5, std::int64_t{in.streamed ? 1 : 0}).run());
   }
-  for (std::size_t i = 0; i < in.operations.size(); ++i) {
-    const auto& op = in.operations[i];
+  for (std::size_t i = 0; i < in.row_count(); ++i) {
+    const OperationRowView op = in.row(i);
     DOT_TRY(
         db.run("INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)",
                id, i, op.name, op.before_sha256, op.after_sha256));
@@ -605,6 +631,7 @@ Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::int6
 Status Store::seal(TxnId id, const SealInput& in) {
   DOT_TRY(impl_->writable());
   DOT_TRY(check_seal_input(in, path()));
+  DOT_ASSIGN_OR_RETURN(const std::string stored_text, stored_plan_text(in));
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(State st, impl_->state_of(id));
@@ -617,7 +644,7 @@ Status Store::seal(TxnId id, const SealInput& in) {
                         fmt::format("plan {} is already stored as transaction {}", in.plan_id, s.i64(0)));
   }
   std::int64_t at = in.sealed_at_ms ? in.sealed_at_ms : now_ms();
-  DOT_TRY(insert_plan_rows(db, id, in, at));
+  DOT_TRY(insert_plan_rows(db, id, in, stored_text, at));
   // Each file streams from its descriptor into its row, checked as it goes;
   // any difference rolls the whole seal back.
   for (const FileBlob& f : in.files)
@@ -628,7 +655,7 @@ Status Store::seal(TxnId id, const SealInput& in) {
         auto s,
         db.query("UPDATE txn SET state = 'SEALED', plan_id = ?2, proposal_id = ?3, operation_count = ?4, "
                  "plugin_stderr = ?5, stderr_truncated = ?6, updated_at_ms = ?7, finished_at_ms = ?7 WHERE id = ?1",
-                 id, in.plan_id, in.proposal_id, in.operations.size()));
+                 id, in.plan_id, in.proposal_id, in.row_count()));
     bind_plugin_stderr(s, 5, in.plugin_stderr);
     DOT_TRY(s.bind(7, at).run());
   }

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dot/store/error_kinds.h"
@@ -166,6 +167,56 @@ TEST_F(StoreLifecycle, ALargePlanTextIsStoredPackedAndReadBackExactly) {
   auto checked = store->check();
   ASSERT_OK(checked);
   EXPECT_FALSE(checked->problems.empty());
+}
+
+// A plan text handed over in pieces (SealInput::write_canonical) is stored
+// as the whole text would be, packed or not by its size, and its rows given
+// one at a time (operation_at) as listed ones; pieces of another length or
+// digest than promised are refused and nothing is sealed.
+TEST_F(StoreLifecycle, APlanTextWrittenInPiecesAndRowsGivenOneAtATimeAreStoredAsWhole) {
+  for (std::size_t slots : {std::size_t{2}, std::size_t{1200}}) {
+    auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
+    ASSERT_OK(id);
+    SealInput in = testing::make_seal(static_cast<int>(10 + slots), true, slots);
+    ASSERT_OK(store->set_proposal_id(*id, in.proposal_id));
+    const std::string text = std::exchange(in.canonical_plan, {});
+    const std::vector<OperationSummary> rows = std::exchange(in.operations, {});
+    in.operation_count = rows.size();
+    in.operation_at = [&rows](std::size_t i) {
+      return OperationRowView{rows[i].name, rows[i].before_sha256, rows[i].after_sha256};
+    };
+    in.write_canonical = [&text](ByteSink& out) -> Status {
+      for (std::size_t at = 0; at < text.size(); at += 1000)
+        DOT_TRY(out.write(std::string_view(text).substr(at, 1000)));
+      return {};
+    };
+    in.canonical_bytes = text.size() + 1;
+    auto longer = store->seal(*id, in);
+    ASSERT_FALSE(longer.ok());
+    EXPECT_NE(longer.error().detail.find("not the " + std::to_string(text.size() + 1) + " promised"), std::string::npos)
+        << longer.error().line();
+    in.canonical_bytes = text.size();
+    const std::string plan_id = std::exchange(in.plan_id, sha256_hex("another plan"));
+    auto other = store->seal(*id, in);
+    ASSERT_FALSE(other.ok());
+    EXPECT_NE(other.error().detail.find("not to plan id"), std::string::npos) << other.error().line();
+    auto still = store->summary(*id);
+    ASSERT_OK(still);
+    EXPECT_EQ(still->state, State::Proposing);
+    in.plan_id = plan_id;
+    ASSERT_OK(store->seal(*id, in));
+    auto loaded = store->load_sealed(*id);
+    ASSERT_OK(loaded);
+    EXPECT_EQ(loaded->canonical_plan, text);
+    ASSERT_EQ(loaded->operations.size(), rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(loaded->operations[i].name, rows[i].name);
+      EXPECT_EQ(loaded->operations[i].after_sha256, rows[i].after_sha256);
+    }
+  }
+  auto clean = store->check();
+  ASSERT_OK(clean);
+  EXPECT_TRUE(clean->problems.empty());
 }
 
 TEST_F(StoreLifecycle, FullCommitPathWithEffects) {

@@ -84,6 +84,9 @@ struct PlanV2 {
 
 // Full RFC 8785 bytes of the plan exactly as stored and hashed.
 Result<std::string> canonical_bytes(const PlanV2& plan);
+// The same bytes handed to `out` in pieces as they are encoded (the store
+// packs a large plan's text as it comes: never held whole).
+Status write_canonical(const PlanV2& plan, ByteSink& out);
 // The proposal document of `proposed`, the plan as the plugin proposed it
 // (every operation, no-ops included, with core's `before` observations):
 // `proposed` with every `after` absent and proposal_id "", canonical. It is

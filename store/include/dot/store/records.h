@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dot/base/byte_stream.h"
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
 #include "dot/store/state.h"
@@ -113,6 +114,13 @@ struct OperationSummary {
   std::string after_sha256;
 };
 
+// An operation row as a seal writes it: OperationSummary's fields by view.
+struct OperationRowView {
+  std::string_view name;
+  std::string_view before_sha256;
+  std::string_view after_sha256;
+};
+
 struct Blob {
   std::uint32_t slot = 0;
   bool exists = true;  // backups only: false = the target was absent (bytes empty)
@@ -124,13 +132,31 @@ struct SealInput {
   std::string plan_id;         // must equal sha256_hex(canonical_plan)
   std::string proposal_id;     // 64 hex
   std::string canonical_plan;  // the plan bytes exactly as hashed
+  // Or, for a plan too large to hold whole, its `canonical_bytes` bytes as
+  // `write_canonical` writes them to the sink it is given (canonical_plan
+  // stays empty). The store has them written once, packed as they come when
+  // there are kPackedPlanBytes or more, and hashed: pieces of another
+  // length or digest than plan_id are refused and nothing is stored.
+  std::uint64_t canonical_bytes = 0;
+  std::function<Status(ByteSink& out)> write_canonical;
   // Number of post-commit effects; nullopt for a pre-capability plan (no
   // "effects" key), which never gets a ledger.
   std::optional<std::uint32_t> effect_count;
   std::vector<OperationSummary> operations;  // slot order
-  std::vector<Blob> artifacts;               // slot order, one per operation
-  std::string plugin_stderr;                 // kept for inspect (may be empty)
-  std::int64_t sealed_at_ms = 0;             // 0: now
+  // Or, for a plan too large to copy its rows (a view of each is made as
+  // the store writes it; `operations` stays empty): `operation_count` rows,
+  // row i from operation_at(i), its views valid until the seal returns.
+  std::size_t operation_count = 0;
+  std::function<OperationRowView(std::size_t)> operation_at;
+  std::size_t row_count() const { return operation_at ? operation_count : operations.size(); }
+  OperationRowView row(std::size_t i) const {
+    if (operation_at) return operation_at(i);
+    const OperationSummary& o = operations[i];
+    return {o.name, o.before_sha256, o.after_sha256};
+  }
+  std::vector<Blob> artifacts;    // slot order, one per operation
+  std::string plugin_stderr;      // kept for inspect (may be empty)
+  std::int64_t sealed_at_ms = 0;  // 0: now
   // A version-2 plan: its artifacts are `files`, not `artifacts` (which
   // stays empty): one per operation with an after digest, ascending index,
   // each read through `open_file` within the seal's SQLite transaction and
