@@ -434,22 +434,23 @@ Status read_operations(json::ObjectReader& r, std::string_view what, const Limit
   // Reserved once: growing by each batch's count would copy the list every batch.
   if (ops.items.empty()) ops.items.reserve(arr.size());
   ByteBudget budget(limits, ops.claimed_bytes);
-  DOT_TRY(decode_objects(arr, "operation", ops.items,
-                         [&](json::ObjectReader& orr, std::string_view ow, json::Value o, Operation& op) -> Status {
-                           DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
-                           DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
-                           DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
-                           if (orr.optional("link_text")) {
-                             DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
-                             op.link_text = std::move(text);
-                           }
-                           // Only a write declares; on anything else finish() refuses the members.
-                           if (digests && op.action == "write") {
-                             DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
-                           }
-                           return {};
-                         },
-                         ops.handed_on));
+  DOT_TRY(decode_objects(
+      arr, "operation", ops.items,
+      [&](json::ObjectReader& orr, std::string_view ow, json::Value o, Operation& op) -> Status {
+        DOT_ASSIGN_OR_RETURN(op.action, string_field(orr, "action", ow));
+        DOT_ASSIGN_OR_RETURN(op.mode, uint_field(orr, "mode", ow, kMaxSafe));
+        DOT_ASSIGN_OR_RETURN(op.path, string_field(orr, "path", ow));
+        if (orr.optional("link_text")) {
+          DOT_ASSIGN_OR_RETURN(std::string text, string_field(orr, "link_text", ow));
+          op.link_text = std::move(text);
+        }
+        // Only a write declares; on anything else finish() refuses the members.
+        if (digests && op.action == "write") {
+          DOT_ASSIGN_OR_RETURN(op.digest, declared_digest(orr, o, ow, budget));
+        }
+        return {};
+      },
+      ops.handed_on));
   ops.claimed_bytes = budget.total();
   return {};
 }

@@ -250,10 +250,10 @@ class Mirror final : public g::Plugin {
         paths.push_back(path);
         if (f && !f->link_text) writes.push_back(path);
         if (refused.ok())
-          refused = dpp::check_proposed_operation(
-              f ? dpp::ProposedOperation{f->link_text ? "link" : "write", f->mode, path,
-                                         f->link_text ? &*f->link_text : nullptr}
-                : dpp::ProposedOperation{"remove", 0, path, nullptr});
+          refused =
+              dpp::check_proposed_operation(f ? dpp::ProposedOperation{f->link_text ? "link" : "write", f->mode, path,
+                                                                       f->link_text ? &*f->link_text : nullptr}
+                                              : dpp::ProposedOperation{"remove", 0, path, nullptr});
         return {};
       }));
       Status st = dpp::check_plan_paths(paths);

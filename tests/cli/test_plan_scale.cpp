@@ -163,7 +163,7 @@ TEST_F(PlanScale, NoChangePlansGrowTheStoreByAtMostFourKiBAndPruneShrinksIt) {
   }
   const std::uintmax_t size = store_bytes();
   EXPECT_LE(size, start + kPlans * 4096) << kPlans << " no-change plans grew the store from " << start << " to "
-                                          << size;
+                                         << size;
   RunResult pruned = run({"store", "prune", "--root", root(), "--keep", "0"});
   ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
   EXPECT_LT(store_bytes(), size);

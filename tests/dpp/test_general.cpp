@@ -404,8 +404,8 @@ TEST(General, BatchesAreHeldToTheLimitsOverTheWholeList) {
   small.max_operations = 3;
   small.max_total_bytes = 10;
   auto write = [](const std::string& path, int size) {
-    return R"({"action":"write","mode":420,"path":")" + path + R"(","sha256":")" + kSha +
-           R"(","size":)" + std::to_string(size) + "}";
+    return R"({"action":"write","mode":420,"path":")" + path + R"(","sha256":")" + kSha + R"(","size":)" +
+           std::to_string(size) + "}";
   };
   Batched<Operation> ops;
   auto batch = parse(R"({"operations":[)" + write("a", 4) + "," + write("b", 4) + "]}");

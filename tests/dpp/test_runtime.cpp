@@ -13,13 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "drive.h"
 #include "../common/test_error_kinds.h"
 #include "dot/base/fd.h"
 #include "dot/base/sha256.h"
 #include "dot/base/utf8.h"
 #include "dot/dpp/body.h"
 #include "dot/dpp/runtime.h"
+#include "drive.h"
 
 namespace dot::dpp::general {
 namespace {
@@ -136,7 +136,7 @@ TEST(Runtime, AnsweringAWholeSessionExitsZero) {
   EXPECT_EQ(arts->artifacts, (std::vector<Artifact>{{"a/b.txt", sha256_hex("hello\n"), 6}}));
   auto staged = read_file(stage.path() + "/a/b.txt", 100);
   EXPECT_EQ(staged.ok() ? *staged : "", "hello\n");
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::lstat((stage.path() + "/a").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0700u);
 }
@@ -276,9 +276,7 @@ TEST(Runtime, AnOperationTheRuntimeRefusesOnTheWayIsAnsweredAsAnInternalError) {
 class PlanlessPlugin : public Plugin {
  public:
   std::string id() const override { return "org.dot.test"; }
-  Result<std::vector<Artifact>> materialize(Context&, const std::string&) override {
-    return std::vector<Artifact>{};
-  }
+  Result<std::vector<Artifact>> materialize(Context&, const std::string&) override { return std::vector<Artifact>{}; }
 };
 
 TEST(Runtime, APluginWithNeitherPlanNorPlanEachIsAnsweredWithAPluginError) {
@@ -287,8 +285,7 @@ TEST(Runtime, APluginWithNeitherPlanNorPlanEachIsAnsweredWithAPluginError) {
   ASSERT_EQ(r.answers.size(), 2u);
   ASSERT_TRUE(r.answers[1].is_error()) << r.answers[1].body;
   EXPECT_EQ(r.answers[1].code(), -32000);
-  EXPECT_NE(r.answers[1].body.find("implements neither plan nor plan_each"), std::string::npos)
-      << r.answers[1].body;
+  EXPECT_NE(r.answers[1].body.find("implements neither plan nor plan_each"), std::string::npos) << r.answers[1].body;
 }
 
 TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {
@@ -328,7 +325,8 @@ TEST_P(Answers, EachRefusalIsAnsweredAndTheRuntimeKeepsReading) {
   // The refused request, then a whole honest session: the runtime must
   // still answer everything and exit 0.
   std::string input = c.after_init ? init_request() + c.request : c.request;
-  std::string rest = c.after_init ? honest_session(stage.path()).substr(init_request().size()) : honest_session(stage.path());
+  std::string rest =
+      c.after_init ? honest_session(stage.path()).substr(init_request().size()) : honest_session(stage.path());
   auto r = run(p, input + rest);
   EXPECT_EQ(r.exit, 0) << r.stderr_text;
   std::size_t i = c.after_init ? 1 : 0;
@@ -381,11 +379,10 @@ INSTANTIATE_TEST_SUITE_P(
              false, kMethodNotFound, "1"},
         Case{"initialize_twice", init_request(2), true, kMethodNotFound, "2"},
         Case{"id_out_of_order", request(3, Method::Plan, to_node(PlanParams{})), true, kInvalidRequest, "3"},
-        Case{"no_params", frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\"}"), false,
-             kInvalidParams, "1"},
-        Case{"hello_params",
-             request(1, Method::Initialize, dpp::to_node(hello::initialize_params("audit", kNonce))), false,
-             kInvalidParams, "1"},
+        Case{"no_params", frame("{\"id\":1,\"jsonrpc\":\"2.0\",\"method\":\"dot.initialize\"}"), false, kInvalidParams,
+             "1"},
+        Case{"hello_params", request(1, Method::Initialize, dpp::to_node(hello::initialize_params("audit", kNonce))),
+             false, kInvalidParams, "1"},
         Case{"wrong_profile", with_limits("org.dot.dpp/v1", "org.dot.dpp/v2"), false, kInvalidParams, "1"},
         Case{"wrong_protocol", with_limits("\"protocol\":1", "\"protocol\":2"), false, kInvalidParams, "1"},
         Case{"limits_changed", with_limits("\"max_operations\":100000", "\"max_operations\":100001"), false,
@@ -509,7 +506,7 @@ TEST(Runtime, StagedFilesNeverFollowASymlink) {
   auto a = write_staged_file(stage.path(), "a/b.txt", "x");
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.error().code, Code::PathEscape) << a.error().line();
-  struct stat st{};
+  struct stat st {};
   EXPECT_NE(::lstat("/tmp/b.txt", &st), 0);  // nothing written through the link
   for (const char* bad : {"../x", "/etc/x", "c//d", "c/./d", ""}) {
     auto r = write_staged_file(stage.path(), bad, "x");

@@ -103,7 +103,9 @@ class PathSlot {
   PathSlot(PathSlot&&) noexcept = default;
   PathSlot& operator=(PathSlot&&) noexcept = default;
   PathSlot(const PathSlot& o)
-      : before_size(o.before_size), after_size(o.after_size), take_over(o.take_over),
+      : before_size(o.before_size),
+        after_size(o.after_size),
+        take_over(o.take_over),
         sides_(o.sides_ ? std::make_unique<Sides>(*o.sides_) : nullptr) {}
   PathSlot& operator=(const PathSlot& o) { return *this = PathSlot(o); }
 
