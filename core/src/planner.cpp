@@ -395,7 +395,8 @@ class ProposalRun {
       dpp::StagedFile& file = staged.files[k];
       PathOperation& op = ops[at];
       PathSlot& slot = draft_.slots[at];
-      Snapshot after{true, egid_, draft_.modes[at], std::move(file.sha256), euid_};
+      Snapshot after{
+          .exists = true, .gid = egid_, .mode = draft_.modes[at], .sha256 = std::move(file.sha256), .uid = euid_};
       // A declared after is in the stored proposal document, whose id the
       // sealed plan carries: what was staged must be exactly it (the claims
       // were held to it before a byte was read; this keeps the id true).

@@ -55,7 +55,8 @@ PathOperation proposed_operation(general::Operation& op, const Owner& owner) {
   const Action action = op.action == "write" ? Action::Write : op.action == "link" ? Action::Link : Action::Remove;
   Snapshot after = Snapshot::absent();
   if (op.digest) {
-    after = Snapshot{true, owner.gid, op.mode, std::move(op.digest->sha256), owner.uid};
+    after = Snapshot{
+        .exists = true, .gid = owner.gid, .mode = op.mode, .sha256 = std::move(op.digest->sha256), .uid = owner.uid};
   } else if (action == Action::Link) {
     after = link_snapshot(op.link_text.value_or(std::string()), owner.uid, owner.gid);
   }

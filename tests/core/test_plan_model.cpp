@@ -18,11 +18,11 @@ Plan sample_plan() {
   Operation hello;
   hello.name = "hello.txt";
   hello.before = Snapshot::absent();
-  hello.after = Snapshot{true, 0, 384, hex('d'), 0};
+  hello.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = hex('d'), .uid = 0};
   Operation welcome;
   welcome.name = "welcome.txt";
-  welcome.before = Snapshot{true, 1000, 384, hex('e'), 1000};
-  welcome.after = Snapshot{true, 0, 384, hex('f'), 0};
+  welcome.before = Snapshot{.exists = true, .gid = 1000, .mode = 384, .sha256 = hex('e'), .uid = 1000};
+  welcome.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = hex('f'), .uid = 0};
   p.operations = {hello, welcome};
   auto pid = compute_proposal_id(p);
   EXPECT_TRUE(pid.ok());
@@ -36,14 +36,22 @@ TEST(PlanModel, CanonicalBytesHaveTheSpecKeyOrder) {
   ASSERT_TRUE(bytes.ok()) << bytes.error().line();
   std::string expected =
       "{\"effects\":[{\"failure_policy\":\"required\",\"kind\":\"sync\",\"target\":\"managed-root\"}],"
-      "\"nonce\":\"" + hex('a') + "\",\"operations\":["
-      "{\"after\":{\"exists\":true,\"gid\":0,\"mode\":384,\"sha256\":\"" + hex('d') + "\",\"uid\":0},"
+      "\"nonce\":\"" +
+      hex('a') +
+      "\",\"operations\":["
+      "{\"after\":{\"exists\":true,\"gid\":0,\"mode\":384,\"sha256\":\"" +
+      hex('d') +
+      "\",\"uid\":0},"
       "\"before\":{\"exists\":false,\"gid\":0,\"mode\":0,\"sha256\":\"\",\"uid\":0},\"name\":\"hello.txt\"},"
-      "{\"after\":{\"exists\":true,\"gid\":0,\"mode\":384,\"sha256\":\"" + hex('f') + "\",\"uid\":0},"
-      "\"before\":{\"exists\":true,\"gid\":1000,\"mode\":384,\"sha256\":\"" + hex('e') + "\",\"uid\":1000},"
+      "{\"after\":{\"exists\":true,\"gid\":0,\"mode\":384,\"sha256\":\"" +
+      hex('f') +
+      "\",\"uid\":0},"
+      "\"before\":{\"exists\":true,\"gid\":1000,\"mode\":384,\"sha256\":\"" +
+      hex('e') +
+      "\",\"uid\":1000},"
       "\"name\":\"welcome.txt\"}],"
-      "\"plugin_digest\":\"" + hex('b') + "\",\"proposal_id\":\"" + p.proposal_id + "\",\"root_id\":\"" + hex('c') +
-      "\",\"version\":1}";
+      "\"plugin_digest\":\"" +
+      hex('b') + "\",\"proposal_id\":\"" + p.proposal_id + "\",\"root_id\":\"" + hex('c') + "\",\"version\":1}";
   EXPECT_EQ(*bytes, expected);
   EXPECT_EQ(*compute_plan_id(p), sha256_hex(expected));
 }

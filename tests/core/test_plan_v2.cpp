@@ -276,23 +276,22 @@ TEST(PlanV2, StrictDecodingRefusals) {
        Code::Validation, "remove_after"},
       {"inconsistent snapshot", edit(R"("before":{"exists":false,"gid":0,)", R"("before":{"exists":false,"gid":7,)"),
        Code::Validation, "inconsistent_snapshot"},
-      {"folder mode for others", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":511,\"path\":\"x\"}"),
-       Code::Policy, "mode"},
+      {"folder mode for others", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":511,\"path\":\"x\"}"), Code::Policy,
+       "mode"},
       {"folder mode without search", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":384,\"path\":\"x\"}"),
        Code::Policy, "mode"},
-      {"folder mode sticky", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":960,\"path\":\"x\"}"),
-       Code::Policy, "mode"},
+      {"folder mode sticky", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":960,\"path\":\"x\"}"), Code::Policy,
+       "mode"},
       {"empty exclude", edit("],\"nonce\"", "],\"exclude\":[],\"nonce\""), Code::Validation, "exclude"},
-      {"unsorted exclude", edit("],\"nonce\"", "],\"exclude\":[\"b\",\"a\"],\"nonce\""), Code::Validation,
-       "exclude"},
-      {"twice excluded", edit("],\"nonce\"", "],\"exclude\":[\"a\",\"a\"],\"nonce\""), Code::Validation,
-       "exclude"},
+      {"unsorted exclude", edit("],\"nonce\"", "],\"exclude\":[\"b\",\"a\"],\"nonce\""), Code::Validation, "exclude"},
+      {"twice excluded", edit("],\"nonce\"", "],\"exclude\":[\"a\",\"a\"],\"nonce\""), Code::Validation, "exclude"},
       {"exclude not strings", edit("],\"nonce\"", "],\"exclude\":[1],\"nonce\""), Code::Validation, "exclude"},
       {"bad exclude pattern", edit("],\"nonce\"", "],\"exclude\":[\"!a\"],\"nonce\""), Code::Validation, "glob"},
-      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"),
-       Code::Validation, "directory"},
-      {"folder unsorted", edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
-                               "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
+      {"folder not a parent", edit("{\"mode\":448,\"path\":\"x\"}", "{\"mode\":448,\"path\":\"y\"}"), Code::Validation,
+       "directory"},
+      {"folder unsorted",
+       edit("{\"mode\":448,\"path\":\"emoji\"},{\"mode\":448,\"path\":\"x\"}",
+            "{\"mode\":448,\"path\":\"x\"},{\"mode\":448,\"path\":\"emoji\"}"),
        Code::Validation, "unsorted"},
       {"folder created, subfolder not", edit(",{\"mode\":448,\"path\":\"zh/\xe4\xb8\xad\xe6\x96\x87\"}", ""),
        Code::Validation, "directory"},
@@ -359,7 +358,7 @@ TEST(PlanV2, ProposalDocumentAftersAreAllAbsentOrAllDeclaredAndASealedWriteHasOn
 
 TEST(PlanV2, NoOpRule) {
   const Snapshot absent = Snapshot::absent();
-  const Snapshot file{true, 1000, 0644, std::string(64, '1'), 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = std::string(64, '1'), .uid = 1000};
   Snapshot other_bytes = file;
   other_bytes.sha256 = std::string(64, '2');
   Snapshot other_mode = file;
@@ -397,7 +396,7 @@ TEST(PlanV2, NoOpRule) {
 
 TEST(PlanV2, CreatedFoldersAreTheMissingParentsOfWritesParentsFirst) {
   const Snapshot absent = Snapshot::absent();
-  const Snapshot file{true, 1000, 0644, std::string(64, '1'), 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = std::string(64, '1'), .uid = 1000};
   std::vector<PathOperation> ops = {
       {Action::Write, file, absent, "a/b/c/f"},
       {Action::Write, file, absent, "a/b/g"},
@@ -512,7 +511,7 @@ PlanV2 links_plan() {
   EXPECT_TRUE(base.ok());
   PlanV2 plan = *base;
   plan.directories.clear();
-  const Snapshot file{true, 1000, 0600, sha256_hex("bytes"), 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = sha256_hex("bytes"), .uid = 1000};
   plan.operations = {
       {Action::Link, link_snapshot("/abs/target", 1000, 1000), file, "a-link"},
       {Action::Write, file, link_snapshot("old \x1b text", 1000, 100), "b-file"},
@@ -537,7 +536,9 @@ TEST(PlanV2, SymlinkSnapshotsEncodeTheirKindAndTextAndRoundTrip) {
   EXPECT_EQ(again->operations[1].before.gid, 100u);
   // A file's snapshot has neither member: the version-2 bytes of a plan
   // without links are what they were.
-  auto file = jcs::encode(to_node(Snapshot{true, 1, 0600, std::string(64, 'a'), 2}), jcs::Profile::Rfc8785);
+  auto file =
+      jcs::encode(to_node(Snapshot{.exists = true, .gid = 1, .mode = 0600, .sha256 = std::string(64, 'a'), .uid = 2}),
+                  jcs::Profile::Rfc8785);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(*file, R"({"exists":true,"gid":1,"mode":384,"sha256":")" + std::string(64, 'a') + R"(","uid":2})");
   // The proposal document drops every after (the link texts it proposes
@@ -629,7 +630,8 @@ TEST(PlanV2, TheHelloSnapshotHasNoLinkMembers) {
 TEST(PlanV2, NoOpRuleOfLinks) {
   const Snapshot link = link_snapshot("text", 1000, 1000);
   const Snapshot other = link_snapshot("other", 1000, 1000);
-  Snapshot file_of_same_bytes{true, 1000, kLinkMode, sha256_hex("text"), 1000};
+  Snapshot file_of_same_bytes{
+      .exists = true, .gid = 1000, .mode = kLinkMode, .sha256 = sha256_hex("text"), .uid = 1000};
   EXPECT_TRUE(is_general_noop({Action::Link, link, link, "a"}));
   EXPECT_TRUE(is_general_noop({Action::Link, link, link_snapshot("text", 1000, 5), "a"}));  // owner aside
   EXPECT_FALSE(is_general_noop({Action::Link, link, other, "a"}));

@@ -29,14 +29,17 @@ enum class EntryKind : std::uint8_t { File, Symlink };
 // A symlink's snapshot is {exists, gid, mode kLinkMode, sha256 of its
 // link_text, uid} with kind Symlink and the link's own text: its "bytes"
 // are its text, so its backup and its artifact are that text.
+// (The two one-byte members go first, side by side: 8 bytes less per
+// snapshot, 1.6 MB in a plan of 100,000 operations. Build one with
+// designated initializers.)
 struct Snapshot {
   bool exists = false;
+  EntryKind kind = EntryKind::File;  // File when absent
   std::uint64_t gid = 0;
   std::uint64_t mode = 0;  // permission bits only: st_mode & 07777
   std::string sha256;      // lowercase hex of the bytes; "" when absent
   std::uint64_t uid = 0;
-  EntryKind kind = EntryKind::File;  // File when absent
-  std::string link_text{};           // a symlink's text; "" otherwise
+  std::string link_text{};  // a symlink's text; "" otherwise
 
   static Snapshot absent() { return Snapshot{}; }
   bool is_link() const noexcept { return exists && kind == EntryKind::Symlink; }
