@@ -267,7 +267,7 @@ class ProposalRun {
     // then what the chunk read written to the cache: the entries of a tree
     // read whole (the first plan after apply) are never all held at once
     // (20 MB at 100,000 paths).
-    constexpr std::size_t kObservedPerSave = 8192;
+    constexpr std::size_t kObservedPerSave = 4096;
     for (std::size_t first = 0; first < total; first += kObservedPerSave) {
       {  // the chunk's read transaction ends before the cache is written
         DOT_ASSIGN_OR_RETURN(store::Store::ReadScope lookups, root_.store().read_scope());

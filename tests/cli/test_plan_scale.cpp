@@ -128,17 +128,17 @@ TEST_F(PlanScale, PlanAndStatusTrustAMatchingStatAndRereadARacyOne) {
 }
 
 // The first plan after apply reads every target and keeps what it saw in
-// the stat cache chunk by chunk (8,192 paths each): every chunk's entries
+// the stat cache chunk by chunk (4,096 paths each): every chunk's entries
 // are there, the last path's too.
 TEST_F(PlanScale, EveryTargetReadIsKeptInTheStatCacheWhateverTheChunk) {
-  constexpr int kFiles = 8300;
+  constexpr int kFiles = 4200;
   for (int i = 0; i < kFiles; ++i) put(fmt::format("d{:02}/f{:04}", i % 50, i), fmt::format("{}\n", i));
   register_mirror();
   plan_and_apply();
   ASSERT_EQ(plan({"--name-status"}).out.rfind("no changes", 0), 0u);
   auto opened = store::Store::open(db());
   ASSERT_TRUE(opened.ok()) << opened.error().line();
-  for (int i : {0, 8191, 8192, kFiles - 1}) {
+  for (int i : {0, 4095, 4096, kFiles - 1}) {
     auto entry = opened->stat_entry(fmt::format("d{:02}/f{:04}", i % 50, i));
     ASSERT_TRUE(entry.ok()) << entry.error().line();
     EXPECT_TRUE(entry->has_value()) << "no stat-cache entry for file " << i;
