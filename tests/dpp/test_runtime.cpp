@@ -262,13 +262,18 @@ class UndeclaredPlugin : public TestPlugin {
   Status added, after;
 };
 
-TEST(Runtime, AnOperationTheRuntimeRefusesOnTheWayIsAnsweredAsAnInternalError) {
-  UndeclaredPlugin plugin;
+// dot.initialize, then dot.plan: answered with error `code` saying `says`.
+void expect_plan_answered_with(Plugin& plugin, std::int64_t code, std::string_view says) {
   auto r = run(plugin, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
   ASSERT_EQ(r.answers.size(), 2u);
   ASSERT_TRUE(r.answers[1].is_error()) << r.answers[1].body;
-  EXPECT_EQ(r.answers[1].code(), -32603);
-  EXPECT_NE(r.answers[1].body.find("declares none"), std::string::npos) << r.answers[1].body;
+  EXPECT_EQ(r.answers[1].code(), code);
+  EXPECT_NE(r.answers[1].body.find(says), std::string::npos) << r.answers[1].body;
+}
+
+TEST(Runtime, AnOperationTheRuntimeRefusesOnTheWayIsAnsweredAsAnInternalError) {
+  UndeclaredPlugin plugin;
+  expect_plan_answered_with(plugin, -32603, "declares none");
   EXPECT_EQ(plugin.added.error().kind, "declared_digest");
   EXPECT_EQ(plugin.after.error().kind, "declared_digest");  // the first failure refuses the rest
 }
@@ -281,11 +286,7 @@ class PlanlessPlugin : public Plugin {
 
 TEST(Runtime, APluginWithNeitherPlanNorPlanEachIsAnsweredWithAPluginError) {
   PlanlessPlugin plugin;
-  auto r = run(plugin, init_request() + request(2, Method::Plan, to_node(PlanParams{})));
-  ASSERT_EQ(r.answers.size(), 2u);
-  ASSERT_TRUE(r.answers[1].is_error()) << r.answers[1].body;
-  EXPECT_EQ(r.answers[1].code(), -32000);
-  EXPECT_NE(r.answers[1].body.find("implements neither plan nor plan_each"), std::string::npos) << r.answers[1].body;
+  expect_plan_answered_with(plugin, -32000, "implements neither plan nor plan_each");
 }
 
 TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {

@@ -57,7 +57,8 @@
 // operations and dot.materialize's artifacts may also come as
 // dot.operations / dot.artifacts notifications ahead of the result, each
 // decoded as it arrives and held with the rest to the negotiated limits;
-// plan() and materialize_general() return the whole list. Any other
+// plan() and materialize_general() return the whole list (plan() hands
+// each batch to its caller instead when given a sink). Any other
 // method, a batch during another request, a log or a batch without
 // negotiation, a log beyond the limit: DOT_E_PROTOCOL (kinds
 // notification_method, log_not_negotiated, batch_not_negotiated,
