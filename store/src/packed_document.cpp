@@ -86,6 +86,25 @@ Result<DocumentPacker::Packed> DocumentPacker::finish() {
   return Packed{std::move(st.frame), to_hex(st.hash.finish())};
 }
 
+Result<Written> take_written(std::uint64_t bytes, bool pack, const std::function<Status(ByteSink&)>& write,
+                             store::ErrorKind kind, std::string_view what) {
+  auto longer_or_shorter = [&](std::uint64_t written) {
+    return make_error(kind, fmt::format("{} has {} bytes, not the {} promised", what, written, bytes));
+  };
+  if (!pack) {
+    StringSink kept;
+    DOT_TRY(write(kept));
+    if (kept.out.size() != bytes) return longer_or_shorter(kept.out.size());
+    std::string digest = sha256_hex(kept.out);
+    return Written{std::move(kept.out), std::move(digest)};
+  }
+  DOT_ASSIGN_OR_RETURN(DocumentPacker packer, DocumentPacker::start(bytes));
+  DOT_TRY(write(packer));
+  if (packer.written() != bytes) return longer_or_shorter(packer.written());
+  DOT_ASSIGN_OR_RETURN(DocumentPacker::Packed done, packer.finish());
+  return Written{std::move(done.frame), std::move(done.sha256)};
+}
+
 Result<std::string> pack_document(std::string_view document) {
   DOT_ASSIGN_OR_RETURN(DocumentPacker packer, DocumentPacker::start(document.size()));
   DOT_TRY(packer.write(document));

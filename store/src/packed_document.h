@@ -13,12 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "dot/base/byte_stream.h"
 #include "dot/base/result.h"
+#include "dot/store/error_kinds.h"
 
 namespace dot::store::detail {
 
@@ -52,6 +54,18 @@ class DocumentPacker final : public ByteSink {
 // One zstd frame of `document`, its size written in the frame header (a
 // DocumentPacker given the document in one piece). Errors as DocumentPacker's.
 Result<std::string> pack_document(std::string_view document);
+
+// What `write` hands over, promised as `bytes` bytes, as the store keeps
+// it: packed as it comes when `pack`, else as it is; with its SHA-256. The
+// one check of a document a caller writes in pieces: the writer's own error
+// is returned as it is, another length refused as `kind` ("`what` has N
+// bytes, not the M promised"); the caller compares the digest with its id.
+struct Written {
+  std::string stored;  // the frame, or the document
+  std::string sha256;  // lowercase hex of the document
+};
+Result<Written> take_written(std::uint64_t bytes, bool pack, const std::function<Status(ByteSink&)>& write,
+                             store::ErrorKind kind, std::string_view what);
 
 // The document a stored value holds: the value itself when it is not a zstd
 // frame; otherwise exactly one frame whose header declares its size, at most

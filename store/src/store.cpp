@@ -456,18 +456,14 @@ Status Store::set_proposal_id(TxnId id, std::string_view proposal_id, std::uint6
                       fmt::format("a proposal document of {} bytes is over {}", bytes, kMaxProposalBytes));
   std::string packed;
   if (write) {
-    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker packer, detail::DocumentPacker::start(bytes));
-    DOT_TRY(write(packer));
-    if (packer.written() != bytes)
-      return make_error(
-          store::ErrorKind::ProposalDocument,
-          fmt::format("the proposal document has {} bytes, not the {} promised", packer.written(), bytes));
-    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker::Packed done, packer.finish());
+    DOT_ASSIGN_OR_RETURN(
+        detail::Written done,
+        detail::take_written(bytes, true, write, store::ErrorKind::ProposalDocument, "the proposal document"));
     if (done.sha256 != proposal_id)
       return make_error(
           store::ErrorKind::ProposalDocument,
           fmt::format("the proposal document hashes to {}, not to the proposal id {}", done.sha256, proposal_id));
-    packed = std::move(done.frame);
+    packed = std::move(done.stored);
   }
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
@@ -569,33 +565,15 @@ Status check_seal_input(const SealInput& in, const std::string& db_path) {
 // they are under kPackedPlanBytes, packed from there on (written into the
 // packer piece by piece when the caller writes them: never held whole).
 Result<std::string> stored_plan_text(const SealInput& in) {
-  auto refuse = [&in](std::string_view digest) {
+  const std::uint64_t bytes = in.write_canonical ? in.canonical_bytes : in.canonical_plan.size();
+  auto whole = [&in](ByteSink& out) { return out.write(in.canonical_plan); };
+  DOT_ASSIGN_OR_RETURN(detail::Written text, detail::take_written(bytes, bytes >= kPackedPlanBytes,
+                                                                  in.write_canonical ? in.write_canonical : whole,
+                                                                  store::ErrorKind::PlanId, "the plan text"));
+  if (text.sha256 != in.plan_id)
     return make_error(store::ErrorKind::PlanId,
-                      fmt::format("the plan bytes hash to {}, not to plan id {}", digest, in.plan_id));
-  };
-  std::string text;
-  if (in.write_canonical && in.canonical_bytes >= kPackedPlanBytes) {
-    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker packer, detail::DocumentPacker::start(in.canonical_bytes));
-    DOT_TRY(in.write_canonical(packer));
-    if (packer.written() != in.canonical_bytes)
-      return make_error(store::ErrorKind::PlanId, fmt::format("the plan text has {} bytes, not the {} promised",
-                                                              packer.written(), in.canonical_bytes));
-    DOT_ASSIGN_OR_RETURN(detail::DocumentPacker::Packed done, packer.finish());
-    if (done.sha256 != in.plan_id) return refuse(done.sha256);
-    return std::move(done.frame);
-  }
-  if (in.write_canonical) {
-    StringSink small;
-    DOT_TRY(in.write_canonical(small));
-    if (small.out.size() != in.canonical_bytes)
-      return make_error(store::ErrorKind::PlanId, fmt::format("the plan text has {} bytes, not the {} promised",
-                                                              small.out.size(), in.canonical_bytes));
-    text = std::move(small.out);
-  }
-  const std::string_view bytes = in.write_canonical ? std::string_view(text) : std::string_view(in.canonical_plan);
-  if (const std::string digest = sha256_hex(bytes); digest != in.plan_id) return refuse(digest);
-  if (bytes.size() >= kPackedPlanBytes) return detail::pack_document(bytes);
-  return std::string(bytes);
+                      fmt::format("the plan bytes hash to {}, not to plan id {}", text.sha256, in.plan_id));
+  return std::move(text.stored);
 }
 
 // The plan row (its text as stored_plan_text made it), one operation row
