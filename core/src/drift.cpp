@@ -8,11 +8,13 @@
 #include <fmt/format.h>
 
 #include "dot/base/beneath.h"
+#include "dot/base/byte_stream.h"
 #include "dot/core/plan.h"
 #include "dot/core/plan_v2.h"
 #include "dot/core/stat_cache.h"
 #include "dot/core/target.h"
 #include "dot/dpp/general.h"
+#include "plan_v2_reader.h"
 
 namespace dot::core {
 namespace {
@@ -104,13 +106,19 @@ Result<std::vector<Drift>> find_drift(Root& root, const std::set<std::string, st
   };
   for (const auto& p : applied) {
     if (p.streamed) {
-      // decode_canonical_plan_v2 checked every path against dpp/path_rules.h.
-      DOT_ASSIGN_OR_RETURN(PlanV2 plan, decode_canonical_plan_v2(p.canonical_plan));
-      for (const PathOperation& op : plan.operations)
-        DOT_TRY(judge(p, op.path, op.after, dpp::general::kLimits.max_file_bytes));
+      // Read as it streams (a plan of 100,000 operations is never held
+      // whole); the reader checked every path against dpp/path_rules.h. A
+      // plan that turns out tampered fails the whole call: what was judged
+      // of it is never shown.
+      PlanV2Reader reader(
+          [&](PathOperation&& op) { return judge(p, op.path, op.after, dpp::general::kLimits.max_file_bytes); });
+      DOT_TRY(root.store().read_plan_text(p.id, reader));
+      DOT_TRY(reader.finish());
       continue;
     }
-    DOT_ASSIGN_OR_RETURN(Plan plan, decode_canonical_plan(p.canonical_plan));
+    StringSink text;
+    DOT_TRY(root.store().read_plan_text(p.id, text));
+    DOT_ASSIGN_OR_RETURN(Plan plan, decode_canonical_plan(text.out));
     // decode_canonical_plan checked each name against the slot pattern: one
     // entry directly under the root.
     for (const Operation& op : plan.operations) DOT_TRY(judge(p, op.name, op.after, kMaxTargetBytes));

@@ -17,6 +17,8 @@
 #include "dot/core/plan_document.h"
 #include "dot/dpp/path_rules.h"
 #include "plan_ids.h"
+#include "plan_v2_decode.h"
+#include "plan_v2_reader.h"
 
 namespace dot::core {
 namespace {
@@ -70,6 +72,14 @@ std::string_view action_name(Action action) noexcept {
   return "remove";
 }
 
+Status detail::encode_operation(std::string& out, const PathOperation& op, DocumentForm form) {
+  auto o = jcs::Node::object();
+  o.set("action", jcs::Node::string(std::string(action_name(op.action))));
+  detail::set_snapshots(o, op, form);
+  o.set("path", jcs::Node::string(op.path));
+  return jcs::encode_to(out, o, jcs::Profile::Rfc8785);
+}
+
 // The pieces, in order: the members around the operations, encoded once
 // with the place of the operations marked (a written value that writes
 // nothing and notes where it stands), and the operations one at a time
@@ -110,14 +120,9 @@ Status detail::canonical_pieces(const PlanV2& plan, DocumentForm form, const Pie
   DOT_TRY(take("["));
   std::string one;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-    const PathOperation& op = plan.operations[i];
     one.clear();
     if (i > 0) one += ',';
-    auto o = jcs::Node::object();
-    o.set("action", jcs::Node::string(std::string(action_name(op.action))));
-    detail::set_snapshots(o, op, form);
-    o.set("path", jcs::Node::string(op.path));
-    DOT_TRY(jcs::encode_to(one, o, jcs::Profile::Rfc8785));
+    DOT_TRY(detail::encode_operation(one, plan.operations[i], form));
     DOT_TRY(take(one));
   }
   DOT_TRY(take("]"));
@@ -366,11 +371,9 @@ Result<std::vector<Effect>> decode_effects(json::Value effects_v) {
   return effects;
 }
 
-// One operation's format (the path rules are judged over the whole list
-// after). `declared`: whether a proposal document's writes carry their
-// declared after, set by its first write.
-Result<PathOperation> decode_operation(json::Value o, const std::string& what, bool proposal,
-                                       std::optional<bool>& declared) {
+}  // namespace
+
+Result<PathOperation> detail::decode_operation(json::Value o, const std::string& what) {
   json::ObjectReader orr(o, what);
   DOT_ASSIGN_OR_RETURN(json::Value action_v, orr.required("action"));
   DOT_ASSIGN_OR_RETURN(std::string_view action, orr.required_string("action"));
@@ -386,39 +389,66 @@ Result<PathOperation> decode_operation(json::Value o, const std::string& what, b
   // carries an after only where the plugin declared it (every write or
   // none), so without one only the action is judged here.
   const bool write = action == "write", link = action == "link";
-  if (!proposal && write && !op.after.exists)
-    return invalid(after_v, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
-  if (!proposal && (write || link) && op.after.is_link() != link)
+  // In any document a write's after, when it has one, is a file's.
+  if (write && op.after.is_link())
     return invalid(after_v, core::ErrorKind::LinkAfter,
-                   fmt::format("{}.after of a {} must be a {}'s snapshot", what, action, link ? "symlink" : "file"));
+                   fmt::format("{}.after of a write must be a file's snapshot", what));
   const std::uint64_t mode = write && !op.after.exists ? 0600 : link ? 0 : op.after.mode;
   if (auto s = dpp::check_action_mode(path, action, mode); !s.ok()) return at(std::move(s).error(), action_v);
   op.action = write ? Action::Write : link ? Action::Link : Action::Remove;
-  if (proposal && write) {
-    if (!declared) declared = op.after.exists;
-    if (*declared != op.after.exists)
-      return invalid(after_v, core::ErrorKind::ProposalAfter,
-                     fmt::format("{}.after must be absent in a proposal document unless every write declares "
-                                 "its after (and then present)",
-                                 what));
-  }
-  if (proposal && link && op.after.exists)
-    return invalid(after_v, core::ErrorKind::ProposalAfter,
-                   fmt::format("{}.after must be absent in a proposal document", what));
   if (!write && !link && op.after.exists)
     return invalid(after_v, core::ErrorKind::RemoveAfter, fmt::format("{}.after of a remove must be absent", what));
   return op;
 }
 
+void detail::AfterRules::add(const PathOperation& op, json::Value o, const std::string& what, std::uint64_t base) {
+  auto keep = [&](std::optional<Error>& first, core::ErrorKind kind, std::string detail) {
+    if (first) return;
+    const std::optional<json::Value> after_v = o.find("after");
+    first = make_parse_error(kind, (after_v ? after_v->offset() : o.offset()) + base, std::move(detail));
+  };
+  const bool write = op.action == Action::Write, link = op.action == Action::Link;
+  // As a sealed plan's.
+  if (write && !op.after.exists)
+    keep(sealed_, core::ErrorKind::WriteAfter, fmt::format("{}.after of a write must exist", what));
+  if (link && !op.after.is_link())
+    keep(sealed_, core::ErrorKind::LinkAfter, fmt::format("{}.after of a link must be a symlink's snapshot", what));
+  // As a proposal document's.
+  if (write) {
+    if (!declared_) declared_ = op.after.exists;
+    if (*declared_ != op.after.exists)
+      keep(proposal_, core::ErrorKind::ProposalAfter,
+           fmt::format("{}.after must be absent in a proposal document unless every write declares its after (and "
+                       "then present)",
+                       what));
+  }
+  if (link && op.after.exists)
+    keep(proposal_, core::ErrorKind::ProposalAfter,
+         fmt::format("{}.after must be absent in a proposal document", what));
+}
+
+Status detail::AfterRules::verdict(bool proposal) const {
+  const std::optional<Error>& breach = proposal ? proposal_ : sealed_;
+  if (breach) return *breach;
+  return {};
+}
+
+Status detail::OperationList::add(const PathOperation& op) {
+  if (order_.count() >= dpp::kMaxPlanOperations)
+    return make_error(core::ErrorKind::OperationLimit,
+                      fmt::format("plan.operations has more than max_operations {} entries", dpp::kMaxPlanOperations));
+  DOT_TRY(order_.add(op.path));
+  if (op.action != Action::Remove)
+    for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1))
+      parents_.emplace(std::string_view(op.path).substr(0, slash));
+  return {};
+}
+
 // Directories: folders apply creates, each the parent folder of a write or
 // a link, ascending; below a created folder every parent of a write is
 // created too (apply creates a folder's missing descendants).
-Result<std::vector<Folder>> decode_directories(json::Value dirs_v, const std::vector<PathOperation>& operations) {
-  std::set<std::string, std::less<>> parents;
-  for (const auto& op : operations)
-    if (op.action != Action::Remove)
-      for (std::size_t slash = op.path.find('/'); slash != std::string::npos; slash = op.path.find('/', slash + 1))
-        parents.emplace(op.path.substr(0, slash));
+Result<std::vector<Folder>> detail::decode_directories(json::Value dirs_v,
+                                                       const std::set<std::string, std::less<>>& parents) {
   std::vector<Folder> folders;
   std::size_t i = 0;
   for (json::Value d : dirs_v.elements()) {
@@ -457,18 +487,17 @@ Result<std::vector<Folder>> decode_directories(json::Value dirs_v, const std::ve
   return folders;
 }
 
-}  // namespace
-
-Result<PlanV2> decode_plan_v2(json::Value value) {
+Result<detail::PlanHead> detail::decode_plan_head(json::Value value) {
   json::ObjectReader r(value, "plan");
-  PlanV2 plan;
-  DOT_ASSIGN_OR_RETURN(json::Value dirs_v, r.required_array("directories"));
+  PlanHead head;
+  PlanV2& plan = head.plan;
+  DOT_ASSIGN_OR_RETURN(head.directories, r.required_array("directories"));
   DOT_ASSIGN_OR_RETURN(json::Value effects_v, r.required_array("effects"));
   if (auto exclude_v = r.optional("exclude")) {
     DOT_ASSIGN_OR_RETURN(plan.exclude, decode_exclude(*exclude_v));
   }
   DOT_ASSIGN_OR_RETURN(plan.nonce, hex_field(r, "nonce", false));
-  DOT_ASSIGN_OR_RETURN(json::Value ops_v, r.required_array("operations"));
+  DOT_ASSIGN_OR_RETURN(head.operations, r.required_array("operations"));
   DOT_ASSIGN_OR_RETURN(plan.plugin_digest, hex_field(r, "plugin_digest", false));
   DOT_ASSIGN_OR_RETURN(json::Value plugin_v, r.required("plugin_id"));
   DOT_ASSIGN_OR_RETURN(std::string_view plugin_id, r.required_string("plugin_id"));
@@ -491,31 +520,40 @@ Result<PlanV2> decode_plan_v2(json::Value value) {
   plan.profile = std::string(profile);
   plan.plugin_id = std::string(plugin_id);
   DOT_ASSIGN_OR_RETURN(plan.effects, decode_effects(effects_v));
+  return head;
+}
 
-  // Operations: format first, then the path rules over the whole list.
-  if (ops_v.size() > dpp::kMaxPlanOperations)
-    return at(make_error(core::ErrorKind::OperationLimit,
-                         fmt::format("plan.operations has {} entries, more than max_operations {}", ops_v.size(),
-                                     dpp::kMaxPlanOperations)),
-              ops_v);
-  const bool proposal = plan.proposal_id.empty();
-  std::optional<bool> declared;
+Result<PlanV2> decode_plan_v2(json::Value value) {
+  DOT_ASSIGN_OR_RETURN(detail::PlanHead head, detail::decode_plan_head(value));
+  PlanV2& plan = head.plan;
+  // Operations: each one's format, the rules over the list as they come,
+  // then the rules that depend on the document (sealed or proposed).
+  const json::Value ops_v = head.operations;
+  detail::OperationList list;
+  detail::AfterRules afters;
   std::size_t i = 0;
   for (json::Value o : ops_v.elements()) {
-    DOT_ASSIGN_OR_RETURN(PathOperation op, decode_operation(o, fmt::format("operations[{}]", i++), proposal, declared));
+    const std::string what = fmt::format("operations[{}]", i++);
+    DOT_ASSIGN_OR_RETURN(PathOperation op, detail::decode_operation(o, what));
+    afters.add(op, o, what, 0);
+    if (auto s = list.add(op); !s.ok()) return at(std::move(s).error(), ops_v);
     plan.operations.push_back(std::move(op));
   }
-  {
-    std::vector<std::string_view> paths;
-    for (const auto& op : plan.operations) paths.push_back(op.path);
-    if (auto s = dpp::check_plan_paths(paths); !s.ok()) return at(std::move(s).error(), ops_v);
-  }
-  DOT_ASSIGN_OR_RETURN(plan.directories, decode_directories(dirs_v, plan.operations));
-  return plan;
+  DOT_TRY(afters.verdict(plan.proposal_id.empty()));
+  DOT_ASSIGN_OR_RETURN(plan.directories, detail::decode_directories(head.directories, list.parents()));
+  return std::move(plan);
 }
 
 Result<PlanV2> decode_canonical_plan_v2(std::string_view bytes) {
-  return detail::decode_canonical_of<PlanV2>(bytes, kMaxPlanDocumentBytes, decode_plan_v2);
+  std::vector<PathOperation> operations;
+  PlanV2Reader reader([&operations](PathOperation&& op) {
+    operations.push_back(std::move(op));
+    return Status{};
+  });
+  DOT_TRY(reader.write(bytes));
+  DOT_ASSIGN_OR_RETURN(PlanV2 plan, reader.finish());
+  plan.operations = std::move(operations);
+  return plan;
 }
 
 }  // namespace dot::core

@@ -2,6 +2,7 @@
 #include "dot/dpp/path_rules.h"
 #include "dot/dpp/error_kinds.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -93,29 +94,44 @@ Status check_path(std::string_view path) {
   return {};
 }
 
+Status PlanPathOrder::add(std::string_view path) {
+  const std::size_t i = count_++;
+  if (i >= kMaxPlanOperations)
+    return make_error(dpp::ErrorKind::OperationCount,
+                      fmt::format("the plan has more than max_operations {} operations", kMaxPlanOperations));
+  DOT_TRY(check_path(path));
+  if (i > 0) {
+    // string_view compares as unsigned bytes: UTF-8 byte order.
+    const std::string_view before(last_);
+    if (path == before)
+      return refuse(dpp::ErrorKind::Duplicate, path, fmt::format("appears twice (operations {} and {})", i - 1, i));
+    if (path < before)
+      return refuse(dpp::ErrorKind::Unsorted, path,
+                    fmt::format("comes after {}: operations must be in ascending UTF-8 byte order of their paths",
+                                show_path(before)));
+  }
+  // The earlier paths still prefixes of this one (all of them are prefixes
+  // of last_, so those no longer than the common part); the shortest that
+  // is a whole folder of this path is its parent in the same plan.
+  const std::size_t common = static_cast<std::size_t>(
+      std::mismatch(last_.begin(), last_.end(), path.begin(), path.end()).first - last_.begin());
+  while (!prefixes_.empty() && prefixes_.back() > common) prefixes_.pop_back();
+  for (std::size_t length : prefixes_)
+    if (length < path.size() && path[length] == '/')
+      return refuse(dpp::ErrorKind::ParentOf, path.substr(0, length),
+                    fmt::format("is a parent folder of {} in the same plan", show_path(path)));
+  last_.assign(path);
+  prefixes_.push_back(path.size());
+  return {};
+}
+
 Status check_plan_paths(std::span<const std::string_view> paths) {
   if (paths.size() > kMaxPlanOperations)
     return make_error(
         dpp::ErrorKind::OperationCount,
         fmt::format("the plan has {} operations, more than max_operations {}", paths.size(), kMaxPlanOperations));
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    DOT_TRY(check_path(paths[i]));
-    // string_view compares as unsigned bytes: UTF-8 byte order.
-    if (i > 0 && paths[i] == paths[i - 1])
-      return refuse(dpp::ErrorKind::Duplicate, paths[i], fmt::format("appears twice (operations {} and {})", i - 1, i));
-    if (i > 0 && paths[i] < paths[i - 1])
-      return refuse(dpp::ErrorKind::Unsorted, paths[i],
-                    fmt::format("comes after {}: operations must be in ascending UTF-8 byte order of their paths",
-                                show_path(paths[i - 1])));
-  }
-  // A parent need not sit next to its child in byte order ("a", "a-b",
-  // "a/c"), so every folder prefix of every path is looked up.
-  std::unordered_set<std::string_view> all(paths.begin(), paths.end());
-  for (std::string_view path : paths)
-    for (std::size_t slash = path.find('/'); slash != std::string_view::npos; slash = path.find('/', slash + 1))
-      if (all.count(path.substr(0, slash)))
-        return refuse(dpp::ErrorKind::ParentOf, path.substr(0, slash),
-                      fmt::format("is a parent folder of {} in the same plan", show_path(path)));
+  PlanPathOrder order;
+  for (std::string_view path : paths) DOT_TRY(order.add(path));
   return {};
 }
 

@@ -16,6 +16,8 @@ namespace {
 // Fast and still about 8:1 on proposal documents; higher levels cost a plan
 // more time than the bytes they save.
 constexpr int kLevel = 1;
+// 2^23 bytes: the largest window unpack_document_to allocates.
+constexpr int kMaxWindowLog = 23;
 // ZSTD_MAGICNUMBER as it begins a frame on disk (little-endian).
 constexpr std::string_view kFrameMagic("\x28\xB5\x2F\xFD", 4);
 
@@ -112,8 +114,8 @@ Result<std::string> pack_document(std::string_view document) {
   return std::move(packed.frame);
 }
 
-Result<std::string> unpack_document(std::string_view stored, std::size_t max_bytes) {
-  if (!stored.starts_with(kFrameMagic)) return std::string(stored);
+Status unpack_document_to(std::string_view stored, std::size_t max_bytes, ByteSink& out) {
+  if (!stored.starts_with(kFrameMagic)) return out.write(stored);
   // The frame's own header says how large it expands: checked before a byte
   // is allocated, so a forged header cannot make us allocate without bound.
   const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
@@ -128,14 +130,47 @@ Result<std::string> unpack_document(std::string_view stored, std::size_t max_byt
     return packed_error(fmt::format("the stored document's zstd frame is cut short: {}", ZSTD_getErrorName(frame)));
   if (frame != stored.size())
     return packed_error(fmt::format("the stored document has {} bytes after its zstd frame", stored.size() - frame));
-  std::string out(static_cast<std::size_t>(declared), '\0');
-  const std::size_t n = ZSTD_decompress(out.data(), out.size(), stored.data(), stored.size());
-  if (ZSTD_isError(n) != 0U)
-    return packed_error(fmt::format("the stored document's zstd frame is corrupt: {}", ZSTD_getErrorName(n)));
-  if (n != out.size())
+  std::unique_ptr<ZSTD_DCtx, decltype(&ZSTD_freeDCtx)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  // The window a frame may ask for is bounded too: the packer's level
+  // writes frames with windows of 512 KiB; a forged one asking for more
+  // than 8 MiB is refused instead of allocated.
+  if (!dctx || ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxWindowLog)) != 0U)
+    return packed_error("zstd could not start unpacking a document (out of memory)");
+  const std::size_t chunk = ZSTD_DStreamOutSize();
+  std::unique_ptr<char[]> buffer(new char[chunk]);
+  ZSTD_inBuffer in{stored.data(), stored.size(), 0};
+  std::uint64_t total = 0;
+  for (;;) {
+    ZSTD_outBuffer piece{buffer.get(), chunk, 0};
+    const std::size_t left = ZSTD_decompressStream(dctx.get(), &piece, &in);
+    if (ZSTD_isError(left) != 0U)
+      return packed_error(fmt::format("the stored document's zstd frame is corrupt: {}", ZSTD_getErrorName(left)));
+    total += piece.pos;
+    if (total > declared)
+      return packed_error(
+          fmt::format("the stored document's zstd frame expands to more than the {} bytes it declares", declared));
+    if (piece.pos > 0) DOT_TRY(out.write(std::string_view(buffer.get(), piece.pos)));
+    if (left == 0) break;  // the frame is whole
+    if (in.pos == in.size && piece.pos < piece.size)
+      return packed_error("the stored document's zstd frame ends before its last block");
+  }
+  if (total != declared)
     return packed_error(
-        fmt::format("the stored document's zstd frame expands to {} bytes, not the {} it declares", n, out.size()));
-  return out;
+        fmt::format("the stored document's zstd frame expands to {} bytes, not the {} it declares", total, declared));
+  return {};
+}
+
+Result<std::string> unpack_document(std::string_view stored, std::size_t max_bytes) {
+  // Its declared size (or the document itself) up front: the text is never
+  // copied as it grows.
+  StringSink sink;
+  if (stored.starts_with(kFrameMagic)) {
+    const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+    if (declared != ZSTD_CONTENTSIZE_ERROR && declared != ZSTD_CONTENTSIZE_UNKNOWN && declared <= max_bytes)
+      sink.out.reserve(static_cast<std::size_t>(declared));
+  }
+  DOT_TRY(unpack_document_to(stored, max_bytes, sink));
+  return std::move(sink.out);
 }
 
 }  // namespace dot::store::detail

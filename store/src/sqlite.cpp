@@ -61,10 +61,12 @@ std::string Stmt::text(int col) const {
   if (!p) return {};
   return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
 }
-std::string Stmt::blob(int col) const {
+std::string Stmt::blob(int col) const { return std::string(blob_view(col)); }
+
+std::string_view Stmt::blob_view(int col) const {
   const void* p = sqlite3_column_blob(s_, col);
   if (!p) return {};
-  return std::string(static_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
+  return {static_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col))};
 }
 
 Db::~Db() { close(); }

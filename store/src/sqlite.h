@@ -66,6 +66,9 @@ class Stmt {
   std::int64_t i64(int col) const;
   std::string text(int col) const;  // "" for NULL
   std::string blob(int col) const;  // "" for NULL
+  // The same bytes in place, valid until the next step (a packed plan text
+  // of megabytes is read without a copy).
+  std::string_view blob_view(int col) const;
   // Columns first, first + 1, ... into `out...` in that order (an integer
   // by i64, a string by text), so that a row is read in the order its
   // SELECT names the columns, with no index written twice.

@@ -145,12 +145,11 @@ Result<std::size_t> Store::count() {
 }
 
 Result<std::vector<AppliedPlan>> Store::applied_plans() {
-  DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(impl_->db));
   // The txn_by_state index yields the DONE and COMMITTED rows; each one's
   // operations are a primary-key range.
   DOT_ASSIGN_OR_RETURN(
       auto s,
-      impl_->db.prepare("SELECT txn.id, txn.plan_id, plan.canonical, plan.streamed FROM txn JOIN plan ON plan.txn_id = "
+      impl_->db.prepare("SELECT txn.id, txn.plan_id, plan.streamed FROM txn JOIN plan ON plan.txn_id = "
                         "txn.id WHERE txn.id IN ("
                         "SELECT max(operation.txn_id) FROM txn JOIN operation ON operation.txn_id = txn.id "
                         "WHERE txn.state IN ('DONE','COMMITTED') GROUP BY operation.name) ORDER BY txn.id DESC"));
@@ -158,23 +157,50 @@ Result<std::vector<AppliedPlan>> Store::applied_plans() {
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) break;
-    AppliedPlan p;
-    p.id = s.i64(0);
-    p.plan_id = s.text(1);
-    auto text = detail::unpack_document(s.blob(2), kMaxProposalBytes);  // a large one is packed
-    if (!text.ok())
-      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}: the plan text: {}", path(),
-                                                                row_name(p.id, p.plan_id), text.error().detail));
-    p.canonical_plan = std::move(text).value();
-    p.streamed = s.i64(3) != 0;
-    std::string digest = sha256_hex(p.canonical_plan);
-    if (digest != p.plan_id)
-      return make_error(store::ErrorKind::Tampered,
-                        fmt::format("{}: {}: the stored plan bytes hash to {}, not to the plan id", path(),
-                                    row_name(p.id, p.plan_id), digest));
-    out.push_back(std::move(p));
+    out.push_back(AppliedPlan{.id = s.i64(0), .plan_id = s.text(1), .streamed = s.i64(2) != 0});
   }
   return out;
+}
+
+namespace {
+
+// Hands the text on as it comes, hashing it.
+class HashingSink final : public ByteSink {
+ public:
+  explicit HashingSink(ByteSink& out) : out_(out) {}
+  Status write(std::string_view bytes) override {
+    hash_.update(bytes);
+    return out_.write(bytes);
+  }
+  std::string hex() { return to_hex(hash_.finish()); }
+
+ private:
+  ByteSink& out_;
+  Sha256 hash_;
+};
+
+}  // namespace
+
+Status Store::read_plan_text(TxnId id, ByteSink& out) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.query("SELECT txn.plan_id, plan.canonical FROM txn JOIN plan ON "
+                                               "plan.txn_id = txn.id WHERE txn.id = ?1",
+                                               id));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no sealed plan {}", id));
+  const std::string plan_id = s.text(0);
+  HashingSink hashed(out);
+  if (auto unpacked = detail::unpack_document_to(s.blob_view(1), kMaxProposalBytes, hashed); !unpacked.ok()) {
+    const Error& e = unpacked.error();
+    if (e.kind != "packed_document") return unpacked;
+    return make_error(store::ErrorKind::Tampered,
+                      fmt::format("{}: {}: the plan text: {}", path(), row_name(id, plan_id), e.detail));
+  }
+  const std::string digest = hashed.hex();
+  if (digest != plan_id)
+    return make_error(store::ErrorKind::Tampered,
+                      fmt::format("{}: {}: the stored plan bytes hash to {}, not to the plan id", path(),
+                                  row_name(id, plan_id), digest));
+  return {};
 }
 
 Result<std::vector<Event>> Store::events(TxnId id) {

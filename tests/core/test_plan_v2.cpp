@@ -18,6 +18,7 @@
 #include "dot/base/sha256.h"
 #include "dot/core/plan_document.h"
 #include "dot/core/plan_v2.h"
+#include "plan_v2_reader.h"
 
 namespace dot::core {
 namespace {
@@ -44,6 +45,22 @@ std::vector<Vector> vectors() {
     out.push_back({s("name"), s("input"), s("canonical"), s("plan_id"), s("proposal_document"), s("proposal_id")});
   }
   return out;
+}
+
+PlanV2 links_plan();  // a plan of links and files (below)
+
+// A canonical plan given to PlanV2Reader `piece` bytes at a time, its
+// operations gathered as they come.
+Result<PlanV2> read_in_pieces(std::string_view bytes, std::size_t piece) {
+  std::vector<PathOperation> operations;
+  PlanV2Reader reader([&operations](PathOperation&& op) {
+    operations.push_back(std::move(op));
+    return Status{};
+  });
+  for (std::size_t at = 0; at < bytes.size(); at += piece) DOT_TRY(reader.write(bytes.substr(at, piece)));
+  DOT_ASSIGN_OR_RETURN(PlanV2 plan, reader.finish());
+  plan.operations = std::move(operations);
+  return plan;
 }
 
 Result<PlanV2> decode_text(std::string_view text) {
@@ -304,7 +321,90 @@ TEST(PlanV2, StrictDecodingRefusals) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().code, c.code) << r.error().line();
     EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
+    // A stored plan is read as it streams: the same refusal at the same
+    // byte, whatever the pieces.
+    for (std::size_t piece : {std::size_t{1}, std::size_t{7}, c.text.size()}) {
+      SCOPED_TRACE(piece);
+      auto streamed = read_in_pieces(c.text, piece);
+      ASSERT_FALSE(streamed.ok());
+      EXPECT_EQ(streamed.error().code, c.code) << streamed.error().line();
+      EXPECT_EQ(streamed.error().kind, c.kind) << streamed.error().line();
+      EXPECT_EQ(streamed.error().offset, r.error().offset) << streamed.error().line() << " / " << r.error().line();
+    }
   }
+}
+
+// A canonical plan read in pieces of any size is the plan decoded whole,
+// its operations handed on one at a time in order; brackets, braces,
+// quotes and backslashes inside strings split nothing.
+TEST(PlanV2, AStoredPlanReadInPiecesIsThePlanDecodedWhole) {
+  PlanV2 plan = links_plan();
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = sha256_hex("x"), .uid = 1000};
+  plan.operations.push_back({Action::Write, file, Snapshot::absent(), "e-{[\"]}\\x"});
+  plan.operations.push_back({Action::Link, link_snapshot("}],{\"operations\":[", 1000, 1000), Snapshot::absent(), "f"});
+  const std::string bytes = *canonical_bytes(plan);
+  const PlanV2 whole = *decode_canonical_plan_v2(bytes);
+  EXPECT_EQ(whole, plan);
+  for (std::size_t piece = 1; piece <= bytes.size(); piece += piece < 16 ? 1 : 97) {
+    SCOPED_TRACE(piece);
+    auto read = read_in_pieces(bytes, piece);
+    ASSERT_TRUE(read.ok()) << read.error().line();
+    EXPECT_EQ(*read, whole);
+  }
+}
+
+// What lies between the elements of a stored plan's operations is exactly
+// a canonical array's separators, refused at the byte that is not; a
+// document cut short inside its operations is malformed at its end; an
+// element larger than any operation is refused before it is parsed.
+TEST(PlanV2, AStoredPlansOperationsAreReadOnlyInCanonicalForm) {
+  const std::string bytes = *canonical_bytes(links_plan());
+  const std::size_t second = bytes.find(",{\"action\"");
+  ASSERT_NE(second, std::string::npos);
+  struct Case {
+    const char* what;
+    std::string text;
+    const char* kind;
+    std::uint64_t offset;
+  };
+  std::string spaced = bytes;
+  spaced.insert(second + 1, " ");
+  std::string doubled = bytes;
+  doubled.insert(second, ",");
+  std::string number = bytes;
+  number.insert(second + 1, "1,");
+  const std::vector<Case> cases = {
+      {"space between elements", spaced, "not_canonical", second + 1},
+      {"two commas", doubled, "not_canonical", second + 1},
+      {"an element not an object", number, "not_canonical", second + 1},
+      {"cut inside the operations", bytes.substr(0, second + 5), "malformed", second + 5},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto r = read_in_pieces(c.text, 5);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, c.kind) << r.error().line();
+    EXPECT_EQ(r.error().offset, c.offset) << r.error().line();
+    auto whole = decode_canonical_plan_v2(c.text);
+    ASSERT_FALSE(whole.ok());
+    EXPECT_EQ(whole.error().line(), r.error().line());
+  }
+  std::string huge = bytes;
+  huge.insert(second + 1, "{\"path\":\"" + std::string(std::size_t{2} << 20, 'a'));
+  auto r = read_in_pieces(huge, 4096);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, "not_canonical") << r.error().line();
+  EXPECT_EQ(r.error().offset, second + 1) << r.error().line();
+  // The reader keeps its first refusal.
+  std::vector<std::string> paths;
+  PlanV2Reader reader([&](PathOperation&& op) {
+    paths.push_back(op.path);
+    return Status{};
+  });
+  ASSERT_FALSE(reader.write(spaced).ok());
+  EXPECT_EQ(reader.write("x").error().kind, "not_canonical");
+  EXPECT_EQ(reader.finish().error().kind, "not_canonical");
+  EXPECT_EQ(paths, std::vector<std::string>{"a-link"});
 }
 
 // Folder modes other than 0700 and plan.exclude are members a document has

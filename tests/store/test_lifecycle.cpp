@@ -130,6 +130,17 @@ TEST_F(StoreLifecycle, CreateRecordsRootIdAndSchema) {
 // A plan text of kPackedPlanBytes or more is stored packed (one zstd frame,
 // much shorter) and read back as exactly the text by every reader; a frame
 // cut short behind the store's back is refused as tampering.
+// What Store::read_plan_text hands over: the bytes, and the largest piece.
+struct PieceCounter final : ByteSink {
+  Status write(std::string_view piece) override {
+    bytes += piece;
+    largest = std::max(largest, piece.size());
+    return {};
+  }
+  std::string bytes;
+  std::size_t largest = 0;
+};
+
 TEST_F(StoreLifecycle, ALargePlanTextIsStoredPackedAndReadBackExactly) {
   auto id = store->begin_proposal({"org.dot.hello", testing::hex64('d'), 0});
   ASSERT_OK(id);
@@ -157,6 +168,11 @@ TEST_F(StoreLifecycle, ALargePlanTextIsStoredPackedAndReadBackExactly) {
   auto shown = store->detail(*id);
   ASSERT_OK(shown);
   EXPECT_EQ(shown->canonical_plan, in.canonical_plan);
+  // Read as it unpacks: the same text, in pieces of at most 128 KiB.
+  PieceCounter text;
+  ASSERT_OK(store->read_plan_text(*id, text));
+  EXPECT_EQ(text.bytes, in.canonical_plan);
+  EXPECT_LE(text.largest, std::size_t{128} << 10);
   auto clean = store->check();
   ASSERT_OK(clean);
   EXPECT_TRUE(clean->problems.empty());
@@ -164,6 +180,10 @@ TEST_F(StoreLifecycle, ALargePlanTextIsStoredPackedAndReadBackExactly) {
   auto cut = store->load_sealed(*id);
   ASSERT_ERR(cut, Code::RecoveryRequired);
   EXPECT_NE(cut.error().detail.find("the plan text"), std::string::npos) << cut.error().line();
+  PieceCounter partial;
+  auto read = store->read_plan_text(*id, partial);
+  ASSERT_ERR(read, Code::RecoveryRequired);
+  EXPECT_NE(read.error().detail.find("the plan text"), std::string::npos) << read.error().line();
   auto checked = store->check();
   ASSERT_OK(checked);
   EXPECT_FALSE(checked->problems.empty());
@@ -362,6 +382,20 @@ TEST_F(StoreLifecycle, TamperedPlanBytesAreRecoveryRequired) {
   auto p = store->load_sealed(id);
   ASSERT_ERR(p, Code::RecoveryRequired);
   EXPECT_NE(p.error().detail.find("transaction 1"), std::string::npos) << p.error().detail;
+  // Read as it streams, the edit is found at the end, against the plan id.
+  PieceCounter text;
+  auto read = store->read_plan_text(id, text);
+  ASSERT_ERR(read, Code::RecoveryRequired);
+  EXPECT_NE(read.error().detail.find("not to the plan id"), std::string::npos) << read.error().line();
+  EXPECT_NE(text.bytes.find("slotX"), std::string::npos);
+  // A sink's own refusal comes back as it is.
+  struct Refusing final : ByteSink {
+    Status write(std::string_view) override { return make_error(Code::Io, "the sink is full"); }
+  } refusing;
+  auto refused = store->read_plan_text(id, refusing);
+  ASSERT_ERR(refused, Code::Io);
+  auto none = store->read_plan_text(id + 100, text);
+  ASSERT_ERR(none, Code::NotFound);
   auto c = store->check();
   ASSERT_OK(c);
   EXPECT_FALSE(c->problems.empty());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "dot/base/sha256.h"
@@ -107,6 +108,61 @@ TEST(PackedDocument, EveryOtherFrameIsRefused) {
   ZSTD_freeCCtx(cctx);
   unsized.resize(out.pos);
   expect_refused(unsized, doc.size(), "declares no size");
+}
+
+// Unpacked as it streams: the document in pieces of at most
+// ZSTD_DStreamOutSize(), whatever its size; a plain value in one piece; the
+// sink's own error as it is, and nothing more after it.
+TEST(PackedDocument, UnpackedInPiecesAsItStreams) {
+  struct Pieces final : ByteSink {
+    Status write(std::string_view piece) override {
+      ++count;
+      bytes += piece;
+      largest = std::max(largest, piece.size());
+      if (count == fail_at) return make_error(Code::Io, "full");
+      return {};
+    }
+    std::string bytes;
+    std::size_t count = 0, largest = 0, fail_at = 0;
+  };
+  const std::string doc = document(40000);
+  ASSERT_GT(doc.size(), 4 * ZSTD_DStreamOutSize());
+  const std::string packed = *pack_document(doc);
+  Pieces all;
+  ASSERT_TRUE(unpack_document_to(packed, doc.size(), all).ok());
+  EXPECT_EQ(all.bytes, doc);
+  EXPECT_LE(all.largest, ZSTD_DStreamOutSize());
+  EXPECT_GT(all.count, 4u);
+  Pieces plain;
+  ASSERT_TRUE(unpack_document_to(doc, 1, plain).ok());
+  EXPECT_EQ(plain.count, 1u);
+  Pieces stopped;
+  stopped.fail_at = 2;
+  auto r = unpack_document_to(packed, doc.size(), stopped);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, Code::Io);
+  EXPECT_EQ(stopped.count, 2u);
+}
+
+// A frame whose header asks for a window over 8 MiB is refused, not
+// allocated (the packer's frames ask for 512 KiB).
+TEST(PackedDocument, AFrameAskingForALargeWindowIsRefused) {
+  const std::string doc(std::size_t{9} << 20, 'a');
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ASSERT_NE(cctx, nullptr);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 24);
+  ZSTD_CCtx_setPledgedSrcSize(cctx, doc.size());
+  std::string frame(ZSTD_compressBound(doc.size()), '\0');
+  ZSTD_outBuffer out{frame.data(), frame.size(), 0};
+  ZSTD_inBuffer in{doc.data(), doc.size(), 0};
+  ASSERT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0U);
+  ZSTD_freeCCtx(cctx);
+  frame.resize(out.pos);
+  expect_refused(frame, doc.size(), "corrupt");
+  // Its own packing of the same bytes unpacks.
+  auto own = unpack_document(*pack_document(doc), doc.size());
+  ASSERT_TRUE(own.ok()) << own.error().line();
+  EXPECT_EQ(*own, doc);
 }
 
 }  // namespace

@@ -20,7 +20,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "dot/base/result.h"
 
@@ -61,6 +63,25 @@ Status check_path(std::string_view path);
 // duplicate); none is a parent folder of another (kind parent_of). More than
 // kMaxPlanOperations is Code::Protocol (kind operation_count).
 Status check_plan_paths(std::span<const std::string_view> paths);
+
+// The same rules over paths given one at a time (a stored plan read as it
+// streams: its 100,000 paths are never listed at once). Holds one path and
+// the lengths of the earlier paths that are byte prefixes of it: in
+// ascending byte order every path between a folder and a file beneath it
+// starts with the folder's name, so a parent still stands among them when
+// its child comes. check_plan_paths is this over its list.
+class PlanPathOrder {
+ public:
+  // The next path of the plan: the errors of check_plan_paths, found at the
+  // first path that proves them.
+  Status add(std::string_view path);
+  std::size_t count() const noexcept { return count_; }
+
+ private:
+  std::size_t count_ = 0;
+  std::string last_;
+  std::vector<std::size_t> prefixes_;  // lengths of earlier paths that begin last_ (ascending), last_ itself included
+};
 
 // One operation's action and mode: "write" with a mode of is_write_mode, or
 // "remove" or "link" with mode 0. Kinds: action, mode.

@@ -259,8 +259,7 @@ struct SealedPlan {
 struct AppliedPlan {
   TxnId id = 0;
   std::string plan_id;
-  std::string canonical_plan;  // verified: hashes to plan_id
-  bool streamed = false;       // a version-2 plan
+  bool streamed = false;  // a version-2 plan
 };
 
 // A path and the plugin that owns it (Store::owners_of).

@@ -255,10 +255,17 @@ class Store {
   Result<std::vector<LogRecord>> logs(TxnId id);
   Result<std::size_t> count();
   // For every target name any DONE or COMMITTED transaction wrote, the
-  // newest such transaction: each plan once, newest first, its bytes
-  // verified against its plan id (DOT_E_RECOVERY_REQUIRED otherwise). The
-  // store does not parse plans: the operation rows only choose the rows.
+  // newest such transaction: each plan once, newest first (its text is read
+  // with read_plan_text). The store does not parse plans: the operation
+  // rows only choose the rows.
   Result<std::vector<AppliedPlan>> applied_plans();
+  // The stored text of plan `id` handed to `out` in pieces as it unpacks
+  // (never held whole: 30 MB at 100,000 operations), hashed on the way.
+  // Errors: no such plan, DOT_E_NOT_FOUND; a text that does not unpack, or
+  // whose bytes do not hash to the plan id, DOT_E_RECOVERY_REQUIRED
+  // (tampered), found as it streams or at its end: whatever `out` got must
+  // then be discarded; `out`'s own error as it is.
+  Status read_plan_text(TxnId id, ByteSink& out);
 
   // ---- maintenance -----------------------------------------------------
   struct CheckReport {
