@@ -2,12 +2,18 @@
 #include "dot/core/applier.h"
 #include "dot/core/error_kinds.h"
 
+#include <algorithm>
+#include <functional>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "apply_internal.h"
 #include "dot/core/effects.h"
 #include "dot/core/rollback.h"
 #include "dot/core/target.h"
+#include "dot/dpp/path_rules.h"
+#include "plan_v2_reader.h"
 
 namespace dot::core {
 
@@ -42,42 +48,113 @@ Status refuse_if_unfinished(Root& root) {
                                     : root.command("recover")));
 }
 
-Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id) {
-  const std::string& id = sealed.plan_id;
-  auto decoded = decode_canonical_plan_v2(sealed.canonical_plan);
-  if (!decoded.ok()) return tampered(id, decoded.error().message());
-  PlanV2 plan = std::move(decoded).value();
-  if (plan.proposal_id.empty()) return tampered(id, "it is a proposal document, not a sealed plan");
+namespace {
+
+// Where a stored version-2 plan's parts are read from: the texts and rows a
+// whole load holds (`store check`), or the store as they stream (apply,
+// rollback, recover, retry-effects: a plan of 100,000 operations is never
+// held as text). Each hands its bytes or rows on in order.
+struct PlanV2Parts {
+  std::function<Status(ByteSink&)> plan_text;
+  std::function<Status(ByteSink&)> proposal_document;  // unset: none kept (a pruned transaction)
+  std::function<Status(const store::Store::OperationRowFn&)> operation_rows;
+};
+
+PlanV2Parts parts_of(const store::SealedPlan& sealed) {
+  PlanV2Parts parts;
+  parts.plan_text = [&sealed](ByteSink& out) { return out.write(sealed.canonical_plan); };
   // A pruned transaction keeps its plan and proposal id, not the document:
   // its binding was checked when it was sealed and applied, and it is never
   // loaded to write again.
-  std::optional<PlanV2> proposed;
-  if (!sealed.pruned || !sealed.proposal_document.empty()) {
-    auto bound = check_proposal_binding(plan, sealed.proposal_document);
-    if (!bound.ok()) return tampered(id, bound.error().message());
-    proposed = std::move(bound).value();
+  if (!sealed.pruned || !sealed.proposal_document.empty())
+    parts.proposal_document = [&sealed](ByteSink& out) { return out.write(sealed.proposal_document); };
+  parts.operation_rows = [&sealed](const store::Store::OperationRowFn& each) -> Status {
+    for (const auto& row : sealed.operations) DOT_TRY(each({row.name, row.before_sha256, row.after_sha256}));
+    return {};
+  };
+  return parts;
+}
+
+PlanV2Parts parts_in(store::Store& store, store::TxnId txn) {
+  return PlanV2Parts{
+      .plan_text = [&store, txn](ByteSink& out) { return store.read_plan_text(txn, out); },
+      .proposal_document = [&store, txn](ByteSink& out) { return store.read_proposal_document(txn, out); },
+      .operation_rows =
+          [&store, txn](const store::Store::OperationRowFn& each) { return store.read_operation_rows(txn, each); }};
+}
+
+// Hands the text to `reader` and keeps its first refusal instead of
+// stopping the stream: the store checks the whole text against its plan id
+// first (an edited text is refused as that), the reader's refusal after.
+class KeepReading final : public ByteSink {
+ public:
+  explicit KeepReading(PlanV2Reader& reader) : reader_(reader) {}
+  Status write(std::string_view piece) override {
+    if (!refusal_)
+      if (auto s = reader_.write(piece); !s.ok()) refusal_ = std::move(s).error();
+    return {};
   }
+  const std::optional<Error>& refusal() const noexcept { return refusal_; }
+
+ private:
+  PlanV2Reader& reader_;
+  std::optional<Error> refusal_;
+};
+
+Result<PlanV2> verify_plan_v2(const store::SealedPlan& sealed, const PlanV2Parts& parts, std::string_view root_id) {
+  const std::string& id = sealed.plan_id;
+  std::vector<PathOperation> operations;
+  operations.reserve(std::min<std::size_t>(sealed.operation_count, dpp::kMaxPlanOperations));
+  PlanV2Reader reader([&operations](PathOperation&& op) {
+    operations.push_back(std::move(op));
+    return Status{};
+  });
+  KeepReading text(reader);
+  DOT_TRY(parts.plan_text(text));
+  if (text.refusal()) return tampered(id, text.refusal()->message());
+  auto decoded = reader.finish();
+  if (!decoded.ok()) return tampered(id, decoded.error().message());
+  PlanV2 plan = std::move(decoded).value();
+  plan.operations = std::move(operations);
+  if (plan.proposal_id.empty()) return tampered(id, "it is a proposal document, not a sealed plan");
   // What `plan` refused of a plugin is refused of a stored row: the sealed
   // operations and every proposed one (its no-ops included).
   if (auto s = check_plan_invariants(plan); !s.ok())
     return tampered(id, fmt::format("it breaks what `plan` seals: {}", s.error().message()));
-  if (proposed)
-    if (auto s = check_plan_invariants(*proposed); !s.ok())
+  if (parts.proposal_document) {
+    PlanInvariants proposed;
+    proposed.folders(plan.directories);  // the binding holds them equal
+    ProposalBinding binding(plan, [&proposed](const PathOperation& op, std::size_t i) { proposed.add(op, i); });
+    DOT_TRY(parts.proposal_document(binding));
+    if (auto bound = binding.finish(); !bound.ok()) return tampered(id, bound.error().message());
+    if (auto s = proposed.verdict(); !s.ok())
       return tampered(id, fmt::format("its proposal document breaks what `plan` accepts: {}", s.error().message()));
+  }
   if (plan.proposal_id != sealed.proposal_id) return tampered(id, "its proposal_id differs from the stored one");
   if (plan.root_id != root_id)
     return make_error(core::ErrorKind::OtherRoot,
                       fmt::format("plan {} was sealed for root {}, not this root ({})", id, plan.root_id, root_id));
   if (sealed.effect_count != std::optional<std::uint32_t>(static_cast<std::uint32_t>(plan.effects.size())))
     return tampered(id, "its effect count differs from the stored one");
-  bool same_rows = sealed.operations.size() == plan.operations.size();
-  for (std::size_t i = 0; same_rows && i < plan.operations.size(); ++i) {
-    const PathOperation& op = plan.operations[i];
-    const store::OperationSummary& row = sealed.operations[i];
-    same_rows = row.name == op.path && row.before_sha256 == op.before.sha256 && row.after_sha256 == op.after.sha256;
-  }
-  if (!same_rows) return tampered(id, "its stored operation rows differ from its operations");
+  std::size_t i = 0;
+  bool same_rows = true;
+  DOT_TRY(parts.operation_rows([&](const store::OperationRowView& row) {
+    if (same_rows && i < plan.operations.size()) {
+      const PathOperation& op = plan.operations[i];
+      same_rows = row.name == op.path && row.before_sha256 == op.before.sha256 && row.after_sha256 == op.after.sha256;
+    }
+    ++i;
+    return Status{};
+  }));
+  if (!same_rows || i != plan.operations.size())
+    return tampered(id, "its stored operation rows differ from its operations");
   return plan;
+}
+
+}  // namespace
+
+Result<PlanV2> verify_sealed_plan_v2(const store::SealedPlan& sealed, std::string_view root_id) {
+  return verify_plan_v2(sealed, parts_of(sealed), root_id);
 }
 
 Result<Plan> verify_sealed_plan(const store::SealedPlan& sealed, std::string_view root_id) {
@@ -156,9 +233,11 @@ Result<LoadedPlan> verify_loaded_plan(Root& root, store::SealedPlan sealed) {
   return lp;
 }
 
+// A version-2 plan loaded without its texts (Store::load_sealed_without_texts):
+// its text, proposal document and rows verified as they stream.
 Result<LoadedPlanV2> verify_loaded_plan_v2(Root& root, store::SealedPlan sealed) {
   LoadedPlanV2 lp;
-  DOT_ASSIGN_OR_RETURN(lp.plan, verify_sealed_plan_v2(sealed, root.root_id()));
+  DOT_ASSIGN_OR_RETURN(lp.plan, verify_plan_v2(sealed, parts_in(root.store(), sealed.id), root.root_id()));
   const auto& ops = lp.plan.operations;
   // The store checked the backups' shape and the artifacts against the
   // operation rows, which verify_sealed_plan_v2 checked against the plan.
@@ -179,7 +258,7 @@ Result<LoadedPlan> load_verified_plan(Root& root, store::TxnId txn) {
 }
 
 Result<VerifiedPlan> load_any_verified_plan(Root& root, store::TxnId txn) {
-  DOT_ASSIGN_OR_RETURN(store::SealedPlan sealed, root.store().load_sealed(txn));
+  DOT_ASSIGN_OR_RETURN(store::SealedPlan sealed, root.store().load_sealed_without_texts(txn));
   if (sealed.streamed) {
     DOT_ASSIGN_OR_RETURN(LoadedPlanV2 v2, verify_loaded_plan_v2(root, std::move(sealed)));
     return VerifiedPlan(std::move(v2));

@@ -342,8 +342,7 @@ class ApplyRun {
         plan_id_(lp.sealed.plan_id),
         interrupt_(interrupt),
         folders_(root.root_fd()),
-        so_far_{std::vector<bool>(plan_.directories.size()), std::vector<bool>(ops_.size())},
-        temps_(ops_.size()) {}
+        so_far_{std::vector<bool>(plan_.directories.size()), std::vector<bool>(ops_.size())} {}
 
   Result<ApplyOutcome> run() {
     DOT_TRY(check_befores_or_stale());
@@ -425,13 +424,11 @@ class ApplyRun {
       if (!dir.ok()) return as_commit(std::move(dir).error());
       DOT_TRY(note_file_system(*dir, parent_folder(op.path), file_systems));
       const std::string temp = temp_name(plan_id_, TempPhase::Apply, i);
-      if (op.action == Action::Link) {
-        DOT_ASSIGN_OR_RETURN(temps_[i],
-                             link_temp(root_.hooks(), *dir, temp, op.after, op.path, p + ".write", fsync_each));
-      } else {
-        DOT_ASSIGN_OR_RETURN(temps_[i], stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir, temp, op.after,
-                                                    op.path, p + ".write", fsync_each));
-      }
+      auto written = op.action == Action::Link
+                         ? link_temp(root_.hooks(), *dir, temp, op.after, op.path, p + ".write", fsync_each)
+                         : stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir, temp, op.after, op.path,
+                                       p + ".write", fsync_each);
+      if (!written.ok()) return std::move(written).error();
       root_.hooks().reached(p + ".temp_written");
       report_written(i);
     }
@@ -483,7 +480,8 @@ class ApplyRun {
         changed = commit_error(err, "rename", op.path);
       } else {
         // An absent target must still be absent at the rename itself.
-        changed = beneath::rename_entry(*dir, temps_[i], leaf, !op.before.exists);
+        // Its temp file, named as write_temps named it (never kept: 100,000 names).
+        changed = beneath::rename_entry(*dir, temp_name(plan_id_, TempPhase::Apply, i), leaf, !op.before.exists);
       }
     } else if (int err = hooks.fault(p + ".unlink")) {
       changed = commit_error(err, "unlink", op.path);
@@ -530,7 +528,6 @@ class ApplyRun {
   WriteAccessJudge judge_;  // one account-database lookup per group for the whole apply
   AppliedSoFar so_far_;
   std::vector<store::FileBlob> backups_;
-  std::vector<std::string> temps_;  // each write's temp file name, once written
   bool interrupted_ = false;
 };
 

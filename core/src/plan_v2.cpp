@@ -203,34 +203,41 @@ Status check_created_folder_mode(std::string_view path, std::uint64_t mode, Writ
   return {};
 }
 
-Status check_plan_invariants(const PlanV2& plan) {
-  std::vector<std::string> violations;
-  WriteAccessJudge judge;
-  for (std::size_t i = 0; i < plan.directories.size(); ++i)
-    if (auto s = check_created_folder_mode(plan.directories[i].path, plan.directories[i].mode, judge); !s.ok())
-      violations.push_back(fmt::format("directories[{}]: {}", i, s.error().message()));
-  for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-    const PathOperation& op = plan.operations[i];
-    if (auto s = check_path_snapshot_policy(op.path, op.before, judge); !s.ok())
-      violations.push_back(fmt::format("operations[{}].before: {}", i, s.error().message()));
-    const Snapshot& after = op.after;
-    if (op.action == Action::Remove || !after.exists) continue;  // the decoder judged these
-    if (after.uid != judge.euid() || after.gid != judge.egid())
-      violations.push_back(fmt::format(
-          "operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
-          "uid {} gid {}",
-          i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, judge.euid(), judge.egid()));
-    else if (after.is_link())
-      continue;  // a link's mode bits are never used
-    else if (auto why = judge.refusal(static_cast<mode_t>(after.mode & 0777), judge.euid(), judge.egid()))
-      violations.push_back(
-          fmt::format("operations[{}].after of {} asks for a mode writable by more than its owner ({})", i,
-                      shown(std::string_view(op.path).substr(0, 256)), *why));
-  }
-  if (violations.empty()) return {};
+void PlanInvariants::folders(std::span<const Folder> directories) {
+  for (std::size_t i = 0; i < directories.size(); ++i)
+    if (auto s = check_created_folder_mode(directories[i].path, directories[i].mode, judge_); !s.ok())
+      violations_.push_back(fmt::format("directories[{}]: {}", i, s.error().message()));
+}
+
+void PlanInvariants::add(const PathOperation& op, std::size_t i) {
+  if (auto s = check_path_snapshot_policy(op.path, op.before, judge_); !s.ok())
+    violations_.push_back(fmt::format("operations[{}].before: {}", i, s.error().message()));
+  const Snapshot& after = op.after;
+  if (op.action == Action::Remove || !after.exists) return;  // the decoder judged these
+  if (after.uid != judge_.euid() || after.gid != judge_.egid())
+    violations_.push_back(fmt::format(
+        "operations[{}].after of {} is owned by uid {} gid {}, but apply writes as "
+        "uid {} gid {}",
+        i, shown(std::string_view(op.path).substr(0, 256)), after.uid, after.gid, judge_.euid(), judge_.egid()));
+  else if (after.is_link())
+    return;  // a link's mode bits are never used
+  else if (auto why = judge_.refusal(static_cast<mode_t>(after.mode & 0777), judge_.euid(), judge_.egid()))
+    violations_.push_back(fmt::format("operations[{}].after of {} asks for a mode writable by more than its owner ({})",
+                                      i, shown(std::string_view(op.path).substr(0, 256)), *why));
+}
+
+Status PlanInvariants::verdict() const {
+  if (violations_.empty()) return {};
   std::string detail;
-  for (const auto& v : violations) detail += (detail.empty() ? "" : "; ") + v;
+  for (const auto& v : violations_) detail += (detail.empty() ? "" : "; ") + v;
   return make_error(core::ErrorKind::PlanInvariant, std::move(detail));
+}
+
+Status check_plan_invariants(const PlanV2& plan) {
+  PlanInvariants rules;
+  rules.folders(plan.directories);
+  for (std::size_t i = 0; i < plan.operations.size(); ++i) rules.add(plan.operations[i], i);
+  return rules.verdict();
 }
 
 bool changes_nothing(std::span<const PathOperation> proposed) noexcept {
@@ -269,56 +276,101 @@ Result<PlanV2> seal_from_proposal(const PlanV2& proposed, bool declared) {
   return sealed_from(proposed, sha256_hex(document));
 }
 
-Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document) {
-  auto unbound = [](std::string detail) {
-    return make_error(core::ErrorKind::ProposalBinding,
-                      fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
-  };
-  if (sha256_hex(document) != sealed.proposal_id)
-    return make_error(
-        core::ErrorKind::ProposalIdMismatch,
-        fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
-                    sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id, sha256_hex(document)));
-  DOT_ASSIGN_OR_RETURN(PlanV2 proposed, decode_canonical_plan_v2(document));
+namespace {
+
+Error unbound(std::string detail) {
+  return make_error(core::ErrorKind::ProposalBinding,
+                    fmt::format("the sealed plan does not follow from its proposal document: {}", detail));
+}
+
+std::string named(const PathOperation& op) { return shown(std::string_view(op.path).substr(0, 256)); }
+
+}  // namespace
+
+// The walk of both lists at once: a proposed operation the sealed plan
+// skips is a left-out no-op, so it must be one that can be (its after is
+// not in the document): a write of an existing file, a link of an existing
+// symlink or a remove of an absent target.
+struct ProposalBinding::State {
+  State(const PlanV2& s, ProposedFn e)
+      : sealed(s), each(std::move(e)), reader([this](PathOperation&& op) { return walk(op); }) {}
+
+  Status walk(const PathOperation& proposed) {
+    if (each) each(proposed, index);
+    ++index;
+    if (refusal) return {};  // the first refusal of the walk is the one reported
+    if (next < sealed.operations.size()) {
+      const PathOperation& op = sealed.operations[next];
+      if (is_general_noop(op)) {
+        refusal = unbound(fmt::format("operation \"{}\" is a no-op", named(op)));
+        return {};
+      }
+      // As proposed: with its after absent, or with exactly its after declared.
+      if (proposed == op || (proposed.action == op.action && proposed.path == op.path && proposed.before == op.before &&
+                             proposed.after == Snapshot::absent())) {
+        ++next;
+        return {};
+      }
+    }
+    // A declared write is left out only when it is a no-op by its own after.
+    if (!(proposed.after.exists ? is_general_noop(proposed) : can_be_noop(proposed.action, proposed.before)))
+      refusal = unbound(fmt::format("proposed operation \"{}\" is left out but cannot be a no-op", named(proposed)));
+    return {};
+  }
+
+  const PlanV2& sealed;
+  ProposedFn each;
+  PlanV2Reader reader;
+  Sha256 hash;
+  std::optional<Error> read_error;  // the reader's first, kept until the hash is judged
+  std::optional<Error> refusal;     // the walk's first
+  std::size_t next = 0;             // the next sealed operation not yet matched
+  std::size_t index = 0;            // proposed operations so far
+};
+
+ProposalBinding::ProposalBinding(const PlanV2& sealed, ProposedFn each)
+    : state_(std::make_unique<State>(sealed, std::move(each))) {}
+
+ProposalBinding::~ProposalBinding() = default;
+
+Status ProposalBinding::write(std::string_view piece) {
+  State& st = *state_;
+  st.hash.update(piece);
+  if (!st.read_error)
+    if (auto s = st.reader.write(piece); !s.ok()) st.read_error = std::move(s).error();
+  return {};
+}
+
+Result<PlanV2> ProposalBinding::finish() {
+  State& st = *state_;
+  const PlanV2& sealed = st.sealed;
+  const std::string digest = to_hex(st.hash.finish());
+  if (digest != sealed.proposal_id)
+    return make_error(core::ErrorKind::ProposalIdMismatch,
+                      fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
+                                  sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id, digest));
+  if (st.read_error) return *st.read_error;
+  DOT_ASSIGN_OR_RETURN(PlanV2 proposed, st.reader.finish());
   if (!proposed.proposal_id.empty()) return unbound("the document has a proposal_id (it is a sealed plan)");
-  // Everything but the operations and the id is the same plan: compared
-  // with the sealed plan's operations and id in the proposed plan's place
-  // (its own set aside, not copied: 100,000 of them for a first plan).
-  std::vector<PathOperation> proposed_operations = std::move(proposed.operations);
-  proposed.operations = sealed.operations;
-  proposed.proposal_id = sealed.proposal_id;
-  const bool same_head = proposed == sealed;
-  proposed.operations = std::move(proposed_operations);
-  proposed.proposal_id.clear();
-  if (!same_head)
+  // Everything but the operations and the id is the same plan.
+  if (!same_but_operations_and_id(proposed, sealed))
     return unbound("a field other than operations and proposal_id differs (root, plugin, nonce, effects or folders)");
   if (sealed.operations.empty()) return unbound("it holds no operation (a proposal of only no-ops seals nothing)");
-  // Walk both lists once: a proposed operation the sealed plan skips is a
-  // left-out no-op, so it must be one that can be (its after is not in the
-  // document): a write of an existing file, a link of an existing symlink
-  // or a remove of an absent target.
-  auto left_out = [&](const PathOperation& left) -> Status {
-    // A declared write is left out only when it is a no-op by its own after.
-    if (left.after.exists ? is_general_noop(left) : can_be_noop(left.action, left.before)) return {};
-    return unbound(fmt::format("proposed operation \"{}\" is left out but cannot be a no-op",
-                               shown(std::string_view(left.path).substr(0, 256))));
-  };
-  std::size_t next = 0;  // the next proposed operation not yet matched
-  for (const auto& op : sealed.operations) {
-    if (is_general_noop(op))
-      return unbound(fmt::format("operation \"{}\" is a no-op", shown(std::string_view(op.path).substr(0, 256))));
-    // As proposed: with its after absent, or with exactly its after declared.
-    PathOperation as_proposed = op;
-    as_proposed.after = Snapshot::absent();
-    auto is_it = [&](const PathOperation& p) { return p == as_proposed || p == op; };
-    for (; next < proposed.operations.size() && !is_it(proposed.operations[next]); ++next)
-      DOT_TRY(left_out(proposed.operations[next]));
-    if (next == proposed.operations.size())
-      return unbound(fmt::format("operation \"{}\" is not in the proposal as sealed",
-                                 shown(std::string_view(op.path).substr(0, 256))));
-    ++next;
+  if (st.refusal) return *st.refusal;
+  if (st.next < sealed.operations.size()) {
+    const PathOperation& op = sealed.operations[st.next];
+    if (is_general_noop(op)) return unbound(fmt::format("operation \"{}\" is a no-op", named(op)));
+    return unbound(fmt::format("operation \"{}\" is not in the proposal as sealed", named(op)));
   }
-  for (; next < proposed.operations.size(); ++next) DOT_TRY(left_out(proposed.operations[next]));
+  return proposed;
+}
+
+Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document) {
+  std::vector<PathOperation> operations;
+  ProposalBinding binding(sealed, [&operations](const PathOperation& op, std::size_t) { operations.push_back(op); });
+  DOT_TRY(binding.write(document));
+  DOT_ASSIGN_OR_RETURN(PlanV2 proposed, binding.finish());
+  proposed.operations = std::move(operations);
   return proposed;
 }
 

@@ -8,6 +8,8 @@
 //     bytes, and its ids are the SHA-256 of what they claim to hash;
 //   - whatever decodes keeps every rule: paths pass check_plan_paths, the one
 //     root-sync effect, directories ascending with a folder mode;
+//   - the bytes read in pieces (PlanV2Reader, as a stored plan streams)
+//     give the same plan or the same refusal as the bytes given whole;
 //   - a plan and the proposal document made from it bind (when the plan
 //     holds no no-op), and a document decodes to the same plan_id it claims.
 #include <cstddef>
@@ -17,9 +19,10 @@
 #include <vector>
 
 #include "dot/base/sha256.h"
-#include "dot/dpp/path_rules.h"
 #include "dot/core/plan_document.h"
 #include "dot/core/plan_v2.h"
+#include "dot/dpp/path_rules.h"
+#include "plan_v2_reader.h"
 
 namespace {
 
@@ -31,8 +34,7 @@ template <typename T>
 bool refused(const dot::Result<T>& r) {
   if (r.ok()) return false;
   const dot::Code c = r.error().code;
-  check(c == dot::Code::Validation || c == dot::Code::Policy || c == dot::Code::PathEscape ||
-        c == dot::Code::Protocol);
+  check(c == dot::Code::Validation || c == dot::Code::Policy || c == dot::Code::PathEscape || c == dot::Code::Protocol);
   return true;
 }
 
@@ -72,6 +74,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto sealed = dot::core::seal_from_proposal(*plan);
       check(sealed.ok());
       if (!any_noop) check(dot::core::check_proposal_binding(*sealed, *document).ok());
+    }
+  }
+  // A stored plan is read as it streams: the same bytes in pieces (of a
+  // size the input picks) give the same plan, or the same refusal.
+  {
+    std::vector<dot::core::PathOperation> operations;
+    dot::core::PlanV2Reader reader([&operations](dot::core::PathOperation&& op) {
+      operations.push_back(std::move(op));
+      return dot::Status{};
+    });
+    const std::size_t piece = 1 + (size % 61);
+    dot::Status written;
+    for (std::size_t at = 0; at < size && written.ok(); at += piece) written = reader.write(bytes.substr(at, piece));
+    auto streamed = reader.finish();
+    check(streamed.ok() == plan.ok());
+    if (plan.ok()) {
+      streamed->operations = std::move(operations);
+      check(*streamed == *plan);
+    } else {
+      check(streamed.error().line() == plan.error().line());
     }
   }
   auto doc = dot::core::decode_plan_document(bytes);

@@ -56,10 +56,12 @@ Status Stmt::run() {
 
 bool Stmt::is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
 std::int64_t Stmt::i64(int col) const { return sqlite3_column_int64(s_, col); }
-std::string Stmt::text(int col) const {
+std::string Stmt::text(int col) const { return std::string(text_view(col)); }
+
+std::string_view Stmt::text_view(int col) const {
   const unsigned char* p = sqlite3_column_text(s_, col);
   if (!p) return {};
-  return std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col)));
+  return {reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(s_, col))};
 }
 std::string Stmt::blob(int col) const { return std::string(blob_view(col)); }
 

@@ -64,8 +64,9 @@ class Stmt {
 
   bool is_null(int col) const;
   std::int64_t i64(int col) const;
-  std::string text(int col) const;  // "" for NULL
-  std::string blob(int col) const;  // "" for NULL
+  std::string text(int col) const;            // "" for NULL
+  std::string_view text_view(int col) const;  // the same in place, valid until the next step
+  std::string blob(int col) const;            // "" for NULL
   // The same bytes in place, valid until the next step (a packed plan text
   // of megabytes is read without a copy).
   std::string_view blob_view(int col) const;

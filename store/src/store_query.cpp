@@ -254,16 +254,24 @@ Result<std::vector<EffectEntry>> Store::effects(TxnId id) {
   return out;
 }
 
-Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) {
+// The operation rows of `id` in slot order, one at a time (views valid for
+// the call).
+Status each_operation_row(detail::Db& db, TxnId id, const Store::OperationRowFn& each) {
   DOT_ASSIGN_OR_RETURN(
-      auto s,
-      db.query("SELECT slot, name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot", id));
-  std::vector<OperationSummary> out;
+      auto s, db.query("SELECT name, before_sha256, after_sha256 FROM operation WHERE txn_id = ?1 ORDER BY slot", id));
   for (;;) {
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    if (!row) break;
-    out.push_back({s.text(1), s.text(2), s.text(3)});
+    if (!row) return {};
+    DOT_TRY(each(OperationRowView{s.text_view(0), s.text_view(1), s.text_view(2)}));
   }
+}
+
+Result<std::vector<OperationSummary>> read_operations(detail::Db& db, TxnId id) {
+  std::vector<OperationSummary> out;
+  DOT_TRY(each_operation_row(db, id, [&out](const OperationRowView& row) {
+    out.push_back({std::string(row.name), std::string(row.before_sha256), std::string(row.after_sha256)});
+    return Status{};
+  }));
   return out;
 }
 
@@ -364,31 +372,56 @@ namespace {
 // A version-2 plan's files against its operation rows (metadata only: the
 // bytes are verified as read_file streams them): one artifact per operation
 // with an after digest, carrying it; backups, once there, one per operation.
-Status load_streamed_files(detail::Db& db, SealedPlan& p, const std::string& who) {
+// A version-2 plan's files' metadata, each checked against its operation
+// row as the rows stream (never listed), and the rows counted.
+Status load_streamed_files(detail::Db& db, SealedPlan& p, std::size_t operations, const std::string& who) {
   auto tampered = [&](std::string why) {
     return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}", who, why));
   };
   DOT_ASSIGN_OR_RETURN(auto artifacts, detail::stored_files(db, p.id, FileKind::Artifact));
   DOT_ASSIGN_OR_RETURN(auto backups, detail::stored_files(db, p.id, FileKind::Backup));
+  p.files.reserve(artifacts.size());
   for (auto& f : artifacts) p.files.push_back(std::move(f.blob));
+  artifacts = {};
+  p.file_backups.reserve(backups.size());
   for (auto& f : backups) p.file_backups.push_back(std::move(f.blob));
-  if (!detail::check_file_shapes(p.files, p.operations.size(), FileKind::Artifact, who).ok() ||
-      !detail::check_file_shapes(p.file_backups, p.operations.size(), FileKind::Backup, who).ok())
+  backups = {};
+  if (!detail::check_file_shapes(p.files, operations, FileKind::Artifact, who).ok() ||
+      !detail::check_file_shapes(p.file_backups, operations, FileKind::Backup, who).ok())
     return tampered("its stored files break the file rules");
-  std::size_t next = 0;
-  for (std::size_t i = 0; i < p.operations.size(); ++i) {
-    const std::string& after = p.operations[i].after_sha256;
+  std::size_t i = 0, next = 0;
+  DOT_TRY(each_operation_row(db, p.id, [&](const OperationRowView& row) -> Status {
     const bool has_file = next < p.files.size() && p.files[next].index == i;
-    if (after.empty() == has_file || (has_file && p.files[next].sha256 != after))
+    if (row.after_sha256.empty() == has_file || (has_file && p.files[next].sha256 != row.after_sha256))
       return tampered(fmt::format("operation {} and its stored artifact disagree", i));
     if (has_file) ++next;
-  }
-  if (!p.file_backups.empty() && p.file_backups.size() != p.operations.size())
-    return tampered(fmt::format("{} backups for {} operations", p.file_backups.size(), p.operations.size()));
+    ++i;
+    return {};
+  }));
+  if (i != operations) return tampered(fmt::format("{} operation rows for {} operations", i, operations));
+  if (next != p.files.size()) return tampered(fmt::format("stored artifact {} has no operation", next));
+  if (!p.file_backups.empty() && p.file_backups.size() != operations)
+    return tampered(fmt::format("{} backups for {} operations", p.file_backups.size(), operations));
   return {};
 }
 
 }  // namespace
+
+Status Store::read_proposal_document(TxnId id, ByteSink& out) {
+  DOT_ASSIGN_OR_RETURN(auto s, impl_->db.query("SELECT plan_id, proposal FROM txn WHERE id = ?1", id));
+  DOT_ASSIGN_OR_RETURN(bool row, s.step());
+  if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no transaction {}", id));
+  if (auto unpacked = detail::unpack_document_to(s.blob_view(1), kMaxProposalBytes, out); !unpacked.ok()) {
+    const Error& e = unpacked.error();
+    if (e.kind != "packed_document") return unpacked;
+    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}: {}", path(), row_name(id, s.text(0)), e.detail));
+  }
+  return {};
+}
+
+Status Store::read_operation_rows(TxnId id, const OperationRowFn& each) {
+  return each_operation_row(impl_->db, id, each);
+}
 
 Status Store::read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& out) {
   auto& db = impl_->db;
@@ -410,47 +443,56 @@ Status Store::read_file(TxnId id, FileKind kind, std::uint32_t index, ByteSink& 
                     fmt::format("{} has no stored {} for operation {}", who, detail::file_kind_name(kind), index));
 }
 
-Result<SealedPlan> Store::load_sealed(TxnId id) {
+Result<SealedPlan> Store::load_sealed(TxnId id) { return load(id, true); }
+
+Result<SealedPlan> Store::load_sealed_without_texts(TxnId id) { return load(id, false); }
+
+Result<SealedPlan> Store::load(TxnId id, bool texts) {
   auto& db = impl_->db;
   DOT_ASSIGN_OR_RETURN(auto snapshot, detail::ReadTxn::begin(db));
   DOT_ASSIGN_OR_RETURN(TxnSummary t, summary(id));
   std::string who = fmt::format("{}: {}", path(), row_name(id, t.plan_id));
-  SealedPlan p{
-      .id = id, .state = t.state, .plan_id = t.plan_id, .proposal_id = t.proposal_id, .effect_count = t.effect_count};
+  SealedPlan p{.id = id,
+               .state = t.state,
+               .plan_id = t.plan_id,
+               .proposal_id = t.proposal_id,
+               .effect_count = t.effect_count,
+               .operation_count = t.operation_count};
   if (t.state == State::Proposing || t.state == State::Abandoned)
     return make_error(store::ErrorKind::NotSealed,
                       fmt::format("{} is {}, not a sealed plan", who, state_name(t.state)));
   if (t.pruned) return make_error(store::ErrorKind::Pruned, fmt::format("{}: its blobs were pruned", who));
   {
-    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT canonical FROM plan WHERE txn_id = ?1", id));
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT streamed FROM plan WHERE txn_id = ?1", id));
     DOT_ASSIGN_OR_RETURN(bool row, s.step());
     if (!row) return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan row is missing", who));
-    auto text = detail::unpack_document(s.blob(0), kMaxProposalBytes);  // a large one is packed
+    p.streamed = s.i64(0) != 0;
+  }
+  // A version-2 plan loaded without its texts: they are read as they
+  // stream, and checked there.
+  texts = texts || !p.streamed;
+  if (texts) {
+    DOT_ASSIGN_OR_RETURN(auto s, db.query("SELECT plan.canonical, txn.proposal FROM plan JOIN txn ON txn.id = "
+                                          "plan.txn_id WHERE plan.txn_id = ?1",
+                                          id));
+    DOT_ASSIGN_OR_RETURN(bool row, s.step());
+    if (!row) return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan row is missing", who));
+    auto text = detail::unpack_document(s.blob_view(0), kMaxProposalBytes);  // a large one is packed
     if (!text.ok())
       return make_error(store::ErrorKind::Tampered, fmt::format("{}: the plan text: {}", who, text.error().detail));
     p.canonical_plan = std::move(text).value();
-  }
-  std::string digest = sha256_hex(p.canonical_plan);
-  if (p.plan_id.size() != 64 || digest != p.plan_id)
-    return make_error(store::ErrorKind::Tampered,
-                      fmt::format("{}: the stored plan bytes hash to {}, not to the plan id", who, digest));
-  DOT_ASSIGN_OR_RETURN(p.operations, read_operations(db, id));
-  if (p.operations.size() != t.operation_count)
-    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} operation rows for {} operations", who,
-                                                              p.operations.size(), t.operation_count));
-  {
-    DOT_ASSIGN_OR_RETURN(auto s,
-                         db.query("SELECT plan.streamed, txn.proposal FROM plan JOIN txn ON txn.id = plan.txn_id "
-                                  "WHERE plan.txn_id = ?1",
-                                  id));
-    DOT_ASSIGN_OR_RETURN(bool row, s.step());
-    p.streamed = row && s.i64(0) != 0;
-    if (row) {
-      auto unpacked = detail::unpack_document(s.blob(1), kMaxProposalBytes);
-      if (!unpacked.ok())
-        return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}", who, unpacked.error().detail));
-      p.proposal_document = std::move(unpacked).value();
-    }
+    std::string digest = sha256_hex(p.canonical_plan);
+    if (p.plan_id.size() != 64 || digest != p.plan_id)
+      return make_error(store::ErrorKind::Tampered,
+                        fmt::format("{}: the stored plan bytes hash to {}, not to the plan id", who, digest));
+    auto unpacked = detail::unpack_document(s.blob_view(1), kMaxProposalBytes);
+    if (!unpacked.ok())
+      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}", who, unpacked.error().detail));
+    p.proposal_document = std::move(unpacked).value();
+    DOT_ASSIGN_OR_RETURN(p.operations, read_operations(db, id));
+    if (p.operations.size() != t.operation_count)
+      return make_error(store::ErrorKind::Tampered, fmt::format("{}: {} operation rows for {} operations", who,
+                                                                p.operations.size(), t.operation_count));
   }
   // The ledger of either plan version: rows only for effects the plan has,
   // each under the idempotency key derived from the plan id.
@@ -466,7 +508,7 @@ Result<SealedPlan> Store::load_sealed(TxnId id) {
                         fmt::format("{}: effect {} has a wrong idempotency key", who, e.index));
   }
   if (p.streamed) {
-    DOT_TRY(load_streamed_files(db, p, who));
+    DOT_TRY(load_streamed_files(db, p, t.operation_count, who));
     return p;
   }
   DOT_ASSIGN_OR_RETURN(

@@ -239,6 +239,54 @@ TEST_F(ApplyV2Test, StatusRefusesAnAppliedPlanWhoseTextNoLongerHashesToItsId) {
   EXPECT_EQ(r.out.find("\"drift\""), std::string::npos) << r.out;
 }
 
+// apply reads a stored plan, its proposal document and its rows as they
+// stream: a text edited behind the store's back is refused against its plan
+// id once read whole, a proposal document against its proposal id, a row
+// against its operation; nothing beneath the root changes, the plan stays
+// SEALED.
+class EditedWithoutIds : public ApplyV2Test {
+ protected:
+  // Plans the apply case, runs `sql` on its store (?1: the proposal document
+  // with one path edited, packed as the store keeps it), then applies.
+  void expect_apply_refuses(const std::string& sql, const std::string& says) {
+    const std::string id = plan_apply_case();
+    {
+      Sql db(root_ / ".dot" / "store.db");
+      auto proposal = db.run("SELECT proposal FROM txn WHERE plan_id = ?1", {id});
+      ASSERT_EQ(proposal.size(), 1u);
+      auto unpacked = store::detail::unpack_document(proposal[0], store::kMaxProposalBytes);
+      ASSERT_TRUE(unpacked.ok());
+      std::string edited = *unpacked;
+      edited.replace(edited.find("old.txt"), 7, "olf.txt");
+      if (sql.find("?1") != std::string::npos)
+        db.run(sql, {*store::detail::pack_document(edited)});
+      else
+        db.run(sql);
+    }
+    const auto before = tree(root_);
+    CmdResult r = core({"apply", id, "--json"});
+    EXPECT_EQ(r.code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+    EXPECT_EQ(tree(root_), before);
+    EXPECT_EQ(state_of(id), "SEALED");
+  }
+};
+
+TEST_F(EditedWithoutIds, APlanTextIsRefusedAgainstItsPlanId) {
+  expect_apply_refuses(
+      "UPDATE plan SET canonical = CAST(replace(CAST(canonical AS TEXT), 'old.txt', 'olf.txt') AS BLOB)",
+      "not to the plan id");
+}
+
+TEST_F(EditedWithoutIds, AProposalDocumentIsRefusedAgainstItsProposalId) {
+  expect_apply_refuses("UPDATE txn SET proposal = CAST(?1 AS BLOB)", "is not the SHA-256 of its proposal document");
+}
+
+TEST_F(EditedWithoutIds, AnOperationRowIsRefusedAgainstItsOperation) {
+  expect_apply_refuses("UPDATE operation SET name = 'zzz' WHERE slot = 0", "stored operation rows differ");
+}
+
 // The ledger of a version-2 plan is checked on load like a version-1 one's:
 // a row whose idempotency key is not derived from the plan id is refused by
 // every command that loads the plan, and `store check` names it.

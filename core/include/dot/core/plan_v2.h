@@ -16,7 +16,9 @@
 // stays 2 because a document that uses neither is exactly what it was.
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -81,6 +83,14 @@ struct PlanV2 {
   std::uint64_t version = kPlanVersion2;
   bool operator==(const PlanV2&) const = default;
 };
+// Whether two plans are the same but for their operations and proposal_id
+// (a sealed plan and its proposal document), without copying either's
+// operations. Every member of PlanV2 above but those two is compared here.
+inline bool same_but_operations_and_id(const PlanV2& a, const PlanV2& b) noexcept {
+  return a.directories == b.directories && a.effects == b.effects && a.exclude == b.exclude && a.nonce == b.nonce &&
+         a.plugin_digest == b.plugin_digest && a.plugin_id == b.plugin_id && a.profile == b.profile &&
+         a.root_id == b.root_id && a.version == b.version;
+}
 
 // Full RFC 8785 bytes of the plan exactly as stored and hashed.
 Result<std::string> canonical_bytes(const PlanV2& plan);
@@ -157,6 +167,19 @@ Status check_created_folder_mode(std::string_view path, std::uint64_t mode, Writ
 // Code::Policy, kind "plan_invariant", the detail listing every violation
 // (each naming the operation, the field and the path).
 Status check_plan_invariants(const PlanV2& plan);
+// The same rules given a plan's parts one at a time (a stored plan read as
+// it streams): its folders, then each operation with its index; verdict()
+// is check_plan_invariants' error over all of them.
+class PlanInvariants {
+ public:
+  void folders(std::span<const Folder> directories);
+  void add(const PathOperation& op, std::size_t index);
+  Status verdict() const;
+
+ private:
+  WriteAccessJudge judge_;
+  std::vector<std::string> violations_;
+};
 
 // The operations a sealed plan holds: `proposed` without its no-ops, in order.
 // Empty means every operation is a no-op: nothing is sealed (NO_CHANGES).
@@ -186,6 +209,27 @@ PlanV2 sealed_from(PlanV2 proposed, std::string proposal_id);
 // for the hash), or the decoder's error for the document. Returns the
 // decoded proposal document.
 Result<PlanV2> check_proposal_binding(const PlanV2& sealed, std::string_view document);
+// The same binding checked as the document streams (a stored proposal
+// document is read as it unpacks, never held whole): its bytes go to
+// write() in pieces, then finish() gives the document's plan without its
+// operations, which went one at a time to `each` (the rules of a proposal
+// are checked on them there) and were walked against sealed.operations. The
+// errors are check_proposal_binding's, in its order: write() keeps them for
+// finish(), so that a document of another hash is refused as that first.
+class ProposalBinding final : public ByteSink {
+ public:
+  using ProposedFn = std::function<void(const PathOperation& proposed, std::size_t index)>;
+  explicit ProposalBinding(const PlanV2& sealed, ProposedFn each = {});
+  ~ProposalBinding() override;
+  ProposalBinding(const ProposalBinding&) = delete;
+  ProposalBinding& operator=(const ProposalBinding&) = delete;
+  Status write(std::string_view piece) override;
+  Result<PlanV2> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The mode asked for each folder by path (a plan's own `directories`, or a
 // plugin's dot.plan `directories`).

@@ -239,6 +239,7 @@ struct SealedPlan {
   std::string proposal_id{};
   std::string canonical_plan{};
   std::optional<std::uint32_t> effect_count{};
+  std::size_t operation_count = 0;  // the operations' count (their rows may not be loaded)
   std::vector<OperationSummary> operations{};
   std::vector<Blob> artifacts{};
   std::vector<Blob> backups{};  // empty before PREPARED

@@ -210,6 +210,23 @@ class Store {
   // against its operation row, and its proposal document; its files' bytes
   // are read with read_file (verified as they stream).
   Result<SealedPlan> load_sealed(TxnId id);
+  // The same load of a version-2 plan without what grows with its
+  // operations as text: canonical_plan, proposal_document and operations are
+  // left empty (a plan of 100,000 operations is 60 MB of them), to be read
+  // as they stream with read_plan_text, read_proposal_document and
+  // read_operation_rows, which check what load_sealed checks of them (the
+  // plan text against plan_id at its end; the caller checks the proposal
+  // document against proposal_id). The files' metadata are checked against
+  // the operation rows as those stream. A version-1 plan loads whole.
+  Result<SealedPlan> load_sealed_without_texts(TxnId id);
+  // The proposal document of transaction `id` handed to `out` as it
+  // unpacks (its hash is the caller's to check: core's proposal binding).
+  // None kept (a pruned transaction, or the store's own tests): nothing is
+  // written. Errors as read_plan_text's.
+  Status read_proposal_document(TxnId id, ByteSink& out);
+  // The operation rows of transaction `id` in slot order, one at a time.
+  using OperationRowFn = std::function<Status(const OperationRowView& row)>;
+  Status read_operation_rows(TxnId id, const OperationRowFn& each);
   // SEALED -> PREPARED, storing the backups (slot order) in the same SQLite
   // transaction.
   Status prepare(TxnId id, const std::vector<Blob>& backups);
@@ -306,6 +323,7 @@ class Store {
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  Result<SealedPlan> load(TxnId id, bool texts);
   std::unique_ptr<Impl> impl_;
 };
 
