@@ -136,13 +136,16 @@ class TempSink final : public ByteSink {
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return commit_error(n < 0 ? errno : EIO, "write", path_);
       bytes.remove_prefix(static_cast<std::size_t>(n));
+      written_ += static_cast<std::uint64_t>(n);
     }
     return {};
   }
+  std::uint64_t written() const noexcept { return written_; }
 
  private:
   int fd_;
   std::string_view path_;
+  std::uint64_t written_ = 0;
 };
 
 // Temp file `temp` (a temp_name of this plan) in the folder open on
@@ -152,7 +155,7 @@ class TempSink final : public ByteSink {
 // failure the temp file is gone.
 Result<std::string> stream_temp(Root& root, store::TxnId txn, store::FileKind kind, std::size_t index, int dir_fd,
                                 const std::string& temp, const Snapshot& want, std::string_view path,
-                                const std::string& fault_point, bool fsync_each) {
+                                const std::string& fault_point, bool fsync_each, std::uint64_t* bytes = nullptr) {
   auto created = create_own_temp(dir_fd, temp);
   if (!created.ok()) return as_commit(std::move(created).error());
   auto fail = [&](Error e) -> Error {
@@ -163,6 +166,7 @@ Result<std::string> stream_temp(Root& root, store::TxnId txn, store::FileKind ki
   TempSink sink(created->fd.get(), path);
   if (auto s = root.store().read_file(txn, kind, static_cast<std::uint32_t>(index), sink); !s.ok())
     return fail(std::move(s).error());
+  if (bytes) *bytes = sink.written();
   if (auto s = set_owner_and_mode(created->fd.get(), want, path); !s.ok()) return fail(std::move(s).error());
   if (fsync_each) {
     if (int err = root.hooks().fault(fault_point + "_fsync")) return fail(commit_error(err, "fsync", path));
@@ -320,6 +324,7 @@ Status fsync_folder(int root_fd, const std::string& folder, const TestHooks& hoo
 
 SyncTargets sync_targets(const PlanV2& plan) {
   SyncTargets t;
+  t.files.reserve(plan.operations.size());
   for (const auto& op : plan.operations) t.files.push_back(op.path);
   t.folders = touched_folders(plan);
   return t;
@@ -424,25 +429,24 @@ class ApplyRun {
       if (!dir.ok()) return as_commit(std::move(dir).error());
       DOT_TRY(note_file_system(*dir, parent_folder(op.path), file_systems));
       const std::string temp = temp_name(plan_id_, TempPhase::Apply, i);
+      std::uint64_t bytes = 0;
       auto written = op.action == Action::Link
                          ? link_temp(root_.hooks(), *dir, temp, op.after, op.path, p + ".write", fsync_each)
                          : stream_temp(root_, txn_, store::FileKind::Artifact, i, *dir, temp, op.after, op.path,
-                                       p + ".write", fsync_each);
+                                       p + ".write", fsync_each, &bytes);
       if (!written.ok()) return std::move(written).error();
       root_.hooks().reached(p + ".temp_written");
-      report_written(i);
+      report_written(bytes);
     }
     DOT_TRY(sync_file_systems(file_systems, root_.hooks(), "apply.syncfs"));
     root_.hooks().reached("apply.temps_synced");
     return {};
   }
 
-  // Progress after the file of operation `i` was written (files are in operation order).
-  void report_written(std::size_t i) {
+  // Progress after a file of `bytes` was written beside its target.
+  void report_written(std::uint64_t bytes) {
     if (!progress_) return;
-    const auto& files = lp_.sealed.files;
-    while (next_file_ < files.size() && files[next_file_].index < i) ++next_file_;
-    if (next_file_ < files.size() && files[next_file_].index == i) written_.bytes += files[next_file_].size;
+    written_.bytes += bytes;
     if (written_.total == 0)
       for (const PathOperation& op : ops_) written_.total += op.action == Action::Write ? 1 : 0;
     ++written_.done;
@@ -516,7 +520,6 @@ class ApplyRun {
 
   const ProgressFn& progress_;
   Progress written_;
-  std::size_t next_file_ = 0;
   Root& root_;
   const LoadedPlanV2& lp_;
   const PlanV2& plan_;

@@ -19,7 +19,7 @@ namespace {
 // name that is gone, or no longer a regular file, holds none of the data we
 // wrote (someone replaced it since): there is nothing of ours to flush, and
 // the folder's fsync that follows makes whatever entry is there durable.
-Status sync_target(int root_fd, const std::string& name, const TestHooks& hooks, const std::string& fault_point) {
+Status sync_target(int root_fd, std::string_view name, const TestHooks& hooks, const std::string& fault_point) {
   auto replaced = [](const Error& e) {
     const int err = beneath::error_errno(e);
     return e.code == Code::PathEscape || err == ENOENT || err == ENOTDIR;

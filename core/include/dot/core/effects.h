@@ -7,6 +7,7 @@
 // at-least-once: an ATTEMPTED entry found after a crash is run again.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dot/base/result.h"
@@ -21,8 +22,10 @@ bool is_root_sync(const Effect& effect) noexcept;
 // What a retried root-sync makes durable again before the root itself: the
 // targets of the plan (paths beneath the root) and, for a version-2 plan,
 // every folder it touched (plan_v2.h touched_folders; "" is the root).
+// The files are views into the plan, which outlives the effects it runs (a
+// plan of 100,000 paths is not copied to name them).
 struct SyncTargets {
-  std::vector<std::string> files;
+  std::vector<std::string_view> files;
   std::vector<std::string> folders;
 };
 

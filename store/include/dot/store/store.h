@@ -217,7 +217,9 @@ class Store {
   // read_operation_rows, which check what load_sealed checks of them (the
   // plan text against plan_id at its end; the caller checks the proposal
   // document against proposal_id). The files' metadata are checked against
-  // the operation rows as those stream. A version-1 plan loads whole.
+  // the operation rows as those stream, and `files` is left empty too
+  // (read_file finds each by its index); `file_backups` are kept. A
+  // version-1 plan loads whole.
   Result<SealedPlan> load_sealed_without_texts(TxnId id);
   // The proposal document of transaction `id` handed to `out` as it
   // unpacks (its hash is the caller's to check: core's proposal binding).
