@@ -74,15 +74,8 @@ Status PlanV2Reader::scan(std::string_view piece) {
       continue;
     }
     if (part_ == Part::Element) {
-      if (in_string_) {
-        if (escaped_)
-          escaped_ = false;
-        else if (c == '\\')
-          escaped_ = true;
-        else if (c == '"')
-          in_string_ = false;
-      } else if (c == '"') {
-        in_string_ = true;
+      if (strings_.step(c)) {
+        // inside a string: a bracket there is none
       } else if (c == '{' || c == '[') {
         ++element_depth_;
       } else if ((c == '}' || c == ']') && --element_depth_ == 0) {
@@ -98,15 +91,8 @@ Status PlanV2Reader::scan(std::string_view piece) {
       continue;
     }
     head_ += c;
-    if (in_string_) {
-      if (escaped_)
-        escaped_ = false;
-      else if (c == '\\')
-        escaped_ = true;
-      else if (c == '"')
-        in_string_ = false;
-    } else if (c == '"') {
-      in_string_ = true;
+    if (strings_.step(c)) {
+      // inside a string
     } else if (c == '{' || c == '[') {
       ++depth_;
       // The plan object's own "operations" member (a key at depth 1): its

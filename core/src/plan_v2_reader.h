@@ -22,6 +22,7 @@
 
 #include "dot/base/byte_stream.h"
 #include "dot/base/json.h"
+#include "dot/base/json_string_scan.h"
 #include "dot/base/result.h"
 #include "dot/core/plan_v2.h"
 #include "plan_v2_decode.h"
@@ -68,8 +69,7 @@ class PlanV2Reader final : public ByteSink {
   std::size_t element_depth_ = 0;     // the element's
   Part part_ = Part::Head;
   Next next_ = Next::ElementOrEnd;
-  bool in_string_ = false;
-  bool escaped_ = false;
+  json::StringScan strings_;
 };
 
 }  // namespace dot::core

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "dot/base/json_string_scan.h"
 #include "dot/dpp/error_kinds.h"
 #include "dot/dpp/frame.h"
 
@@ -57,23 +58,9 @@ Result<json::Document> parse_body(std::string_view body, std::uint64_t body_offs
 std::string compact_json(std::string_view body) {
   std::string out;
   out.reserve(body.size());
-  bool in_string = false, escaped = false;
-  for (char c : body) {
-    if (in_string) {
-      out += c;
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-      out += c;
-    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-      out += c;
-    }
-  }
+  json::StringScan strings;
+  for (char c : body)
+    if (strings.step(c) || (c != ' ' && c != '\t' && c != '\n' && c != '\r')) out += c;
   return out;
 }
 

@@ -34,7 +34,8 @@ struct ForgeryV2 {
 };
 
 const ForgeryV2 kForgeries[] = {
-    {"before_setuid", [](PlanV2& p, bool) { p.operations[1].before.mode = 04600; }, "operations[1].before: target"},
+    {"before_setuid", [](PlanV2& p, bool) { p.operations[1].before.mode = 04600; },
+     "operations[1].before: target"},
     {"before_setuid_mode_named", [](PlanV2& p, bool) { p.operations[1].before.mode = 04755; },
      "has setuid, setgid or sticky bits (mode 4755)"},
     {"before_other_writable", [](PlanV2& p, bool) { p.operations[4].before.mode = 0666; },
@@ -85,8 +86,7 @@ class ForgedPlanV2 : public ApplyV2Test, public ::testing::WithParamInterface<Fo
   std::string forge(const std::string& plan_id) {
     Sql db(root_ / ".dot" / "store.db");
     auto txn = db.run("SELECT id FROM txn WHERE plan_id = ?1", {plan_id});
-    auto stored =
-        db.run("SELECT canonical FROM plan WHERE txn_id = (SELECT id FROM txn WHERE plan_id = ?1)", {plan_id});
+    auto stored = db.run("SELECT canonical FROM plan WHERE txn_id = (SELECT id FROM txn WHERE plan_id = ?1)", {plan_id});
     auto proposal = db.run("SELECT proposal FROM txn WHERE plan_id = ?1", {plan_id});
     EXPECT_EQ(txn.size(), 1u);
     EXPECT_EQ(stored.size(), 1u);
@@ -126,10 +126,9 @@ class ForgedPlanV2 : public ApplyV2Test, public ::testing::WithParamInterface<Fo
     // ...and a SUCCEEDED ledger row for every effect of a DONE plan.
     if (db.run("SELECT state FROM txn WHERE id = ?1", {id}) == std::vector<std::string>{"DONE"})
       for (std::size_t i = 0; i < plan->effects.size(); ++i)
-        db.run(
-            "INSERT OR IGNORE INTO effect (txn_id, idx, state, idempotency_key, attempts, updated_at_ms) "
-            "VALUES (?1, ?2, 'SUCCEEDED', ?3, 1, 1)",
-            {id, std::to_string(i), store::effect_idempotency_key(forged_id, static_cast<std::uint32_t>(i))});
+        db.run("INSERT OR IGNORE INTO effect (txn_id, idx, state, idempotency_key, attempts, updated_at_ms) "
+               "VALUES (?1, ?2, 'SUCCEEDED', ?3, 1, 1)",
+               {id, std::to_string(i), store::effect_idempotency_key(forged_id, static_cast<std::uint32_t>(i))});
     for (const auto& idx : db.run("SELECT idx FROM effect WHERE txn_id = ?1", {id}))
       db.run("UPDATE effect SET idempotency_key = ?1 WHERE txn_id = ?2 AND idx = ?3",
              {store::effect_idempotency_key(forged_id, static_cast<std::uint32_t>(std::stoul(idx))), id, idx});
@@ -293,10 +292,9 @@ TEST_F(EditedWithoutIds, AnOperationRowIsRefusedAgainstItsOperation) {
 TEST_F(ApplyV2Test, AWrongIdempotencyKeyOfAVersion2PlanIsRefused) {
   const std::string id = plan_apply_case();
   ASSERT_EQ(core({"apply", id}).code, 0);
-  sql(root_ / ".dot" / "store.db", "UPDATE effect SET idempotency_key = '" + std::string(64, 'a') +
-                                       "' WHERE txn_id = (SELECT id FROM txn "
-                                       "WHERE plan_id = '" +
-                                       id + "')");
+  sql(root_ / ".dot" / "store.db",
+      "UPDATE effect SET idempotency_key = '" + std::string(64, 'a') + "' WHERE txn_id = (SELECT id FROM txn "
+      "WHERE plan_id = '" + id + "')");
   CmdResult r = core({"rollback", id, "--json"});
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.err.find("DOT_E_RECOVERY_REQUIRED"), std::string::npos) << r.err;

@@ -43,16 +43,10 @@ std::vector<PathCase> path_cases() {
       {"component <= 255", c255 + "/x", c255 + "c/x", Code::Policy, "component_too_long"},
       {"no . component", "a/.b", "a/./b", Code::Policy, "dot_component"},
       {"no . alone", ".a", ".", Code::Policy, "dot_component"},
-      {"no byte below 0x20", "a b",
-       std::string("a\x1f"
-                   "b"),
-       Code::Policy, "control_byte"},
+      {"no byte below 0x20", "a b", std::string("a\x1f" "b"), Code::Policy, "control_byte"},
       {"no NUL", "ab", std::string("a\0b", 3), Code::Policy, "control_byte"},
       {"no newline", "a-b", "a\nb", Code::Policy, "control_byte"},
-      {"no 0x7f", "a~b",
-       "a\x7f"
-       "b",
-       Code::Policy, "control_byte"},
+      {"no 0x7f", "a~b", "a\x7f" "b", Code::Policy, "control_byte"},
       {"no trailing slash", "a/b", "a/b/", Code::Policy, "trailing_slash"},
       {"not the state folder", "x/.dot/y", ".dot/store.db", Code::PathEscape, "state_folder"},
       {"not the state folder alone", ".dotfiles", ".dot", Code::PathEscape, "state_folder"},
@@ -92,7 +86,8 @@ TEST(PathRules, AReservedNameIsNamedInTheRefusal) {
     ASSERT_FALSE(e.ok());
     EXPECT_EQ(e.error().code, Code::PathEscape);
     const std::string component = path.rfind(".dot-history", 0) == 0 ? ".dot-history" : temp;
-    EXPECT_NE(e.error().detail.find("has the component \"" + component + "\""), std::string::npos) << e.error().detail;
+    EXPECT_NE(e.error().detail.find("has the component \"" + component + "\""), std::string::npos)
+        << e.error().detail;
   }
 }
 
@@ -119,10 +114,7 @@ TEST(PathRules, PlanPathListRules) {
   const std::vector<ListCase> cases = {
       {"ascending bytes", {"B", "a", "a-b", "a.b", "b"}, {"a", "B"}, Code::Policy, "unsorted"},
       // UTF-8 byte order, not UTF-16: U+FF5E (ef bd 9e) sorts before U+1F600 (f0 9f 98 80).
-      {"utf-8 byte order",
-       {"\xef\xbd\x9e", "\xf0\x9f\x98\x80"},
-       {"\xf0\x9f\x98\x80", "\xef\xbd\x9e"},
-       Code::Policy,
+      {"utf-8 byte order", {"\xef\xbd\x9e", "\xf0\x9f\x98\x80"}, {"\xf0\x9f\x98\x80", "\xef\xbd\x9e"}, Code::Policy,
        "unsorted"},
       {"no duplicate", {"a/b", "a/c"}, {"a/b", "a/b"}, Code::Policy, "duplicate"},
       {"no parent next to child", {"a/b", "a/c/d"}, {"a", "a/b"}, Code::Policy, "parent_of"},
@@ -196,29 +188,14 @@ TEST(PathRules, ActionAndMode) {
     const char* kind;  // nullptr: accepted
   };
   const std::vector<Case> cases = {
-      {"write", 384, nullptr},
-      {"write", 420, nullptr},
-      {"write", 448, nullptr},
-      {"write", 493, nullptr},
-      {"remove", 0, nullptr},
-      {"write", 0, "mode"},
-      {"write", 0777, "mode"},
-      {"write", 04755, "mode"},
-      {"write", 0640, nullptr},
-      {"remove", 420, "mode"},
-      {"delete", 0, "action"},
-      {"Write", 420, "action"},
+      {"write", 384, nullptr},  {"write", 420, nullptr},   {"write", 448, nullptr},    {"write", 493, nullptr},
+      {"remove", 0, nullptr},   {"write", 0, "mode"},      {"write", 0777, "mode"},    {"write", 04755, "mode"},
+      {"write", 0640, nullptr}, {"remove", 420, "mode"},   {"delete", 0, "action"},    {"Write", 420, "action"},
       {"", 0, "action"},
       // Any permission bits with the owner's read bit and no write for
       // others; group write is core's to judge (the user-private-group rule).
-      {"write", 0400, nullptr},
-      {"write", 0750, nullptr},
-      {"write", 0664, nullptr},
-      {"write", 0775, nullptr},
-      {"write", 0602, "mode"},
-      {"write", 0244, "mode"},
-      {"write", 01644, "mode"},
-      {"write", 02750, "mode"},
+      {"write", 0400, nullptr}, {"write", 0750, nullptr},  {"write", 0664, nullptr},   {"write", 0775, nullptr},
+      {"write", 0602, "mode"},  {"write", 0244, "mode"},   {"write", 01644, "mode"},   {"write", 02750, "mode"},
       {"write", 0666, "mode"},
   };
   for (const auto& c : cases) {
@@ -258,8 +235,10 @@ TEST(PathRules, LinkText) {
     const char* kind;  // nullptr: accepted
   };
   const std::vector<Case> cases = {
-      {{"link", 0, "ln", &text}, nullptr},       {{"link", 0, "ln", nullptr}, "link_text"},
-      {{"link", 420, "ln", &text}, "mode"},      {{"write", 420, "ln", &text}, "link_text"},
+      {{"link", 0, "ln", &text}, nullptr},
+      {{"link", 0, "ln", nullptr}, "link_text"},
+      {{"link", 420, "ln", &text}, "mode"},
+      {{"write", 420, "ln", &text}, "link_text"},
       {{"remove", 0, "ln", &text}, "link_text"},
   };
   for (const auto& c : cases) {
@@ -291,13 +270,13 @@ TEST(PathRules, ProposedFoldersAreAscendingParentsOfWritesWithFolderModes) {
     Code code;
   };
   const std::vector<Case> cases = {
-      {{{0750, "a/b"}, {0750, "a"}}, "folder", Code::Policy},  // not ascending
-      {{{0750, "a"}, {0750, "a"}}, "folder", Code::Policy},    // twice
-      {{{0750, "r"}}, "folder", Code::Policy},                 // parent of a remove only
-      {{{0750, "a/b/c"}}, "folder", Code::Policy},             // the write itself
-      {{{0777, "a"}}, "mode", Code::Policy},                   // write for others
-      {{{0600, "a"}}, "mode", Code::Policy},                   // no search bit for the owner
-      {{{0750, "../a"}}, "dot_dot", Code::PathEscape},         // a path rule
+      {{{0750, "a/b"}, {0750, "a"}}, "folder", Code::Policy},   // not ascending
+      {{{0750, "a"}, {0750, "a"}}, "folder", Code::Policy},     // twice
+      {{{0750, "r"}}, "folder", Code::Policy},                  // parent of a remove only
+      {{{0750, "a/b/c"}}, "folder", Code::Policy},              // the write itself
+      {{{0777, "a"}}, "mode", Code::Policy},                    // write for others
+      {{{0600, "a"}}, "mode", Code::Policy},                    // no search bit for the owner
+      {{{0750, "../a"}}, "dot_dot", Code::PathEscape},          // a path rule
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.kind);

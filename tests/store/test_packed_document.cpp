@@ -22,6 +22,23 @@ std::string document(std::size_t paths) {
   return out + "]}";
 }
 
+// One zstd frame of `doc` made by zstd itself, with the parameters
+// `configure` sets (what the store's own packer never writes).
+template <class Configure>
+std::string zstd_frame(std::string_view doc, Configure configure) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  EXPECT_NE(cctx, nullptr);
+  if (!cctx) return {};
+  configure(cctx);
+  std::string frame(ZSTD_compressBound(doc.size()), '\0');
+  ZSTD_outBuffer out{frame.data(), frame.size(), 0};
+  ZSTD_inBuffer in{doc.data(), doc.size(), 0};
+  EXPECT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0U);
+  ZSTD_freeCCtx(cctx);
+  frame.resize(out.pos);
+  return frame;
+}
+
 void expect_refused(std::string_view stored, std::size_t max, std::string_view says) {
   auto r = unpack_document(stored, max);
   ASSERT_FALSE(r.ok()) << says;
@@ -98,15 +115,9 @@ TEST(PackedDocument, EveryOtherFrameIsRefused) {
     EXPECT_EQ(r->size(), doc.size());
   }
   // A frame without a declared size (as a streaming writer makes them).
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ASSERT_NE(cctx, nullptr);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
-  std::string unsized(ZSTD_compressBound(doc.size()), '\0');
-  ZSTD_outBuffer out{unsized.data(), unsized.size(), 0};
-  ZSTD_inBuffer in{doc.data(), doc.size(), 0};
-  ASSERT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0U);
-  ZSTD_freeCCtx(cctx);
-  unsized.resize(out.pos);
+  const std::string unsized = zstd_frame(doc, [](ZSTD_CCtx* cctx) {
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+  });
   expect_refused(unsized, doc.size(), "declares no size");
 }
 
@@ -148,16 +159,10 @@ TEST(PackedDocument, UnpackedInPiecesAsItStreams) {
 // allocated (the packer's frames ask for 512 KiB).
 TEST(PackedDocument, AFrameAskingForALargeWindowIsRefused) {
   const std::string doc(std::size_t{9} << 20, 'a');
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ASSERT_NE(cctx, nullptr);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 24);
-  ZSTD_CCtx_setPledgedSrcSize(cctx, doc.size());
-  std::string frame(ZSTD_compressBound(doc.size()), '\0');
-  ZSTD_outBuffer out{frame.data(), frame.size(), 0};
-  ZSTD_inBuffer in{doc.data(), doc.size(), 0};
-  ASSERT_EQ(ZSTD_compressStream2(cctx, &out, &in, ZSTD_e_end), 0U);
-  ZSTD_freeCCtx(cctx);
-  frame.resize(out.pos);
+  const std::string frame = zstd_frame(doc, [&doc](ZSTD_CCtx* cctx) {
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, 24);
+    ZSTD_CCtx_setPledgedSrcSize(cctx, doc.size());
+  });
   expect_refused(frame, doc.size(), "corrupt");
   // Its own packing of the same bytes unpacks.
   auto own = unpack_document(*pack_document(doc), doc.size());
