@@ -3,6 +3,8 @@
 // file can change. Deterministic oracles:
 //   - a value without the frame magic is returned unchanged;
 //   - a refusal is Code::Store kind packed_document;
+//   - unpacked as it streams, the same bytes in pieces of at most 128 KiB,
+//     or the same refusal;
 //   - what unpacks is not empty, within the bound, and packs and unpacks
 //     again to the same bytes;
 //   - the input itself, taken as a document, packs and unpacks to itself,
@@ -37,6 +39,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using dot::store::detail::unpack_document;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   auto unpacked = unpack_document(bytes, kMax);
+  {
+    // Unpacked as it streams: the same bytes in pieces of at most 128 KiB,
+    // or the same refusal.
+    struct Pieces final : dot::ByteSink {
+      dot::Status write(std::string_view piece) override {
+        check(piece.size() <= (std::size_t{128} << 10));
+        out += piece;
+        return {};
+      }
+      std::string out;
+    } pieces;
+    auto streamed = dot::store::detail::unpack_document_to(bytes, kMax, pieces);
+    check(streamed.ok() == unpacked.ok());
+    if (unpacked.ok())
+      check(pieces.out == *unpacked);
+    else
+      check(streamed.error().line() == unpacked.error().line());
+  }
   if (!bytes.starts_with(kMagic)) {
     check(unpacked.ok() && *unpacked == bytes);
   } else if (!unpacked.ok()) {
@@ -57,8 +77,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(packer.ok());
     // Piece sizes 1..16 from the bytes themselves, cycling.
     for (std::size_t at = 0, i = 0; at < bytes.size(); ++i) {
-      const std::size_t n = std::min<std::size_t>(1 + (static_cast<unsigned char>(bytes[i % bytes.size()]) & 15),
-                                                  bytes.size() - at);
+      const std::size_t n =
+          std::min<std::size_t>(1 + (static_cast<unsigned char>(bytes[i % bytes.size()]) & 15), bytes.size() - at);
       check(packer->write(bytes.substr(at, n)).ok());
       at += n;
     }
