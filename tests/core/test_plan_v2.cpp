@@ -182,6 +182,13 @@ TEST(PlanV2, ProposalBindingRefusals) {
       {"another nonce", [](PlanV2& s, PlanV2&) { s.nonce = std::string(64, 'e'); }, "proposal_binding"},
       {"another plugin", [](PlanV2& s, PlanV2&) { s.plugin_id = "org.dot.other"; }, "proposal_binding"},
       {"a folder dropped", [](PlanV2& s, PlanV2&) { s.directories.pop_back(); }, "proposal_binding"},
+      // Every member but the operations and the id is compared (plan_v2.h
+      // same_but_operations_and_id): each one edited on its own.
+      {"another root", [](PlanV2& s, PlanV2&) { s.root_id = std::string(64, 'f'); }, "proposal_binding"},
+      {"another plugin digest", [](PlanV2& s, PlanV2&) { s.plugin_digest = std::string(64, 'f'); },
+       "proposal_binding"},
+      {"another exclude", [](PlanV2& s, PlanV2&) { s.exclude = {"*.swp"}; }, "proposal_binding"},
+      {"another folder mode", [](PlanV2& s, PlanV2&) { s.directories.back().mode = 0750; }, "proposal_binding"},
       {"an operation not proposed", [](PlanV2& s, PlanV2&) { s.operations.back().path = "older.txt"; },
        "proposal_binding"},
       {"another before", [](PlanV2& s, PlanV2&) { s.operations[0].before.mode = 0600; }, "proposal_binding"},
