@@ -561,12 +561,20 @@ namespace {
 // exactly the names this plan's journal derives, each in its target's
 // folder; a file merely named like a temp file is never touched.
 void remove_plan_temps(int root_fd, const PlanV2& plan, const std::string& plan_id, TempCleanup* cleanup) {
-  std::map<std::string, std::vector<std::string>> own_temps;
+  // The operations of each folder by index; their names are made one folder
+  // at a time (two names for each of 100,000 operations were 19 MB).
+  std::map<std::string, std::vector<std::size_t>, std::less<>> by_folder;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
-    auto& names = own_temps[std::string(parent_folder(plan.operations[i].path))];
-    for (TempPhase phase : {TempPhase::Apply, TempPhase::Rollback}) names.push_back(temp_name(plan_id, phase, i));
+    const std::string_view folder = parent_folder(plan.operations[i].path);
+    auto at = by_folder.find(folder);
+    if (at == by_folder.end()) at = by_folder.emplace(std::string(folder), std::vector<std::size_t>()).first;
+    at->second.push_back(i);
   }
-  for (const auto& [folder, names] : own_temps) {
+  std::vector<std::string> names;
+  for (const auto& [folder, indices] : by_folder) {
+    names.clear();
+    for (std::size_t i : indices)
+      for (TempPhase phase : {TempPhase::Apply, TempPhase::Rollback}) names.push_back(temp_name(plan_id, phase, i));
     auto dir = open_existing_folder(root_fd, folder);
     if (!dir.ok()) {
       if (cleanup) cleanup->left_alone.push_back({folder, fmt::format("cannot be opened: {}", dir.error().detail)});
