@@ -83,24 +83,6 @@ PlanV2Parts parts_in(store::Store& store, store::TxnId txn) {
           [&store, txn](const store::Store::OperationRowFn& each) { return store.read_operation_rows(txn, each); }};
 }
 
-// Hands the text to `reader` and keeps its first refusal instead of
-// stopping the stream: the store checks the whole text against its plan id
-// first (an edited text is refused as that), the reader's refusal after.
-class KeepReading final : public ByteSink {
- public:
-  explicit KeepReading(PlanV2Reader& reader) : reader_(reader) {}
-  Status write(std::string_view piece) override {
-    if (!refusal_)
-      if (auto s = reader_.write(piece); !s.ok()) refusal_ = std::move(s).error();
-    return {};
-  }
-  const std::optional<Error>& refusal() const noexcept { return refusal_; }
-
- private:
-  PlanV2Reader& reader_;
-  std::optional<Error> refusal_;
-};
-
 Result<PlanV2> verify_plan_v2(const store::SealedPlan& sealed, const PlanV2Parts& parts, std::string_view root_id) {
   const std::string& id = sealed.plan_id;
   std::vector<PathOperation> operations;

@@ -293,7 +293,7 @@ std::string named(const PathOperation& op) { return shown(std::string_view(op.pa
 // symlink or a remove of an absent target.
 struct ProposalBinding::State {
   State(const PlanV2& s, ProposedFn e)
-      : sealed(s), each(std::move(e)), reader([this](PathOperation&& op) { return walk(op); }) {}
+      : sealed(s), each(std::move(e)), reader([this](PathOperation&& op) { return walk(op); }), kept(reader) {}
 
   Status walk(const PathOperation& proposed) {
     if (each) each(proposed, index);
@@ -322,10 +322,10 @@ struct ProposalBinding::State {
   ProposedFn each;
   PlanV2Reader reader;
   Sha256 hash;
-  std::optional<Error> read_error;  // the reader's first, kept until the hash is judged
-  std::optional<Error> refusal;     // the walk's first
-  std::size_t next = 0;             // the next sealed operation not yet matched
-  std::size_t index = 0;            // proposed operations so far
+  KeepReading kept;              // the reader's first refusal, kept until the hash is judged
+  std::optional<Error> refusal;  // the walk's first
+  std::size_t next = 0;          // the next sealed operation not yet matched
+  std::size_t index = 0;         // proposed operations so far
 };
 
 ProposalBinding::ProposalBinding(const PlanV2& sealed, ProposedFn each)
@@ -336,8 +336,7 @@ ProposalBinding::~ProposalBinding() = default;
 Status ProposalBinding::write(std::string_view piece) {
   State& st = *state_;
   st.hash.update(piece);
-  if (!st.read_error)
-    if (auto s = st.reader.write(piece); !s.ok()) st.read_error = std::move(s).error();
+  DOT_TRY(st.kept.write(piece));
   return {};
 }
 
@@ -349,7 +348,7 @@ Result<PlanV2> ProposalBinding::finish() {
     return make_error(core::ErrorKind::ProposalIdMismatch,
                       fmt::format("plan.proposal_id {} is not the SHA-256 of its proposal document ({})",
                                   sealed.proposal_id.empty() ? std::string("\"\"") : sealed.proposal_id, digest));
-  if (st.read_error) return *st.read_error;
+  if (st.kept.refusal()) return *st.kept.refusal();
   DOT_ASSIGN_OR_RETURN(PlanV2 proposed, st.reader.finish());
   if (!proposed.proposal_id.empty()) return unbound("the document has a proposal_id (it is a sealed plan)");
   // Everything but the operations and the id is the same plan.

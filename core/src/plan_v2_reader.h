@@ -72,4 +72,23 @@ class PlanV2Reader final : public ByteSink {
   json::StringScan strings_;
 };
 
+// Hands every piece to `reader` and keeps its first refusal instead of
+// stopping the stream, for a caller that judges the whole stream first (a
+// stored text against its plan id, a proposal document against its
+// proposal id) and the reader's refusal after.
+class KeepReading final : public ByteSink {
+ public:
+  explicit KeepReading(PlanV2Reader& reader) : reader_(reader) {}
+  Status write(std::string_view piece) override {
+    if (!refusal_)
+      if (auto s = reader_.write(piece); !s.ok()) refusal_ = std::move(s).error();
+    return {};
+  }
+  const std::optional<Error>& refusal() const noexcept { return refusal_; }
+
+ private:
+  PlanV2Reader& reader_;
+  std::optional<Error> refusal_;
+};
+
 }  // namespace dot::core

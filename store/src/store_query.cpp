@@ -179,6 +179,14 @@ class HashingSink final : public ByteSink {
   Sha256 hash_;
 };
 
+// A stored document (packed or not) handed to `out` as it unpacks; a value
+// that does not unpack is tampered, named by `who`; `out`'s own error as it is.
+Status unpack_stored(std::string_view stored, ByteSink& out, const std::string& who) {
+  auto unpacked = detail::unpack_document_to(stored, kMaxProposalBytes, out);
+  if (unpacked.ok() || !unpacked.error().is(store::ErrorKind::PackedDocument)) return unpacked;
+  return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}", who, unpacked.error().detail));
+}
+
 }  // namespace
 
 Status Store::read_plan_text(TxnId id, ByteSink& out) {
@@ -189,12 +197,7 @@ Status Store::read_plan_text(TxnId id, ByteSink& out) {
   if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no sealed plan {}", id));
   const std::string plan_id = s.text(0);
   HashingSink hashed(out);
-  if (auto unpacked = detail::unpack_document_to(s.blob_view(1), kMaxProposalBytes, hashed); !unpacked.ok()) {
-    const Error& e = unpacked.error();
-    if (e.kind != "packed_document") return unpacked;
-    return make_error(store::ErrorKind::Tampered,
-                      fmt::format("{}: {}: the plan text: {}", path(), row_name(id, plan_id), e.detail));
-  }
+  DOT_TRY(unpack_stored(s.blob_view(1), hashed, fmt::format("{}: {}: the plan text", path(), row_name(id, plan_id))));
   const std::string digest = hashed.hex();
   if (digest != plan_id)
     return make_error(store::ErrorKind::Tampered,
@@ -411,12 +414,7 @@ Status Store::read_proposal_document(TxnId id, ByteSink& out) {
   DOT_ASSIGN_OR_RETURN(auto s, impl_->db.query("SELECT plan_id, proposal FROM txn WHERE id = ?1", id));
   DOT_ASSIGN_OR_RETURN(bool row, s.step());
   if (!row) return make_error(store::ErrorKind::Unknown, fmt::format("no transaction {}", id));
-  if (auto unpacked = detail::unpack_document_to(s.blob_view(1), kMaxProposalBytes, out); !unpacked.ok()) {
-    const Error& e = unpacked.error();
-    if (e.kind != "packed_document") return unpacked;
-    return make_error(store::ErrorKind::Tampered, fmt::format("{}: {}: {}", path(), row_name(id, s.text(0)), e.detail));
-  }
-  return {};
+  return unpack_stored(s.blob_view(1), out, fmt::format("{}: {}", path(), row_name(id, s.text(0))));
 }
 
 Status Store::read_operation_rows(TxnId id, const OperationRowFn& each) {
