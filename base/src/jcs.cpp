@@ -374,13 +374,8 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
       return encode_integer(std::get<Node::Int>(s).v, profile, out);
     case 3:
       return encode_double(std::get<double>(s), profile, out);
-    case 4: {
-      const std::string& str = std::get<std::string>(s);
-      DOT_TRY(check_utf8(str));
-      if (profile == Profile::Hello) DOT_TRY(check_hello_string(str, std::nullopt));
-      append_string(out, str);
-      return {};
-    }
+    case 4:
+      return encode_string_to(out, std::get<std::string>(s), profile);
     case 5:
       return encode_array(std::get<Node::Array>(s), profile, out);
     case 6:
@@ -401,6 +396,13 @@ Status encode_node(const Node& node, Profile profile, std::string& out) {
 }
 
 }  // namespace
+
+Status encode_string_to(std::string& out, std::string_view utf8, Profile profile) {
+  DOT_TRY(check_utf8(utf8));
+  if (profile == Profile::Hello) DOT_TRY(check_hello_string(utf8, std::nullopt));
+  append_string(out, utf8);
+  return {};
+}
 
 Result<std::string> canonicalize(json::Value value, Profile profile) {
   if (value.document() == nullptr) return violation(base::ErrorKind::Malformed, std::nullopt, "value of no document");

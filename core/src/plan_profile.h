@@ -103,16 +103,20 @@ struct ProfileContainment {
   UniqueFd cache;                // the plugin's cache folder (open_plugin_cache), writable
 };
 
-// The files core read back from the stage: files[k] holds the bytes of the
-// write at operations[k] (an index into PlanDraft::plan.operations),
-// ascending. A write whose after the plugin declared and which already
-// holds it is never staged: at 100,000 unchanged paths a record per write
-// was about 18 MB for nothing. Two lists, so that the reader's own list of
-// files is kept as it is, not copied into another (20 MB at 100,000 writes).
-struct StagedWrites {
-  std::vector<std::size_t> operations;
-  std::vector<dpp::StagedFile> files;
+// What core read back of one staged write: the SHA-256 (64 hex) and size
+// of its bytes, and the bytes themselves when kept (the hello profile keeps
+// every side for its diff). A write whose after the plugin declared and
+// which already holds it is never staged.
+struct StagedFile {
+  std::string sha256;
+  std::uint64_t size = 0;
+  std::optional<std::string> content;
 };
+// Takes each write read back, by its index into PlanDraft::plan.operations,
+// ascending, as soon as it is read: nothing is kept per file between the
+// stage and the plan (at 100,000 writes a record each was 19 MB). It
+// changes only that operation's after and slot.
+using StagedFileSink = std::function<Status(std::size_t operation, StagedFile file)>;
 
 // The plan being built, pass by pass: the operations (before observed,
 // after from the stage), what `plan` shows of each, the files read back.
@@ -128,9 +132,6 @@ struct PlanDraft {
   std::vector<std::uint64_t> modes;
   std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
-  // The files core read back from the stage, ascending by operation; gone
-  // once fill_afters has made each one's digest its write's after.
-  StagedWrites staged;
   // The writes `plan --exclude` left out, in the plugin's order: it still
   // stages them, and core never reads them.
   std::vector<std::string> excluded_writes;
@@ -175,10 +176,11 @@ class PlanProfile {
   // the plan ends NO_CHANGES. False when only the stage can tell.
   virtual bool known_to_change_nothing(const PlanDraft& draft) const = 0;
   // dot.materialize, then every staged file read back and held to the
-  // claims: one per write core asked for, ascending by operation (every
-  // write whose after was not declared; with declared digests, each write
-  // that changes its target).
-  virtual Result<StagedWrites> read_stage(dpp::HostSession& session, const Stage& stage, const PlanDraft& draft) = 0;
+  // claims, each handed to `take` once all are read: one per write core
+  // asked for, ascending by operation (every write whose after was not
+  // declared; with declared digests, each write that changes its target).
+  virtual Status read_stage(dpp::HostSession& session, const Stage& stage, const PlanDraft& draft,
+                            const StagedFileSink& take) = 0;
   // Once the plugin is gone: the stage holds only what was claimed.
   virtual Status check_stage_holds_only(const Stage& stage) = 0;
   // The document to seal from the finished draft (every after filled in),

@@ -140,9 +140,10 @@ class ProposalRun {
     DOT_TRY(record_proposal());
     DOT_TRY(stage());
     DOT_TRY(end_plugin());
-    DOT_TRY(fill_afters());
-    DOT_TRY(load_diffs());
-    return seal();
+    DOT_TRY(check_afters());
+    DOT_ASSIGN_OR_RETURN(PlanOutcome out, seal());
+    load_diffs(out);
+    return out;
   }
 
   std::optional<Stage>& stage_folder() { return stage_; }
@@ -311,13 +312,15 @@ class ProposalRun {
   // kDiffTotalBytes in all), in operation order. Each side is read again and
   // kept only when it still hashes to what the plan holds (a side that
   // changed meanwhile is shown without a diff; apply refuses it anyway).
-  Status load_diffs() {
+  // Once the plan is sealed (the stage is still there): the seal's own
+  // buffers are gone by then, and the diffs never sit beside them.
+  void load_diffs(PlanOutcome& out) {
     std::size_t budget = kDiffTotalBytes;
-    for (std::size_t i = 0; i < draft_.slots.size(); ++i) {
-      const PathOperation& op = draft_.plan.operations[i];
-      PathSlot& slot = draft_.slots[i];
+    // The hello profile keeps every side in its own slots (out.slots).
+    for (std::size_t i = 0; i < out.path_slots.size(); ++i) {
+      const PathOperation& op = out.plan_v2.operations[i];
+      PathSlot& slot = out.path_slots[i];
       if (op.action != Action::Write || op.before.sha256 == op.after.sha256) continue;
-      if (slot.before_content() && slot.after_content()) continue;  // the hello profile keeps every side
       const std::uint64_t need = slot.before_size + slot.after_size;
       if (slot.before_size > kDiffFileBytes || slot.after_size > kDiffFileBytes || need > budget) continue;
       std::optional<std::string> before = std::string();
@@ -328,7 +331,6 @@ class ProposalRun {
       slot.keep_before(std::move(before));
       slot.keep_after(std::move(after));
     }
-    return {};
   }
 
   // What was proposed is kept whatever happens next (sealed or abandoned);
@@ -360,10 +362,10 @@ class ProposalRun {
   }
 
   // dot.materialize: core reads every staged file itself; the plugin's
-  // claims are only claims.
+  // claims are only claims. Each write read back gets its after at once.
   Status stage() {
-    DOT_ASSIGN_OR_RETURN(draft_.staged, call(profile_->read_stage(*host_, *stage_, draft_)));
-    return {};
+    return call(profile_->read_stage(
+        *host_, *stage_, draft_, [this](std::size_t at, StagedFile file) { return fill_after(at, std::move(file)); }));
   }
 
   // dot.validate, dot.shutdown, exit 0, the group reaped; then the stage can
@@ -379,39 +381,38 @@ class ProposalRun {
     return profile_->check_stage_holds_only(*stage_);
   }
 
-  // Each write's after: the requested mode, our uid and gid, the digest of
-  // what core read (never a field the plugin claimed); a write core did not
-  // ask for keeps the after it declared, which its target already holds.
-  // (A link's after, its text, was known when it was observed.)
-  Status fill_afters() {
+  // A write's after: the requested mode, our uid and gid, the digest of
+  // what core read (never a field the plugin claimed). A declared after is
+  // in the stored proposal document, whose id the sealed plan carries: what
+  // was staged must be exactly it (the claims were held to it before a byte
+  // was read; this keeps the id true), and it stays as it is.
+  Status fill_after(std::size_t at, StagedFile file) {
     std::vector<PathOperation>& ops = draft_.plan.operations;
-    StagedWrites& staged = draft_.staged;
-    if (staged.operations.size() != staged.files.size())
-      return make_error(core::ErrorKind::Staged, "the files read back do not match the writes asked for");
-    for (std::size_t k = 0; k < staged.files.size(); ++k) {
-      const std::size_t at = staged.operations[k];
-      if (at >= ops.size() || ops[at].action != Action::Write)
-        return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
-      dpp::StagedFile& file = staged.files[k];
-      PathOperation& op = ops[at];
-      PathSlot& slot = draft_.slots[at];
-      Snapshot after{
-          .exists = true, .gid = egid_, .mode = draft_.modes[at], .sha256 = std::move(file.sha256), .uid = euid_};
-      // A declared after is in the stored proposal document, whose id the
-      // sealed plan carries: what was staged must be exactly it (the claims
-      // were held to it before a byte was read; this keeps the id true).
-      if (op.after.exists && !(op.after == after))
-        return make_error(core::ErrorKind::ProposalId,
-                          fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
-                                      shown(std::string_view(op.path).substr(0, 256))));
+    if (at >= ops.size() || ops[at].action != Action::Write)
+      return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
+    PathOperation& op = ops[at];
+    Snapshot after{
+        .exists = true, .gid = egid_, .mode = draft_.modes[at], .sha256 = std::move(file.sha256), .uid = euid_};
+    if (!op.after.exists) {
       op.after = std::move(after);
-      slot.after_size = file.size;
-      slot.keep_after(std::move(file.content));
+    } else if (!(op.after == after)) {
+      return make_error(core::ErrorKind::ProposalId,
+                        fmt::format("the after staged for \"{}\" is not the one its stored proposal declared",
+                                    shown(std::string_view(op.path).substr(0, 256))));
     }
-    for (const PathOperation& op : ops)
+    PathSlot& slot = draft_.slots[at];
+    slot.after_size = file.size;
+    slot.keep_after(std::move(file.content));
+    return {};
+  }
+
+  // Every write has its after once the plugin is gone: one read back, or
+  // the one it declared, which its target already holds (a write core did
+  // not ask for). (A link's after, its text, was known when it was observed.)
+  Status check_afters() {
+    for (const PathOperation& op : draft_.plan.operations)
       if (op.action == Action::Write && !op.after.exists)
         return make_error(core::ErrorKind::Staged, "fewer staged files than writes were read back");
-    draft_.staged = {};
     return {};
   }
 

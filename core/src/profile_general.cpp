@@ -182,49 +182,78 @@ class GeneralProfile final : public PlanProfile {
     return digests_ && changes_nothing(draft.plan.operations);
   }
 
-  Result<StagedWrites> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft& draft) override {
+  Status read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft& draft,
+                    const StagedFileSink& take) override {
+    const std::vector<PathOperation>& ops = draft.plan.operations;
     // Without digests every write is staged; with them, only the writes
     // whose declared after differs from the target core observed.
-    std::vector<std::string> writes;
     asked_.clear();
-    for (std::size_t i = 0; i < draft.plan.operations.size(); ++i) {
-      const PathOperation& op = draft.plan.operations[i];
-      if (op.action != Action::Write || (digests_ && !needs_staging(op))) continue;
-      writes.push_back(op.path);
-      asked_.push_back(i);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].action == Action::Write && (!digests_ || needs_staging(ops[i]))) asked_.push_back(i);
+    // Each claim is judged as it is decoded and kept only when nothing
+    // else holds what it says (without digests): at 100,000 writes the
+    // claims were 23 MB.
+    dpp::ClaimCheck claims(asked_.size(), [&](std::size_t c) { return declared(draft, asked_[c]); });
+    std::size_t next_excluded = 0;
+    auto take_claims = [&](std::vector<general::Artifact>& batch) {
+      for (general::Artifact& claim : batch) {
+        // Without digests the plugin stages every write it proposed, the
+        // excluded ones too: those claims come in their place, and their
+        // files stay unread (allowed in the stage, never sealed). (With
+        // digests core names what to stage, and an excluded write is never named.)
+        if (!digests_ && next_excluded < draft.excluded_writes.size() &&
+            claim.path == draft.excluded_writes[next_excluded]) {
+          ++next_excluded;
+          excluded_claims_.push_back(std::move(claim));
+          continue;
+        }
+        claims.take(claim);
+        if (!digests_) claimed_.push_back(std::move(claim));
+      }
+    };
+    {
+      // The paths asked for are views of the plan's, written into the request.
+      std::vector<std::string_view> paths;
+      if (digests_) {
+        paths.reserve(asked_.size());
+        for (std::size_t at : asked_) paths.push_back(ops[at].path);
+      }
+      const auto asked = digests_ ? std::optional<std::span<const std::string_view>>(paths) : std::nullopt;
+      // Every claim was handed on: the result's list is empty.
+      DOT_ASSIGN_OR_RETURN(general::MaterializeResult rest, s.materialize_general(asked, take_claims));
+      (void)rest;
     }
-    std::optional<std::vector<std::string>> asked;
-    if (digests_) asked = writes;
-    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(std::move(asked)));
-    claimed_ = std::move(staged.artifacts);
-    // With digests the claims are exactly the writes asked for, read as
-    // they are; without, those of the writes --exclude left out go first.
-    std::vector<general::Artifact> past_excluded;
-    if (!digests_) {
-      DOT_ASSIGN_OR_RETURN(past_excluded, claims_past_excluded(draft));
-    }
-    const std::span<const general::Artifact> kept = digests_ ? claimed_ : past_excluded;
-    dpp::StageLimits stage_limits;
-    stage_limits.max_file_bytes = limits_.max_file_bytes;
-    stage_limits.max_total_bytes = limits_.max_total_bytes;
+    if (next_excluded != draft.excluded_writes.size())
+      return make_error(dpp::ErrorKind::Count,
+                        fmt::format("dot.materialize claims {} of the {} writes --exclude left out: every proposed "
+                                    "write has exactly one artifact, in operation order",
+                                    next_excluded, draft.excluded_writes.size()));
+    DOT_TRY(claims.finish());
+    // What each asked write's file must be: its declaration (which its
+    // claim is), or its claim. The excluded writes' claims after them, for
+    // the check of the whole stage.
+    staged_.reserve(asked_.size() + excluded_claims_.size());
+    for (std::size_t c = 0; c < asked_.size(); ++c)
+      staged_.push_back(digests_ ? declared(draft, asked_[c])
+                                 : dpp::StagedClaim{claimed_[c].path, claimed_[c].sha256, claimed_[c].size});
+    DOT_TRY(stage.check_unchanged());
+    DOT_TRY(dpp::read_stage(stage.fd(), std::span(staged_).first(asked_.size())));
+    DOT_TRY(stage.check_unchanged());
     // No bytes kept: the planner reads back only the files that change, for their diff.
-    DOT_TRY(stage.check_unchanged());
-    if (digests_) {
-      DOT_TRY(dpp::check_claims(writes, claimed_, stage_limits));
-      DOT_TRY(check_claims_declared(draft));
-    }
-    StagedWrites read;
-    DOT_ASSIGN_OR_RETURN(read.files, dpp::read_stage(stage.fd(), writes, kept, stage_limits));
-    DOT_TRY(stage.check_unchanged());
-    read.operations = asked_;
-    return read;
+    for (std::size_t c = 0; c < asked_.size(); ++c)
+      DOT_TRY(take(asked_[c], StagedFile{std::string(staged_[c].sha256), staged_[c].size, std::nullopt}));
+    for (const general::Artifact& claim : excluded_claims_)
+      staged_.push_back(dpp::StagedClaim{claim.path, claim.sha256, claim.size});
+    asked_ = {};
+    return {};
   }
 
   Status check_stage_holds_only(const Stage& stage) override {
-    DOT_TRY(dpp::check_stage_holds_only(stage.fd(), claimed_));
-    // The last use of the claims: they go before the plan is sealed (at
-    // 100,000 staged files they were 23 MB beside the sealed plan's text).
+    DOT_TRY(dpp::check_stage_holds_only(stage.fd(), staged_));
+    // The last use of the claims: they go before the plan is sealed.
+    staged_ = {};
     claimed_ = {};
+    excluded_claims_ = {};
     return {};
   }
 
@@ -243,7 +272,7 @@ class GeneralProfile final : public PlanProfile {
     std::vector<PathSlot>& slots = draft.slots;
     keep_indices(slots, [&ops = draft.plan.operations](std::size_t i) { return !is_general_noop(ops[i]); });
     // The proposal's id was computed once, from the document stored with it
-    // (fill_afters holds every declared after to what was staged, so the
+    // (fill_after holds every declared after to what was staged, so the
     // document is still the plan's). Done with the draft's plan: moved.
     PlanV2& sealed = out.plan_v2 = sealed_from(std::move(draft.plan), draft.proposal_id);
     // What is sealed passes exactly the checks every later load of it makes.
@@ -256,18 +285,22 @@ class GeneralProfile final : public PlanProfile {
     seal.operation_at = [&ops = sealed.operations](std::size_t i) {
       return store::OperationRowView{ops[i].path, ops[i].before.sha256, ops[i].after.sha256};
     };
-    for (std::size_t i = 0; i < sealed.operations.size(); ++i) {
-      const PathOperation& op = sealed.operations[i];
-      // A link's artifact is its text, like a file's bytes: the store keeps
-      // one file per operation with an after, whatever its kind.
-      if (op.action != Action::Remove)
-        seal.files.push_back(
-            store::FileBlob{static_cast<std::uint32_t>(i), true, slots[i].after_size, op.after.sha256});
-    }
+    // The plan and its slots outlive the seal: they are the outcome's.
+    const std::vector<PathSlot>& sealed_slots = out.path_slots = std::move(slots);
+    // A link's artifact is its text, like a file's bytes: the store keeps
+    // one file per operation with an after, whatever its kind. Each file's
+    // record is made when the store reads it (listed, they were 13 MB at
+    // 100,000 files): only the operations' indices are kept.
+    for (std::size_t i = 0; i < sealed.operations.size(); ++i)
+      if (sealed.operations[i].action != Action::Remove) file_operations_.push_back(static_cast<std::uint32_t>(i));
+    seal.file_count = file_operations_.size();
+    seal.file_at = [this, &ops = sealed.operations, &sealed_slots](std::size_t k) {
+      const std::uint32_t i = file_operations_[k];
+      return store::FileBlob{i, true, sealed_slots[i].after_size, ops[i].after.sha256};
+    };
     // The store reads each file again through the stage's descriptor and
     // checks its size and digest as it streams (what the plugin could still
-    // have touched before it exited is caught there). The plan outlives the
-    // seal: it is the outcome's.
+    // have touched before it exited is caught there).
     seal.open_file = [&stage, &ops = sealed.operations](const store::FileBlob& blob) -> Result<UniqueFd> {
       const PathOperation& op = ops[blob.index];
       if (op.action == Action::Link) return text_fd(op.after.link_text, op.path);
@@ -277,7 +310,6 @@ class GeneralProfile final : public PlanProfile {
     // the store), never held whole: 23 MB at 100,000 paths.
     seal.write_canonical = [&sealed](ByteSink& sink) { return write_canonical(sealed, sink); };
     seal.effect_count = static_cast<std::uint32_t>(sealed.effects.size());
-    out.path_slots = std::move(slots);
     return sealing;
   }
 
@@ -286,56 +318,27 @@ class GeneralProfile final : public PlanProfile {
   // its declared after against the target as observed (its `before`). A
   // stat cache that vouches for `before` without reading it plugs in here
   // unchanged, through observe().
-  // Without digests the plugin stages every write it proposed, the excluded
-  // ones too: those claims must be exactly the excluded writes, in order, and
-  // their files stay unread (allowed in the stage, never sealed). (With
-  // digests core names what to stage, and an excluded write is never named.)
-  Result<std::vector<general::Artifact>> claims_past_excluded(const PlanDraft& draft) const {
-    std::vector<general::Artifact> kept;
-    std::size_t next_excluded = 0;
-    for (const auto& claim : claimed_) {
-      if (next_excluded < draft.excluded_writes.size() && claim.path == draft.excluded_writes[next_excluded]) {
-        ++next_excluded;
-        continue;
-      }
-      kept.push_back(claim);
-    }
-    if (next_excluded != draft.excluded_writes.size())
-      return make_error(dpp::ErrorKind::Count,
-                        fmt::format("dot.materialize claims {} of the {} writes --exclude left out: every proposed "
-                                    "write has exactly one artifact, in operation order",
-                                    next_excluded, draft.excluded_writes.size()));
-    return kept;
-  }
-
   static bool needs_staging(const PathOperation& declared_write) { return !is_general_noop(declared_write); }
 
-  // Each claim (already one per asked path, in order) is what dot.plan
-  // declared for that write (observe made it the write's after and its
-  // slot's after_size): staging other bytes than declared is refused before
-  // a byte is read.
-  Status check_claims_declared(const PlanDraft& draft) const {
-    for (std::size_t c = 0; c < claimed_.size(); ++c) {
-      const general::Artifact& claim = claimed_[c];
-      const std::string& sha256 = draft.plan.operations[asked_[c]].after.sha256;
-      const std::uint64_t size = draft.slots[asked_[c]].after_size;
-      if (claim.sha256 != sha256 || claim.size != size)
-        return make_error(dpp::ErrorKind::Artifact,
-                          fmt::format("the artifact of \"{}\" claims {} bytes with SHA-256 {}, but dot.plan declared "
-                                      "{} bytes with SHA-256 {}",
-                                      shown(std::string_view(claim.path).substr(0, 256)), claim.size,
-                                      shown(std::string_view(claim.sha256).substr(0, 64)), size, sha256));
-    }
-    return {};
+  // The write operation `at` as its claim must stand for it: its path and,
+  // with digests, the after dot.plan declared (observe made it the write's
+  // after and its slot's after_size); views into the draft.
+  dpp::StagedClaim declared(const PlanDraft& draft, std::size_t at) const {
+    const PathOperation& op = draft.plan.operations[at];
+    if (!digests_) return dpp::StagedClaim{op.path, {}, 0};
+    return dpp::StagedClaim{op.path, op.after.sha256, draft.slots[at].after_size};
   }
 
   const general::Limits limits_ = general::kLimits;
-  WriteAccessJudge judge_;                  // one account-database lookup per group for the whole plan
-  std::vector<std::string> inputs_below_;   // the declared inputs inside the root, relative to it
-  bool digests_ = false;                    // negotiated: writes declare their after
-  std::string cache_path_;                  // the plugin's cache folder (shape_session)
-  std::vector<general::Artifact> claimed_;  // what dot.materialize claimed
-  std::vector<std::size_t> asked_;          // the operations core asked to stage, in order
+  WriteAccessJudge judge_;                          // one account-database lookup per group for the whole plan
+  std::vector<std::string> inputs_below_;           // the declared inputs inside the root, relative to it
+  bool digests_ = false;                            // negotiated: writes declare their after
+  std::string cache_path_;                          // the plugin's cache folder (shape_session)
+  std::vector<std::size_t> asked_;                  // the writes core asked to stage, in order (read_stage)
+  std::vector<general::Artifact> claimed_;          // without digests: their claims, in order
+  std::vector<general::Artifact> excluded_claims_;  // without digests: the claims of writes --exclude left out
+  std::vector<dpp::StagedClaim> staged_;            // every file the stage holds: the asked, then the excluded
+  std::vector<std::uint32_t> file_operations_;      // the sealed operations with an after, ascending (seal)
 };
 
 }  // namespace

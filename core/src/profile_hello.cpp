@@ -68,19 +68,16 @@ class HelloProfile final : public PlanProfile {
   // A hello plugin declares no digests: only its stage tells.
   bool known_to_change_nothing(const PlanDraft&) const override { return false; }
 
-  Result<StagedWrites> read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft&) override {
+  Status read_stage(dpp::HostSession& s, const Stage& stage, const PlanDraft&, const StagedFileSink& take) override {
     DOT_ASSIGN_OR_RETURN(claimed_, s.materialize());
     DOT_TRY(hello::check_artifacts(names_, claimed_));
     DOT_TRY(stage.check_unchanged());
     DOT_ASSIGN_OR_RETURN(std::vector<std::string> contents, dpp::read_hello_stage(stage.fd(), claimed_));
     DOT_TRY(stage.check_unchanged());
-    StagedWrites read;  // every operation is a write
-    for (std::size_t i = 0; i < contents.size(); ++i) {
-      read.operations.push_back(i);
-      read.files.push_back(
-          dpp::StagedFile{names_[i], contents[i].size(), sha256_hex(contents[i]), std::move(contents[i])});
-    }
-    return read;
+    // Every operation is a write.
+    for (std::size_t i = 0; i < contents.size(); ++i)
+      DOT_TRY(take(i, StagedFile{sha256_hex(contents[i]), contents[i].size(), std::move(contents[i])}));
+    return {};
   }
 
   Status check_stage_holds_only(const Stage& stage) override {

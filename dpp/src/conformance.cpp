@@ -318,22 +318,28 @@ class Case {
       writes.push_back(op.path);
     }
     DOT_TRY(dpp::check_proposed_operations(proposed));
-    std::vector<std::string> asked_paths;
+    std::vector<std::string_view> asked_paths;
     for (const general::Operation* op : asked) asked_paths.push_back(op->path);
-    std::optional<std::vector<std::string>> paths;
+    std::optional<std::span<const std::string_view>> paths;
     if (negotiated.digests) paths = asked_paths;
-    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(std::move(paths)));
-    // The claims as the planner judges them (the files are read below).
-    const StageLimits limits;
-    DOT_TRY(check_claims(asked_paths, staged.artifacts, limits));
-    if (negotiated.digests) DOT_TRY(check_declared(asked, staged.artifacts));
+    // The claims as the planner judges them, as they come (the files are
+    // read below): each a write's, and what it declared.
+    ClaimCheck claims(asked.size(), [&asked](std::size_t i) {
+      const general::Operation& op = *asked[i];
+      return op.digest ? StagedClaim{op.path, op.digest->sha256, op.digest->size} : StagedClaim{op.path, {}, 0};
+    });
+    DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(paths));
+    for (const general::Artifact& claim : staged.artifacts) claims.take(claim);
+    DOT_TRY(claims.finish());
     DOT_TRY(s.validate());
     DOT_TRY(s.shutdown());
     DOT_TRY(s.finish());
     if (run.check_files) {
       // The plugin is gone: the stage is read as the planner reads it.
-      DOT_TRY(read_stage(ws_->stage_fd(), asked_paths, staged.artifacts, limits));
-      DOT_TRY(check_stage_holds_only(ws_->stage_fd(), staged.artifacts));
+      std::vector<StagedClaim> claimed;
+      for (const general::Artifact& a : staged.artifacts) claimed.push_back(StagedClaim{a.path, a.sha256, a.size});
+      DOT_TRY(read_stage(ws_->stage_fd(), claimed));
+      DOT_TRY(check_stage_holds_only(ws_->stage_fd(), claimed));
       DOT_TRY(ws_->check_alone());
     }
     return fmt::format("id {}, {} operations, {} {}{}, log {}{}, digests {}, cache {}, batches {}, exit 0", echo.id,
@@ -350,19 +356,6 @@ class Case {
 
   std::string check_files_text(bool check_files) const {
     return check_files ? "files staged as claimed, " + files_checked() : "artifacts";
-  }
-
-  // Each artifact claims what dot.plan declared for its write (core refuses
-  // a plan whose staged bytes differ from the declaration).
-  static Status check_declared(const std::vector<const general::Operation*>& asked,
-                               const std::vector<general::Artifact>& claimed) {
-    for (std::size_t i = 0; i < asked.size() && i < claimed.size(); ++i)
-      if (!asked[i]->digest || asked[i]->digest->sha256 != claimed[i].sha256 ||
-          asked[i]->digest->size != claimed[i].size)
-        return make_error(dpp::ErrorKind::Artifact,
-                          fmt::format("the artifact of \"{}\" claims another size or SHA-256 than dot.plan declared",
-                                      shown(std::string_view(claimed[i].path).substr(0, 256))));
-    return {};
   }
 
   // What the lifecycle verified about the files, exactly: the stage and the

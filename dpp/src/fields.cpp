@@ -2,6 +2,7 @@
 #include "fields.h"
 
 #include <algorithm>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -96,10 +97,30 @@ Status finish(const json::ObjectReader& r) {
   return {};
 }
 
-jcs::Node string_array(const std::vector<std::string>& v) {
-  auto n = jcs::Node::array();
-  for (const auto& s : v) n.push(jcs::Node::string(s));
-  return n;
+namespace {
+template <class Strings>
+Status write_string_array(std::string& out, const Strings& strings) {
+  out += '[';
+  bool first = true;
+  for (const auto& s : strings) {
+    if (!first) out += ',';
+    first = false;
+    DOT_TRY(jcs::encode_string_to(out, s, jcs::Profile::Rfc8785));
+  }
+  out += ']';
+  return {};
+}
+}  // namespace
+
+jcs::Node string_array(std::vector<std::string> strings) {
+  auto owned = std::make_shared<const std::vector<std::string>>(std::move(strings));
+  return jcs::Node::written([owned](std::string& out) { return write_string_array(out, *owned); },
+                            jcs::Profile::Rfc8785);
+}
+
+jcs::Node string_array(std::span<const std::string_view> strings) {
+  return jcs::Node::written([strings](std::string& out) { return write_string_array(out, strings); },
+                            jcs::Profile::Rfc8785);
 }
 
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }

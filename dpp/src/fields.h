@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -165,7 +166,15 @@ Result<Envelope> read_response_envelope(json::Value root, std::string_view what)
 // id_mismatch, unknown_field).
 Status check_response_envelope(json::Value root, const Envelope& m, std::uint64_t expected_id, Method method);
 
-jcs::Node string_array(const std::vector<std::string>& v);
+// A JSON array of strings, each checked and written into the text as the
+// tree is encoded (under RFC 8785, every DPP message's form): one piece, not
+// a node per string (48 bytes beside each string, for the 100,000 paths of
+// a managed list or of dot.materialize's params). The node owns the strings
+// (its copies share them).
+jcs::Node string_array(std::vector<std::string> strings);
+// The same of views (core's own requests, from the paths its plan holds):
+// the node refers to the strings they view; encode it while those live.
+jcs::Node string_array(std::span<const std::string_view> strings);
 jcs::Node uint_node(std::uint64_t v);
 
 // ---- dot.materialize's result, one codec for both profiles ----
@@ -197,18 +206,18 @@ jcs::Node artifacts_node(const std::vector<A>& artifacts, ArtifactKey<A> k) {
 }
 
 // With `max_count`, more artifacts than that (with the `earlier` ones of
-// batches before) are refused before any is decoded (kind max_operations);
-// `each(artifact, value, what)` judges every artifact once its fields are
-// read (the general profile's byte limits). `what` names the message: a
-// dot.materialize result, or the params of a dot.artifacts batch (the same
-// shape).
+// batches before, and the `handed_on` ones passed on from them) are refused
+// before any is decoded (kind max_operations); `each(artifact, value, what)`
+// judges every artifact once its fields are read (the general profile's
+// byte limits). `what` names the message: a dot.materialize result, or the
+// params of a dot.artifacts batch (the same shape).
 template <typename A, typename Each>
 Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k, std::optional<std::uint64_t> max_count,
                                         Each each, std::vector<A> earlier = {},
-                                        std::string_view what = "dot.materialize result") {
+                                        std::string_view what = "dot.materialize result", std::size_t handed_on = 0) {
   DOT_ASSIGN_OR_RETURN(auto r, object(v, what));
   DOT_ASSIGN_OR_RETURN(json::Value arts, max_count ? array_field(r, "artifacts", what, *max_count,
-                                                                 ErrorKind::MaxOperations, earlier.size())
+                                                                 ErrorKind::MaxOperations, handed_on + earlier.size())
                                                    : array_field(r, "artifacts", what));
   std::vector<A> out = std::move(earlier);
   // Reserved once: growing by each batch's count would copy the list every batch.
@@ -219,7 +228,7 @@ Result<std::vector<A>> decode_artifacts(json::Value v, ArtifactKey<A> k, std::op
     DOT_ASSIGN_OR_RETURN(art.size, uint_field(ar, "size", aw, kMaxSafe));
     return {};
   };
-  DOT_TRY(decode_objects(arts, "artifact", out, read, each));
+  DOT_TRY(decode_objects(arts, "artifact", out, read, each, handed_on));
   DOT_TRY(finish(r));
   return out;
 }

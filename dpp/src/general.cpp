@@ -283,12 +283,21 @@ jcs::Node to_node(const Operation& m) {
   return n;
 }
 
-jcs::Node to_node(const MaterializeParams& m) {
+namespace {
+template <class Paths>
+jcs::Node materialize_node(const std::optional<Paths>& paths, std::string_view stage) {
   auto n = jcs::Node::object();
-  if (m.paths) n.set("paths", string_array(*m.paths));
-  n.set("stage", jcs::Node::string(m.stage));
+  if (paths) n.set("paths", string_array(*paths));
+  n.set("stage", jcs::Node::string(std::string(stage)));
   return n;
 }
+}  // namespace
+
+jcs::Node materialize_params_node(std::optional<std::span<const std::string_view>> paths, std::string_view stage) {
+  return materialize_node(paths, stage);
+}
+
+jcs::Node to_node(const MaterializeParams& m) { return materialize_node(m.paths, m.stage); }
 
 namespace {
 // One operation at a time into one piece of canonical text, as core
@@ -523,8 +532,8 @@ Status read_artifacts(json::Value v, std::string_view what, const Limits& limits
   auto within_limits = [&](const Artifact& art, json::Value a, std::string_view aw) -> Status {
     return budget.take(art.size, a, aw);
   };
-  DOT_ASSIGN_OR_RETURN(
-      arts.items, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits, std::move(arts.items), what));
+  DOT_ASSIGN_OR_RETURN(arts.items, decode_artifacts(v, kArtifactKey, limits.max_operations, within_limits,
+                                                    std::move(arts.items), what, arts.handed_on));
   arts.claimed_bytes = budget.total();
   return {};
 }

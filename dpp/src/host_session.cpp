@@ -57,6 +57,7 @@ struct HostSession::Impl {
   general::Batched<general::Operation> operation_batches;
   HostSession::OperationSink take_operations;  // plan()'s sink, while dot.plan is outstanding
   general::Batched<general::Artifact> artifact_batches;
+  HostSession::ArtifactSink take_artifacts;  // materialize_general()'s sink, while dot.materialize is outstanding
   std::optional<PluginErrorInfo> plugin_error;
 
   bool general() const noexcept { return opts.profile == Profile::General; }
@@ -179,12 +180,14 @@ struct HostSession::Impl {
       return e;
     }
     if (operations && take_operations) hand_on(operation_batches, take_operations);
+    if (!operations && take_artifacts) hand_on(artifact_batches, take_artifacts);
     return {};
   }
 
   // The batch read so far to the caller's sink, counted as handed on; the
   // list keeps its capacity for the next batch.
-  static void hand_on(general::Batched<general::Operation>& batches, const HostSession::OperationSink& take) {
+  template <class T>
+  static void hand_on(general::Batched<T>& batches, const HostSession::BatchSink<T>& take) {
     take(batches.items);
     batches.handed_on += batches.items.size();
     batches.items.clear();
@@ -483,14 +486,22 @@ Result<general::PlanResult> HostSession::plan(const general::PlanParams& params,
   return r;
 }
 
-Result<general::MaterializeResult> HostSession::materialize_general(std::optional<std::vector<std::string>> paths) {
+Result<general::MaterializeResult> HostSession::materialize_general(
+    std::optional<std::span<const std::string_view>> paths, ArtifactSink take) {
   DOT_TRY(impl_->expect_phase(Phase::Materialize, Method::Materialize, Profile::General));
   json::Document doc;
-  general::MaterializeParams params{std::move(paths), impl_->opts.stage_dir};
-  DOT_ASSIGN_OR_RETURN(json::Value v, impl_->call(Method::Materialize, general::to_node(params), doc));
+  impl_->take_artifacts = std::move(take);
+  auto v = impl_->call(Method::Materialize, general::materialize_params_node(paths, impl_->opts.stage_dir), doc);
+  ArtifactSink sink = std::exchange(impl_->take_artifacts, {});
+  if (!v.ok()) return std::move(v).error();
   auto r = impl_->checked(
-      general::decode_materialize_result(v, impl_->opts.general_limits, std::exchange(impl_->artifact_batches, {})));
-  if (r.ok()) impl_->phase = Phase::Validate;
+      general::decode_materialize_result(*v, impl_->opts.general_limits, std::exchange(impl_->artifact_batches, {})));
+  if (!r.ok()) return r;
+  if (sink) {
+    general::Batched<general::Artifact> last{std::move(r->artifacts)};
+    Impl::hand_on(last, sink);
+  }
+  impl_->phase = Phase::Validate;
   return r;
 }
 

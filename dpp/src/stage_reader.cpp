@@ -64,51 +64,44 @@ Result<UniqueFd> open_staged_file(int stage_fd, std::string_view path) {
   return fd;
 }
 
-Status check_claims(std::span<const std::string> writes, std::span<const general::Artifact> claimed,
-                    const StageLimits& limits) {
-  // The negotiated limits (DOT_E_PROTOCOL) first, then one claim per write.
-  std::uint64_t total = 0;
-  for (const auto& a : claimed) {
-    if (a.size > limits.max_file_bytes)
-      return make_error(dpp::ErrorKind::MaxFileBytes,
-                        fmt::format("artifact {} claims {} bytes, more than max_file_bytes {}", quoted(a.path), a.size,
-                                    limits.max_file_bytes));
-    total += a.size;  // each at most 2^24 and at most 10^4 of them: no wrap
-    if (total > limits.max_total_bytes)
-      return make_error(dpp::ErrorKind::MaxTotalBytes,
-                        fmt::format("the artifacts claim more than max_total_bytes {} by {}", limits.max_total_bytes,
-                                    quoted(a.path)));
+ClaimCheck::ClaimCheck(std::size_t writes, std::function<StagedClaim(std::size_t)> write_at)
+    : writes_(writes), write_at_(std::move(write_at)) {}
+
+void ClaimCheck::take(const general::Artifact& claim) {
+  const std::size_t i = taken_++;
+  if (order_) return;
+  if (i >= writes_) {
+    order_ = mismatch(fmt::format("artifact {} stands for no write of the plan", quoted(claim.path)));
+    return;
   }
-  for (std::size_t i = 0; i < std::max(claimed.size(), writes.size()); ++i) {
-    if (i >= claimed.size())
-      return mismatch(fmt::format("no artifact for the write of {} (operation order)", quoted(writes[i])));
-    if (i >= writes.size())
-      return mismatch(fmt::format("artifact {} stands for no write of the plan", quoted(claimed[i].path)));
-    if (claimed[i].path != writes[i])
-      return mismatch(fmt::format("artifact {} where the write of {} comes (operation order)", quoted(claimed[i].path),
-                                  quoted(writes[i])));
+  const StagedClaim write = write_at_(i);
+  if (claim.path != write.path) {
+    order_ = mismatch(fmt::format("artifact {} where the write of {} comes (operation order)", quoted(claim.path),
+                                  quoted(write.path)));
+    return;
   }
+  if (!declared_ && !write.sha256.empty() && (claim.sha256 != write.sha256 || claim.size != write.size))
+    declared_ = mismatch(fmt::format(
+        "the artifact of {} claims {} bytes with SHA-256 {}, but dot.plan declared {} bytes with SHA-256 {}",
+        quoted(claim.path), claim.size, shown(std::string_view(claim.sha256).substr(0, 64)), write.size, write.sha256));
+}
+
+Status ClaimCheck::finish() const {
+  if (order_) return *order_;
+  if (taken_ < writes_)
+    return mismatch(fmt::format("no artifact for the write of {} (operation order)", quoted(write_at_(taken_).path)));
+  if (declared_) return *declared_;
   return {};
 }
 
-Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const general::Artifact> claimed, const StageLimits& limits) {
-  // The claims first, before a byte is read.
-  DOT_TRY(check_claims(writes, claimed, limits));
-
-  std::vector<StagedFile> out;
-  std::size_t kept = 0;
+Status read_stage(int stage_fd, std::span<const StagedClaim> claimed) {
   auto buf = std::make_unique<char[]>(kReadChunk);
-  for (const auto& a : claimed) {
+  for (const StagedClaim& a : claimed) {
     DOT_ASSIGN_OR_RETURN(UniqueFd fd, open_entry(stage_fd, a.path));
     DOT_ASSIGN_OR_RETURN(struct stat st, regular_single_link(fd.get(), a.path));
     if (static_cast<std::uint64_t>(st.st_size) != a.size)
       return mismatch(
           fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), st.st_size, a.size));
-    StagedFile f;
-    f.path = a.path;
-    const bool keep = a.size <= limits.keep_file_bytes && kept + a.size <= limits.keep_total_bytes;
-    if (keep) f.content.emplace();
     // Up to one byte past the claim: a file that grows while it is read is
     // seen growing, never cut at its claim.
     Sha256 hash;
@@ -122,28 +115,24 @@ Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::st
       done += static_cast<std::uint64_t>(n);
       if (done > a.size)
         return mismatch(fmt::format("staged {} grew past its claimed {} bytes while read", quoted(a.path), a.size));
-      std::string_view bytes(buf.get(), static_cast<std::size_t>(n));
-      hash.update(bytes);
-      if (keep) f.content->append(bytes);
+      hash.update(std::string_view(buf.get(), static_cast<std::size_t>(n)));
     }
     if (done != a.size)
       return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), done, a.size));
-    f.size = done;
-    f.sha256 = to_hex(hash.finish());
-    if (f.sha256 != a.sha256)
-      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", quoted(a.path), f.sha256,
+    const std::string sha256 = to_hex(hash.finish());
+    if (sha256 != a.sha256)
+      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", quoted(a.path), sha256,
                                   shown(a.sha256.substr(0, 64))));
-    if (keep) kept += a.size;
-    out.push_back(std::move(f));
   }
-  return out;
+  return {};
 }
 
-Status check_stage_holds_only(int stage_fd, std::span<const general::Artifact> claimed) {
-  std::set<std::string, std::less<>> files, folders;
-  for (const auto& a : claimed) {
+Status check_stage_holds_only(int stage_fd, std::span<const StagedClaim> claimed) {
+  // Views into the claims: a folder is a prefix of a claimed path.
+  std::set<std::string_view> files, folders;
+  for (const StagedClaim& a : claimed) {
     files.insert(a.path);
-    for (std::size_t slash = a.path.find('/'); slash != std::string::npos; slash = a.path.find('/', slash + 1))
+    for (std::size_t slash = a.path.find('/'); slash != std::string_view::npos; slash = a.path.find('/', slash + 1))
       folders.insert(a.path.substr(0, slash));
   }
   // Breadth first, one folder descriptor open at a time (each reopened

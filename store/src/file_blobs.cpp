@@ -44,30 +44,33 @@ const char* file_table(FileKind kind) noexcept { return kind == FileKind::Artifa
 
 std::string_view file_kind_name(FileKind kind) noexcept { return kind == FileKind::Artifact ? "artifact" : "backup"; }
 
+Status FileShapes::next(const FileBlob& f) {
+  const std::string_view what = file_kind_name(kind_);
+  if (f.index >= operations_)
+    return mismatch(
+        fmt::format("{}: {} for operation {} of a plan with {} operations", who_, what, f.index, operations_));
+  if (last_ && f.index <= *last_)
+    return mismatch(
+        fmt::format("{}: {} for operation {} after one for operation {}: not ascending", who_, what, f.index, *last_));
+  last_ = f.index;
+  if (!f.exists && (kind_ == FileKind::Artifact || f.size != 0 || !f.sha256.empty()))
+    return mismatch(fmt::format("{}: {} {} is absent but has a size or digest", who_, what, f.index));
+  if (f.exists && !is_sha256_hex(f.sha256))
+    return mismatch(fmt::format("{}: {} {} has no 64-hex digest", who_, what, f.index));
+  if (f.size > kMaxFileBlobBytes)
+    return mismatch(
+        fmt::format("{}: {} {} has {} bytes, more than {}", who_, what, f.index, f.size, kMaxFileBlobBytes));
+  total_ += f.size;  // at most 10^5 * 2^24: no wrap
+  if (total_ > kMaxPlanFileBytes)
+    return mismatch(
+        fmt::format("{}: the {}s together pass {} bytes at operation {}", who_, what, kMaxPlanFileBytes, f.index));
+  return {};
+}
+
 Status check_file_shapes(const std::vector<FileBlob>& files, std::size_t operations, FileKind kind,
                          std::string_view who) {
-  const std::string_view what = file_kind_name(kind);
-  std::uint64_t total = 0;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    const FileBlob& f = files[i];
-    if (f.index >= operations)
-      return mismatch(
-          fmt::format("{}: {} for operation {} of a plan with {} operations", who, what, f.index, operations));
-    if (i > 0 && f.index <= files[i - 1].index)
-      return mismatch(fmt::format("{}: {} for operation {} after one for operation {}: not ascending", who, what,
-                                  f.index, files[i - 1].index));
-    if (!f.exists && (kind == FileKind::Artifact || f.size != 0 || !f.sha256.empty()))
-      return mismatch(fmt::format("{}: {} {} is absent but has a size or digest", who, what, f.index));
-    if (f.exists && !is_sha256_hex(f.sha256))
-      return mismatch(fmt::format("{}: {} {} has no 64-hex digest", who, what, f.index));
-    if (f.size > kMaxFileBlobBytes)
-      return mismatch(
-          fmt::format("{}: {} {} has {} bytes, more than {}", who, what, f.index, f.size, kMaxFileBlobBytes));
-    total += f.size;  // at most 10^4 * 2^24: no wrap
-    if (total > kMaxPlanFileBytes)
-      return mismatch(
-          fmt::format("{}: the {}s together pass {} bytes at operation {}", who, what, kMaxPlanFileBytes, f.index));
-  }
+  FileShapes shapes(operations, kind, who);
+  for (const FileBlob& f : files) DOT_TRY(shapes.next(f));
   return {};
 }
 

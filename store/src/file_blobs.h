@@ -31,7 +31,22 @@ std::string_view file_kind_name(FileKind kind) noexcept;  // "artifact" | "backu
 // each index below `operations`, strictly ascending; exists with a 64-hex
 // digest (or, a backup of an absent target, size 0 and no digest); each at
 // most kMaxFileBlobBytes; together at most kMaxPlanFileBytes.
-// Code::ArtifactMismatch naming `who` and the index.
+// Code::ArtifactMismatch naming `who` and the index. FileShapes judges the
+// files one at a time in list order (a list made as it is read is never
+// held); check_file_shapes is it over a list.
+class FileShapes {
+ public:
+  FileShapes(std::size_t operations, FileKind kind, std::string_view who)
+      : operations_(operations), kind_(kind), who_(who) {}
+  Status next(const FileBlob& f);
+
+ private:
+  std::size_t operations_;
+  FileKind kind_;
+  std::string_view who_;
+  std::optional<std::uint32_t> last_;  // the index of the file before
+  std::uint64_t total_ = 0;
+};
 Status check_file_shapes(const std::vector<FileBlob>& files, std::size_t operations, FileKind kind,
                          std::string_view who);
 

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dot/base/byte_stream.h"
@@ -98,6 +99,12 @@ g::Operation declared_write(std::string path, std::string_view bytes) {
   return g::Operation{"write", 0644, std::move(path), std::nullopt, g::Digest{dot::sha256_hex(bytes), bytes.size()}};
 }
 
+// The cases named cas_many* declare 3,000 new files many/f1000 to
+// many/f3999: both answers are sent in batches (the runtime sends a list of
+// more than 1024 as batches of 1024, the rest in the result).
+bool many() { return g_case.rfind("cas_many", 0) == 0; }
+std::string many_bytes(const std::string& path) { return "bytes of " + path + "\n"; }
+
 // What a cas_* case stages of what core asked for (recorded in `asked`).
 Result<std::vector<g::Artifact>> materialize_declared(g::Context& ctx, const std::string& stage) {
   const std::string& c = g_case;
@@ -105,12 +112,16 @@ Result<std::vector<g::Artifact>> materialize_declared(g::Context& ctx, const std
   std::vector<g::Artifact> arts;
   for (const auto& path : ctx.paths_to_stage()) {
     out << path << "\n";
-    std::string bytes = path == "new.txt" ? "new\n" : "unchanged\n";
+    std::string bytes = many() ? many_bytes(path) : path == "new.txt" ? "new\n" : "unchanged\n";
     if (c == "cas_other_bytes" || c == "cas_claim_declared_stage_other") bytes = "evil\n";
     DOT_ASSIGN_OR_RETURN(g::Artifact a, g::write_staged_file(stage, path, bytes));
     if (c == "cas_claim_declared_stage_other") a.sha256 = dot::sha256_hex("new\n"), a.size = 4;
+    // A claim in the second batch other than its declaration.
+    if (c == "cas_many_late_lie" && path == "many/f2500") a.sha256 = dot::sha256_hex("other\n"), a.size = 6;
     arts.push_back(std::move(a));
   }
+  // Two claims of the result's part out of order.
+  if (c == "cas_many_swapped" && arts.size() > 2501) std::swap(arts[2500], arts[2501]);
   if (c == "cas_unasked_artifact" || c == "cas_unasked_file") {
     DOT_ASSIGN_OR_RETURN(g::Artifact same, g::write_staged_file(stage, "same.txt", "unchanged\n"));
     if (c == "cas_unasked_artifact") arts.push_back(std::move(same));
@@ -144,6 +155,15 @@ class GeneralPlugin final : public g::Plugin {
     }
     if (c == "hello_owned") return std::vector<g::Operation>{{"write", 0644, "hello.txt"}};
     if (c == "cas_noop") return std::vector<g::Operation>{declared_write("same.txt", "unchanged\n")};
+    if (many()) {
+      std::vector<g::Operation> ops;
+      for (int i = 1000; i < 4000; ++i) {
+        std::string path = "many/f" + std::to_string(i);
+        std::string bytes = many_bytes(path);
+        ops.push_back(declared_write(std::move(path), bytes));
+      }
+      return ops;
+    }
     if (declaring())
       return std::vector<g::Operation>{declared_write("new.txt", "new\n"), declared_write("same.txt", "unchanged\n")};
     if (c == "seal") {

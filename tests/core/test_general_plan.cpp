@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -378,6 +379,48 @@ TEST_F(GeneralPlan, AStageThatIsNotExactlyWhatWasAskedAndDeclaredIsRefusedWithNo
     auto d = last_detail();
     EXPECT_EQ(d.summary.state, store::State::Abandoned);
     EXPECT_EQ(d.summary.code, h.code);
+  }
+  EXPECT_EQ(store_problems(), "");
+}
+
+// Both answers of a plan of 3,000 declared writes come in batches (the
+// runtime sends more than 1024 elements as batches of 1024): core judges
+// each claim as its batch arrives, without keeping the list, and a claim
+// out of place or other than its declaration in a later part is refused
+// like one in the first, with nothing sealed.
+TEST_F(GeneralPlan, ClaimsThatComeInBatchesAreEachHeldToTheirWrite) {
+  CmdResult sealed = plan_case("cas_many");
+  ASSERT_EQ(sealed.code, 0) << sealed.err;
+  const std::string asked = slurp(base_ / "asked");
+  EXPECT_EQ(std::count(asked.begin(), asked.end(), '\n'), 3000);
+  auto doc = json::parse(sealed.out);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(items(*doc->root().find("operations")).size(), 3000u);
+  EXPECT_EQ(last_detail().summary.state, store::State::Sealed);
+  ASSERT_EQ(core({"discard", std::string(json_field(sealed.out, "plan_id"))}).code, 0);
+
+  const auto before = tree(root_);
+  struct Lie {
+    const char* name;
+    std::string detail;
+  };
+  const Lie cases[] = {
+      {"cas_many_late_lie", "the artifact of \"many/f2500\" claims 6 bytes with SHA-256 " + sha256_hex("other\n") +
+                                ", but dot.plan declared 20 bytes with SHA-256 " +
+                                sha256_hex("bytes of many/f2500\n")},
+      {"cas_many_swapped", "artifact \"many/f3501\" where the write of \"many/f3500\" comes (operation order)"},
+  };
+  for (const Lie& h : cases) {
+    SCOPED_TRACE(h.name);
+    CmdResult r = plan_case(h.name);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_EQ(r.err.rfind("DOT_E_ARTIFACT_MISMATCH:", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(h.detail), std::string::npos) << r.err;
+    EXPECT_EQ(tree(root_), before) << "written beneath the root";
+    EXPECT_TRUE(stage_leftovers().empty());
+    auto d = last_detail();
+    EXPECT_EQ(d.summary.state, store::State::Abandoned);
+    EXPECT_EQ(d.summary.code, "DOT_E_ARTIFACT_MISMATCH");
   }
   EXPECT_EQ(store_problems(), "");
 }

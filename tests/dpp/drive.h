@@ -170,14 +170,16 @@ inline DriveResult drive(const std::string& exe, const std::string& stage, const
     DOT_ASSIGN_OR_RETURN(out.plan, s->plan(general::PlanParams{opt.managed}, out.digests));
     if (opt.stop_after_plan) return {};
     if (opt.before_materialize) opt.before_materialize();
-    std::optional<std::vector<std::string>> paths;
-    if (out.digests) {
-      paths.emplace();
+    std::vector<std::string_view> asked;
+    if (out.digests && opt.stage_only) {
+      for (const auto& path : *opt.stage_only) asked.push_back(path);
+    } else if (out.digests) {
       for (const auto& op : out.plan.operations)
-        if (op.action == "write") paths->push_back(op.path);
-      if (opt.stage_only) paths = opt.stage_only;
+        if (op.action == "write") asked.push_back(op.path);
     }
-    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general(std::move(paths)));
+    std::optional<std::span<const std::string_view>> paths;
+    if (out.digests) paths = asked;
+    DOT_ASSIGN_OR_RETURN(out.artifacts, s->materialize_general(paths));
     return {};
   };
   auto run = [&]() -> Status {

@@ -480,6 +480,44 @@ TEST(General, BatchesHandedOnStillCountInTheLimitsAndTheNumbers) {
   r = decode_plan_result(one.root(), small, false, taken);
   ASSERT_TRUE(r.ok()) << r.error().line();
   EXPECT_EQ(r->operations.size(), 1u);  // only what was not handed on
+  // Artifacts likewise (core's claim check takes each batch as it comes).
+  auto art = [](const std::string& path) {
+    return R"({"path":")" + path + R"(","sha256":")" + kSha + R"(","size":1})";
+  };
+  Batched<Artifact> claimed;
+  claimed.handed_on = 2;
+  auto two_arts = parse(R"({"artifacts":[)" + art("c") + "," + art("d") + "]}");
+  auto arts_over = decode_artifacts_batch(two_arts.root(), small, claimed);
+  ASSERT_FALSE(arts_over.ok());
+  EXPECT_EQ(arts_over.error().kind, "max_operations");
+  EXPECT_NE(arts_over.error().detail.find("after 2 in earlier batches"), std::string::npos) << arts_over.error().line();
+  auto bad_art = parse(R"({"artifacts":[{"path":"c","size":1}]})");
+  auto m = decode_materialize_result(bad_art.root(), small, claimed);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().detail.find("artifact 2"), std::string::npos) << m.error().line();
+  auto one_art = parse(R"({"artifacts":[)" + art("c") + "]}");
+  m = decode_materialize_result(one_art.root(), small, claimed);
+  ASSERT_TRUE(m.ok()) << m.error().line();
+  EXPECT_EQ(m->artifacts.size(), 1u);
+}
+
+// Core's dot.materialize request names the paths it asks for as views of
+// its plan's: the same text as the params built from strings; a string
+// array refuses what is not UTF-8 as any string does.
+TEST(General, MaterializeParamsFromViewsAreTheParamsFromStrings) {
+  const std::vector<std::string> paths = {"a", "b/c \u00fc"};
+  const std::vector<std::string_view> views(paths.begin(), paths.end());
+  EXPECT_EQ(canonical(materialize_params_node(std::span<const std::string_view>(views), "/s")),
+            canonical(to_node(MaterializeParams{paths, "/s"})));
+  EXPECT_EQ(canonical(materialize_params_node(std::nullopt, "/s")), R"({"stage":"/s"})");
+  const std::vector<std::string_view> none;
+  EXPECT_EQ(canonical(materialize_params_node(std::span<const std::string_view>(none), "/s")),
+            R"({"paths":[],"stage":"/s"})");
+  const std::vector<std::string_view> broken = {"a\xff"};
+  EXPECT_FALSE(jcs::encode(materialize_params_node(std::span<const std::string_view>(broken), "/s"),
+                           jcs::Profile::Rfc8785)
+                   .ok());
+  EXPECT_FALSE(encode_request(2, Method::Plan, to_node(PlanParams{{"a\xff"}})).ok());
 }
 
 TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {

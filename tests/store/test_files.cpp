@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "helpers.h"
 #include "dot/base/error_kinds.h"
@@ -75,6 +78,15 @@ class StoreFiles : public ::testing::Test {
     in.effect_count = 1;
     in.logs = {{"info", "first", "dot.plan"}, {"warning", "second \x1b[31m", "dot.materialize"}};
     return in;
+  }
+
+  // The same files made one at a time as the store reads them
+  // (SealInput::file_at), the list form left empty.
+  static void as_made(SealInput& in) {
+    auto made = std::make_shared<std::vector<FileBlob>>(std::move(in.files));
+    in.files.clear();
+    in.file_count = made->size();
+    in.file_at = [made](std::size_t k) { return (*made)[k]; };
   }
 
   Result<TxnId> propose() {
@@ -156,6 +168,28 @@ TEST_F(StoreFiles, SealsStreamsChecksAndPrunesFiles) {
   EXPECT_TRUE(after->problems.empty()) << after->problems.front();
 }
 
+// Files made one at a time as the store reads them (how a plan of 100,000
+// files is sealed) are stored exactly as the same files given as a list.
+TEST_F(StoreFiles, FilesMadeAsTheyAreReadAreStoredAsAList) {
+  const std::string big = big_bytes(std::size_t{3} << 20);
+  auto id = propose();
+  ASSERT_OK(id);
+  SealInput in = streamed_seal(big);
+  const std::vector<FileBlob> listed = in.files;
+  as_made(in);
+  ASSERT_OK(store->seal(*id, in));
+  EXPECT_EQ(files.opened, 2);
+  auto loaded = store->load_sealed(*id);
+  ASSERT_OK(loaded);
+  EXPECT_EQ(loaded->files, listed);
+  StringSink out;
+  ASSERT_OK(store->read_file(*id, FileKind::Artifact, 2, out));
+  EXPECT_TRUE(out.out == big);
+  auto after = store->check();
+  ASSERT_OK(after);
+  EXPECT_TRUE(after->problems.empty()) << after->problems.front();
+}
+
 // Every difference between a file and its claim fails the seal as a whole:
 // nothing of the plan is stored and the proposal is still PROPOSING.
 TEST_F(StoreFiles, AFileThatDiffersFromItsClaimStoresNothing) {
@@ -174,19 +208,22 @@ TEST_F(StoreFiles, AFileThatDiffersFromItsClaimStoresNothing) {
       {"over max_file_bytes", [&](SealInput& in) { in.files[1].size = kMaxFileBlobBytes + 1; }},
   };
   for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    auto id = propose();
-    ASSERT_OK(id);
-    SealInput in = streamed_seal(big);
-    c.change(in);
-    ASSERT_ERR(store->seal(*id, in), Code::ArtifactMismatch);
-    EXPECT_EQ(count("file_artifact"), 0);
-    EXPECT_EQ(count("plan"), 0);
-    EXPECT_EQ(count("proposal_log"), 0);
-    auto s = store->summary(*id);
-    ASSERT_OK(s);
-    EXPECT_EQ(s->state, State::Proposing);
-    ASSERT_OK(store->abandon(*id, Abandonment{"DOT_E_ARTIFACT_MISMATCH", c.name, ""}));
+    for (const bool made : {false, true}) {
+      SCOPED_TRACE(fmt::format("{}{}", c.name, made ? ", files made as read" : ""));
+      auto id = propose();
+      ASSERT_OK(id);
+      SealInput in = streamed_seal(big);
+      c.change(in);
+      if (made) as_made(in);
+      ASSERT_ERR(store->seal(*id, in), Code::ArtifactMismatch);
+      EXPECT_EQ(count("file_artifact"), 0);
+      EXPECT_EQ(count("plan"), 0);
+      EXPECT_EQ(count("proposal_log"), 0);
+      auto s = store->summary(*id);
+      ASSERT_OK(s);
+      EXPECT_EQ(s->state, State::Proposing);
+      ASSERT_OK(store->abandon(*id, Abandonment{"DOT_E_ARTIFACT_MISMATCH", c.name, ""}));
+    }
   }
 }
 

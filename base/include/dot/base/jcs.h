@@ -110,6 +110,10 @@ Result<std::string> encode(const Node& node, Profile profile);
 // The same, appended to `out`; on an error `out` may hold part of the text.
 Status encode_to(std::string& out, const Node& node, Profile profile);
 
+// A string value as encode_to writes one under `profile` (valid UTF-8, the
+// profile's own rules), appended to `out`: for a Node::written piece.
+Status encode_string_to(std::string& out, std::string_view utf8, Profile profile);
+
 // `items` as one array appended to `out`, each element's small tree made by
 // `node_of` and encoded at once: how a list of 100,000 entries (a plan's
 // operations, a dot.plan answer's) is encoded without a tree of every value.

@@ -233,6 +233,9 @@ jcs::Node to_node(const Operation& m);
 Result<jcs::Node> to_node(const PlanResult& m);
 jcs::Node to_node(const Artifact& m);
 jcs::Node to_node(const MaterializeParams& m);
+// The same params from views (core's request: the paths its plan holds,
+// never copied); the node refers to the paths: encode it while they live.
+jcs::Node materialize_params_node(std::optional<std::span<const std::string_view>> paths, std::string_view stage);
 jcs::Node to_node(const MaterializeResult& m);
 jcs::Node to_node(const LogParams& m);
 // {"code":C,"data":D,"message":M}; `data` must be valid JSON text.

@@ -77,6 +77,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -206,10 +207,16 @@ class HostSession {
   // decoded list whole; the limits still count the whole list. A batch
   // handed on is decoded and within the limits, and nothing else: the
   // session may still fail after it (then the caller discards what it took).
-  using OperationSink = std::function<void(std::vector<general::Operation>& batch)>;
+  template <class T>
+  using BatchSink = std::function<void(std::vector<T>& batch)>;
+  using OperationSink = BatchSink<general::Operation>;
   Result<general::PlanResult> plan(const general::PlanParams& params, bool digests = false, OperationSink take = {});
-  // `paths` (digests negotiated): the writes to stage, sent as params.paths.
-  Result<general::MaterializeResult> materialize_general(std::optional<std::vector<std::string>> paths = std::nullopt);
+  // `paths` (digests negotiated): the writes to stage, sent as params.paths
+  // (written into the request as they are, never copied). With `take`, the
+  // artifacts are handed on batch by batch as plan()'s operations are.
+  using ArtifactSink = BatchSink<general::Artifact>;
+  Result<general::MaterializeResult> materialize_general(
+      std::optional<std::span<const std::string_view>> paths = std::nullopt, ArtifactSink take = {});
   // Request 4; a result other than {valid:true} fails (kind not_valid).
   Status validate();
   // Request 5; likewise.

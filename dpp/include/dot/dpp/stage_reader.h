@@ -6,9 +6,9 @@
 // to the claims. Part of the protocol module so that core's planner and
 // `dpp conform` (conformance.h) judge a stage by the same code.
 //
-// Codes, exactly as the spec says: a claimed size over max_file_bytes, or
-// claims together over max_total_bytes, DOT_E_PROTOCOL (a negotiated limit);
-// a staged symlink anywhere (on the way to a file, as a file, or anywhere
+// Codes, exactly as the spec says (a claimed size over max_file_bytes, or
+// claims together over max_total_bytes, DOT_E_PROTOCOL, is the decoder's:
+// general.h): a staged symlink anywhere (on the way to a file, as a file, or anywhere
 // else in the stage) DOT_E_PATH_ESCAPE; anything else that differs from the
 // claims (an artifact missing, extra, out of order or for another path than
 // the write it stands for, not a regular file, a hard link, a size or digest
@@ -17,6 +17,7 @@
 // path (escaped: it is plugin-controlled text).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,38 +31,49 @@
 
 namespace dot::dpp {
 
-struct StageLimits {
-  std::uint64_t max_file_bytes = general::kLimits.max_file_bytes;
-  std::uint64_t max_total_bytes = general::kLimits.max_total_bytes;
-  // A file's bytes are kept (for the diff `plan` prints) when it has at most
-  // keep_file_bytes and all kept bytes stay within keep_total_bytes.
-  std::size_t keep_file_bytes = 0;
-  std::size_t keep_total_bytes = 0;
-};
-
-// What core read of one staged file.
-struct StagedFile {
-  std::string path;
+// One staged file as the host holds it to the stage: the write's path and
+// the size and SHA-256 (64 lowercase hex) its bytes must have. Views into
+// the caller's records (the plan's, or the claims it kept).
+struct StagedClaim {
+  std::string_view path;
+  std::string_view sha256;
   std::uint64_t size = 0;
-  std::string sha256;
-  std::optional<std::string> content;  // when kept (StageLimits)
 };
 
-// The claims alone, before a byte is read: each within max_file_bytes and
-// all within max_total_bytes (DOT_E_PROTOCOL), and exactly one per path of
-// `writes` (the plan's write paths, in operation order), in that order.
-Status check_claims(std::span<const std::string> writes, std::span<const general::Artifact> claimed,
-                    const StageLimits& limits);
+// The claims of dot.materialize held to the writes they stand for, one at a
+// time as they are decoded (HostSession's artifact sink hands them on), so
+// that neither list is ever copied: each claim for the next write, in
+// operation order, and, when that write declared its digest (digests
+// negotiated), claiming exactly that size and SHA-256. The negotiated limits
+// on the claims are the decoder's (general.h). finish() judges the whole
+// list as one check would, before a byte is read: an artifact missing,
+// extra, out of order or for another path first, then a claim other than
+// its write's declaration (DOT_E_ARTIFACT_MISMATCH, the first of each).
+class ClaimCheck {
+ public:
+  // `write_at(i)`, for i below `writes`: the write the i-th claim stands
+  // for; its sha256 empty when the write declared nothing.
+  ClaimCheck(std::size_t writes, std::function<StagedClaim(std::size_t)> write_at);
+  void take(const general::Artifact& claim);
+  Status finish() const;
 
-// Reads every claimed artifact beneath `stage_fd` once check_claims holds;
-// each a regular single-link file of exactly its claimed size and digest.
-Result<std::vector<StagedFile>> read_stage(int stage_fd, std::span<const std::string> writes,
-                                           std::span<const general::Artifact> claimed, const StageLimits& limits);
+ private:
+  std::size_t writes_;
+  std::function<StagedClaim(std::size_t)> write_at_;
+  std::size_t taken_ = 0;
+  std::optional<Error> order_;     // the first claim out of place
+  std::optional<Error> declared_;  // the first claim other than its declaration
+};
+
+// Reads every claimed file beneath `stage_fd` once the claims hold, in
+// order: each a regular single-link file of exactly its claimed size and
+// digest.
+Status read_stage(int stage_fd, std::span<const StagedClaim> claimed);
 
 // The stage holds nothing but the claimed files and the folders on their
 // way: every entry is visited through descriptors (never following a
 // symlink). Run once the plugin is gone.
-Status check_stage_holds_only(int stage_fd, std::span<const general::Artifact> claimed);
+Status check_stage_holds_only(int stage_fd, std::span<const StagedClaim> claimed);
 
 // ---- the hello profile (docs/spec/dpp-hello.md): flat names, no folders ----
 // Each claimed artifact read back beneath `stage_fd`: a regular single-link
