@@ -8,11 +8,20 @@
   rss:   (with --big) a 1 GiB plan, 64 files of 16 MiB: the peak resident set of `plan` and of
          `apply` of that plan (the largest of dot-core and the plugin it ran).
 
-Usage: bench/core/general_compare.py BIN_DIR FLOOR_DIR [RUNS] [--big]"""
+  --tree FILES:FOLDERS plans FILES files of 1 KiB in FOLDERS folders instead (100000:1000, the
+         issue's larger tree).
+
+Usage: bench/core/general_compare.py BIN_DIR FLOOR_DIR [RUNS] [--big] [--tree FILES:FOLDERS]"""
 import os, random, resource, shutil, statistics, subprocess, sys, tempfile, time
 
-args = [a for a in sys.argv[1:] if not a.startswith("--")]
-big = "--big" in sys.argv
+argv = sys.argv[1:]
+tree = (10000, 100)
+if "--tree" in argv:
+    at = argv.index("--tree")
+    tree = tuple(int(n) for n in argv[at + 1].split(":"))
+    del argv[at:at + 2]
+args = [a for a in argv if not a.startswith("--")]
+big = "--big" in argv
 bin_dir, floor_dir = os.path.abspath(args[0]), os.path.abspath(args[1])
 runs = int(args[2]) if len(args) > 2 else 11
 core = os.path.join(bin_dir, "dot-core")
@@ -45,9 +54,9 @@ def peak_rss_kib(argv):
 
 def make_tree(src, folders, files, size, rng):
     for d in range(folders):
-        os.makedirs(os.path.join(src, f"d{d:03}"))
+        os.makedirs(os.path.join(src, f"d{d:04}"))
         for f in range(files):
-            with open(os.path.join(src, f"d{d:03}", f"f{f:04}"), "wb") as out:
+            with open(os.path.join(src, f"d{d:04}", f"f{f:04}"), "wb") as out:
                 out.write(rng.randbytes(size))
 
 
@@ -68,7 +77,8 @@ def main():
     try:
         rng = random.Random(20261202)
         src = os.path.join(base, "src")
-        make_tree(src, 100, 100, 1024, rng)
+        files, folders = tree
+        make_tree(src, folders, files // folders, 1024, rng)
         ours, floors, ratios = [], [], []
         for i in range(runs):
             root = new_root(base, f"root{i}", src)
@@ -88,7 +98,7 @@ def main():
             shutil.rmtree(root)
             shutil.rmtree(stage)
             os.remove(db)
-        print(f"plan, 10,000 files of 1 KiB in 100 folders, {runs} interleaved runs:")
+        print(f"plan, {files:,} files of 1 KiB in {folders:,} folders, {runs} interleaved runs:")
         print(f"  plan_floor       median {statistics.median(floors) * 1000:8.1f} ms")
         print(f"  dot-core plan    median {statistics.median(ours) * 1000:8.1f} ms")
         print(f"  ratio            {statistics.median(ours) / statistics.median(floors):.2f}x of medians, "

@@ -9,15 +9,20 @@
 //     decoded with (checked here again from the values, not from the code);
 //   - declared digests (sha256, size) appear exactly on the writes of a plan
 //     decoded with digests, as 64 lowercase hex within the byte limits;
-//     dot.materialize params name at most max_operations paths;
+//     dot.materialize params name at most max_operations paths, and core's
+//     request from views of them is the same text; a batch of artifacts
+//     handed on is judged by the limits as one kept;
 //   - a decoded dot.log has one of the four levels and at most 4096 bytes;
 //     an error object's message and canonical data at most 4096 bytes, its
 //     code within +-(2^53 - 1), and its data canonical text that parses back.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dot/base/jcs.h"
 #include "dot/dpp/body.h"
@@ -155,8 +160,17 @@ void results(dot::json::Value v, dot::dpp::Method m) {
         g::Batched<g::Artifact> arts;
         check(g::decode_artifacts_batch(v, l, arts).ok());
         check(arts.items == r->artifacts && arts.claimed_bytes == total);
+        g::Batched<g::Artifact> handed = arts;
         auto twice = g::decode_materialize_result(v, l, std::move(arts));
-        check(twice.ok() == (r->artifacts.size() * 2 <= l.max_operations && total * 2 <= l.max_total_bytes));
+        const bool fits_twice = r->artifacts.size() * 2 <= l.max_operations && total * 2 <= l.max_total_bytes;
+        check(twice.ok() == fits_twice);
+        // The batch handed on to a sink (HostSession's): counted, not
+        // kept; the limits judge the same, the result keeps only its part.
+        handed.handed_on = handed.items.size();
+        handed.items.clear();
+        auto rest = g::decode_materialize_result(v, l, std::move(handed));
+        check(rest.ok() == fits_twice);
+        if (rest.ok()) check(rest->artifacts == r->artifacts);
       }
       return;
     default: return;
@@ -219,6 +233,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (refused(mp)) continue;
     check(!mp->paths || mp->paths->size() <= l.max_operations);
     round_trip(*mp, [&l](dot::json::Value x) { return g::decode_materialize_params(x, l); });
+    // Core's request from views of its paths is the same text.
+    std::vector<std::string_view> views;
+    if (mp->paths) views.assign(mp->paths->begin(), mp->paths->end());
+    const auto asked = mp->paths ? std::optional<std::span<const std::string_view>>(views) : std::nullopt;
+    auto from_views = dot::jcs::encode(g::materialize_params_node(asked, mp->stage), dot::jcs::Profile::Rfc8785);
+    auto from_strings = dot::jcs::encode(g::to_node(*mp), dot::jcs::Profile::Rfc8785);
+    check(from_views.ok() == from_strings.ok());
+    if (from_views.ok()) check(*from_views == *from_strings);
   }
   auto lp = g::decode_log_params(root);
   if (!refused(lp)) log_params(*lp);
