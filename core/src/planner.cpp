@@ -283,8 +283,7 @@ class ProposalRun {
           }
           PathTarget& t = *observed;
           PathSlot& slot = draft_.slots[i];
-          slot.take_over =
-              proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(op.path);
+          slot.take_over = proposal.managed && op.action != Action::Remove && t.snapshot.exists && !proposal.manages(i);
           slot.after_size = proposal.after_sizes[i];
           slot.before_size = t.size;
           slot.keep_before(std::move(t.content));

@@ -130,6 +130,17 @@ class GeneralProfile final : public PlanProfile {
       }
     };
     DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked, digests_, take));
+    // Sent; from here only each operation's answer is kept, and the list
+    // goes before the paths are judged. The store lists them by path
+    // (SQLite's BINARY order is std::string's); sorted again should that
+    // ever change.
+    if (!std::is_sorted(asked.managed.begin(), asked.managed.end()))
+      std::sort(asked.managed.begin(), asked.managed.end());
+    std::vector<bool> owned(p.operations.size());
+    for (std::size_t i = 0; i < owned.size(); ++i)
+      owned[i] = std::binary_search(asked.managed.begin(), asked.managed.end(), p.operations[i].path);
+    p.managed = std::move(owned);
+    asked.managed = {};
     DOT_TRY(check_effects(proposed));
     {
       std::vector<std::string_view> paths, writes;
@@ -146,11 +157,6 @@ class GeneralProfile final : public PlanProfile {
       DOT_TRY(dpp::check_proposed_folders(folders, writes));
     }
     for (const auto& f : proposed.directories) p.folder_modes.emplace(f.path, f.mode);
-    // Sent; from here only looked up. The store lists them by path (SQLite's
-    // BINARY order is std::string's); sorted again should that ever change.
-    if (!std::is_sorted(asked.managed.begin(), asked.managed.end()))
-      std::sort(asked.managed.begin(), asked.managed.end());
-    p.managed = std::move(asked.managed);
     const auto& e = proposed.effects.front();
     p.effects.push_back(Effect{e.failure_policy, e.kind, e.target});
     return p;

@@ -123,6 +123,11 @@ jcs::Node string_array(std::span<const std::string_view> strings) {
                             jcs::Profile::Rfc8785);
 }
 
+jcs::Node string_array(std::span<const std::string> strings) {
+  return jcs::Node::written([strings](std::string& out) { return write_string_array(out, strings); },
+                            jcs::Profile::Rfc8785);
+}
+
 jcs::Node uint_node(std::uint64_t v) { return jcs::Node::integer(static_cast<std::int64_t>(v)); }
 
 std::string excerpt(std::string_view s) {

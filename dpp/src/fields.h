@@ -172,9 +172,11 @@ Status check_response_envelope(json::Value root, const Envelope& m, std::uint64_
 // a managed list or of dot.materialize's params). The node owns the strings
 // (its copies share them).
 jcs::Node string_array(std::vector<std::string> strings);
-// The same of views (core's own requests, from the paths its plan holds):
-// the node refers to the strings they view; encode it while those live.
+// The same of a list the caller keeps (core's own requests: the paths its
+// plan or its managed list holds, never copied): the node refers to the
+// strings; encode it while they live.
 jcs::Node string_array(std::span<const std::string_view> strings);
+jcs::Node string_array(std::span<const std::string> strings);
 jcs::Node uint_node(std::uint64_t v);
 
 // ---- dot.materialize's result, one codec for both profiles ----

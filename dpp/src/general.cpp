@@ -275,6 +275,12 @@ jcs::Node to_node(const PlanParams& m) {
   return n;
 }
 
+jcs::Node plan_params_node(const PlanParams& m) {
+  auto n = jcs::Node::object();
+  n.set("managed", string_array(std::span<const std::string>(m.managed)));
+  return n;
+}
+
 jcs::Node to_node(const Operation& m) {
   auto n = jcs::Node::object();
   n.set("action", jcs::Node::string(m.action)).set("mode", uint_node(m.mode)).set("path", jcs::Node::string(m.path));

@@ -236,18 +236,23 @@ struct HostSession::Impl {
   Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
     waiting_for = std::string(method_name(m));
     if (child.deadline_passed()) return fail(timeout());
-    auto body = encode_request(method_id(m), m, params);
-    if (!body.ok()) return fail(body.error());
-    auto frame_bytes = encode_frame(*body, opts.limits.max_frame_bytes);
-    if (!frame_bytes.ok()) return fail(frame_bytes.error());
-    std::string bytes = opts.deliver ? opts.deliver(m, std::move(*frame_bytes)) : std::move(*frame_bytes);
-    const bool sent_ahead = opts.deliver && bytes.empty();
-    // In the general profile whatever is read after a request is written
-    // belongs to it, so only the window before dot.initialize is checked.
-    if (!sent_ahead && (!general() || m == Method::Initialize)) {
-      if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
+    {
+      // The request's bytes go once written, before the answer is read (a
+      // dot.plan naming 100,000 managed paths of 64 bytes is 7 MB, twice).
+      auto body = encode_request(method_id(m), m, params);
+      if (!body.ok()) return fail(body.error());
+      auto frame_bytes = encode_frame(*body, opts.limits.max_frame_bytes);
+      std::string().swap(*body);
+      if (!frame_bytes.ok()) return fail(frame_bytes.error());
+      std::string bytes = opts.deliver ? opts.deliver(m, std::move(*frame_bytes)) : std::move(*frame_bytes);
+      const bool sent_ahead = opts.deliver && bytes.empty();
+      // In the general profile whatever is read after a request is written
+      // belongs to it, so only the window before dot.initialize is checked.
+      if (!sent_ahead && (!general() || m == Method::Initialize)) {
+        if (auto st = check_unsolicited(); !st.ok()) return fail(st.error());
+      }
+      if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
     }
-    if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
     for (;;) {
       auto frame = reader.next();
       if (!frame.ok()) {
@@ -472,7 +477,7 @@ Result<general::PlanResult> HostSession::plan(const general::PlanParams& params,
   json::Document doc;
   impl_->plan_digests = digests;
   impl_->take_operations = std::move(take);
-  auto v = impl_->call(Method::Plan, general::to_node(params), doc);
+  auto v = impl_->call(Method::Plan, general::plan_params_node(params), doc);
   OperationSink sink = std::exchange(impl_->take_operations, {});
   if (!v.ok()) return std::move(v).error();
   auto r = impl_->checked(general::decode_plan_result(*v, impl_->opts.general_limits, digests,

@@ -501,10 +501,11 @@ TEST(General, BatchesHandedOnStillCountInTheLimitsAndTheNumbers) {
   EXPECT_EQ(m->artifacts.size(), 1u);
 }
 
-// Core's dot.materialize request names the paths it asks for as views of
-// its plan's: the same text as the params built from strings; a string
-// array refuses what is not UTF-8 as any string does.
-TEST(General, MaterializeParamsFromViewsAreTheParamsFromStrings) {
+// Core's requests refer to the lists it holds instead of copying them (the
+// paths dot.materialize asks for, as views of its plan's; dot.plan's managed
+// list): the same text as the params built from copies; a string array
+// refuses what is not UTF-8 as any string does.
+TEST(General, RequestParamsReferringToCoresListsAreTheSameText) {
   const std::vector<std::string> paths = {"a", "b/c \u00fc"};
   const std::vector<std::string_view> views(paths.begin(), paths.end());
   EXPECT_EQ(canonical(materialize_params_node(std::span<const std::string_view>(views), "/s")),
@@ -518,6 +519,10 @@ TEST(General, MaterializeParamsFromViewsAreTheParamsFromStrings) {
                            jcs::Profile::Rfc8785)
                    .ok());
   EXPECT_FALSE(encode_request(2, Method::Plan, to_node(PlanParams{{"a\xff"}})).ok());
+  // dot.plan's params referring to their managed list, as core sends them.
+  const PlanParams managed{paths};
+  EXPECT_EQ(canonical(plan_params_node(managed)), canonical(to_node(managed)));
+  EXPECT_FALSE(encode_request(2, Method::Plan, plan_params_node(PlanParams{{"a\xff"}})).ok());
 }
 
 TEST(General, DeclaredDigestsAreOnWritesOnlyAndOnlyWhenNegotiated) {
