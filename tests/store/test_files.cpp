@@ -89,6 +89,16 @@ class StoreFiles : public ::testing::Test {
     in.file_at = [made](std::size_t k) { return (*made)[k]; };
   }
 
+  // The file of operation `index` reads back as `bytes`, and the store checks clean.
+  void expect_file_and_a_clean_store(TxnId id, FileKind kind, std::uint32_t index, const std::string& bytes) {
+    StringSink out;
+    ASSERT_OK(store->read_file(id, kind, index, out));
+    EXPECT_TRUE(out.out == bytes);
+    auto report = store->check();
+    ASSERT_OK(report);
+    EXPECT_TRUE(report->problems.empty()) << report->problems.front();
+  }
+
   Result<TxnId> propose() {
     DOT_ASSIGN_OR_RETURN(TxnId id, store->begin_proposal({"org.example.files", testing::hex64('d'), 0}));
     DOT_TRY(store->set_proposal_id(id, sha256_hex("proposal v2")));
@@ -182,12 +192,7 @@ TEST_F(StoreFiles, FilesMadeAsTheyAreReadAreStoredAsAList) {
   auto loaded = store->load_sealed(*id);
   ASSERT_OK(loaded);
   EXPECT_EQ(loaded->files, listed);
-  StringSink out;
-  ASSERT_OK(store->read_file(*id, FileKind::Artifact, 2, out));
-  EXPECT_TRUE(out.out == big);
-  auto after = store->check();
-  ASSERT_OK(after);
-  EXPECT_TRUE(after->problems.empty()) << after->problems.front();
+  expect_file_and_a_clean_store(*id, FileKind::Artifact, 2, big);
 }
 
 // Every difference between a file and its claim fails the seal as a whole:
@@ -309,12 +314,7 @@ TEST_F(StoreFiles, PrepareFilesStreamsOneBackupPerOperation) {
   auto loaded = store->load_sealed(*id);
   ASSERT_OK(loaded);
   EXPECT_EQ(loaded->file_backups, right);
-  StringSink out;
-  ASSERT_OK(store->read_file(*id, FileKind::Backup, 1, out));
-  EXPECT_TRUE(out.out == big);
-  auto report = store->check();
-  ASSERT_OK(report);
-  EXPECT_TRUE(report->problems.empty()) << report->problems.front();
+  expect_file_and_a_clean_store(*id, FileKind::Backup, 1, big);
 }
 
 TEST_F(StoreFiles, LogsAreKeptWithAnAbandonedProposal) {
