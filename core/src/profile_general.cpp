@@ -193,13 +193,13 @@ class GeneralProfile final : public PlanProfile {
     const std::vector<PathOperation>& ops = draft.plan.operations;
     // Without digests every write is staged; with them, only the writes
     // whose declared after differs from the target core observed.
-    asked_.clear();
+    std::vector<std::size_t> asked;  // operation indices, in order
     for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].action == Action::Write && (!digests_ || needs_staging(ops[i]))) asked_.push_back(i);
+      if (ops[i].action == Action::Write && (!digests_ || needs_staging(ops[i]))) asked.push_back(i);
     // Each claim is judged as it is decoded and kept only when nothing
     // else holds what it says (without digests): at 100,000 writes the
     // claims were 23 MB.
-    dpp::ClaimCheck claims(asked_.size(), [&](std::size_t c) { return declared(draft, asked_[c]); });
+    dpp::ClaimCheck claims(asked.size(), [&](std::size_t c) { return declared(draft, asked[c]); });
     std::size_t next_excluded = 0;
     auto take_claims = [&](std::vector<general::Artifact>& batch) {
       for (general::Artifact& claim : batch) {
@@ -221,12 +221,12 @@ class GeneralProfile final : public PlanProfile {
       // The paths asked for are views of the plan's, written into the request.
       std::vector<std::string_view> paths;
       if (digests_) {
-        paths.reserve(asked_.size());
-        for (std::size_t at : asked_) paths.push_back(ops[at].path);
+        paths.reserve(asked.size());
+        for (std::size_t at : asked) paths.push_back(ops[at].path);
       }
-      const auto asked = digests_ ? std::optional<std::span<const std::string_view>>(paths) : std::nullopt;
+      const auto named = digests_ ? std::optional<std::span<const std::string_view>>(paths) : std::nullopt;
       // Every claim was handed on: the result's list is empty.
-      DOT_ASSIGN_OR_RETURN(general::MaterializeResult rest, s.materialize_general(asked, take_claims));
+      DOT_ASSIGN_OR_RETURN(general::MaterializeResult rest, s.materialize_general(named, take_claims));
       (void)rest;
     }
     if (next_excluded != draft.excluded_writes.size())
@@ -238,19 +238,18 @@ class GeneralProfile final : public PlanProfile {
     // What each asked write's file must be: its declaration (which its
     // claim is), or its claim. The excluded writes' claims after them, for
     // the check of the whole stage.
-    staged_.reserve(asked_.size() + excluded_claims_.size());
-    for (std::size_t c = 0; c < asked_.size(); ++c)
-      staged_.push_back(digests_ ? declared(draft, asked_[c])
+    staged_.reserve(asked.size() + excluded_claims_.size());
+    for (std::size_t c = 0; c < asked.size(); ++c)
+      staged_.push_back(digests_ ? declared(draft, asked[c])
                                  : dpp::StagedClaim{claimed_[c].path, claimed_[c].sha256, claimed_[c].size});
     DOT_TRY(stage.check_unchanged());
-    DOT_TRY(dpp::read_stage(stage.fd(), std::span(staged_).first(asked_.size())));
+    DOT_TRY(dpp::read_stage(stage.fd(), std::span(staged_).first(asked.size())));
     DOT_TRY(stage.check_unchanged());
     // No bytes kept: the planner reads back only the files that change, for their diff.
-    for (std::size_t c = 0; c < asked_.size(); ++c)
-      DOT_TRY(take(asked_[c], StagedFile{std::string(staged_[c].sha256), staged_[c].size, std::nullopt}));
+    for (std::size_t c = 0; c < asked.size(); ++c)
+      DOT_TRY(take(asked[c], StagedFile{std::string(staged_[c].sha256), staged_[c].size, std::nullopt}));
     for (const general::Artifact& claim : excluded_claims_)
       staged_.push_back(dpp::StagedClaim{claim.path, claim.sha256, claim.size});
-    asked_ = {};
     return {};
   }
 
@@ -340,7 +339,6 @@ class GeneralProfile final : public PlanProfile {
   std::vector<std::string> inputs_below_;           // the declared inputs inside the root, relative to it
   bool digests_ = false;                            // negotiated: writes declare their after
   std::string cache_path_;                          // the plugin's cache folder (shape_session)
-  std::vector<std::size_t> asked_;                  // the writes core asked to stage, in order (read_stage)
   std::vector<general::Artifact> claimed_;          // without digests: their claims, in order
   std::vector<general::Artifact> excluded_claims_;  // without digests: the claims of writes --exclude left out
   std::vector<dpp::StagedClaim> staged_;            // every file the stage holds: the asked, then the excluded
