@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -69,7 +70,15 @@ class Runtime {
         return 1;
       }
       auto doc = parse_body((*frame)->body, (*frame)->body_offset, kLimits.max_frame_bytes);
-      Status st = doc.ok() ? handle(*doc) : answer_error(std::nullopt, kParseError, "Parse error", doc.error());
+      frame->reset();  // the document holds its own copy of the body
+      Status st;
+      if (doc.ok()) {
+        request_.emplace(std::move(doc).value());
+        st = handle(*request_);
+        request_.reset();
+      } else {
+        st = answer_error(std::nullopt, kParseError, "Parse error", doc.error());
+      }
       if (!st.ok()) return give_up(st.error());  // the host no longer reads
     }
   }
@@ -155,6 +164,12 @@ class Runtime {
     return dispatch(*rid, *m, *params);
   }
 
+  // Once a request's params are decoded, its document (and every
+  // json::Value into it) goes before the plugin's handler runs: a dot.plan
+  // naming 100,000 managed paths is about 16 MB of text and document that
+  // the handler never reads.
+  void release_request() { request_.reset(); }
+
   Status bad_params(std::uint64_t id, const Error& e) { return answer_error(id, kInvalidParams, "Invalid params", e); }
 
   // The profile's checks on dot.initialize beyond the schema.
@@ -214,8 +229,11 @@ class Runtime {
       case Method::Plan: {
         auto p = decode_plan_params(params);
         if (!p.ok()) return done(bad_params(id, p.error()));
+        release_request();
         writes_.clear();
-        PlanOut out(*this);
+        write_ids_.clear();
+        BatchOut<Operation, OperationOut> out(*this, kOperationsMethod, encode_operations_batch,
+                                              [this](Operation& op) { return take_write(op); });
         Status planned = plugin_.plan_each(ctx, p->managed, out);
         // The runtime's own failure first: the plugin may have returned it
         // (or carried on past it).
@@ -230,12 +248,14 @@ class Runtime {
       case Method::Materialize: {
         auto p = decode_materialize_params(params, kLimits);
         if (!p.ok()) return done(bad_params(id, p.error()));
+        release_request();
         if (auto st = take_paths(*p); !st.ok()) return done(bad_params(id, st.error()));
-        auto arts = plugin_.materialize(ctx, p->stage);
-        if (!arts.ok()) return done(handler_error(id, arts.error()));
-        if (auto st = send_batches(*arts, kArtifactsMethod, encode_artifacts_batch); !st.ok())
-          return done(answer_error(id, kInternalError, "Internal error", st.error()));
-        result = to_node(MaterializeResult{std::move(arts).value()});
+        BatchOut<Artifact, ArtifactOut> out(*this, kArtifactsMethod, encode_artifacts_batch);
+        Status staged = plugin_.materialize_each(ctx, p->stage, out);
+        to_stage_.clear();
+        if (!out.failure.ok()) return done(answer_error(id, kInternalError, "Internal error", out.failure.error()));
+        if (!staged.ok()) return done(handler_error(id, staged.error()));
+        result = to_node(MaterializeResult{std::move(out.last)});
         break;
       }
       case Method::Validate:
@@ -260,20 +280,6 @@ class Runtime {
     return {};
   }
 
-  // With "batches", a list of more than one batch goes out as notifications
-  // of kBatchElements each, and only its last batch (1 to kBatchElements
-  // elements) is left in `items` for the result: no frame holds a whole
-  // large plan, and neither side encodes or parses one at once.
-  template <typename T, typename Encode>
-  Status send_batches(std::vector<T>& items, std::string_view method, Encode encode) {
-    if (!batches_ || items.size() <= kBatchElements) return {};
-    const std::size_t sent = (items.size() - 1) / kBatchElements * kBatchElements;
-    for (std::size_t at = 0; at < sent; at += kBatchElements)
-      DOT_TRY(send_batch(std::span<const T>(items).subspan(at, kBatchElements), method, encode));
-    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(sent));
-    return {};
-  }
-
   template <typename T, typename Encode>
   Status send_batch(std::span<const T> batch, std::string_view method, Encode encode) {
     DOT_ASSIGN_OR_RETURN(std::string body, encode(batch));
@@ -283,29 +289,37 @@ class Runtime {
     return writer_.write(body);
   }
 
-  // The operations of plan_each as they come: each full batch is sent once
-  // another operation follows it (batches negotiated), so that what is left
-  // at the end, 1 to kBatchElements of them (or all, without batches), is
-  // the result's. The first failure is kept and refuses the rest.
-  class PlanOut final : public OperationOut {
+  // A list handed on item by item (plan_each's operations, materialize_each's
+  // artifacts): each full batch is sent once another item follows it
+  // (batches negotiated), so that what is left at the end, 1 to
+  // kBatchElements of them (or all, without batches), is the result's, and
+  // no frame holds a whole large list. `take` (optional) checks each item
+  // first. The first failure is kept and refuses the rest.
+  template <typename T, typename Out>
+  class BatchOut final : public Out {
    public:
-    explicit PlanOut(Runtime& rt) : rt_(rt) {}
-    Status add(Operation op) override {
+    BatchOut(Runtime& rt, std::string_view method, Result<std::string> (*encode)(std::span<const T>),
+             std::function<Status(T&)> take = nullptr)
+        : rt_(rt), method_(method), encode_(encode), take_(std::move(take)) {}
+    Status add(T item) override {
       if (!failure.ok()) return failure;
-      failure = rt_.take_write(op);
+      if (take_) failure = take_(item);
       if (failure.ok() && rt_.batches_ && last.size() == kBatchElements) {
-        failure = rt_.send_batch(std::span<const Operation>(last), kOperationsMethod, encode_operations_batch);
+        failure = rt_.send_batch(std::span<const T>(last), method_, encode_);
         last.clear();
       }
       if (!failure.ok()) return failure;
-      last.push_back(std::move(op));
+      last.push_back(std::move(item));
       return {};
     }
-    std::vector<Operation> last;
+    std::vector<T> last;
     Status failure;
 
    private:
     Runtime& rt_;
+    std::string_view method_;
+    Result<std::string> (*encode_)(std::span<const T>);
+    std::function<Status(T&)> take_;
   };
 
   // One operation of the plan: a write is one materialize stages unless
@@ -324,8 +338,12 @@ class Runtime {
       return make_error(
           dpp::ErrorKind::DeclaredDigest,
           fmt::format("digests were negotiated but the write of \"{}\" declares none", fields::excerpt(op.path)));
-    if (!digests_) op.digest.reset();
-    writes_.push_back(op.path);
+    if (!digests_) {
+      op.digest.reset();
+      writes_.push_back(op.path);
+    } else {
+      write_ids_.push_back(sha256(op.path));
+    }
     return {};
   }
 
@@ -341,11 +359,13 @@ class Runtime {
     if (!p.paths) return bad("digests were negotiated, but dot.materialize names no paths");
     std::size_t next = 0;
     for (const std::string& path : *p.paths) {
-      while (next < writes_.size() && writes_[next] != path) ++next;
-      if (next == writes_.size())
+      const dot::Digest asked = sha256(path);
+      while (next < write_ids_.size() && write_ids_[next] != asked) ++next;
+      if (next == write_ids_.size())
         return bad(fmt::format("paths names \"{}\", which is not a later write of the plan", fields::excerpt(path)));
       ++next;
     }
+    write_ids_ = {};
     to_stage_ = std::move(*p.paths);
     return {};
   }
@@ -371,8 +391,15 @@ class Runtime {
   bool digests_ = false;
   bool cache_ = false;
   bool batches_ = false;
-  std::vector<std::string> writes_;    // the plan's writes, in order
-  std::vector<std::string> to_stage_;  // what dot.materialize asks for
+  // The plan's writes, in order. Without digests their paths: every one is
+  // staged. With digests each path's SHA-256: dot.materialize names some of
+  // them, and holding its paths to the plan's needs only each write's
+  // identity (32 bytes instead of a path: 100,000 writes of 64-byte paths
+  // were 12 MB beside the paths asked for).
+  std::vector<std::string> writes_;
+  std::vector<dot::Digest> write_ids_;
+  std::vector<std::string> to_stage_;      // what dot.materialize asks for
+  std::optional<json::Document> request_;  // the request being handled, until release_request()
   std::size_t logs_sent_ = 0;
   InitializeParams params_;
 };
@@ -393,6 +420,16 @@ Result<std::vector<Operation>> Plugin::plan(Context&, const std::vector<std::str
 Status Plugin::plan_each(Context& ctx, const std::vector<std::string>& managed, OperationOut& out) {
   DOT_ASSIGN_OR_RETURN(std::vector<Operation> ops, plan(ctx, managed));
   for (Operation& op : ops) DOT_TRY(out.add(std::move(op)));
+  return {};
+}
+
+Result<std::vector<Artifact>> Plugin::materialize(Context&, const std::string&) {
+  return make_error(dpp::ErrorKind::NoMaterialize, "the plugin implements neither materialize nor materialize_each");
+}
+
+Status Plugin::materialize_each(Context& ctx, const std::string& stage, ArtifactOut& out) {
+  DOT_ASSIGN_OR_RETURN(std::vector<Artifact> arts, materialize(ctx, stage));
+  for (Artifact& art : arts) DOT_TRY(out.add(std::move(art)));
   return {};
 }
 

@@ -162,8 +162,9 @@ class ManyPlugin : public Plugin {
   }
 };
 
-// The same plan handed on one operation at a time (plan_each): the same
-// frames. plan() is never asked.
+// The same plan handed on one operation at a time (plan_each) and its
+// stage one artifact at a time (materialize_each): the same frames. Neither
+// plan() nor materialize() is ever asked.
 class StreamingPlugin : public ManyPlugin {
  public:
   Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
@@ -171,6 +172,16 @@ class StreamingPlugin : public ManyPlugin {
   }
   Status plan_each(Context&, const std::vector<std::string>&, OperationOut& out) override {
     for (std::size_t i = 0; i < kWrites; ++i) DOT_TRY(out.add({"write", 420, path(i)}));
+    return {};
+  }
+  Result<std::vector<Artifact>> materialize(Context&, const std::string&) override {
+    return make_error(test::ErrorKind::Input, "materialize() called instead of materialize_each()");
+  }
+  Status materialize_each(Context& ctx, const std::string& stage, ArtifactOut& out) override {
+    for (const std::string& p : ctx.paths_to_stage()) {
+      DOT_ASSIGN_OR_RETURN(Artifact a, write_staged_file(stage, p, "x"));
+      DOT_TRY(out.add(std::move(a)));
+    }
     return {};
   }
 };
@@ -244,7 +255,7 @@ TEST(Runtime, WithBatchesOfferedALongListGoesOutInBatchesTheHostAssembles) {
   expect_long_lists_in_batches(plugin);
 }
 
-TEST(Runtime, APlanHandedOnOperationByOperationGoesOutInTheSameBatches) {
+TEST(Runtime, ListsHandedOnOneByOneGoOutInTheSameBatches) {
   StreamingPlugin plugin;
   expect_long_lists_in_batches(plugin);
 }
@@ -287,6 +298,26 @@ class PlanlessPlugin : public Plugin {
 TEST(Runtime, APluginWithNeitherPlanNorPlanEachIsAnsweredWithAPluginError) {
   PlanlessPlugin plugin;
   expect_plan_answered_with(plugin, -32000, "implements neither plan nor plan_each");
+}
+
+class StagelessPlugin : public Plugin {
+ public:
+  std::string id() const override { return "org.dot.test"; }
+  Result<std::vector<Operation>> plan(Context&, const std::vector<std::string>&) override {
+    return std::vector<Operation>{{"write", 420, "a"}};
+  }
+};
+
+TEST(Runtime, APluginWithNeitherMaterializeNorMaterializeEachIsAnsweredWithAPluginError) {
+  TempStage stage;
+  StagelessPlugin plugin;
+  auto r = run(plugin, honest_session(stage.path()));
+  ASSERT_GE(r.answers.size(), 3u);
+  EXPECT_FALSE(r.answers[1].is_error()) << r.answers[1].body;
+  ASSERT_TRUE(r.answers[2].is_error()) << r.answers[2].body;
+  EXPECT_EQ(r.answers[2].code(), -32000);
+  EXPECT_NE(r.answers[2].body.find("implements neither materialize nor materialize_each"), std::string::npos)
+      << r.answers[2].body;
 }
 
 TEST(Runtime, WithoutLogOfferedOrWantedNothingIsLogged) {

@@ -113,6 +113,7 @@ enum class ErrorKind : std::uint8_t {
   Folder,
   DeclaredDigest,
   NoPlan,
+  NoMaterialize,
 };
 
 inline constexpr auto kErrorKinds = std::to_array<KindRow>({
@@ -299,8 +300,11 @@ inline constexpr auto kErrorKinds = std::to_array<KindRow>({
      "docs/spec/dpp-general.md, Declared digests"},  // DeclaredDigest
     {"no_plan", Code::Internal, "the plugin implements neither plan nor plan_each (answered -32000)",
      "docs/writing-plugins.md"},  // NoPlan
+    {"no_materialize", Code::Internal,
+     "the plugin implements neither materialize nor materialize_each (answered -32000)",
+     "docs/writing-plugins.md"},  // NoMaterialize
 });
 
-DOT_KIND_TABLE(ErrorKind, kErrorKinds, NoPlan);
+DOT_KIND_TABLE(ErrorKind, kErrorKinds, NoMaterialize);
 
 }  // namespace dot::dpp

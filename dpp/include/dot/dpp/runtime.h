@@ -85,6 +85,17 @@ class OperationOut {
   virtual Status add(Operation op) = 0;
 };
 
+// Where Plugin::materialize_each puts the artifacts, one for each path of
+// Context::paths_to_stage(), in that order: batched as OperationOut's
+// operations are (dot.artifacts notifications), so a stage of 100,000 files
+// never has its list whole. An error from add() is the runtime's (a batch it
+// cannot send); the plugin returns it.
+class ArtifactOut {
+ public:
+  virtual ~ArtifactOut() = default;
+  virtual Status add(Artifact art) = 0;
+};
+
 class Plugin {
  public:
   virtual ~Plugin() = default;
@@ -117,8 +128,14 @@ class Plugin {
   virtual std::vector<FolderRequest> folders() const { return {}; }
   // Write each path of ctx.paths_to_stage() (every planned write unless
   // digests were negotiated) into `stage` (see write_staged_file) and return
-  // one artifact each, in that order.
-  virtual Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage) = 0;
+  // one artifact each, in that order. A plugin overrides this or
+  // materialize_each (the default of each is the other's form; this one's
+  // alone is an error).
+  virtual Result<std::vector<Artifact>> materialize(Context& ctx, const std::string& stage);
+  // The same artifacts handed to `out` as each file is staged instead of
+  // returned, for a stage too large to list whole. By default, what
+  // materialize() returns, handed on.
+  virtual Status materialize_each(Context& ctx, const std::string& stage, ArtifactOut& out);
 };
 
 // The id this plugin runs under: DOT_PLUGIN_ID when the host set it to a
