@@ -102,10 +102,10 @@ std::string path_slot_text(const core::PathOperation& op, const core::PathSlot& 
     out += core::unified_diff(core::PlannedSlot{op.path, s.before_content().value_or(""), *s.after_content()});
     return out;
   }
-  out +=
-      fmt::format("binary or large {}: {} -> {} bytes, sha256 {} -> {}\n", path,
-                  op.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
-                  op.before.exists ? op.before.sha256.substr(0, 12) : std::string("-"), op.after.sha256.substr(0, 12));
+  out += fmt::format("binary or large {}: {} -> {} bytes, sha256 {} -> {}\n", path,
+                     op.before.exists ? std::to_string(s.before_size) : std::string("(absent)"), s.after_size,
+                     op.before.exists ? op.before.sha256.hex().substr(0, 12) : std::string("-"),
+                     op.after.sha256.hex().substr(0, 12));
   return out;
 }
 

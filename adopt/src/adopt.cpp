@@ -601,18 +601,18 @@ Status seal_and_prepare(store::Store& st, store::TxnId id, const Transaction& t)
   std::vector<store::Blob> backups;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     const Operation& op = plan.operations[i];
-    in.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
+    in.operations.push_back(store::OperationSummary{op.name, op.before.sha256.hex(), op.after.sha256.hex()});
     store::Blob a;
     a.slot = static_cast<std::uint32_t>(i);
     a.bytes = t.artifact_bytes[i];
-    a.sha256 = op.after.sha256;
+    a.sha256 = op.after.sha256.hex();
     in.artifacts.push_back(std::move(a));
     store::Blob b;
     b.slot = static_cast<std::uint32_t>(i);
     b.exists = op.before.exists;
     if (b.exists) {
       b.bytes = *t.backup_bytes[i];
-      b.sha256 = op.before.sha256;
+      b.sha256 = op.before.sha256.hex();
     }
     backups.push_back(std::move(b));
   }

@@ -90,12 +90,12 @@ std::optional<std::size_t> slot_suffix(std::string_view name, std::string_view p
 
 std::string show(const Snapshot& s) {
   if (!s.exists) return "absent";
-  return fmt::format("sha256 {}, mode {:04o}, uid {}, gid {}", s.sha256, s.mode, s.uid, s.gid);
+  return fmt::format("sha256 {}, mode {:04o}, uid {}, gid {}", s.sha256.hex(), s.mode, s.uid, s.gid);
 }
 
 void append_snapshot(std::string& out, const Snapshot& s) {
   out += fmt::format(R"({{"exists":{},"sha256":"{}","mode":{},"uid":{},"gid":{}}})", s.exists ? "true" : "false",
-                     s.sha256, s.mode, s.uid, s.gid);
+                     s.sha256.hex(), s.mode, s.uid, s.gid);
 }
 
 // One survey: the root descriptor and the path it was opened at (messages

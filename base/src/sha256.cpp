@@ -90,6 +90,23 @@ bool is_lower_hex(std::string_view s) noexcept {
 
 bool is_sha256_hex(std::string_view s) noexcept { return s.size() == 64 && is_lower_hex(s); }
 
+std::optional<Sha256Digest> Sha256Digest::from_hex(std::string_view hex) noexcept {
+  if (!is_sha256_hex(hex)) return std::nullopt;
+  Digest bytes{};
+  auto nibble = [](char c) { return static_cast<std::uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10); };
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<std::uint8_t>(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
+  return Sha256Digest(bytes);
+}
+
+std::string Sha256Digest::hex() const { return set_ ? to_hex(bytes_) : std::string(); }
+
+bool Sha256Digest::operator==(std::string_view hex) const noexcept {
+  if (!set_) return hex.empty();
+  auto other = from_hex(hex);
+  return other && other->bytes_ == bytes_;
+}
+
 // getrandom(2), not RAND_bytes: the kernel CSPRNG is what OpenSSL seeds
 // from, and RAND_bytes would pay OpenSSL's whole initialisation (see above).
 Status random_bytes(std::span<std::uint8_t> out) {

@@ -286,7 +286,7 @@ Result<ApplyOutcome> apply_plan(Root& root, std::string_view id, InterruptGuard*
     b.slot = static_cast<std::uint32_t>(i);
     b.exists = ops[i].before.exists;
     if (b.exists) {
-      b.sha256 = ops[i].before.sha256;
+      b.sha256 = ops[i].before.sha256.hex();
       b.bytes = observed->content;
       lp.before[i] = observed->content;
     }

@@ -219,9 +219,11 @@ Status recheck(int dir_fd, std::string_view path, const Snapshot& expected, Writ
 }
 
 // Step 3: every target and every parent as the plan saw them, and the
-// folders apply creates still exactly the missing ones. Fills one backup
-// description per operation.
-Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlob>& backups, WriteAccessJudge& judge) {
+// folders apply creates still exactly the missing ones. Fills the size of
+// each operation's backup (0 for an absent target): the rest of its
+// description is the operation's `before`.
+Status check_befores(int root_fd, const PlanV2& plan, std::vector<std::uint64_t>& backup_sizes,
+                     WriteAccessJudge& judge) {
   ParentFolders parents;
   for (std::size_t i = 0; i < plan.operations.size(); ++i) {
     const PathOperation& op = plan.operations[i];
@@ -237,8 +239,7 @@ Status check_befores(int root_fd, const PlanV2& plan, std::vector<store::FileBlo
     if (t->snapshot != op.before)
       return make_error(core::ErrorKind::Changed,
                         fmt::format("target {} changed since it was observed at plan time", quoted(op.path)));
-    backups.push_back(store::FileBlob{static_cast<std::uint32_t>(i), op.before.exists, op.before.exists ? t->size : 0,
-                                      op.before.sha256});
+    backup_sizes.push_back(op.before.exists ? t->size : 0);
   }
   std::set<std::string, std::less<>> existing;
   for (const auto& [folder, exists] : parents)
@@ -378,7 +379,8 @@ class ApplyRun {
 
   // Step 3: every target and parent still as observed, else STALE.
   Status check_befores_or_stale() {
-    if (auto s = check_befores(root_.root_fd(), plan_, backups_, judge_); !s.ok())
+    backup_sizes_.reserve(ops_.size());
+    if (auto s = check_befores(root_.root_fd(), plan_, backup_sizes_, judge_); !s.ok())
       return make_stale(root_, txn_, std::move(s).error());
     return {};
   }
@@ -391,7 +393,14 @@ class ApplyRun {
     auto opener = [&](const store::FileBlob& b) {
       return open_for_backup(root_fd, ops_[b.index].path, ops_[b.index].before);
     };
-    if (auto s = root_.store().prepare_files(txn_, backups_, opener); !s.ok()) {
+    // Each backup's description made as the store reads it, from the
+    // operation's `before` (a list of them, digests in hex, was 13 MB at
+    // 100,000 operations).
+    auto backup_at = [&](std::size_t i) {
+      const Snapshot& before = ops_[i].before;
+      return store::FileBlob{static_cast<std::uint32_t>(i), before.exists, backup_sizes_[i], before.sha256.hex()};
+    };
+    if (auto s = root_.store().prepare_files(txn_, ops_.size(), backup_at, opener); !s.ok()) {
       Error e = std::move(s).error();
       if (e.code == Code::Store || e.code == Code::Internal || e.code == Code::RecoveryRequired) return e;
       if (e.code != Code::PathEscape) e.code = Code::Conflict;
@@ -530,7 +539,7 @@ class ApplyRun {
   FolderCache folders_;
   WriteAccessJudge judge_;  // one account-database lookup per group for the whole apply
   AppliedSoFar so_far_;
-  std::vector<store::FileBlob> backups_;
+  std::vector<std::uint64_t> backup_sizes_;  // per operation, from check_befores
   bool interrupted_ = false;
 };
 

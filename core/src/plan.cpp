@@ -78,18 +78,18 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what, bool link
   DOT_ASSIGN_OR_RETURN(s.mode, r.required_uint("mode", 07777));
   DOT_ASSIGN_OR_RETURN(json::Value sha_v, r.required("sha256"));
   DOT_ASSIGN_OR_RETURN(std::string_view sha, r.required_string("sha256"));
-  s.sha256 = std::string(sha);
   DOT_ASSIGN_OR_RETURN(s.uid, r.required_uint("uid", kMaxSafeInteger));
   if (links) DOT_TRY(decode_link_members(r, v, what, s));
   DOT_TRY(r.finish());
-  if (s.kind == EntryKind::Symlink && (!s.exists || s.mode != kLinkMode || s.sha256 != sha256_hex(s.link_text)))
+  if (s.kind == EntryKind::Symlink && (!s.exists || s.mode != kLinkMode || sha != sha256_hex(s.link_text)))
     return invalid(v, core::ErrorKind::InconsistentSnapshot,
                    fmt::format("{} is a symlink's but does not exist, has a mode other than {} or a sha256 other than "
                                "its link_text's",
                                what, kLinkMode));
   if (s.exists) {
-    DOT_TRY(require_hex_id(sha_v, s.sha256, fmt::format("{}.sha256", what), false));
-  } else if (!(s == Snapshot::absent())) {
+    DOT_TRY(require_hex_id(sha_v, sha, fmt::format("{}.sha256", what), false));
+    s.sha256 = *Sha256Digest::from_hex(sha);
+  } else if (!(s == Snapshot::absent()) || !sha.empty()) {
     return invalid(v, core::ErrorKind::InconsistentSnapshot,
                    fmt::format("{} says exists:false but is not the absent snapshot (all zero, sha256 \"\")", what));
   }
@@ -118,7 +118,7 @@ jcs::Node to_node(const Snapshot& s) {
   n.set("exists", jcs::Node::boolean(s.exists));
   n.set("gid", uint_node(s.gid));
   n.set("mode", uint_node(s.mode));
-  n.set("sha256", jcs::Node::string(s.sha256));
+  n.set("sha256", jcs::Node::string(s.sha256.hex()));
   n.set("uid", uint_node(s.uid));
   // Only a symlink carries these members: every other snapshot encodes
   // exactly as before links existed, so no sealed plan's id changes.
@@ -134,7 +134,7 @@ Snapshot link_snapshot(std::string link_text, std::uint64_t uid, std::uint64_t g
   s.exists = true;
   s.gid = gid;
   s.mode = kLinkMode;
-  s.sha256 = sha256_hex(link_text);
+  s.sha256 = Sha256Digest::of(link_text);
   s.uid = uid;
   s.kind = EntryKind::Symlink;
   s.link_text = std::move(link_text);
@@ -264,12 +264,12 @@ Status verify_proposal_id(const Plan& plan) {
   return {};
 }
 
-Snapshot sealed_after(std::string sha256) {
+Snapshot sealed_after(const Sha256Digest& sha256) {
   Snapshot s;
   s.exists = true;
   s.gid = ::getegid();
   s.mode = kArtifactMode;
-  s.sha256 = std::move(sha256);
+  s.sha256 = sha256;
   s.uid = ::geteuid();
   return s;
 }

@@ -108,7 +108,7 @@ struct ProfileContainment {
 // every side for its diff). A write whose after the plugin declared and
 // which already holds it is never staged.
 struct StagedFile {
-  std::string sha256;
+  Sha256Digest sha256;
   std::uint64_t size = 0;
   std::optional<std::string> content;
 };

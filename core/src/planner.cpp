@@ -47,7 +47,7 @@ class DigestSink final : public ByteSink {
 
 // The bytes of `path` beneath `dir_fd` (the root, or the stage when
 // `staged`) when they are at most kDiffFileBytes and hash to `sha256`.
-std::optional<std::string> kept_bytes_of(int dir_fd, const std::string& path, const std::string& sha256, bool staged) {
+std::optional<std::string> kept_bytes_of(int dir_fd, const std::string& path, const Sha256Digest& sha256, bool staged) {
   Result<beneath::FileObservation> o = beneath::FileObservation{};
   const beneath::ObserveOptions keep{.max_bytes = kDiffFileBytes, .keep_content = true};
   if (staged) {
@@ -57,7 +57,7 @@ std::optional<std::string> kept_bytes_of(int dir_fd, const std::string& path, co
   } else {
     o = beneath::observe_beneath(dir_fd, path, keep);
   }
-  if (!o.ok() || o->too_large || o->sha256 != sha256) return std::nullopt;
+  if (!o.ok() || o->too_large || sha256 != o->sha256) return std::nullopt;
   return std::move(o->content);
 }
 
@@ -390,8 +390,7 @@ class ProposalRun {
     if (at >= ops.size() || ops[at].action != Action::Write)
       return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
     PathOperation& op = ops[at];
-    Snapshot after{
-        .exists = true, .gid = egid_, .mode = draft_.modes[at], .sha256 = std::move(file.sha256), .uid = euid_};
+    Snapshot after{.exists = true, .gid = egid_, .mode = draft_.modes[at], .sha256 = file.sha256, .uid = euid_};
     if (!op.after.exists) {
       op.after = std::move(after);
     } else if (!(op.after == after)) {

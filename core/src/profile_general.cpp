@@ -55,8 +55,12 @@ PathOperation proposed_operation(general::Operation& op, const Owner& owner) {
   const Action action = op.action == "write" ? Action::Write : op.action == "link" ? Action::Link : Action::Remove;
   Snapshot after = Snapshot::absent();
   if (op.digest) {
-    after = Snapshot{
-        .exists = true, .gid = owner.gid, .mode = op.mode, .sha256 = std::move(op.digest->sha256), .uid = owner.uid};
+    after = Snapshot{.exists = true,
+                     .gid = owner.gid,
+                     .mode = op.mode,
+                     // The decoder held a declared digest to 64 lowercase hex digits.
+                     .sha256 = *Sha256Digest::from_hex(op.digest->sha256),
+                     .uid = owner.uid};
   } else if (action == Action::Link) {
     after = link_snapshot(op.link_text.value_or(std::string()), owner.uid, owner.gid);
   }
@@ -240,16 +244,14 @@ class GeneralProfile final : public PlanProfile {
     // the check of the whole stage.
     staged_.reserve(asked.size() + excluded_claims_.size());
     for (std::size_t c = 0; c < asked.size(); ++c)
-      staged_.push_back(digests_ ? declared(draft, asked[c])
-                                 : dpp::StagedClaim{claimed_[c].path, claimed_[c].sha256, claimed_[c].size});
+      staged_.push_back(digests_ ? declared(draft, asked[c]) : dpp::claimed(claimed_[c]));
     DOT_TRY(stage.check_unchanged());
     DOT_TRY(dpp::read_stage(stage.fd(), std::span(staged_).first(asked.size())));
     DOT_TRY(stage.check_unchanged());
     // No bytes kept: the planner reads back only the files that change, for their diff.
     for (std::size_t c = 0; c < asked.size(); ++c)
-      DOT_TRY(take(asked[c], StagedFile{std::string(staged_[c].sha256), staged_[c].size, std::nullopt}));
-    for (const general::Artifact& claim : excluded_claims_)
-      staged_.push_back(dpp::StagedClaim{claim.path, claim.sha256, claim.size});
+      DOT_TRY(take(asked[c], StagedFile{staged_[c].sha256, staged_[c].size, std::nullopt}));
+    for (const general::Artifact& claim : excluded_claims_) staged_.push_back(dpp::claimed(claim));
     return {};
   }
 
@@ -288,7 +290,7 @@ class GeneralProfile final : public PlanProfile {
     // (a copy of every path and digest was 25 MB at 100,000 paths).
     seal.operation_count = sealed.operations.size();
     seal.operation_at = [&ops = sealed.operations](std::size_t i) {
-      return store::OperationRowView{ops[i].path, ops[i].before.sha256, ops[i].after.sha256};
+      return store::SealRow{ops[i].path, ops[i].before.sha256.hex(), ops[i].after.sha256.hex()};
     };
     // The plan and its slots outlive the seal: they are the outcome's.
     const std::vector<PathSlot>& sealed_slots = out.path_slots = std::move(slots);
@@ -301,7 +303,7 @@ class GeneralProfile final : public PlanProfile {
     seal.file_count = file_operations_.size();
     seal.file_at = [this, &ops = sealed.operations, &sealed_slots](std::size_t k) {
       const std::uint32_t i = file_operations_[k];
-      return store::FileBlob{i, true, sealed_slots[i].after_size, ops[i].after.sha256};
+      return store::FileBlob{i, true, sealed_slots[i].after_size, ops[i].after.sha256.hex()};
     };
     // The store reads each file again through the stage's descriptor and
     // checks its size and digest as it streams (what the plugin could still

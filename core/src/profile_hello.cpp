@@ -76,7 +76,7 @@ class HelloProfile final : public PlanProfile {
     DOT_TRY(stage.check_unchanged());
     // Every operation is a write.
     for (std::size_t i = 0; i < contents.size(); ++i)
-      DOT_TRY(take(i, StagedFile{sha256_hex(contents[i]), contents[i].size(), std::move(contents[i])}));
+      DOT_TRY(take(i, StagedFile{Sha256Digest::of(contents[i]), contents[i].size(), std::move(contents[i])}));
     return {};
   }
 
@@ -92,12 +92,12 @@ class HelloProfile final : public PlanProfile {
       const Operation& op = plan.operations[i];
       PathSlot& slot = draft.slots[i];
       std::string bytes = slot.after_content().value_or(std::string());
-      seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256, op.after.sha256});
+      seal.operations.push_back(store::OperationSummary{op.name, op.before.sha256.hex(), op.after.sha256.hex()});
       out.slots.push_back(PlannedSlot{op.name, slot.before_content().value_or(std::string()), bytes});
       store::Blob blob;
       blob.slot = static_cast<std::uint32_t>(i);
       blob.bytes = std::move(bytes);
-      blob.sha256 = op.after.sha256;
+      blob.sha256 = op.after.sha256.hex();
       seal.artifacts.push_back(std::move(blob));
     }
     // Every target already is what the plugin proposes (content, mode,

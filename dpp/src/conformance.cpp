@@ -326,7 +326,9 @@ class Case {
     // read below): each a write's, and what it declared.
     ClaimCheck claims(asked.size(), [&asked](std::size_t i) {
       const general::Operation& op = *asked[i];
-      return op.digest ? StagedClaim{op.path, op.digest->sha256, op.digest->size} : StagedClaim{op.path, {}, 0};
+      // A declared digest is 64 lowercase hex digits (the decoder's rule).
+      return op.digest ? StagedClaim{op.path, *Sha256Digest::from_hex(op.digest->sha256), op.digest->size}
+                       : StagedClaim{op.path, {}, 0};
     });
     DOT_ASSIGN_OR_RETURN(general::MaterializeResult staged, s.materialize_general(paths));
     for (const general::Artifact& claim : staged.artifacts) claims.take(claim);
@@ -337,7 +339,7 @@ class Case {
     if (run.check_files) {
       // The plugin is gone: the stage is read as the planner reads it.
       std::vector<StagedClaim> claimed;
-      for (const general::Artifact& a : staged.artifacts) claimed.push_back(StagedClaim{a.path, a.sha256, a.size});
+      for (const general::Artifact& a : staged.artifacts) claimed.push_back(dpp::claimed(a));
       DOT_TRY(read_stage(ws_->stage_fd(), claimed));
       DOT_TRY(check_stage_holds_only(ws_->stage_fd(), claimed));
       DOT_TRY(ws_->check_alone());

@@ -64,6 +64,10 @@ Result<UniqueFd> open_staged_file(int stage_fd, std::string_view path) {
   return fd;
 }
 
+StagedClaim claimed(const general::Artifact& claim) {
+  return StagedClaim{claim.path, Sha256Digest::from_hex(claim.sha256).value_or(Sha256Digest()), claim.size};
+}
+
 ClaimCheck::ClaimCheck(std::size_t writes, std::function<StagedClaim(std::size_t)> write_at)
     : writes_(writes), write_at_(std::move(write_at)) {}
 
@@ -80,10 +84,11 @@ void ClaimCheck::take(const general::Artifact& claim) {
                                   quoted(write.path)));
     return;
   }
-  if (!declared_ && !write.sha256.empty() && (claim.sha256 != write.sha256 || claim.size != write.size))
+  if (!declared_ && !write.sha256.empty() && (!(write.sha256 == claim.sha256) || claim.size != write.size))
     declared_ = mismatch(fmt::format(
         "the artifact of {} claims {} bytes with SHA-256 {}, but dot.plan declared {} bytes with SHA-256 {}",
-        quoted(claim.path), claim.size, shown(std::string_view(claim.sha256).substr(0, 64)), write.size, write.sha256));
+        quoted(claim.path), claim.size, shown(std::string_view(claim.sha256).substr(0, 64)), write.size,
+        write.sha256.hex()));
 }
 
 Status ClaimCheck::finish() const {
@@ -119,10 +124,11 @@ Status read_stage(int stage_fd, std::span<const StagedClaim> claimed) {
     }
     if (done != a.size)
       return mismatch(fmt::format("staged {} has {} bytes but the plugin claimed {}", quoted(a.path), done, a.size));
-    const std::string sha256 = to_hex(hash.finish());
+    const Sha256Digest sha256(hash.finish());
     if (sha256 != a.sha256)
-      return mismatch(fmt::format("staged {} has sha256 {} but the plugin claimed {}", quoted(a.path), sha256,
-                                  shown(a.sha256.substr(0, 64))));
+      return mismatch(
+          fmt::format("staged {} has sha256 {} but the plugin claimed {}", quoted(a.path), sha256.hex(),
+                      a.sha256.empty() ? std::string("no SHA-256 (not 64 lowercase hex digits)") : a.sha256.hex()));
   }
   return {};
 }

@@ -434,7 +434,8 @@ Status check_streamed_files(const SealInput& in, const std::string& path) {
   };
   DOT_TRY(take_next());
   for (std::size_t i = 0; i < in.row_count(); ++i) {
-    const std::string_view after = in.row(i).after_sha256;
+    const SealRow row = in.row(i);
+    const std::string_view after = row.after_sha256;
     const bool has_file = file && file->index == i;
     if (after.empty() != !has_file || (has_file && file->sha256 != after))
       return make_error(store::ErrorKind::Digest,
@@ -607,7 +608,7 @@ Status insert_plan_rows(detail::Db& db, TxnId id, const SealInput& in, std::stri
     DOT_TRY(s.bind(5, std::int64_t{in.streamed ? 1 : 0}).run());
   }
   for (std::size_t i = 0; i < in.row_count(); ++i) {
-    const OperationRowView op = in.row(i);
+    const SealRow op = in.row(i);
     DOT_TRY(
         db.run("INSERT INTO operation (txn_id, slot, name, before_sha256, after_sha256) VALUES (?1, ?2, ?3, ?4, ?5)",
                id, i, op.name, op.before_sha256, op.after_sha256));
@@ -701,19 +702,28 @@ Status Store::prepare(TxnId id, const std::vector<Blob>& backups) {
 }
 
 Status Store::prepare_files(TxnId id, const std::vector<FileBlob>& backups, const FileOpener& open) {
+  return prepare_files(
+      id, backups.size(), [&backups](std::size_t i) { return backups[i]; }, open);
+}
+
+Status Store::prepare_files(TxnId id, std::size_t count, const std::function<FileBlob(std::size_t)>& backup_at,
+                            const FileOpener& open) {
   DOT_TRY(impl_->writable());
   auto& db = impl_->db;
   const std::string who = fmt::format("{}: transaction {}", path(), id);
-  DOT_TRY(detail::check_file_shapes(backups, backups.size(), FileKind::Backup, who));
-  for (std::size_t i = 0; i < backups.size(); ++i)
-    if (backups[i].index != i)
-      return make_error(store::ErrorKind::Slot,
-                        fmt::format("{}: backup {} is given for operation {}", who, i, backups[i].index));
   DOT_ASSIGN_OR_RETURN(auto txn, detail::WriteTxn::begin(db));
-  DOT_TRY(impl_->begin_prepare(id, backups.size(), true));
-  // Each backup streams from its descriptor into its row, checked as it
-  // goes; any difference rolls the whole step back (still SEALED).
-  for (const FileBlob& b : backups) DOT_TRY(detail::insert_file(db, id, FileKind::Backup, b, open, who));
+  DOT_TRY(impl_->begin_prepare(id, count, true));
+  // Each backup judged, then streamed from its descriptor into its row,
+  // checked as it goes; any fault rolls the whole step back (still SEALED).
+  detail::FileShapes shapes(count, FileKind::Backup, who);
+  for (std::size_t i = 0; i < count; ++i) {
+    const FileBlob b = backup_at(i);
+    DOT_TRY(shapes.next(b));
+    if (b.index != i)
+      return make_error(store::ErrorKind::Slot,
+                        fmt::format("{}: backup {} is given for operation {}", who, i, b.index));
+    DOT_TRY(detail::insert_file(db, id, FileKind::Backup, b, open, who));
+  }
   return impl_->finish_prepare(id, txn);
 }
 

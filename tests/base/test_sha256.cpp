@@ -45,6 +45,33 @@ TEST(Sha256, HexShape) {
   EXPECT_FALSE(is_sha256_hex(std::string(63, 'a')));
 }
 
+// A plan's snapshot digest: its 32 bytes, or none; spelled as hex only
+// where it is written, and read back from exactly the hex it writes.
+TEST(Sha256Digest, HoldsTheBytesOfExactlyTheHexItSpells) {
+  const std::string hex = sha256_hex("x");
+  const auto d = Sha256Digest::from_hex(hex);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->empty());
+  EXPECT_EQ(d->hex(), hex);
+  EXPECT_EQ(d->bytes(), sha256("x"));
+  EXPECT_EQ(*d, Sha256Digest::of("x"));
+  EXPECT_TRUE(*d == hex);
+  EXPECT_FALSE(*d == sha256_hex("y"));
+  EXPECT_FALSE(*d == "");
+  // Anything but 64 lowercase hex digits is no digest.
+  for (const std::string& bad : {std::string(), std::string(63, 'a'), std::string(65, 'a'), std::string(64, 'A'),
+                                 std::string(63, 'a') + "g", hex.substr(1) + " "})
+    EXPECT_FALSE(Sha256Digest::from_hex(bad).has_value()) << bad;
+  // None: "" in text, equal only to "", and a digest of nothing else.
+  const Sha256Digest none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.hex(), "");
+  EXPECT_TRUE(none == "");
+  EXPECT_FALSE(none == hex);
+  EXPECT_EQ(Sha256Digest::from_hex_or_none(""), none);
+  EXPECT_NE(none, Sha256Digest(Digest{}));  // the all-zero digest is a digest
+}
+
 TEST(Random, NoncesAreFreshAndWellFormed) {
   std::set<std::string> seen;
   for (int i = 0; i < 100; ++i) {

@@ -123,7 +123,7 @@ core::Snapshot file_snapshot(char digit) {
   core::Snapshot s;
   s.exists = true;
   s.mode = 0644;
-  s.sha256 = std::string(64, digit);
+  s.sha256 = *Sha256Digest::from_hex(std::string(64, digit));
   return s;
 }
 

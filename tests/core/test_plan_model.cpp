@@ -8,6 +8,8 @@ namespace dot::core {
 namespace {
 
 std::string hex(char c) { return std::string(64, c); }
+// The digest spelled as 64 times `c`.
+Sha256Digest digest(char c) { return *Sha256Digest::from_hex(hex(c)); }
 
 Plan sample_plan() {
   Plan p;
@@ -18,11 +20,11 @@ Plan sample_plan() {
   Operation hello;
   hello.name = "hello.txt";
   hello.before = Snapshot::absent();
-  hello.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = hex('d'), .uid = 0};
+  hello.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = digest('d'), .uid = 0};
   Operation welcome;
   welcome.name = "welcome.txt";
-  welcome.before = Snapshot{.exists = true, .gid = 1000, .mode = 384, .sha256 = hex('e'), .uid = 1000};
-  welcome.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = hex('f'), .uid = 0};
+  welcome.before = Snapshot{.exists = true, .gid = 1000, .mode = 384, .sha256 = digest('e'), .uid = 1000};
+  welcome.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = digest('f'), .uid = 0};
   p.operations = {hello, welcome};
   auto pid = compute_proposal_id(p);
   EXPECT_TRUE(pid.ok());
@@ -59,7 +61,7 @@ TEST(PlanModel, CanonicalBytesHaveTheSpecKeyOrder) {
 TEST(PlanModel, ProposalIdIgnoresAfterAndItself) {
   Plan p = sample_plan();
   Plan q = p;
-  q.operations[0].after.sha256 = hex('9');
+  q.operations[0].after.sha256 = digest('9');
   q.proposal_id = hex('0');
   EXPECT_EQ(*compute_proposal_id(p), *compute_proposal_id(q));
   EXPECT_NE(*compute_plan_id(p), *compute_plan_id(q));
@@ -176,9 +178,9 @@ TEST(PlanModel, SlotNamePattern) {
 // the planner builds passes, with or without an effects key.
 TEST(PlanModel, InvariantsHoldForWhatPlanSealsAndForPreCapabilityPlans) {
   Plan p = sample_plan();
-  p.operations[0].after = sealed_after(hex('d'));
-  p.operations[1].after = sealed_after(hex('f'));
-  p.operations[1].before = sealed_after(hex('e'));
+  p.operations[0].after = sealed_after(digest('d'));
+  p.operations[1].after = sealed_after(digest('f'));
+  p.operations[1].before = sealed_after(digest('e'));
   EXPECT_TRUE(check_plan_invariants(p).ok()) << check_plan_invariants(p).error().line();
   p.effects.reset();
   EXPECT_TRUE(check_plan_invariants(p).ok());

@@ -231,7 +231,7 @@ TEST(PlanV2, ProposalIdIgnoresAfterAndBindsTheRest) {
   ASSERT_TRUE(base.ok());
   PlanV2 p = *base;
   PlanV2 q = p;
-  q.operations[0].after.sha256 = std::string(64, 'e');
+  q.operations[0].after.sha256 = *Sha256Digest::from_hex(std::string(64, 'e'));
   q.proposal_id = std::string(64, '0');
   EXPECT_EQ(*compute_proposal_id(p), *compute_proposal_id(q));
   EXPECT_NE(*compute_plan_id(p), *compute_plan_id(q));
@@ -346,7 +346,7 @@ TEST(PlanV2, StrictDecodingRefusals) {
 // quotes and backslashes inside strings split nothing.
 TEST(PlanV2, AStoredPlanReadInPiecesIsThePlanDecodedWhole) {
   PlanV2 plan = links_plan();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = sha256_hex("x"), .uid = 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = Sha256Digest::of("x"), .uid = 1000};
   plan.operations.push_back({Action::Write, file, Snapshot::absent(), "e-{[\"]}\\x"});
   plan.operations.push_back({Action::Link, link_snapshot("}],{\"operations\":[", 1000, 1000), Snapshot::absent(), "f"});
   const std::string bytes = *canonical_bytes(plan);
@@ -465,9 +465,9 @@ TEST(PlanV2, ProposalDocumentAftersAreAllAbsentOrAllDeclaredAndASealedWriteHasOn
 
 TEST(PlanV2, NoOpRule) {
   const Snapshot absent = Snapshot::absent();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = std::string(64, '1'), .uid = 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = *Sha256Digest::from_hex(std::string(64, '1')), .uid = 1000};
   Snapshot other_bytes = file;
-  other_bytes.sha256 = std::string(64, '2');
+  other_bytes.sha256 = *Sha256Digest::from_hex(std::string(64, '2'));
   Snapshot other_mode = file;
   other_mode.mode = 0600;
   Snapshot other_owner = file;  // the rule is bytes and mode
@@ -503,7 +503,7 @@ TEST(PlanV2, NoOpRule) {
 
 TEST(PlanV2, CreatedFoldersAreTheMissingParentsOfWritesParentsFirst) {
   const Snapshot absent = Snapshot::absent();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = std::string(64, '1'), .uid = 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = *Sha256Digest::from_hex(std::string(64, '1')), .uid = 1000};
   std::vector<PathOperation> ops = {
       {Action::Write, file, absent, "a/b/c/f"},
       {Action::Write, file, absent, "a/b/g"},
@@ -584,7 +584,7 @@ TEST(PlanV2, PlanDocumentsOfBothVersions) {
   p.nonce = std::string(64, 'a');
   p.plugin_digest = std::string(64, 'b');
   p.root_id = std::string(64, 'c');
-  p.operations = {Operation{sealed_after(std::string(64, 'd')), Snapshot::absent(), "hello.txt"}};
+  p.operations = {Operation{sealed_after(*Sha256Digest::from_hex(std::string(64, 'd'))), Snapshot::absent(), "hello.txt"}};
   p.proposal_id = *compute_proposal_id(p);
   const std::string v1 = *canonical_bytes(p);
   auto doc1 = decode_plan_document(v1);
@@ -618,7 +618,7 @@ PlanV2 links_plan() {
   EXPECT_TRUE(base.ok());
   PlanV2 plan = *base;
   plan.directories.clear();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = sha256_hex("bytes"), .uid = 1000};
+  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = Sha256Digest::of("bytes"), .uid = 1000};
   plan.operations = {
       {Action::Link, link_snapshot("/abs/target", 1000, 1000), file, "a-link"},
       {Action::Write, file, link_snapshot("old \x1b text", 1000, 100), "b-file"},
@@ -644,7 +644,7 @@ TEST(PlanV2, SymlinkSnapshotsEncodeTheirKindAndTextAndRoundTrip) {
   // A file's snapshot has neither member: the version-2 bytes of a plan
   // without links are what they were.
   auto file =
-      jcs::encode(to_node(Snapshot{.exists = true, .gid = 1, .mode = 0600, .sha256 = std::string(64, 'a'), .uid = 2}),
+      jcs::encode(to_node(Snapshot{.exists = true, .gid = 1, .mode = 0600, .sha256 = *Sha256Digest::from_hex(std::string(64, 'a')), .uid = 2}),
                   jcs::Profile::Rfc8785);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(*file, R"({"exists":true,"gid":1,"mode":384,"sha256":")" + std::string(64, 'a') + R"(","uid":2})");
@@ -738,7 +738,7 @@ TEST(PlanV2, NoOpRuleOfLinks) {
   const Snapshot link = link_snapshot("text", 1000, 1000);
   const Snapshot other = link_snapshot("other", 1000, 1000);
   Snapshot file_of_same_bytes{
-      .exists = true, .gid = 1000, .mode = kLinkMode, .sha256 = sha256_hex("text"), .uid = 1000};
+      .exists = true, .gid = 1000, .mode = kLinkMode, .sha256 = Sha256Digest::of("text"), .uid = 1000};
   EXPECT_TRUE(is_general_noop({Action::Link, link, link, "a"}));
   EXPECT_TRUE(is_general_noop({Action::Link, link, link_snapshot("text", 1000, 5), "a"}));  // owner aside
   EXPECT_FALSE(is_general_noop({Action::Link, link, other, "a"}));

@@ -203,7 +203,7 @@ TEST_F(StoreLifecycle, APlanTextWrittenInPiecesAndRowsGivenOneAtATimeAreStoredAs
     const std::vector<OperationSummary> rows = std::exchange(in.operations, {});
     in.operation_count = rows.size();
     in.operation_at = [&rows](std::size_t i) {
-      return OperationRowView{rows[i].name, rows[i].before_sha256, rows[i].after_sha256};
+      return SealRow{rows[i].name, rows[i].before_sha256, rows[i].after_sha256};
     };
     in.write_canonical = [&text](ByteSink& out) -> Status {
       for (std::size_t at = 0; at < text.size(); at += 1000)

@@ -26,19 +26,24 @@
 
 #include "dot/base/fd.h"
 #include "dot/base/result.h"
+#include "dot/base/sha256.h"
 #include "dot/dpp/general.h"
 #include "dot/dpp/messages.h"
 
 namespace dot::dpp {
 
-// One staged file as the host holds it to the stage: the write's path and
-// the size and SHA-256 (64 lowercase hex) its bytes must have. Views into
-// the caller's records (the plan's, or the claims it kept).
+// One staged file as the host holds it to the stage: the write's path (a
+// view into the caller's records: the plan's, or the claims it kept) and
+// the size and SHA-256 its bytes must have. None for a write that declared
+// no digest (ClaimCheck), or for a claim whose text is not 64 lowercase hex
+// digits, which no file matches (claimed()).
 struct StagedClaim {
   std::string_view path;
-  std::string_view sha256;
+  Sha256Digest sha256;
   std::uint64_t size = 0;
 };
+// What the artifact `claim` of dot.materialize claims, as a StagedClaim.
+StagedClaim claimed(const general::Artifact& claim);
 
 // The claims of dot.materialize held to the writes they stand for, one at a
 // time as they are decoded (HostSession's artifact sink hands them on), so

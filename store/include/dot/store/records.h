@@ -114,11 +114,18 @@ struct OperationSummary {
   std::string after_sha256;
 };
 
-// An operation row as a seal writes it: OperationSummary's fields by view.
+// An operation row as it is read: OperationSummary's fields by view.
 struct OperationRowView {
   std::string_view name;
   std::string_view before_sha256;
   std::string_view after_sha256;
+};
+// An operation row as a seal writes it, made for the row: the name by
+// view, the digests spelled for it (a version-2 plan holds them as bytes).
+struct SealRow {
+  std::string_view name;
+  std::string before_sha256;
+  std::string after_sha256;
 };
 
 struct Blob {
@@ -145,11 +152,11 @@ struct SealInput {
   std::vector<OperationSummary> operations;  // slot order
   // Or, for a plan too large to copy its rows (a view of each is made as
   // the store writes it; `operations` stays empty): `operation_count` rows,
-  // row i from operation_at(i), its views valid until the seal returns.
+  // row i from operation_at(i), its name a view valid until the seal returns.
   std::size_t operation_count = 0;
-  std::function<OperationRowView(std::size_t)> operation_at;
+  std::function<SealRow(std::size_t)> operation_at;
   std::size_t row_count() const { return operation_at ? operation_count : operations.size(); }
-  OperationRowView row(std::size_t i) const {
+  SealRow row(std::size_t i) const {
     if (operation_at) return operation_at(i);
     const OperationSummary& o = operations[i];
     return {o.name, o.before_sha256, o.after_sha256};
