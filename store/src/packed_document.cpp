@@ -3,6 +3,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
@@ -48,6 +49,15 @@ Result<DocumentPacker> DocumentPacker::start(std::uint64_t bytes) {
       ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(st.cctx, bytes)) != 0U)
     return packed_error("zstd refused the packing parameters");
   st.promised = bytes;
+  // Room for the largest frame up front: a frame grown by doubling held its
+  // old and its new copy at each step (12 MB at once for the 6 MB frame of
+  // a plan over 100,000 changed files), while room reserved and not yet
+  // written is address space, not memory (a block this large is mapped on
+  // its own, and only the pages written are ever touched). Capped: a frame
+  // past it grows as before.
+  constexpr std::size_t kMaxReserved = std::size_t{256} << 20;
+  st.frame.reserve(std::min(ZSTD_compressBound(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kMaxReserved))),
+                            kMaxReserved));
   st.out_size = ZSTD_CStreamOutSize();
   st.out = std::make_unique_for_overwrite<char[]>(st.out_size);
   return p;
