@@ -47,9 +47,10 @@ bool take_number(std::string_view& rest, T& out, bool last = false) {
 }
 
 bool take_digest(std::string_view& rest, Digest& out) {
-  if (rest.size() < 65 || rest[64] != ' ' || !is_sha256_hex(rest.substr(0, 64))) return false;
-  for (std::size_t i = 0; i < out.size(); ++i)
-    std::from_chars(rest.data() + 2 * i, rest.data() + 2 * i + 2, out[i], 16);
+  if (rest.size() < 65 || rest[64] != ' ') return false;
+  const auto digest = Sha256Digest::from_hex(rest.substr(0, 64));
+  if (!digest) return false;
+  out = digest->bytes();
   rest.remove_prefix(65);
   return true;
 }
