@@ -35,7 +35,7 @@ done
 first_hour() {
   set -euo pipefail
   local p=$1 root=$tmp/managed-$RANDOM
-  "$p/bin/dot-core" register --help | grep -qF -- "--plugin $p/libexec/dot-core/dot-hello " ||
+  grep -qF -- "--plugin $p/libexec/dot-core/dot-hello " <<<"$("$p/bin/dot-core" register --help)" ||
     { echo "FAIL: register --help does not name $p/libexec/dot-core/dot-hello"; return 1; }
   "$p/bin/dot-core" init --root "$root" >/dev/null
   "$p/bin/dot-core" register --root "$root" --plugin "$p/libexec/dot-core/dot-hello" --assurance audit >/dev/null
