@@ -21,6 +21,8 @@ using detail::invalid;
 using detail::kMaxSafeInteger;
 using detail::uint_node;
 
+constexpr std::uint64_t kMaxId = 0xffffffff;
+
 Status require_hex_id(const json::Value& v, std::string_view value, std::string_view field, bool allow_empty) {
   if (allow_empty && value.empty()) return {};
   if (!is_sha256_hex(value))
@@ -74,11 +76,12 @@ Result<Snapshot> decode_snapshot(json::Value v, std::string_view what, bool link
   json::ObjectReader r(v, what);
   Snapshot s;
   DOT_ASSIGN_OR_RETURN(s.exists, r.required_bool("exists"));
-  DOT_ASSIGN_OR_RETURN(s.gid, r.required_uint("gid", kMaxSafeInteger));
+  // Ids are 32 bits on Linux (uid_t, gid_t): a larger one is no owner.
+  DOT_ASSIGN_OR_RETURN(s.gid, r.required_uint("gid", kMaxId));
   DOT_ASSIGN_OR_RETURN(s.mode, r.required_uint("mode", 07777));
   DOT_ASSIGN_OR_RETURN(json::Value sha_v, r.required("sha256"));
   DOT_ASSIGN_OR_RETURN(std::string_view sha, r.required_string("sha256"));
-  DOT_ASSIGN_OR_RETURN(s.uid, r.required_uint("uid", kMaxSafeInteger));
+  DOT_ASSIGN_OR_RETURN(s.uid, r.required_uint("uid", kMaxId));
   if (links) DOT_TRY(decode_link_members(r, v, what, s));
   DOT_TRY(r.finish());
   if (s.kind == EntryKind::Symlink && (!s.exists || s.mode != kLinkMode || sha != sha256_hex(s.link_text)))
@@ -129,7 +132,7 @@ jcs::Node to_node(const Snapshot& s) {
   return n;
 }
 
-Snapshot link_snapshot(std::string link_text, std::uint64_t uid, std::uint64_t gid) {
+Snapshot link_snapshot(std::string link_text, std::uint32_t uid, std::uint32_t gid) {
   Snapshot s;
   s.exists = true;
   s.gid = gid;

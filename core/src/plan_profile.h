@@ -51,8 +51,8 @@ void keep_indices(std::vector<T>& items, Keep keep) {
 
 // Who apply writes as: every after carries this owner.
 struct Owner {
-  std::uint64_t uid = 0;
-  std::uint64_t gid = 0;
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
 };
 
 // What dot.plan answered, past the profile's rules, in the plan's own model:
@@ -66,8 +66,9 @@ struct Proposal {
   // dpp check_link_text); absent otherwise. Its before is observed later, in place.
   std::vector<PathOperation> operations;
   // At each operation's index: the mode a write asks for (0 for a remove or
-  // a link), and the size of the after the proposal tells (0 when it tells none).
-  std::vector<std::uint64_t> modes;
+  // a link; permission bits only, as Snapshot::mode), and the size of the
+  // after the proposal tells (0 when it tells none).
+  std::vector<std::uint16_t> modes;
   std::vector<std::uint64_t> after_sizes;
   // The modes the plugin asked for the folders apply creates (general profile).
   FolderModes folder_modes;
@@ -78,7 +79,7 @@ struct Proposal {
   // (at 100,000 paths of 64 bytes it was 11 MB). Ask manages().
   std::optional<std::vector<bool>> managed;
   bool manages(std::size_t operation) const { return managed && (*managed)[operation]; }
-  void add(PathOperation op, std::uint64_t mode, std::uint64_t after_size) {
+  void add(PathOperation op, std::uint16_t mode, std::uint64_t after_size) {
     operations.push_back(std::move(op));
     modes.push_back(mode);
     after_sizes.push_back(after_size);
@@ -129,7 +130,7 @@ struct PlanDraft {
   // both at the operation's index (the path and snapshots are held once,
   // in plan.operations: at 100,000 paths a second copy was about 40 MB).
   std::vector<PathSlot> slots;
-  std::vector<std::uint64_t> modes;
+  std::vector<std::uint16_t> modes;
   std::size_t proposal_document_bytes = 0;  // the document itself is in the store (or dropped)
   std::string proposal_id;
   // The writes `plan --exclude` left out, in the plugin's order: it still

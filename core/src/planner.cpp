@@ -390,7 +390,7 @@ class ProposalRun {
     if (at >= ops.size() || ops[at].action != Action::Write)
       return make_error(core::ErrorKind::Staged, "a file was read back for an operation that is not a write");
     PathOperation& op = ops[at];
-    Snapshot after{.exists = true, .gid = egid_, .mode = draft_.modes[at], .sha256 = file.sha256, .uid = euid_};
+    Snapshot after{.exists = true, .mode = draft_.modes[at], .sha256 = file.sha256, .gid = egid_, .uid = euid_};
     if (!op.after.exists) {
       op.after = std::move(after);
     } else if (!(op.after == after)) {

@@ -56,10 +56,13 @@ PathOperation proposed_operation(general::Operation& op, const Owner& owner) {
   Snapshot after = Snapshot::absent();
   if (op.digest) {
     after = Snapshot{.exists = true,
-                     .gid = owner.gid,
-                     .mode = op.mode,
-                     // The decoder held a declared digest to 64 lowercase hex digits.
+                     // A mode over 07777 refuses the whole proposal (the caller's
+                     // dpp::check_proposed_operation), so only a refused proposal's
+                     // record holds a cut one. The decoder held a declared digest to
+                     // 64 lowercase hex digits.
+                     .mode = static_cast<std::uint16_t>(op.mode),
                      .sha256 = *Sha256Digest::from_hex(op.digest->sha256),
+                     .gid = owner.gid,
                      .uid = owner.uid};
   } else if (action == Action::Link) {
     after = link_snapshot(op.link_text.value_or(std::string()), owner.uid, owner.gid);
@@ -130,7 +133,7 @@ class GeneralProfile final : public PlanProfile {
               dpp::ProposedOperation{op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
         PathOperation record = proposed_operation(op, owner);
         const std::uint64_t after_size = op.digest ? op.digest->size : record.after.link_text.size();
-        p.add(std::move(record), op.mode, after_size);
+        p.add(std::move(record), static_cast<std::uint16_t>(op.mode), after_size);  // cut: as above
       }
     };
     DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked, digests_, take));

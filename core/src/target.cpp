@@ -145,8 +145,11 @@ Status sync_root(int root_fd, const TestHooks& hooks, const std::string& point) 
 Snapshot snapshot_of(const FileObservation& o) {
   if (!o.exists()) return Snapshot::absent();
   if (o.type == FileType::Symlink) return link_snapshot(o.link_text, o.uid, o.gid);
-  return Snapshot{
-      .exists = true, .gid = o.gid, .mode = o.mode, .sha256 = Sha256Digest::from_hex_or_none(o.sha256), .uid = o.uid};
+  return Snapshot{.exists = true,
+                  .mode = static_cast<std::uint16_t>(o.mode),  // st_mode & 07777 (observe)
+                  .sha256 = Sha256Digest::from_hex_or_none(o.sha256),
+                  .gid = o.gid,
+                  .uid = o.uid};
 }
 
 Status check_target_policy(std::string_view name, const FileObservation& o) {

@@ -20,11 +20,11 @@ Plan sample_plan() {
   Operation hello;
   hello.name = "hello.txt";
   hello.before = Snapshot::absent();
-  hello.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = digest('d'), .uid = 0};
+  hello.after = Snapshot{.exists = true, .mode = 384, .sha256 = digest('d'), .gid = 0, .uid = 0};
   Operation welcome;
   welcome.name = "welcome.txt";
-  welcome.before = Snapshot{.exists = true, .gid = 1000, .mode = 384, .sha256 = digest('e'), .uid = 1000};
-  welcome.after = Snapshot{.exists = true, .gid = 0, .mode = 384, .sha256 = digest('f'), .uid = 0};
+  welcome.before = Snapshot{.exists = true, .mode = 384, .sha256 = digest('e'), .gid = 1000, .uid = 1000};
+  welcome.after = Snapshot{.exists = true, .mode = 384, .sha256 = digest('f'), .gid = 0, .uid = 0};
   p.operations = {hello, welcome};
   auto pid = compute_proposal_id(p);
   EXPECT_TRUE(pid.ok());
@@ -142,6 +142,9 @@ TEST(PlanModel, StrictDecoding) {
       {"\"name\":\"hello.txt\"", "\"name\":\"welcome.txt\"", Code::Validation},  // duplicate slot
       {"\"exists\":false,\"gid\":0", "\"exists\":false,\"gid\":5", Code::Validation},
       {"\"exists\":true", "\"Exists\":true", Code::Validation},
+      // Ids are 32 bits (uid_t, gid_t): one more is no owner, not a number cut to fit.
+      {"\"gid\":1000", "\"gid\":4294967296", Code::Validation},
+      {"\"uid\":1000", "\"uid\":4294967296", Code::Validation},
   };
   for (const auto& c : cases) {
     std::string text = good;
@@ -152,6 +155,19 @@ TEST(PlanModel, StrictDecoding) {
     ASSERT_FALSE(r.ok()) << text;
     EXPECT_EQ(r.error().code, c.code) << c.to << ": " << r.error().line();
   }
+}
+
+TEST(PlanModel, TheLargestIdsDecodeToThemselves) {
+  Plan p = sample_plan();
+  p.operations[1].before.gid = 0xffffffff;
+  p.operations[1].before.uid = 0xffffffff;
+  p.proposal_id = *compute_proposal_id(p);
+  auto text = canonical_bytes(p);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("\"gid\":4294967295"), std::string::npos);
+  auto back = decode_plan_document(*text);
+  ASSERT_TRUE(back.ok()) << back.error().line();
+  EXPECT_EQ(back->plan, p);
 }
 
 TEST(PlanModel, NonCanonicalStoredBytesAreRefused) {

@@ -185,8 +185,7 @@ TEST(PlanV2, ProposalBindingRefusals) {
       // Every member but the operations and the id is compared (plan_v2.h
       // same_but_operations_and_id): each one edited on its own.
       {"another root", [](PlanV2& s, PlanV2&) { s.root_id = std::string(64, 'f'); }, "proposal_binding"},
-      {"another plugin digest", [](PlanV2& s, PlanV2&) { s.plugin_digest = std::string(64, 'f'); },
-       "proposal_binding"},
+      {"another plugin digest", [](PlanV2& s, PlanV2&) { s.plugin_digest = std::string(64, 'f'); }, "proposal_binding"},
       {"another exclude", [](PlanV2& s, PlanV2&) { s.exclude = {"*.swp"}; }, "proposal_binding"},
       {"another folder mode", [](PlanV2& s, PlanV2&) { s.directories.back().mode = 0750; }, "proposal_binding"},
       {"an operation not proposed", [](PlanV2& s, PlanV2&) { s.operations.back().path = "older.txt"; },
@@ -346,7 +345,7 @@ TEST(PlanV2, StrictDecodingRefusals) {
 // quotes and backslashes inside strings split nothing.
 TEST(PlanV2, AStoredPlanReadInPiecesIsThePlanDecodedWhole) {
   PlanV2 plan = links_plan();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = Sha256Digest::of("x"), .uid = 1000};
+  const Snapshot file{.exists = true, .mode = 0600, .sha256 = Sha256Digest::of("x"), .gid = 1000, .uid = 1000};
   plan.operations.push_back({Action::Write, file, Snapshot::absent(), "e-{[\"]}\\x"});
   plan.operations.push_back({Action::Link, link_snapshot("}],{\"operations\":[", 1000, 1000), Snapshot::absent(), "f"});
   const std::string bytes = *canonical_bytes(plan);
@@ -465,7 +464,8 @@ TEST(PlanV2, ProposalDocumentAftersAreAllAbsentOrAllDeclaredAndASealedWriteHasOn
 
 TEST(PlanV2, NoOpRule) {
   const Snapshot absent = Snapshot::absent();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = *Sha256Digest::from_hex(std::string(64, '1')), .uid = 1000};
+  const Snapshot file{
+      .exists = true, .mode = 0644, .sha256 = *Sha256Digest::from_hex(std::string(64, '1')), .gid = 1000, .uid = 1000};
   Snapshot other_bytes = file;
   other_bytes.sha256 = *Sha256Digest::from_hex(std::string(64, '2'));
   Snapshot other_mode = file;
@@ -503,7 +503,8 @@ TEST(PlanV2, NoOpRule) {
 
 TEST(PlanV2, CreatedFoldersAreTheMissingParentsOfWritesParentsFirst) {
   const Snapshot absent = Snapshot::absent();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0644, .sha256 = *Sha256Digest::from_hex(std::string(64, '1')), .uid = 1000};
+  const Snapshot file{
+      .exists = true, .mode = 0644, .sha256 = *Sha256Digest::from_hex(std::string(64, '1')), .gid = 1000, .uid = 1000};
   std::vector<PathOperation> ops = {
       {Action::Write, file, absent, "a/b/c/f"},
       {Action::Write, file, absent, "a/b/g"},
@@ -584,7 +585,8 @@ TEST(PlanV2, PlanDocumentsOfBothVersions) {
   p.nonce = std::string(64, 'a');
   p.plugin_digest = std::string(64, 'b');
   p.root_id = std::string(64, 'c');
-  p.operations = {Operation{sealed_after(*Sha256Digest::from_hex(std::string(64, 'd'))), Snapshot::absent(), "hello.txt"}};
+  p.operations = {
+      Operation{sealed_after(*Sha256Digest::from_hex(std::string(64, 'd'))), Snapshot::absent(), "hello.txt"}};
   p.proposal_id = *compute_proposal_id(p);
   const std::string v1 = *canonical_bytes(p);
   auto doc1 = decode_plan_document(v1);
@@ -618,7 +620,7 @@ PlanV2 links_plan() {
   EXPECT_TRUE(base.ok());
   PlanV2 plan = *base;
   plan.directories.clear();
-  const Snapshot file{.exists = true, .gid = 1000, .mode = 0600, .sha256 = Sha256Digest::of("bytes"), .uid = 1000};
+  const Snapshot file{.exists = true, .mode = 0600, .sha256 = Sha256Digest::of("bytes"), .gid = 1000, .uid = 1000};
   plan.operations = {
       {Action::Link, link_snapshot("/abs/target", 1000, 1000), file, "a-link"},
       {Action::Write, file, link_snapshot("old \x1b text", 1000, 100), "b-file"},
@@ -643,9 +645,10 @@ TEST(PlanV2, SymlinkSnapshotsEncodeTheirKindAndTextAndRoundTrip) {
   EXPECT_EQ(again->operations[1].before.gid, 100u);
   // A file's snapshot has neither member: the version-2 bytes of a plan
   // without links are what they were.
-  auto file =
-      jcs::encode(to_node(Snapshot{.exists = true, .gid = 1, .mode = 0600, .sha256 = *Sha256Digest::from_hex(std::string(64, 'a')), .uid = 2}),
-                  jcs::Profile::Rfc8785);
+  auto file = jcs::encode(
+      to_node(Snapshot{
+          .exists = true, .mode = 0600, .sha256 = *Sha256Digest::from_hex(std::string(64, 'a')), .gid = 1, .uid = 2}),
+      jcs::Profile::Rfc8785);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(*file, R"({"exists":true,"gid":1,"mode":384,"sha256":")" + std::string(64, 'a') + R"(","uid":2})");
   // The proposal document drops every after (the link texts it proposes
@@ -738,7 +741,7 @@ TEST(PlanV2, NoOpRuleOfLinks) {
   const Snapshot link = link_snapshot("text", 1000, 1000);
   const Snapshot other = link_snapshot("other", 1000, 1000);
   Snapshot file_of_same_bytes{
-      .exists = true, .gid = 1000, .mode = kLinkMode, .sha256 = Sha256Digest::of("text"), .uid = 1000};
+      .exists = true, .mode = kLinkMode, .sha256 = Sha256Digest::of("text"), .gid = 1000, .uid = 1000};
   EXPECT_TRUE(is_general_noop({Action::Link, link, link, "a"}));
   EXPECT_TRUE(is_general_noop({Action::Link, link, link_snapshot("text", 1000, 5), "a"}));  // owner aside
   EXPECT_FALSE(is_general_noop({Action::Link, link, other, "a"}));

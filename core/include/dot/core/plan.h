@@ -30,28 +30,32 @@ enum class EntryKind : std::uint8_t { File, Symlink };
 // A symlink's snapshot is {exists, gid, mode kLinkMode, sha256 of its
 // link_text, uid} with kind Symlink and the link's own text: its "bytes"
 // are its text, so its backup and its artifact are that text.
-// (The two one-byte members go first, side by side, then the digest's 33
-// bytes: 96 bytes in all, with no block of its own on the heap. Build one
-// with designated initializers.)
+// Members are laid out for size, not in canonical order (a plan of 100,000
+// paths holds two snapshots per path): the one- and two-byte members first,
+// then the digest's 33 bytes, then the ids, which are 32 bits on Linux
+// (uid_t, gid_t; decode_snapshot refuses larger ones): 80 bytes with
+// libstdc++, none of it on the heap but a link's text. Build one with
+// designated initializers, in this order.
 struct Snapshot {
   bool exists = false;
   EntryKind kind = EntryKind::File;  // File when absent
-  std::uint64_t gid = 0;
-  std::uint64_t mode = 0;  // permission bits only: st_mode & 07777
-  Sha256Digest sha256;     // of the bytes; none when absent
-  std::uint64_t uid = 0;
+  std::uint16_t mode = 0;            // permission bits only: st_mode & 07777
+  Sha256Digest sha256;               // of the bytes; none when absent
+  std::uint32_t gid = 0;
+  std::uint32_t uid = 0;
   std::string link_text{};  // a symlink's text; "" otherwise
 
   static Snapshot absent() { return Snapshot{}; }
   bool is_link() const noexcept { return exists && kind == EntryKind::Symlink; }
   bool operator==(const Snapshot&) const = default;
 };
+static_assert(sizeof(Snapshot) <= 48 + sizeof(std::string), "a Snapshot's members are laid out for size");
 
 // The mode every symlink snapshot records: what Linux shows for any link
 // (its permission bits are never used, and symlinkat cannot set them).
 inline constexpr std::uint64_t kLinkMode = 0777;
 // The snapshot of a symlink holding `link_text`, owned by `uid` and `gid`.
-Snapshot link_snapshot(std::string link_text, std::uint64_t uid, std::uint64_t gid);
+Snapshot link_snapshot(std::string link_text, std::uint32_t uid, std::uint32_t gid);
 
 // One slot: the target `name` (directly under the root) goes from `before` to `after`.
 struct Operation {
