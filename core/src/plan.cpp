@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <limits>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -21,7 +23,9 @@ using detail::invalid;
 using detail::kMaxSafeInteger;
 using detail::uint_node;
 
-constexpr std::uint64_t kMaxId = 0xffffffff;
+// The largest id a snapshot can hold (its type's: Linux's uid_t and gid_t are 32 bits).
+constexpr std::uint64_t kMaxId = std::numeric_limits<decltype(Snapshot::uid)>::max();
+static_assert(std::is_same_v<decltype(Snapshot::uid), decltype(Snapshot::gid)>);
 
 Status require_hex_id(const json::Value& v, std::string_view value, std::string_view field, bool allow_empty) {
   if (allow_empty && value.empty()) return {};

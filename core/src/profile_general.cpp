@@ -51,16 +51,13 @@ std::vector<std::string> inputs_inside(std::string_view root, const std::vector<
 // moved: a declared write's after is what the plugin declared (its staged
 // bytes, if core asks for them, must be exactly that), a link's its text.
 // (The size of that after is the declared size, or the link text's.)
-PathOperation proposed_operation(general::Operation& op, const Owner& owner) {
+PathOperation proposed_operation(general::Operation& op, std::uint16_t mode, const Owner& owner) {
   const Action action = op.action == "write" ? Action::Write : op.action == "link" ? Action::Link : Action::Remove;
   Snapshot after = Snapshot::absent();
   if (op.digest) {
     after = Snapshot{.exists = true,
-                     // A mode over 07777 refuses the whole proposal (the caller's
-                     // dpp::check_proposed_operation), so only a refused proposal's
-                     // record holds a cut one. The decoder held a declared digest to
-                     // 64 lowercase hex digits.
-                     .mode = static_cast<std::uint16_t>(op.mode),
+                     .mode = mode,
+                     // The decoder held a declared digest to 64 lowercase hex digits.
                      .sha256 = *Sha256Digest::from_hex(op.digest->sha256),
                      .gid = owner.gid,
                      .uid = owner.uid};
@@ -131,9 +128,13 @@ class GeneralProfile final : public PlanProfile {
         if (refused.ok())
           refused = dpp::check_proposed_operation(
               dpp::ProposedOperation{op.action, op.mode, op.path, op.link_text ? &*op.link_text : nullptr});
-        PathOperation record = proposed_operation(op, owner);
+        // Permission bits, as the plan's records hold them: a mode over 07777
+        // refuses the whole proposal (check_proposed_operation above), so only
+        // a refused proposal's records hold a cut one.
+        const auto mode = static_cast<std::uint16_t>(op.mode);
+        PathOperation record = proposed_operation(op, mode, owner);
         const std::uint64_t after_size = op.digest ? op.digest->size : record.after.link_text.size();
-        p.add(std::move(record), static_cast<std::uint16_t>(op.mode), after_size);  // cut: as above
+        p.add(std::move(record), mode, after_size);
       }
     };
     DOT_ASSIGN_OR_RETURN(general::PlanResult proposed, s.plan(asked, digests_, take));
