@@ -275,15 +275,21 @@ class Plugin:
         """After the params passed the profile's checks, before the echo."""
 
     def plan(self, ctx, managed):
-        """The operations (a list of Operation) in strictly ascending order of
-        their paths' UTF-8 bytes, given the paths this plugin owns ("managed").
-        The runtime adds the root-sync effect."""
+        """The operations (Operation) in strictly ascending order of their
+        paths' UTF-8 bytes, given the paths this plugin owns ("managed"): a
+        list, or a generator that yields them one at a time. The runtime adds
+        the root-sync effect."""
         raise NotImplementedError("plan")
 
     def materialize(self, ctx, stage):
         """Write each path of ctx.paths_to_stage (every planned write unless
         digests were negotiated) into `stage` (write_staged_file,
-        copy_staged_file) and return one Artifact each, in that order."""
+        copy_staged_file) and return one Artifact each, in that order: a list,
+        or a generator that yields each as its file is staged. With a
+        generator, each batch of 1024 goes to core while the rest is still
+        being staged, which is what keeps a stage of 100,000 files within the
+        deadline: core waits at most deadline_ms for the plugin's next frame
+        ("The run")."""
         raise NotImplementedError("materialize")
 
 
@@ -561,22 +567,31 @@ class _Runtime:
         self.stdout.flush()
 
     def send_batches(self, method, member, items):
-        """"Batches": every element of `items` but the last batch's goes out in
-        `method` notifications; returns what is left for the result."""
-        if not self.batches or len(items) <= _BATCH:
-            return items
-        sent = (len(items) - 1) // _BATCH * _BATCH
-        for at in range(0, sent, _BATCH):
-            try:
-                body = _encode({"jsonrpc": "2.0", "method": method, "params": {member: items[at:at + _BATCH]}})
-            except (TypeError, ValueError) as e:
-                raise _Unsendable("a %s batch cannot be sent: %s" % (method, e)) from None
-            if len(body) > self.max_frame:
-                raise _Unsendable("a %s batch has %d bytes; a frame carries at most %d"
-                                  % (method, len(body), self.max_frame))
-            self.stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        """"Batches": the elements of the iterable `items` in `method`
+        notifications of _BATCH each, every full batch sent as soon as the
+        next element shows it is not the last (so a generator's batches go
+        out while it still works); returns the last 1 to _BATCH elements, or
+        all of them without batches, for the result."""
+        if not self.batches:
+            return list(items)
+        batch = []
+        for item in items:
+            if len(batch) == _BATCH:
+                self.send_batch(method, member, batch)
+                batch = []
+            batch.append(item)
+        return batch
+
+    def send_batch(self, method, member, batch):
+        try:
+            body = _encode({"jsonrpc": "2.0", "method": method, "params": {member: batch}})
+        except (TypeError, ValueError) as e:
+            raise _Unsendable("a %s batch cannot be sent: %s" % (method, e)) from None
+        if len(body) > self.max_frame:
+            raise _Unsendable("a %s batch has %d bytes; a frame carries at most %d"
+                              % (method, len(body), self.max_frame))
+        self.stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         self.stdout.flush()
-        return items[sent:]
 
     def send_log(self, level, message):
         if not self.in_request or not self.log or self.logs_sent >= LIMITS["max_log_messages"]:
@@ -675,8 +690,15 @@ class _Runtime:
                     "profile": p["profile"], "protocol": p["protocol"]}
         if method == "dot.plan":
             p = _members(params, method, {"managed": _is_str_list})
-            ops = [_operation(op, self.digests) for op in self.plugin.plan(ctx, list(p["managed"]))]
-            self.writes = [op["path"] for op in ops if op["action"] == "write"]
+            self.writes = []
+
+            def checked(ops):
+                for op in ops:
+                    op = _operation(op, self.digests)
+                    if op["action"] == "write":
+                        self.writes.append(op["path"])
+                    yield op
+            ops = checked(self.plugin.plan(ctx, list(p["managed"])))
             return {"effects": [dict(ROOT_SYNC)], "operations": self.send_batches("dot.operations", "operations", ops)}
         if method == "dot.materialize":
             members = {"stage": lambda v: isinstance(v, str)}
@@ -684,7 +706,7 @@ class _Runtime:
                 members["paths"] = _is_str_list
             p = _members(params, method, members)
             self.to_stage = _asked_paths(self.writes, p["paths"]) if self.digests else list(self.writes)
-            arts = [_artifact(a) for a in self.plugin.materialize(ctx, p["stage"])]
+            arts = (_artifact(a) for a in self.plugin.materialize(ctx, p["stage"]))
             return {"artifacts": self.send_batches("dot.artifacts", "artifacts", arts)}
         _members(params, method, {})
         return {"valid": True}

@@ -63,10 +63,22 @@ struct HostSession::Impl {
   bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
-    return timeout_error(
-        fmt::format("the plugin passed its {} ms deadline waiting for {}; dot-core killed its "
-                    "process group with SIGKILL",
-                    opts.limits.deadline.count(), waiting_for));
+    return timeout_error(fmt::format("the plugin passed its {} ms deadline waiting for {}{}; dot-core killed its "
+                                     "process group with SIGKILL",
+                                     opts.limits.deadline.count(), waiting_for,
+                                     general() ? " (it sent nothing for that long)" : ""));
+  }
+
+  // The general profile's deadline is the longest the plugin may keep core
+  // waiting on it (docs/spec/dpp-general.md, "The run"): the clock starts
+  // again when core writes a request, reads a frame, or waits for the exit.
+  // A plan of 100,000 files may take longer than that as a whole and still
+  // report progress every few seconds. The hello profile's is the whole run.
+  // Returns whether the (hello) deadline has passed.
+  bool restart_clock() {
+    if (!general()) return child.deadline_passed();
+    child.set_deadline(Clock::now() + opts.limits.deadline);
+    return false;
   }
 
   // The failure as the plugin's death by a signal, when that is what it was:
@@ -235,7 +247,7 @@ struct HostSession::Impl {
   // One request/response exchange; the result's JSON lives in `doc`.
   Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
     waiting_for = std::string(method_name(m));
-    if (child.deadline_passed()) return fail(timeout());
+    if (restart_clock()) return fail(timeout());
     {
       // The request's bytes go once written, before the answer is read (a
       // dot.plan naming 100,000 managed paths of 64 bytes is 7 MB, twice).
@@ -281,6 +293,7 @@ struct HostSession::Impl {
           return fail(plugin_error_of(m, std::move(reply->error)));
         case general::Reply::Kind::Notification:
           if (auto st = accept_notification(m, *reply); !st.ok()) return fail(st.error());
+          restart_clock();
           break;
       }
     }
@@ -320,6 +333,7 @@ struct HostSession::Impl {
   // stderr stay within its cap. Its exit status, whatever it is.
   Result<ExitStatus> close_and_reap(std::string_view after) {
     child.close_input();
+    if (restart_clock()) return fail(timeout());
     const std::string trailing = fmt::format("the plugin wrote output after {}", after);
     // Trailing output: any byte after the shutdown response.
     if (reader.buffered() != 0) return fail(protocol(dpp::ErrorKind::TrailingOutput, trailing));
@@ -355,7 +369,7 @@ struct HostSession::Impl {
 
   Result<json::Document> probe(std::string_view bytes) {
     waiting_for = "the answer to a request core itself never sends";
-    if (child.deadline_passed()) return fail(timeout());
+    if (restart_clock()) return fail(timeout());
     if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
     auto frame = reader.next();
     if (!frame.ok()) return fail(frame.error());
@@ -577,12 +591,23 @@ std::uint64_t HostSession::stdout_bytes() const noexcept { return impl_->child.o
 pid_t HostSession::pid() const noexcept { return impl_->child.pid(); }
 bool HostSession::ended() const noexcept { return impl_->phase == Phase::Ended || impl_->phase == Phase::Failed; }
 
+namespace {
+constexpr std::uint64_t kCpuMsPerOperation = 5;
+}  // namespace
+
 SandboxLimits containment_limits(Profile profile) {
   SandboxLimits limits;
   if (profile == Profile::General) {
     const general::Limits& g = general::kLimits;
     limits.file_size = g.max_file_bytes;
-    limits.cpu_seconds = g.deadline_ms / 1000;
+    // The deadline bounds each wait, not the run (restart_clock), so the CPU
+    // a run may use is the largest run's: the deadline's worth once, and
+    // kCpuMsPerOperation for each of max_operations files. Staging one costs
+    // about 0.25 ms here, nearly all of it the kernel's file creation; twenty
+    // times that leaves room for a slower machine. 560 s: what stops a stuck
+    // plugin is the deadline; this stops one that computes for ever while it
+    // keeps talking.
+    limits.cpu_seconds = g.deadline_ms / 1000 + g.max_operations * kCpuMsPerOperation / 1000;
     limits.cpu_hard_seconds = limits.cpu_seconds + 1;
   }
   return limits;

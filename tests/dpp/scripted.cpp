@@ -6,13 +6,17 @@
 //   !stderr N:B write N bytes to stderr, then the bytes B to stdout
 //   !file P     write the contents of the file P to stdout (frames larger
 //               than an argument may be)
+//   !drip MS:B  write the frames B one at a time, each after MS ms asleep
+//               (a plugin that keeps talking while it works)
 // Once the script is used up it keeps reading and exits 0 at end of input
 // (2 on a framing error). The tests write the frames themselves, byte for
 // byte, so every rule of the host is probed by exactly the bytes it names.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <string_view>
 
 #include "dot/base/fd.h"
@@ -31,6 +35,21 @@ int main(int argc, char** argv) {
     if (step.rfind("!exit ", 0) == 0) return std::atoi(argv[k] + 6);
     if (step == "!sleep")
       for (;;) ::pause();
+    if (step.rfind("!drip ", 0) == 0) {
+      const auto pause = std::chrono::milliseconds(std::atol(argv[k] + 6));
+      step.remove_prefix(step.find(':') + 1);
+      // Each frame is its header and the Content-Length bytes after it.
+      while (!step.empty()) {
+        const auto body = step.find("\r\n\r\n");
+        if (body == std::string_view::npos) return 3;
+        const std::size_t end = body + 4 + std::strtoul(step.data() + 16, nullptr, 10);
+        if (end > step.size()) return 3;
+        std::this_thread::sleep_for(pause);
+        if (!dot::write_all(STDOUT_FILENO, step.substr(0, end), "stdout").ok()) return 3;
+        step.remove_prefix(end);
+      }
+      continue;
+    }
     if (step.rfind("!stderr ", 0) == 0) {
       std::string noise(static_cast<std::size_t>(std::atol(argv[k] + 8)), 'e');
       if (!dot::write_all(STDERR_FILENO, noise, "stderr").ok()) return 3;

@@ -8,6 +8,7 @@
 
 #include "dot/dpp/body.h"
 #include "dot/dpp/general.h"
+#include "dot/dpp/host_session.h"
 
 namespace dot::dpp::general {
 namespace {
@@ -43,6 +44,17 @@ TEST(General, InitializeRequestIsTheSpecifiedCanonicalBytes) {
 }
 
 TEST(General, TheProfileLimitsAreTheSpecifiedValues) { EXPECT_EQ(canonical(to_node(kLimits)), kLimitsJson); }
+
+// Under process assurance (docs/sandbox.md): staged files up to
+// max_file_bytes, and CPU for the largest plan, not for one deadline (the
+// deadline is a wait's, not the run's).
+TEST(General, TheContainmentLimitsAreTheProfilesOwn) {
+  const SandboxLimits c = containment_limits(Profile::General);
+  EXPECT_EQ(c.file_size, kLimits.max_file_bytes);
+  EXPECT_EQ(c.cpu_seconds, 560U);
+  EXPECT_EQ(c.cpu_hard_seconds, 561U);
+  EXPECT_GT(c.cpu_seconds, kLimits.deadline_ms / 1000);
+}
 
 InitializeResult honest_echo(const InitializeParams& p, bool log) {
   InitializeResult r;

@@ -304,6 +304,32 @@ TEST(GeneralSession, TheNegotiatedDeadlineHolds) {
   EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(400));
 }
 
+// The deadline is the longest core waits for the plugin's next frame, not
+// the whole run: a peer that writes a frame every 0.8 s under a 2.5 s
+// deadline takes longer than that in all and completes; once it stops
+// writing, the deadline runs from its last frame. (The margin is 1.7 s a
+// frame: a loaded machine wakes a sleeper late, not that late.)
+TEST(GeneralSession, TheDeadlineIsTheLongestSilenceNotTheWholeRun) {
+  general::Limits l = general::kLimits;
+  l.deadline_ms = 2500;
+  Script s = honest(l);
+  std::string logs;
+  for (int i = 0; i < 4; ++i) logs += log("info", "step " + std::to_string(i));
+  const std::string plan = s.plan;
+  s.plan = "!drip 800:" + logs + plan;
+  auto t0 = Clock::now();
+  auto ok = run(s, l);
+  ASSERT_TRUE(ok.status.ok()) << ok.status.error().line();
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(5 * 800));
+  EXPECT_EQ(ok.logs.size(), 4U);
+
+  s.plan = "!drip 800:" + logs;  // and then nothing
+  t0 = Clock::now();
+  expect_error(run(s, l), Code::Timeout, "timeout",
+               "2500 ms deadline waiting for dot.plan (it sent nothing for that long)");
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(4 * 800 + 2500));
+}
+
 TEST(GeneralSession, ANotificationAfterTheShutdownResponseIsTrailingOutput) {
   Script s = honest();
   s.shutdown += log("info", "late");

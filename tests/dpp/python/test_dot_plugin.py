@@ -527,3 +527,53 @@ def test_a_list_of_exactly_one_batch_is_sent_in_the_result(tmp_path):
     status, out, err = run(Full(), *lifecycle(tmp_path, FIVE + ["batches"]))
     assert status == 0, err
     assert "method" not in out[1] and len(out[1]["result"]["operations"]) == 1024
+
+
+class Streaming(dp.Plugin):
+    """Yields its operations and artifacts one at a time, noting before each
+    how many batches of it had already gone out on `out`."""
+    id = "org.example.streaming"
+    COUNT = 2500
+
+    def __init__(self, out):
+        self.out, self.sent = out, {"dot.operations": [], "dot.artifacts": []}
+
+    def note(self, method):
+        self.sent[method].append(self.out.getvalue().count(method.encode()))
+
+    def plan(self, ctx, managed):
+        for i in range(self.COUNT):
+            self.note("dot.operations")
+            yield dp.write("f%04d" % i, 0o644)
+
+    def materialize(self, ctx, stage):
+        for p in ctx.paths_to_stage:
+            self.note("dot.artifacts")
+            yield dp.write_staged_file(stage, p, b"x")
+
+
+def test_a_generators_batches_go_out_while_it_still_works(tmp_path):
+    # "The run": core waits at most deadline_ms for the next frame, so a long
+    # stage must report as it goes. Element k is asked for once the batches
+    # before it are out: each full batch leaves when the next element arrives.
+    out = io.BytesIO()
+    plugin = Streaming(out)
+    status = dp.serve(plugin, io.BytesIO(b"".join(lifecycle(tmp_path, FIVE + ["batches"]))), out, io.BytesIO())
+    assert status == 0
+    expected = [max(0, (k - 1) // 1024) for k in range(Streaming.COUNT)]
+    assert plugin.sent == {"dot.operations": expected, "dot.artifacts": expected}
+    msgs = frames_of(out.getvalue())
+    assert [m.get("method") for m in msgs[1:4]] == ["dot.operations", "dot.operations", None]
+    assert len(msgs[3]["result"]["operations"]) == Streaming.COUNT - 2048
+    assert [m.get("method") for m in msgs[4:7]] == ["dot.artifacts", "dot.artifacts", None]
+    arts = msgs[4]["params"]["artifacts"] + msgs[5]["params"]["artifacts"] + msgs[6]["result"]["artifacts"]
+    assert [a["path"] for a in arts] == ["f%04d" % i for i in range(Streaming.COUNT)]
+
+
+def test_without_batches_a_generators_list_is_one_result(tmp_path):
+    out = io.BytesIO()
+    status = dp.serve(Streaming(out), io.BytesIO(b"".join(lifecycle(tmp_path))), out, io.BytesIO())
+    assert status == 0
+    msgs = frames_of(out.getvalue())
+    assert len(msgs[1]["result"]["operations"]) == Streaming.COUNT
+    assert len(msgs[2]["result"]["artifacts"]) == Streaming.COUNT

@@ -53,8 +53,8 @@ struct Options {
   std::string id;
   // General profile: the inputs sent in dot.initialize (absolute folders).
   std::vector<std::string> inputs;
-  // The whole invocation's deadline; 0: the profile's (5 s hello, 60 s
-  // general). The fragmented case gets twice that and 2 s: its byte-by-byte
+  // The deadline; 0: the profile's (5 s for the whole hello invocation,
+  // 60 s for each wait of a general one). The fragmented case gets twice that and 2 s: its byte-by-byte
   // delivery is slow by design, and not the plugin's doing.
   std::chrono::milliseconds deadline{0};
   // Where each case's temporary folder is made (empty: $TMPDIR, else /tmp).

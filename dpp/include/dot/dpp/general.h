@@ -68,7 +68,7 @@ inline constexpr std::size_t kMaxErrorDataBytes = 4096;
 // The limits object of dot.initialize. The member initialisers are the
 // profile's values (docs/spec/dpp-general.md, "Negotiation"): kLimits.
 struct Limits {
-  std::uint64_t deadline_ms = 60000;          // spawn to exit
+  std::uint64_t deadline_ms = 60000;          // the longest core waits for the plugin's next frame or exit
   std::uint64_t max_frame_bytes = 16777216;   // one frame body, both directions
   std::uint64_t max_stdout_bytes = 67108864;  // the whole invocation, notifications included
   std::uint64_t max_stderr_bytes = 65536;     // kept; one byte more fails

@@ -68,7 +68,11 @@
 // writes each request as soon as it has read the previous response). An
 // error response fails the session with DOT_E_PLUGIN_ERROR (kind
 // error_response, detail `plugin <id> answered <method> with error <C>: <M>`);
-// plugin_error() keeps the code, message and data.
+// plugin_error() keeps the code, message and data. The deadline is not the
+// whole invocation's but the longest the plugin may keep core waiting: it
+// starts again at each request written, each frame read and the wait for
+// the exit after dot.shutdown (DOT_E_TIMEOUT when it passes), so a plan of
+// 100,000 files sent in batches may take longer than deadline_ms in all.
 
 #include <sys/types.h>
 
@@ -109,9 +113,10 @@ inline constexpr std::size_t kMaxPluginBytes = 64 * 1024 * 1024;
 // The resource limits a plugin of `profile` runs under with process
 // assurance (core's plan and `dpp conform --require-process-sandbox` alike):
 // the hello profile's are SandboxLimits' defaults; the general profile's own
-// limits are the binding ones (a staged file may reach max_file_bytes, the
-// plugin may compute for as long as the deadline: the hello profile's 64 KiB
-// and 2 s would refuse what the spec allows).
+// limits are the binding ones (a staged file may reach max_file_bytes, and
+// a plan of max_operations files takes minutes of CPU on a slow disk: the
+// hello profile's 64 KiB and 2 s would refuse what the spec allows). The
+// general profile's CPU limit is 560 s (SIGXCPU; SIGKILL at 561 s).
 SandboxLimits containment_limits(Profile profile);
 
 // One accepted dot.log notification.
@@ -172,8 +177,9 @@ struct HostSessionOptions {
   // such a request was already asked, so output read before it is its answer,
   // not unsolicited.
   std::function<std::string(Method, std::string frame)> deliver;
-  // The whole invocation's deadline instead of the profile's (0: the
-  // profile's: limits.deadline, or general_limits.deadline_ms).
+  // The deadline instead of the profile's (0: the profile's: limits.deadline
+  // for the whole hello invocation, or general_limits.deadline_ms for each
+  // wait of a general one).
   std::chrono::milliseconds deadline_override{0};
 };
 
