@@ -22,6 +22,11 @@ namespace {
 
 constexpr std::string_view kFileName = "digests";
 constexpr std::string_view kTempName = "digests.new";
+
+// The name of the cache's file `part`: digests, digests.1, digests.2...
+std::string part_name(std::size_t part) {
+  return part == 0 ? std::string(kFileName) : fmt::format("{}.{}", kFileName, part);
+}
 constexpr std::string_view kMagic = "dot-mirror digests 1";
 // A record is at most about 4.2 KiB (a path of 4095 bytes); the cache of
 // max_operations files stays well inside this.
@@ -54,6 +59,16 @@ bool take_digest(std::string_view& rest, Digest& out) {
   rest.remove_prefix(65);
   return true;
 }
+
+// The three kinds of line, each written in one place only.
+void append_header(std::string& out, const SourceId& source) {
+  fmt::format_to(std::back_inserter(out), "{} {} {}\n", kMagic, source.dev, source.ino);
+}
+void append_record(std::string& out, const CachedDigest& r) {
+  fmt::format_to(std::back_inserter(out), "{} {} {} {} {} {} {} {} {}\n", to_hex(r.sha256), r.seen.size, r.seen.dev,
+                 r.seen.ino, r.seen.mode, r.seen.mtime_ns, r.seen.ctime_ns, r.recorded_ns, r.path);
+}
+void append_end(std::string& out, std::size_t count) { fmt::format_to(std::back_inserter(out), "end {}\n", count); }
 
 Result<CachedDigest> decode_record(std::string_view line, std::size_t number) {
   CachedDigest r;
@@ -132,17 +147,16 @@ Status write_digest_cache(std::span<const CachedDigest* const> records, const So
   // Handed over about 64 KiB at a time: the text of 100,000 records (15 MB)
   // is never held whole.
   constexpr std::size_t kChunkBytes = 64 * 1024;
-  std::string out = fmt::format("{} {} {}\n", kMagic, source.dev, source.ino);
+  std::string out;
+  append_header(out, source);
   for (const CachedDigest* record : records) {
-    const CachedDigest& r = *record;
-    fmt::format_to(std::back_inserter(out), "{} {} {} {} {} {} {} {} {}\n", to_hex(r.sha256), r.seen.size, r.seen.dev,
-                   r.seen.ino, r.seen.mode, r.seen.mtime_ns, r.seen.ctime_ns, r.recorded_ns, r.path);
+    append_record(out, *record);
     if (out.size() >= kChunkBytes) {
       DOT_TRY(write(out));
       out.clear();
     }
   }
-  fmt::format_to(std::back_inserter(out), "end {}\n", records.size());
+  append_end(out, records.size());
   return write(out);
 }
 
@@ -162,20 +176,30 @@ DigestCache DigestCache::load(const std::string& folder, const SourceId& source,
   cache.source_ = source;
   auto fail = [&](std::string why) {
     if (why_empty) *why_empty = std::move(why);
+    cache.loaded_.clear();
     return std::move(cache);
   };
-  const std::string path = folder + "/" + std::string(kFileName);
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  if (!fd) {
-    if (errno == ENOENT) return cache;
-    return fail(fmt::format("{}: {}", path, std::strerror(errno)));
+  // The files in order until the first that is missing.
+  for (std::size_t part = 0;; ++part) {
+    const std::string path = folder + "/" + part_name(part);
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+    if (!fd) {
+      if (errno == ENOENT) return cache;
+      return fail(fmt::format("{}: {}", path, std::strerror(errno)));
+    }
+    auto bytes = read_all(fd.get(), kMaxCacheBytes, path);
+    if (!bytes.ok()) return fail(bytes.error().message());
+    auto records = decode_digest_cache(*bytes, source);
+    if (!records.ok()) return fail(fmt::format("{}: {}", path, records.error().detail));
+    if (part == 0) {
+      cache.loaded_ = std::move(records).value();
+      continue;
+    }
+    if (!records->empty() && !cache.loaded_.empty() && !(cache.loaded_.back().path < records->front().path))
+      return fail(fmt::format("{}: its first path does not come after the last of {}", path, part_name(part - 1)));
+    cache.loaded_.insert(cache.loaded_.end(), std::make_move_iterator(records->begin()),
+                         std::make_move_iterator(records->end()));
   }
-  auto bytes = read_all(fd.get(), kMaxCacheBytes, path);
-  if (!bytes.ok()) return fail(bytes.error().message());
-  auto records = decode_digest_cache(*bytes, source);
-  if (!records.ok()) return fail(fmt::format("{}: {}", path, records.error().detail));
-  cache.loaded_ = std::move(records).value();
-  return cache;
 }
 
 std::optional<Digest> DigestCache::lookup(std::string_view path, const Seen& now) {
@@ -195,7 +219,7 @@ void DigestCache::record(CachedDigest fresh) {
   fresh_.push_back(std::move(fresh));
 }
 
-Status DigestCache::save(const std::string& folder) {
+Status DigestCache::save(const std::string& folder, std::uint64_t max_file_bytes) {
   std::stable_sort(next_.begin(), next_.end(),
                    [this](std::uint32_t a, std::uint32_t b) { return at(a).path < at(b).path; });
   // A path walked twice (a source changing under the walk) keeps its last
@@ -209,18 +233,56 @@ Status DigestCache::save(const std::string& folder) {
   std::vector<const CachedDigest*> records;
   records.reserve(next_.size());
   for (std::uint32_t i : next_) records.push_back(&at(i));
+  // Where each file ends: as many records as fit, by the exact size of
+  // their lines, all decided before anything is written.
+  std::string scratch;
+  auto size_of = [&scratch](auto append, const auto& what) {
+    scratch.clear();
+    append(scratch, what);
+    return scratch.size();
+  };
+  auto end_line = [&](std::size_t count) { return size_of(append_end, count); };
+  const std::size_t header = size_of(append_header, source_);
+  std::vector<std::size_t> ends;  // one past each file's last record
+  std::size_t from = 0;
+  std::size_t bytes = header;
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const CachedDigest& r = *records[k];
+    const std::size_t line = size_of(append_record, r);
+    if (k > from && bytes + line + end_line(k - from + 1) > max_file_bytes) {
+      ends.push_back(k);
+      from = k;
+      bytes = header;
+    }
+    if (bytes + line + end_line(1) > max_file_bytes)
+      return make_error(ErrorKind::DigestCache,
+                        fmt::format("the record of {} alone is over the {}-byte file limit", r.path, max_file_bytes));
+    bytes += line;
+  }
+  ends.push_back(records.size());
+
   UniqueFd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!dir) return beneath::errno_error(errno, "open", folder);
   const std::string temp(kTempName);
-  UniqueFd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!out) return beneath::errno_error(errno, "open", folder + "/" + temp);
-  DOT_TRY(
-      write_digest_cache(records, source_, [&](std::string_view chunk) { return write_all(out.get(), chunk, temp); }));
-  out.reset();
-  // No fsync: a cache lost or cut short by a crash is an empty one.
-  if (::renameat(dir.get(), temp.c_str(), dir.get(), std::string(kFileName).c_str()) != 0)
-    return beneath::errno_error(errno, "rename", folder + "/" + temp);
-  return {};
+  std::size_t part = 0;
+  for (std::size_t begin = 0; std::size_t end : ends) {
+    UniqueFd out(::openat(dir.get(), temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!out) return beneath::errno_error(errno, "open", folder + "/" + temp);
+    DOT_TRY(write_digest_cache(std::span(records).subspan(begin, end - begin), source_,
+                               [&](std::string_view chunk) { return write_all(out.get(), chunk, temp); }));
+    out.reset();
+    // No fsync: a cache lost or cut short by a crash is an empty one.
+    if (::renameat(dir.get(), temp.c_str(), dir.get(), part_name(part).c_str()) != 0)
+      return beneath::errno_error(errno, "rename", folder + "/" + temp);
+    ++part;
+    begin = end;
+  }
+  // The files of a larger cache before this one.
+  for (;; ++part) {
+    if (::unlinkat(dir.get(), part_name(part).c_str(), 0) == 0) continue;
+    if (errno == ENOENT) return {};
+    return beneath::errno_error(errno, "unlink", folder + "/" + part_name(part));
+  }
 }
 
 }  // namespace dot::mirror

@@ -12,7 +12,7 @@
 // cache (every file read again), and a wrong digest from it is caught where
 // every digest is: the staged bytes must hash to what dot.plan declared.
 //
-// The file, `digests` in the cache folder (text, one record per line):
+// A file of the cache (text, one record per line):
 //   dot-mirror digests 1 <source dev> <source ino>
 //   <sha256 hex> <size> <dev> <ino> <mode> <mtime ns> <ctime ns> <recorded ns> <path>
 //   ...
@@ -20,6 +20,15 @@
 // every number in decimal without sign or leading zero (times may be
 // negative: a file from before 1970), paths by the protocol's path rules
 // (no control byte, so never a newline) in strictly ascending byte order.
+//
+// The cache is `digests` in the cache folder, then `digests.1`, `digests.2`
+// and so on while it needs more: each file is a whole cache of its records,
+// the paths ascending from one file to the next, and none is larger than
+// the plugin may write (max_file_bytes: under process assurance a larger
+// write is killed by RLIMIT_FSIZE, and 100,000 records of 64-byte paths are
+// 21 MB). Each record is a statement about one file that the racy rule
+// checks on its own, so files of two saves (a crash between two renames)
+// are as good as one save's, as long as the paths still ascend.
 
 #include <sys/stat.h>
 
@@ -91,9 +100,11 @@ class DigestCache {
   // A file read and hashed by this plan (its record replaces any older one).
   void record(CachedDigest fresh);
 
-  // Writes what this plan looked up or recorded as the new cache (a
-  // temporary file renamed over the old one), unless it is what was loaded.
-  Status save(const std::string& folder);
+  // Writes what this plan looked up or recorded as the new cache, in files
+  // of at most `max_file_bytes` (each a temporary file renamed over the old
+  // one; the old cache's files beyond the new one's removed), unless it is
+  // what was loaded.
+  Status save(const std::string& folder, std::uint64_t max_file_bytes);
 
   std::size_t hits() const noexcept { return hits_; }
   std::size_t misses() const noexcept { return misses_; }

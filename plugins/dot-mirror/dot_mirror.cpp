@@ -213,7 +213,7 @@ class Mirror final : public g::Plugin {
     DOT_TRY(walk(notes, limits, ctx.digests_negotiated()));
     std::size_t cache_hits = 0;
     if (cache_) {
-      if (auto saved = cache_->save(*cache_folder); !saved.ok())
+      if (auto saved = cache_->save(*cache_folder, limits.max_file_bytes); !saved.ok())
         notes.warn(fmt::format("the digest cache could not be written ({}): the next plan reads every file again",
                                saved.error().message()));
       // Saved, it is no longer needed: its records (two per file, about

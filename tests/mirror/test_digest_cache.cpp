@@ -23,6 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr SourceId kSource{2049, 77};
+// The profile's max_file_bytes: what the plugin may write in one file.
+constexpr std::uint64_t kFileLimit = std::uint64_t{16} << 20;
 constexpr std::int64_t kSecond = 1'000'000'000;
 
 CachedDigest record(std::string path, std::string_view bytes, std::int64_t changed_ns, std::int64_t recorded_ns) {
@@ -188,7 +190,7 @@ TEST_F(CacheFolder, APathSeenTwiceKeepsItsLastRecord) {
     ASSERT_TRUE(cache.lookup("a", a.seen));
     cache.record(a_again);
     ASSERT_TRUE(cache.lookup("b", b.seen));
-    ASSERT_TRUE(cache.save(dir_).ok());
+    ASSERT_TRUE(cache.save(dir_, kFileLimit).ok());
   }
   auto read_back = [&] {
     std::ifstream in(file(), std::ios::binary);
@@ -198,7 +200,7 @@ TEST_F(CacheFolder, APathSeenTwiceKeepsItsLastRecord) {
   auto cache = DigestCache::load(dir_, kSource, nullptr);
   cache.record(a);
   ASSERT_TRUE(cache.lookup("a", a_again.seen));  // the loaded record, seen last
-  ASSERT_TRUE(cache.save(dir_).ok());
+  ASSERT_TRUE(cache.save(dir_, kFileLimit).ok());
   EXPECT_EQ(read_back(), encode_digest_cache({a_again}, kSource));
 }
 
@@ -212,7 +214,7 @@ TEST_F(CacheFolder, SaveWritesWhatThisPlanSawAndNothingWhenThatIsWhatWasLoaded) 
     auto same = DigestCache::load(dir_, kSource, nullptr);
     ASSERT_TRUE(same.lookup("b", b.seen));
     ASSERT_TRUE(same.lookup("a", a.seen));
-    ASSERT_TRUE(same.save(dir_).ok());
+    ASSERT_TRUE(same.save(dir_, kFileLimit).ok());
     EXPECT_EQ(inode(), before) << "an unchanged cache is not written again";
   }
   // b gone from the source, c read: the new cache holds a and c.
@@ -222,7 +224,7 @@ TEST_F(CacheFolder, SaveWritesWhatThisPlanSawAndNothingWhenThatIsWhatWasLoaded) 
   next.record(c);
   EXPECT_EQ(next.hits(), 1u);
   EXPECT_EQ(next.misses(), 1u);
-  ASSERT_TRUE(next.save(dir_).ok());
+  ASSERT_TRUE(next.save(dir_, kFileLimit).ok());
   EXPECT_NE(inode(), before);
   EXPECT_FALSE(fs::exists(dir_ + "/digests.new"));
   std::ifstream in(file(), std::ios::binary);
@@ -234,10 +236,88 @@ TEST_F(CacheFolder, SaveWritesWhatThisPlanSawAndNothingWhenThatIsWhatWasLoaded) 
   ASSERT_EQ(::symlink(victim.c_str(), (dir_ + "/digests.new").c_str()), 0);
   auto planted = DigestCache::load(dir_, kSource, nullptr);
   planted.record(b);
-  EXPECT_FALSE(planted.save(dir_).ok());
+  EXPECT_FALSE(planted.save(dir_, kFileLimit).ok());
   std::ifstream v(victim);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(v)), std::istreambuf_iterator<char>()), "untouched\n");
   fs::remove(victim);
+}
+
+// Under process assurance a file over max_file_bytes is killed by
+// RLIMIT_FSIZE, and 100,000 records of 64-byte paths are 21 MB: the cache
+// goes on in digests.1, digests.2... each a whole cache within the limit.
+TEST_F(CacheFolder, ACacheOverTheFileLimitSpansFilesEachWithinIt) {
+  const std::int64_t now = realtime_ns();
+  std::vector<CachedDigest> ten;
+  for (int i = 0; i < 10; ++i) ten.push_back(record("p0" + std::to_string(i), std::to_string(i), now - 10 * kSecond, now));
+  // Exactly three records to a file.
+  const std::uint64_t limit = encode_digest_cache({ten[0], ten[1], ten[2]}, kSource).size();
+  {
+    auto cache = DigestCache::load(dir_, kSource, nullptr);
+    for (const auto& r : ten) cache.record(r);
+    ASSERT_TRUE(cache.save(dir_, limit).ok());
+  }
+  auto bytes_of = [&](const std::string& name) {
+    std::ifstream in(dir_ + "/" + name, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(bytes_of("digests"), encode_digest_cache({ten[0], ten[1], ten[2]}, kSource));
+  EXPECT_EQ(bytes_of("digests.1"), encode_digest_cache({ten[3], ten[4], ten[5]}, kSource));
+  EXPECT_EQ(bytes_of("digests.2"), encode_digest_cache({ten[6], ten[7], ten[8]}, kSource));
+  EXPECT_EQ(bytes_of("digests.3"), encode_digest_cache({ten[9]}, kSource));
+  EXPECT_FALSE(fs::exists(dir_ + "/digests.4"));
+  {
+    std::string why;
+    auto cache = DigestCache::load(dir_, kSource, &why);
+    EXPECT_EQ(why, "");
+    for (const auto& r : ten) EXPECT_TRUE(cache.lookup(r.path, r.seen)) << r.path;
+    EXPECT_EQ(cache.hits(), 10U);
+    // Unchanged: nothing written, whatever the limit.
+    ASSERT_TRUE(cache.save(dir_, 1).ok());
+  }
+  // Smaller again: the files it no longer needs are removed.
+  {
+    auto cache = DigestCache::load(dir_, kSource, nullptr);
+    ASSERT_TRUE(cache.lookup(ten[4].path, ten[4].seen));
+    ASSERT_TRUE(cache.save(dir_, limit).ok());
+  }
+  EXPECT_EQ(bytes_of("digests"), encode_digest_cache({ten[4]}, kSource));
+  for (const char* gone : {"digests.1", "digests.2", "digests.3"}) EXPECT_FALSE(fs::exists(dir_ + "/" + gone)) << gone;
+  // A record that fits no file alone: an error, and nothing written.
+  {
+    auto cache = DigestCache::load(dir_, kSource, nullptr);
+    cache.record(ten[0]);
+    auto saved = cache.save(dir_, limit / 3);
+    ASSERT_FALSE(saved.ok());
+    EXPECT_TRUE(saved.error().is(ErrorKind::DigestCache)) << saved.error().line();
+    EXPECT_NE(saved.error().detail.find("the record of p00 alone is over the"), std::string::npos);
+  }
+  EXPECT_EQ(bytes_of("digests"), encode_digest_cache({ten[4]}, kSource));
+}
+
+TEST_F(CacheFolder, FilesWhosePathsDoNotAscendFromOneToTheNextAreAnEmptyCache) {
+  const std::int64_t now = realtime_ns();
+  auto a = record("a", "1", now - 10 * kSecond, now);
+  auto b = record("b", "2", now - 10 * kSecond, now);
+  write(encode_digest_cache({b}, kSource));
+  std::ofstream(dir_ + "/digests.1", std::ios::binary) << encode_digest_cache({a}, kSource);
+  std::string why;
+  auto cache = DigestCache::load(dir_, kSource, &why);
+  EXPECT_NE(why.find("digests.1: its first path does not come after the last of digests"), std::string::npos) << why;
+  EXPECT_FALSE(cache.lookup("b", b.seen));
+  // The same two in order are one cache; an empty file between is allowed.
+  write(encode_digest_cache({a}, kSource));
+  std::ofstream(dir_ + "/digests.1", std::ios::binary) << encode_digest_cache({}, kSource);
+  std::ofstream(dir_ + "/digests.2", std::ios::binary) << encode_digest_cache({b}, kSource);
+  why.clear();
+  auto both = DigestCache::load(dir_, kSource, &why);
+  EXPECT_EQ(why, "");
+  EXPECT_TRUE(both.lookup("a", a.seen));
+  EXPECT_TRUE(both.lookup("b", b.seen));
+  // A later file that is not one this code wrote sets the whole cache aside.
+  std::ofstream(dir_ + "/digests.3", std::ios::binary) << "garbage\n";
+  auto spoilt = DigestCache::load(dir_, kSource, &why);
+  EXPECT_NE(why.find("digests.3: line 1"), std::string::npos) << why;
+  EXPECT_FALSE(spoilt.lookup("a", a.seen));
 }
 
 }  // namespace
