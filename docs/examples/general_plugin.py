@@ -39,8 +39,11 @@ class Hello(dot_plugin.Plugin):
         return ops
 
     def materialize(self, ctx, stage):
-        # One artifact per write, in operation order.
-        return [dot_plugin.write_staged_file(stage, path, data) for path, (_, data) in in_path_order(FILES)]
+        # One artifact per write, in operation order, each yielded as its file
+        # is staged (a list works too): with thousands of files, dot-core gets
+        # them in batches while the rest are being staged.
+        for path, (_, data) in in_path_order(FILES):
+            yield dot_plugin.write_staged_file(stage, path, data)
 
 
 if __name__ == "__main__":
