@@ -10,8 +10,10 @@
 
   --tree FILES:FOLDERS plans FILES files of 1 KiB in FOLDERS folders instead (100000:1000, the
          issue's larger tree).
+  --process registers dot-mirror under process assurance (contained: Landlock, seccomp, rlimits)
+         instead of audit; the floor is the same uncontained copy.
 
-Usage: bench/core/general_compare.py BIN_DIR FLOOR_DIR [RUNS] [--big] [--tree FILES:FOLDERS]"""
+Usage: bench/core/general_compare.py BIN_DIR FLOOR_DIR [RUNS] [--big] [--tree FILES:FOLDERS] [--process]"""
 import os, random, resource, shutil, statistics, subprocess, sys, tempfile, time
 
 argv = sys.argv[1:]
@@ -22,6 +24,7 @@ if "--tree" in argv:
     del argv[at:at + 2]
 args = [a for a in argv if not a.startswith("--")]
 big = "--big" in argv
+assurance = "process" if "--process" in argv else "audit"
 bin_dir, floor_dir = os.path.abspath(args[0]), os.path.abspath(args[1])
 runs = int(args[2]) if len(args) > 2 else 11
 core = os.path.join(bin_dir, "dot-core")
@@ -64,12 +67,12 @@ def new_root(base, name, src):
     root = os.path.join(base, name)
     run([core, "init", "--root", root])
     run([core, "register", "--root", root, "--plugin", mirror, "--id", "org.dot.mirror", "--profile",
-         "org.dot.dpp/v1", "--assurance", "audit", "--input", src])
+         "org.dot.dpp/v1", "--assurance", assurance, "--input", src])
     return root
 
 
 def plan_argv(root):
-    return [core, "plan", "--root", root, "--allow-audit-plugin", "--json"]
+    return [core, "plan", "--root", root, "--json"] + (["--allow-audit-plugin"] if assurance == "audit" else [])
 
 
 def main():
@@ -98,7 +101,7 @@ def main():
             shutil.rmtree(root)
             shutil.rmtree(stage)
             os.remove(db)
-        print(f"plan, {files:,} files of 1 KiB in {folders:,} folders, {runs} interleaved runs:")
+        print(f"plan, {files:,} files of 1 KiB in {folders:,} folders, {assurance} assurance, {runs} interleaved runs:")
         print(f"  plan_floor       median {statistics.median(floors) * 1000:8.1f} ms")
         print(f"  dot-core plan    median {statistics.median(ours) * 1000:8.1f} ms")
         print(f"  ratio            {statistics.median(ours) / statistics.median(floors):.2f}x of medians, "
