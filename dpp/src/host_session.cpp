@@ -63,10 +63,10 @@ struct HostSession::Impl {
   bool general() const noexcept { return opts.profile == Profile::General; }
 
   Error timeout() {
-    return timeout_error(fmt::format("the plugin passed its {} ms deadline waiting for {}{}; dot-core killed its "
-                                     "process group with SIGKILL",
-                                     opts.limits.deadline.count(), waiting_for,
-                                     general() ? " (it sent nothing for that long)" : ""));
+    return timeout_error(
+        fmt::format("the plugin passed its {} ms deadline waiting for {}{}; dot-core killed its "
+                    "process group with SIGKILL",
+                    opts.limits.deadline.count(), waiting_for, general() ? " (it sent nothing for that long)" : ""));
   }
 
   // The general profile's deadline is the longest the plugin may keep core
