@@ -7,13 +7,17 @@ with `rsync -an --itemize-changes SRC/ ROOT/` (the comparison a user would make)
                   in the stat cache: a digest is trusted only when read two seconds after the file changed)
   no change       plan again (the everyday plan: every source and target known from the caches)
   one edit        plan after one source file changed (one file staged)
-and the peak RSS of each plan (/usr/bin/time -v: the largest of dot-core and its plugin) and of rsync.
+the peak RSS of each plan (/usr/bin/time -v: the largest of dot-core and its plugin) and of rsync, and
+what one more no-change plan adds to the store on disk (store.db and its WAL), averaged over ten
+(SQLite grows its file a few pages at a time, so one plan may add 8 KiB and the next nothing).
 Trees: FILES files of SIZE bytes in FOLDERS folders; by default 10,000 in 100 and 100,000 in 1,000.
 Usage: bench/core/plan_scale.py BIN_DIR [RUNS] [FILES:FOLDERS ...] [--process]   (SIZE is 1024)"""
 import json, os, re, shutil, statistics, subprocess, sys, tempfile, time
 
 # The racy-timestamp granule of the stat caches (dot/base/racy_time.h), and a little more.
 SETTLE_SECONDS = 2.2
+# No-change plans whose store growth is averaged.
+GROWTH_PLANS = 10
 
 args = [a for a in sys.argv[1:] if a != "--process"]
 # --process: dot-mirror registered under process assurance (contained: landlock, seccomp, rlimits)
@@ -75,6 +79,12 @@ def edit(src, n):
         f.write(bytes([n & 0xff]) * 8)
 
 
+def store_bytes(root):
+    """The store's bytes on disk: the database and its write-ahead log."""
+    return sum(os.path.getsize(os.path.join(root, ".dot", f)) for f in ("store.db", "store.db-wal")
+               if os.path.exists(os.path.join(root, ".dot", f)))
+
+
 def median(xs):
     return statistics.median(xs)
 
@@ -85,7 +95,7 @@ def bench_tree(files, folders):
         src = os.path.join(base, "src")
         write_tree(src, files, folders)
         t = {k: [] for k in ("first", "first_rss", "after", "after_rss", "nochange", "nochange_rss", "edit",
-                             "edit_rss", "rsync_nochange", "rsync_edit", "rsync_rss")}
+                             "edit_rss", "rsync_nochange", "rsync_edit", "rsync_rss", "growth")}
         root = None
         for r in range(runs):
             # Interleaved: a fresh root's first plan, then the no-change and one-edit plans and rsync on it.
@@ -108,6 +118,10 @@ def bench_tree(files, folders):
             dt, rss, _ = rsync(src, root)
             t["rsync_nochange"].append(dt)
             t["rsync_rss"].append(rss)
+            before = store_bytes(root)
+            for _ in range(GROWTH_PLANS):
+                assert plan(root)[2].get("state") == "NO_CHANGES"
+            t["growth"].append((store_bytes(root) - before) / GROWTH_PLANS)
             edit(src, r + 1)
             dt, rss, one = plan(root)
             assert len(one["operations"]) == 1, len(one["operations"])
@@ -132,4 +146,6 @@ for files, folders in trees:
           f"{m['after'] / m['rsync_nochange']:>6.2f}x {m['after_rss'] / 1024:>13.1f}")
     print(f"{name:>22} {'first':>10} {m['first']:>11.3f} {'':>12} {'':>7} {m['first_rss'] / 1024:>13.1f}")
     print(f"{name:>22} {'rsync RSS':>10} {'':>11} {'':>12} {'':>7} {m['rsync_rss'] / 1024:>13.1f}")
+    print(f"{name:>22} store growth per no-change plan: {m['growth']:.0f} bytes (median of {runs} runs of "
+          f"{GROWTH_PLANS} plans; goal: at most 4096)")
 print(f"load {os.getloadavg()[0]:.2f} at end")
