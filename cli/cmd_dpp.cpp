@@ -97,7 +97,9 @@ void add_dpp_commands(CLI::App& app, Context& ctx) {
   add_repeatable_option(conform, "--input", args->inputs,
                         "General profile: a folder sent in dot.initialize's inputs (repeatable, in order)");
   add_seconds_option(conform, "--timeout", args->timeout_s,
-                     "Each case's deadline, seconds (default: the profile's, 5 hello, 60 general)", 0.05, 600.0);
+                     "Each case's deadline, seconds (default: the profile's: 5 for a whole hello run, 60 for "
+                     "each wait of a general one)",
+                     0.05, 600.0);
   auto* assurance =
       conform
           ->add_option("--assurance", args->assurance,
