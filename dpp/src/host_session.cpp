@@ -69,13 +69,14 @@ struct HostSession::Impl {
                     opts.limits.deadline.count(), waiting_for, general() ? " (it sent nothing for that long)" : ""));
   }
 
-  // The general profile's deadline is the longest the plugin may keep core
-  // waiting on it (docs/spec/dpp-general.md, "The run"): the clock starts
-  // again when core writes a request, reads a frame, or waits for the exit.
-  // A plan of 100,000 files may take longer than that as a whole and still
-  // report progress every few seconds. The hello profile's is the whole run.
-  // Returns whether the (hello) deadline has passed.
-  bool restart_clock() {
+  // A wait for the plugin begins: core is about to write a request, has
+  // read a frame, or waits for the exit. The general profile's deadline is
+  // the longest the plugin may keep core waiting (docs/spec/dpp-general.md,
+  // "The run"), so its clock starts again: a plan of 100,000 files may take
+  // longer than that as a whole and still send a frame every few seconds.
+  // The hello profile's deadline is the whole run's. Returns whether the
+  // deadline has already passed (only ever the hello profile's).
+  bool begin_wait() {
     if (!general()) return child.deadline_passed();
     child.set_deadline(Clock::now() + opts.limits.deadline);
     return false;
@@ -247,7 +248,7 @@ struct HostSession::Impl {
   // One request/response exchange; the result's JSON lives in `doc`.
   Result<json::Value> call(Method m, const jcs::Node& params, json::Document& doc) {
     waiting_for = std::string(method_name(m));
-    if (restart_clock()) return fail(timeout());
+    if (begin_wait()) return fail(timeout());
     {
       // The request's bytes go once written, before the answer is read (a
       // dot.plan naming 100,000 managed paths of 64 bytes is 7 MB, twice).
@@ -293,7 +294,7 @@ struct HostSession::Impl {
           return fail(plugin_error_of(m, std::move(reply->error)));
         case general::Reply::Kind::Notification:
           if (auto st = accept_notification(m, *reply); !st.ok()) return fail(st.error());
-          restart_clock();
+          (void)begin_wait();  // general only: the clock starts again, nothing has passed
           break;
       }
     }
@@ -333,7 +334,7 @@ struct HostSession::Impl {
   // stderr stay within its cap. Its exit status, whatever it is.
   Result<ExitStatus> close_and_reap(std::string_view after) {
     child.close_input();
-    if (restart_clock()) return fail(timeout());
+    if (begin_wait()) return fail(timeout());
     const std::string trailing = fmt::format("the plugin wrote output after {}", after);
     // Trailing output: any byte after the shutdown response.
     if (reader.buffered() != 0) return fail(protocol(dpp::ErrorKind::TrailingOutput, trailing));
@@ -369,7 +370,7 @@ struct HostSession::Impl {
 
   Result<json::Document> probe(std::string_view bytes) {
     waiting_for = "the answer to a request core itself never sends";
-    if (restart_clock()) return fail(timeout());
+    if (begin_wait()) return fail(timeout());
     if (auto st = write_stdin(bytes); !st.ok()) return fail(st.error());
     auto frame = reader.next();
     if (!frame.ok()) return fail(frame.error());
@@ -600,7 +601,7 @@ SandboxLimits containment_limits(Profile profile) {
   if (profile == Profile::General) {
     const general::Limits& g = general::kLimits;
     limits.file_size = g.max_file_bytes;
-    // The deadline bounds each wait, not the run (restart_clock), so the CPU
+    // The deadline bounds each wait, not the run (begin_wait), so the CPU
     // a run may use is the largest run's: the deadline's worth once, and
     // kCpuMsPerOperation for each of max_operations files. Staging one costs
     // about 0.25 ms here, nearly all of it the kernel's file creation; twenty

@@ -22,15 +22,15 @@ namespace {
 
 constexpr std::string_view kFileName = "digests";
 constexpr std::string_view kTempName = "digests.new";
+constexpr std::string_view kMagic = "dot-mirror digests 1";
+// All its files together. A record is at most about 4.2 KiB (a path of 4095
+// bytes); the cache of max_operations files stays well inside this.
+constexpr std::size_t kMaxCacheBytes = std::size_t{512} << 20;
 
 // The name of the cache's file `part`: digests, digests.1, digests.2...
 std::string part_name(std::size_t part) {
   return part == 0 ? std::string(kFileName) : fmt::format("{}.{}", kFileName, part);
 }
-constexpr std::string_view kMagic = "dot-mirror digests 1";
-// A record is at most about 4.2 KiB (a path of 4095 bytes); the cache of
-// max_operations files stays well inside this.
-constexpr std::size_t kMaxCacheBytes = std::size_t{512} << 20;
 
 Error bad(std::size_t line, std::string_view what) {
   return make_error(ErrorKind::DigestCache, fmt::format("line {}: {}", line, what));
@@ -179,7 +179,8 @@ DigestCache DigestCache::load(const std::string& folder, const SourceId& source,
     cache.loaded_.clear();
     return std::move(cache);
   };
-  // The files in order until the first that is missing.
+  // The files in order until the first that is missing, within one budget.
+  std::size_t budget = kMaxCacheBytes;
   for (std::size_t part = 0;; ++part) {
     const std::string path = folder + "/" + part_name(part);
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
@@ -187,8 +188,9 @@ DigestCache DigestCache::load(const std::string& folder, const SourceId& source,
       if (errno == ENOENT) return cache;
       return fail(fmt::format("{}: {}", path, std::strerror(errno)));
     }
-    auto bytes = read_all(fd.get(), kMaxCacheBytes, path);
+    auto bytes = read_all(fd.get(), budget, path);
     if (!bytes.ok()) return fail(bytes.error().message());
+    budget -= bytes->size();
     auto records = decode_digest_cache(*bytes, source);
     if (!records.ok()) return fail(fmt::format("{}: {}", path, records.error().detail));
     if (part == 0) {
