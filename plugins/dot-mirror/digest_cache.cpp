@@ -194,6 +194,8 @@ DigestCache DigestCache::load(const std::string& folder, const SourceId& source,
     auto records = decode_digest_cache(*bytes, source);
     if (!records.ok()) return fail(fmt::format("{}: {}", path, records.error().detail));
     if (part == 0) {
+      // Taken whole (the usual cache is one file): appended record by record
+      // it would be held twice at its largest.
       cache.loaded_ = std::move(records).value();
       continue;
     }
